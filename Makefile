@@ -1,0 +1,150 @@
+# clusterdoc - hand-written Makefile.
+#
+#   make              build ./clusterdoc (head) and ./clusterdoc-agent
+#   make deps         install the Debian packages the project needs (idempotent)
+#   make test         unit tests, integration tests on the namespace test cluster, fuzz smoke
+#   make asan         the tests under AddressSanitizer + UBSan
+#   make check-style  clang-format check
+#   make fuzz         run each libFuzzer harness for FUZZ_SECONDS
+#   make demo         4-node demo cluster with the classic traps, then clusterdoc against it
+#   make install PREFIX=/usr/local
+#
+# WERROR=1 (set by CI) turns warnings into errors. SANITIZE=1 builds with ASan+UBSan.
+
+PREFIX    ?= /usr/local
+CC        ?= cc
+BUILD     ?= build
+FUZZ_SECONDS ?= 30
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wundef -Wvla -Wcast-align -Wnull-dereference \
+        -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 $(WARN) -fno-strict-aliasing
+CPPFLAGS += -D_GNU_SOURCE -Icore -I. -MMD -MP
+ifeq ($(SANITIZE),1)
+BUILD    := $(BUILD)-asan
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw
+# The agent's only dynamic dependency is libc: jansson is linked statically,
+# NCCL/CUDA/NVML are dlopen()ed at run time.
+AGENT_LIBS := -Wl,-Bstatic -ljansson -Wl,-Bdynamic -ldl
+
+# Everything under these folders goes into one static library; each program
+# pulls only the objects it needs (the agent must never pull libssh2 users).
+LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c)
+HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
+AGENT_SRC := $(wildcard agent/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+HEAD_OBJ  := $(HEAD_SRC:%.c=$(BUILD)/%.o)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
+LIB       := $(BUILD)/libclusterdoc.a
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+ifeq ($(SANITIZE),1)
+HEAD_BIN  := $(BUILD)/clusterdoc
+AGENT_BIN := $(BUILD)/clusterdoc-agent
+else
+HEAD_BIN  := clusterdoc
+AGENT_BIN := clusterdoc-agent
+endif
+
+.PHONY: all deps test unit integration fuzz-smoke fuzz asan check-style format install \
+        demo bench clean
+all: $(HEAD_BIN) $(AGENT_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(HEAD_BIN): $(HEAD_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(HEAD_OBJ) $(LIB) $(HEAD_LIBS)
+
+$(AGENT_BIN): $(AGENT_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(AGENT_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcmocka $(HEAD_LIBS) -ldl
+
+# libFuzzer harnesses are built with clang; `make test` replays their seed corpus.
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Icore -I. -fsanitize=fuzzer,address,undefined
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HEAD_LIBS) -ldl
+
+deps:
+	@scripts/deps.sh
+
+unit: $(UNIT_BIN)
+	@tests/run-unit.sh $(UNIT_BIN)
+
+integration: $(HEAD_BIN) $(AGENT_BIN)
+	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
+		tests/run-integration.sh
+
+fuzz-smoke: $(FUZZ_BIN)
+	@tests/run-fuzz.sh smoke $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz.sh long $(FUZZ_BIN)
+
+# Every stage runs even when an earlier one failed; a stage that cannot even
+# build or start counts as a failure, and tests/summary.sh prints the totals.
+RESULTS := $(abspath $(BUILD))/test-results.txt
+STAGE = $(MAKE) --no-print-directory $(1) || echo "FAIL stage/$(1)" >>$(RESULTS)
+
+test: deps
+	@mkdir -p $(BUILD) && rm -f $(RESULTS)
+	@$(MAKE) --no-print-directory all
+	@$(call STAGE,unit)
+	@$(call STAGE,integration)
+	@$(call STAGE,fuzz-smoke)
+	@CD_RESULTS=$(RESULTS) tests/summary.sh
+
+asan: deps
+	@mkdir -p build && rm -f build/test-results.txt
+	@$(MAKE) --no-print-directory SANITIZE=1 all
+	@$(MAKE) --no-print-directory SANITIZE=1 unit || echo "FAIL stage/asan-unit" >>build/test-results.txt
+	@$(MAKE) --no-print-directory SANITIZE=1 integration || echo "FAIL stage/asan-integration" >>build/test-results.txt
+	@tests/summary.sh
+
+check-style:
+	@scripts/check-style.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+install: $(HEAD_BIN) $(AGENT_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/clusterdoc \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(HEAD_BIN) $(DESTDIR)$(PREFIX)/bin/clusterdoc
+	install -m 0755 $(AGENT_BIN) $(DESTDIR)$(PREFIX)/libexec/clusterdoc/clusterdoc-agent
+	install -m 0644 docs/clusterdoc.1 $(DESTDIR)$(PREFIX)/share/man/man1/clusterdoc.1
+
+demo: all
+	@tests/cluster/demo.sh
+
+bench: all
+	@tests/bench/facts_fanout.sh
+
+clean:
+	rm -rf build build-asan clusterdoc clusterdoc-agent
+
+-include $(LIB_OBJ:.o=.d) $(HEAD_OBJ:.o=.d) $(AGENT_OBJ:.o=.d)

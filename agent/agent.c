@@ -1,0 +1,194 @@
+/*
+ * agent.c - clusterdoc-agent: runs on every node, started over SSH (or
+ * fork/exec for localhost), and answers the head's requests on stdin/stdout
+ * (docs/protocol.md). Its only dynamic dependency is libc.
+ *
+ * Requests are served one at a time, in order. Each request type is one
+ * entry of `handlers`; adding a request means adding a row there.
+ */
+#include "cd.h"
+#include "buf.h"
+#include "proto.h"
+#include "sha256.h"
+#include "probes/facts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define AGENT_VERSION "0.1.0"
+
+struct agent {
+	int said_hello; /* no request but hello is served before a good hello */
+	int quit;
+};
+
+/* A handler returns the result object (new reference), or NULL with a code
+ * and message set for an error response. */
+typedef json_t *(*agent_handler)(struct agent *a, json_t *req, const char **code, char *msg,
+				 size_t msglen);
+
+static json_t *handle_hello(struct agent *a, json_t *req, const char **code, char *msg,
+			    size_t msglen)
+{
+	json_t *want = json_object_get(req, "protocol");
+	char hex[SHA256_HEX_LEN], host[256] = "";
+	struct utsname u;
+
+	if (!json_is_integer(want) || json_integer_value(want) != PROTO_VERSION) {
+		*code = "protocol-mismatch";
+		snprintf(msg, msglen, "this agent speaks protocol %d; the head asked for %s",
+			 PROTO_VERSION, json_is_integer(want) ? "another version" : "no version");
+		return NULL;
+	}
+	if (sha256_file_hex("/proc/self/exe", hex, msg, msglen) < 0)
+		snprintf(hex, sizeof(hex), "unknown");
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	a->said_hello = 1;
+	return json_pack("{sisssssssssI}", "protocol", PROTO_VERSION, "agent_version",
+			 AGENT_VERSION, "sha256", hex, "arch", u.machine, "hostname", host, "pid",
+			 (json_int_t)getpid());
+}
+
+static json_t *handle_facts(struct agent *a, json_t *req, const char **code, char *msg,
+			    size_t msglen)
+{
+	struct facts_opts o;
+	json_t *v;
+
+	facts_opts_init(&o);
+	if (json_is_integer(v = json_object_get(req, "python_timeout_ms")))
+		o.python_timeout_ms = (int)json_integer_value(v);
+	if (json_is_boolean(v = json_object_get(req, "no_cache")))
+		o.no_cache = json_is_true(v);
+	return facts_collect(&o);
+}
+
+static json_t *handle_exit(struct agent *a, json_t *req, const char **code, char *msg,
+			   size_t msglen)
+{
+	a->quit = 1;
+	return json_object();
+}
+
+static const struct {
+	const char *type;
+	agent_handler handle;
+} handlers[] = {
+	{.type = "hello", .handle = handle_hello},
+	{.type = "facts", .handle = handle_facts},
+	{.type = "exit", .handle = handle_exit},
+};
+
+static json_t *dispatch(struct agent *a, json_t *req)
+{
+	long long id = json_integer_value(json_object_get(req, "id"));
+	const char *type = json_string_value(json_object_get(req, "type"));
+	const char *code = "failed";
+	char msg[CD_ERRLEN] = "";
+	json_t *result;
+
+	if (!type)
+		return proto_fail(id, "bad-request", "request without a \"type\"");
+	for (size_t i = 0; i < CD_ARRAY_LEN(handlers); i++) {
+		if (strcmp(handlers[i].type, type) != 0)
+			continue;
+		if (!a->said_hello && handlers[i].handle != handle_hello)
+			return proto_fail(id, "no-hello", "the first request must be hello");
+		result = handlers[i].handle(a, req, &code, msg, sizeof(msg));
+		return result ? proto_ok(id, result) : proto_fail(id, code, msg);
+	}
+	snprintf(msg, sizeof(msg), "unknown request type \"%.64s\"", type);
+	return proto_fail(id, "unknown-type", msg);
+}
+
+/* Write all of out to fd (blocking: stdout is the SSH channel). */
+static int flush_out(struct buf *out, int fd)
+{
+	while (out->len) {
+		ssize_t n = write(fd, out->data, out->len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf_consume(out, (size_t)n);
+	}
+	return 0;
+}
+
+static int serve(int in_fd, int out_fd)
+{
+	struct agent a = {0};
+	struct buf in, out;
+	char err[CD_ERRLEN];
+	json_t *req, *resp;
+	int rc = 0;
+
+	buf_init(&in, PROTO_MAX_LINE);
+	buf_init(&out, 4 * PROTO_MAX_LINE);
+	while (!a.quit) {
+		int got = proto_next(&in, &req, err, sizeof(err));
+
+		if (got == CD_ERR_TOOBIG) {
+			fprintf(stderr, "clusterdoc-agent: %s\n", err);
+			rc = 1;
+			break;
+		}
+		if (got < 0) {
+			/* A malformed line gets an error response with id 0: the
+			 * head cannot know which request it was meant to be. */
+			resp = proto_fail(0, "bad-request", err);
+		} else if (got == 1) {
+			resp = dispatch(&a, req);
+			json_decref(req);
+		} else {
+			ssize_t n = buf_read_fd(&in, in_fd);
+
+			if (n == 0)
+				break; /* the head closed our stdin: done */
+			if (n < 0 && n != CD_ERR_AGAIN && n != CD_ERR_TOOBIG) {
+				rc = 1;
+				break;
+			}
+			continue;
+		}
+		if (proto_write(&out, resp, err, sizeof(err)) < 0) {
+			json_decref(resp);
+			resp = proto_fail(0, "too-big", err);
+			proto_write(&out, resp, err, sizeof(err));
+		}
+		json_decref(resp);
+		if (flush_out(&out, out_fd) < 0) {
+			rc = 1;
+			break;
+		}
+	}
+	buf_fini(&in);
+	buf_fini(&out);
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: clusterdoc-agent [--stdio | --version]\n"
+	      "Serves clusterdoc's agent protocol on stdin/stdout; started by clusterdoc.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+		printf("clusterdoc-agent %s (protocol %d)\n", AGENT_VERSION, PROTO_VERSION);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--stdio") != 0) {
+		usage(stderr);
+		return 2;
+	}
+	return serve(STDIN_FILENO, STDOUT_FILENO);
+}

@@ -1,0 +1,249 @@
+/*
+ * cmd_facts.c - `clusterdoc facts`: one row per node with what its agent
+ * reports (OS, CPUs, memory, Python/torch, NCCL, GPUs, clock skew), or the
+ * precise reason the node could not be reached. Exit 0 when every node
+ * answered, 2 otherwise.
+ */
+#include "cd.h"
+#include "commands.h"
+#include "loop.h"
+#include "proto.h"
+#include "targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FACTS_JSON_VERSION 1
+
+struct facts_run {
+	struct targets t;
+	struct loop *loop;
+	struct sshpool *pool;
+	struct pool_node **nodes;
+	json_t **facts;     /* per node, NULL until answered */
+	char **errors;      /* per node "code: message" for a failed request */
+	int64_t *skew_ms;
+	size_t n, done;
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static size_t node_index(struct facts_run *r, struct pool_node *node)
+{
+	return (size_t)(uintptr_t)node_data(node);
+}
+
+static void node_finished(struct facts_run *r)
+{
+	if (++r->done == r->n)
+		loop_stop(r->loop);
+}
+
+static void on_facts(struct pool_node *node, json_t *result, const char *code, const char *msg,
+		     void *arg)
+{
+	struct facts_run *r = arg;
+	size_t i = node_index(r, node);
+	json_t *wall;
+
+	if (result) {
+		r->facts[i] = json_incref(result);
+		wall = json_object_get(result, "wall_clock_ms");
+		/* The agent reads its clock last, just before answering: the
+		 * error is the one-way transit time. */
+		if (json_is_integer(wall))
+			r->skew_ms[i] = json_integer_value(wall) - wall_ms();
+		sshpool_close_node(node);
+		node_finished(r);
+	} else if (node_state(node) != NODE_FAILED) {
+		r->errors[i] = cd_asprintf("%s: %s", code ? code : "agent", msg ? msg : "failed");
+		sshpool_close_node(node);
+		node_finished(r);
+	}
+	/* A failed node is counted by on_failed. */
+}
+
+static void on_ready(struct sshpool *pool, struct pool_node *node, void *arg)
+{
+	struct facts_run *r = arg;
+	json_t *req = proto_request(0, "facts");
+
+	json_object_set_new(req, "python_timeout_ms",
+			    json_integer(r->t.pool.request_timeout_ms * 2 / 3));
+	sshpool_request(node, req, r->t.pool.request_timeout_ms, on_facts, r);
+}
+
+static void on_failed(struct sshpool *pool, struct pool_node *node, void *arg)
+{
+	node_finished(arg);
+}
+
+static const struct sshpool_handlers handlers = {.ready = on_ready, .failed = on_failed};
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "-";
+}
+
+static void print_table(struct facts_run *r)
+{
+	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME", "OS",
+	       "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
+	for (size_t i = 0; i < r->n; i++) {
+		struct pool_node *node = r->nodes[i];
+		json_t *f = r->facts[i], *torch, *nccl, *py;
+		char mem[16], skew[16];
+
+		if (!f) {
+			const char *code = node_error_code(node);
+
+			printf("%-16s UNREACHABLE  %s\n", node_host(node),
+			       r->errors[i]		? r->errors[i]
+			       : node_error_message(node) ? node_error_message(node)
+							  : "no answer");
+			(void)code;
+			continue;
+		}
+		snprintf(mem, sizeof(mem), "%.1fG",
+			 (double)json_integer_value(json_object_get(f, "mem_total_bytes")) / (1 << 30));
+		snprintf(skew, sizeof(skew), "%+lldms", (long long)r->skew_ms[i]);
+		py = json_object_get(f, "python");
+		torch = json_object_get(f, "torch");
+		nccl = json_object_get(f, "nccl");
+		printf("%-16s %-14.14s %-24.24s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
+		       node_host(node), str(f, "hostname"), str(f, "os"), str(f, "kernel"),
+		       (long long)json_integer_value(json_object_get(f, "cpus")), mem,
+		       str(py, "version"), str(torch, "version"), str(nccl, "version"),
+		       json_array_size(json_object_get(f, "gpus")), skew);
+	}
+}
+
+static void print_json(struct facts_run *r)
+{
+	json_t *doc = json_pack("{sisss[]}", "version", FACTS_JSON_VERSION, "command", "facts",
+				"nodes");
+	json_t *arr = json_object_get(doc, "nodes");
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct pool_node *node = r->nodes[i];
+		json_t *o = json_object();
+		const char *err = r->errors[i] ? r->errors[i] : node_error_message(node);
+
+		json_object_set_new(o, "host", json_string(node_host(node)));
+		json_object_set_new(o, "reachable", json_boolean(r->facts[i] != NULL));
+		json_object_set_new(o, "error", r->facts[i] || !err ? json_null() : json_string(err));
+		json_object_set_new(o, "error_code", node_error_code(node)
+							      ? json_string(node_error_code(node))
+							      : json_null());
+		json_object_set_new(o, "transport", json_string(node_transport(node)));
+		json_object_set_new(o, "agent_uploaded", json_boolean(node_uploaded(node)));
+		if (r->facts[i]) {
+			json_object_update_missing(o, r->facts[i]);
+			json_object_set_new(o, "clock_skew_ms", json_integer(r->skew_ms[i]));
+		} else {
+			json_object_set_new(o, "hostname", json_null());
+		}
+		json_array_append_new(arr, o);
+	}
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: clusterdoc facts -w HOSTLIST [options]\n"
+		   "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
+		   "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
+		   "environment.\n"
+		   "Exit status: 0 when every node answered, 2 otherwise.\n\n%s",
+		targets_help);
+}
+
+int cmd_facts(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		TARGETS_LONGOPTS,
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct facts_run r = {0};
+	char err[CD_ERRLEN];
+	int opt, rc = 2, ok = 0;
+
+	targets_init(&r.t);
+	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", longopts, NULL)) != -1) {
+		int took = targets_option(&r.t, opt, optarg, "facts");
+
+		if (took < 0)
+			goto out;
+		if (took)
+			continue;
+		if (opt == 'h') {
+			usage(stdout);
+			rc = 0;
+		} else {
+			usage(stderr);
+		}
+		goto out;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clusterdoc facts: unexpected argument \"%s\"\n", argv[optind]);
+		goto out;
+	}
+	if (targets_finish(&r.t, "facts") < 0)
+		goto out;
+
+	r.loop = loop_new();
+	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
+	if (!r.pool) {
+		fprintf(stderr, "clusterdoc facts: %s\n", err);
+		goto out;
+	}
+	r.n = hostlist_count(r.t.hosts);
+	r.nodes = cd_calloc(r.n, sizeof(*r.nodes));
+	r.facts = cd_calloc(r.n, sizeof(*r.facts));
+	r.errors = cd_calloc(r.n, sizeof(*r.errors));
+	r.skew_ms = cd_calloc(r.n, sizeof(*r.skew_ms));
+	for (size_t i = 0; i < r.n; i++) {
+		r.nodes[i] = sshpool_add(r.pool, r.t.hosts->names[i]);
+		node_set_data(r.nodes[i], (void *)(uintptr_t)i);
+	}
+	sshpool_start(r.pool, &handlers, &r);
+	if (r.done < r.n)
+		loop_run(r.loop);
+
+	if (r.t.json)
+		print_json(&r);
+	else
+		print_table(&r);
+	for (size_t i = 0; i < r.n; i++)
+		ok += r.facts[i] != NULL;
+	if (!r.t.json && ok < (int)r.n)
+		fprintf(stderr, "clusterdoc facts: %d of %zu nodes did not answer\n", (int)r.n - ok,
+			r.n);
+	rc = ok == (int)r.n ? 0 : 2;
+out:
+	for (size_t i = 0; i < r.n; i++) {
+		json_decref(r.facts[i]);
+		free(r.errors[i]);
+	}
+	free(r.facts);
+	free(r.errors);
+	free(r.skew_ms);
+	free(r.nodes);
+	sshpool_free(r.pool);
+	loop_free(r.loop);
+	targets_fini(&r.t);
+	return rc;
+}

@@ -1,0 +1,8 @@
+/* commands.h - one declaration per subcommand; each returns the exit status. */
+#ifndef CD_COMMANDS_H
+#define CD_COMMANDS_H
+
+int cmd_nodeset(int argc, char **argv);
+int cmd_facts(int argc, char **argv);
+
+#endif

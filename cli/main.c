@@ -1,0 +1,55 @@
+/*
+ * main.c - the clusterdoc command line: one row per subcommand in
+ * `commands`, as tmux does with its command table.
+ */
+#include "cd.h"
+#include "commands.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CLUSTERDOC_VERSION "0.1.0"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{.name = "facts", .run = cmd_facts, .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs"},
+	{.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: clusterdoc COMMAND [options]\n\nCommands:\n");
+	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	/* A node that goes away mid-write must be an error on that node, not
+	 * the end of the head. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("clusterdoc %s\n", CLUSTERDOC_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "clusterdoc: unknown command \"%s\"\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

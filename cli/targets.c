@@ -1,0 +1,207 @@
+/* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
+#include "targets.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char targets_help[] =
+	"Nodes:\n"
+	"  -w HOSTLIST          nodes, e.g. node[01-16,20] or ^FILE (repeatable)\n"
+	"  --hostfile FILE      one node or hostlist per line, # comments\n"
+	"  -x HOSTLIST          exclude these nodes\n"
+	"                       (default inside a Slurm job: $SLURM_JOB_NODELIST)\n"
+	"SSH:\n"
+	"  --ssh libssh2|openssh  transport (default libssh2; openssh runs the ssh binary)\n"
+	"  -F FILE              ssh_config file      -l USER   remote user\n"
+	"  -p PORT              remote port          -i KEY    identity file\n"
+	"  --accept-new         record unknown host keys (changed keys are always refused)\n"
+	"  -f N, --fanout N     nodes connecting at once (default 64)\n"
+	"  --connect-timeout S  TCP connect deadline (default 10)\n"
+	"  --auth-timeout S     SSH handshake + authentication deadline (default 10)\n"
+	"  -t S, --timeout S    deadline for starting the agent and for each request (default 30)\n"
+	"  --agent PATH         the clusterdoc-agent binary to run on nodes\n"
+	"  --json               machine-readable output\n";
+
+void targets_init(struct targets *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->hosts = hostlist_new();
+	t->exclude = hostlist_new();
+	sshpool_opts_init(&t->pool);
+}
+
+void targets_fini(struct targets *t)
+{
+	hostlist_free(t->hosts);
+	hostlist_free(t->exclude);
+	free((char *)t->pool.agent_path);
+}
+
+/* Seconds (fractions allowed) to milliseconds; -1 when invalid. */
+static int parse_seconds(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v <= 0 || v > 86400)
+		return -1;
+	return (int)(v * 1000);
+}
+
+static int parse_int(const char *s, int lo, int hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	return (int)v;
+}
+
+int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
+{
+	char err[CD_ERRLEN];
+	int v;
+
+	switch (opt) {
+	case 'w':
+		if (hostlist_add_arg(t->hosts, arg, err, sizeof(err)) < 0)
+			goto bad_hostlist;
+		return 1;
+	case 'x':
+		if (hostlist_add_arg(t->exclude, arg, err, sizeof(err)) < 0)
+			goto bad_hostlist;
+		return 1;
+	case OPT_HOSTFILE:
+		if (hostlist_read_file(t->hosts, arg, err, sizeof(err)) < 0)
+			goto bad_hostlist;
+		return 1;
+	case 'F':
+		t->pool.ssh_config = arg;
+		return 1;
+	case 'l':
+		t->pool.user = arg;
+		return 1;
+	case 'p':
+		if ((v = parse_int(arg, 1, 65535)) < 0)
+			goto bad_value;
+		t->pool.port = v;
+		return 1;
+	case 'i':
+		t->pool.identity = arg;
+		return 1;
+	case 'f':
+		if ((v = parse_int(arg, 1, 100000)) < 0)
+			goto bad_value;
+		t->pool.fanout = v;
+		return 1;
+	case 't':
+		if ((v = parse_seconds(arg)) < 0)
+			goto bad_value;
+		t->pool.request_timeout_ms = v;
+		return 1;
+	case OPT_CONNECT_TIMEOUT:
+		if ((v = parse_seconds(arg)) < 0)
+			goto bad_value;
+		t->pool.connect_timeout_ms = v;
+		return 1;
+	case OPT_AUTH_TIMEOUT:
+		if ((v = parse_seconds(arg)) < 0)
+			goto bad_value;
+		t->pool.auth_timeout_ms = v;
+		return 1;
+	case OPT_SSH:
+		if (strcmp(arg, "libssh2") == 0) {
+			t->pool.backend = SSH_BACKEND_LIBSSH2;
+		} else if (strcmp(arg, "openssh") == 0) {
+			t->pool.backend = SSH_BACKEND_OPENSSH;
+		} else {
+			fprintf(stderr, "clusterdoc %s: --ssh takes libssh2 or openssh, not \"%s\"\n",
+				cmd, arg);
+			return -1;
+		}
+		return 1;
+	case OPT_ACCEPT_NEW:
+		t->pool.accept_new = 1;
+		return 1;
+	case OPT_JSON:
+		t->json = 1;
+		return 1;
+	case OPT_AGENT:
+		free((char *)t->pool.agent_path);
+		t->pool.agent_path = cd_strdup(arg);
+		return 1;
+	default:
+		return 0;
+	}
+bad_hostlist:
+	fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
+	return -1;
+bad_value:
+	fprintf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
+		opt < 256 ? opt : '-');
+	return -1;
+}
+
+/* The agent next to this executable, or in ../libexec/clusterdoc/ once installed. */
+static char *find_agent(void)
+{
+	char self[PATH_MAX], *dir, *path;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (getenv("CLUSTERDOC_AGENT"))
+		return cd_strdup(getenv("CLUSTERDOC_AGENT"));
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	dir = dirname(self);
+	path = cd_asprintf("%s/clusterdoc-agent", dir);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	path = cd_asprintf("%s/../libexec/clusterdoc/clusterdoc-agent", dir);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+int targets_finish(struct targets *t, const char *cmd)
+{
+	char err[CD_ERRLEN];
+	const char *slurm = getenv("SLURM_JOB_NODELIST");
+
+	if (!hostlist_count(t->hosts) && slurm && *slurm) {
+		if (hostlist_parse(t->hosts, slurm, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc %s: $SLURM_JOB_NODELIST: %s\n", cmd, err);
+			return -1;
+		}
+	}
+	hostlist_exclude(t->hosts, t->exclude);
+	if (!hostlist_count(t->hosts)) {
+		fprintf(stderr,
+			"clusterdoc %s: no nodes: give -w HOSTLIST or --hostfile FILE "
+			"(e.g. -w 'node[01-04]')\n",
+			cmd);
+		return -1;
+	}
+	if (!t->pool.agent_path)
+		t->pool.agent_path = find_agent();
+	if (!t->pool.agent_path) {
+		fprintf(stderr, "clusterdoc %s: cannot find clusterdoc-agent next to clusterdoc; "
+				"set CLUSTERDOC_AGENT or --agent\n",
+			cmd);
+		return -1;
+	}
+	return 0;
+}

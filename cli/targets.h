@@ -1,0 +1,57 @@
+/*
+ * targets.h - the options every node-targeting subcommand shares: which
+ * nodes (-w, --hostfile, -x, $SLURM_JOB_NODELIST) and how to reach them
+ * (ssh backend, config, user, port, key, fan-out, deadlines, host keys).
+ */
+#ifndef CD_TARGETS_H
+#define CD_TARGETS_H
+
+#include <getopt.h>
+
+#include "hostlist.h"
+#include "sshpool.h"
+
+struct targets {
+	struct hostlist *hosts;   /* selected nodes, in hostlist order */
+	struct hostlist *exclude; /* -x */
+	struct sshpool_opts pool; /* how to reach them */
+	int json;                 /* --json */
+};
+
+/* The getopt_long options targets_option understands; append them to a
+ * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:". */
+#define TARGETS_SHORTOPTS "w:x:F:l:p:i:f:t:"
+enum {
+	OPT_HOSTFILE = 1000,
+	OPT_SSH,
+	OPT_ACCEPT_NEW,
+	OPT_CONNECT_TIMEOUT,
+	OPT_AUTH_TIMEOUT,
+	OPT_JSON,
+	OPT_AGENT,
+	OPT_TARGETS_END, /* commands number their own long options from here */
+};
+#define TARGETS_LONGOPTS                                                                         \
+	{"hostfile", required_argument, NULL, OPT_HOSTFILE},                                      \
+		{"ssh", required_argument, NULL, OPT_SSH},                                        \
+		{"accept-new", no_argument, NULL, OPT_ACCEPT_NEW},                                \
+		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                \
+		{"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                      \
+		{"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
+		{"fanout", required_argument, NULL, 'f'}, {"timeout", required_argument, NULL, 't'}
+
+void targets_init(struct targets *t);
+void targets_fini(struct targets *t);
+
+/* Handle one option; returns 1 when it was a targets option, 0 when not
+ * ours, or -1 after printing an error naming the option. */
+int targets_option(struct targets *t, int opt, const char *arg, const char *cmd);
+
+/* After option parsing: apply -x, fall back to $SLURM_JOB_NODELIST, find the
+ * agent binary. Returns 0, or -1 after printing what to do. */
+int targets_finish(struct targets *t, const char *cmd);
+
+/* The option help shared by every node-targeting command. */
+extern const char targets_help[];
+
+#endif

@@ -1,0 +1,128 @@
+/* cd.c - error codes, fatal errors and allocation helpers (see cd.h). */
+#include "cd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void (*fatal_hook)(void);
+
+static const char *const err_names[] = {
+    [0] = "ok",
+    [-CD_ERR_NOMEM] = "nomem",
+    [-CD_ERR_PARSE] = "parse",
+    [-CD_ERR_IO] = "io",
+    [-CD_ERR_TOOBIG] = "toobig",
+    [-CD_ERR_TIMEOUT] = "timeout",
+    [-CD_ERR_PROTO] = "protocol",
+    [-CD_ERR_NOTFOUND] = "notfound",
+    [-CD_ERR_AUTH] = "auth",
+    [-CD_ERR_HOSTKEY] = "hostkey",
+    [-CD_ERR_REFUSED] = "refused",
+    [-CD_ERR_UNSUPPORTED] = "unsupported",
+    [-CD_ERR_AGAIN] = "again",
+};
+
+const char *cd_err_name(int err)
+{
+	if (err > 0 || (size_t)-err >= CD_ARRAY_LEN(err_names) || !err_names[-err])
+		return "unknown";
+	return err_names[-err];
+}
+
+int cd_errf(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(errbuf, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+void cd_set_fatal_hook(void (*hook)(void))
+{
+	fatal_hook = hook;
+}
+
+void cd_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fatal_hook)
+		fatal_hook();
+	fputs("clusterdoc: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(70);
+}
+
+void *cd_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		cd_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *cd_calloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		cd_fatal("out of memory (%zu x %zu bytes)", nmemb, size);
+	return p;
+}
+
+void *cd_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		cd_fatal("out of memory (%zu bytes)", n);
+	return q;
+}
+
+char *cd_strdup(const char *s)
+{
+	return cd_strndup(s, strlen(s));
+}
+
+char *cd_strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *d = cd_malloc(len + 1);
+
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+char *cd_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		cd_fatal("out of memory formatting a string");
+	return s;
+}
+
+int64_t cd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,65 @@
+/*
+ * cd.h - conventions shared by every clusterdoc module: error codes,
+ * the caller-supplied error buffer, and allocation that never returns NULL.
+ *
+ * Library code returns 0 or a negative enum cd_err and writes the detail into
+ * a caller-supplied buffer of CD_ERRLEN bytes (see cd_errf). Only the front
+ * ends (cli/, tui/) decide what reaches the user.
+ */
+#ifndef CD_H
+#define CD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CD_ERRLEN 256
+
+enum cd_err {
+	CD_OK = 0,
+	CD_ERR_NOMEM = -1,    /* allocation failed */
+	CD_ERR_PARSE = -2,    /* malformed input (hostlist, JSON, config) */
+	CD_ERR_IO = -3,       /* a system call failed; errno is in the message */
+	CD_ERR_TOOBIG = -4,   /* a bounded buffer or message cap was hit */
+	CD_ERR_TIMEOUT = -5,  /* a deadline passed */
+	CD_ERR_PROTO = -6,    /* the peer broke the agent protocol */
+	CD_ERR_NOTFOUND = -7, /* a named thing does not exist */
+	CD_ERR_AUTH = -8,     /* authentication failed */
+	CD_ERR_HOSTKEY = -9,  /* host key unknown or changed */
+	CD_ERR_REFUSED = -10, /* the peer refused (connection, request) */
+	CD_ERR_UNSUPPORTED = -11,
+	CD_ERR_AGAIN = -12, /* not ready yet: call again when the fd is ready */
+};
+
+/* A short stable name for an error code ("parse", "timeout", ...). */
+const char *cd_err_name(int err);
+
+/*
+ * Format a message into errbuf (errlen bytes, always NUL-terminated when
+ * errlen > 0). errbuf may be NULL. Returns err unchanged so callers can write
+ * `return cd_errf(err, errlen, CD_ERR_PARSE, "...")`.
+ */
+int cd_errf(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/*
+ * Fatal is for programmer errors and out-of-memory only. cd_fatal runs the
+ * hook registered by cd_set_fatal_hook (the TUI restores the terminal there),
+ * prints "clusterdoc: <message>" to stderr and exits with status 70.
+ */
+void cd_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void cd_set_fatal_hook(void (*hook)(void));
+
+/* Allocation that calls cd_fatal on failure, so it never returns NULL. */
+void *cd_malloc(size_t n);
+void *cd_calloc(size_t nmemb, size_t size);
+void *cd_realloc(void *p, size_t n);
+char *cd_strdup(const char *s);
+char *cd_strndup(const char *s, size_t n);
+char *cd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Monotonic clock in milliseconds, for deadlines. */
+int64_t cd_now_ms(void);
+
+#define CD_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,118 @@
+/* child.c - child processes with pipes and a pidfd (see child.h). */
+#include "child.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int pidfd_open_compat(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	pid_t pid;
+
+	c->pid = 0;
+	c->in_fd = c->out_fd = c->err_fd = c->pid_fd = -1;
+	c->status = 0;
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
+		goto fail_errno;
+	pid = fork();
+	if (pid < 0)
+		goto fail_errno;
+	if (pid == 0) {
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(er[1], STDERR_FILENO);
+		for (const char *const *e = (const char *const *)env; e && *e; e++)
+			putenv((char *)*e);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	c->pid = pid;
+	c->in_fd = in[1];
+	c->out_fd = out[0];
+	c->err_fd = er[0];
+	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
+	c->pid_fd = pidfd_open_compat(pid);
+	if (c->pid_fd >= 0)
+		fcntl(c->pid_fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+
+fail_errno:
+	cd_errf(err, errlen, CD_ERR_IO, "cannot start %s: %s", argv[0], strerror(errno));
+	close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
+	close_fd(&er[0]), close_fd(&er[1]);
+	return CD_ERR_IO;
+}
+
+void child_close_stdin(struct child *c)
+{
+	close_fd(&c->in_fd);
+}
+
+int child_reap(struct child *c)
+{
+	pid_t r;
+
+	if (!c->pid)
+		return 1;
+	do
+		r = waitpid(c->pid, &c->status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return 0;
+	c->pid = 0;
+	return 1;
+}
+
+void child_describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended with wait status %#x", status);
+}
+
+void child_fini(struct child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+			;
+		c->pid = 0;
+	}
+	close_fd(&c->in_fd);
+	close_fd(&c->out_fd);
+	close_fd(&c->err_fd);
+	close_fd(&c->pid_fd);
+}

@@ -1,0 +1,43 @@
+/*
+ * child.h - start a child process with non-blocking pipes for stdin, stdout
+ * and stderr, and learn of its exit through a pollable pidfd.
+ *
+ * Used by the openssh and local transports and for `ssh -G`. The caller owns
+ * the struct child and must call child_fini, which kills (SIGKILL) and reaps
+ * a child that is still running: nothing outlives the head.
+ */
+#ifndef CD_CHILD_H
+#define CD_CHILD_H
+
+#include <sys/types.h>
+
+struct child {
+	pid_t pid;  /* 0 once reaped */
+	int in_fd;  /* write end of the child's stdin, -1 when closed */
+	int out_fd; /* read end of the child's stdout */
+	int err_fd; /* read end of the child's stderr */
+	int pid_fd; /* readable once the child has exited */
+	int status; /* waitpid status, valid after child_reap returned 1 */
+};
+
+/*
+ * Start argv[0] (searched in PATH) with argv. env: NULL to inherit, or extra
+ * "NAME=value" strings added to the inherited environment (NULL-terminated).
+ * Returns 0 or CD_ERR_IO (message in err). fds are O_NONBLOCK|O_CLOEXEC.
+ */
+int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen);
+
+/* Close the child's stdin (it sees EOF). */
+void child_close_stdin(struct child *c);
+
+/* Reap without blocking: 1 when the child has exited (status set), 0 when
+ * still running. */
+int child_reap(struct child *c);
+
+/* Describe an exit status: "exited with status 3", "killed by signal 9". */
+void child_describe_status(int status, char *buf, size_t len);
+
+/* Kill (SIGKILL) if still running, reap, close every fd. Safe to call twice. */
+void child_fini(struct child *c);
+
+#endif

@@ -1,0 +1,653 @@
+/* hostlist.c - parse, expand, combine and fold host list expressions (see hostlist.h). */
+#include "hostlist.h"
+
+#include "buf.h"
+#include "cd.h"
+#include "rangeset.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An error that is about the whole expression, not one place in it. */
+#define NO_COLUMN SIZE_MAX
+/* How much of a long expression an error message quotes. */
+#define SHOW_MAX 60
+
+static int is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int is_op(int c)
+{
+	return c == ',' || c == '!' || c == '&' || c == '^';
+}
+
+/* ---- the vector ---- */
+
+struct hostlist *hostlist_new(void)
+{
+	return cd_calloc(1, sizeof(struct hostlist));
+}
+
+static void clear_names(struct hostlist *hl)
+{
+	for (size_t i = 0; i < hl->count; i++)
+		free(hl->names[i]);
+	hl->count = 0;
+}
+
+void hostlist_free(struct hostlist *hl)
+{
+	if (!hl)
+		return;
+	clear_names(hl);
+	free(hl->names);
+	free(hl);
+}
+
+static void push_take(struct hostlist *hl, char *name)
+{
+	if (hl->count == hl->capacity) {
+		hl->capacity = hl->capacity ? hl->capacity * 2 : 16;
+		hl->names = cd_realloc(hl->names, hl->capacity * sizeof(*hl->names));
+	}
+	hl->names[hl->count++] = name;
+}
+
+size_t hostlist_count(const struct hostlist *hl)
+{
+	return hl ? hl->count : 0;
+}
+
+/* ---- ClusterShell order ---- */
+
+/*
+ * A cursor that reads a name as ClusterShell's pattern string: each number
+ * becomes "%s" and each '%' becomes "%%", so that names sort by the same
+ * key as ClusterShell's sorted(patterns). Numbers longer than
+ * RANGESET_MAX_DIGITS are not indexes; they stay as text.
+ */
+struct patcur {
+	const char *s;
+	const char *pending;
+	size_t literal;
+};
+
+static size_t digit_run(const char *s)
+{
+	size_t n = 0;
+
+	while (is_digit((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+static int pat_next(struct patcur *c)
+{
+	size_t n;
+
+	if (c->pending && *c->pending)
+		return (unsigned char)*c->pending++;
+	if (c->literal > 0) {
+		c->literal--;
+		return (unsigned char)*c->s++;
+	}
+	if (*c->s == '\0')
+		return -1;
+	if (is_digit((unsigned char)*c->s)) {
+		n = digit_run(c->s);
+		if (n > RANGESET_MAX_DIGITS) {
+			c->literal = n - 1;
+			return (unsigned char)*c->s++;
+		}
+		c->s += n;
+		c->pending = "s";
+		return '%';
+	}
+	if (*c->s == '%') {
+		c->s++;
+		c->pending = "%";
+		return '%';
+	}
+	return (unsigned char)*c->s++;
+}
+
+static int pattern_cmp(const char *a, const char *b)
+{
+	struct patcur ca = {.s = a}, cb = {.s = b};
+	int x, y;
+
+	do {
+		x = pat_next(&ca);
+		y = pat_next(&cb);
+	} while (x == y && x >= 0);
+	return x - y;
+}
+
+static int name_cmp(const char *a, const char *b)
+{
+	size_t pa = 0, pb = 0, oa, la, ob, lb;
+	int c = pattern_cmp(a, b);
+
+	/* Equal patterns have the same number of fields. */
+	while (c == 0 && rangeset_next_index(a, &pa, &oa, &la) &&
+	       rangeset_next_index(b, &pb, &ob, &lb))
+		c = rangeset_cmp(a + oa, la, b + ob, lb);
+	return c;
+}
+
+static int names_qcmp(const void *a, const void *b)
+{
+	return name_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+void hostlist_sort_uniq(struct hostlist *hl)
+{
+	size_t n = 0;
+
+	if (!hl || hl->count < 2)
+		return;
+	qsort(hl->names, hl->count, sizeof(*hl->names), names_qcmp);
+	for (size_t i = 1; i < hl->count; i++) {
+		if (strcmp(hl->names[n], hl->names[i]) == 0)
+			free(hl->names[i]);
+		else
+			hl->names[++n] = hl->names[i];
+	}
+	hl->count = n + 1;
+}
+
+/* ---- set operations on sorted, duplicate-free lists ---- */
+
+static void keep_or_free(char **out, size_t *n, char *name, int keep)
+{
+	if (keep)
+		out[(*n)++] = name;
+	else
+		free(name);
+}
+
+/* a = a OP b, OP one of ", ! & ^"; b's names move into a or are freed. */
+static void set_combine(struct hostlist *a, struct hostlist *b, int op)
+{
+	size_t cap = a->count + b->count, n = 0, i = 0, j = 0;
+	char **out = cd_malloc(cap * sizeof(*out));
+	int keep_a = op != '&', keep_b = op == ',' || op == '^', keep_both = op == ',' || op == '&';
+	int c;
+
+	while (i < a->count || j < b->count) {
+		if (i == a->count)
+			c = 1;
+		else if (j == b->count)
+			c = -1;
+		else
+			c = name_cmp(a->names[i], b->names[j]);
+		if (c < 0) {
+			keep_or_free(out, &n, a->names[i++], keep_a);
+		} else if (c > 0) {
+			keep_or_free(out, &n, b->names[j++], keep_b);
+		} else {
+			keep_or_free(out, &n, a->names[i++], keep_both);
+			free(b->names[j++]);
+		}
+	}
+	free(a->names);
+	a->names = out;
+	a->count = n;
+	a->capacity = cap;
+	b->count = 0;
+}
+
+/* Union add into hl unless the result would pass HOSTLIST_MAX (then hl is untouched). */
+static int merge_into(struct hostlist *hl, struct hostlist *add)
+{
+	size_t i = 0, j = 0, n = 0;
+	int c;
+
+	hostlist_sort_uniq(hl);
+	while (i < hl->count && j < add->count) {
+		c = name_cmp(hl->names[i], add->names[j]);
+		i += c <= 0;
+		j += c >= 0;
+		n++;
+	}
+	if (n + (hl->count - i) + (add->count - j) > HOSTLIST_MAX)
+		return CD_ERR_TOOBIG;
+	set_combine(hl, add, ',');
+	return 0;
+}
+
+/* ---- the expression parser ---- */
+
+struct parser {
+	const char *expr;
+	size_t len;
+	size_t pos;
+	char *err;
+	size_t errlen;
+};
+
+/* The expression as quoted in messages: at most SHOW_MAX bytes around off. */
+static void excerpt(const struct parser *p, size_t off, char *buf)
+{
+	size_t from = 0, to = p->len, n = 0;
+
+	if (p->len > SHOW_MAX) {
+		if (off != NO_COLUMN && off > SHOW_MAX / 2)
+			from = off - SHOW_MAX / 2;
+		if (from + SHOW_MAX > p->len)
+			from = p->len - SHOW_MAX;
+		to = from + SHOW_MAX;
+	}
+	if (from > 0)
+		n += (size_t)sprintf(buf, "...");
+	for (size_t i = from; i < to; i++) {
+		unsigned char c = (unsigned char)p->expr[i];
+		buf[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	if (to < p->len)
+		n += (size_t)sprintf(buf + n, "...");
+	buf[n] = '\0';
+}
+
+/* Report an error at byte off of the expression (NO_COLUMN: no position). */
+static int perr(const struct parser *p, size_t off, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int perr(const struct parser *p, size_t off, int code, const char *fmt, ...)
+{
+	char msg[CD_ERRLEN], shown[SHOW_MAX + 8];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	excerpt(p, off, shown);
+	if (off == NO_COLUMN)
+		return cd_errf(p->err, p->errlen, code, "hostlist \"%s\": %s", shown, msg);
+	return cd_errf(p->err, p->errlen, code, "hostlist \"%s\": %s (at column %zu)", shown, msg,
+	               off + 1);
+}
+
+static void skip_spaces(struct parser *p)
+{
+	while (is_space((unsigned char)p->expr[p->pos]))
+		p->pos++;
+}
+
+/* Everything a term is made of: text, group, text, group, ..., text. */
+struct term {
+	size_t start;
+	size_t *lit_off, *lit_len; /* ndim + 1 pieces of text */
+	struct rangeset_values *dims;
+	size_t ndim;
+	size_t count; /* hosts so far: the product of the groups' sizes */
+};
+
+/* Parse the bracket group expr[open..close] and append its values to t. */
+static int add_dim(struct parser *p, struct term *t, size_t open, size_t close)
+{
+	struct rangeset_range *r;
+	size_t nr, eoff;
+	uint64_t total = 0;
+	char msg[CD_ERRLEN];
+	int rc;
+
+	rc = rangeset_parse(p->expr + open + 1, close - open - 1, &r, &nr, &eoff, msg, sizeof(msg));
+	if (rc < 0)
+		return perr(p, open + 1 + eoff, rc, "%s", msg);
+	for (size_t i = 0; i < nr && total <= HOSTLIST_MAX; i++)
+		total += rangeset_range_count(&r[i]);
+	/* Check before allocating: the product is what would be built. */
+	if (total > HOSTLIST_MAX || t->count * total > HOSTLIST_MAX) {
+		free(r);
+		return perr(p, t->start, CD_ERR_TOOBIG, "expands to more than %d hosts",
+		            HOSTLIST_MAX);
+	}
+	t->count *= total;
+	t->dims = cd_realloc(t->dims, (t->ndim + 1) * sizeof(*t->dims));
+	rangeset_values_init(&t->dims[t->ndim++], r, nr);
+	free(r);
+	return 0;
+}
+
+static void add_text(struct term *t, size_t from, size_t to)
+{
+	t->lit_off = cd_realloc(t->lit_off, (t->ndim + 1) * sizeof(*t->lit_off));
+	t->lit_len = cd_realloc(t->lit_len, (t->ndim + 1) * sizeof(*t->lit_len));
+	t->lit_off[t->ndim] = from;
+	t->lit_len[t->ndim] = to - from;
+}
+
+/* Append every host of t to out; the last group varies fastest. */
+static void expand_term(const struct parser *p, const struct term *t, struct hostlist *out)
+{
+	size_t *idx = cd_calloc(t->ndim + 1, sizeof(*idx));
+	size_t size = 1, len, k;
+	char *name;
+
+	for (k = 0; k <= t->ndim; k++)
+		size += t->lit_len[k] + (k < t->ndim ? t->dims[k].maxlen : 0);
+	name = cd_malloc(size);
+	for (;;) {
+		len = 0;
+		for (k = 0; k <= t->ndim; k++) {
+			memcpy(name + len, p->expr + t->lit_off[k], t->lit_len[k]);
+			len += t->lit_len[k];
+			if (k == t->ndim)
+				break;
+			const struct rangeset_values *d = &t->dims[k];
+			size_t vlen = d->off[idx[k] + 1] - d->off[idx[k]] - 1;
+			memcpy(name + len, d->buf + d->off[idx[k]], vlen);
+			len += vlen;
+		}
+		push_take(out, cd_strndup(name, len));
+		for (k = t->ndim; k > 0; k--) {
+			if (++idx[k - 1] < t->dims[k - 1].n)
+				break;
+			idx[k - 1] = 0;
+		}
+		if (k == 0)
+			break;
+	}
+	free(name);
+	free(idx);
+}
+
+/* Parse the host name or bracket pattern at p->pos and append its hosts to out. */
+static int parse_term(struct parser *p, struct hostlist *out)
+{
+	struct term t = {.start = p->pos, .count = 1};
+	size_t text = p->pos, open, close, q;
+	int c, rc = 0;
+
+	for (;;) {
+		c = (unsigned char)p->expr[p->pos];
+		if (c == '\0' || is_space(c) || is_op(c))
+			break;
+		if (c == ']') {
+			rc = perr(p, p->pos, CD_ERR_PARSE, "']' without a matching '['");
+			goto out;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			rc = perr(p, p->pos, CD_ERR_PARSE, "invalid character 0x%02x", (unsigned)c);
+			goto out;
+		}
+		if (c != '[') {
+			p->pos++;
+			continue;
+		}
+		open = p->pos;
+		close = open + 1 + strcspn(p->expr + open + 1, "[]");
+		if (p->expr[close] == '[') {
+			rc = perr(p, close, CD_ERR_PARSE, "'[' inside brackets");
+			goto out;
+		}
+		if (p->expr[close] == '\0') {
+			rc = perr(p, open, CD_ERR_PARSE, "'[' without a matching ']'");
+			goto out;
+		}
+		add_text(&t, text, open);
+		if ((rc = add_dim(p, &t, open, close)) < 0)
+			goto out;
+		/* Digits between two groups would belong to both numbers. */
+		for (q = close + 1; is_digit((unsigned char)p->expr[q]); q++)
+			;
+		if (p->expr[q] == '[') {
+			rc = perr(p, q, CD_ERR_PARSE,
+			          "bracket groups need a non-digit between them, as in "
+			          "rack[1-2]-n[1-4]");
+			goto out;
+		}
+		p->pos = text = close + 1;
+	}
+	add_text(&t, text, p->pos);
+	expand_term(p, &t, out);
+out:
+	for (size_t k = 0; k < t.ndim; k++)
+		rangeset_values_fini(&t.dims[k]);
+	free(t.dims);
+	free(t.lit_off);
+	free(t.lit_len);
+	return rc;
+}
+
+/* Evaluate the whole expression, left to right, into acc (sorted, unique). */
+static int eval(struct parser *p, struct hostlist *acc)
+{
+	struct hostlist term = {0};
+	size_t op_pos = 0, start;
+	int op = ',', c, rc = 0;
+
+	skip_spaces(p);
+	if (p->expr[p->pos] == '\0')
+		return perr(p, NO_COLUMN, CD_ERR_PARSE, "the expression is empty");
+	for (;;) {
+		skip_spaces(p);
+		c = (unsigned char)p->expr[p->pos];
+		if (is_op(c)) {
+			rc = perr(p, p->pos, CD_ERR_PARSE, "missing host name before '%c'", c);
+			break;
+		}
+		if (c == '\0') {
+			rc = perr(p, op_pos, CD_ERR_PARSE, "missing host name after '%c'", op);
+			break;
+		}
+		start = p->pos;
+		if ((rc = parse_term(p, &term)) < 0)
+			break;
+		if (op == ',') {
+			/* Unions are only sorted when the cap is reached, or at the end. */
+			for (size_t i = 0; i < term.count; i++)
+				push_take(acc, term.names[i]);
+			term.count = 0;
+			if (acc->count > HOSTLIST_MAX)
+				hostlist_sort_uniq(acc);
+			if (acc->count > HOSTLIST_MAX) {
+				rc = perr(p, start, CD_ERR_TOOBIG, "expands to more than %d hosts",
+				          HOSTLIST_MAX);
+				break;
+			}
+		} else {
+			hostlist_sort_uniq(acc);
+			hostlist_sort_uniq(&term);
+			set_combine(acc, &term, op);
+		}
+		skip_spaces(p);
+		c = (unsigned char)p->expr[p->pos];
+		if (c == '\0')
+			break;
+		op = ',';
+		if (is_op(c)) {
+			op = c;
+			op_pos = p->pos++;
+		}
+	}
+	hostlist_sort_uniq(acc);
+	clear_names(&term);
+	free(term.names);
+	return rc;
+}
+
+int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errlen)
+{
+	struct parser p = {.expr = expr ? expr : "", .err = err, .errlen = errlen};
+	struct hostlist acc = {0};
+	int rc;
+
+	p.len = strlen(p.expr);
+	rc = eval(&p, &acc);
+	if (rc == 0 && merge_into(hl, &acc) < 0)
+		rc = perr(&p, NO_COLUMN, CD_ERR_TOOBIG,
+		          "the host list would hold more than %d hosts", HOSTLIST_MAX);
+	clear_names(&acc);
+	free(acc.names);
+	return rc;
+}
+
+int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus)
+{
+	size_t n = 0, removed;
+	char **sorted;
+
+	if (!hl || !minus || minus->count == 0)
+		return 0;
+	if (hl == minus) {
+		removed = hl->count;
+		clear_names(hl);
+		return (int)removed;
+	}
+	sorted = cd_malloc(minus->count * sizeof(*sorted));
+	memcpy(sorted, minus->names, minus->count * sizeof(*sorted));
+	qsort(sorted, minus->count, sizeof(*sorted), names_qcmp);
+	for (size_t i = 0; i < hl->count; i++) {
+		if (bsearch(&hl->names[i], sorted, minus->count, sizeof(*sorted), names_qcmp))
+			free(hl->names[i]);
+		else
+			hl->names[n++] = hl->names[i];
+	}
+	removed = hl->count - n;
+	hl->count = n;
+	free(sorted);
+	return (int)removed;
+}
+
+/* ---- files and command-line arguments ---- */
+
+int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t errlen)
+{
+	struct hostlist acc = {0};
+	char *line = NULL, lerr[CD_ERRLEN];
+	size_t cap = 0, lineno = 0;
+	FILE *f;
+	int rc = 0;
+
+	if (!(f = fopen(path, "r")))
+		return cd_errf(err, errlen, CD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		line[strcspn(line, "#\r\n")] = '\0';
+		if (line[strspn(line, " \t\v\f")] == '\0')
+			continue;
+		/* The whole line goes to the parser so that columns match the file. */
+		if ((rc = hostlist_parse(&acc, line, lerr, sizeof(lerr))) < 0) {
+			cd_errf(err, errlen, rc, "%s:%zu: %s", path, lineno, lerr);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		rc = cd_errf(err, errlen, CD_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (merge_into(hl, &acc) < 0)
+		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
+		             "%s: the host list would hold more than %d hosts", path, HOSTLIST_MAX);
+out:
+	fclose(f);
+	free(line);
+	clear_names(&acc);
+	free(acc.names);
+	return rc;
+}
+
+int hostlist_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen)
+{
+	if (arg && arg[0] == '^') {
+		if (arg[1] == '\0')
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "hostlist \"^\": missing file name after '^'");
+		return hostlist_read_file(hl, arg + 1, err, errlen);
+	}
+	return hostlist_parse(hl, arg, err, errlen);
+}
+
+/* ---- folding ---- */
+
+/* Write one product, using ref (any name of the group) for the text between indexes. */
+static void render(struct buf *out, const char *ref, const struct rangeset_set *dims)
+{
+	size_t pos = 0, from = 0, off, len, k = 0;
+	char *ranges;
+
+	/* out has no cap (SIZE_MAX), so appending cannot fail. */
+	if (out->len > 0)
+		(void)buf_append(out, ",", 1);
+	while (rangeset_next_index(ref, &pos, &off, &len)) {
+		const struct rangeset_set *s = &dims[k++];
+
+		(void)buf_append(out, ref + from, off - from);
+		if (s->n == 1) {
+			(void)buf_append(out, s->v[0].s, s->v[0].len);
+		} else {
+			ranges = rangeset_fold(s->v, s->n);
+			(void)buf_append(out, "[", 1);
+			(void)buf_append_str(out, ranges);
+			(void)buf_append(out, "]", 1);
+			free(ranges);
+		}
+		from = pos;
+	}
+	(void)buf_append_str(out, ref + from);
+}
+
+/* Fold n sorted, distinct names of one pattern, each with ndim >= 1 indexes. */
+static void fold_group(struct buf *out, char **names, size_t n, size_t ndim)
+{
+	struct rangeset_elem *vecs = cd_malloc(n * ndim * sizeof(*vecs));
+	struct rangeset_nd nd;
+	size_t pos, off, len;
+
+	for (size_t i = 0; i < n; i++) {
+		pos = 0;
+		for (size_t k = 0; k < ndim && rangeset_next_index(names[i], &pos, &off, &len); k++)
+			vecs[i * ndim + k] = (struct rangeset_elem){names[i] + off, len};
+	}
+	rangeset_nd_fold(&nd, vecs, n, ndim);
+	for (size_t p = 0; p < nd.nprods; p++)
+		render(out, names[0], nd.prods[p]);
+	rangeset_nd_fini(&nd);
+	free(vecs);
+}
+
+char *hostlist_fold(const struct hostlist *hl)
+{
+	struct buf out;
+	size_t n = 0, i, j, ndim, pos, off, len;
+	char **v;
+
+	if (!hl || hl->count == 0)
+		return cd_strdup("");
+	buf_init(&out, SIZE_MAX);
+	v = cd_malloc(hl->count * sizeof(*v));
+	memcpy(v, hl->names, hl->count * sizeof(*v));
+	qsort(v, hl->count, sizeof(*v), names_qcmp);
+	for (i = 0; i < hl->count; i++)
+		if (n == 0 || strcmp(v[n - 1], v[i]) != 0)
+			v[n++] = v[i];
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && pattern_cmp(v[i], v[j]) == 0; j++)
+			;
+		for (ndim = 0, pos = 0; rangeset_next_index(v[i], &pos, &off, &len); ndim++)
+			;
+		if (ndim == 0) {
+			if (out.len > 0)
+				(void)buf_append(&out, ",", 1);
+			(void)buf_append_str(&out, v[i]);
+		} else {
+			fold_group(&out, v + i, j - i, ndim);
+		}
+	}
+	free(v);
+	/* The string now belongs to the caller, so no buf_fini. */
+	return out.data ? out.data : cd_strdup("");
+}

@@ -1,0 +1,203 @@
+/* loop.c - poll() event loop with timers (see loop.h). */
+#include "loop.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct watcher {
+	int fd;
+	short events;
+	loop_fd_cb cb;
+	void *arg;
+};
+
+struct timer {
+	uint64_t id;
+	int64_t due_ms;
+	loop_timer_cb cb;
+	void *arg;
+};
+
+struct loop {
+	struct watcher *w;
+	size_t nw, capw;
+	struct timer *t;
+	size_t nt, capt;
+	uint64_t next_timer_id;
+	struct pollfd *pfd; /* scratch for poll(), sized like w */
+	int stopped;
+};
+
+struct loop *loop_new(void)
+{
+	struct loop *loop = cd_calloc(1, sizeof(*loop));
+
+	loop->next_timer_id = 1;
+	return loop;
+}
+
+void loop_free(struct loop *loop)
+{
+	if (!loop)
+		return;
+	free(loop->w);
+	free(loop->t);
+	free(loop->pfd);
+	free(loop);
+}
+
+static struct watcher *watcher_find(struct loop *loop, int fd)
+{
+	for (size_t i = 0; i < loop->nw; i++)
+		if (loop->w[i].fd == fd)
+			return &loop->w[i];
+	return NULL;
+}
+
+int loop_watch(struct loop *loop, int fd, short events, loop_fd_cb cb, void *arg)
+{
+	struct watcher *w;
+
+	if (!events) {
+		loop_unwatch(loop, fd);
+		return 0;
+	}
+	w = watcher_find(loop, fd);
+	if (!w) {
+		if (loop->nw == loop->capw) {
+			loop->capw = loop->capw ? loop->capw * 2 : 16;
+			loop->w = cd_realloc(loop->w, loop->capw * sizeof(*loop->w));
+			loop->pfd = cd_realloc(loop->pfd, loop->capw * sizeof(*loop->pfd));
+		}
+		w = &loop->w[loop->nw++];
+		w->fd = fd;
+	}
+	w->events = events;
+	w->cb = cb;
+	w->arg = arg;
+	return 0;
+}
+
+void loop_unwatch(struct loop *loop, int fd)
+{
+	struct watcher *w = watcher_find(loop, fd);
+
+	if (w)
+		*w = loop->w[--loop->nw];
+}
+
+uint64_t loop_timer_add(struct loop *loop, int64_t delay_ms, loop_timer_cb cb, void *arg)
+{
+	struct timer *t;
+
+	if (loop->nt == loop->capt) {
+		loop->capt = loop->capt ? loop->capt * 2 : 16;
+		loop->t = cd_realloc(loop->t, loop->capt * sizeof(*loop->t));
+	}
+	t = &loop->t[loop->nt++];
+	t->id = loop->next_timer_id++;
+	t->due_ms = cd_now_ms() + (delay_ms > 0 ? delay_ms : 0);
+	t->cb = cb;
+	t->arg = arg;
+	return t->id;
+}
+
+void loop_timer_cancel(struct loop *loop, uint64_t id)
+{
+	for (size_t i = 0; i < loop->nt; i++) {
+		if (loop->t[i].id == id) {
+			loop->t[i] = loop->t[--loop->nt];
+			return;
+		}
+	}
+}
+
+/* Fire one expired timer (the earliest). Returns 1 if one fired. Removing it
+ * before the call lets the callback add or cancel timers freely. */
+static int timer_fire_one(struct loop *loop, int64_t now, uint64_t id_limit)
+{
+	size_t best = loop->nt;
+	struct timer t;
+
+	for (size_t i = 0; i < loop->nt; i++)
+		if (loop->t[i].due_ms <= now && loop->t[i].id < id_limit &&
+		    (best == loop->nt || loop->t[i].due_ms < loop->t[best].due_ms))
+			best = i;
+	if (best == loop->nt)
+		return 0;
+	t = loop->t[best];
+	loop->t[best] = loop->t[--loop->nt];
+	t.cb(loop, t.arg);
+	return 1;
+}
+
+static int next_timeout(const struct loop *loop, int max_wait_ms)
+{
+	int64_t now = cd_now_ms(), wait = max_wait_ms;
+
+	for (size_t i = 0; i < loop->nt; i++) {
+		int64_t d = loop->t[i].due_ms - now;
+
+		if (d < 0)
+			d = 0;
+		if (wait < 0 || d < wait)
+			wait = d;
+	}
+	return wait > 1000000 ? 1000000 : (int)wait;
+}
+
+int loop_run_once(struct loop *loop, int max_wait_ms)
+{
+	int ran = 0, n, timeout;
+	size_t nfds = loop->nw;
+	int64_t now;
+	uint64_t id_limit;
+
+	if (!loop->nw && !loop->nt)
+		return 0;
+	timeout = next_timeout(loop, max_wait_ms);
+	for (size_t i = 0; i < nfds; i++) {
+		loop->pfd[i].fd = loop->w[i].fd;
+		loop->pfd[i].events = loop->w[i].events;
+		loop->pfd[i].revents = 0;
+	}
+	n = poll(loop->pfd, nfds, timeout);
+	if (n < 0 && errno != EINTR)
+		cd_fatal("poll: %s", strerror(errno));
+
+	now = cd_now_ms();
+	/* Only timers that existed before this turn: one a callback adds with
+	 * delay 0 waits for the next turn, so timers cannot starve the fds. */
+	id_limit = loop->next_timer_id;
+	while (timer_fire_one(loop, now, id_limit))
+		ran++;
+
+	for (size_t i = 0; n > 0 && i < nfds; i++) {
+		struct watcher *w;
+
+		if (!loop->pfd[i].revents)
+			continue;
+		/* A previous callback may have removed or replaced this fd. */
+		w = watcher_find(loop, loop->pfd[i].fd);
+		if (!w)
+			continue;
+		w->cb(loop, w->fd, loop->pfd[i].revents, w->arg);
+		ran++;
+	}
+	return ran ? ran : 1;
+}
+
+void loop_run(struct loop *loop)
+{
+	loop->stopped = 0;
+	while (!loop->stopped && loop_run_once(loop, -1) > 0)
+		;
+}
+
+void loop_stop(struct loop *loop)
+{
+	loop->stopped = 1;
+}

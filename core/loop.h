@@ -1,0 +1,49 @@
+/*
+ * loop.h - the one poll() event loop: fd watchers and one-shot timers.
+ *
+ * Everything that waits in clusterdoc waits here: SSH sockets, agent pipes,
+ * child processes, the terminal, curl's sockets, deadlines. Callbacks run on
+ * the loop's thread and must not block. Watchers and timers may be added or
+ * removed from inside callbacks (including the running one).
+ */
+#ifndef CD_LOOP_H
+#define CD_LOOP_H
+
+#include <stdint.h>
+
+struct loop;
+
+/* revents is poll()'s revents for fd (POLLIN, POLLOUT, POLLERR, POLLHUP...). */
+typedef void (*loop_fd_cb)(struct loop *loop, int fd, short revents, void *arg);
+typedef void (*loop_timer_cb)(struct loop *loop, void *arg);
+
+struct loop *loop_new(void);
+/* Frees the loop; watchers and timers still registered are dropped, their
+ * fds are not closed. loop_free(NULL) is a no-op. */
+void loop_free(struct loop *loop);
+
+/*
+ * Watch fd for events (POLLIN|POLLOUT). Calling it again for the same fd
+ * replaces events, callback and arg. events == 0 removes the watcher (same
+ * as loop_unwatch). Returns 0.
+ */
+int loop_watch(struct loop *loop, int fd, short events, loop_fd_cb cb, void *arg);
+void loop_unwatch(struct loop *loop, int fd);
+
+/* A one-shot timer firing after delay_ms (>= 0). Returns a non-zero id. */
+uint64_t loop_timer_add(struct loop *loop, int64_t delay_ms, loop_timer_cb cb, void *arg);
+/* Cancel a timer; unknown or already fired ids (and 0) are ignored. */
+void loop_timer_cancel(struct loop *loop, uint64_t id);
+
+/*
+ * Wait at most max_wait_ms (-1 = until something happens) and dispatch what
+ * is ready: expired timers first, then fds. Returns the number of callbacks
+ * run, or 0 when there was nothing to wait for.
+ */
+int loop_run_once(struct loop *loop, int max_wait_ms);
+
+/* Run until loop_stop() is called or nothing is left to wait for. */
+void loop_run(struct loop *loop);
+void loop_stop(struct loop *loop);
+
+#endif

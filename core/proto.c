@@ -1,0 +1,115 @@
+/* proto.c - agent protocol framing (see proto.h and docs/protocol.md). */
+#include "proto.h"
+#include "cd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int proto_write(struct buf *out, json_t *msg, char *err, size_t errlen)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	size_t len;
+	int rc = 0;
+
+	if (!s)
+		return cd_errf(err, errlen, CD_ERR_PROTO, "message cannot be encoded as JSON");
+	len = strlen(s);
+	if (len + 1 > PROTO_MAX_LINE) {
+		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
+		             "message of %zu bytes exceeds the %d-byte cap", len + 1,
+		             PROTO_MAX_LINE);
+		goto out;
+	}
+	if (len + 1 > out->max - out->len) {
+		rc = cd_errf(err, errlen, CD_ERR_TOOBIG, "output buffer full (%zu bytes queued)",
+		             out->len);
+		goto out;
+	}
+	buf_append(out, s, len);
+	buf_append(out, "\n", 1);
+out:
+	free(s);
+	return rc;
+}
+
+/* A printable excerpt of a bad line for error messages. */
+static void excerpt(const char *line, size_t len, char *dst, size_t dstlen)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 5 < dstlen; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	if (len > n && n + 4 <= dstlen) {
+		memcpy(dst + n, "...", 3);
+		n += 3;
+	}
+	dst[n] = '\0';
+}
+
+int proto_decode(const char *line, size_t len, json_t **msg, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *m, *id;
+	char ex[48];
+
+	*msg = NULL;
+	excerpt(line, len, ex, sizeof(ex));
+	m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!m)
+		return cd_errf(err, errlen, CD_ERR_PROTO, "not JSON (%s): \"%s\"", jerr.text, ex);
+	if (!json_is_object(m)) {
+		json_decref(m);
+		return cd_errf(err, errlen, CD_ERR_PROTO, "not a JSON object: \"%s\"", ex);
+	}
+	id = json_object_get(m, "id");
+	if (!json_is_integer(id) || json_integer_value(id) < 0) {
+		json_decref(m);
+		return cd_errf(err, errlen, CD_ERR_PROTO, "message without a valid \"id\": \"%s\"",
+		               ex);
+	}
+	*msg = m;
+	return 0;
+}
+
+int proto_next(struct buf *in, json_t **msg, char *err, size_t errlen)
+{
+	const char *line;
+	ssize_t n = buf_line(in, &line);
+	int rc;
+
+	*msg = NULL;
+	if (n < 0) {
+		if (in->len >= PROTO_MAX_LINE)
+			return cd_errf(err, errlen, CD_ERR_TOOBIG,
+			               "line longer than %d bytes from the agent", PROTO_MAX_LINE);
+		return 0;
+	}
+	if ((size_t)n + 1 > PROTO_MAX_LINE) {
+		buf_consume(in, (size_t)n + 1);
+		return cd_errf(err, errlen, CD_ERR_TOOBIG,
+		               "line longer than %d bytes from the agent", PROTO_MAX_LINE);
+	}
+	rc = proto_decode(line, (size_t)n, msg, err, errlen);
+	buf_consume(in, (size_t)n + 1);
+	return rc < 0 ? rc : 1;
+}
+
+json_t *proto_request(long long id, const char *type)
+{
+	return json_pack("{sIss}", "id", (json_int_t)id, "type", type);
+}
+
+json_t *proto_ok(long long id, json_t *result_take)
+{
+	return json_pack("{sIsbso}", "id", (json_int_t)id, "ok", 1, "result",
+	                 result_take ? result_take : json_object());
+}
+
+json_t *proto_fail(long long id, const char *code, const char *message)
+{
+	return json_pack("{sIsbs{ssss}}", "id", (json_int_t)id, "ok", 0, "error", "code", code,
+	                 "message", message);
+}

@@ -1,0 +1,845 @@
+/* sshpool.c - fan-out of agent sessions over the transports (see sshpool.h). */
+#include "sshpool.h"
+#include "cd.h"
+#include "child.h"
+#include "proto.h"
+#include "sha256.h"
+#include "sshconfig.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#define BOOT_NOISE_MAX 200 /* lines a login shell may print before our bootstrap speaks */
+#define SSH_G_OUT_MAX  (64 * 1024)
+
+struct pending {
+	struct pool_node *node;
+	long long id;
+	sshpool_reply_cb cb;
+	void *arg;
+	uint64_t timer;
+	struct pending *next;
+};
+
+struct pool_node {
+	struct sshpool *pool;
+	char *host;
+	enum node_state state;
+	struct conn conn;
+	int conn_started;
+	uint64_t deadline; /* the current phase's timer */
+	const char *deadline_code;
+	char *error_code;
+	char *error_msg;
+	json_t *hello;
+	int uploaded;
+	int boot_lines;
+	int booted; /* the bootstrap said "exec": protocol lines follow */
+	long long next_id;
+	struct pending *pending, *pending_tail;
+	struct child ssh_g; /* `ssh -G` while in NODE_CONFIG */
+	struct buf ssh_g_out;
+	void *data;
+};
+
+struct sshpool {
+	struct loop *loop;
+	struct sshpool_opts opts;
+	struct conn_config cfg;
+	const struct sshpool_handlers *h;
+	void *harg;
+	struct pool_node **nodes;
+	size_t n, cap;
+	size_t next_queued; /* index of the first node not yet started */
+	size_t active;      /* nodes between config and ready */
+	char arch[65];
+	char home[512];
+	int have_openssh;
+};
+
+static const struct conn_events node_events;
+static void pool_fill_window(struct sshpool *pool);
+
+void sshpool_opts_init(struct sshpool_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fanout = 64;
+	o->connect_timeout_ms = 10000;
+	o->auth_timeout_ms = 10000;
+	o->request_timeout_ms = 30000;
+	o->backend = SSH_BACKEND_LIBSSH2;
+	o->local_localhost = 1;
+}
+
+static int have_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[1024];
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path, name);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		path += len + (path[len] == ':');
+	}
+	return 0;
+}
+
+struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, char *err,
+                            size_t errlen)
+{
+	struct sshpool *pool = cd_calloc(1, sizeof(*pool));
+	struct utsname u;
+	struct stat st;
+	const char *home = getenv("HOME");
+
+	pool->loop = loop;
+	pool->opts = *opts;
+	if (pool->opts.fanout < 1)
+		pool->opts.fanout = 1;
+	pool->cfg.accept_new = opts->accept_new;
+	pool->cfg.ssh_config = opts->ssh_config;
+	pool->cfg.agent_path = opts->agent_path;
+	pool->cfg.connect_timeout_ms = opts->connect_timeout_ms;
+	if (!opts->agent_path || stat(opts->agent_path, &st) < 0 ||
+	    sha256_file_hex(opts->agent_path, pool->cfg.agent_sha256, err, errlen) < 0) {
+		cd_errf(err, errlen, CD_ERR_NOTFOUND,
+		        "cannot read the agent binary %s: %s (build it with `make`, or set "
+		        "CLUSTERDOC_AGENT)",
+		        opts->agent_path ? opts->agent_path : "(none)", strerror(errno));
+		free(pool);
+		return NULL;
+	}
+	pool->cfg.agent_size = st.st_size;
+	uname(&u);
+	snprintf(pool->arch, sizeof(pool->arch), "%s", u.machine);
+	if (!home) {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "/";
+	}
+	snprintf(pool->home, sizeof(pool->home), "%s", home);
+	pool->have_openssh = have_program("ssh");
+	return pool;
+}
+
+const char *node_host(const struct pool_node *node)
+{
+	return node->host;
+}
+enum node_state node_state(const struct pool_node *node)
+{
+	return node->state;
+}
+const char *node_error_code(const struct pool_node *node)
+{
+	return node->error_code;
+}
+const char *node_error_message(const struct pool_node *node)
+{
+	return node->error_msg;
+}
+json_t *node_hello(const struct pool_node *node)
+{
+	return node->hello;
+}
+int node_uploaded(const struct pool_node *node)
+{
+	return node->uploaded;
+}
+const char *node_transport(const struct pool_node *node)
+{
+	return node->conn.ops ? node->conn.ops->name : "none";
+}
+void node_set_data(struct pool_node *node, void *data)
+{
+	node->data = data;
+}
+void *node_data(const struct pool_node *node)
+{
+	return node->data;
+}
+
+struct pool_node *sshpool_add(struct sshpool *pool, const char *host)
+{
+	struct pool_node *node = cd_calloc(1, sizeof(*node));
+
+	node->pool = pool;
+	node->host = cd_strdup(host);
+	node->state = NODE_QUEUED;
+	node->next_id = 1;
+	node->ssh_g.pid = 0;
+	node->ssh_g.in_fd = node->ssh_g.out_fd = node->ssh_g.err_fd = node->ssh_g.pid_fd = -1;
+	buf_init(&node->ssh_g_out, SSH_G_OUT_MAX);
+	ssh_settings_init(&node->conn.ssh);
+	if (pool->n == pool->cap) {
+		pool->cap = pool->cap ? pool->cap * 2 : 64;
+		pool->nodes = cd_realloc(pool->nodes, pool->cap * sizeof(*pool->nodes));
+	}
+	pool->nodes[pool->n++] = node;
+	return node;
+}
+
+size_t sshpool_busy(const struct sshpool *pool)
+{
+	size_t busy = 0;
+
+	for (size_t i = 0; i < pool->n; i++)
+		busy += pool->nodes[i]->state < NODE_READY;
+	return busy;
+}
+
+static int node_in_window(const struct pool_node *node)
+{
+	return node->state >= NODE_CONFIG && node->state < NODE_READY;
+}
+
+static void node_cancel_deadline(struct pool_node *node)
+{
+	loop_timer_cancel(node->pool->loop, node->deadline);
+	node->deadline = 0;
+}
+
+static void ssh_g_stop(struct pool_node *node)
+{
+	struct loop *loop = node->pool->loop;
+
+	if (node->ssh_g.out_fd >= 0)
+		loop_unwatch(loop, node->ssh_g.out_fd);
+	if (node->ssh_g.pid_fd >= 0)
+		loop_unwatch(loop, node->ssh_g.pid_fd);
+	child_fini(&node->ssh_g);
+	buf_fini(&node->ssh_g_out);
+}
+
+static void node_release(struct pool_node *node)
+{
+	node_cancel_deadline(node);
+	ssh_g_stop(node);
+	if (node->conn_started && node->conn.ops) {
+		node->conn.ops->close(&node->conn);
+		node->conn_started = 0;
+	}
+}
+
+/* Fail every pending request, without touching the node's state. */
+static void node_fail_pending(struct pool_node *node, const char *code, const char *msg)
+{
+	struct pending *p;
+
+	while ((p = node->pending)) {
+		node->pending = p->next;
+		loop_timer_cancel(node->pool->loop, p->timer);
+		p->cb(node, NULL, code, msg, p->arg);
+		free(p);
+	}
+	node->pending_tail = NULL;
+}
+
+static void node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
+{
+	struct sshpool *pool = node->pool;
+	int was_in_window = node_in_window(node);
+	char msg[CD_ERRLEN];
+	va_list ap;
+
+	if (node->state == NODE_FAILED || node->state == NODE_CLOSED)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	node->state = NODE_FAILED;
+	node->error_code = cd_strdup(code);
+	node->error_msg = cd_strdup(msg);
+	node_release(node);
+	node_fail_pending(node, code, msg);
+	if (was_in_window)
+		pool->active--;
+	if (pool->h && pool->h->failed)
+		pool->h->failed(pool, node, pool->harg);
+	pool_fill_window(pool);
+}
+
+static void on_deadline(struct loop *loop, void *arg)
+{
+	struct pool_node *node = arg;
+	static const struct {
+		const char *code, *what;
+	} phases[] = {
+	    {"connect-timeout", "no TCP connection"},
+	    {"handshake-timeout", "the SSH handshake did not finish"},
+	    {"auth-timeout", "authentication did not finish"},
+	    {"request-timeout", "the agent did not start"},
+	};
+	const char *what = "timed out";
+
+	node->deadline = 0;
+	for (size_t i = 0; i < CD_ARRAY_LEN(phases); i++)
+		if (strcmp(phases[i].code, node->deadline_code) == 0)
+			what = phases[i].what;
+	node_fail(node, node->deadline_code, "%s: %s within the deadline", node->host, what);
+}
+
+static void node_set_deadline(struct pool_node *node, int ms, const char *code)
+{
+	node_cancel_deadline(node);
+	node->deadline_code = code;
+	node->deadline = loop_timer_add(node->pool->loop, ms, on_deadline, node);
+}
+
+/*
+ * The remote bootstrap: check the architecture, run the cached agent when
+ * that exact build is there, otherwise say so (and, for UPLOAD_STREAM, read
+ * the binary from stdin into a temp name and rename it). Plain POSIX sh,
+ * single-quoted for the user's login shell.
+ */
+static char *bootstrap_command(const struct sshpool *pool, enum upload_mode mode)
+{
+	const struct conn_config *cfg = &pool->cfg;
+	char *fetch;
+	char *cmd;
+
+	if (mode == UPLOAD_STREAM)
+		fetch =
+		    cd_asprintf("t=\"$d/.agent-%s.$$\"; echo CDBOOT missing \"$d\"; "
+		                "head -c %lld > \"$t\" && chmod 700 \"$t\" && mv -f \"$t\" \"$a\" "
+		                "|| { rm -f \"$t\"; echo CDBOOT error upload failed; exit 0; }",
+		                cfg->agent_sha256, cfg->agent_size);
+	else
+		fetch = cd_strdup("echo CDBOOT missing \"$d\"; exit 0");
+	cmd = cd_asprintf("exec /bin/sh -c '"
+	                  "d=\"$HOME/.cache/clusterdoc\"; a=\"$d/agent-%s\"; m=$(uname -m); "
+	                  "if [ \"$m\" != \"%s\" ]; then echo CDBOOT arch \"$m\"; exit 0; fi; "
+	                  "if [ ! -x \"$a\" ]; then "
+	                  "[ -d \"$d\" ] || mkdir -p -m 700 \"$d\" || "
+	                  "{ echo CDBOOT error cannot create \"$d\"; exit 0; }; %s; fi; "
+	                  "echo CDBOOT exec; exec \"$a\" --stdio'",
+	                  cfg->agent_sha256, pool->arch, fetch);
+	free(fetch);
+	return cmd;
+}
+
+static void node_send_hello(struct pool_node *node);
+
+static int node_write(struct pool_node *node, json_t *msg)
+{
+	char err[CD_ERRLEN];
+	int rc = proto_write(&node->conn.out, msg, err, sizeof(err));
+
+	if (rc < 0) {
+		node_fail(node, "protocol", "%s: %s", node->host, err);
+		return rc;
+	}
+	node->conn.ops->flush(&node->conn);
+	return 0;
+}
+
+static void node_stream_agent(struct pool_node *node)
+{
+	const struct conn_config *cfg = &node->pool->cfg;
+	FILE *f = fopen(cfg->agent_path, "rb");
+	char chunk[65536];
+	size_t n;
+
+	if (!f) {
+		node_fail(node, "upload", "%s: cannot read %s: %s", node->host, cfg->agent_path,
+		          strerror(errno));
+		return;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (buf_append(&node->conn.out, chunk, n) < 0) {
+			fclose(f);
+			node_fail(node, "upload",
+			          "%s: the agent binary is larger than the upload buffer",
+			          node->host);
+			return;
+		}
+	}
+	fclose(f);
+	node->uploaded = 1;
+	node->conn.ops->flush(&node->conn);
+}
+
+/* A bootstrap line "CDBOOT <word> [detail]". */
+static void node_boot_line(struct pool_node *node, const char *line, size_t len)
+{
+	char word[16] = "", detail[256] = "";
+
+	if (len < 7 || memcmp(line, "CDBOOT ", 7) != 0) {
+		if (++node->boot_lines > BOOT_NOISE_MAX)
+			node_fail(
+			    node, "agent",
+			    "%s: the login shell printed more than %d lines and the bootstrap "
+			    "never started",
+			    node->host, BOOT_NOISE_MAX);
+		return;
+	}
+	sscanf(line + 7, "%15s %255[^\n]", word, detail);
+	if (strcmp(word, "exec") == 0) {
+		node->booted = 1;
+		node_send_hello(node);
+	} else if (strcmp(word, "arch") == 0) {
+		node_fail(
+		    node, "arch",
+		    "%s: the node is %s but this agent was built for %s; build clusterdoc-agent "
+		    "for %s and point CLUSTERDOC_AGENT at it",
+		    node->host, detail, node->pool->arch, detail);
+	} else if (strcmp(word, "missing") == 0) {
+		if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
+			node_stream_agent(node);
+		} else if (node->conn.ops->upload_mode == UPLOAD_SFTP && !node->uploaded) {
+			char *tmp = cd_asprintf("%s/.agent-%s.%ld", detail,
+			                        node->pool->cfg.agent_sha256, (long)getpid());
+			char *fin =
+			    cd_asprintf("%s/agent-%s", detail, node->pool->cfg.agent_sha256);
+
+			node->uploaded = 1;
+			node->conn.ops->upload(&node->conn, tmp, fin);
+			free(tmp);
+			free(fin);
+		} else {
+			node_fail(node, "upload", "%s: the agent is still missing after the upload",
+			          node->host);
+		}
+	} else {
+		node_fail(node, "upload", "%s: bootstrap failed: %s %s", node->host, word, detail);
+	}
+}
+
+static void node_on_reply(struct pool_node *node, json_t *msg)
+{
+	struct pending *p = node->pending;
+	long long id = json_integer_value(json_object_get(msg, "id"));
+	json_t *err;
+
+	if (!p || p->id != id) {
+		node_fail(node, "protocol",
+		          "%s: the agent answered request %lld, which was not asked", node->host,
+		          id);
+		return;
+	}
+	node->pending = p->next;
+	if (!node->pending)
+		node->pending_tail = NULL;
+	loop_timer_cancel(node->pool->loop, p->timer);
+	if (json_is_true(json_object_get(msg, "ok"))) {
+		p->cb(node, json_object_get(msg, "result"), NULL, NULL, p->arg);
+	} else {
+		err = json_object_get(msg, "error");
+		p->cb(node, NULL, json_string_value(json_object_get(err, "code")),
+		      json_string_value(json_object_get(err, "message")), p->arg);
+	}
+	free(p);
+}
+
+static void ev_data(struct conn *c)
+{
+	struct pool_node *node = c->owner;
+	char err[CD_ERRLEN];
+	json_t *msg;
+	const char *line;
+	ssize_t len;
+
+	while (!node->booted && node->state == NODE_STARTING &&
+	       (len = buf_line(&c->in, &line)) >= 0) {
+		char copy[512];
+
+		snprintf(copy, sizeof(copy), "%.*s", (int)(len < 511 ? len : 511), line);
+		buf_consume(&c->in, (size_t)len + 1);
+		node_boot_line(node, copy, strlen(copy));
+	}
+	if (!node->booted && node->state == NODE_STARTING && c->in.len > 4096)
+		node_fail(node, "agent", "%s: the login shell printed a line over 4 KiB",
+		          node->host);
+	while (node->booted && (node->state == NODE_STARTING || node->state == NODE_READY)) {
+		int got = proto_next(&c->in, &msg, err, sizeof(err));
+
+		if (got == 0)
+			break;
+		if (got < 0) {
+			node_fail(node, "protocol", "%s: agent: %s", node->host, err);
+			break;
+		}
+		node_on_reply(node, msg);
+		json_decref(msg);
+	}
+}
+
+static void ev_connected(struct conn *c)
+{
+	struct pool_node *node = c->owner;
+
+	node->state = NODE_AUTHENTICATING;
+	node_set_deadline(node, node->pool->opts.auth_timeout_ms, "handshake-timeout");
+}
+
+/* Same budget as the handshake: only the name of what timed out changes. */
+static void ev_handshaken(struct conn *c)
+{
+	struct pool_node *node = c->owner;
+
+	node->deadline_code = "auth-timeout";
+}
+
+static void ev_authenticated(struct conn *c)
+{
+	struct pool_node *node = c->owner;
+
+	node->state = NODE_STARTING;
+	node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
+}
+
+static void ev_closed(struct conn *c)
+{
+	struct pool_node *node = c->owner;
+	char last[200];
+
+	conn_stderr_last_line(c, last, sizeof(last));
+	if (node->state == NODE_CLOSED)
+		return;
+	if (!node->booted)
+		node_fail(node, "agent",
+		          "%s: the remote command ended before the agent started%s%s", node->host,
+		          last[0] ? ": " : "", last);
+	else
+		node_fail(node, "agent", "%s: the agent exited%s%s", node->host,
+		          last[0] ? ": " : "", last);
+}
+
+static void ev_failed(struct conn *c, const char *code, const char *msg)
+{
+	struct pool_node *node = c->owner;
+
+	if (node->booted && strcmp(code, "agent") == 0)
+		node_fail(node, code, "%s: the agent died: %s", node->host, msg);
+	else
+		node_fail(node, code, "%s: %s", node->host, msg);
+}
+
+static const struct conn_events node_events = {
+    .connected = ev_connected,
+    .handshaken = ev_handshaken,
+    .authenticated = ev_authenticated,
+    .data = ev_data,
+    .closed = ev_closed,
+    .failed = ev_failed,
+};
+
+static void on_hello(struct pool_node *node, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct sshpool *pool = node->pool;
+	json_t *proto, *sha;
+
+	if (!result) {
+		if (node->state != NODE_FAILED)
+			node_fail(node, "agent", "%s: hello refused: %s", node->host,
+			          msg ? msg : "no reason");
+		return;
+	}
+	proto = json_object_get(result, "protocol");
+	sha = json_object_get(result, "sha256");
+	if (!json_is_integer(proto) || json_integer_value(proto) != PROTO_VERSION) {
+		node_fail(node, "protocol", "%s: the agent speaks protocol %lld, this head %d",
+		          node->host, (long long)json_integer_value(proto), PROTO_VERSION);
+		return;
+	}
+	if (!json_is_string(sha) || strcmp(json_string_value(sha), pool->cfg.agent_sha256) != 0) {
+		node_fail(
+		    node, "agent",
+		    "%s: the agent's sha256 is %.16s..., expected %.16s...: the cached copy is "
+		    "corrupt; remove ~/.cache/clusterdoc/agent-%.16s* on the node",
+		    node->host, json_is_string(sha) ? json_string_value(sha) : "unknown",
+		    pool->cfg.agent_sha256, pool->cfg.agent_sha256);
+		return;
+	}
+	node->hello = json_incref(result);
+	node_cancel_deadline(node);
+	node->state = NODE_READY;
+	pool->active--;
+	if (pool->h && pool->h->ready)
+		pool->h->ready(pool, node, pool->harg);
+	pool_fill_window(pool);
+}
+
+static void node_send_hello(struct pool_node *node)
+{
+	json_t *req = proto_request(0, "hello");
+
+	json_object_set_new(req, "protocol", json_integer(PROTO_VERSION));
+	/* The bootstrap deadline still runs; hello's own is a backstop. */
+	sshpool_request(node, req, node->pool->opts.request_timeout_ms, on_hello, NULL);
+}
+
+static void on_request_timeout(struct loop *loop, void *arg)
+{
+	struct pending *p = arg;
+	struct pool_node *node = p->node;
+
+	p->timer = 0;
+	node_fail(node, "request-timeout", "%s: the agent did not answer request %lld in time",
+	          node->host, p->id);
+}
+
+int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
+                    void *arg)
+{
+	struct pending *p;
+
+	if (node->state != NODE_READY && !(node->state == NODE_STARTING && node->booted)) {
+		json_decref(req_take);
+		cb(node, NULL, "not-ready", "the node is not connected", arg);
+		return CD_ERR_AGAIN;
+	}
+	p = cd_calloc(1, sizeof(*p));
+	p->node = node;
+	p->id = node->next_id++;
+	p->cb = cb;
+	p->arg = arg;
+	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
+	                          on_request_timeout, p);
+	json_object_set_new(req_take, "id", json_integer(p->id));
+	if (node->pending_tail)
+		node->pending_tail->next = p;
+	else
+		node->pending = p;
+	node->pending_tail = p;
+	node_write(node, req_take);
+	json_decref(req_take);
+	return 0;
+}
+
+/* Settings for the transport: what ssh -G said, then our command line on top. */
+static void node_apply_overrides(struct pool_node *node)
+{
+	const struct sshpool_opts *o = &node->pool->opts;
+	struct ssh_settings *s = &node->conn.ssh;
+
+	if (o->user) {
+		free(s->user);
+		s->user = cd_strdup(o->user);
+	}
+	if (o->port > 0)
+		s->port = o->port;
+	if (o->identity) {
+		/* -i KEY is tried first, and alone, as with ssh -i and IdentitiesOnly. */
+		for (size_t i = 0; i < s->n_identity_files; i++)
+			free(s->identity_files[i]);
+		free(s->identity_files);
+		s->identity_files = cd_malloc(sizeof(char *));
+		s->identity_files[0] = cd_strdup(o->identity);
+		s->n_identity_files = 1;
+	}
+}
+
+static void node_start_transport(struct pool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	struct conn *c = &node->conn;
+
+	c->loop = pool->loop;
+	c->ev = &node_events;
+	c->cfg = &pool->cfg;
+	c->owner = node;
+	c->label = node->host;
+	buf_init(&c->in, 2 * PROTO_MAX_LINE);
+	buf_init(&c->out, (size_t)pool->cfg.agent_size + 4 * PROTO_MAX_LINE);
+	buf_init(&c->errtail, 4096);
+	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)
+		c->ops = &transport_local;
+	else if (pool->opts.backend == SSH_BACKEND_OPENSSH)
+		c->ops = &transport_openssh;
+	else
+		c->ops = &transport_ssh;
+	if (c->ops == &transport_local) {
+		node->booted = 1; /* no bootstrap: the agent itself runs */
+		node->state = NODE_CONNECTING;
+	} else {
+		c->command = bootstrap_command(pool, c->ops->upload_mode);
+		node->state = NODE_CONNECTING;
+		/* openssh reports no phases: one deadline covers connect to login. */
+		if (c->ops == &transport_openssh)
+			node_set_deadline(
+			    node, pool->opts.connect_timeout_ms + pool->opts.auth_timeout_ms,
+			    "auth-timeout");
+		else
+			node_set_deadline(node, pool->opts.connect_timeout_ms, "connect-timeout");
+	}
+	node->conn_started = 1;
+	if (c->ops->start(c) < 0)
+		return; /* already reported through ev_failed */
+	if (c->ops == &transport_local && node->state == NODE_STARTING)
+		node_send_hello(node);
+}
+
+static void ssh_g_done(struct pool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	char err[CD_ERRLEN], how[64];
+	int status = node->ssh_g.status;
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		child_describe_status(status, how, sizeof(how));
+		ssh_g_stop(node);
+		node_fail(
+		    node, "ssh",
+		    "%s: `ssh -G` %s: the ssh_config for this host is invalid (run `ssh -G %s` "
+		    "to see why)",
+		    node->host, how, node->host);
+		return;
+	}
+	ssh_settings_fini(&node->conn.ssh);
+	ssh_settings_init(&node->conn.ssh);
+	if (sshconfig_parse_g(node->ssh_g_out.data ? node->ssh_g_out.data : "", node->ssh_g_out.len,
+	                      pool->home, &node->conn.ssh, err, sizeof(err)) < 0) {
+		ssh_g_stop(node);
+		node_fail(node, "ssh", "%s: cannot read `ssh -G` output: %s", node->host, err);
+		return;
+	}
+	ssh_g_stop(node);
+	node_apply_overrides(node);
+	node_start_transport(node);
+}
+
+static void on_ssh_g(struct loop *loop, int fd, short revents, void *arg)
+{
+	struct pool_node *node = arg;
+
+	if (fd == node->ssh_g.out_fd) {
+		ssize_t n = buf_read_fd(&node->ssh_g_out, fd);
+
+		if (n == CD_ERR_TOOBIG) {
+			ssh_g_stop(node);
+			node_fail(node, "ssh", "%s: `ssh -G` printed more than %d bytes",
+			          node->host, SSH_G_OUT_MAX);
+			return;
+		}
+		if (n == 0 || n == CD_ERR_IO)
+			loop_unwatch(loop, fd);
+		return;
+	}
+	loop_unwatch(loop, fd);
+	if (child_reap(&node->ssh_g)) {
+		/* Take what is still in the pipe before judging. */
+		while (buf_read_fd(&node->ssh_g_out, node->ssh_g.out_fd) > 0)
+			;
+		ssh_g_done(node);
+	}
+}
+
+static void node_begin(struct pool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	char err[CD_ERRLEN];
+	char *argv[8];
+	int n = 0;
+
+	node->state = NODE_CONFIG;
+	pool->active++;
+	if (pool->opts.backend == SSH_BACKEND_OPENSSH || !pool->have_openssh ||
+	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {
+		/* The openssh backend reads ssh_config itself; without OpenSSH we
+		 * fall back to the defaults it would use. */
+		if (pool->opts.backend != SSH_BACKEND_OPENSSH) {
+			const char *user = getenv("USER");
+			struct passwd *pw = getpwuid(getuid());
+
+			sshconfig_defaults(node->host, pool->home,
+			                   user ? user
+			                   : pw ? pw->pw_name
+			                        : "root",
+			                   &node->conn.ssh);
+		}
+		node_apply_overrides(node);
+		node_start_transport(node);
+		return;
+	}
+	argv[n++] = "ssh";
+	if (pool->opts.ssh_config) {
+		argv[n++] = "-F";
+		argv[n++] = (char *)pool->opts.ssh_config;
+	}
+	argv[n++] = "-G";
+	argv[n++] = "--";
+	argv[n++] = node->host;
+	argv[n] = NULL;
+	if (child_start(&node->ssh_g, argv, NULL, err, sizeof(err)) < 0) {
+		node_fail(node, "ssh", "%s: %s", node->host, err);
+		return;
+	}
+	child_close_stdin(&node->ssh_g);
+	loop_watch(pool->loop, node->ssh_g.out_fd, POLLIN, on_ssh_g, node);
+	loop_watch(pool->loop, node->ssh_g.pid_fd, POLLIN, on_ssh_g, node);
+	node_set_deadline(node, pool->opts.connect_timeout_ms, "connect-timeout");
+}
+
+static void pool_fill_window(struct sshpool *pool)
+{
+	while (pool->active < (size_t)pool->opts.fanout && pool->next_queued < pool->n) {
+		struct pool_node *node = pool->nodes[pool->next_queued++];
+
+		if (node->state == NODE_QUEUED)
+			node_begin(node);
+	}
+}
+
+void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void *arg)
+{
+	pool->h = h;
+	pool->harg = arg;
+	pool_fill_window(pool);
+}
+
+void sshpool_close_node(struct pool_node *node)
+{
+	if (node->state == NODE_CLOSED || node->state == NODE_FAILED)
+		return;
+	if (node_in_window(node))
+		node->pool->active--;
+	node->state = NODE_CLOSED;
+	node_release(node);
+	node_fail_pending(node, "closed", "the node was closed");
+	pool_fill_window(node->pool);
+}
+
+void sshpool_free(struct sshpool *pool)
+{
+	if (!pool)
+		return;
+	pool->h = NULL;
+	for (size_t i = 0; i < pool->n; i++) {
+		struct pool_node *node = pool->nodes[i];
+
+		node->state = NODE_CLOSED;
+		node_release(node);
+		node_fail_pending(node, "closed", "the pool was freed");
+		ssh_settings_fini(&node->conn.ssh);
+		buf_fini(&node->conn.in);
+		buf_fini(&node->conn.out);
+		buf_fini(&node->conn.errtail);
+		free(node->conn.command);
+		free(node->host);
+		free(node->error_code);
+		free(node->error_msg);
+		json_decref(node->hello);
+		free(node);
+	}
+	free(pool->nodes);
+	free(pool);
+}

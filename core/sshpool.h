@@ -1,0 +1,107 @@
+/*
+ * sshpool.h - reach many nodes' agents at once: a fan-out window, per-phase
+ * deadlines, the agent bootstrap (upload when missing), and request/response
+ * over the agent protocol.
+ *
+ * Life of a node: queued -> config (ssh -G) -> connecting -> authenticating
+ * -> starting (bootstrap, upload, hello) -> ready -> closed | failed.
+ * At most `fanout` nodes are between config and ready at once; a ready node
+ * no longer counts, so long-lived agents do not block the others.
+ * Deadlines: connect_timeout_ms covers TCP connect, auth_timeout_ms covers
+ * the SSH handshake and authentication, request_timeout_ms covers the
+ * bootstrap (including an upload) and each request.
+ *
+ * A failed node carries a stable code and a message naming the node; the
+ * others are unaffected. Codes: resolve, refused, unreachable,
+ * connect-timeout, handshake-timeout, auth-timeout, handshake, auth,
+ * auth-rsa-sha1, hostkey-changed, hostkey-unknown, hostkey-revoked, arch,
+ * upload, agent, protocol, request-timeout, ssh.
+ */
+#ifndef CD_SSHPOOL_H
+#define CD_SSHPOOL_H
+
+#include <jansson.h>
+
+#include "loop.h"
+#include "transport.h"
+
+enum ssh_backend { SSH_BACKEND_LIBSSH2, SSH_BACKEND_OPENSSH };
+
+struct sshpool_opts {
+	int fanout;             /* window, default 64 */
+	int connect_timeout_ms; /* default 10000 */
+	int auth_timeout_ms;    /* handshake + auth, default 10000 */
+	int request_timeout_ms; /* bootstrap and each request, default 30000 */
+	enum ssh_backend backend;
+	const char *ssh_config; /* -F FILE or NULL */
+	const char *user;       /* -l USER or NULL */
+	int port;               /* -p PORT or 0 */
+	const char *identity;   /* -i KEY or NULL */
+	int accept_new;         /* --accept-new */
+	const char *agent_path; /* the clusterdoc-agent binary to run/upload */
+	int local_localhost;    /* run "localhost" through the local transport */
+};
+
+void sshpool_opts_init(struct sshpool_opts *o);
+
+enum node_state {
+	NODE_QUEUED,
+	NODE_CONFIG,
+	NODE_CONNECTING,
+	NODE_AUTHENTICATING,
+	NODE_STARTING,
+	NODE_READY,
+	NODE_CLOSED,
+	NODE_FAILED,
+};
+
+struct sshpool;
+struct pool_node;
+
+/* What the owner of the pool hears about nodes. */
+struct sshpool_handlers {
+	void (*ready)(struct sshpool *pool, struct pool_node *node, void *arg);
+	/* Called once per node that fails (node_error_code/message say why). */
+	void (*failed)(struct sshpool *pool, struct pool_node *node, void *arg);
+};
+
+/* A reply callback gets the response's "result" (borrowed) when ok, or NULL
+ * with code/msg set when the request failed or the node went away. */
+typedef void (*sshpool_reply_cb)(struct pool_node *node, json_t *result, const char *code,
+                                 const char *msg, void *arg);
+
+/* Returns NULL with a message in err when the agent binary cannot be read. */
+struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, char *err,
+                            size_t errlen);
+/* Closes every node (agents are told to exit by closing their stdin). */
+void sshpool_free(struct sshpool *pool);
+
+/* Add a node by the name the user gave (an ssh_config alias, a hostname or an address). */
+struct pool_node *sshpool_add(struct sshpool *pool, const char *host);
+/* Start connecting; events arrive through h while the loop runs. */
+void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void *arg);
+/* Nodes neither ready, closed nor failed. */
+size_t sshpool_busy(const struct sshpool *pool);
+
+/*
+ * Send a request (the pool assigns the id; req is consumed) to a ready node.
+ * cb runs exactly once: with the result, or with an error (the request's
+ * deadline, the node failing). A request that times out fails the node:
+ * an agent that misses a deadline is not trusted with the next request.
+ */
+int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
+                    void *arg);
+/* Politely end a node's agent (stdin closed) and mark it closed. */
+void sshpool_close_node(struct pool_node *node);
+
+const char *node_host(const struct pool_node *node);
+enum node_state node_state(const struct pool_node *node);
+const char *node_error_code(const struct pool_node *node);    /* NULL unless failed */
+const char *node_error_message(const struct pool_node *node); /* NULL unless failed */
+json_t *node_hello(const struct pool_node *node);             /* borrowed; NULL before ready */
+int node_uploaded(const struct pool_node *node);              /* the agent was uploaded */
+const char *node_transport(const struct pool_node *node);
+void node_set_data(struct pool_node *node, void *data);
+void *node_data(const struct pool_node *node);
+
+#endif

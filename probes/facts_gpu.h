@@ -1,0 +1,42 @@
+/*
+ * facts_gpu.h - GPUs (NVML) and NCCL for the node facts.
+ *
+ * Both libraries are loaded with dlopen() at run time and closed again; the
+ * agent never links them, so a node without them is simply a node without
+ * GPUs or NCCL. The few NVML/NCCL signatures used are declared in
+ * facts_gpu.c; no CUDA header is included.
+ */
+#ifndef CD_PROBES_FACTS_GPU_H
+#define CD_PROBES_FACTS_GPU_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/*
+ * Set facts["gpus"] to an array of {"index", "name", "memory_bytes", "uuid"}
+ * (one per device NVML sees; a field NVML cannot give is left out and
+ * errors["gpus"] says why) and facts["gpu_driver"] to the driver version
+ * string or null. Without libnvidia-ml.so.1 that is [] and null, with no
+ * error; when the library is there but nvmlInit fails (no driver loaded),
+ * errors["gpus"] carries NVML's message.
+ */
+void facts_gpu_collect(json_t *facts, json_t *errors);
+
+/*
+ * Set facts["nccl"] to {"version": "2.28.3", "library": path} from
+ * ncclGetVersion, or null when no libnccl.so.2 can be loaded. The library is
+ * looked up as "libnccl.so.2" (LD_LIBRARY_PATH, ld.so.cache), then at
+ * /usr/local/cuda/lib64/libnccl.so.2; "library" is the path the dynamic
+ * loader actually opened. errors["nccl"] is set when the library loads but
+ * has no working ncclGetVersion.
+ */
+void facts_nccl_collect(json_t *facts, json_t *errors);
+
+/*
+ * Format an NCCL version code as "major.minor.patch". NCCL >= 2.9 encodes
+ * major*10000 + minor*100 + patch; older releases major*1000 + minor*100 +
+ * patch. Returns 0, or CD_ERR_PARSE for a code <= 0 (buf is then "").
+ */
+int facts_nccl_version_string(int code, char *buf, size_t len);
+
+#endif

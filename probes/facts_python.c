@@ -1,0 +1,647 @@
+/* facts_python.c - the Python/torch probe and its per-node cache (see
+ * facts_python.h). */
+#include "probes/facts_python.h"
+#include "probes/facts.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ERR_TAIL      2048
+#define CACHE_MAX     (64u << 10)
+#define CACHE_FORMAT  1
+#define REAP_GRACE_MS 1000
+#define EXCERPT_MAX   60
+
+/*
+ * Step 1. No f-strings: it must run on any Python 3. A namespace package
+ * (origin None or "namespace") is not a usable torch.
+ */
+static const char info_script[] =
+    "import json, os, sys\n"
+    "def mt(p):\n"
+    "    try:\n"
+    "        return os.stat(p).st_mtime_ns\n"
+    "    except Exception:\n"
+    "        return None\n"
+    "o = None\n"
+    "try:\n"
+    "    import importlib.util\n"
+    "    s = importlib.util.find_spec('torch')\n"
+    "    o = s.origin if s else None\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if not (o and os.path.isabs(o)):\n"
+    "    o = None\n"
+    "e = sys.executable\n"
+    "print(json.dumps({'executable': e,\n"
+    "    'version': '%d.%d.%d' % tuple(sys.version_info[:3]),\n"
+    "    'executable_mtime_ns': mt(e) if e else None, 'torch_origin': o,\n"
+    "    'torch_mtime_ns': mt(os.path.dirname(o)) if o else None}))\n";
+
+/*
+ * Step 2. os._exit skips the interpreter teardown, which with torch loaded
+ * is slow and can hang on its threads. torch.cuda.nccl.version() is a tuple
+ * in recent torch and an NCCL version code in old releases.
+ */
+static const char torch_script[] =
+    "import json, os, sys, time\n"
+    "t = time.monotonic()\n"
+    "try:\n"
+    "    import torch\n"
+    "except BaseException as x:\n"
+    "    print(json.dumps({'error': '%s: %s' % (type(x).__name__, x)}))\n"
+    "    sys.stdout.flush()\n"
+    "    os._exit(0)\n"
+    "ms = int((time.monotonic() - t) * 1000)\n"
+    "c = bool(torch.cuda.is_available())\n"
+    "n = None\n"
+    "if c:\n"
+    "    try:\n"
+    "        v = torch.cuda.nccl.version()\n"
+    "        if isinstance(v, int):\n"
+    "            v = (v // 10000, v % 10000 // 100, v % 100) if v >= 10000 else \\\n"
+    "                (v // 1000, v % 1000 // 100, v % 100)\n"
+    "        n = '.'.join(str(i) for i in v)\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "print(json.dumps({'version': str(torch.__version__), 'cuda_available': c,\n"
+    "    'cuda_version': torch.version.cuda, 'nccl_version': n, 'import_ms': ms}))\n"
+    "sys.stdout.flush()\n"
+    "os._exit(0)\n";
+
+/* What a finished child left behind. */
+struct run {
+	char *out; /* stdout, NUL-terminated, at most FACTS_PYTHON_OUT_MAX bytes */
+	size_t out_len;
+	char err[ERR_TAIL + 1]; /* the last ERR_TAIL bytes of stderr */
+	size_t err_len;
+	int status; /* waitpid status */
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* In the child after fork: only async-signal-safe calls until exec. */
+static void __attribute__((noreturn))
+child_exec(char *const argv[], int in, int out, int err, int exec_err)
+{
+	sigset_t none;
+	ssize_t w;
+	int e;
+
+	/* own process group, so that a timeout kills the grandchildren too */
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(err, STDERR_FILENO) < 0)
+		goto fail;
+	execvp(argv[0], argv);
+fail:
+	e = errno;
+	w = write(exec_err, &e, sizeof(e));
+	(void)w; /* nothing more to do about a failed write here */
+	_exit(127);
+}
+
+/* SIGKILL the child's process group and reap the child. A process stuck in
+ * uninterruptible sleep cannot die at once; it is left after a short grace
+ * rather than blocking the agent. */
+static void kill_and_reap(pid_t pid)
+{
+	int64_t give_up = cd_now_ms() + REAP_GRACE_MS;
+	int status;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, WNOHANG) == 0 && cd_now_ms() < give_up)
+		poll(NULL, 0, 1);
+}
+
+static void keep_tail(struct run *r, const char *p, size_t n)
+{
+	if (n >= ERR_TAIL) {
+		memcpy(r->err, p + n - ERR_TAIL, ERR_TAIL);
+		r->err_len = ERR_TAIL;
+	} else {
+		size_t drop = r->err_len + n > ERR_TAIL ? r->err_len + n - ERR_TAIL : 0;
+
+		memmove(r->err, r->err + drop, r->err_len - drop);
+		memcpy(r->err + r->err_len - drop, p, n);
+		r->err_len += n - drop;
+	}
+	r->err[r->err_len] = '\0';
+}
+
+/*
+ * Read the child's pipes until all three are closed, then wait for its exit,
+ * all before deadline. Returns 0, CD_ERR_TIMEOUT, CD_ERR_TOOBIG or CD_ERR_IO;
+ * *exec_errno is the errno of a failed exec (0 when exec succeeded).
+ */
+static int pump(const char *who, pid_t pid, int fds[3], int64_t deadline, struct run *r,
+                int *exec_errno, char *errbuf, size_t errlen)
+{
+	char chunk[4096];
+
+	while (fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) {
+		struct pollfd p[3];
+		int idx[3], np = 0, left = (int)(deadline - cd_now_ms());
+
+		if (left <= 0)
+			return CD_ERR_TIMEOUT;
+		for (int i = 0; i < 3; i++) {
+			if (fds[i] >= 0) {
+				p[np] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+				idx[np++] = i;
+			}
+		}
+		if (poll(p, (nfds_t)np, left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return cd_errf(errbuf, errlen, CD_ERR_IO, "waiting for %s: poll: %s", who,
+			               strerror(errno));
+		}
+		for (int k = 0; k < np; k++) {
+			int i = idx[k];
+			ssize_t n;
+
+			if (!p[k].revents)
+				continue;
+			if (i == 0)
+				n = read(fds[0], r->out + r->out_len,
+				         FACTS_PYTHON_OUT_MAX + 1 - r->out_len);
+			else
+				n = read(fds[i], chunk, sizeof(chunk));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n < 0)
+				return cd_errf(errbuf, errlen, CD_ERR_IO, "reading from %s: %s",
+				               who, strerror(errno));
+			if (n == 0) {
+				close_fd(&fds[i]);
+			} else if (i == 0) {
+				r->out_len += (size_t)n;
+				if (r->out_len > FACTS_PYTHON_OUT_MAX)
+					return cd_errf(errbuf, errlen, CD_ERR_TOOBIG,
+					               "%s printed more than %d KiB", who,
+					               FACTS_PYTHON_OUT_MAX / 1024);
+			} else if (i == 1) {
+				keep_tail(r, chunk, (size_t)n);
+			} else if ((size_t)n >= sizeof(int)) {
+				memcpy(exec_errno, chunk, sizeof(int));
+			}
+		}
+	}
+	r->out[r->out_len] = '\0';
+	/* Both pipes are closed, so the child is exiting; wait in short steps
+	 * rather than block, in case it closed them and lingers. */
+	for (;;) {
+		pid_t w = waitpid(pid, &r->status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return cd_errf(errbuf, errlen, CD_ERR_IO, "waiting for %s: %s", who,
+			               strerror(errno));
+		if (cd_now_ms() >= deadline)
+			return CD_ERR_TIMEOUT;
+		poll(NULL, 0, 2);
+	}
+}
+
+/*
+ * Run argv (argv[0] searched in PATH) with stdin from /dev/null until it
+ * exits or deadline (cd_now_ms) passes. Returns 0 with r filled (r->out is
+ * the caller's to free) whatever the exit status; CD_ERR_NOTFOUND when
+ * argv[0] does not exist; CD_ERR_TIMEOUT; CD_ERR_TOOBIG; CD_ERR_IO. On every
+ * error the child has been killed and reaped.
+ */
+static int run_child(char *const argv[], int64_t deadline, struct run *r, char *errbuf,
+                     size_t errlen)
+{
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1}, null_fd = -1;
+	int fds[3], exec_errno = 0, rc;
+	pid_t pid = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->out = cd_malloc(FACTS_PYTHON_OUT_MAX + 2);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    pipe2(ex, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot start %s: %s", argv[0],
+		             strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(argv, null_fd, out[1], err[1], ex[1]);
+	setpgid(pid, pid); /* also here: the child may not have run yet */
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	close_fd(&ex[1]);
+	fds[0] = out[0], fds[1] = err[0], fds[2] = ex[0];
+	for (int i = 0; i < 3; i++)
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	rc = pump(argv[0], pid, fds, deadline, r, &exec_errno, errbuf, errlen);
+	out[0] = fds[0], err[0] = fds[1], ex[0] = fds[2];
+	if (rc == 0) {
+		pid = -1; /* reaped */
+		if (exec_errno)
+			rc = cd_errf(errbuf, errlen,
+			             exec_errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO,
+			             "cannot run %s: %s", argv[0], strerror(exec_errno));
+	}
+out:
+	if (pid > 0)
+		kill_and_reap(pid);
+	close_fd(&null_fd);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&out[i]);
+		close_fd(&err[i]);
+		close_fd(&ex[i]);
+	}
+	if (rc < 0) {
+		free(r->out);
+		r->out = NULL;
+	}
+	return rc;
+}
+
+/* The last non-empty line of s (n bytes), without surrounding blanks. */
+static void last_line(const char *s, size_t n, const char **line, size_t *ln)
+{
+	const char *end = s + n, *start;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	while (start < end && (*start == ' ' || *start == '\t'))
+		start++;
+	*line = start;
+	*ln = (size_t)(end - start);
+}
+
+/* Load the last line of a child's stdout as a JSON object. */
+static json_t *load_last_line(const char *buf, size_t len, char *errbuf, size_t errlen)
+{
+	const char *line;
+	size_t n;
+	json_t *j;
+
+	last_line(buf, len, &line, &n);
+	if (n == 0) {
+		cd_errf(errbuf, errlen, CD_ERR_PARSE, "printed nothing");
+		return NULL;
+	}
+	j = json_loadb(line, n, 0, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		cd_errf(
+		    errbuf, errlen, CD_ERR_PARSE, "printed something that is not JSON: \"%.*s%s\"",
+		    (int)(n > EXCERPT_MAX ? EXCERPT_MAX : n), line, n > EXCERPT_MAX ? "..." : "");
+		return NULL;
+	}
+	return j;
+}
+
+static int64_t opt_int(json_t *j)
+{
+	return json_is_integer(j) ? (int64_t)json_integer_value(j) : -1;
+}
+
+void facts_python_info_fini(struct facts_python_info *info)
+{
+	free(info->executable);
+	free(info->version);
+	free(info->torch_origin);
+	memset(info, 0, sizeof(*info));
+}
+
+int facts_python_parse_info(const char *buf, size_t len, struct facts_python_info *out,
+                            char *errbuf, size_t errlen)
+{
+	json_t *j = load_last_line(buf, len, errbuf, errlen), *exe, *ver, *origin;
+
+	memset(out, 0, sizeof(*out));
+	if (!j)
+		return CD_ERR_PARSE;
+	exe = json_object_get(j, "executable");
+	ver = json_object_get(j, "version");
+	origin = json_object_get(j, "torch_origin");
+	if (!json_is_string(exe) || json_string_value(exe)[0] != '/' || !json_is_string(ver) ||
+	    !(json_is_string(origin) || json_is_null(origin))) {
+		json_decref(j);
+		return cd_errf(errbuf, errlen, CD_ERR_PARSE,
+		               "printed JSON without an absolute \"executable\", a \"version\" "
+		               "and a \"torch_origin\"");
+	}
+	out->executable = cd_strdup(json_string_value(exe));
+	out->version = cd_strdup(json_string_value(ver));
+	out->torch_origin = json_is_string(origin) ? cd_strdup(json_string_value(origin)) : NULL;
+	out->executable_mtime_ns = opt_int(json_object_get(j, "executable_mtime_ns"));
+	out->torch_mtime_ns = opt_int(json_object_get(j, "torch_mtime_ns"));
+	json_decref(j);
+	return 0;
+}
+
+/* A copy of the torch fields of j in the documented order, or NULL when one
+ * has the wrong type. with_import_ms: also copy "import_ms". */
+static json_t *torch_fields(json_t *j, int with_import_ms)
+{
+	json_t *t;
+
+	json_t *ver = json_object_get(j, "version"), *avail = json_object_get(j, "cuda_available");
+	json_t *cuda = json_object_get(j, "cuda_version"),
+	       *nccl = json_object_get(j, "nccl_version");
+	json_t *ms = json_object_get(j, "import_ms");
+
+	if (!json_is_string(ver) || !json_is_boolean(avail) ||
+	    !(json_is_string(cuda) || json_is_null(cuda)) ||
+	    !(json_is_string(nccl) || json_is_null(nccl)) ||
+	    (with_import_ms && !json_is_integer(ms)))
+		return NULL;
+	t = json_pack("{s:O, s:O, s:O, s:O}", "version", ver, "cuda_available", avail,
+	              "cuda_version", cuda, "nccl_version", nccl);
+	if (with_import_ms)
+		json_object_set(t, "import_ms", ms);
+	return t;
+}
+
+int facts_python_parse_torch(const char *buf, size_t len, json_t **torch, char *errbuf,
+                             size_t errlen)
+{
+	json_t *j = load_last_line(buf, len, errbuf, errlen), *e;
+	int rc = 0;
+
+	*torch = NULL;
+	if (!j)
+		return CD_ERR_PARSE;
+	if (json_is_string(e = json_object_get(j, "error")))
+		rc = cd_errf(errbuf, errlen, CD_ERR_IO, "import torch failed: %s",
+		             json_string_value(e));
+	else if (!(*torch = torch_fields(j, 1)))
+		rc = cd_errf(errbuf, errlen, CD_ERR_PARSE,
+		             "the torch probe printed JSON of the wrong shape");
+	json_decref(j);
+	return rc;
+}
+
+/* Describe how a run went wrong, or return 0 when it exited with status 0. */
+static int run_failed(const char *who, const struct run *r, char *errbuf, size_t errlen)
+{
+	const char *line;
+	size_t n;
+
+	if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
+		return 0;
+	last_line(r->err, r->err_len, &line, &n);
+	if (n > 160)
+		n = 160;
+	if (WIFEXITED(r->status))
+		return cd_errf(errbuf, errlen, CD_ERR_IO, "%s exited with status %d%s%.*s", who,
+		               WEXITSTATUS(r->status), n ? ": " : "", (int)n, line);
+	return cd_errf(errbuf, errlen, CD_ERR_IO, "%s was killed by signal %d%s%.*s", who,
+	               WTERMSIG(r->status), n ? ": " : "", (int)n, line);
+}
+
+/* "<dir>/python-facts-<hostname>.json"; NULL when there is no directory. */
+static char *cache_file(const struct facts_opts *o)
+{
+	char host[HOST_NAME_MAX + 2] = "";
+	const char *home = getenv("HOME");
+	char *dir, *path;
+
+	if (o->cache_dir)
+		dir = cd_strdup(o->cache_dir);
+	else if (home && home[0] == '/')
+		dir = cd_asprintf("%s/.cache/clusterdoc", home);
+	else
+		return NULL;
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		snprintf(host, sizeof(host), "unknown");
+	for (char *c = host; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_",
+		            *c))
+			*c = '_';
+	path = cd_asprintf("%s/python-facts-%s.json", dir, host);
+	free(dir);
+	return path;
+}
+
+/* The cached torch object for key, or NULL on any mismatch or damage. */
+static json_t *cache_load(const char *path, json_t *key)
+{
+	json_t *j = NULL, *torch = NULL;
+	char *data = NULL;
+	size_t len;
+
+	if (facts_read_file(path, CACHE_MAX, &data, &len, NULL, 0) < 0)
+		goto out;
+	j = json_loadb(data, len, 0, NULL);
+	if (opt_int(json_object_get(j, "format")) != CACHE_FORMAT ||
+	    !json_equal(json_object_get(j, "key"), key))
+		goto out;
+	torch = torch_fields(json_object_get(j, "torch"), 0);
+out:
+	json_decref(j);
+	free(data);
+	return torch;
+}
+
+/* mkdir -p path (0700 for what it creates). */
+static int mkdir_p(char *path, char *errbuf, size_t errlen)
+{
+	for (char *s = path + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			cd_errf(errbuf, errlen, CD_ERR_IO, "cannot create %s: %s", path,
+			        strerror(errno));
+			*s = c;
+			return CD_ERR_IO;
+		}
+		*s = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* Write {format, key, torch} to path atomically: temp file, then rename. */
+static int cache_store(const char *path, json_t *key, json_t *torch, char *errbuf, size_t errlen)
+{
+	char *dir = cd_strdup(path), *tmp = cd_asprintf("%s.XXXXXX", path), *text = NULL;
+	json_t *j =
+	    json_pack("{s:i, s:O, s:O}", "format", CACHE_FORMAT, "key", key, "torch", torch);
+	size_t len, done = 0;
+	int fd = -1, rc = 0, created = 0;
+
+	*strrchr(dir, '/') = '\0';
+	if (dir[0] && (rc = mkdir_p(dir, errbuf, errlen)) < 0)
+		goto out;
+	text = json_dumps(j, JSON_COMPACT);
+	len = strlen(text);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot create %s: %s", tmp,
+		             strerror(errno));
+		goto out;
+	}
+	created = 1;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot write %s: %s", tmp,
+			             strerror(errno));
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc < 0 || rename(tmp, path) < 0) {
+		rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot write %s: %s", path,
+		             strerror(errno));
+		goto out;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && created)
+		unlink(tmp);
+	json_decref(j);
+	free(text);
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+static json_t *cache_key(const struct facts_python_info *info, const char *gpu_driver)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	json_t *key = json_object();
+
+	json_object_set_new(key, "executable",
+	                    facts_json_text(info->executable, strlen(info->executable)));
+	json_object_set_new(key, "version", facts_json_text(info->version, strlen(info->version)));
+	json_object_set_new(key, "executable_mtime_ns", json_integer(info->executable_mtime_ns));
+	json_object_set_new(key, "torch_origin",
+	                    facts_json_text(info->torch_origin, strlen(info->torch_origin)));
+	json_object_set_new(key, "torch_mtime_ns", json_integer(info->torch_mtime_ns));
+	json_object_set_new(key, "gpu_driver",
+	                    gpu_driver ? facts_json_text(gpu_driver, strlen(gpu_driver))
+	                               : json_null());
+	json_object_set_new(key, "cuda_visible_devices",
+	                    cvd ? facts_json_text(cvd, strlen(cvd)) : json_null());
+	return key;
+}
+
+/* Import torch in a child (cache miss). Returns the torch object or NULL
+ * with errors["torch"] set. */
+static json_t *probe_torch(const char *executable, int64_t deadline, json_t *errors)
+{
+	char *argv[] = {(char *)executable, (char *)"-c", (char *)torch_script, NULL};
+	int64_t budget = deadline - cd_now_ms();
+	char err[CD_ERRLEN];
+	json_t *torch = NULL;
+	struct run r;
+	int rc;
+
+	rc = run_child(argv, deadline, &r, err, sizeof(err));
+	if (rc == CD_ERR_TIMEOUT)
+		snprintf(err, sizeof(err), "importing torch took longer than %.1f s",
+		         (double)(budget > 0 ? budget : 0) / 1000);
+	else if (rc == 0 && run_failed("the torch probe", &r, err, sizeof(err)) == 0)
+		rc = facts_python_parse_torch(r.out, r.out_len, &torch, err, sizeof(err));
+	else if (rc == 0)
+		rc = CD_ERR_IO;
+	free(r.out);
+	if (rc < 0 || !torch)
+		facts_set_error(errors, "torch", err);
+	return torch;
+}
+
+void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver, json_t *facts,
+                          json_t *errors)
+{
+	const char *py = opts->python ? opts->python : "python3";
+	char *argv[] = {(char *)py, (char *)"-c", (char *)info_script, NULL};
+	int64_t deadline = cd_now_ms() + opts->python_timeout_ms;
+	struct facts_python_info info = {0};
+	json_t *python = json_null(), *torch = json_null(), *key = NULL, *t, *ms;
+	char err[CD_ERRLEN], msg[CD_ERRLEN + 64], *cache = NULL;
+	struct run r;
+	int rc;
+
+	rc = run_child(argv, deadline, &r, err, sizeof(err));
+	if (rc == CD_ERR_NOTFOUND && !opts->python)
+		goto out; /* no python3 on this node: a fact, not an error */
+	if (rc == CD_ERR_TIMEOUT)
+		snprintf(msg, sizeof(msg), "%s did not answer within %.1f s", py,
+		         (double)opts->python_timeout_ms / 1000);
+	else if (rc < 0)
+		snprintf(msg, sizeof(msg), "%s", err); /* names py already */
+	else if ((rc = run_failed(py, &r, msg, sizeof(msg))) == 0 &&
+	         (rc = facts_python_parse_info(r.out, r.out_len, &info, err, sizeof(err))) < 0)
+		snprintf(msg, sizeof(msg), "%s %s", py, err);
+	free(r.out);
+	if (rc < 0) {
+		facts_set_error(errors, "python", msg);
+		goto out;
+	}
+	json_decref(python);
+	python = json_pack("{s:o, s:o}", "path",
+	                   facts_json_text(info.executable, strlen(info.executable)), "version",
+	                   facts_json_text(info.version, strlen(info.version)));
+	if (!info.torch_origin)
+		goto out; /* torch is not installed: null, no import */
+
+	key = cache_key(&info, gpu_driver);
+	cache = cache_file(opts);
+	if (cache && !opts->no_cache && (t = cache_load(cache, key))) {
+		json_object_set_new(t, "cached", json_true());
+		json_decref(torch);
+		torch = t;
+		goto out;
+	}
+	if (!(t = probe_torch(info.executable, deadline, errors)))
+		goto out;
+	if (!cache)
+		facts_set_error(errors, "cache", "HOME is not set: the torch facts are not cached");
+	else if (cache_store(cache, key, t, err, sizeof(err)) < 0)
+		facts_set_error(errors, "cache", err);
+	/* "cached" goes before "import_ms", as documented */
+	ms = json_incref(json_object_get(t, "import_ms"));
+	json_object_del(t, "import_ms");
+	json_object_set_new(t, "cached", json_false());
+	json_object_set_new(t, "import_ms", ms);
+	json_decref(torch);
+	torch = t;
+out:
+	json_object_set_new(facts, "python", python);
+	json_object_set_new(facts, "torch", torch);
+	facts_python_info_fini(&info);
+	json_decref(key);
+	free(cache);
+}

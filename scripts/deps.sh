@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install the Debian packages clusterdoc needs to build and test. Idempotent,
+# and quiet when everything is already there.
+set -eu
+PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
+libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
+python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "clusterdoc: installing:$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

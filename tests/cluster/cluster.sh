@@ -1,0 +1,733 @@
+#!/usr/bin/env bash
+# tests/cluster/cluster.sh - a throw-away test cluster of N "nodes" made of network namespaces,
+# each running a real OpenSSH sshd, plus a "head" namespace to run clusterdoc from.
+#
+# Source it (bash), then:
+#     cluster_up 4                       # traps EXIT/INT/TERM -> cluster_down (see CD_AUTO_TRAP)
+#     cluster_head_exec ssh node3 hostname   # -> node3
+#     cluster_down                       # idempotent; also runs from the trap
+# or use the CLI:  cluster.sh up N [opts]  |  cluster.sh down [RUN_DIR]  |  cluster.sh exec RUN_DIR head|I CMD...
+#
+# Layout (prefix P = CD_NS_PREFIX or "cdt" + 5 random lowercase chars):
+#   netns P"br"    bridge P"br0" (STP off), ports P"b"$i (nodes) and P"bh" (head); no addresses
+#   netns P"head"  eth0 = 10.X.Y.2/24           (clusterdoc runs here: cluster_head_exec)
+#   netns P"n"$i   NIC (eth0 unless CD_NIC_NAMES) = 10.X.Y.(i+10)/24, lo up, sshd on port 22,
+#                  own UTS ns (hostname node$i) and mount ns (/root/.cache = per-node dir,
+#                  empty file over /root/.bashrc, .profile, .bash_profile, .bash_login if present)
+#   netns P"d"$i   dead end for cluster_trap_ipv6_only_nic (created only by that trap)
+#   /etc/netns/<ns>/hosts   node names -> IPs (ip netns exec bind-mounts it over /etc/hosts)
+#   /etc/netns/P"head"/passwd  copy of /etc/passwd with root's home = $CD_RUN/home, so that
+#                  OpenSSH (which takes "~" and its default ~/.ssh/config from the passwd entry,
+#                  not from $HOME) reads the run's ~/.ssh in the head namespace (CD_HEAD_PASSWD=0: off)
+# No namespace has a default route; nothing is created in the root namespace.
+# Everything is removed by cluster_down: processes (by PID, start time checked), namespaces,
+# /etc/netns/<ns> dirs, the run directory $CD_RUN (/tmp/cdcluster.XXXXXX).
+#
+# Needs root, iproute2, util-linux (unshare, nsenter), openssh-server, /usr/bin/python3 (silent
+# listener only), nft (firewall trap only).
+
+_CD_CLUSTER_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+_CD_SSHD=${CD_SSHD:-/usr/sbin/sshd}
+_CD_PY=/usr/bin/python3
+
+_cd_log() { [[ ${CD_QUIET:-0} == 1 ]] || printf 'cluster: %s\n' "$*" >&2; }
+_cd_err() { printf 'cluster: ERROR: %s\n' "$*" >&2; }
+_cd_now() { date +%s.%N; }
+_cd_phase() { [[ ${CD_VERBOSE:-0} == 1 ]] && printf 'cluster: %s %s\n' "$(date +%T.%N | cut -c1-12)" "$*" >&2; return 0; }
+
+# ---------------------------------------------------------------- names and lookups
+
+cluster_node_ns() { printf '%s\n' "${CD_PREFIX}n$1"; }                          # netns of node i
+cluster_node_ip() { printf '%s\n' "${CD_SUBNET}.$(($1 + 10))"; }                # IPv4 of node i
+cluster_node_nic() { cat "$CD_RUN/n$1/nic"; }                                   # primary NIC name of node i
+cluster_node_sshd_pid() { cat "$CD_RUN/n$1/sshd.listener" 2>/dev/null; }        # PID of node i's sshd listener
+
+_cd_check_node() { # i
+	[[ -n ${CD_RUN:-} && -d ${CD_RUN:-/nonexistent} ]] || { _cd_err "no cluster is up (CD_RUN unset or gone)"; return 1; }
+	[[ ${1:-} =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= CD_N)) || { _cd_err "no such node: '${1:-}' (1..$CD_N)"; return 1; }
+}
+
+# "start time" of a process (field 22 of /proc/PID/stat), to never signal a recycled PID
+_cd_starttime() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	printf '%s\n' "${20}"
+}
+
+_cd_track() { # pid tag : remember a process we started
+	local st
+	st=$(_cd_starttime "$1") || st=0
+	printf '%s %s %s\n' "$1" "$st" "$2" >>"$CD_RUN/pids"
+}
+
+_cd_alive() { # pid [starttime] : running (not a zombie) and, if given, the same process
+	local s st
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[[ ${s:0:1} == Z ]] && return 1
+	if [[ -n ${2:-} && ${2:-0} != 0 ]]; then
+		st=$(_cd_starttime "$1") || return 1
+		[[ $st == "$2" ]] || return 1
+	fi
+	return 0
+}
+
+# _cd_kill_pids "pid:start" ... : TERM, wait up to ~2 s, then KILL; reap our own children
+_cd_kill_pids() {
+	local e pid st left=() t
+	for e in "$@"; do
+		pid=${e%%:*} st=${e#*:}
+		[[ $pid =~ ^[0-9]+$ ]] || continue
+		if _cd_alive "$pid" "$st"; then kill -TERM "$pid" 2>/dev/null && left+=("$e"); fi
+	done
+	for ((t = 0; t < 40 && ${#left[@]} > 0; t++)); do
+		local still=()
+		for e in "${left[@]}"; do _cd_alive "${e%%:*}" "${e#*:}" && still+=("$e"); done
+		left=("${still[@]+"${still[@]}"}")
+		((${#left[@]} == 0)) && break
+		sleep 0.05
+	done
+	for e in "${left[@]+"${left[@]}"}"; do
+		_cd_alive "${e%%:*}" "${e#*:}" && kill -KILL "${e%%:*}" 2>/dev/null
+	done
+	for e in "$@"; do wait "${e%%:*}" 2>/dev/null; done
+	return 0
+}
+
+_cd_kill_tag() { # tag : kill the tracked processes with that tag
+	local pid st tag l=()
+	[[ -f $CD_RUN/pids ]] || return 0
+	while read -r pid st tag; do
+		[[ $tag == "$1" ]] && l+=("$pid:$st")
+	done <"$CD_RUN/pids"
+	((${#l[@]})) && _cd_kill_pids "${l[@]}"
+	return 0
+}
+
+_cd_our_ns() { # namespaces of this run (exact names only, so a short custom prefix never matches other runs)
+	[[ -n ${CD_PREFIX:-} ]] || return 0
+	ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${CD_PREFIX}(br|head|n[0-9]+|d[0-9]+)\$" || true
+}
+
+_cd_hosts_body() { # i (0 = head) : /etc/hosts content for that namespace
+	local i=$1 j
+	echo "127.0.0.1	localhost"
+	if [[ $i != 0 && -f $CD_RUN/n$i/trap_hostname_loopback ]]; then echo "127.0.1.1	node$i"; fi
+	echo "::1	localhost ip6-localhost ip6-loopback"
+	echo "$CD_SUBNET.2	head"
+	for ((j = 1; j <= CD_N; j++)); do
+		[[ $j == "$i" && -f $CD_RUN/n$j/trap_hostname_loopback ]] && continue
+		echo "$CD_SUBNET.$((j + 10))	node$j"
+	done
+}
+
+_cd_write_state() {
+	{
+		printf 'CD_RUN=%q\nCD_PREFIX=%q\nCD_N=%q\nCD_NODES=%q\nCD_SUBNET=%q\nCD_HEAD_IP=%q\n' \
+			"$CD_RUN" "$CD_PREFIX" "$CD_N" "$CD_NODES" "$CD_SUBNET" "$CD_HEAD_IP"
+		printf 'CD_NS_BR=%q\nCD_NS_HEAD=%q\nCD_HOME=%q\nCD_SSH_CONFIG=%q\nCD_KNOWN_HOSTS=%q\n' \
+			"$CD_NS_BR" "$CD_NS_HEAD" "$CD_HOME" "$CD_SSH_CONFIG" "$CD_KNOWN_HOSTS"
+		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
+	} >"$CD_RUN/state.sh"
+}
+
+# cluster_attach RUN_DIR : load a cluster brought up by another process (e.g. "cluster.sh up")
+cluster_attach() {
+	[[ -f ${1:-}/state.sh ]] || { _cd_err "no cluster state in '${1:-}'"; return 1; }
+	# shellcheck disable=SC1091
+	source "$1/state.sh"
+}
+
+# ---------------------------------------------------------------- exec helpers
+
+# cluster_head_exec CMD... : run in the head namespace, HOME=$CD_RUN/home, no ssh agent
+cluster_head_exec() {
+	ip netns exec "$CD_NS_HEAD" env -u SSH_AUTH_SOCK HOME="$CD_HOME" USER=root LOGNAME=root "$@"
+}
+
+# cluster_node_exec i CMD... : run "on" node i, seeing what its sshd sessions see (netns, hostname,
+# /etc/hosts, /root/.cache); works while its sshd is stopped
+cluster_node_exec() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 h
+	shift
+	h=$(cat "$CD_RUN/n$i/holder.pid")
+	nsenter -t "$h" -n -u -m -- env -u SSH_AUTH_SOCK HOME=/root "$@"
+}
+
+# cluster_ssh i CMD... : ssh from the head to node i (BatchMode, the run's config)
+cluster_ssh() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1
+	shift
+	cluster_head_exec ssh -F "$CD_SSH_CONFIG" "node$i" "$@"
+}
+
+# ---------------------------------------------------------------- sshd
+
+_cd_write_sshd_config() { # i
+	local d=$CD_RUN/n$1
+	cat >"$d/sshd_config" <<EOF
+# clusterdoc test node $1 (run $CD_RUN) - never the system sshd
+Port 22
+HostKey $d/ssh_host_ed25519_key
+PidFile $d/sshd.pid
+AuthorizedKeysFile $CD_RUN/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+X11Forwarding no
+AcceptEnv LANG LC_*
+MaxStartups 1000
+MaxSessions 64
+LogLevel ERROR
+Subsystem sftp /usr/lib/openssh/sftp-server
+EOF
+}
+
+_cd_start_sshd() { # i : start node i's sshd inside its holder's namespaces (does not wait)
+	local i=$1 d=$CD_RUN/n$1 h pid
+	h=$(cat "$d/holder.pid") || return 1
+	rm -f "$d/sshd.pid"
+	nsenter -t "$h" -n -u -m -- "$_CD_SSHD" -D -e -f "$d/sshd_config" </dev/null >>"$d/sshd.log" 2>&1 &
+	pid=$!
+	_cd_track "$pid" "sshd$i"
+	echo "$pid" >"$d/sshd.listener"
+}
+
+_cd_wait_sshd_pidfile() { # i [tries] : until sshd has written its PidFile (it does after listen())
+	local i=$1 d=$CD_RUN/n$1 t pid
+	pid=$(cat "$d/sshd.listener")
+	for ((t = 0; t < ${2:-100}; t++)); do
+		[[ -s $d/sshd.pid && $(cat "$d/sshd.pid" 2>/dev/null) == "$pid" ]] && return 0
+		_cd_alive "$pid" || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+_cd_ssh_probe() { # i : one BatchMode ssh from the head
+	cluster_head_exec ssh -F "$CD_SSH_CONFIG" -o ConnectTimeout=2 -o KexAlgorithms=curve25519-sha256 \
+		"node$1" true </dev/null >/dev/null 2>>"$CD_RUN/n$1/probe.err"
+}
+
+_cd_wait_ssh() { # i : sshd up and accepting our key (bounded)
+	local i=$1 t
+	_cd_wait_sshd_pidfile "$i" 100 || return 1
+	for ((t = 0; t < ${CD_SSH_TRIES:-10}; t++)); do
+		_cd_ssh_probe "$i" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+_cd_sshd_failed_msg() { # i
+	local d=$CD_RUN/n$1
+	_cd_err "node$1: sshd not accepting connections (ns $(cluster_node_ns "$1"))"
+	[[ -s $d/sshd.log ]] && sed 's/^/    sshd: /' "$d/sshd.log" | tail -5 >&2
+	[[ -s $d/probe.err ]] && sed 's/^/    ssh: /' "$d/probe.err" | tail -3 >&2
+	return 0
+}
+
+# ---------------------------------------------------------------- up / down
+
+# cluster_up N [--nic-names "eth0 eth0 enp1s0 ..."] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
+# (or the same through CD_NIC_NAMES, CD_MTU, CD_NS_PREFIX, CD_AUTO_TRAP=0)
+cluster_up() {
+	local - # restore the caller's shell options on return
+	set +e
+	local n=${1:-} t0 i nic mtu=${CD_MTU:-1500} prefix=${CD_NS_PREFIX:-} subnet=""
+	local nics=${CD_NIC_NAMES:-} autotrap=${CD_AUTO_TRAP:-1}
+	shift || true
+	while (($#)); do
+		case $1 in
+		--nic-names) nics=$2; shift 2 ;;
+		--mtu) mtu=$2; shift 2 ;;
+		--prefix) prefix=$2; shift 2 ;;
+		--subnet) subnet=$2; shift 2 ;;
+		--no-trap) autotrap=0; shift ;;
+		*) _cd_err "cluster_up: unknown option '$1'"; return 2 ;;
+		esac
+	done
+	t0=$(_cd_now)
+	[[ $EUID == 0 ]] || { _cd_err "cluster_up needs root"; return 1; }
+	[[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 240)) || { _cd_err "cluster_up N: N must be 1..240 (got '$n')"; return 2; }
+	[[ -z ${CD_RUN:-} || ! -d ${CD_RUN:-/nonexistent} ]] || { _cd_err "a cluster is already up in this shell ($CD_RUN); cluster_down first"; return 1; }
+	[[ -x $_CD_SSHD ]] || { _cd_err "$_CD_SSHD not found (apt install openssh-server)"; return 1; }
+	[[ $mtu =~ ^[0-9]+$ ]] || { _cd_err "bad MTU '$mtu'"; return 2; }
+	if [[ -z $prefix ]]; then
+		prefix=cdt$(LC_ALL=C tr -dc 'a-z' </dev/urandom 2>/dev/null | head -c 5)
+	fi
+	[[ $prefix =~ ^[a-z][a-z0-9]{0,10}$ ]] || { _cd_err "prefix '$prefix': want [a-z][a-z0-9]{0,10} (interface names <= 15 chars)"; return 2; }
+	if [[ -n $(ip netns list | awk '{print $1}' | grep -E "^${prefix}(br|head|n[0-9]+|d[0-9]+)\$") ]]; then
+		_cd_err "namespaces with prefix '$prefix' already exist"
+		return 1
+	fi
+	# per-run /24 inside 10/8, derived from the prefix (only ever configured inside our namespaces)
+	if [[ -z $subnet ]]; then
+		local h
+		h=$(printf '%s' "$prefix" | cksum | cut -d' ' -f1)
+		subnet="10.$((100 + h % 150)).$(((h / 150) % 256))"
+	fi
+	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
+	local nicarr=()
+	read -r -a nicarr <<<"$nics"
+	for nic in "${nicarr[@]+"${nicarr[@]}"}"; do
+		[[ $nic =~ ^[A-Za-z][A-Za-z0-9._-]{0,14}$ && $nic != lo ]] || { _cd_err "bad NIC name '$nic'"; return 2; }
+	done
+
+	export CD_PREFIX=$prefix CD_N=$n CD_SUBNET=$subnet CD_HEAD_IP=$subnet.2
+	export CD_NS_BR=${prefix}br CD_NS_HEAD=${prefix}head
+	CD_RUN=$(mktemp -d /tmp/cdcluster.XXXXXX) || { _cd_err "mktemp failed"; return 1; }
+	export CD_RUN CD_HOME=$CD_RUN/home CD_SSH_CONFIG=$CD_RUN/home/.ssh/config CD_KNOWN_HOSTS=$CD_RUN/known_hosts
+	CD_NODES=""
+	for ((i = 1; i <= n; i++)); do CD_NODES+="${CD_NODES:+ }node$i"; done
+	export CD_NODES
+	: >"$CD_RUN/pids"
+	_cd_write_state
+	if [[ $autotrap == 1 ]]; then _cd_install_traps; fi
+	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN"
+
+	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}"; then
+		_cd_err "cluster_up failed; tearing down (logs were in $CD_RUN)"
+		cluster_down
+		return 1
+	fi
+	CD_UP_SECONDS=$(awk -v a="$t0" -v b="$(_cd_now)" 'BEGIN{printf "%.2f", b-a}')
+	export CD_UP_SECONDS
+	_cd_log "up: $n nodes ready in ${CD_UP_SECONDS}s"
+	return 0
+}
+
+_cd_up_inner() { # n mtu nic-names...
+	local n=$1 mtu=$2 i j nic d p
+	shift 2
+	local nicarr=("$@")
+	local R=$CD_RUN P=$CD_PREFIX
+
+	# --- files: keys, configs, hosts
+	mkdir -p "$R/home/.ssh" "$R/home/.cache" || return 1
+	chmod 700 "$R/home" "$R/home/.ssh"
+	: >"$R/empty"
+	local kg=()
+	ssh-keygen -q -t ed25519 -N '' -C "clusterdoc-test-client@$P" -f "$R/home/.ssh/id_ed25519" </dev/null &
+	kg+=($!)
+	for ((i = 1; i <= n; i++)); do
+		d=$R/n$i
+		mkdir -p "$d/cache"
+		nic=${nicarr[i - 1]:-eth0}
+		echo "$nic" >"$d/nic"
+		_cd_write_sshd_config "$i"
+		ssh-keygen -q -t ed25519 -N '' -C "node$i@$P" -f "$d/ssh_host_ed25519_key" </dev/null &
+		kg+=($!)
+	done
+	wait "${kg[@]}" # only our own jobs: the caller may have other background jobs
+	[[ -s $R/home/.ssh/id_ed25519.pub ]] || { _cd_err "ssh-keygen failed"; return 1; }
+	cp "$R/home/.ssh/id_ed25519.pub" "$R/authorized_keys"
+	: >"$R/known_hosts"
+	for ((i = 1; i <= n; i++)); do
+		[[ -s $R/n$i/ssh_host_ed25519_key.pub ]] || { _cd_err "ssh-keygen failed for node$i"; return 1; }
+		_cd_known_lines "$i" >>"$R/known_hosts"
+	done
+	cp "$R/known_hosts" "$R/home/.ssh/known_hosts"
+	cat >"$R/home/.ssh/config" <<EOF
+# clusterdoc test cluster $P (paths are absolute: OpenSSH expands "~" from the passwd entry, not \$HOME)
+Host *
+  User root
+  IdentityFile $R/home/.ssh/id_ed25519
+  IdentitiesOnly yes
+  BatchMode yes
+  UserKnownHostsFile $R/home/.ssh/known_hosts
+  GlobalKnownHostsFile /dev/null
+EOF
+	chmod 600 "$R/home/.ssh/config" "$R/home/.ssh/known_hosts"
+
+	mkdir -p /etc/netns /run/sshd /root/.cache || return 1
+	for ((i = 0; i <= n; i++)); do
+		if ((i == 0)); then p=$CD_NS_HEAD; else p=${P}n$i; fi
+		mkdir -p "/etc/netns/$p" || return 1
+		_cd_hosts_body "$i" >"/etc/netns/$p/hosts"
+	done
+	if [[ ${CD_HEAD_PASSWD:-1} == 1 ]]; then
+		awk -F: -v OFS=: -v h="$R/home" '$3 == 0 { $6 = h } { print }' /etc/passwd >"/etc/netns/$CD_NS_HEAD/passwd"
+		chmod 644 "/etc/netns/$CD_NS_HEAD/passwd"
+	fi
+
+	_cd_phase "namespaces"
+	# --- namespaces and links (no default route anywhere; nothing in the root namespace)
+	{
+		echo "netns add $CD_NS_BR"
+		echo "netns add $CD_NS_HEAD"
+		for ((i = 1; i <= n; i++)); do echo "netns add ${P}n$i"; done
+	} | ip -b - || { _cd_err "ip netns add failed"; return 1; }
+	printf '%s\n' "link set lo up" "link add ${P}br0 type bridge stp_state 0 forward_delay 0" \
+		"link set ${P}br0 mtu $mtu up" | ip -n "$CD_NS_BR" -b - || return 1
+	printf '%s\n' "link set lo up" \
+		"link add eth0 mtu $mtu type veth peer name ${P}bh netns $CD_NS_BR" \
+		"addr add $CD_HEAD_IP/24 dev eth0" "link set eth0 up" | ip -n "$CD_NS_HEAD" -b - || return 1
+	for ((i = 1; i <= n; i++)); do
+		nic=$(cat "$R/n$i/nic")
+		# link-local IPv6 addresses usable at once (no DAD wait) on interfaces created from now on
+		ip netns exec "${P}n$i" sh -c 'echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad; echo 0 >/proc/sys/net/ipv6/conf/all/accept_dad' || return 1
+		printf '%s\n' "link set lo up" \
+			"link add $nic mtu $mtu type veth peer name ${P}b$i netns $CD_NS_BR" \
+			"addr add $CD_SUBNET.$((i + 10))/24 dev $nic" "link set $nic up" | ip -n "${P}n$i" -b - || return 1
+	done
+	{
+		echo "link set ${P}bh master ${P}br0 up"
+		for ((i = 1; i <= n; i++)); do echo "link set ${P}b$i master ${P}br0 up"; done
+	} | ip -n "$CD_NS_BR" -b - || return 1
+
+	_cd_phase "holders"
+	# --- per-node holder: own UTS + mount namespace, hostname, bind mounts; sshd joins it
+	local holder_sh='hostname "$1" || exit 1
+mount --bind "$2" /root/.cache || exit 1
+for f in .bashrc .profile .bash_profile .bash_login; do
+  if [ -e "/root/$f" ]; then mount --bind "$3" "/root/$f" || exit 1; fi
+done
+: >"$4"
+exec sleep infinity'
+	for ((i = 1; i <= n; i++)); do
+		d=$R/n$i
+		ip netns exec "${P}n$i" unshare --uts --mount --propagation private \
+			sh -c "$holder_sh" holder "node$i" "$d/cache" "$R/empty" "$d/ready" </dev/null >"$d/holder.log" 2>&1 &
+		echo "$!" >"$d/holder.pid"
+		_cd_track "$!" "holder$i"
+	done
+	for ((i = 1; i <= n; i++)); do
+		for ((j = 0; j < 200; j++)); do
+			[[ -e $R/n$i/ready ]] && break
+			_cd_alive "$(cat "$R/n$i/holder.pid")" || break
+			sleep 0.02
+		done
+		[[ -e $R/n$i/ready ]] || { _cd_err "node$i: namespace holder failed: $(cat "$R/n$i/holder.log")"; return 1; }
+	done
+
+	_cd_phase "sshd"
+	# --- sshd on every node, in parallel, then wait until each accepts our key
+	for ((i = 1; i <= n; i++)); do _cd_start_sshd "$i" || return 1; done
+	local probes=()
+	for ((i = 1; i <= n; i++)); do
+		(_cd_wait_ssh "$i" || { : >"$R/n$i/notready"; exit 1; }) 2>/dev/null &
+		probes+=($!)
+		_cd_track "$!" "probe$i" # so an interrupted cluster_up leaves no prober behind
+	done
+	wait "${probes[@]}"
+	local bad=0
+	for ((i = 1; i <= n; i++)); do
+		if [[ -e $R/n$i/notready ]]; then
+			_cd_sshd_failed_msg "$i"
+			bad=1
+		fi
+	done
+	((bad == 0)) || return 1
+	_cd_phase "all sshd accept our key"
+
+	_cd_phase "routes-check"
+	# --- paranoia: no default route in any namespace we made
+	for p in $(_cd_our_ns); do
+		if [[ -n $(ip -n "$p" route show default; ip -n "$p" -6 route show default) ]]; then
+			_cd_err "default route found in $p"
+			return 1
+		fi
+	done
+	return 0
+}
+
+_cd_known_lines() { # i : plain known_hosts lines (name and IP) for node i's current host key
+	local k
+	k=$(cut -d' ' -f1,2 "$CD_RUN/n$1/ssh_host_ed25519_key.pub")
+	printf 'node%s %s\n%s %s\n' "$1" "$k" "$CD_SUBNET.$(($1 + 10))" "$k"
+}
+
+_cd_install_traps() {
+	local prev
+	prev=$(trap -p EXIT)
+	if [[ $prev != *cluster_down* ]]; then
+		if [[ -n $prev ]]; then
+			eval "set -- $prev" # -> trap -- 'CMD' EXIT
+			# run ours first (the old one may call exit), then the old one with the original $?
+			# ("(exit N) && :" sets $? without tripping set -e)
+			# shellcheck disable=SC2064
+			trap "_cd_trap_rc=\$?; cluster_down; (exit \$_cd_trap_rc) && :; $3" EXIT
+		else
+			trap 'cluster_down' EXIT
+		fi
+	fi
+	[[ -n $(trap -p INT) ]] || trap 'exit 130' INT
+	[[ -n $(trap -p TERM) ]] || trap 'exit 143' TERM
+	[[ -n $(trap -p HUP) ]] || trap 'exit 129' HUP
+}
+
+# cluster_down : stop everything this run started and remove all it created. Idempotent.
+cluster_down() {
+	local -
+	set +e +u
+	local pid st tag l=() p
+	if [[ -z ${CD_PREFIX:-} && -n ${CD_RUN:-} && -f ${CD_RUN}/state.sh ]]; then source "$CD_RUN/state.sh"; fi
+	[[ -n ${CD_PREFIX:-} ]] || return 0
+	# 1. processes we started (sshd, namespace holders, silent listeners), by PID + start time
+	if [[ -n ${CD_RUN:-} && -f $CD_RUN/pids ]]; then
+		while read -r pid st tag; do l+=("$pid:$st"); done <"$CD_RUN/pids"
+		((${#l[@]})) && _cd_kill_pids "${l[@]}"
+	fi
+	# 2. anything still inside our namespaces (ssh sessions, agents they started, commands run
+	#    with cluster_head_exec/cluster_node_exec): all descendants of this run
+	local ns_list
+	ns_list=$(_cd_our_ns)
+	l=()
+	for p in $ns_list; do
+		for pid in $(ip netns pids "$p" 2>/dev/null); do
+			[[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+			st=$(_cd_starttime "$pid") && l+=("$pid:$st")
+		done
+	done
+	((${#l[@]})) && _cd_kill_pids "${l[@]}"
+	# 3. namespaces (their links go with them), /etc/netns entries, run dir
+	for p in $ns_list; do ip netns del "$p" 2>/dev/null; done
+	for p in $(_cd_our_ns); do ip netns del "$p" 2>/dev/null || _cd_err "could not delete netns $p"; done
+	for p in /etc/netns/"${CD_PREFIX}"*; do
+		[[ -d $p && ${p##*/} =~ ^${CD_PREFIX}(br|head|n[0-9]+|d[0-9]+)$ ]] && rm -rf -- "$p"
+	done
+	if [[ -n ${CD_RUN:-} && $CD_RUN == /tmp/cdcluster.* && -d $CD_RUN ]]; then
+		# a bind mount never points into the run dir from the root namespace, so rm is safe
+		rm -rf -- "$CD_RUN"
+		_cd_log "down: $CD_PREFIX removed"
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------------- failures
+
+# cluster_node_stop_sshd i : kill node i's sshd listener (connection refused afterwards;
+# already open sessions live on)
+cluster_node_stop_sshd() {
+	_cd_check_node "${1:-}" || return 1
+	_cd_kill_tag "sshd$1"
+	rm -f "$CD_RUN/n$1/sshd.pid"
+}
+
+# cluster_node_start_sshd i : (re)start node i's sshd and wait until it accepts connections
+cluster_node_start_sshd() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 pid
+	pid=$(cluster_node_sshd_pid "$i")
+	if [[ -n $pid ]] && _cd_alive "$pid"; then return 0; fi
+	_cd_start_sshd "$i" || return 1
+	_cd_wait_sshd_pidfile "$i" 100 || { _cd_sshd_failed_msg "$i"; return 1; }
+}
+
+# cluster_node_silent i PORT : a listener on node i (all addresses, v4+v6) that accepts TCP
+# connections on PORT and never sends anything; returns once it listens. PID: $CD_RUN/n$i/silent.PORT.pid
+cluster_node_silent() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 port=${2:-} d=$CD_RUN/n$1 t pid
+	[[ $port =~ ^[0-9]+$ ]] || { _cd_err "cluster_node_silent i PORT"; return 2; }
+	rm -f "$d/silent.$port.ready"
+	# a simple command in the background: $! is the python process itself (nsenter and env exec)
+	nsenter -t "$(cat "$d/holder.pid")" -n -u -m -- env HOME=/root "$_CD_PY" -c '
+import socket, sys
+port, ready = int(sys.argv[1]), sys.argv[2]
+try:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    addr = ("::", port)
+except OSError:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    addr = ("0.0.0.0", port)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(addr)
+s.listen(128)
+open(ready, "w").close()
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)      # keep it open, never send
+' "$port" "$d/silent.$port.ready" </dev/null >"$d/silent.$port.log" 2>&1 &
+	pid=$!
+	_cd_track "$pid" "silent$i:$port"
+	echo "$pid" >"$d/silent.$port.pid"
+	for ((t = 0; t < 200; t++)); do
+		[[ -e $d/silent.$port.ready ]] && return 0
+		_cd_alive "$pid" || break
+		sleep 0.02
+	done
+	_cd_err "node$i: silent listener on $port did not start: $(cat "$d/silent.$port.log")"
+	return 1
+}
+
+# cluster_node_silent_stop i PORT
+cluster_node_silent_stop() {
+	_cd_check_node "${1:-}" || return 1
+	_cd_kill_tag "silent$1:$2"
+}
+
+# cluster_node_rekey i : node i gets a NEW host key (sshd restarted with it); the head's
+# known_hosts still holds the old one, so ssh to node i fails host key verification
+cluster_node_rekey() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 d=$CD_RUN/n$1
+	cluster_node_stop_sshd "$i"
+	rm -f "$d/ssh_host_ed25519_key" "$d/ssh_host_ed25519_key.pub"
+	ssh-keygen -q -t ed25519 -N '' -C "node$i-rekeyed@$CD_PREFIX" -f "$d/ssh_host_ed25519_key" </dev/null || return 1
+	cluster_node_start_sshd "$i"
+}
+
+# cluster_forget_hostkey i : remove node i's entries (name and IP, plain or hashed) from the head's known_hosts
+cluster_forget_hostkey() {
+	_cd_check_node "${1:-}" || return 1
+	local kh=$CD_HOME/.ssh/known_hosts h
+	for h in "node$1" "$(cluster_node_ip "$1")"; do
+		ssh-keygen -q -R "$h" -f "$kh" >/dev/null 2>&1
+	done
+	rm -f "$kh.old"
+	return 0
+}
+
+# cluster_learn_hostkey i : put node i's CURRENT host key into the head's known_hosts (undo rekey/forget)
+cluster_learn_hostkey() {
+	cluster_forget_hostkey "${1:-}" || return 1
+	_cd_known_lines "$1" >>"$CD_HOME/.ssh/known_hosts"
+}
+
+# ---------------------------------------------------------------- traps (misconfigurations to diagnose)
+
+_cd_note_trap() { echo "$*" >>"$CD_RUN/traps"; }
+
+# cluster_trap_ipv6_only_nic i [NAME=ens6] : second NIC on node i whose peer sits in a dead-end
+# namespace, holding only 2001:db8::(i+10)/64 (+ its link-local); no IPv4. Other nodes cannot reach it.
+cluster_trap_ipv6_only_nic() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 name=${2:-ens6} ns dead t
+	ns=$(cluster_node_ns "$i") dead=${CD_PREFIX}d$i
+	[[ ${#name} -le 15 ]] || { _cd_err "NIC name too long: $name"; return 2; }
+	ip netns add "$dead" || return 1
+	ip -n "$dead" link set lo up
+	ip -n "$ns" link add "$name" type veth peer name "${CD_PREFIX}x$i" netns "$dead" || return 1
+	ip -n "$dead" link set "${CD_PREFIX}x$i" up
+	ip netns exec "$ns" sh -c "echo 0 >/proc/sys/net/ipv6/conf/$name/accept_dad" 2>/dev/null
+	ip -n "$ns" addr add "2001:db8::$((i + 10))/64" dev "$name" nodad || return 1
+	ip -n "$ns" link set "$name" up || return 1
+	for ((t = 0; t < 100; t++)); do # until the link-local address exists and is usable
+		[[ -n $(ip -n "$ns" -6 addr show dev "$name" scope link -tentative 2>/dev/null) ]] && break
+		sleep 0.02
+	done
+	_cd_note_trap "ipv6_only_nic $i $name 2001:db8::$((i + 10))"
+}
+
+# cluster_trap_hostname_loopback i : node i's /etc/hosts maps its own hostname to 127.0.1.1
+# (Debian installer style; its real-IP line for itself is dropped). Other nodes are unchanged.
+cluster_trap_hostname_loopback() {
+	_cd_check_node "${1:-}" || return 1
+	: >"$CD_RUN/n$1/trap_hostname_loopback"
+	# rewrite in place (same inode): the file is bind-mounted over the node's /etc/hosts
+	_cd_hosts_body "$1" >"/etc/netns/$(cluster_node_ns "$1")/hosts"
+	_cd_note_trap "hostname_loopback $1"
+}
+
+# cluster_trap_docker0 all|i... : a docker0 bridge (no ports, like docker with no containers)
+# with 172.17.0.1/16 on those nodes; no route out
+cluster_trap_docker0() {
+	local nodes=() i
+	if [[ ${1:-all} == all ]]; then for ((i = 1; i <= CD_N; i++)); do nodes+=("$i"); done; else nodes=("$@"); fi
+	for i in "${nodes[@]}"; do
+		_cd_check_node "$i" || return 1
+		printf '%s\n' "link add docker0 type bridge" "addr add 172.17.0.1/16 dev docker0" \
+			"link set docker0 up" | ip -n "$(cluster_node_ns "$i")" -b - || return 1
+		_cd_note_trap "docker0 $i"
+	done
+}
+
+# cluster_trap_nic_name i NAME : rename node i's primary NIC (addresses are kept). Prefer
+# cluster_up --nic-names / CD_NIC_NAMES, which names it at creation.
+cluster_trap_nic_name() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 name=${2:-} ns old
+	[[ $name =~ ^[A-Za-z][A-Za-z0-9._-]{0,14}$ && $name != lo ]] || { _cd_err "bad NIC name '$name'"; return 2; }
+	ns=$(cluster_node_ns "$i") old=$(cluster_node_nic "$i")
+	[[ $old == "$name" ]] && return 0
+	printf '%s\n' "link set $old down" "link set $old name $name" "link set $name up" | ip -n "$ns" -b - || return 1
+	ip -n "$ns" -4 addr show dev "$name" | grep -q "inet $(cluster_node_ip "$i")/" ||
+		ip -n "$ns" addr add "$(cluster_node_ip "$i")/24" dev "$name"
+	echo "$name" >"$CD_RUN/n$i/nic"
+	_cd_note_trap "nic_name $i $name"
+}
+
+# cluster_trap_firewall_port i PORT|LO-HI : nft table inet clusterdoc_test in node i's namespace,
+# dropping TCP input to that port (or range); repeated calls add rules
+cluster_trap_firewall_port() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 port=${2:-}
+	[[ $port =~ ^[0-9]+(-[0-9]+)?$ ]] || { _cd_err "cluster_trap_firewall_port i PORT|LO-HI"; return 2; }
+	ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
+add table inet clusterdoc_test
+add chain inet clusterdoc_test input { type filter hook input priority 0; policy accept; }
+add rule inet clusterdoc_test input tcp dport $port counter drop
+EOF
+	_cd_note_trap "firewall_port $i $port"
+}
+
+# cluster_trap_mtu i MTU : node i's primary NIC gets another MTU (MTU mismatch)
+cluster_trap_mtu() {
+	_cd_check_node "${1:-}" || return 1
+	[[ ${2:-} =~ ^[0-9]+$ ]] || { _cd_err "cluster_trap_mtu i MTU"; return 2; }
+	ip -n "$(cluster_node_ns "$1")" link set dev "$(cluster_node_nic "$1")" mtu "$2" || return 1
+	_cd_note_trap "mtu $1 $2"
+}
+
+# ---------------------------------------------------------------- CLI
+
+_cd_cli_usage() {
+	cat >&2 <<'EOF'
+usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
+           prints shell assignments (eval them, or: cluster.sh exec RUN_DIR ...)
+       cluster.sh down [RUN_DIR]          (default: $CD_RUN)
+       cluster.sh exec RUN_DIR head|I CMD...  run CMD in the head namespace or on node I
+       cluster.sh ssh RUN_DIR I [CMD...]      ssh from the head to node I
+EOF
+}
+
+_cd_cli() {
+	local cmd=${1:-}
+	shift || true
+	case $cmd in
+	up)
+		CD_AUTO_TRAP=0 cluster_up "$@" || return 1
+		cat "$CD_RUN/state.sh"
+		;;
+	down)
+		if [[ -n ${1:-} ]]; then cluster_attach "$1" || return 1; fi
+		[[ -n ${CD_RUN:-} ]] || { _cd_err "down: give RUN_DIR or set CD_RUN"; return 2; }
+		[[ -n ${CD_PREFIX:-} ]] || cluster_attach "$CD_RUN" || return 1
+		cluster_down
+		;;
+	exec)
+		cluster_attach "${1:-}" || return 1
+		local who=${2:-}
+		shift 2 || true
+		if [[ $who == head ]]; then cluster_head_exec "$@"; else cluster_node_exec "$who" "$@"; fi
+		;;
+	ssh)
+		cluster_attach "${1:-}" || return 1
+		shift
+		cluster_ssh "$@"
+		;;
+	*) _cd_cli_usage; return 2 ;;
+	esac
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	set -u
+	_cd_cli "$@"
+	exit $?
+fi

@@ -1,0 +1,49 @@
+# itest.sh - helpers for integration tests. Source it after tests/lib.sh.
+#   CLUSTERDOC / CLUSTERDOC_AGENT: the binaries under test (set by make).
+#   run_test NAME: runs the function t_NAME, records PASS/FAIL.
+#   Assertions print what differed and return 1.
+source "$CD_TOP/tests/cluster/cluster.sh"
+CLUSTERDOC=${CLUSTERDOC:-$CD_TOP/clusterdoc}
+CLUSTERDOC_AGENT=${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}
+export CLUSTERDOC_AGENT
+
+# cd_head ARGS...: run clusterdoc in the head namespace; sets $out, $err, $rc, $elapsed_ms
+cd_head() {
+	local t0 t1 ef
+	ef=$(mktemp)
+	t0=$(date +%s%N)
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@" 2>"$ef")
+	rc=$?
+	t1=$(date +%s%N)
+	err=$(cat "$ef")
+	rm -f "$ef"
+	elapsed_ms=$(((t1 - t0) / 1000000))
+}
+
+# jq-like queries without jq: python3 reads $out
+jget() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {"d": d}))' "$out" "$1"; }
+
+expect_eq() { # actual expected what
+	[ "$1" = "$2" ] && return 0
+	echo "    expected $3 = '$2', got '$1'"
+	return 1
+}
+expect_match() { # text regex what
+	grep -Eq -- "$2" <<<"$1" && return 0
+	echo "    expected $3 to match /$2/, got: $(head -c 400 <<<"$1")"
+	return 1
+}
+
+run_test() {
+	local name=$1 log
+	log=$(mktemp)
+	if "t_$name" >"$log" 2>&1; then
+		result PASS "$ITEST_FILE/$name"
+	else
+		result FAIL "$ITEST_FILE/$name"
+		sed 's/^/    /' "$log" | tail -25
+		ITEST_STATUS=1
+	fi
+	rm -f "$log"
+}
+ITEST_STATUS=0

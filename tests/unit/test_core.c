@@ -1,0 +1,135 @@
+/* test_core.c - bounded buffers, the event loop's timers and fds, SHA-256. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cd.h"
+#include "loop.h"
+#include "sha256.h"
+
+static void buf_append_past_cap_fails_and_keeps_content(void **state)
+{
+	struct buf b;
+
+	buf_init(&b, 8);
+	assert_int_equal(buf_append_str(&b, "12345"), 0);
+	assert_int_equal(buf_append_str(&b, "6789"), CD_ERR_TOOBIG);
+	assert_int_equal(b.len, 5);
+	assert_string_equal(b.data, "12345");
+	buf_fini(&b);
+}
+
+static void buf_line_finds_only_complete_lines(void **state)
+{
+	struct buf b;
+	const char *line;
+
+	buf_init(&b, 64);
+	buf_append_str(&b, "one\ntw");
+	assert_int_equal(buf_line(&b, &line), 3);
+	assert_memory_equal(line, "one", 3);
+	buf_consume(&b, 4);
+	assert_int_equal(buf_line(&b, &line), -1);
+	buf_fini(&b);
+}
+
+static void fired(struct loop *loop, void *arg)
+{
+	int *order = arg;
+
+	order[order[0]++ + 1] = order[10];
+	order[10]++;
+}
+
+static void timers_fire_in_due_order(void **state)
+{
+	struct loop *loop = loop_new();
+	int order[11] = {0};
+	int64_t t0 = cd_now_ms();
+
+	order[10] = 100;
+	loop_timer_add(loop, 30, fired, order);
+	loop_timer_add(loop, 10, fired, order);
+	loop_run(loop);
+	assert_int_equal(order[0], 2);
+	assert_true(cd_now_ms() - t0 >= 30);
+	loop_free(loop);
+}
+
+static void never(struct loop *loop, void *arg)
+{
+	fail_msg("a cancelled timer fired");
+}
+
+static void cancelled_timer_does_not_fire(void **state)
+{
+	struct loop *loop = loop_new();
+	uint64_t id = loop_timer_add(loop, 5, never, NULL);
+
+	loop_timer_cancel(loop, id);
+	assert_int_equal(loop_run_once(loop, 20), 0);
+	loop_free(loop);
+}
+
+static void on_readable(struct loop *loop, int fd, short revents, void *arg)
+{
+	char c;
+
+	assert_true(revents & POLLIN);
+	assert_int_equal(read(fd, &c, 1), 1);
+	*(char *)arg = c;
+	loop_unwatch(loop, fd);
+}
+
+static void readable_fd_runs_its_callback(void **state)
+{
+	struct loop *loop = loop_new();
+	int p[2];
+	char got = 0;
+
+	assert_int_equal(pipe(p), 0);
+	loop_watch(loop, p[0], POLLIN, on_readable, &got);
+	assert_int_equal(write(p[1], "z", 1), 1);
+	loop_run(loop);
+	assert_int_equal(got, 'z');
+	close(p[0]);
+	close(p[1]);
+	loop_free(loop);
+}
+
+static void sha256_matches_fips_vectors(void **state)
+{
+	unsigned char d[32];
+	char hex[SHA256_HEX_LEN];
+	struct sha256 s;
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+
+	sha256_init(&s);
+	sha256_update(&s, "abc", 3);
+	sha256_final(&s, d);
+	sha256_hex(d, hex);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	sha256_init(&s);
+	sha256_update(&s, two, strlen(two));
+	sha256_final(&s, d);
+	sha256_hex(d, hex);
+	assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(buf_append_past_cap_fails_and_keeps_content),
+		cmocka_unit_test(buf_line_finds_only_complete_lines),
+		cmocka_unit_test(timers_fire_in_due_order),
+		cmocka_unit_test(cancelled_timer_does_not_fire),
+		cmocka_unit_test(readable_fd_runs_its_callback),
+		cmocka_unit_test(sha256_matches_fips_vectors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
