@@ -29,10 +29,10 @@ struct agent {
 /* A handler returns the result object (new reference), or NULL with a code
  * and message set for an error response. */
 typedef json_t *(*agent_handler)(struct agent *a, json_t *req, const char **code, char *msg,
-				 size_t msglen);
+                                 size_t msglen);
 
 static json_t *handle_hello(struct agent *a, json_t *req, const char **code, char *msg,
-			    size_t msglen)
+                            size_t msglen)
 {
 	json_t *want = json_object_get(req, "protocol");
 	char hex[SHA256_HEX_LEN], host[256] = "";
@@ -41,7 +41,7 @@ static json_t *handle_hello(struct agent *a, json_t *req, const char **code, cha
 	if (!json_is_integer(want) || json_integer_value(want) != PROTO_VERSION) {
 		*code = "protocol-mismatch";
 		snprintf(msg, msglen, "this agent speaks protocol %d; the head asked for %s",
-			 PROTO_VERSION, json_is_integer(want) ? "another version" : "no version");
+		         PROTO_VERSION, json_is_integer(want) ? "another version" : "no version");
 		return NULL;
 	}
 	if (sha256_file_hex("/proc/self/exe", hex, msg, msglen) < 0)
@@ -50,12 +50,12 @@ static json_t *handle_hello(struct agent *a, json_t *req, const char **code, cha
 	gethostname(host, sizeof(host) - 1);
 	a->said_hello = 1;
 	return json_pack("{sisssssssssI}", "protocol", PROTO_VERSION, "agent_version",
-			 AGENT_VERSION, "sha256", hex, "arch", u.machine, "hostname", host, "pid",
-			 (json_int_t)getpid());
+	                 AGENT_VERSION, "sha256", hex, "arch", u.machine, "hostname", host, "pid",
+	                 (json_int_t)getpid());
 }
 
 static json_t *handle_facts(struct agent *a, json_t *req, const char **code, char *msg,
-			    size_t msglen)
+                            size_t msglen)
 {
 	struct facts_opts o;
 	json_t *v;
@@ -69,7 +69,7 @@ static json_t *handle_facts(struct agent *a, json_t *req, const char **code, cha
 }
 
 static json_t *handle_exit(struct agent *a, json_t *req, const char **code, char *msg,
-			   size_t msglen)
+                           size_t msglen)
 {
 	a->quit = 1;
 	return json_object();
@@ -79,9 +79,9 @@ static const struct {
 	const char *type;
 	agent_handler handle;
 } handlers[] = {
-	{.type = "hello", .handle = handle_hello},
-	{.type = "facts", .handle = handle_facts},
-	{.type = "exit", .handle = handle_exit},
+    {.type = "hello", .handle = handle_hello},
+    {.type = "facts", .handle = handle_facts},
+    {.type = "exit", .handle = handle_exit},
 };
 
 static json_t *dispatch(struct agent *a, json_t *req)

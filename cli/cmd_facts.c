@@ -22,8 +22,8 @@ struct facts_run {
 	struct loop *loop;
 	struct sshpool *pool;
 	struct pool_node **nodes;
-	json_t **facts;     /* per node, NULL until answered */
-	char **errors;      /* per node "code: message" for a failed request */
+	json_t **facts; /* per node, NULL until answered */
+	char **errors;  /* per node "code: message" for a failed request */
 	int64_t *skew_ms;
 	size_t n, done;
 };
@@ -48,7 +48,7 @@ static void node_finished(struct facts_run *r)
 }
 
 static void on_facts(struct pool_node *node, json_t *result, const char *code, const char *msg,
-		     void *arg)
+                     void *arg)
 {
 	struct facts_run *r = arg;
 	size_t i = node_index(r, node);
@@ -77,7 +77,7 @@ static void on_ready(struct sshpool *pool, struct pool_node *node, void *arg)
 	json_t *req = proto_request(0, "facts");
 
 	json_object_set_new(req, "python_timeout_ms",
-			    json_integer(r->t.pool.request_timeout_ms * 2 / 3));
+	                    json_integer(r->t.pool.request_timeout_ms * 2 / 3));
 	sshpool_request(node, req, r->t.pool.request_timeout_ms, on_facts, r);
 }
 
@@ -97,8 +97,8 @@ static const char *str(json_t *o, const char *key)
 
 static void print_table(struct facts_run *r)
 {
-	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME", "OS",
-	       "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
+	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
+	       "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct pool_node *node = r->nodes[i];
 		json_t *f = r->facts[i], *torch, *nccl, *py;
@@ -108,14 +108,15 @@ static void print_table(struct facts_run *r)
 			const char *code = node_error_code(node);
 
 			printf("%-16s UNREACHABLE  %s\n", node_host(node),
-			       r->errors[i]		? r->errors[i]
+			       r->errors[i]               ? r->errors[i]
 			       : node_error_message(node) ? node_error_message(node)
-							  : "no answer");
+			                                  : "no answer");
 			(void)code;
 			continue;
 		}
 		snprintf(mem, sizeof(mem), "%.1fG",
-			 (double)json_integer_value(json_object_get(f, "mem_total_bytes")) / (1 << 30));
+		         (double)json_integer_value(json_object_get(f, "mem_total_bytes")) /
+		             (1 << 30));
 		snprintf(skew, sizeof(skew), "%+lldms", (long long)r->skew_ms[i]);
 		py = json_object_get(f, "python");
 		torch = json_object_get(f, "torch");
@@ -130,8 +131,8 @@ static void print_table(struct facts_run *r)
 
 static void print_json(struct facts_run *r)
 {
-	json_t *doc = json_pack("{sisss[]}", "version", FACTS_JSON_VERSION, "command", "facts",
-				"nodes");
+	json_t *doc =
+	    json_pack("{sisss[]}", "version", FACTS_JSON_VERSION, "command", "facts", "nodes");
 	json_t *arr = json_object_get(doc, "nodes");
 
 	for (size_t i = 0; i < r->n; i++) {
@@ -141,10 +142,11 @@ static void print_json(struct facts_run *r)
 
 		json_object_set_new(o, "host", json_string(node_host(node)));
 		json_object_set_new(o, "reachable", json_boolean(r->facts[i] != NULL));
-		json_object_set_new(o, "error", r->facts[i] || !err ? json_null() : json_string(err));
-		json_object_set_new(o, "error_code", node_error_code(node)
-							      ? json_string(node_error_code(node))
-							      : json_null());
+		json_object_set_new(o, "error",
+		                    r->facts[i] || !err ? json_null() : json_string(err));
+		json_object_set_new(o, "error_code",
+		                    node_error_code(node) ? json_string(node_error_code(node))
+		                                          : json_null());
 		json_object_set_new(o, "transport", json_string(node_transport(node)));
 		json_object_set_new(o, "agent_uploaded", json_boolean(node_uploaded(node)));
 		if (r->facts[i]) {
@@ -155,27 +157,28 @@ static void print_json(struct facts_run *r)
 		}
 		json_array_append_new(arr, o);
 	}
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	putchar('\n');
 	json_decref(doc);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: clusterdoc facts -w HOSTLIST [options]\n"
-		   "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
-		   "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
-		   "environment.\n"
-		   "Exit status: 0 when every node answered, 2 otherwise.\n\n%s",
-		targets_help);
+	fprintf(f,
+	        "usage: clusterdoc facts -w HOSTLIST [options]\n"
+	        "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
+	        "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
+	        "environment.\n"
+	        "Exit status: 0 when every node answered, 2 otherwise.\n\n%s",
+	        targets_help);
 }
 
 int cmd_facts(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		TARGETS_LONGOPTS,
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    TARGETS_LONGOPTS,
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct facts_run r = {0};
 	char err[CD_ERRLEN];
@@ -231,7 +234,7 @@ int cmd_facts(int argc, char **argv)
 		ok += r.facts[i] != NULL;
 	if (!r.t.json && ok < (int)r.n)
 		fprintf(stderr, "clusterdoc facts: %d of %zu nodes did not answer\n", (int)r.n - ok,
-			r.n);
+		        r.n);
 	rc = ok == (int)r.n ? 0 : 2;
 out:
 	for (size_t i = 0; i < r.n; i++) {

@@ -16,8 +16,10 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{.name = "facts", .run = cmd_facts, .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs"},
-	{.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
+    {.name = "facts",
+     .run = cmd_facts,
+     .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs"},
+    {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
 };
 
 static void usage(FILE *f)
@@ -25,7 +27,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: clusterdoc COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
+	fprintf(f,
+	        "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
 }
 
 int main(int argc, char **argv)

@@ -11,22 +11,22 @@
 #include <unistd.h>
 
 const char targets_help[] =
-	"Nodes:\n"
-	"  -w HOSTLIST          nodes, e.g. node[01-16,20] or ^FILE (repeatable)\n"
-	"  --hostfile FILE      one node or hostlist per line, # comments\n"
-	"  -x HOSTLIST          exclude these nodes\n"
-	"                       (default inside a Slurm job: $SLURM_JOB_NODELIST)\n"
-	"SSH:\n"
-	"  --ssh libssh2|openssh  transport (default libssh2; openssh runs the ssh binary)\n"
-	"  -F FILE              ssh_config file      -l USER   remote user\n"
-	"  -p PORT              remote port          -i KEY    identity file\n"
-	"  --accept-new         record unknown host keys (changed keys are always refused)\n"
-	"  -f N, --fanout N     nodes connecting at once (default 64)\n"
-	"  --connect-timeout S  TCP connect deadline (default 10)\n"
-	"  --auth-timeout S     SSH handshake + authentication deadline (default 10)\n"
-	"  -t S, --timeout S    deadline for starting the agent and for each request (default 30)\n"
-	"  --agent PATH         the clusterdoc-agent binary to run on nodes\n"
-	"  --json               machine-readable output\n";
+    "Nodes:\n"
+    "  -w HOSTLIST          nodes, e.g. node[01-16,20] or ^FILE (repeatable)\n"
+    "  --hostfile FILE      one node or hostlist per line, # comments\n"
+    "  -x HOSTLIST          exclude these nodes\n"
+    "                       (default inside a Slurm job: $SLURM_JOB_NODELIST)\n"
+    "SSH:\n"
+    "  --ssh libssh2|openssh  transport (default libssh2; openssh runs the ssh binary)\n"
+    "  -F FILE              ssh_config file      -l USER   remote user\n"
+    "  -p PORT              remote port          -i KEY    identity file\n"
+    "  --accept-new         record unknown host keys (changed keys are always refused)\n"
+    "  -f N, --fanout N     nodes connecting at once (default 64)\n"
+    "  --connect-timeout S  TCP connect deadline (default 10)\n"
+    "  --auth-timeout S     SSH handshake + authentication deadline (default 10)\n"
+    "  -t S, --timeout S    deadline for starting the agent and for each request (default 30)\n"
+    "  --agent PATH         the clusterdoc-agent binary to run on nodes\n"
+    "  --json               machine-readable output\n";
 
 void targets_init(struct targets *t)
 {
@@ -126,8 +126,9 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		} else if (strcmp(arg, "openssh") == 0) {
 			t->pool.backend = SSH_BACKEND_OPENSSH;
 		} else {
-			fprintf(stderr, "clusterdoc %s: --ssh takes libssh2 or openssh, not \"%s\"\n",
-				cmd, arg);
+			fprintf(stderr,
+			        "clusterdoc %s: --ssh takes libssh2 or openssh, not \"%s\"\n", cmd,
+			        arg);
 			return -1;
 		}
 		return 1;
@@ -149,7 +150,7 @@ bad_hostlist:
 	return -1;
 bad_value:
 	fprintf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
-		opt < 256 ? opt : '-');
+	        opt < 256 ? opt : '-');
 	return -1;
 }
 
@@ -190,17 +191,18 @@ int targets_finish(struct targets *t, const char *cmd)
 	hostlist_exclude(t->hosts, t->exclude);
 	if (!hostlist_count(t->hosts)) {
 		fprintf(stderr,
-			"clusterdoc %s: no nodes: give -w HOSTLIST or --hostfile FILE "
-			"(e.g. -w 'node[01-04]')\n",
-			cmd);
+		        "clusterdoc %s: no nodes: give -w HOSTLIST or --hostfile FILE "
+		        "(e.g. -w 'node[01-04]')\n",
+		        cmd);
 		return -1;
 	}
 	if (!t->pool.agent_path)
 		t->pool.agent_path = find_agent();
 	if (!t->pool.agent_path) {
-		fprintf(stderr, "clusterdoc %s: cannot find clusterdoc-agent next to clusterdoc; "
-				"set CLUSTERDOC_AGENT or --agent\n",
-			cmd);
+		fprintf(stderr,
+		        "clusterdoc %s: cannot find clusterdoc-agent next to clusterdoc; "
+		        "set CLUSTERDOC_AGENT or --agent\n",
+		        cmd);
 		return -1;
 	}
 	return 0;

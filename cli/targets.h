@@ -31,14 +31,17 @@ enum {
 	OPT_AGENT,
 	OPT_TARGETS_END, /* commands number their own long options from here */
 };
-#define TARGETS_LONGOPTS                                                                         \
+#define TARGETS_LONGOPTS                                                                          \
 	{"hostfile", required_argument, NULL, OPT_HOSTFILE},                                      \
-		{"ssh", required_argument, NULL, OPT_SSH},                                        \
-		{"accept-new", no_argument, NULL, OPT_ACCEPT_NEW},                                \
-		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                \
-		{"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                      \
-		{"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
-		{"fanout", required_argument, NULL, 'f'}, {"timeout", required_argument, NULL, 't'}
+	    {"ssh", required_argument, NULL, OPT_SSH},                                            \
+	    {"accept-new", no_argument, NULL, OPT_ACCEPT_NEW},                                    \
+	    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                    \
+	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                          \
+	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
+	    {"fanout", required_argument, NULL, 'f'},                                             \
+	{                                                                                         \
+		"timeout", required_argument, NULL, 't'                                           \
+	}
 
 void targets_init(struct targets *t);
 void targets_fini(struct targets *t);

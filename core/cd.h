@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CD_ERRLEN 256
+#define CD_ERRLEN 512
 
 enum cd_err {
 	CD_OK = 0,

@@ -151,13 +151,24 @@ static int names_qcmp(const void *a, const void *b)
 	return name_cmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Sort names[0..n) unless they already are strictly increasing (the usual case). */
+static void sort_names(char **names, size_t n)
+{
+	size_t i = 1;
+
+	while (i < n && name_cmp(names[i - 1], names[i]) < 0)
+		i++;
+	if (i < n)
+		qsort(names, n, sizeof(*names), names_qcmp);
+}
+
 void hostlist_sort_uniq(struct hostlist *hl)
 {
 	size_t n = 0;
 
 	if (!hl || hl->count < 2)
 		return;
-	qsort(hl->names, hl->count, sizeof(*hl->names), names_qcmp);
+	sort_names(hl->names, hl->count);
 	for (size_t i = 1; i < hl->count; i++) {
 		if (strcmp(hl->names[n], hl->names[i]) == 0)
 			free(hl->names[i]);
@@ -630,7 +641,7 @@ char *hostlist_fold(const struct hostlist *hl)
 	buf_init(&out, SIZE_MAX);
 	v = cd_malloc(hl->count * sizeof(*v));
 	memcpy(v, hl->names, hl->count * sizeof(*v));
-	qsort(v, hl->count, sizeof(*v), names_qcmp);
+	sort_names(v, hl->count);
 	for (i = 0; i < hl->count; i++)
 		if (n == 0 || strcmp(v[n - 1], v[i]) != 0)
 			v[n++] = v[i];

@@ -20,8 +20,10 @@
  * Padding follows ClusterShell: "node[1-10]" is node1..node10, and a range
  * whose bounds differ in length while one is zero-padded ("node[9-011]",
  * "[01-044]") is an error. Different widths in different ranges of one list
- * are fine: "[07-09,010]". Digits next to a bracket are part of the name:
- * "node0[8-9]" is node08,node09 (as in Slurm and pdsh).
+ * are fine: "[07-09,010]". Digits next to a bracket are text in front of
+ * each index, as in Slurm and pdsh: "node0[8-9]" is node08,node09 and
+ * "n2[10-320]" is n210..n299,n2100..n2320 (ClusterShell would shift the
+ * bounds instead and read n[210-2320]).
  *
  * Result order and duplicates (a deliberate divergence from Slurm): a
  * hostlist is a set, as in ClusterShell. Names are sorted by their text

@@ -7,7 +7,7 @@
 
 int proto_write(struct buf *out, json_t *msg, char *err, size_t errlen)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
+	char *s = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(10));
 	size_t len;
 	int rc = 0;
 

@@ -401,7 +401,11 @@ void rangeset_nd_fold(struct rangeset_nd *nd, const struct rangeset_elem *vecs, 
 	for (size_t axis = ndim; axis-- > 0;) {
 		for (i = 0; i < nitems; i++)
 			items[i].axis = axis;
-		qsort(items, nitems, sizeof(*items), item_axis_qcmp);
+		/* Vectors in name order are already sorted for the last axis. */
+		for (i = 1; i < nitems && item_axis_qcmp(&items[i - 1], &items[i]) < 0; i++)
+			;
+		if (i < nitems)
+			qsort(items, nitems, sizeof(*items), item_axis_qcmp);
 		for (i = 0, kept = 0; i < nitems; i = j) {
 			for (j = i + 1; j < nitems && same_but_axis(&items[i], &items[j]); j++)
 				;

@@ -648,6 +648,16 @@ static void node_apply_overrides(struct pool_node *node)
 	}
 }
 
+/* Settings for a transport that reads ssh_config itself: only what our
+ * command line sets (port 0 = ssh_config decides). */
+static void node_reset_to_overrides(struct pool_node *node)
+{
+	ssh_settings_fini(&node->conn.ssh);
+	ssh_settings_init(&node->conn.ssh);
+	node->conn.ssh.port = 0;
+	node_apply_overrides(node);
+}
+
 static void node_start_transport(struct pool_node *node)
 {
 	struct sshpool *pool = node->pool;
@@ -661,12 +671,19 @@ static void node_start_transport(struct pool_node *node)
 	buf_init(&c->in, 2 * PROTO_MAX_LINE);
 	buf_init(&c->out, (size_t)pool->cfg.agent_size + 4 * PROTO_MAX_LINE);
 	buf_init(&c->errtail, 4096);
-	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)
+	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
 		c->ops = &transport_local;
-	else if (pool->opts.backend == SSH_BACKEND_OPENSSH)
+	} else if (pool->opts.backend == SSH_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;
-	else
+	} else if (c->ssh.proxyjump) {
+		/* A jump host: OpenSSH does ProxyJump exactly as the user's own
+		 * ssh would, so such a node goes through the openssh transport
+		 * (with only our command-line overrides, ssh_config does the rest). */
+		node_reset_to_overrides(node);
+		c->ops = &transport_openssh;
+	} else {
 		c->ops = &transport_ssh;
+	}
 	if (c->ops == &transport_local) {
 		node->booted = 1; /* no bootstrap: the agent itself runs */
 		node->state = NODE_CONNECTING;
@@ -756,17 +773,17 @@ static void node_begin(struct pool_node *node)
 	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {
 		/* The openssh backend reads ssh_config itself; without OpenSSH we
 		 * fall back to the defaults it would use. */
-		if (pool->opts.backend != SSH_BACKEND_OPENSSH) {
+		if (pool->opts.backend == SSH_BACKEND_OPENSSH) {
+			node_reset_to_overrides(node);
+		} else {
 			const char *user = getenv("USER");
 			struct passwd *pw = getpwuid(getuid());
 
-			sshconfig_defaults(node->host, pool->home,
-			                   user ? user
-			                   : pw ? pw->pw_name
-			                        : "root",
-			                   &node->conn.ssh);
+			if (!user)
+				user = pw ? pw->pw_name : "root";
+			sshconfig_defaults(node->host, pool->home, user, &node->conn.ssh);
+			node_apply_overrides(node);
 		}
-		node_apply_overrides(node);
 		node_start_transport(node);
 		return;
 	}

@@ -233,7 +233,10 @@ _cd_wait_ssh() { # i : sshd up and accepting our key (bounded)
 
 _cd_sshd_failed_msg() { # i
 	local d=$CD_RUN/n$1
-	_cd_err "node$1: sshd not accepting connections (ns $(cluster_node_ns "$1"))"
+	local pid why
+	pid=$(cat "$d/sshd.listener" 2>/dev/null)
+	if [[ -n $pid ]] && _cd_alive "$pid"; then why="sshd $pid runs, but ssh from the head failed"; else why="sshd exited"; fi
+	_cd_err "node$1: sshd not accepting connections ($why; ns $(cluster_node_ns "$1"), $_CD_SSHD -f $d/sshd_config)"
 	[[ -s $d/sshd.log ]] && sed 's/^/    sshd: /' "$d/sshd.log" | tail -5 >&2
 	[[ -s $d/probe.err ]] && sed 's/^/    ssh: /' "$d/probe.err" | tail -3 >&2
 	return 0
@@ -299,7 +302,7 @@ cluster_up() {
 	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN"
 
 	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}"; then
-		_cd_err "cluster_up failed; tearing down (logs were in $CD_RUN)"
+		_cd_err "cluster_up failed; tearing down"
 		cluster_down
 		return 1
 	fi
@@ -690,15 +693,17 @@ cluster_trap_mtu() {
 _cd_cli_usage() {
 	cat >&2 <<'EOF'
 usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
-           prints shell assignments (eval them, or: cluster.sh exec RUN_DIR ...)
-       cluster.sh down [RUN_DIR]          (default: $CD_RUN)
-       cluster.sh exec RUN_DIR head|I CMD...  run CMD in the head namespace or on node I
-       cluster.sh ssh RUN_DIR I [CMD...]      ssh from the head to node I
+           brings a cluster up and leaves it running; prints shell assignments to eval
+       cluster.sh down [RUN_DIR|PREFIX]      tear down (default: $CD_RUN); PREFIX also finds
+                                             the leftovers of a test that was SIGKILLed
+       cluster.sh list                       clusters of this machine (run dirs and namespaces)
+       cluster.sh exec RUN_DIR head|I CMD... run CMD in the head namespace or on node I
+       cluster.sh ssh RUN_DIR I [CMD...]     ssh from the head to node I
 EOF
 }
 
 _cd_cli() {
-	local cmd=${1:-}
+	local cmd=${1:-} f p
 	shift || true
 	case $cmd in
 	up)
@@ -706,10 +711,36 @@ _cd_cli() {
 		cat "$CD_RUN/state.sh"
 		;;
 	down)
-		if [[ -n ${1:-} ]]; then cluster_attach "$1" || return 1; fi
-		[[ -n ${CD_RUN:-} ]] || { _cd_err "down: give RUN_DIR or set CD_RUN"; return 2; }
-		[[ -n ${CD_PREFIX:-} ]] || cluster_attach "$CD_RUN" || return 1
+		local arg=${1:-${CD_RUN:-}}
+		[[ -n $arg ]] || { _cd_err "down: give RUN_DIR or PREFIX, or set CD_RUN"; return 2; }
+		if [[ -f $arg/state.sh ]]; then
+			cluster_attach "$arg" || return 1
+		elif [[ $arg == /* ]]; then
+			if [[ -n ${CD_PREFIX:-} && ${CD_RUN:-} == "$arg" ]]; then :; else
+				_cd_log "down: $arg does not exist (already down?)"
+				return 0
+			fi
+		elif [[ $arg =~ ^[a-z][a-z0-9]{0,10}$ ]]; then
+			CD_PREFIX=$arg CD_RUN=""
+			for f in /tmp/cdcluster.*/state.sh; do
+				[[ -f $f ]] && grep -qx "CD_PREFIX=$arg" "$f" && { cluster_attach "${f%/state.sh}"; break; }
+			done
+		else
+			_cd_err "down: '$arg' is neither a run dir nor a prefix"
+			return 2
+		fi
 		cluster_down
+		;;
+	list)
+		for f in /tmp/cdcluster.*/state.sh; do
+			[[ -f $f ]] || continue
+			p=$(sed -n 's/^CD_PREFIX=//p' "$f")
+			printf '%s\t%s\tN=%s\tnetns=%s\n' "$p" "${f%/state.sh}" "$(sed -n 's/^CD_N=//p' "$f")" \
+				"$(ip netns list | awk '{print $1}' | grep -cE "^${p}(br|head|n[0-9]+|d[0-9]+)\$")"
+		done
+		for p in $(ip netns list | awk '{print $1}' | sed -nE 's/^(.+)head$/\1/p'); do
+			grep -qsx "CD_PREFIX=$p" /tmp/cdcluster.*/state.sh || printf '%s\t(no run dir: orphan, "cluster.sh down %s")\n' "$p" "$p"
+		done
 		;;
 	exec)
 		cluster_attach "${1:-}" || return 1

@@ -7,7 +7,7 @@ ITEST_FILE=facts
 CD_QUIET=1 cluster_up 6 >/dev/null || { result FAIL "$ITEST_FILE/cluster-up"; exit 1; }
 # Aliases in the user's ssh_config are honoured by both transports.
 {
-	printf 'Host silent\n  HostName node1\n  Port 2222\nHost web2\n  HostName node2\n\n'
+	printf 'Host silent\n  HostName node1\n  Port 2222\nHost web2\n  HostName node2\nHost via1\n  HostName node2\n  ProxyJump node1\nHost port2\n  HostName node2\n  Port 2022\n\n'
 	cat "$CD_SSH_CONFIG"
 } >"$CD_SSH_CONFIG.new" && mv "$CD_SSH_CONFIG.new" "$CD_SSH_CONFIG"
 cluster_node_silent 1 2222
@@ -50,6 +50,23 @@ t_ssh_config_alias_is_resolved() {
 	cd_head facts -w web2 --json
 	expect_eq "$rc" 0 "exit status" || return 1
 	expect_eq "$(jget 'd["nodes"][0]["host"] + " " + d["nodes"][0]["hostname"]')" "web2 node2" "host and hostname"
+}
+
+t_proxyjump_alias_goes_through_the_jump_host() {
+	cd_head facts -w via1 --json
+	expect_eq "$rc" 0 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["hostname"] + " " + d["nodes"][0]["transport"]')" "node2 openssh" \
+		"hostname and transport"
+}
+
+t_port_from_ssh_config_is_used_by_both_transports() {
+	local backend
+	for backend in libssh2 openssh; do
+		cd_head facts -w port2 --ssh $backend --json
+		expect_eq "$rc" 2 "exit status ($backend)" || return 1
+		expect_eq "$(jget 'd["nodes"][0]["error_code"]')" refused "error_code ($backend)" || return 1
+		expect_match "$(jget 'd["nodes"][0]["error"]')" 2022 "error names port 2022 ($backend)" || return 1
+	done
 }
 
 t_silent_port_is_a_handshake_timeout_and_others_still_answer() {
@@ -194,7 +211,8 @@ t_localhost_uses_the_local_transport() {
 }
 
 for t in four_nodes_answer_with_their_hostnames first_contact_uploads_the_agent_then_reuses_it \
-	facts_include_os_cpus_python_and_skew table_has_a_row_per_node ssh_config_alias_is_resolved \
+	facts_include_os_cpus_python_and_skew table_has_a_row_per_node ssh_config_alias_is_resolved proxyjump_alias_goes_through_the_jump_host \
+	port_from_ssh_config_is_used_by_both_transports \
 	silent_port_is_a_handshake_timeout_and_others_still_answer stopped_sshd_is_connection_refused \
 	unknown_name_does_not_resolve changed_host_key_is_refused_and_nothing_runs \
 	changed_host_key_is_refused_by_openssh_backend_too unknown_host_key_is_refused_without_accept_new \

@@ -113,23 +113,25 @@ static void sha256_matches_fips_vectors(void **state)
 	sha256_update(&s, "abc", 3);
 	sha256_final(&s, d);
 	sha256_hex(d, hex);
-	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_string_equal(hex,
+	                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	sha256_init(&s);
 	sha256_update(&s, two, strlen(two));
 	sha256_final(&s, d);
 	sha256_hex(d, hex);
-	assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	assert_string_equal(hex,
+	                    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(buf_append_past_cap_fails_and_keeps_content),
-		cmocka_unit_test(buf_line_finds_only_complete_lines),
-		cmocka_unit_test(timers_fire_in_due_order),
-		cmocka_unit_test(cancelled_timer_does_not_fire),
-		cmocka_unit_test(readable_fd_runs_its_callback),
-		cmocka_unit_test(sha256_matches_fips_vectors),
+	    cmocka_unit_test(buf_append_past_cap_fails_and_keeps_content),
+	    cmocka_unit_test(buf_line_finds_only_complete_lines),
+	    cmocka_unit_test(timers_fire_in_due_order),
+	    cmocka_unit_test(cancelled_timer_does_not_fire),
+	    cmocka_unit_test(readable_fd_runs_its_callback),
+	    cmocka_unit_test(sha256_matches_fips_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

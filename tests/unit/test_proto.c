@@ -121,21 +121,21 @@ static void failure_response_carries_code_and_message(void **state)
 
 	assert_false(json_is_true(json_object_get(m, "ok")));
 	assert_string_equal(json_string_value(json_object_get(json_object_get(m, "error"), "code")),
-			    "unknown-type");
+	                    "unknown-type");
 	json_decref(m);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(request_round_trips_through_a_line),
-		cmocka_unit_test(partial_line_waits_for_more_bytes),
-		cmocka_unit_test(garbage_line_is_a_protocol_error_quoting_it),
-		cmocka_unit_test(message_without_id_is_refused),
-		cmocka_unit_test(duplicate_keys_are_refused),
-		cmocka_unit_test(line_over_the_cap_is_toobig),
-		cmocka_unit_test(encoding_over_the_cap_appends_nothing),
-		cmocka_unit_test(failure_response_carries_code_and_message),
+	    cmocka_unit_test(request_round_trips_through_a_line),
+	    cmocka_unit_test(partial_line_waits_for_more_bytes),
+	    cmocka_unit_test(garbage_line_is_a_protocol_error_quoting_it),
+	    cmocka_unit_test(message_without_id_is_refused),
+	    cmocka_unit_test(duplicate_keys_are_refused),
+	    cmocka_unit_test(line_over_the_cap_is_toobig),
+	    cmocka_unit_test(encoding_over_the_cap_appends_nothing),
+	    cmocka_unit_test(failure_response_carries_code_and_message),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
