@@ -19,7 +19,7 @@
 
 #define HASH_MAGIC "|1|"
 #define HASH_LEN   20 /* SHA-1: salt and HMAC sizes */
-#define NAME_MAX_  1024
+#define HOST_MAX   1024
 
 /* The key types a line may carry, strongest first: known_types follows this
  * order so the caller can hand it to libssh2 as a preference list. The sk-*
@@ -159,7 +159,7 @@ int knownhosts_parse_line(const char *line, size_t len, struct kh_entry *out, ch
 		return 0;
 	if (memchr(line, '\0', len))
 		return cd_errf(err, errlen, CD_ERR_PARSE, "NUL byte in line");
-	if (len > 0 && line[len - 1] == '\r')
+	if (line[len - 1] == '\r')
 		len--;
 	while (i < len && is_blank(line[i]))
 		i++;
@@ -287,7 +287,7 @@ static int lookup_name(const char *host, int port, char *name, size_t cap, char 
 	size_t n = host ? strlen(host) : 0;
 	int w;
 
-	if (n == 0 || n >= NAME_MAX_)
+	if (n == 0 || n >= HOST_MAX)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "host name is empty or too long");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)host[i];
@@ -452,7 +452,7 @@ int knownhosts_check(const char *const *files, size_t nfiles, const char *host, 
                      const char *keytype, const unsigned char *key, size_t keylen,
                      struct kh_result *out, char *err, size_t errlen)
 {
-	char name[NAME_MAX_ + 16];
+	char name[HOST_MAX + 16];
 	struct kh_scan *sc = NULL;
 	const struct kh_loc *loc = NULL;
 	char *buf = NULL;
@@ -538,7 +538,7 @@ static int random_bytes(unsigned char *buf, size_t n)
 int knownhosts_append(const char *file, const char *host, int port, const char *keytype,
                       const unsigned char *key, size_t keylen, int hashed, char *err, size_t errlen)
 {
-	char name[NAME_MAX_ + 16], salt_b64[32], hash_b64[32];
+	char name[HOST_MAX + 16], salt_b64[32], hash_b64[32];
 	unsigned char salt[HASH_LEN], md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	char *line = NULL, *p;

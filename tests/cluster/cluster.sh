@@ -25,6 +25,24 @@
 #
 # Needs root, iproute2, util-linux (unshare, nsenter), openssh-server, /usr/bin/python3 (silent
 # listener only), nft (firewall trap only).
+#
+# API (all functions return non-zero with a message on stderr when they fail)
+#   cluster_up N [--nic-names "eth0 eth0 enp1s0"] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
+#       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0; CD_VERBOSE=1 times the phases
+#       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
+#   cluster_down                         idempotent; safe from traps and under set -eu
+#   cluster_attach RUN_DIR               load the variables of a cluster made by another process
+#   cluster_head_exec CMD...             in the head netns, HOME=$CD_RUN/home, SSH_AUTH_SOCK unset
+#   cluster_node_exec I CMD...           in node I's netns + UTS + mount namespaces (like its sshd)
+#   cluster_ssh I CMD...                 cluster_head_exec ssh -F $CD_SSH_CONFIG nodeI CMD...
+#   cluster_node_ns I | cluster_node_ip I | cluster_node_nic I | cluster_node_sshd_pid I
+#   cluster_node_stop_sshd I / cluster_node_start_sshd I
+#   cluster_node_silent I PORT / cluster_node_silent_stop I PORT
+#   cluster_node_rekey I / cluster_forget_hostkey I / cluster_learn_hostkey I
+#   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
+#   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
+# Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
+#   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
 
 _CD_CLUSTER_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
