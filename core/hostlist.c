@@ -434,9 +434,22 @@ out:
 }
 
 /* Evaluate the whole expression, left to right, into acc (sorted, unique). */
+/* Sort pending union terms and merge them into the sorted acc. */
+static void flush_union(struct hostlist *acc, struct hostlist *pending)
+{
+	hostlist_sort_uniq(pending);
+	set_combine(acc, pending, ',');
+}
+
+/*
+ * Evaluate the whole expression, left to right, into the empty acc, which
+ * stays sorted and unique. Union terms wait in pending and are merged in
+ * when pending outgrows acc: a merge costs |acc| + |pending|, so many small
+ * terms cost O(n log n) in all, and a few large sorted ones stay linear.
+ */
 static int eval(struct parser *p, struct hostlist *acc)
 {
-	struct hostlist term = {0};
+	struct hostlist term = {0}, pending = {0};
 	size_t op_pos = 0, start;
 	int op = ',', c, rc = 0;
 
@@ -458,19 +471,18 @@ static int eval(struct parser *p, struct hostlist *acc)
 		if ((rc = parse_term(p, &term)) < 0)
 			break;
 		if (op == ',') {
-			/* Unions are only sorted when the cap is reached, or at the end. */
 			for (size_t i = 0; i < term.count; i++)
-				push_take(acc, term.names[i]);
+				push_take(&pending, term.names[i]);
 			term.count = 0;
-			if (acc->count > HOSTLIST_MAX)
-				hostlist_sort_uniq(acc);
+			if (pending.count > acc->count || acc->count + pending.count > HOSTLIST_MAX)
+				flush_union(acc, &pending);
 			if (acc->count > HOSTLIST_MAX) {
 				rc = perr(p, start, CD_ERR_TOOBIG, "expands to more than %d hosts",
 				          HOSTLIST_MAX);
 				break;
 			}
 		} else {
-			hostlist_sort_uniq(acc);
+			flush_union(acc, &pending);
 			hostlist_sort_uniq(&term);
 			set_combine(acc, &term, op);
 		}
@@ -484,9 +496,10 @@ static int eval(struct parser *p, struct hostlist *acc)
 			op_pos = p->pos++;
 		}
 	}
-	hostlist_sort_uniq(acc);
+	flush_union(acc, &pending);
 	clear_names(&term);
 	free(term.names);
+	free(pending.names);
 	return rc;
 }
 

@@ -71,6 +71,8 @@ struct sshc {
 	char *auth_methods;
 	int out_eof;
 	int reported;
+	int depth; /* > 0 while ssh_step runs: close must not free under it */
+	int dead;  /* closed while running: freed when ssh_step unwinds */
 	/* SFTP upload */
 	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *sftp_file;
@@ -84,6 +86,7 @@ struct sshc {
 static int libssh2_ready;
 
 static void ssh_step(struct conn *c);
+static void ssh_run(struct conn *c, struct sshc *s);
 
 static void ssh_fail(struct conn *c, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -112,6 +115,20 @@ static const char *session_error(struct sshc *s)
 	return msg ? msg : "unknown error";
 }
 
+static void ssh_destroy(struct conn *c, struct sshc *s);
+
+static void ssh_step(struct conn *c)
+{
+	struct sshc *s = c->priv;
+
+	if (!s)
+		return;
+	s->depth++;
+	ssh_run(c, s);
+	if (--s->depth == 0 && s->dead)
+		ssh_destroy(c, s);
+}
+
 static void on_fd(struct loop *loop, int fd, short revents, void *arg)
 {
 	ssh_step(arg);
@@ -137,6 +154,8 @@ static void ssh_wait_session(struct conn *c)
 }
 
 static void on_resolve_poll(struct loop *loop, void *arg);
+static void resolve_done(struct conn *c, struct sshc *s, int rc);
+static void ssh_destroy(struct conn *c, struct sshc *s);
 
 static int ssh_start(struct conn *c)
 {
@@ -177,6 +196,16 @@ static void on_resolve_poll(struct loop *loop, void *arg)
 	struct conn *c = arg;
 	struct sshc *s = c->priv;
 	int rc = gai_error(&s->gai);
+
+	s->depth++;
+	resolve_done(c, s, rc);
+	if (--s->depth == 0 && s->dead)
+		ssh_destroy(c, s);
+}
+
+static void resolve_done(struct conn *c, struct sshc *s, int rc)
+{
+	struct loop *loop = c->loop;
 
 	s->resolve_timer = 0;
 	if (rc == EAI_INPROGRESS) {
@@ -494,7 +523,7 @@ static int pump(struct conn *c)
 		conn_stderr_append(c, tmp, (size_t)n);
 	if (got) {
 		c->ev->data(c);
-		if (s->reported || c->priv != s)
+		if (s->reported || s->dead)
 			return -1;
 	}
 	if (libssh2_channel_eof(s->channel))
@@ -504,21 +533,21 @@ static int pump(struct conn *c)
 
 static void sftp_begin(struct conn *c);
 
-/* Run the state machine until it must wait. */
-static void ssh_step(struct conn *c)
+/* Run the state machine until it must wait. Callbacks into the owner may
+ * close this conn: after any of them, only s->reported/s->dead are read. */
+static void ssh_run(struct conn *c, struct sshc *s)
 {
-	struct sshc *s = c->priv;
 	int rc;
 
 	for (;;) {
-		if (s->reported)
+		if (s->reported || s->dead)
 			return;
 		switch (s->state) {
 		case S_RESOLVE:
 			return;
 		case S_CONNECT:
 			connect_done(c);
-			if (s->state == S_CONNECT)
+			if (s->reported || s->dead || s->state == S_CONNECT)
 				return; /* trying the next address */
 			if (s->state == S_HANDSHAKE)
 				set_hostkey_pref(c);
@@ -804,8 +833,11 @@ static void ssh_flush(struct conn *c)
 	struct sshc *s = c->priv;
 
 	if (s && s->state == S_RUNNING && !s->reported) {
-		if (pump(c) == 0 && c->priv == s && !s->reported)
+		s->depth++;
+		if (pump(c) == 0 && !s->reported && !s->dead)
 			ssh_wait_session(c);
+		if (--s->depth == 0 && s->dead)
+			ssh_destroy(c, s);
 	}
 }
 
@@ -820,27 +852,44 @@ static void ssh_close(struct conn *c)
 		loop_timer_cancel(c->loop, s->resolve_timer);
 		s->resolve_timer = 0;
 	}
-	if (s->state == S_RESOLVE)
-		gai_cancel(&s->gai);
-	if (s->gai.ar_result)
-		freeaddrinfo(s->gai.ar_result);
 	if (s->fd >= 0)
 		loop_unwatch(c->loop, s->fd);
+	s->dead = 1;
+	if (s->depth == 0)
+		ssh_destroy(c, s);
+}
+
+static void ssh_destroy(struct conn *c, struct sshc *s)
+{
+	if (s->state == S_RESOLVE && gai_cancel(&s->gai) == EAI_NOTCANCELED) {
+		/* glibc's resolver thread still writes into s->gai: leave this
+		 * small struct to it rather than block the loop or free memory
+		 * in use. It happens only when a deadline cuts a slow DNS query. */
+		return;
+	}
+	if (s->gai.ar_result)
+		freeaddrinfo(s->gai.ar_result);
 	if (s->agent) {
 		libssh2_agent_disconnect(s->agent);
 		libssh2_agent_free(s->agent);
 	}
-	/* Non-blocking teardown: free what we hold without waiting for the
-	 * peer; closing the socket ends the remote agent (its stdin closes). */
+	/* Teardown never waits for the peer: say goodbye without blocking,
+	 * then shut the socket down so that every further send or read in
+	 * libssh2's free functions fails at once instead of returning EAGAIN
+	 * (in non-blocking mode a free that would block frees nothing).
+	 * Closing the connection ends the remote agent: its stdin closes. */
 	if (s->session) {
 		libssh2_session_set_blocking(s->session, 0);
+		libssh2_session_disconnect(s->session, "clusterdoc done");
+		if (s->fd >= 0)
+			shutdown(s->fd, SHUT_RDWR);
+		libssh2_session_set_blocking(s->session, 1);
 		if (s->sftp_file)
 			libssh2_sftp_close(s->sftp_file);
 		if (s->sftp)
 			libssh2_sftp_shutdown(s->sftp);
 		if (s->channel)
 			libssh2_channel_free(s->channel);
-		libssh2_session_disconnect(s->session, "clusterdoc done");
 		libssh2_session_free(s->session);
 	}
 	if (s->fd >= 0)
