@@ -23,7 +23,8 @@ struct facts_run {
 	struct sshpool *pool;
 	struct pool_node **nodes;
 	json_t **facts; /* per node, NULL until answered */
-	char **errors;  /* per node "code: message" for a failed request */
+	char **errors;  /* per node message for a failed request */
+	char **codes;   /* per node error code for a failed request */
 	int64_t *skew_ms;
 	size_t n, done;
 };
@@ -64,7 +65,8 @@ static void on_facts(struct pool_node *node, json_t *result, const char *code, c
 		sshpool_close_node(node);
 		node_finished(r);
 	} else if (node_state(node) != NODE_FAILED) {
-		r->errors[i] = cd_asprintf("%s: %s", code ? code : "agent", msg ? msg : "failed");
+		r->errors[i] = cd_asprintf("%s: %s", node_host(node), msg ? msg : "failed");
+		r->codes[i] = cd_strdup(code ? code : "agent");
 		sshpool_close_node(node);
 		node_finished(r);
 	}
@@ -139,14 +141,15 @@ static void print_json(struct facts_run *r)
 		struct pool_node *node = r->nodes[i];
 		json_t *o = json_object();
 		const char *err = r->errors[i] ? r->errors[i] : node_error_message(node);
+		const char *code;
 
 		json_object_set_new(o, "host", json_string(node_host(node)));
 		json_object_set_new(o, "reachable", json_boolean(r->facts[i] != NULL));
 		json_object_set_new(o, "error",
 		                    r->facts[i] || !err ? json_null() : json_string(err));
+		code = r->codes[i] ? r->codes[i] : node_error_code(node);
 		json_object_set_new(o, "error_code",
-		                    node_error_code(node) ? json_string(node_error_code(node))
-		                                          : json_null());
+		                    r->facts[i] || !code ? json_null() : json_string(code));
 		json_object_set_new(o, "transport", json_string(node_transport(node)));
 		json_object_set_new(o, "agent_uploaded", json_boolean(node_uploaded(node)));
 		if (r->facts[i]) {
@@ -217,6 +220,7 @@ int cmd_facts(int argc, char **argv)
 	r.nodes = cd_calloc(r.n, sizeof(*r.nodes));
 	r.facts = cd_calloc(r.n, sizeof(*r.facts));
 	r.errors = cd_calloc(r.n, sizeof(*r.errors));
+	r.codes = cd_calloc(r.n, sizeof(*r.codes));
 	r.skew_ms = cd_calloc(r.n, sizeof(*r.skew_ms));
 	for (size_t i = 0; i < r.n; i++) {
 		r.nodes[i] = sshpool_add(r.pool, r.t.hosts->names[i]);
@@ -240,9 +244,11 @@ out:
 	for (size_t i = 0; i < r.n; i++) {
 		json_decref(r.facts[i]);
 		free(r.errors[i]);
+		free(r.codes[i]);
 	}
 	free(r.facts);
 	free(r.errors);
+	free(r.codes);
 	free(r.skew_ms);
 	free(r.nodes);
 	sshpool_free(r.pool);

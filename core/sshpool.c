@@ -282,6 +282,7 @@ static void on_deadline(struct loop *loop, void *arg)
 	static const struct {
 		const char *code, *what;
 	} phases[] = {
+	    {"config-timeout", "`ssh -G` did not finish"},
 	    {"connect-timeout", "no TCP connection"},
 	    {"handshake-timeout", "the SSH handshake did not finish"},
 	    {"auth-timeout", "authentication did not finish"},
@@ -638,7 +639,8 @@ static void node_apply_overrides(struct pool_node *node)
 	if (o->port > 0)
 		s->port = o->port;
 	if (o->identity) {
-		/* -i KEY is tried first, and alone, as with ssh -i and IdentitiesOnly. */
+		/* -i KEY replaces the identity files of ssh_config (agent keys are
+		 * still offered first unless IdentitiesOnly is set). */
 		for (size_t i = 0; i < s->n_identity_files; i++)
 			free(s->identity_files[i]);
 		free(s->identity_files);
@@ -679,6 +681,7 @@ static void node_start_transport(struct pool_node *node)
 		/* A jump host: OpenSSH does ProxyJump exactly as the user's own
 		 * ssh would, so such a node goes through the openssh transport
 		 * (with only our command-line overrides, ssh_config does the rest). */
+		c->proxy_jump = cd_strdup(c->ssh.proxyjump);
 		node_reset_to_overrides(node);
 		c->ops = &transport_openssh;
 	} else {
@@ -696,7 +699,7 @@ static void node_start_transport(struct pool_node *node)
 			    node, pool->opts.connect_timeout_ms + pool->opts.auth_timeout_ms,
 			    "auth-timeout");
 		else
-			node_set_deadline(node, pool->opts.connect_timeout_ms, "connect-timeout");
+			node_set_deadline(node, pool->opts.connect_timeout_ms, "config-timeout");
 	}
 	node->conn_started = 1;
 	if (c->ops->start(c) < 0)
@@ -851,6 +854,7 @@ void sshpool_free(struct sshpool *pool)
 		buf_fini(&node->conn.out);
 		buf_fini(&node->conn.errtail);
 		free(node->conn.command);
+		free(node->conn.proxy_jump);
 		free(node->host);
 		free(node->error_code);
 		free(node->error_msg);

@@ -11,11 +11,10 @@
  * the SSH handshake and authentication, request_timeout_ms covers the
  * bootstrap (including an upload) and each request.
  *
- * A failed node carries a stable code and a message naming the node; the
- * others are unaffected. Codes: resolve, refused, unreachable,
- * connect-timeout, handshake-timeout, auth-timeout, handshake, auth,
- * auth-rsa-sha1, hostkey-changed, hostkey-unknown, hostkey-revoked, arch,
- * upload, agent, protocol, request-timeout, ssh.
+ * A failed node carries a stable code and a message naming the node; the * others are unaffected.
+ * Codes: config-timeout, resolve, refused, unreachable, connect, connect-timeout,
+ * handshake-timeout, auth-timeout, handshake, auth, auth-rsa-sha1, hostkey-changed,
+ * hostkey-unknown, hostkey-revoked, arch, upload, agent, protocol, request-timeout, ssh.
  */
 #ifndef CD_SSHPOOL_H
 #define CD_SSHPOOL_H

@@ -73,6 +73,7 @@ struct conn {
 	const char *label;       /* the host as the user gave it (for messages) */
 	struct ssh_settings ssh; /* hostname, user, port, keys, known_hosts... */
 	char *command;           /* the remote command line */
+	char *proxy_jump;        /* ProxyJump from ssh_config (openssh transport only) */
 	struct buf in;           /* agent stdout, capped */
 	struct buf out;          /* to agent stdin */
 	struct buf errtail;      /* agent/ssh stderr, capped */

@@ -251,16 +251,17 @@ static void proc_close(struct conn *c)
 
 static int openssh_start(struct conn *c)
 {
-	char *argv[32], ct[48], port[16];
-	int n = 0;
+	const char *shk =
+	    c->cfg->accept_new ? "StrictHostKeyChecking=accept-new" : "StrictHostKeyChecking=yes";
+	char *argv[32], ct[48], port[16], *proxy = NULL;
+	int n = 0, rc;
 
 	argv[n++] = "ssh";
 	argv[n++] = "-T";
 	argv[n++] = "-o";
 	argv[n++] = "BatchMode=yes";
 	argv[n++] = "-o";
-	argv[n++] =
-	    c->cfg->accept_new ? "StrictHostKeyChecking=accept-new" : "StrictHostKeyChecking=yes";
+	argv[n++] = (char *)shk;
 	argv[n++] = "-o";
 	argv[n++] = "UpdateHostKeys=no";
 	snprintf(ct, sizeof(ct), "ConnectTimeout=%d", (c->cfg->connect_timeout_ms + 999) / 1000);
@@ -284,11 +285,26 @@ static int openssh_start(struct conn *c)
 		argv[n++] = "-i";
 		argv[n++] = c->ssh.identity_files[0];
 	}
+	/* OpenSSH does not pass our -o options to the ssh it starts for a
+	 * ProxyJump, so the jump host's key would be checked only as the
+	 * user's ssh_config says. A ProxyCommand given first wins over the
+	 * config's ProxyJump and applies our policy to the jump host too.
+	 * A chain of jumps keeps the config's ProxyJump (documented). */
+	if (c->proxy_jump && !strchr(c->proxy_jump, ',')) {
+		proxy = cd_asprintf("ProxyCommand=ssh -T -o BatchMode=yes -o %s%s%s -W [%%h]:%%p "
+		                    "ssh://%s",
+		                    shk, c->cfg->ssh_config ? " -F " : "",
+		                    c->cfg->ssh_config ? c->cfg->ssh_config : "", c->proxy_jump);
+		argv[n++] = "-o";
+		argv[n++] = proxy;
+	}
 	argv[n++] = "--";
 	argv[n++] = (char *)c->label;
 	argv[n++] = c->command;
 	argv[n] = NULL;
-	return proc_start_argv(c, argv);
+	rc = proc_start_argv(c, argv);
+	free(proxy);
+	return rc;
 }
 
 static int local_start(struct conn *c)

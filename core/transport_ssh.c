@@ -10,6 +10,7 @@
  */
 #include "cd.h"
 #include "knownhosts.h"
+#include "proto.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -408,7 +409,11 @@ static int check_hostkey(struct conn *c)
 	case KH_NOTFOUND:
 		break;
 	}
-	if (!c->cfg->accept_new) {
+	/* --accept-new, or StrictHostKeyChecking accept-new (or no) in the
+	 * user's ssh_config, is consent to record an unknown key. A changed
+	 * key is refused above whatever the config says. */
+	if (!c->cfg->accept_new && c->ssh.strict_host_key_checking != SHK_ACCEPT_NEW &&
+	    c->ssh.strict_host_key_checking != SHK_NO) {
 		ssh_fail(
 		    c, "hostkey-unknown",
 		    "host key unknown: %s offers %s %s, which is in no known_hosts file; verify it "
@@ -452,6 +457,27 @@ static int key_is_rsa(const char *path)
 	return strstr(line, "BEGIN RSA PRIVATE KEY") != NULL;
 }
 
+/* libssh2 signs RSA user keys with rsa-sha2-* only from 1.11.0 on. */
+static int rsa_sha2_ok(void)
+{
+	return libssh2_version(0x010b00) != NULL;
+}
+
+/* The agent's next identity after prev (NULL: the first), passing over RSA
+ * keys this libssh2 cannot use. Returns 0, or non-zero at the end. */
+static int agent_next_identity(struct sshc *s, struct libssh2_agent_publickey *prev)
+{
+	while (libssh2_agent_get_identity(s->agent, &s->agent_id, prev) == 0) {
+		const unsigned char *b = s->agent_id->blob;
+
+		if (rsa_sha2_ok() || s->agent_id->blob_len < 11 || memcmp(b + 4, "ssh-rsa", 7) != 0)
+			return 0;
+		s->rsa_skipped = 1;
+		prev = s->agent_id;
+	}
+	return 1;
+}
+
 static void auth_failed(struct conn *c)
 {
 	struct sshc *s = c->priv;
@@ -460,7 +486,7 @@ static void auth_failed(struct conn *c)
 		ssh_fail(c, "auth-rsa-sha1",
 		         "only RSA keys are available, and libssh2 %s signs them with SHA-1, which "
 		         "OpenSSH 8.8 and later refuse; use --ssh openssh, or an ed25519 key",
-		         LIBSSH2_VERSION);
+		         libssh2_version(0));
 	else
 		ssh_fail(
 		    c, "auth",
@@ -468,7 +494,7 @@ static void auth_failed(struct conn *c)
 		    "key files%s)",
 		    c->ssh.user ? c->ssh.user : "?", s->auth_methods ? s->auth_methods : "?",
 		    s->agent_tries, s->keys_tried,
-		    s->rsa_skipped ? ", skipped RSA keys: libssh2 1.10 cannot use them" : "");
+		    s->rsa_skipped ? ", skipped RSA keys: this libssh2 signs them with SHA-1" : "");
 }
 
 static void start_exec(struct conn *c)
@@ -512,11 +538,16 @@ static int pump(struct conn *c)
 			return -1;
 		}
 		if (buf_append(&c->in, tmp, (size_t)n) < 0) {
-			ssh_fail(c, "agent", "the agent's output overflowed the %zu-byte buffer",
+			ssh_fail(c, "agent",
+			         "the agent's output overflowed the buffer of %zu bytes",
 			         c->in.max);
 			return -1;
 		}
 		got = 1;
+		/* Let the owner judge a full line's worth before reading more:
+		 * the protocol reader names the line cap precisely. */
+		if (c->in.len >= PROTO_MAX_LINE)
+			break;
 	}
 	/* Always drain stderr too, or a chatty remote fills the window and stalls. */
 	while ((n = libssh2_channel_read_stderr(s->channel, tmp, sizeof(tmp))) > 0)
@@ -604,7 +635,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				s->state = S_AUTH_KEY;
 				continue;
 			}
-			if (libssh2_agent_get_identity(s->agent, &s->agent_id, NULL) != 0)
+			if (agent_next_identity(s, NULL) != 0)
 				s->state = S_AUTH_KEY;
 			continue;
 		}
@@ -619,7 +650,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				goto authenticated;
 			/* Cap agent keys: sshd drops us after MaxAuthTries (6). */
 			if (s->agent_tries >= AGENT_TRY_MAX ||
-			    libssh2_agent_get_identity(s->agent, &s->agent_id, s->agent_id) != 0)
+			    agent_next_identity(s, s->agent_id) != 0)
 				s->state = S_AUTH_KEY;
 			continue;
 		}
@@ -627,9 +658,10 @@ static void ssh_run(struct conn *c, struct sshc *s)
 			const char *user = c->ssh.user ? c->ssh.user : "root";
 			const char *path;
 
-			while (s->key_index < c->ssh.n_identity_files &&
-			       (access(c->ssh.identity_files[s->key_index], R_OK) != 0 ||
-			        key_is_rsa(c->ssh.identity_files[s->key_index]))) {
+			while (
+			    s->key_index < c->ssh.n_identity_files &&
+			    (access(c->ssh.identity_files[s->key_index], R_OK) != 0 ||
+			     (!rsa_sha2_ok() && key_is_rsa(c->ssh.identity_files[s->key_index])))) {
 				if (access(c->ssh.identity_files[s->key_index], R_OK) == 0)
 					s->rsa_skipped = 1;
 				s->key_index++;

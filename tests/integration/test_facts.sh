@@ -59,6 +59,18 @@ t_proxyjump_alias_goes_through_the_jump_host() {
 		"hostname and transport"
 }
 
+t_proxyjump_checks_the_jump_hosts_key_whatever_the_config_says() {
+	local saved=$CD_SSH_CONFIG.saved
+	cp "$CD_SSH_CONFIG" "$saved"
+	{ printf 'Host node1\n  StrictHostKeyChecking no\n\n'; cat "$saved"; } >"$CD_SSH_CONFIG"
+	cluster_forget_hostkey 1
+	cd_head facts -w via1 --json
+	cluster_learn_hostkey 1
+	cp "$saved" "$CD_SSH_CONFIG"
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["error_code"]')" hostkey-unknown "error_code"
+}
+
 t_port_from_ssh_config_is_used_by_both_transports() {
 	local backend
 	for backend in libssh2 openssh; do
@@ -212,6 +224,7 @@ t_localhost_uses_the_local_transport() {
 
 for t in four_nodes_answer_with_their_hostnames first_contact_uploads_the_agent_then_reuses_it \
 	facts_include_os_cpus_python_and_skew table_has_a_row_per_node ssh_config_alias_is_resolved proxyjump_alias_goes_through_the_jump_host \
+	proxyjump_checks_the_jump_hosts_key_whatever_the_config_says \
 	port_from_ssh_config_is_used_by_both_transports \
 	silent_port_is_a_handshake_timeout_and_others_still_answer stopped_sshd_is_connection_refused \
 	unknown_name_does_not_resolve changed_host_key_is_refused_and_nothing_runs \
