@@ -138,7 +138,7 @@ install: $(HEAD_BIN) $(AGENT_BIN)
 	install -m 0755 $(AGENT_BIN) $(DESTDIR)$(PREFIX)/libexec/clusterdoc/clusterdoc-agent
 	install -m 0644 docs/clusterdoc.1 $(DESTDIR)$(PREFIX)/share/man/man1/clusterdoc.1
 
-demo: all
+demo: deps all
 	@tests/cluster/demo.sh
 
 bench: all

@@ -69,86 +69,11 @@ size_t hostlist_count(const struct hostlist *hl)
 	return hl ? hl->count : 0;
 }
 
-/* ---- ClusterShell order ---- */
-
-/*
- * A cursor that reads a name as ClusterShell's pattern string: each number
- * becomes "%s" and each '%' becomes "%%", so that names sort by the same
- * key as ClusterShell's sorted(patterns). Numbers longer than
- * RANGESET_MAX_DIGITS are not indexes; they stay as text.
- */
-struct patcur {
-	const char *s;
-	const char *pending;
-	size_t literal;
-};
-
-static size_t digit_run(const char *s)
-{
-	size_t n = 0;
-
-	while (is_digit((unsigned char)s[n]))
-		n++;
-	return n;
-}
-
-static int pat_next(struct patcur *c)
-{
-	size_t n;
-
-	if (c->pending && *c->pending)
-		return (unsigned char)*c->pending++;
-	if (c->literal > 0) {
-		c->literal--;
-		return (unsigned char)*c->s++;
-	}
-	if (*c->s == '\0')
-		return -1;
-	if (is_digit((unsigned char)*c->s)) {
-		n = digit_run(c->s);
-		if (n > RANGESET_MAX_DIGITS) {
-			c->literal = n - 1;
-			return (unsigned char)*c->s++;
-		}
-		c->s += n;
-		c->pending = "s";
-		return '%';
-	}
-	if (*c->s == '%') {
-		c->s++;
-		c->pending = "%";
-		return '%';
-	}
-	return (unsigned char)*c->s++;
-}
-
-static int pattern_cmp(const char *a, const char *b)
-{
-	struct patcur ca = {.s = a}, cb = {.s = b};
-	int x, y;
-
-	do {
-		x = pat_next(&ca);
-		y = pat_next(&cb);
-	} while (x == y && x >= 0);
-	return x - y;
-}
-
-static int name_cmp(const char *a, const char *b)
-{
-	size_t pa = 0, pb = 0, oa, la, ob, lb;
-	int c = pattern_cmp(a, b);
-
-	/* Equal patterns have the same number of fields. */
-	while (c == 0 && rangeset_next_index(a, &pa, &oa, &la) &&
-	       rangeset_next_index(b, &pb, &ob, &lb))
-		c = rangeset_cmp(a + oa, la, b + ob, lb);
-	return c;
-}
+/* ---- order ---- */
 
 static int names_qcmp(const void *a, const void *b)
 {
-	return name_cmp(*(char *const *)a, *(char *const *)b);
+	return rangeset_name_cmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Sort names[0..n) unless they already are strictly increasing (the usual case). */
@@ -156,7 +81,7 @@ static void sort_names(char **names, size_t n)
 {
 	size_t i = 1;
 
-	while (i < n && name_cmp(names[i - 1], names[i]) < 0)
+	while (i < n && rangeset_name_cmp(names[i - 1], names[i]) < 0)
 		i++;
 	if (i < n)
 		qsort(names, n, sizeof(*names), names_qcmp);
@@ -202,7 +127,7 @@ static void set_combine(struct hostlist *a, struct hostlist *b, int op)
 		else if (j == b->count)
 			c = -1;
 		else
-			c = name_cmp(a->names[i], b->names[j]);
+			c = rangeset_name_cmp(a->names[i], b->names[j]);
 		if (c < 0) {
 			keep_or_free(out, &n, a->names[i++], keep_a);
 		} else if (c > 0) {
@@ -227,7 +152,7 @@ static int merge_into(struct hostlist *hl, struct hostlist *add)
 
 	hostlist_sort_uniq(hl);
 	while (i < hl->count && j < add->count) {
-		c = name_cmp(hl->names[i], add->names[j]);
+		c = rangeset_name_cmp(hl->names[i], add->names[j]);
 		i += c <= 0;
 		j += c >= 0;
 		n++;
@@ -659,7 +584,7 @@ char *hostlist_fold(const struct hostlist *hl)
 		if (n == 0 || strcmp(v[n - 1], v[i]) != 0)
 			v[n++] = v[i];
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && pattern_cmp(v[i], v[j]) == 0; j++)
+		for (j = i + 1; j < n && rangeset_pattern_cmp(v[i], v[j]) == 0; j++)
 			;
 		for (ndim = 0, pos = 0; rangeset_next_index(v[i], &pos, &off, &len); ndim++)
 			;

@@ -30,7 +30,10 @@
  * with the numbers taken out, then by the numbers (numerically; at equal
  * value the shorter, unpadded spelling first), and duplicates are dropped.
  * Slurm's "hostlist" keeps the order written and the duplicates
- * ("tux2,tux1,tux2" stays three hosts); here it is tux1,tux2.
+ * ("tux2,tux1,tux2" stays three hosts); here it is tux1,tux2. For names
+ * with several numbers that do not form one product, ClusterShell lists
+ * the hosts product by product, larger first ("a[1-2]p[1-2],a0p0" gives
+ * a1p1 a1p2 a2p1 a2p2 a0p0); here the list is sorted all the same.
  *
  * Not supported: ClusterShell @groups and negative indexes, pdsh user@host,
  * -host, /regex/ and #include, whitespace inside a host name (ClusterShell
@@ -80,8 +83,9 @@ int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errl
 
 /*
  * Remove from hl every host that is in minus; the order of the others is
- * kept. minus may be hl itself (hl becomes empty). Nothing is allocated,
- * so this cannot fail. Returns the number of hosts removed.
+ * kept. minus may be hl itself (hl becomes empty). This cannot fail (as
+ * everywhere, running out of memory is fatal). Returns the number of hosts
+ * removed.
  */
 int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus);
 

@@ -1,4 +1,4 @@
-/* rangeset.c - bracket range lists: parse "1-3,08-10/2", fold indexes back (see rangeset.h). */
+/* rangeset.c - bracket range lists and the indexes in host names (see rangeset.h). */
 #include "rangeset.h"
 
 #include "cd.h"
@@ -309,6 +309,85 @@ char *rangeset_fold(const struct rangeset_elem *v, size_t n)
 	}
 	out[len] = '\0';
 	return out;
+}
+
+/* ---- host names: their text and their indexes ---- */
+
+/*
+ * A cursor that reads a name as ClusterShell's pattern string: each number
+ * becomes "%s" and each '%' becomes "%%", so that names sort by the same
+ * key as ClusterShell's sorted(patterns). Numbers longer than
+ * RANGESET_MAX_DIGITS are not indexes; they stay as text.
+ */
+struct patcur {
+	const char *s;
+	const char *pending;
+	size_t literal;
+};
+
+static int pat_next(struct patcur *c)
+{
+	size_t n;
+
+	if (c->pending && *c->pending)
+		return (unsigned char)*c->pending++;
+	if (c->literal > 0) {
+		c->literal--;
+		return (unsigned char)*c->s++;
+	}
+	if (*c->s == '\0')
+		return -1;
+	if (is_digit((unsigned char)*c->s)) {
+		for (n = 0; is_digit((unsigned char)c->s[n]); n++)
+			;
+		if (n > RANGESET_MAX_DIGITS) {
+			c->literal = n - 1;
+			return (unsigned char)*c->s++;
+		}
+		c->s += n;
+		c->pending = "s";
+		return '%';
+	}
+	if (*c->s == '%') {
+		c->s++;
+		c->pending = "%";
+		return '%';
+	}
+	return (unsigned char)*c->s++;
+}
+
+int rangeset_pattern_cmp(const char *a, const char *b)
+{
+	struct patcur ca = {.s = a}, cb = {.s = b};
+	int x, y;
+
+	do {
+		x = pat_next(&ca);
+		y = pat_next(&cb);
+	} while (x == y && x >= 0);
+	return x - y;
+}
+
+/* One pass that keeps the first index difference until the patterns are known to be equal. */
+int rangeset_name_cmp(const char *a, const char *b)
+{
+	struct patcur ca = {.s = a}, cb = {.s = b};
+	const char *fa, *fb;
+	int x, y, field = 0;
+
+	for (;;) {
+		fa = ca.s;
+		fb = cb.s;
+		x = pat_next(&ca);
+		y = pat_next(&cb);
+		if (x != y)
+			return x - y;
+		if (x < 0)
+			return field;
+		/* Both just read an index: ca.s - fa digits at fa. */
+		if (field == 0 && x == '%' && *ca.pending == 's' && *cb.pending == 's')
+			field = rangeset_cmp(fa, (size_t)(ca.s - fa), fb, (size_t)(cb.s - fb));
+	}
 }
 
 /* ---- n-dimensional folding ---- */

@@ -8,7 +8,8 @@
  * Indexes are ordered the way ClusterShell orders them: shorter strings
  * first, then by digits, so 9 < 10 < 08 < 010 (see rangeset_cmp).
  *
- * This module is used by hostlist.c; most callers want hostlist.h.
+ * It also knows where the indexes are in a host name, hence the order of
+ * names. This module is used by hostlist.c; most callers want hostlist.h.
  */
 #ifndef CD_RANGESET_H
 #define CD_RANGESET_H
@@ -85,6 +86,17 @@ void rangeset_values_fini(struct rangeset_values *v);
  * 1 and sets *off and *len to the run and *pos past it; returns 0 at the end.
  */
 int rangeset_next_index(const char *s, size_t *pos, size_t *off, size_t *len);
+
+/*
+ * Compare two host names in ClusterShell order: first their patterns, the
+ * text with each index replaced by "%s" (and '%' by "%%"), byte-wise; then
+ * index by index with rangeset_cmp. So n2 < n10, n9 < n08 < n10, and
+ * "node" < "node1" < "nodeA". Returns 0 only for equal strings.
+ */
+int rangeset_name_cmp(const char *a, const char *b);
+
+/* Compare only the patterns of two names: 0 when they differ only in their indexes. */
+int rangeset_pattern_cmp(const char *a, const char *b);
 
 /*
  * Compare two index strings in ClusterShell order: the shorter string

@@ -36,8 +36,11 @@
 #      BUSY_MAX=60 BUSY_WAIT_S=120: before each cell, wait (10 s steps) while the CPUs were more
 #        than BUSY_MAX % busy over the last 2 s (someone else's test suite), at most BUSY_WAIT_S
 #      KEX_CHECK=1: record which KEX each tool negotiates (a second sshd, LogLevel DEBUG1)
+#      PROFILE=1: after the timings, one run per tool and N under `perf record -a` (CPU ms per
+#        host, by process) and the cost of one `ssh -G` (needs perf; skipped without it)
 # Results (git-ignored): results/facts_fanout.csv, results/facts_fanout.md (the table),
 #   results/rss.txt, results/kex.txt, results/config_check.txt, results/env.txt,
+#   results/profile_N*.md (CPU per host by process), results/ssh_G.txt,
 #   results/raw/ (hyperfine JSON, outputs of the verification runs).
 set -euo pipefail
 
@@ -58,6 +61,7 @@ LOAD_WAIT_S=${LOAD_WAIT_S:-600}
 BUSY_MAX=${BUSY_MAX:-60}
 BUSY_WAIT_S=${BUSY_WAIT_S:-120}
 KEX_CHECK=${KEX_CHECK:-1}
+PROFILE=${PROFILE:-1}
 CMD='uname -a; ip -j addr'
 PY=/usr/bin/python3
 
@@ -431,6 +435,60 @@ rss_check() {
 	done
 }
 
+# Where the CPU goes: one run of each tool under `perf record -a` (cpu-clock, one sample per
+# ms of CPU, so samples = CPU ms), summed per process name. Everything on this box shares the
+# 2 CPUs, so this splits client, sshd and remote-command work; "idle" is CPU time nobody used
+# during the run, "other" is processes that are not ours (other people's work).
+profile() {
+	local n=$1 t c d
+	command -v perf >/dev/null 2>&1 || {
+		log "perf is not installed: no profile (apt-get install -y linux-perf)"
+		return 0
+	}
+	: >"$RES/profile_N$n.csv"
+	for t in clusterdoc pdsh_x25519 pdsh clusterdoc_openssh; do
+		[[ " $TOOLS " == *" $t "* ]] || continue
+		c=$(cmdline "$t" "$n")
+		d=$RAW/perf_${t}_N$n.data
+		if ! perf record -q -a -e cpu-clock -c 1000000 -o "$d" -- \
+			ip netns exec "$NS" bash -c "$c" >/dev/null 2>"$RAW/perf_${t}_N$n.err"; then
+			log "profile: $t N=$n failed"
+			continue
+		fi
+		perf report -i "$d" --sort comm --stdio --show-nr-samples -t ';' 2>/dev/null |
+			awk -F';' -v t="$t" -v n="$n" '!/^#/ && NF >= 3 { gsub(/ +$/, "", $3); gsub(/^ +/, "", $2); print t ";" n ";" $3 ";" $2 }' \
+				>>"$RES/profile_N$n.csv"
+		# the head's own CPU by library (libcrypto = KEX/ciphers, libssh2, libc, kernel)
+		perf report -i "$d" --comms clusterdoc --sort dso --stdio --show-nr-samples 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -8 >"$RAW/perf_${t}_N${n}_head_dso.txt" || true
+	done
+	$PY - "$RES/profile_N$n.csv" "$n" <<'PYEOF' | tee "$RES/profile_N$n.md"
+import collections, sys
+n = int(sys.argv[2])
+groups = [("head (clusterdoc)", {"clusterdoc"}), ("pdsh", {"pdsh"}), ("ssh (client / ssh -G)", {"ssh"}),
+          ("sshd", {"sshd"}), ("bash/sh/uname/ip", {"bash", "sh", "uname", "ip"}),
+          ("agent", None), ("python3", {"python3"}), ("idle", {"swapper"})]
+ours = set().union(*[g for _, g in groups if g]) | {"perf", "hyperfine", "mv", "head", "chmod", "mkdir", "sftp-server"}
+cpu = collections.defaultdict(lambda: collections.Counter())
+tools = []
+for line in open(sys.argv[1]):
+    t, _, comm, s = line.rstrip("\n").split(";")
+    if t not in tools: tools.append(t)
+    g = next((name for name, cs in groups if (cs is None and comm.startswith("agent-")) or (cs and comm in cs)), None)
+    if g is None: g = "other processes (not ours)" if comm not in ours else "misc (ours)"
+    cpu[t][g] += int(s)
+names = [name for name, _ in groups if name != "idle"] + ["misc (ours)", "other processes (not ours)", "idle"]
+print(f"CPU ms per host at N={n} (perf cpu-clock, all CPUs; one run each)\n")
+print("| process | " + " | ".join(tools) + " |")
+print("|---|" + "---:|" * len(tools))
+for g in names:
+    if any(cpu[t][g] for t in tools):
+        print(f"| {g} | " + " | ".join(f"{cpu[t][g] / n:.1f}" for t in tools) + " |")
+busy = {t: sum(v for k, v in cpu[t].items() if k not in ("idle", "other processes (not ours)")) for t in tools}
+print("| **ours, total** | " + " | ".join(f"**{busy[t] / n:.1f}**" for t in tools) + " |")
+PYEOF
+}
+
 # --- run ----------------------------------------------------------------------------------
 setup_files
 ip netns add "$NS"
@@ -494,6 +552,18 @@ done
 
 log "peak RSS of the head, N=$RSS_N"
 rss_check "$RSS_N"
+if [[ $PROFILE == 1 ]]; then
+	for n in "${Ns[@]}"; do
+		log "profile N=$n"
+		profile "$n"
+	done
+	# one `ssh -G` (what clusterdoc runs per node before connecting)
+	ip netns exec "$NS" hyperfine -N --runs 30 --warmup 3 --export-json "$RAW/ssh_G.json" \
+		"ssh -F $CFG -G 127.0.0.1" >/dev/null 2>&1 &&
+		$PY -c 'import json,sys,statistics; r=json.load(open(sys.argv[1]))["results"][0]
+print("one `ssh -G`: %.1f ms wall (median), %.1f ms user + %.1f ms sys CPU" % (1e3*statistics.median(r["times"]), 1e3*r["user"], 1e3*r["system"]))' \
+			"$RAW/ssh_G.json" | tee "$RES/ssh_G.txt" >&2
+fi
 
 $PY - "$CSV" <<'PYEOF' | tee "$RES/facts_fanout.md"
 import csv, sys

@@ -260,6 +260,12 @@ static void names_sort_by_text_then_index(void **state)
 	             "acluster[4,39,41],bcluster25,ccluster12");
 }
 
+static void names_with_several_indexes_sort_index_by_index(void **state)
+{
+	/* Divergence: ClusterShell lists a[1-2]p[1-2] first, then a0p0 (product by product). */
+	assert_expands("a[1-2]p[1-2],a0p0", "a0p0 a1p1 a1p2 a2p1 a2p2");
+}
+
 static void padded_and_unpadded_indexes_are_different_hosts(void **state)
 {
 	assert_expands("n001,n01,n1", "n1 n01 n001");
@@ -945,6 +951,7 @@ int main(void)
 	    cmocka_unit_test(result_is_sorted_and_deduplicated),
 	    cmocka_unit_test(indexes_sort_numerically),
 	    cmocka_unit_test(names_sort_by_text_then_index),
+	    cmocka_unit_test(names_with_several_indexes_sort_index_by_index),
 	    cmocka_unit_test(padded_and_unpadded_indexes_are_different_hosts),
 	    cmocka_unit_test(parse_adds_to_the_hosts_already_there),
 	    cmocka_unit_test(list_and_range_give_each_host_once),
