@@ -8,6 +8,7 @@
 #include <string.h>
 
 struct watcher {
+	uint64_t id; /* new for every registration, so stale events are not delivered */
 	int fd;
 	short events;
 	loop_fd_cb cb;
@@ -28,6 +29,8 @@ struct loop {
 	size_t nt, capt;
 	uint64_t next_timer_id;
 	struct pollfd *pfd; /* scratch for poll(), sized like w */
+	uint64_t *pfd_id;   /* the watcher each pfd entry was taken from */
+	uint64_t next_watcher_id;
 	int stopped;
 };
 
@@ -46,6 +49,7 @@ void loop_free(struct loop *loop)
 	free(loop->w);
 	free(loop->t);
 	free(loop->pfd);
+	free(loop->pfd_id);
 	free(loop);
 }
 
@@ -71,9 +75,13 @@ int loop_watch(struct loop *loop, int fd, short events, loop_fd_cb cb, void *arg
 			loop->capw = loop->capw ? loop->capw * 2 : 16;
 			loop->w = cd_realloc(loop->w, loop->capw * sizeof(*loop->w));
 			loop->pfd = cd_realloc(loop->pfd, loop->capw * sizeof(*loop->pfd));
+			loop->pfd_id = cd_realloc(loop->pfd_id, loop->capw * sizeof(*loop->pfd_id));
 		}
 		w = &loop->w[loop->nw++];
 		w->fd = fd;
+		w->id = ++loop->next_watcher_id;
+	} else if (w->cb != cb || w->arg != arg) {
+		w->id = ++loop->next_watcher_id; /* a new owner of a reused fd number */
 	}
 	w->events = events;
 	w->cb = cb;
@@ -163,6 +171,7 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 		loop->pfd[i].fd = loop->w[i].fd;
 		loop->pfd[i].events = loop->w[i].events;
 		loop->pfd[i].revents = 0;
+		loop->pfd_id[i] = loop->w[i].id;
 	}
 	n = poll(loop->pfd, nfds, timeout);
 	if (n < 0 && errno != EINTR)
@@ -180,9 +189,11 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 
 		if (!loop->pfd[i].revents)
 			continue;
-		/* A previous callback may have removed or replaced this fd. */
+		/* A previous callback (or a timer) may have removed this fd, or
+		 * closed it and registered the same number for someone else:
+		 * those events were not for the new owner. */
 		w = watcher_find(loop, loop->pfd[i].fd);
-		if (!w)
+		if (!w || w->id != loop->pfd_id[i])
 			continue;
 		w->cb(loop, w->fd, loop->pfd[i].revents, w->arg);
 		ran++;
