@@ -102,6 +102,50 @@ static void readable_fd_runs_its_callback(void **state)
 	loop_free(loop);
 }
 
+struct reuse {
+	int old_fd, new_fds[2], new_called;
+};
+
+static void cb_old(struct loop *loop, int fd, short revents, void *arg)
+{
+}
+
+static void cb_new(struct loop *loop, int fd, short revents, void *arg)
+{
+	((struct reuse *)arg)->new_called = 1;
+}
+
+/* Runs after poll() saw old_fd readable, before fds are dispatched. */
+static void close_and_reuse(struct loop *loop, void *arg)
+{
+	struct reuse *r = arg;
+
+	loop_unwatch(loop, r->old_fd);
+	close(r->old_fd);
+	assert_int_equal(pipe(r->new_fds), 0);
+	assert_int_equal(r->new_fds[0], r->old_fd); /* the lowest free number */
+	loop_watch(loop, r->new_fds[0], POLLIN, cb_new, r);
+}
+
+static void event_for_a_closed_fd_is_not_given_to_its_new_owner(void **state)
+{
+	struct loop *loop = loop_new();
+	struct reuse r = {0};
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	r.old_fd = p[0];
+	assert_int_equal(write(p[1], "x", 1), 1);
+	loop_watch(loop, p[0], POLLIN, cb_old, &r);
+	loop_timer_add(loop, 0, close_and_reuse, &r);
+	loop_run_once(loop, 100);
+	assert_int_equal(r.new_called, 0);
+	close(p[1]);
+	close(r.new_fds[0]);
+	close(r.new_fds[1]);
+	loop_free(loop);
+}
+
 static void sha256_matches_fips_vectors(void **state)
 {
 	unsigned char d[32];
@@ -131,6 +175,7 @@ int main(void)
 	    cmocka_unit_test(timers_fire_in_due_order),
 	    cmocka_unit_test(cancelled_timer_does_not_fire),
 	    cmocka_unit_test(readable_fd_runs_its_callback),
+	    cmocka_unit_test(event_for_a_closed_fd_is_not_given_to_its_new_owner),
 	    cmocka_unit_test(sha256_matches_fips_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
