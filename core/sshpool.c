@@ -699,7 +699,7 @@ static void node_start_transport(struct pool_node *node)
 			    node, pool->opts.connect_timeout_ms + pool->opts.auth_timeout_ms,
 			    "auth-timeout");
 		else
-			node_set_deadline(node, pool->opts.connect_timeout_ms, "config-timeout");
+			node_set_deadline(node, pool->opts.connect_timeout_ms, "connect-timeout");
 	}
 	node->conn_started = 1;
 	if (c->ops->start(c) < 0)
@@ -806,7 +806,7 @@ static void node_begin(struct pool_node *node)
 	child_close_stdin(&node->ssh_g);
 	loop_watch(pool->loop, node->ssh_g.out_fd, POLLIN, on_ssh_g, node);
 	loop_watch(pool->loop, node->ssh_g.pid_fd, POLLIN, on_ssh_g, node);
-	node_set_deadline(node, pool->opts.connect_timeout_ms, "connect-timeout");
+	node_set_deadline(node, pool->opts.connect_timeout_ms, "config-timeout");
 }
 
 static void pool_fill_window(struct sshpool *pool)

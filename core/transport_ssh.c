@@ -507,12 +507,11 @@ static void start_exec(struct conn *c)
 
 /* Pump stdout/stderr into the conn and c->out to the channel. Returns < 0
  * on a channel error (already reported). */
-static int pump(struct conn *c)
+static int pump_once(struct conn *c, struct sshc *s)
 {
-	struct sshc *s = c->priv;
 	char tmp[16384];
 	ssize_t n;
-	int got = 0;
+	int got = 0, moved = 0;
 
 	while (c->out.len) {
 		n = libssh2_channel_write(s->channel, c->out.data, c->out.len);
@@ -523,6 +522,7 @@ static int pump(struct conn *c)
 			return -1;
 		}
 		buf_consume(&c->out, (size_t)n);
+		moved = 1;
 	}
 	for (;;) {
 		if (c->in.len >= c->in.max) {
@@ -550,8 +550,10 @@ static int pump(struct conn *c)
 			break;
 	}
 	/* Always drain stderr too, or a chatty remote fills the window and stalls. */
-	while ((n = libssh2_channel_read_stderr(s->channel, tmp, sizeof(tmp))) > 0)
+	while ((n = libssh2_channel_read_stderr(s->channel, tmp, sizeof(tmp))) > 0) {
 		conn_stderr_append(c, tmp, (size_t)n);
+		moved = 1;
+	}
 	if (got) {
 		c->ev->data(c);
 		if (s->reported || s->dead)
@@ -559,6 +561,30 @@ static int pump(struct conn *c)
 	}
 	if (libssh2_channel_eof(s->channel))
 		s->out_eof = 1;
+	return moved || got;
+}
+
+/*
+ * Pump until nothing moves. Writing (and reading stderr) lets libssh2 read
+ * and queue new packets for this channel after the stdout loop stopped;
+ * poll() would then never wake us for data already inside libssh2, so a
+ * pass that moved anything, or data libssh2 still holds, means another pass.
+ */
+static int pump(struct conn *c)
+{
+	struct sshc *s = c->priv;
+
+	for (int pass = 0; pass < 1000; pass++) {
+		int rc = pump_once(c, s);
+
+		if (rc < 0)
+			return rc;
+		if (s->out_eof)
+			return 0;
+		if (!rc && !libssh2_poll_channel_read(s->channel, 0) &&
+		    !libssh2_poll_channel_read(s->channel, 1))
+			return 0;
+	}
 	return 0;
 }
 

@@ -27,10 +27,14 @@
 #   pdsh                pdsh -R ssh -f 32 'uname -a; ip -j addr'   (pdsh defaults, OpenSSH's default KEX)
 #   pdsh_x25519         the same with -o KexAlgorithms=curve25519-sha256 (what libssh2 1.10 negotiates)
 #   clush               clush -f 64 (its default) 'uname -a; ip -j addr'
-# Before timing, every cell has one verification run (all N hosts answered, exit 0), which
-# is also its warm-up. hyperfine -N --runs RUNS --warmup 0; the median is reported.
+# First a cold run on one node (agent upload + torch import; all addresses share one cache).
+# Before timing, every cell has one verification run (all N hosts answered; clusterdoc: one
+# row per node, no UNREACHABLE, exit 0; then a --json check that nothing was uploaded and the
+# torch facts came from the cache), which is also its warm-up; a failed verification is
+# logged and retried once. Then hyperfine -N -i --runs RUNS --warmup 0: the median is
+# reported, runs that exited non-zero are kept and counted ("runs exit != 0").
 #
-# env: RUNS=3  TOOLS="..."  PORT=2222  RSS_N=128 (N whose head peak RSS is measured)
+# env: RUNS=5  TOOLS="..."  PORT=2222  RSS_N=128 (N whose head peak RSS is measured)
 #      LOAD_MAX=1.5 LOAD_WAIT_S=600: before timing, wait (60 s steps) while the 1-minute load
 #        average is above LOAD_MAX, at most LOAD_WAIT_S seconds, then go on and record it
 #      BUSY_MAX=60 BUSY_WAIT_S=120: before each cell, wait (10 s steps) while the CPUs were more
@@ -51,7 +55,7 @@ W=$RES/work
 RAW=$RES/raw
 Ns=("$@")
 [[ ${#Ns[@]} -eq 0 ]] && Ns=(32 128)
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 PORT=${PORT:-2222}
 KPORT=$((PORT + 1))
 TOOLS=${TOOLS:-"clusterdoc clusterdoc_openssh pdsh pdsh_x25519 clush"}
@@ -452,6 +456,7 @@ profile() {
 		[[ " $TOOLS " == *" $t "* ]] || continue
 		c=$(cmdline "$t" "$n")
 		d=$RAW/perf_${t}_N$n.data
+		rm -f "$d" "$d.old" # perf would keep the previous file as .old
 		perf record -q -a -e cpu-clock -c 1000000 -o "$d" -- \
 			ip netns exec "$NS" bash -c "$c" >"$RAW/perf_${t}_N$n.out" 2>"$RAW/perf_${t}_N$n.err" ||
 			log "profile: $t N=$n exited non-zero (CPU figures kept; idle time includes any stall)"
@@ -466,7 +471,7 @@ profile() {
 	$PY - "$RES/profile_N$n.csv" "$n" <<'PYEOF' | tee "$RES/profile_N$n.md"
 import collections, sys
 n = int(sys.argv[2])
-groups = [("head (clusterdoc)", {"clusterdoc"}), ("pdsh", {"pdsh"}), ("ssh (client / ssh -G)", {"ssh"}),
+groups = [("head (clusterdoc)", {"clusterdoc"}), ("pdsh", {"pdsh", "pdsh.bin"}), ("ssh (client / ssh -G)", {"ssh"}),
           ("sshd", {"sshd"}), ("bash/sh/uname/ip", {"bash", "sh", "uname", "ip"}),
           ("agent", None), ("python3", {"python3"}), ("kernel threads (softirq, workers)", "kthreads"),
           ("idle", {"swapper"})]
