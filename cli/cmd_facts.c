@@ -37,7 +37,7 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static size_t node_index(struct facts_run *r, struct pool_node *node)
+static size_t node_index(const struct pool_node *node)
 {
 	return (size_t)(uintptr_t)node_data(node);
 }
@@ -52,7 +52,7 @@ static void on_facts(struct pool_node *node, json_t *result, const char *code, c
                      void *arg)
 {
 	struct facts_run *r = arg;
-	size_t i = node_index(r, node);
+	size_t i = node_index(node);
 	json_t *wall;
 
 	if (result) {
@@ -97,6 +97,12 @@ static const char *str(json_t *o, const char *key)
 	return s ? s : "-";
 }
 
+/* Why node i gave no facts: a failed request, or the node's own failure. */
+static const char *node_error_text(const struct facts_run *r, size_t i)
+{
+	return r->errors[i] ? r->errors[i] : node_error_message(r->nodes[i]);
+}
+
 static void print_table(struct facts_run *r)
 {
 	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
@@ -107,13 +113,9 @@ static void print_table(struct facts_run *r)
 		char mem[16], skew[16];
 
 		if (!f) {
-			const char *code = node_error_code(node);
+			const char *err = node_error_text(r, i);
 
-			printf("%-16s UNREACHABLE  %s\n", node_host(node),
-			       r->errors[i]               ? r->errors[i]
-			       : node_error_message(node) ? node_error_message(node)
-			                                  : "no answer");
-			(void)code;
+			printf("%-16s UNREACHABLE  %s\n", node_host(node), err ? err : "no answer");
 			continue;
 		}
 		snprintf(mem, sizeof(mem), "%.1fG",
@@ -140,7 +142,7 @@ static void print_json(struct facts_run *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct pool_node *node = r->nodes[i];
 		json_t *o = json_object();
-		const char *err = r->errors[i] ? r->errors[i] : node_error_message(node);
+		const char *err = node_error_text(r, i);
 		const char *code;
 
 		json_object_set_new(o, "host", json_string(node_host(node)));

@@ -338,17 +338,15 @@ static char *bootstrap_command(const struct sshpool *pool, enum upload_mode mode
 
 static void node_send_hello(struct pool_node *node);
 
-static int node_write(struct pool_node *node, json_t *msg)
+/* Queue msg for the agent; a message over the cap fails the node. */
+static void node_write(struct pool_node *node, json_t *msg)
 {
 	char err[CD_ERRLEN];
-	int rc = proto_write(&node->conn.out, msg, err, sizeof(err));
 
-	if (rc < 0) {
+	if (proto_write(&node->conn.out, msg, err, sizeof(err)) < 0)
 		node_fail(node, "protocol", "%s: %s", node->host, err);
-		return rc;
-	}
-	node->conn.ops->flush(&node->conn);
-	return 0;
+	else
+		node->conn.ops->flush(&node->conn);
 }
 
 static void node_stream_agent(struct pool_node *node)

@@ -118,16 +118,28 @@ static const char *session_error(struct sshc *s)
 
 static void ssh_destroy(struct conn *c, struct sshc *s);
 
+/* Bracket every entry from the loop or the owner: a close requested by a
+ * callback while we run is carried out by the outermost ssh_leave. */
+static void ssh_enter(struct sshc *s)
+{
+	s->depth++;
+}
+
+static void ssh_leave(struct conn *c, struct sshc *s)
+{
+	if (--s->depth == 0 && s->dead)
+		ssh_destroy(c, s);
+}
+
 static void ssh_step(struct conn *c)
 {
 	struct sshc *s = c->priv;
 
 	if (!s)
 		return;
-	s->depth++;
+	ssh_enter(s);
 	ssh_run(c, s);
-	if (--s->depth == 0 && s->dead)
-		ssh_destroy(c, s);
+	ssh_leave(c, s);
 }
 
 static void on_fd(struct loop *loop, int fd, short revents, void *arg)
@@ -198,10 +210,9 @@ static void on_resolve_poll(struct loop *loop, void *arg)
 	struct sshc *s = c->priv;
 	int rc = gai_error(&s->gai);
 
-	s->depth++;
+	ssh_enter(s);
 	resolve_done(c, s, rc);
-	if (--s->depth == 0 && s->dead)
-		ssh_destroy(c, s);
+	ssh_leave(c, s);
 }
 
 static void resolve_done(struct conn *c, struct sshc *s, int rc)
@@ -891,11 +902,10 @@ static void ssh_flush(struct conn *c)
 	struct sshc *s = c->priv;
 
 	if (s && s->state == S_RUNNING && !s->reported) {
-		s->depth++;
+		ssh_enter(s);
 		if (pump(c) == 0 && !s->reported && !s->dead)
 			ssh_wait_session(c);
-		if (--s->depth == 0 && s->dead)
-			ssh_destroy(c, s);
+		ssh_leave(c, s);
 	}
 }
 
