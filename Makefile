@@ -24,7 +24,8 @@ WARN += -Werror
 endif
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 $(WARN) -fno-strict-aliasing
+CFLAGS   += -std=c11 $(WARN) -fno-strict-aliasing -pthread
+LDFLAGS  += -pthread
 CPPFLAGS += -D_GNU_SOURCE -Icore -I. -MMD -MP
 ifeq ($(SANITIZE),1)
 BUILD    := $(BUILD)-asan

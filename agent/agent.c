@@ -11,6 +11,8 @@
 #include "proto.h"
 #include "sha256.h"
 #include "probes/facts.h"
+#include "probes/netprobe.h"
+#include "probes/reach.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,6 +70,46 @@ static json_t *handle_facts(struct agent *a, json_t *req, const char **code, cha
 	return facts_collect(&o);
 }
 
+static json_t *handle_netprobe(struct agent *a, json_t *req, const char **code, char *msg,
+                               size_t msglen)
+{
+	struct netprobe_opts o;
+
+	netprobe_opts_init(&o);
+	o.no_firewall = json_is_true(json_object_get(req, "no_firewall"));
+	return netprobe_collect(&o);
+}
+
+static json_t *handle_route(struct agent *a, json_t *req, const char **code, char *msg,
+                            size_t msglen)
+{
+	json_t *routes = netprobe_routes(json_object_get(req, "pairs"), msg, msglen);
+
+	if (!routes) {
+		*code = "bad-request";
+		return NULL;
+	}
+	return json_pack("{so}", "routes", routes);
+}
+
+static json_t *handle_listen(struct agent *a, json_t *req, const char **code, char *msg,
+                             size_t msglen)
+{
+	return reach_listen(req, code, msg, msglen);
+}
+
+static json_t *handle_connect(struct agent *a, json_t *req, const char **code, char *msg,
+                              size_t msglen)
+{
+	return reach_connect(req, code, msg, msglen);
+}
+
+static json_t *handle_unlisten(struct agent *a, json_t *req, const char **code, char *msg,
+                               size_t msglen)
+{
+	return reach_unlisten(req, code, msg, msglen);
+}
+
 static json_t *handle_exit(struct agent *a, json_t *req, const char **code, char *msg,
                            size_t msglen)
 {
@@ -81,6 +123,11 @@ static const struct {
 } handlers[] = {
     {.type = "hello", .handle = handle_hello},
     {.type = "facts", .handle = handle_facts},
+    {.type = "netprobe", .handle = handle_netprobe},
+    {.type = "route", .handle = handle_route},
+    {.type = "listen", .handle = handle_listen},
+    {.type = "connect", .handle = handle_connect},
+    {.type = "unlisten", .handle = handle_unlisten},
     {.type = "exit", .handle = handle_exit},
 };
 
@@ -190,5 +237,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return serve(STDIN_FILENO, STDOUT_FILENO);
+	int rc = serve(STDIN_FILENO, STDOUT_FILENO);
+
+	reach_shutdown();
+	return rc;
 }

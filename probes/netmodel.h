@@ -1,0 +1,186 @@
+/*
+ * netmodel.h - the cluster's network as plain data, on the head: what each
+ * node's agent reported (netprobe.h, facts.h) and what the reachability
+ * matrix found (reach.h). Parsed once from the agents' JSON, then read by
+ * the predictors (predict.h) and the diagnosis (diagnose.h), which are pure
+ * functions of it. Unit tests build models from fixture JSON files.
+ */
+#ifndef CD_PROBES_NETMODEL_H
+#define CD_PROBES_NETMODEL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cd.h"
+
+#define NM_NAME 64 /* interface names (IFNAMSIZ is 16; input is not trusted) */
+#define NM_ADDR 64 /* an address in text, without "%scope" */
+
+struct nm_iface {
+	char name[NM_NAME];
+	int index;
+	int up, running, loopback;
+	char operstate[16];
+	int mtu;          /* 0 when unknown */
+	int speed_mbps;   /* -1 when unknown */
+	char kind[16];    /* netprobe.h's kinds; "" when unknown */
+	char driver[32];  /* "" when unknown */
+	char master[NM_NAME];
+};
+
+/* One getifaddrs() entry with an IP address, in getifaddrs order. */
+struct nm_addr {
+	char ifname[NM_NAME];
+	int family; /* AF_INET or AF_INET6 */
+	char addr[NM_ADDR];
+	int prefix;
+	unsigned scope_id;
+	char scope[8]; /* "host", "link", "global", "ula", "site" */
+};
+
+struct nm_hostaddr {
+	int family;
+	char addr[NM_ADDR];
+	int bindable;
+};
+
+/* A variable that NCCL or Gloo would read, with where it came from. */
+struct nm_var {
+	char name[64];
+	char *value;
+	char source[128]; /* "environment", "/etc/nccl.conf", "~/.nccl.conf" (the path) */
+};
+
+struct nm_route {
+	char to[NM_ADDR];
+	char from[NM_ADDR];
+	char dev[NM_NAME]; /* "" when error is set */
+	char src[NM_ADDR];
+	char error[64]; /* "" or the errno name */
+};
+
+/* A firewall rule that drops or rejects TCP ports on input (fwrules.h). */
+struct nm_fwrule {
+	int port_lo, port_hi; /* 0..65535 */
+	char verdict[8];      /* "drop" or "reject" */
+	char tool[12];        /* "nft", "iptables", "ip6tables" */
+	char text[160];       /* the rule as the tool prints it, for evidence */
+};
+
+struct nm_node {
+	char host[256];     /* as given on the command line */
+	char hostname[256]; /* the node's own gethostname() */
+	int probed;         /* the netprobe answered */
+	char error[CD_ERRLEN];
+	char error_code[32];
+
+	struct nm_iface *ifaces;
+	size_t nifaces;
+	struct nm_addr *addrs;
+	size_t naddrs;
+	struct nm_hostaddr *hostaddrs;
+	size_t nhostaddrs;
+	char hostname_error[128];
+	char **hosts_lines;
+	size_t nhosts_lines;
+	int port_lo, port_hi; /* 0 when unknown */
+	int64_t shm_bytes;    /* -1 when unknown */
+	int rdma_ports;       /* RDMA ports reported */
+
+	/* The effective NCCL_ / GLOO_ / MASTER_ variables: the environment,
+	 * then the NCCL conf files in NCCL's precedence (first one wins). */
+	struct nm_var *vars;
+	size_t nvars;
+
+	/* From facts. "" when unknown. */
+	char nccl_version[32]; /* the NCCL a job would load: torch's, else libnccl */
+	char torch_version[64];
+	char python_version[32];
+	int torch_known; /* 1 when facts said whether torch is there */
+	int gpus;
+
+	struct nm_route *routes;
+	size_t nroutes;
+	struct nm_fwrule *fwrules;
+	size_t nfwrules;
+	char firewall_summary[160]; /* "nftables: 1 table; ufw inactive" */
+};
+
+/* One attempt of the matrix. */
+struct nm_attempt {
+	size_t from, to; /* node indexes */
+	char addr[NM_ADDR];
+	unsigned scope_id;
+	int port;
+	int fixed_port;   /* 1 = a MASTER_PORT candidate, 0 = an ephemeral listener */
+	char result[24];  /* reach.h's results, or "not-tested" */
+	char errno_name[24];
+	int64_t rtt_us;   /* -1 unless ok */
+};
+
+struct nm_listener {
+	size_t node;
+	char addr[NM_ADDR]; /* "" for a fixed-port wildcard listener */
+	unsigned scope_id;
+	int port;
+	int fixed_port;
+	char error[64]; /* "" or why it could not listen (errno name) */
+};
+
+struct netmodel {
+	struct nm_node *nodes;
+	size_t nnodes;
+	size_t master;       /* index of the master node */
+	int master_port;     /* the MASTER_PORT candidate */
+	int matrix_done;     /* the matrix ran */
+	struct nm_listener *listeners;
+	size_t nlisteners;
+	struct nm_attempt *attempts;
+	size_t nattempts;
+};
+
+/* Allocate a model for n nodes named hosts[i] (copied); master is node 0. */
+struct netmodel *netmodel_new(const char *const *hosts, size_t n);
+void netmodel_free(struct netmodel *m);
+
+/*
+ * Fill node i from the agents' answers (borrowed; either may be NULL when
+ * the node did not answer it). probe is the netprobe result, facts the facts
+ * result. Malformed entries are skipped and never fail the whole: the model
+ * records what it could read. Sets probed = 1 when probe is non-NULL.
+ */
+void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *facts);
+
+/* Mark node i as not checked, with a code and message naming the node. */
+void netmodel_node_failed(struct netmodel *m, size_t i, const char *code, const char *msg);
+
+/* Append routes answered by node i's agent (netprobe_routes format). */
+void netmodel_add_routes(struct netmodel *m, size_t i, json_t *routes);
+
+/* Append listeners node i reported (reach_listen result). */
+void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result);
+
+/* Append one attempt. */
+struct nm_attempt *netmodel_add_attempt(struct netmodel *m);
+
+/* Load a whole model from a fixture file (tests): {"master": i,
+ * "master_port": p, "nodes": [{"host", "probe": {...}, "facts": {...},
+ * "routes": [...], "error": "..."}], "listeners": [...], "matrix": [...]}
+ * with the matrix in the report's format. NULL with a message on error. */
+struct netmodel *netmodel_load_json(json_t *fixture, char *err, size_t errlen);
+
+/* The effective value of a variable on a node, or NULL when unset. */
+const struct nm_var *nm_var_get(const struct nm_node *n, const char *name);
+
+const struct nm_iface *nm_iface_find(const struct nm_node *n, const char *name);
+
+/* nm_addr_is_loopback: 127/8 or ::1. nm_addr_is_link_local: 169.254/16 or
+ * fe80::/10. Computed from the address text. */
+int nm_addr_is_loopback(const struct nm_addr *a);
+int nm_addr_is_link_local(const struct nm_addr *a);
+
+/* "fe80::1%3" or "10.0.0.1" (scope id appended when non-zero) */
+void nm_addr_format(char *buf, size_t len, const char *addr, unsigned scope_id);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * netprobe.h - the agent's network probe: what a node's kernel says about its
+ * interfaces, addresses, routes, name resolution and firewall. Runs on the
+ * node (agent side); answers the `netprobe` and `route` requests
+ * (docs/protocol.md). Native C where the kernel answers directly
+ * (getifaddrs, /sys/class/net, netlink RTM_GETROUTE, getaddrinfo, bind);
+ * firewall tools (nft, iptables-save, ufw, firewall-cmd) are run as
+ * children with a deadline, and only read.
+ *
+ * netprobe_collect result, keys in this order (a part that cannot be read
+ * is left empty and "errors": {"<key>": "<message>"} says why):
+ *   hostname       gethostname()
+ *   interfaces     [{"name", "index", "up", "running", "loopback",
+ *                    "operstate" ("up", "down", "unknown", ...), "mtu",
+ *                    "mac" (or null), "speed_mbps" (or null when unknown or
+ *                    negative), "driver" (or null), "kind", "master" (the
+ *                    bridge/bond it is enslaved to, or null)}]
+ *                  in if_nameindex() order. kind is one of: "loopback",
+ *                  "physical" (has /sys/class/net/<if>/device), "bridge",
+ *                  "bond", "vlan", "veth", "tun", "ipoib" (type 32),
+ *                  "virtual" (anything else without a device).
+ *   addresses      [{"ifname", "family" ("inet"|"inet6"), "address" (no
+ *                    "%scope" suffix), "prefix", "scope" ("host", "link",
+ *                    "global", "ula", "site"), "scope_id" (the interface
+ *                    index for link-local IPv6, else 0)}]
+ *                  exactly in getifaddrs() order, AF_INET and AF_INET6 only:
+ *                  NCCL and Gloo walk this order, so the predictors do too.
+ *   hostname_addrs [{"family", "address", "scope_id", "bindable" (bool),
+ *                    "bind_error" (strerror, only when not bindable)}]
+ *                  getaddrinfo(hostname, NULL, AF_UNSPEC, SOCK_STREAM) in
+ *                  its order; bindable = bind() to port 0 succeeded (what
+ *                  Gloo and PyTorch test). "hostname_error" (gai_strerror)
+ *                  replaces it when resolution fails.
+ *   hosts_lines    ["127.0.1.1 node1", ...]: /etc/hosts lines (comments
+ *                  stripped, whitespace collapsed) naming the hostname or its
+ *                  short form
+ *   port_range     [lo, hi] from /proc/sys/net/ipv4/ip_local_port_range
+ *   shm_bytes      total size of the filesystem at /dev/shm (statvfs)
+ *   rdma           [{"device", "port", "state" ("ACTIVE"...), "link_layer"
+ *                    ("InfiniBand"|"Ethernet"), "rate"}]
+ *                  from /sys/class/infiniband/<dev>/ports/<n>/
+ *   nccl_conf      [{"path", "vars": {"KEY": "VALUE"}}] for the files NCCL
+ *                  reads, in NCCL's precedence order: $NCCL_CONF_FILE if set,
+ *                  else ~/.nccl.conf; then /etc/nccl.conf. Files that do not
+ *                  exist are left out. KEY=VALUE lines; '#' comments.
+ *   env            the job-relevant variables of the agent's (login)
+ *                  environment: facts_env_filter(environ)
+ *   firewall       {"nft": {"ruleset": <`nft -j list ruleset` JSON> | null,
+ *                           "error": "..."},
+ *                   "iptables": {"rules": "<iptables-save text>" | null,
+ *                                "error"},
+ *                   "ip6tables": likewise,
+ *                   "ufw": "active"|"inactive"|"absent",
+ *                   "firewalld": "running"|"not running"|"absent"}
+ *                  Each text is capped at NETPROBE_FIREWALL_MAX bytes
+ *                  ("truncated": true then); a tool that is not installed
+ *                  or not permitted gives null plus "error".
+ *   errors         {"<key>": "<message>"}
+ *
+ * Never fails as a whole; blocks at most a few seconds (each firewall tool
+ * has a 3 s deadline).
+ */
+#ifndef CD_PROBES_NETPROBE_H
+#define CD_PROBES_NETPROBE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define NETPROBE_FIREWALL_MAX (256 * 1024)
+
+struct netprobe_opts {
+	const char *sysfs_root; /* prefix for /sys paths (tests); NULL = "" */
+	const char *etc_root;   /* prefix for /etc paths (tests); NULL = "" */
+	int no_firewall;        /* 1 = skip the firewall tools */
+};
+
+void netprobe_opts_init(struct netprobe_opts *o);
+
+json_t *netprobe_collect(const struct netprobe_opts *o);
+
+/*
+ * The kernel's route toward each destination (netlink RTM_GETROUTE, what
+ * `ip route get TO [from FROM]` prints). pairs: [{"to": addr, "scope_id": n
+ * (optional), "from": addr (optional)}]. Returns a new array, one entry per
+ * pair in order: {"to", "from", "dev", "src", "gateway" (or null), "type"
+ * ("unicast", "local", "unreachable", ...)} or {"to", "from", "error":
+ * strerror, "errno_name": "ENETUNREACH"}. NULL only for a malformed
+ * request (message in err).
+ */
+json_t *netprobe_routes(json_t *pairs, char *err, size_t errlen);
+
+/*
+ * Pure parsers, unit tested and fuzzed.
+ */
+
+/* "32768\t60999\n" -> 0 and *lo, *hi; CD_ERR_PARSE otherwise. */
+int netprobe_parse_port_range(const char *text, int *lo, int *hi);
+
+/* /etc/hosts text -> new array of the lines (comments stripped, whitespace
+ * collapsed to one space) that name `hostname` or its short form (the part
+ * before the first dot). */
+json_t *netprobe_hosts_lines(const char *text, size_t len, const char *hostname);
+
+/* nccl.conf text -> new object {"KEY": "VALUE"}: NCCL's own reading: lines
+ * "KEY=VALUE", '#' starts a comment line, whitespace around KEY and VALUE
+ * trimmed; the first occurrence of a key wins. */
+json_t *netprobe_parse_nccl_conf(const char *text, size_t len);
+
+/* The address scope name for an address: "host" (127/8, ::1), "link"
+ * (169.254/16, fe80::/10), "ula" (fc00::/7), "site" (fec0::/10),
+ * "global" otherwise. family is AF_INET or AF_INET6, addr points to a
+ * struct in_addr / in6_addr. */
+const char *netprobe_addr_scope(int family, const void *addr);
+
+#endif

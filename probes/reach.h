@@ -1,0 +1,89 @@
+/*
+ * reach.h - the agent's half of the reachability matrix: listen on a node's
+ * candidate addresses, connect to the other nodes' listeners, classify every
+ * attempt. Answers the `listen`, `connect` and `unlisten` requests
+ * (docs/protocol.md). Agent side; libc only.
+ *
+ * The wire exchange between two agents (one TCP connection per attempt):
+ *   connector -> listener   "CDREACH1 <token> <from-node>\n"
+ *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then close
+ * The token is the head's random per-run hex string (16..64 chars). A
+ * listener that reads a line with another token (or garbage, or nothing
+ * within 2 s) closes the connection without answering, so a stray client
+ * cannot join. The connector checks that the answer carries the token and
+ * the node index it meant to reach: an address that exists on several nodes
+ * (docker0's 172.17.0.1) connects to the wrong machine, and says so.
+ *
+ * Listeners are served by one thread that lives from `listen` until
+ * `unlisten`, the agent's exit, or the request's duration_ms (default
+ * 120000), whichever comes first, so the agent keeps answering requests
+ * (including its own `connect`) while peers connect to it.
+ */
+#ifndef CD_PROBES_REACH_H
+#define CD_PROBES_REACH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define REACH_MAGIC "CDREACH1"
+
+/*
+ * listen request fields:
+ *   token        string, required
+ *   node         integer, this node's index in the run, required
+ *   addresses    [{"address", "scope_id" (optional, for fe80::)}]: one
+ *                listener per address on port 0, so the kernel picks the
+ *                port from ip_local_port_range (what NCCL and Gloo do)
+ *   ports        [29500, ...]: fixed ports (MASTER_PORT candidates), each
+ *                bound once on the wildcard address, dual-stack "::" with
+ *                IPV6_V6ONLY off (what PyTorch's TCPStore does), or
+ *                "0.0.0.0" when IPv6 is unavailable
+ *   duration_ms  integer, optional
+ * result: {"listeners": [{"address", "scope_id", "port"} or
+ *                        {"address", "scope_id", "error", "errno_name"}],
+ *          "fixed": [{"port", "bound": "::"|"0.0.0.0"} or
+ *                    {"port", "error", "errno_name"}]}
+ * A second `listen` before `unlisten` fails with code "busy".
+ */
+json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
+
+/*
+ * connect request fields:
+ *   token       string, required
+ *   node        integer, this node's index
+ *   timeout_ms  integer, the deadline for every attempt (default 3000)
+ *   targets     [{"id": integer, "node": expected node index, "address",
+ *                 "scope_id" (optional), "port"}]
+ * All attempts start at once (non-blocking connect; at most
+ * REACH_MAX_INFLIGHT open at a time, the rest wait for a slot), so the
+ * request takes about one deadline however many targets there are.
+ * result: {"results": [{"id", "result", "rtt_us" (connect time, when the
+ *           TCP handshake completed), "errno_name" and "message" (when it
+ *           failed)}]} in target order. result is one of:
+ *   "ok"               the listener answered with our token and the
+ *                      expected node
+ *   "refused"          ECONNREFUSED (nobody listens, or a firewall's
+ *                      tcp-reset)
+ *   "timeout"          no answer within the deadline (dropped/filtered)
+ *   "no-route"         EHOSTUNREACH, "No route to host" (also a firewall
+ *                      reject with icmp host-prohibited)
+ *   "net-unreachable"  ENETUNREACH
+ *   "wrong-peer"       another node (or this one) answered
+ *   "bad-answer"       connected, but no valid answer before the deadline
+ *   "error"            any other errno (errno_name says which: EINVAL for
+ *                      a link-local address whose scope does not exist here,
+ *                      EACCES/EPERM for a local firewall's output reject...)
+ */
+#define REACH_MAX_INFLIGHT 512
+json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen);
+
+/* Close every listener and stop the thread. Idempotent; result {}. */
+json_t *reach_unlisten(json_t *req, const char **code, char *msg, size_t msglen);
+
+/* Called at agent exit. */
+void reach_shutdown(void);
+
+/* The symbolic name of an errno value ("EHOSTUNREACH"), or "E<number>". */
+const char *reach_errno_name(int err);
+
+#endif
