@@ -4,5 +4,7 @@
 
 int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 
 #endif

@@ -19,6 +19,12 @@ static const struct command {
     {.name = "facts",
      .run = cmd_facts,
      .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs"},
+    {.name = "check",
+     .run = cmd_check,
+     .summary = "diagnose the network: what NCCL and Gloo pick, what peers reach, fixes"},
+    {.name = "env",
+     .run = cmd_env,
+     .summary = "the verified NCCL/Gloo/MASTER_ environment as export lines"},
     {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
 };
 

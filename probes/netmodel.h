@@ -22,10 +22,10 @@ struct nm_iface {
 	int index;
 	int up, running, loopback;
 	char operstate[16];
-	int mtu;          /* 0 when unknown */
-	int speed_mbps;   /* -1 when unknown */
-	char kind[16];    /* netprobe.h's kinds; "" when unknown */
-	char driver[32];  /* "" when unknown */
+	int mtu;         /* 0 when unknown */
+	int speed_mbps;  /* -1 when unknown */
+	char kind[16];   /* netprobe.h's kinds; "" when unknown */
+	char driver[32]; /* "" when unknown */
 	char master[NM_NAME];
 };
 
@@ -113,10 +113,10 @@ struct nm_attempt {
 	char addr[NM_ADDR];
 	unsigned scope_id;
 	int port;
-	int fixed_port;   /* 1 = a MASTER_PORT candidate, 0 = an ephemeral listener */
-	char result[24];  /* reach.h's results, or "not-tested" */
+	int fixed_port;  /* 1 = a MASTER_PORT candidate, 0 = an ephemeral listener */
+	char result[24]; /* reach.h's results, or "not-tested" */
 	char errno_name[24];
-	int64_t rtt_us;   /* -1 unless ok */
+	int64_t rtt_us; /* -1 unless ok */
 };
 
 struct nm_listener {
@@ -131,9 +131,9 @@ struct nm_listener {
 struct netmodel {
 	struct nm_node *nodes;
 	size_t nnodes;
-	size_t master;       /* index of the master node */
-	int master_port;     /* the MASTER_PORT candidate */
-	int matrix_done;     /* the matrix ran */
+	size_t master;   /* index of the master node */
+	int master_port; /* the MASTER_PORT candidate */
+	int matrix_done; /* the matrix ran */
 	struct nm_listener *listeners;
 	size_t nlisteners;
 	struct nm_attempt *attempts;

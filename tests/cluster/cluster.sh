@@ -13,7 +13,8 @@
 #   netns P"head"  eth0 = 10.X.Y.2/24           (clusterdoc runs here: cluster_head_exec)
 #   netns P"n"$i   NIC (eth0 unless CD_NIC_NAMES) = 10.X.Y.(i+10)/24, lo up, sshd on port 22,
 #                  own UTS ns (hostname node$i) and mount ns (/root/.cache = per-node dir,
-#                  empty file over /root/.bashrc, .profile, .bash_profile, .bash_login if present)
+#                  per-node empty file over /root/.bashrc (cluster_node_env), .profile, .bash_profile,
+#                  .bash_login if present)
 #   netns P"d"$i   dead end for cluster_trap_ipv6_only_nic (created only by that trap)
 #   /etc/netns/<ns>/hosts   node names -> IPs (ip netns exec bind-mounts it over /etc/hosts)
 #   /etc/netns/P"head"/passwd  copy of /etc/passwd with root's home = $CD_RUN/home, so that
@@ -41,6 +42,7 @@
 #   cluster_node_rekey I / cluster_forget_hostkey I / cluster_learn_hostkey I
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
+#   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
 
@@ -418,10 +420,11 @@ for f in .bashrc .profile .bash_profile .bash_login; do
 done
 : >"$4"
 exec sleep infinity'
+	for ((i = 1; i <= n; i++)); do : >"$R/n$i/bashrc"; done
 	for ((i = 1; i <= n; i++)); do
 		d=$R/n$i
 		ip netns exec "${P}n$i" unshare --uts --mount --propagation private \
-			sh -c "$holder_sh" holder "node$i" "$d/cache" "$R/empty" "$d/ready" </dev/null >"$d/holder.log" 2>&1 &
+			sh -c "$holder_sh" holder "node$i" "$d/cache" "$d/bashrc" "$d/ready" </dev/null >"$d/holder.log" 2>&1 &
 		echo "$!" >"$d/holder.pid"
 		_cd_track "$!" "holder$i"
 	done
@@ -696,6 +699,16 @@ add chain inet clusterdoc_test input { type filter hook input priority 0; policy
 add rule inet clusterdoc_test input tcp dport $port counter drop
 EOF
 	_cd_note_trap "firewall_port $i $port"
+}
+
+# cluster_node_env i LINE... : append lines to node i's own ~/.bashrc (a per-node file bind-mounted
+# over /root/.bashrc; bash reads it for commands run by sshd)
+cluster_node_env() {
+	_cd_check_node "${1:-}" || return 1
+	[[ -e /root/.bashrc ]] || { _cd_err "/root/.bashrc does not exist: nothing to bind per node"; return 1; }
+	local i=$1
+	shift
+	printf '%s\n' "$@" >>"$CD_RUN/n$i/bashrc"
 }
 
 # cluster_trap_mtu i MTU : node i's primary NIC gets another MTU (MTU mismatch)

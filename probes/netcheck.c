@@ -1,0 +1,523 @@
+/*
+ * netcheck.c - the network check's phases over the SSH pool (netcheck.h).
+ *
+ * Every node carries a count of answers still awaited in the current
+ * phase; a phase ends when no live node awaits anything. A node that fails
+ * settles its count at once, so one dead or hung node costs the others at
+ * most its request deadline.
+ */
+#include "netcheck.h"
+#include "diagnose.h"
+#include "predict.h"
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_DONE };
+
+struct cnode {
+	struct pool_node *pn;
+	json_t *facts, *probe;
+	int waiting;     /* answers awaited in the current phase */
+	json_t *targets; /* the connect request's targets, kept to read the results */
+};
+
+struct netcheck {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct netmodel *m;
+	struct netcheck_opts o;
+	struct cnode *nodes;
+	size_t n, left; /* nodes still busy in the current phase */
+	enum phase phase;
+	char token[33];
+	void (*done)(void *arg);
+	void *arg;
+	uint64_t next_timer;
+	int64_t phase_start;
+	struct netcheck_stats stats;
+	unsigned rng;
+};
+
+void netcheck_opts_init(struct netcheck_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->master_port = 0;
+	o->probe_timeout_ms = 3000;
+	o->request_timeout_ms = 30000;
+	o->full_matrix_max = 64;
+	o->random_peers = 4;
+	o->seed = 1;
+}
+
+static size_t index_of(const struct pool_node *pn)
+{
+	return (size_t)(uintptr_t)node_data(pn);
+}
+
+static void start_phase(struct netcheck *c, enum phase p);
+
+static void advance(struct loop *loop, void *arg)
+{
+	struct netcheck *c = arg;
+
+	c->next_timer = 0;
+	start_phase(c, c->phase + 1);
+}
+
+/* Settle k awaited answers of node i; the phase ends when nothing is left.
+ * The next phase starts from the loop, never inside a pool callback. */
+static void settle(struct netcheck *c, size_t i, int all)
+{
+	struct cnode *cn = &c->nodes[i];
+
+	if (cn->waiting <= 0)
+		return;
+	cn->waiting = all ? 0 : cn->waiting - 1;
+	if (cn->waiting == 0 && --c->left == 0 && !c->next_timer)
+		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
+}
+
+/* A node's failure: before its probe answered it is "not checked"; after,
+ * its results are partial. */
+static void node_broke(struct netcheck *c, size_t i, const char *code, const char *msg)
+{
+	struct nm_node *n = &c->m->nodes[i];
+
+	if (!n->probed)
+		netmodel_node_failed(c->m, i, code, msg);
+	else if (!n->error[0])
+		snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
+	settle(c, i, 1);
+}
+
+static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct netcheck *c = arg;
+
+	node_broke(c, index_of(pn), node_error_code(pn), node_error_message(pn));
+}
+
+/* A request's error: the node's own failure is reported by on_failed. */
+static int reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result, const char *code,
+                        const char *msg, const char *what)
+{
+	char text[CD_ERRLEN];
+
+	if (result)
+		return 0;
+	if (node_state(pn) == NODE_FAILED)
+		return 1;
+	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
+	         msg ? msg : "no answer");
+	node_broke(c, index_of(pn), code ? code : "agent", text);
+	sshpool_close_node(pn);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- phase 1 */
+
+static void on_netprobe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                        void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(c, pn, result, code, msg, "netprobe"))
+		return;
+	c->nodes[i].probe = json_incref(result);
+	netmodel_set_node(c->m, i, c->nodes[i].probe, c->nodes[i].facts);
+	settle(c, i, 0);
+}
+
+static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(c, pn, result, code, msg, "facts"))
+		return;
+	c->nodes[i].facts = json_incref(result);
+	settle(c, i, 0);
+}
+
+static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct netcheck *c = arg;
+	json_t *req = proto_request(0, "facts");
+
+	json_object_set_new(req, "python_timeout_ms",
+	                    json_integer(c->o.request_timeout_ms * 2 / 3));
+	sshpool_request(pn, req, c->o.request_timeout_ms, on_facts, c);
+	req = proto_request(0, "netprobe");
+	if (c->o.no_firewall)
+		json_object_set_new(req, "no_firewall", json_true());
+	sshpool_request(pn, req, c->o.request_timeout_ms * 2, on_netprobe, c);
+}
+
+static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
+
+/* ---------------------------------------------------------------- phase 2 */
+
+static int live(const struct netcheck *c, size_t i)
+{
+	return c->m->nodes[i].probed && !c->m->nodes[i].error[0] &&
+	       node_state(c->nodes[i].pn) == NODE_READY;
+}
+
+static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                      void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(c, pn, result, code, msg, "listen"))
+		return;
+	netmodel_add_listeners(c->m, i, result);
+	settle(c, i, 0);
+}
+
+static void on_route(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(c, pn, result, code, msg, "route"))
+		return;
+	netmodel_add_routes(c->m, i, json_object_get(result, "routes"));
+	settle(c, i, 0);
+}
+
+static json_t *listen_request(struct netcheck *c, size_t i)
+{
+	const struct nm_node *n = &c->m->nodes[i];
+	json_t *req = proto_request(0, "listen"), *addrs = json_array(), *ports = json_array();
+
+	for (size_t k = 0; k < n->naddrs; k++) {
+		const struct nm_addr *a = &n->addrs[k];
+
+		if (nm_addr_is_loopback(a))
+			continue;
+		json_array_append_new(addrs, json_pack("{sssI}", "address", a->addr, "scope_id",
+		                                       (json_int_t)a->scope_id));
+	}
+	json_array_append_new(ports, json_integer(c->o.master_port));
+	if (i == c->o.master) {
+		json_array_append_new(ports, json_integer(c->o.master_port + 1));
+		json_array_append_new(ports, json_integer(c->o.master_port + 10));
+	}
+	json_object_set_new(req, "token", json_string(c->token));
+	json_object_set_new(req, "node", json_integer((json_int_t)i));
+	json_object_set_new(req, "addresses", addrs);
+	json_object_set_new(req, "ports", ports);
+	json_object_set_new(req, "duration_ms",
+	                    json_integer(c->o.probe_timeout_ms * 4 + c->o.request_timeout_ms));
+	return req;
+}
+
+/* Route pairs: toward every peer address NCCL or Gloo would use, from this
+ * node's own pick of the same family. */
+static json_t *route_request(struct netcheck *c, size_t i, const struct diagnosis *d)
+{
+	json_t *req = proto_request(0, "route"), *pairs = json_array();
+	const struct node_prediction *mine = &d->pred[i];
+
+	for (size_t j = 0; j < c->n; j++) {
+		const struct node_prediction *p = &d->pred[j];
+
+		if (j == i || !c->m->nodes[j].probed)
+			continue;
+		for (int k = 0; k < p->nccl.npicks + p->gloo.npicks; k++) {
+			const struct net_pick *pk = k < p->nccl.npicks
+			                                ? &p->nccl.picks[k]
+			                                : &p->gloo.picks[k - p->nccl.npicks];
+			const char *from = NULL;
+			json_t *pair;
+
+			if (pk->scope_id)
+				continue; /* link-local: the finding says enough */
+			for (int q = 0; q < mine->nccl.npicks && !from; q++) {
+				if (mine->nccl.picks[q].family == pk->family &&
+				    !mine->nccl.picks[q].scope_id)
+					from = mine->nccl.picks[q].addr;
+			}
+			pair = json_pack("{ss}", "to", pk->addr);
+			if (from)
+				json_object_set_new(pair, "from", json_string(from));
+			json_array_append_new(pairs, pair);
+		}
+	}
+	json_object_set_new(req, "pairs", pairs);
+	return req;
+}
+
+/* No --port: the master's own MASTER_PORT, as a job started there would
+ * use it, else PyTorch's default. */
+static void settle_master_port(struct netcheck *c)
+{
+	const struct nm_var *v = nm_var_get(&c->m->nodes[c->o.master], "MASTER_PORT");
+	long port = v ? strtol(v->value, NULL, 10) : 0;
+
+	if (!c->o.master_port)
+		c->o.master_port = port > 0 && port <= 65525 ? (int)port : 29500;
+	c->m->master_port = c->o.master_port;
+}
+
+static void phase_listen(struct netcheck *c)
+{
+	struct diagnosis *d;
+
+	settle_master_port(c);
+	d = diagnose(c->m); /* for the predicted picks only */
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (!live(c, i))
+			continue;
+		c->nodes[i].waiting = 2;
+		c->left++;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct pool_node *pn = c->nodes[i].pn;
+
+		if (c->nodes[i].waiting != 2)
+			continue;
+		sshpool_request(pn, listen_request(c, i), c->o.request_timeout_ms, on_listen, c);
+		sshpool_request(pn, route_request(c, i, d), c->o.request_timeout_ms * 2, on_route,
+		                c);
+	}
+	diagnosis_free(d);
+}
+
+/* ---------------------------------------------------------------- phase 3 */
+
+static unsigned next_rand(struct netcheck *c)
+{
+	c->rng = c->rng * 1103515245u + 12345u;
+	return c->rng >> 8;
+}
+
+/* Does node i test node j? All pairs up to full_matrix_max nodes; beyond,
+ * the master, ring neighbours and random peers (marked in `pick`). */
+static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
+{
+	size_t n = c->n;
+
+	memset(pick, 0, n);
+	if (n <= (size_t)c->o.full_matrix_max) {
+		memset(pick, 1, n);
+	} else {
+		pick[c->o.master] = 1;
+		pick[(i + 1) % n] = 1;
+		pick[(i + n - 1) % n] = 1;
+		for (int k = 0; k < c->o.random_peers; k++)
+			pick[next_rand(c) % n] = 1;
+		/* Everyone tests the master, so the master tests everyone. */
+		if (i == c->o.master)
+			memset(pick, 1, n);
+	}
+	pick[i] = 0;
+}
+
+static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
+                       int fixed)
+{
+	json_array_append_new(
+	    targets, json_pack("{sIsIsssIsIsb}", "id", (json_int_t)json_array_size(targets), "node",
+	                       (json_int_t)j, "address", addr, "scope_id", (json_int_t)scope_id,
+	                       "port", (json_int_t)port, "fixed", fixed));
+}
+
+static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
+{
+	const struct netmodel *m = c->m;
+	json_t *targets = json_array();
+
+	choose_peers(c, i, pick);
+	for (size_t k = 0; k < m->nlisteners; k++) {
+		const struct nm_listener *l = &m->listeners[k];
+		const struct nm_node *peer = &m->nodes[l->node];
+
+		if (!pick[l->node] || !l->port || l->error[0] || !live(c, l->node))
+			continue;
+		if (!l->fixed_port) {
+			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0);
+			continue;
+		}
+		/* A wildcard listener: reach it on every routable address. */
+		for (size_t a = 0; a < peer->naddrs; a++) {
+			const struct nm_addr *pa = &peer->addrs[a];
+
+			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
+				continue;
+			add_target(targets, l->node, pa->addr, 0, l->port, 1);
+		}
+	}
+	return targets;
+}
+
+static void on_connect(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                       void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = index_of(pn), k;
+	json_t *r, *targets = c->nodes[i].targets;
+
+	if (reply_failed(c, pn, result, code, msg, "connect"))
+		return;
+	json_array_foreach(json_object_get(result, "results"), k, r)
+	{
+		json_t *t =
+		    json_array_get(targets, (size_t)json_integer_value(json_object_get(r, "id")));
+		struct nm_attempt *a;
+		const char *s;
+		json_t *rtt;
+
+		if (!t)
+			continue;
+		a = netmodel_add_attempt(c->m);
+		a->from = i;
+		a->to = (size_t)json_integer_value(json_object_get(t, "node"));
+		snprintf(a->addr, sizeof(a->addr), "%s",
+		         json_string_value(json_object_get(t, "address")));
+		a->scope_id = (unsigned)json_integer_value(json_object_get(t, "scope_id"));
+		a->port = (int)json_integer_value(json_object_get(t, "port"));
+		a->fixed_port = json_is_true(json_object_get(t, "fixed"));
+		s = json_string_value(json_object_get(r, "result"));
+		snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
+		s = json_string_value(json_object_get(r, "errno_name"));
+		snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
+		rtt = json_object_get(r, "rtt_us");
+		a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+		c->stats.attempts++;
+	}
+	settle(c, i, 0);
+}
+
+static void phase_connect(struct netcheck *c)
+{
+	unsigned char *pick = cd_calloc(c->n ? c->n : 1, 1);
+
+	c->m->matrix_done = 1;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!live(c, i))
+			continue;
+		c->nodes[i].waiting = 1;
+		c->left++;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		json_t *req;
+
+		if (c->nodes[i].waiting != 1)
+			continue;
+		c->nodes[i].targets = connect_targets(c, i, pick);
+		req = proto_request(0, "connect");
+		json_object_set_new(req, "token", json_string(c->token));
+		json_object_set_new(req, "node", json_integer((json_int_t)i));
+		json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
+		json_object_set(req, "targets", c->nodes[i].targets);
+		sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect,
+		                c);
+	}
+	free(pick);
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static void start_phase(struct netcheck *c, enum phase p)
+{
+	int64_t now = cd_now_ms();
+
+	if (c->phase == PHASE_PROBE)
+		c->stats.probe_ms = now - c->phase_start;
+	else if (c->phase == PHASE_LISTEN)
+		c->stats.listen_ms = now - c->phase_start;
+	else if (c->phase == PHASE_CONNECT)
+		c->stats.connect_ms = now - c->phase_start;
+	c->phase = p;
+	c->phase_start = now;
+	c->left = 0;
+	if (p == PHASE_LISTEN)
+		phase_listen(c);
+	else if (p == PHASE_CONNECT)
+		phase_connect(c);
+	if (p == PHASE_DONE) {
+		for (size_t i = 0; i < c->n; i++) {
+			if (node_state(c->nodes[i].pn) == NODE_READY)
+				sshpool_close_node(c->nodes[i].pn);
+		}
+		c->done(c->arg);
+		return;
+	}
+	if (c->left == 0 && !c->next_timer) /* no live node: skip ahead */
+		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
+}
+
+static void make_token(char *hex, size_t len)
+{
+	unsigned char raw[16] = {0};
+	ssize_t got = getrandom(raw, sizeof(raw), 0);
+
+	if (got != (ssize_t)sizeof(raw))
+		cd_fatal("getrandom failed: cannot make the run's token");
+	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+}
+
+struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
+                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg)
+{
+	struct netcheck *c = cd_calloc(1, sizeof(*c));
+
+	c->loop = loop;
+	c->pool = pool;
+	c->m = m;
+	c->o = *o;
+	if (c->o.master >= m->nnodes)
+		c->o.master = 0;
+	m->master = c->o.master;
+	m->master_port = c->o.master_port ? c->o.master_port : 29500;
+	c->done = done;
+	c->arg = arg;
+	c->rng = o->seed ? o->seed : 1;
+	c->n = m->nnodes;
+	c->nodes = cd_calloc(c->n ? c->n : 1, sizeof(*c->nodes));
+	make_token(c->token, sizeof(c->token));
+	c->phase = PHASE_PROBE;
+	c->phase_start = cd_now_ms();
+	for (size_t i = 0; i < c->n; i++) {
+		c->nodes[i].pn = sshpool_add(pool, m->nodes[i].host);
+		node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
+		c->nodes[i].waiting = 2; /* facts, netprobe */
+	}
+	c->left = c->n;
+	if (c->n == 0)
+		c->next_timer = loop_timer_add(loop, 0, advance, c);
+	sshpool_start(pool, &pool_handlers, c);
+	return c;
+}
+
+void netcheck_free(struct netcheck *c)
+{
+	if (!c)
+		return;
+	if (c->next_timer)
+		loop_timer_cancel(c->loop, c->next_timer);
+	for (size_t i = 0; i < c->n; i++) {
+		json_decref(c->nodes[i].facts);
+		json_decref(c->nodes[i].probe);
+		json_decref(c->nodes[i].targets);
+	}
+	free(c->nodes);
+	free(c);
+}
+
+void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
+{
+	*s = c->stats;
+}

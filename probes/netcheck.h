@@ -1,0 +1,64 @@
+/*
+ * netcheck.h - run the network check on many nodes from the head's event
+ * loop: facts and netprobe on every node, then listeners on every candidate
+ * address, then the connect matrix, all through the SSH pool. Fills a
+ * netmodel (netmodel.h) that diagnose() reads. Non-blocking: the TUI and
+ * the CLI drive it from their own loop.
+ *
+ * Phases (each waits for every live node before the next starts):
+ *   1. probe    `facts` then `netprobe` on each node as soon as it is ready
+ *   2. listen   `listen` on every address that is not loopback (link-local
+ *               included, with its scope) on an ephemeral port, and on the
+ *               MASTER_PORT candidate on every node (the master also on two
+ *               fallbacks: port+1 and port+10); `route` toward the peers'
+ *               predicted addresses
+ *   3. connect  every node connects to its peers' listeners, all at once
+ *               with one deadline per attempt
+ * A node that fails in any phase is recorded in the model and skipped by
+ * the next phases; the others go on.
+ *
+ * Which pairs are tested: all of them up to full_matrix_max nodes (default
+ * 64). Beyond, each node tests the master, its two ring neighbours (in the
+ * order given) and `random_peers` (default 4) peers drawn from a seeded
+ * generator; see docs/performance.md.
+ */
+#ifndef CD_PROBES_NETCHECK_H
+#define CD_PROBES_NETCHECK_H
+
+#include "loop.h"
+#include "netmodel.h"
+#include "sshpool.h"
+
+struct netcheck_opts {
+	size_t master;          /* index of the master node, default 0 */
+	int master_port;        /* 0 = the master's MASTER_PORT, else 29500 */
+	int probe_timeout_ms;   /* connect deadline per attempt, default 3000 */
+	int request_timeout_ms; /* for facts/netprobe; from the pool's options */
+	int full_matrix_max;    /* default 64 */
+	int random_peers;       /* default 4 */
+	unsigned seed;          /* for the random peers; default 1 */
+	int no_firewall;        /* do not run the firewall tools on the nodes */
+};
+
+void netcheck_opts_init(struct netcheck_opts *o);
+
+struct netcheck;
+
+/*
+ * Add the hosts to the pool, start it, and run the phases; when every node
+ * is done (or failed), done(arg) is called once from the loop, with the
+ * model complete. m must have been created with the same hosts in the same
+ * order; it stays owned by the caller.
+ */
+struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
+                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg);
+void netcheck_free(struct netcheck *c);
+
+/* How many attempts phase 3 made, and how long each phase took (ms). */
+struct netcheck_stats {
+	size_t attempts;
+	int64_t probe_ms, listen_ms, connect_ms;
+};
+void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * test_diagnose.c - diagnose() on fixture clusters (tests/fixtures/clusters/):
+ * the layouts of the failure catalogue, each with the findings it must
+ * produce on the right nodes and the suggestions that must (or must not)
+ * be made.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "probes/diagnose.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/clusters/"
+#endif
+
+struct fx {
+	struct netmodel *m;
+	struct diagnosis *d;
+};
+
+static void load(struct fx *f, const char *name)
+{
+	char path[256], err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc;
+
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	doc = json_load_file(path, 0, &jerr);
+	if (!doc)
+		fail_msg("%s: %s", path, jerr.text);
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("%s: %s", path, err);
+	f->d = diagnose(f->m);
+}
+
+static void unload(struct fx *f)
+{
+	diagnosis_free(f->d);
+	netmodel_free(f->m);
+}
+
+/* Every finding with this id (one per cause) together must list exactly
+ * these nodes, in order, and have this worst severity. */
+static void expect_finding(const struct fx *f, const char *id, enum severity sev, const char *nodes)
+{
+	enum severity worst = SEV_INFO;
+	char got[256] = "";
+	int seen = 0;
+
+	for (size_t k = 0; k < f->d->nfindings; k++) {
+		const struct finding *x = &f->d->findings[k];
+
+		if (strcmp(x->id, id) != 0)
+			continue;
+		seen = 1;
+		if (x->severity < worst)
+			worst = x->severity;
+		assert_true(strlen(x->fix) > 10);
+		for (size_t i = 0; i < x->nnodes; i++) {
+			const char *h = f->m->nodes[x->nodes[i]].host;
+
+			assert_true(strlen(got) + strlen(h) + 2 < sizeof(got));
+			if (got[0])
+				strcat(got, ",");
+			strcat(got, h);
+		}
+	}
+	if (!seen) {
+		for (size_t i = 0; i < f->d->nfindings; i++)
+			fprintf(stderr, "  have: %s\n", f->d->findings[i].id);
+		fail_msg("no finding %s", id);
+	}
+	assert_string_equal(got, nodes);
+	assert_int_equal(worst, sev);
+}
+
+/* The evidence of every finding with this id, joined. */
+static const char *evidence(const struct fx *f, const char *id)
+{
+	static char all[4096];
+
+	all[0] = '\0';
+	for (size_t k = 0; k < f->d->nfindings; k++) {
+		const struct finding *x = &f->d->findings[k];
+
+		if (strcmp(x->id, id) == 0 && strlen(all) + strlen(x->evidence) + 2 < sizeof(all)) {
+			strcat(all, x->evidence);
+			strcat(all, "\n");
+		}
+	}
+	return all;
+}
+
+static void ib0_with_only_link_local_is_flagged_and_excluded(void **state)
+{
+	struct fx f;
+
+	load(&f, "ib0-link-local.json");
+	/* NCCL puts ib* first: the fe80:: address wins over a good eth0 */
+	assert_string_equal(f.d->pred[0].bootstrap.picks[0].ifname, "ib0");
+	assert_string_equal(f.d->pred[0].bootstrap.picks[0].addr, "fe80::a288:c203:d2:aaf1");
+	expect_finding(&f, "link-local-selected", SEV_ERROR, "gpu1,gpu2");
+	assert_non_null(f.d->sugg.nccl_ifname);
+	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
+	assert_true(f.d->sugg.nccl_family_inet);
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[1], "eth0");
+	assert_string_equal(f.d->sugg.master_addr, "10.0.0.1");
+	assert_int_equal(f.d->sugg.master_port, 29500);
+	unload(&f);
+}
+
+static void virbr_and_veth_on_old_nccl(void **state)
+{
+	struct fx f;
+
+	load(&f, "virbr-veth-2.27.json");
+	/* 2.27.7 excludes only docker and lo: virbr0 comes first */
+	assert_string_equal(f.d->pred[0].nccl.picks[0].ifname, "virbr0");
+	expect_finding(&f, "virtual-iface-selected", SEV_WARNING, "h1,h2");
+	expect_finding(&f, "duplicate-address", SEV_ERROR, "h2,h1");
+	expect_finding(&f, "link-local-selected", SEV_ERROR, "h1,h2");
+	/* the suggestion keeps only eth0 */
+	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
+	assert_string_equal(f.d->pred[1].data_iface, "eth0");
+	unload(&f);
+}
+
+static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **state)
+{
+	struct fx f;
+
+	load(&f, "eno1-eno2.json");
+	expect_finding(&f, "nic-name-mismatch", SEV_WARNING, "a,b");
+	/* "eno1" as a prefix also matches eno10, which b cannot reach */
+	assert_string_equal(f.d->sugg.nccl_ifname, "=eno1,eno2");
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[0], "eno1");
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[1], "eno2");
+	/* by default NCCL would use eno10 too, which b reaches with ENETUNREACH */
+	expect_finding(&f, "iface-unreachable", SEV_ERROR, "a");
+	unload(&f);
+}
+
+static void two_nics_on_one_subnet_route_through_the_other(void **state)
+{
+	struct fx f;
+
+	load(&f, "two-nics-one-subnet.json");
+	expect_finding(&f, "route-egress-mismatch", SEV_WARNING, "p");
+	assert_non_null(strstr(evidence(&f, "route-egress-mismatch"),
+	                       "ip route get 10.3.0.12 from 10.3.0.11 -> dev eth0"));
+	unload(&f);
+}
+
+static void stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "stale-env.json");
+	expect_finding(&f, "node-unreachable", SEV_ERROR, "s4");
+	expect_finding(&f, "stale-ifname-env", SEV_ERROR, "s1,s2");
+	assert_non_null(
+	    strstr(evidence(&f, "stale-ifname-env"), "Unable to find address for: ^lo"));
+	expect_finding(&f, "version-mismatch", SEV_ERROR, "s1,s2,s3");
+	/* the others still get verified values; the dead node gets none */
+	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
+	assert_null(f.d->sugg.gloo_ifname_per_node[3]);
+	assert_null(f.d->sugg.torchrun[3]);
+	assert_non_null(strstr(f.d->sugg.torchrun[2], "--nnodes=3 --node-rank=2"));
+	/* errors first */
+	assert_int_equal(f.d->findings[0].severity, SEV_ERROR);
+	unload(&f);
+}
+
+static void no_matrix_means_no_suggestion(void **state)
+{
+	char err[CD_ERRLEN];
+	json_t *doc = json_load_file(FIXTURES "eno1-eno2.json", 0, NULL);
+	struct netmodel *m;
+	struct diagnosis *d;
+
+	assert_non_null(doc);
+	json_object_set_new(doc, "matrix", json_array());
+	json_object_set_new(doc, "matrix_done", json_false());
+	m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	assert_non_null(m);
+	d = diagnose(m);
+	assert_null(d->sugg.nccl_ifname);
+	assert_null(d->sugg.gloo_ifname_per_node[0]);
+	assert_int_equal(d->sugg.master_port, 0);
+	assert_non_null(d->sugg.notes);
+	diagnosis_free(d);
+	netmodel_free(m);
+}
+
+static void every_finding_id_is_documented(void **state)
+{
+	FILE *fp = fopen("docs/findings.md", "r");
+	static char text[1 << 16];
+	size_t n;
+
+	assert_non_null(fp);
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	text[n] = '\0';
+	fclose(fp);
+	for (size_t i = 0; i < finding_catalogue_len; i++) {
+		char heading[96];
+
+		snprintf(heading, sizeof(heading), "## %s\n", finding_catalogue[i].id);
+		if (!strstr(text, heading))
+			fail_msg("docs/findings.md has no section \"## %s\"",
+			         finding_catalogue[i].id);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(ib0_with_only_link_local_is_flagged_and_excluded),
+	    cmocka_unit_test(virbr_and_veth_on_old_nccl),
+	    cmocka_unit_test(different_names_need_an_exact_list_when_a_prefix_overmatches),
+	    cmocka_unit_test(two_nics_on_one_subnet_route_through_the_other),
+	    cmocka_unit_test(stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node),
+	    cmocka_unit_test(no_matrix_means_no_suggestion),
+	    cmocka_unit_test(every_finding_id_is_documented),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
