@@ -18,11 +18,16 @@
  *                  in if_nameindex() order. kind is one of: "loopback",
  *                  "physical" (has /sys/class/net/<if>/device), "bridge",
  *                  "bond", "vlan", "veth", "tun", "ipoib" (type 32),
- *                  "virtual" (anything else without a device).
- *   addresses      [{"ifname", "family" ("inet"|"inet6"), "address" (no
- *                    "%scope" suffix), "prefix", "scope" ("host", "link",
- *                    "global", "ula", "site"), "scope_id" (the interface
- *                    index for link-local IPv6, else 0)}]
+ *                  "virtual" (anything else without a device); see
+ *                  netprobe_iface_kind. up/running/loopback are null when
+ *                  the flags cannot be read, operstate and mtu when their
+ *                  sysfs files cannot.
+ *   addresses      [{"ifname" (as getifaddrs names it: an IPv4 label
+ *                    such as "eth0:1" included), "family" ("inet"|"inet6"),
+ *                    "address" (no "%scope" suffix), "prefix" (or null
+ *                    without a netmask), "scope" ("host", "link", "global",
+ *                    "ula", "site"), "scope_id" (the interface index for
+ *                    link-local IPv6, else 0)}]
  *                  exactly in getifaddrs() order, AF_INET and AF_INET6 only:
  *                  NCCL and Gloo walk this order, so the predictors do too.
  *   hostname_addrs [{"family", "address", "scope_id", "bindable" (bool),
@@ -33,12 +38,13 @@
  *                  replaces it when resolution fails.
  *   hosts_lines    ["127.0.1.1 node1", ...]: /etc/hosts lines (comments
  *                  stripped, whitespace collapsed) naming the hostname or its
- *                  short form
- *   port_range     [lo, hi] from /proc/sys/net/ipv4/ip_local_port_range
- *   shm_bytes      total size of the filesystem at /dev/shm (statvfs)
+ *                  short form (see netprobe_hosts_lines)
+ *   port_range     [lo, hi] from /proc/sys/net/ipv4/ip_local_port_range, or null
+ *   shm_bytes      total size of the filesystem at /dev/shm (statvfs), or null
  *   rdma           [{"device", "port", "state" ("ACTIVE"...), "link_layer"
  *                    ("InfiniBand"|"Ethernet"), "rate"}]
- *                  from /sys/class/infiniband/<dev>/ports/<n>/
+ *                  from /sys/class/infiniband/<dev>/ports/<n>/, devices and
+ *                  ports in name order; a file that cannot be read gives null
  *   nccl_conf      [{"path", "vars": {"KEY": "VALUE"}}] for the files NCCL
  *                  reads, in NCCL's precedence order: $NCCL_CONF_FILE if set,
  *                  else ~/.nccl.conf; then /etc/nccl.conf. Files that do not
@@ -52,13 +58,24 @@
  *                   "ip6tables": likewise,
  *                   "ufw": "active"|"inactive"|"absent",
  *                   "firewalld": "running"|"not running"|"absent"}
- *                  Each text is capped at NETPROBE_FIREWALL_MAX bytes
- *                  ("truncated": true then); a tool that is not installed
- *                  or not permitted gives null plus "error".
+ *                  or null when opts->no_firewall. Each text is capped at
+ *                  NETPROBE_FIREWALL_MAX bytes ("truncated": true then; the
+ *                  iptables text keeps its whole lines up to the cap, an nft
+ *                  ruleset over the cap is dropped: null). A tool that is not
+ *                  installed ("not installed"), not permitted, fails or
+ *                  misses the deadline gives null plus "error"; "error" and
+ *                  "truncated" are present only then. The tools run at the
+ *                  same time, under one 3 s deadline, with stdin /dev/null and
+ *                  LC_ALL=C; the first line of their stderr goes into
+ *                  "error". ufw: "active" when the ufw binary exists and
+ *                  /etc/ufw/ufw.conf says ENABLED=yes. firewalld: "running"
+ *                  when the process in /run/firewalld/firewalld.pid is alive
+ *                  or `firewall-cmd --state` says so, "not running" when
+ *                  firewall-cmd is installed.
  *   errors         {"<key>": "<message>"}
  *
- * Never fails as a whole; blocks at most a few seconds (each firewall tool
- * has a 3 s deadline).
+ * Never fails as a whole; blocks at most a few seconds (the firewall tools
+ * have a 3 s deadline, name resolution the resolver's own).
  */
 #ifndef CD_PROBES_NETPROBE_H
 #define CD_PROBES_NETPROBE_H
@@ -72,6 +89,9 @@ struct netprobe_opts {
 	const char *sysfs_root; /* prefix for /sys paths (tests); NULL = "" */
 	const char *etc_root;   /* prefix for /etc paths (tests); NULL = "" */
 	int no_firewall;        /* 1 = skip the firewall tools */
+	const char *tool_dirs;  /* ':'-separated directories searched for the
+	                           firewall tools (tests); NULL =
+	                           "/usr/sbin:/sbin:/usr/bin:/bin" */
 };
 
 void netprobe_opts_init(struct netprobe_opts *o);
@@ -84,8 +104,11 @@ json_t *netprobe_collect(const struct netprobe_opts *o);
  * (optional), "from": addr (optional)}]. Returns a new array, one entry per
  * pair in order: {"to", "from", "dev", "src", "gateway" (or null), "type"
  * ("unicast", "local", "unreachable", ...)} or {"to", "from", "error":
- * strerror, "errno_name": "ENETUNREACH"}. NULL only for a malformed
- * request (message in err).
+ * strerror, "errno_name": "ENETUNREACH"}. "from" is null when not given,
+ * "dev" and "src" null when the kernel names none. A pair that is not an
+ * object, or whose "to" or "from" is not an IP address, gets the error
+ * EINVAL. Each answer is awaited at most 1 s (ETIMEDOUT then). NULL only
+ * when pairs is not an array (message in err).
  */
 json_t *netprobe_routes(json_t *pairs, char *err, size_t errlen);
 
@@ -93,17 +116,21 @@ json_t *netprobe_routes(json_t *pairs, char *err, size_t errlen);
  * Pure parsers, unit tested and fuzzed.
  */
 
-/* "32768\t60999\n" -> 0 and *lo, *hi; CD_ERR_PARSE otherwise. */
+/* "32768\t60999\n" -> 0 and *lo, *hi; CD_ERR_PARSE otherwise (anything
+ * but two whitespace-separated decimals 0 <= lo <= hi <= 65535). */
 int netprobe_parse_port_range(const char *text, int *lo, int *hi);
 
 /* /etc/hosts text -> new array of the lines (comments stripped, whitespace
  * collapsed to one space) that name `hostname` or its short form (the part
- * before the first dot). */
+ * before the first dot) among their names (not the address field), compared
+ * without case as the resolver does. */
 json_t *netprobe_hosts_lines(const char *text, size_t len, const char *hostname);
 
 /* nccl.conf text -> new object {"KEY": "VALUE"}: NCCL's own reading: lines
- * "KEY=VALUE", '#' starts a comment line, whitespace around KEY and VALUE
- * trimmed; the first occurrence of a key wins. */
+ * "KEY=VALUE" (split at the first '='), '#' as the first non-blank character
+ * makes a comment line, whitespace around KEY and VALUE trimmed; lines
+ * without '=' or with an empty KEY are skipped; the first occurrence of a
+ * key wins. */
 json_t *netprobe_parse_nccl_conf(const char *text, size_t len);
 
 /* The address scope name for an address: "host" (127/8, ::1), "link"
@@ -111,5 +138,20 @@ json_t *netprobe_parse_nccl_conf(const char *text, size_t len);
  * "global" otherwise. family is AF_INET or AF_INET6, addr points to a
  * struct in_addr / in6_addr. */
 const char *netprobe_addr_scope(int family, const void *addr);
+
+/*
+ * The kind of interface ifname (see "interfaces" above) from what
+ * <sysfs_root>/sys/class/net/<ifname>/ holds; sysfs_root NULL = "". In
+ * this order: is_loopback -> "loopback"; type 32 -> "ipoib"; uevent
+ * DEVTYPE=vlan/bridge/bond; a bridge/ or bonding/ directory; tun_flags ->
+ * "tun"; device -> "physical"; no device, type 1 (Ethernet) and an iflink
+ * other than its own ifindex -> "veth"; else "virtual". sysfs cannot tell a
+ * veth from a macvlan or ipvlan (both have a lower link), so when it reads
+ * the real /sys netprobe_collect asks the kernel for the driver name
+ * (ETHTOOL_GDRVINFO) of a link this function calls "veth" or "virtual": it
+ * is "veth" exactly when that driver is "veth". Always returns a static
+ * string.
+ */
+const char *netprobe_iface_kind(const char *sysfs_root, const char *ifname, int is_loopback);
 
 #endif

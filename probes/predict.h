@@ -8,33 +8,45 @@
  *   - NCCL_SOCKET_IFNAME is honoured only when longer than one character.
  *     A leading '^' excludes, then a leading '=' makes the match exact; both
  *     apply to the whole list. Items are split on ',' (empty items vanish,
- *     no trimming); an item "name:port" keeps only "name". Prefix mode
- *     compares the first strlen(item) characters ("eth1" matches "eth10").
+ *     no trimming; NCCL reads at most 16 items, MAX_IFS); an item
+ *     "name:port" keeps only "name". Prefix mode compares the first
+ *     strlen(item) characters ("eth1" matches "eth10"). An empty list
+ *     matches every name, so "^," or "^=" excludes every name.
  *   - Per getifaddrs entry: only AF_INET/AF_INET6; since 2.28.3 the
  *     interface must be RUNNING; NCCL_SOCKET_FAMILY "AF_INET"/"AF_INET6"
  *     keeps one family (any other value is ignored); IPv6 "::1" is skipped
  *     (link-local is not); the name filter applies; the first address per
  *     interface name wins; at most max_ifs interfaces.
- *   - Unset NCCL_SOCKET_IFNAME: "ib" prefix first; else, with NCCL_COMM_ID,
- *     the first interface whose subnet holds that address (no RUNNING or
- *     loopback check); else "^docker,lo,virbr" (before 2.28.3 "^docker,lo");
- *     else "docker"; else "lo"; else (2.28.3+) "virbr".
- *   - Bootstrap uses max_ifs 1 (with NCCL_COMM_ID only the subnet match);
- *     the socket transport up to 16 (NCCL_PREDICT_MAX_IFS).
+ *   - Unset NCCL_SOCKET_IFNAME: "ib" prefix first; else, with NCCL_COMM_ID
+ *     longer than one character, the first address whose subnet holds that
+ *     address (no RUNNING, NCCL_SOCKET_FAMILY or loopback check; for IPv6
+ *     the scope ids must be equal too: "[fe80::1%eth0]:port" carries eth0's
+ *     index); else "^docker,lo,virbr" (before 2.28.3 "^docker,lo"); else
+ *     "docker"; else "lo"; else (2.28.3+) "virbr".
+ *   - Bootstrap uses max_ifs 1; with NCCL_COMM_ID set (to anything) only
+ *     the subnet match, NCCL_SOCKET_IFNAME and "ib" are not consulted. The
+ *     socket transport uses up to 16 (NCCL_PREDICT_MAX_IFS).
+ *   - NCCL_COMM_ID is "ipv4:port", "[ipv6]:port", "[fe80::1%ifname]:port" or
+ *     "hostname:port". A host name is resolved by NCCL on the node, which a
+ *     pure function cannot do: the prediction then says cannot_predict.
  * Gloo / PyTorch ProcessGroupGloo:
- *   - GLOO_SOCKET_IFNAME longer than one character: split on ','; one device
- *     per item, an exact interface name, its first IPv4 or IPv6 address in
- *     getifaddrs order (no RUNNING, loopback or link-local filter); a name
- *     without an address is an error ("Unable to find address for: X").
- *   - Otherwise the hostname's first bindable getaddrinfo result, else
- *     127.0.0.1 with PyTorch's loopback warning.
+ *   - GLOO_SOCKET_IFNAME longer than one character: split on ',' as
+ *     std::getline does (an empty item between commas stays, a trailing
+ *     one does not); one device per item, an exact interface name, its
+ *     first IPv4 or IPv6 address in getifaddrs order (no RUNNING, loopback
+ *     or link-local filter); a name without an address fails the whole
+ *     process group ("Unable to find address for: X", no picks).
+ *   - Otherwise the hostname's first bindable getaddrinfo result (ifname:
+ *     the interface holding that address, "lo" for a 127/8 or ::1 address
+ *     no interface holds, such as Debian's 127.0.1.1), else 127.0.0.1 with
+ *     PyTorch's loopback warning in error.
  */
 #ifndef CD_PROBES_PREDICT_H
 #define CD_PROBES_PREDICT_H
 
 #include "netmodel.h"
 
-#define NCCL_PREDICT_MAX_IFS 16
+#define NCCL_PREDICT_MAX_IFS  16
 #define NCCL_FILTER_MAX_ITEMS 32
 
 /* An NCCL version as three numbers; {0,0,0} = unknown (treated as newest). */
@@ -80,7 +92,14 @@ struct net_pick {
 struct nccl_prediction {
 	struct net_pick picks[NCCL_PREDICT_MAX_IFS];
 	int npicks;
-	char rule[160];  /* why these: "NCCL_SOCKET_IFNAME=eth (environment)", "default ^docker,lo,virbr", ... */
+	int bootstrap;      /* 1 = predicted with max_ifs 1 (the bootstrap's choice) */
+	int cannot_predict; /* 1 = depends on what the node resolves (a host name in
+	                       NCCL_COMM_ID): npicks is 0 and error says so */
+	/* why these: "NCCL_SOCKET_IFNAME=^docker0 (from /etc/nccl.conf)",
+	 * "default: ^docker,lo,virbr", "default: ib",
+	 * "NCCL_COMM_ID=10.0.0.1:29500 (from environment): its subnet", then
+	 * "; NCCL_SOCKET_FAMILY=AF_INET (from ...)" when set */
+	char rule[160];
 	char error[160]; /* NCCL's failure message when npicks == 0 */
 };
 
@@ -88,11 +107,11 @@ struct nccl_prediction {
  * the bootstrap's choice (max_ifs = 1, which also applies the NCCL_COMM_ID
  * rule). version may be NULL (newest). */
 void nccl_predict(const struct nm_node *n, const struct net_env *e,
-                  const struct nccl_version *version, int max_ifs,
-                  struct nccl_prediction *out);
+                  const struct nccl_version *version, int max_ifs, struct nccl_prediction *out);
 
-/* The line NCCL logs: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]ib0:fe80::1%ib0<0>"
- * (link-local IPv6 printed with "%ifname"), or the error line. */
+/* The line NCCL logs: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]ib0:fe80::1%ib0<0>",
+ * for a bootstrap prediction "Bootstrap: Using eth0:10.0.0.1<0>" (link-local
+ * IPv6 printed with "%ifname"), or the error when there is no pick. */
 void nccl_log_line(const struct nccl_prediction *p, char *buf, size_t len);
 
 struct gloo_prediction {
@@ -100,13 +119,17 @@ struct gloo_prediction {
 	int npicks;
 	int from_hostname;     /* 1 = no GLOO_SOCKET_IFNAME: hostname resolution */
 	int loopback_fallback; /* 1 = nothing bindable: 127.0.0.1 with the warning */
+	/* "GLOO_SOCKET_IFNAME=eth0 (from environment)", "hostname node1: first
+	 * bindable address (answer 1 of 2)", "hostname node1: no bindable
+	 * address; loopback fallback" */
 	char rule[160];
 	char error[160]; /* "Unable to find address for: ^lo" */
 };
 
 void gloo_predict(const struct nm_node *n, const struct net_env *e, struct gloo_prediction *out);
 
-/* The interface that owns addr on node n (by address text), or "" */
+/* The interface that owns addr on node n (by exact address text), or "";
+ * the string lives as long as the node. */
 const char *predict_iface_of_addr(const struct nm_node *n, const char *addr);
 
 #endif

@@ -17,7 +17,9 @@
  * Listeners are served by one thread that lives from `listen` until
  * `unlisten`, the agent's exit, or the request's duration_ms (default
  * 120000), whichever comes first, so the agent keeps answering requests
- * (including its own `connect`) while peers connect to it.
+ * (including its own `connect`) while peers connect to it. The thread closes
+ * every listening socket as it ends, so a listener past its duration
+ * refuses connections.
  */
 #ifndef CD_PROBES_REACH_H
 #define CD_PROBES_REACH_H
@@ -38,12 +40,19 @@
  *                bound once on the wildcard address, dual-stack "::" with
  *                IPV6_V6ONLY off (what PyTorch's TCPStore does), or
  *                "0.0.0.0" when IPv6 is unavailable
- *   duration_ms  integer, optional
+ *   duration_ms  integer 1..3600000, optional
  * result: {"listeners": [{"address", "scope_id", "port"} or
  *                        {"address", "scope_id", "error", "errno_name"}],
  *          "fixed": [{"port", "bound": "::"|"0.0.0.0"} or
  *                    {"port", "error", "errno_name"}]}
- * A second `listen` before `unlisten` fails with code "busy".
+ * in request order; "error" is strerror's text. An address or port that
+ * cannot be bound is reported in its row (an unparseable address as
+ * EINVAL), never as a failed request. The request fails with code
+ * "bad-request" when token or node is missing or malformed, or when
+ * addresses, ports or duration_ms have the wrong type or range (nothing is
+ * opened then). A second `listen` while the listener thread still runs
+ * (before `unlisten`, and before its duration_ms is over) fails with code
+ * "busy".
  */
 json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
 
@@ -51,20 +60,29 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  * connect request fields:
  *   token       string, required
  *   node        integer, this node's index
- *   timeout_ms  integer, the deadline for every attempt (default 3000)
+ *   timeout_ms  integer 1..600000, the deadline for every attempt, from
+ *               its connect to the answer (default 3000)
  *   targets     [{"id": integer, "node": expected node index, "address",
  *                 "scope_id" (optional), "port"}]
  * All attempts start at once (non-blocking connect; at most
- * REACH_MAX_INFLIGHT open at a time, the rest wait for a slot), so the
- * request takes about one deadline however many targets there are.
+ * REACH_MAX_INFLIGHT open at a time, the rest wait for a slot), so up to
+ * REACH_MAX_INFLIGHT targets take at most one deadline; more take at most
+ * one deadline per REACH_MAX_INFLIGHT (each attempt's deadline counts from
+ * its own start), and less when attempts finish early.
  * result: {"results": [{"id", "result", "rtt_us" (connect time, when the
- *           TCP handshake completed), "errno_name" and "message" (when it
- *           failed)}]} in target order. result is one of:
+ *           TCP handshake completed), "message" (when it failed),
+ *           "errno_name" (when an errno says why), "peer_node" (wrong-peer:
+ *           the node that answered)}]} in target order. A request with a
+ *           malformed token, node, timeout_ms or target (no integer id, node
+ *           or port, no string address) fails with "bad-request"; an address
+ *           inet_pton cannot parse, or a port outside 1..65535, is that
+ *           target's "error" with errno_name "EINVAL". result is one of:
  *   "ok"               the listener answered with our token and the
  *                      expected node
  *   "refused"          ECONNREFUSED (nobody listens, or a firewall's
  *                      tcp-reset)
- *   "timeout"          no answer within the deadline (dropped/filtered)
+ *   "timeout"          no TCP connection within the deadline
+ *                      (dropped/filtered); errno_name "ETIMEDOUT"
  *   "no-route"         EHOSTUNREACH, "No route to host" (also a firewall
  *                      reject with icmp host-prohibited)
  *   "net-unreachable"  ENETUNREACH
@@ -83,7 +101,8 @@ json_t *reach_unlisten(json_t *req, const char **code, char *msg, size_t msglen)
 /* Called at agent exit. */
 void reach_shutdown(void);
 
-/* The symbolic name of an errno value ("EHOSTUNREACH"), or "E<number>". */
+/* The symbolic name of an errno value ("EHOSTUNREACH"), or "E<number>"
+ * (in a per-thread buffer, valid until the thread's next call). */
 const char *reach_errno_name(int err);
 
 #endif

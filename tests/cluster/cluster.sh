@@ -688,7 +688,8 @@ cluster_trap_nic_name() {
 }
 
 # cluster_trap_firewall_port i PORT|LO-HI : nft table inet clusterdoc_test in node i's namespace,
-# dropping TCP input to that port (or range); repeated calls add rules
+# dropping new TCP input to that port (or range), replies to the node's own connections
+# accepted as every real firewall does; repeated calls add rules
 cluster_trap_firewall_port() {
 	_cd_check_node "${1:-}" || return 1
 	local i=$1 port=${2:-}
@@ -696,6 +697,7 @@ cluster_trap_firewall_port() {
 	ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
 add table inet clusterdoc_test
 add chain inet clusterdoc_test input { type filter hook input priority 0; policy accept; }
+add rule inet clusterdoc_test input ct state established,related accept
 add rule inet clusterdoc_test input tcp dport $port counter drop
 EOF
 	_cd_note_trap "firewall_port $i $port"
