@@ -606,7 +606,7 @@ static void check_stale_env(struct dstate *st)
 
 		if (!n->probed)
 			continue;
-		if (nv && strlen(nv->value) > 1 && p->nccl.npicks == 0) {
+		if (nv && strlen(nv->value) > 1 && p->nccl.npicks == 0 && !p->nccl.cannot_predict) {
 			snprintf(ev, sizeof(ev),
 			         "%s: NCCL_SOCKET_IFNAME=%s (from %s) matches no usable "
 			         "interface: NCCL fails with \"%s\"",

@@ -535,16 +535,32 @@ static int ethtool_driver(int ctl, const char *name, char *driver, size_t len)
 	return 0;
 }
 
-/* sysfs cannot tell a veth from a macvlan or ipvlan; the driver name can. */
+/*
+ * sysfs cannot tell a veth from a macvlan or ipvlan, and says nothing when
+ * it shows another namespace; the driver name the kernel reports can. Only
+ * the sysfs guesses "veth" and "virtual" are refined.
+ */
 static const char *refine_kind(const char *kind, int ctl, const char *name)
 {
+	static const struct {
+		const char *driver, *kind;
+	} drivers[] = {
+	    {.driver = "veth", .kind = "veth"},
+	    {.driver = "bridge", .kind = "bridge"},
+	    {.driver = "bonding", .kind = "bond"},
+	    {.driver = "802.1Q VLAN Support", .kind = "vlan"},
+	    {.driver = "tun", .kind = "tun"},
+	};
 	char driver[64];
 
 	if (strcmp(kind, "veth") != 0 && strcmp(kind, "virtual") != 0)
 		return kind;
 	if (ethtool_driver(ctl, name, driver, sizeof(driver)) < 0)
 		return kind;
-	return strcmp(driver, "veth") == 0 ? "veth" : "virtual";
+	for (size_t i = 0; i < CD_ARRAY_LEN(drivers); i++)
+		if (strcmp(driver, drivers[i].driver) == 0)
+			return drivers[i].kind;
+	return "virtual";
 }
 
 static void set_flag(json_t *o, const char *key, int known, unsigned flags, unsigned bit)
@@ -582,38 +598,106 @@ static json_t *link_name_json(const char *root, const char *name, const char *le
 	return j;
 }
 
+/* What sysfs says about a link; each value is JSON null when unknown. */
+struct link_attrs {
+	json_t *operstate, *mtu, *mac, *speed, *driver, *master;
+};
+
+static void read_link_attrs(const char *root, const char *name, struct link_attrs *a)
+{
+	long mtu;
+
+	a->operstate = attr_json(root, name, "operstate");
+	a->mtu = net_attr_long(root, name, "mtu", &mtu) == 0 ? json_integer(mtu) : json_null();
+	a->mac = attr_json(root, name, "address");
+	a->speed = speed_json(root, name);
+	a->driver = link_name_json(root, name, "device/driver");
+	a->master = link_name_json(root, name, "master");
+}
+
+static void null_link_attrs(struct link_attrs *a)
+{
+	a->operstate = json_null();
+	a->mtu = json_null();
+	a->mac = json_null();
+	a->speed = json_null();
+	a->driver = json_null();
+	a->master = json_null();
+}
+
+/*
+ * A process that entered a network namespace without remounting /sys sees
+ * the sysfs of the namespace that mounted it: the same name may be another
+ * link there (its ifindex differs), or no link at all, and nothing it says
+ * holds for ours. Under a fake root (tests) a link may have no directory or
+ * no ifindex: it is taken as shown.
+ */
+static int sysfs_shows_link(const char *root, const char *name, unsigned index)
+{
+	long sys_index;
+
+	if (net_attr_long(root, name, "ifindex", &sys_index) == 0)
+		return sys_index == (long)index;
+	return *root || net_has(root, name, "");
+}
+
 struct iface_ctx {
 	const char *root;            /* sysfs root prefix, "" for the real one */
 	const struct ifaddrs *addrs; /* getifaddrs list, or NULL */
 	int ctl;                     /* control socket, or -1 */
+	size_t foreign;              /* links sysfs shows from another namespace */
+	char first_foreign[IF_NAMESIZE + 1];
 };
 
-static json_t *interface_json(const struct iface_ctx *c, const struct if_nameindex *ni)
+static json_t *interface_json(struct iface_ctx *c, const struct if_nameindex *ni)
 {
 	const char *name = ni->if_name, *kind;
 	json_t *o = json_object();
 	unsigned flags = 0;
 	int known = iface_flags(name, c->addrs, c->ctl, &flags) == 0;
-	long mtu;
+	int is_loopback = known && (flags & IFF_LOOPBACK);
+	int shown = sysfs_shows_link(c->root, name, ni->if_index);
+	struct link_attrs a;
 
+	if (shown) {
+		read_link_attrs(c->root, name, &a);
+		kind = netprobe_iface_kind(c->root, name, is_loopback);
+	} else {
+		if (c->foreign++ == 0)
+			snprintf(c->first_foreign, sizeof(c->first_foreign), "%s", name);
+		null_link_attrs(&a);
+		kind = is_loopback ? "loopback" : "virtual";
+	}
+	if (!*c->root)
+		kind = refine_kind(kind, c->ctl, name);
 	json_object_set_new(o, "name", text(name));
 	json_object_set_new(o, "index", json_integer(ni->if_index));
 	set_flag(o, "up", known, flags, IFF_UP);
 	set_flag(o, "running", known, flags, IFF_RUNNING);
 	set_flag(o, "loopback", known, flags, IFF_LOOPBACK);
-	json_object_set_new(o, "operstate", attr_json(c->root, name, "operstate"));
-	json_object_set_new(o, "mtu",
-	                    net_attr_long(c->root, name, "mtu", &mtu) == 0 ? json_integer(mtu)
-	                                                                   : json_null());
-	json_object_set_new(o, "mac", attr_json(c->root, name, "address"));
-	json_object_set_new(o, "speed_mbps", speed_json(c->root, name));
-	json_object_set_new(o, "driver", link_name_json(c->root, name, "device/driver"));
-	kind = netprobe_iface_kind(c->root, name, known && (flags & IFF_LOOPBACK));
-	if (!*c->root)
-		kind = refine_kind(kind, c->ctl, name);
+	json_object_set_new(o, "operstate", a.operstate);
+	json_object_set_new(o, "mtu", a.mtu);
+	json_object_set_new(o, "mac", a.mac);
+	json_object_set_new(o, "speed_mbps", a.speed);
+	json_object_set_new(o, "driver", a.driver);
 	json_object_set_new(o, "kind", text(kind));
-	json_object_set_new(o, "master", link_name_json(c->root, name, "master"));
+	json_object_set_new(o, "master", a.master);
 	return o;
+}
+
+static void report_foreign_sysfs(const struct iface_ctx *c, json_t *errors)
+{
+	char *msg;
+
+	if (!c->foreign)
+		return;
+	msg = cd_asprintf("%s/sys/class/net shows another network namespace: %zu link%s of this "
+	                  "one (%s first) %s absent there or another link's name; their sysfs "
+	                  "facts are left null (remount /sys inside this namespace)",
+	                  c->root, c->foreign, c->foreign == 1 ? "" : "s", c->first_foreign,
+	                  c->foreign == 1 ? "is" : "are");
+	facts_set_error(errors, "interfaces", msg);
+	free(msg);
 }
 
 static json_t *collect_interfaces(const char *root, const struct ifaddrs *addrs, json_t *errors)
@@ -629,6 +713,7 @@ static json_t *collect_interfaces(const char *root, const struct ifaddrs *addrs,
 	c.ctl = control_socket();
 	for (struct if_nameindex *ni = names; ni->if_index != 0 && ni->if_name; ni++)
 		json_array_append_new(list, interface_json(&c, ni));
+	report_foreign_sysfs(&c, errors);
 	close_fd(&c.ctl);
 	if_freenameindex(names);
 	return list;
@@ -650,8 +735,7 @@ static int mask_bits(const unsigned char *m, size_t n)
 	return bits;
 }
 
-/* The address of a sockaddr: family name, text, scope and the raw bytes'
- * scope id. Returns 0, or -1 for a family other than inet/inet6. */
+/* An inet or inet6 address as the probe reports it. */
 struct addr_info {
 	const char *family; /* "inet", "inet6" */
 	char text[INET6_ADDRSTRLEN];
@@ -659,6 +743,7 @@ struct addr_info {
 	unsigned scope_id;
 };
 
+/* Fill ai from sa; 0, or -1 for a family other than inet and inet6. */
 static int sockaddr_info(const struct sockaddr *sa, struct addr_info *ai)
 {
 	const void *raw;
@@ -686,17 +771,18 @@ static int sockaddr_info(const struct sockaddr *sa, struct addr_info *ai)
 	return 0;
 }
 
+/* The prefix length of a netmask; null without one. */
 static json_t *prefix_json(const struct sockaddr *mask, int family)
 {
+	const void *bytes;
+
 	if (!mask)
 		return json_null();
 	if (family == AF_INET)
-		return json_integer(mask_bits(
-		    (const unsigned char *)&((const struct sockaddr_in *)(const void *)mask)
-		        ->sin_addr,
-		    4));
-	return json_integer(
-	    mask_bits(((const struct sockaddr_in6 *)(const void *)mask)->sin6_addr.s6_addr, 16));
+		bytes = &((const struct sockaddr_in *)(const void *)mask)->sin_addr;
+	else
+		bytes = ((const struct sockaddr_in6 *)(const void *)mask)->sin6_addr.s6_addr;
+	return json_integer(mask_bits(bytes, family == AF_INET ? 4 : 16));
 }
 
 static json_t *collect_addresses(const struct ifaddrs *list, int list_errno, json_t *errors)
@@ -1014,7 +1100,7 @@ struct tool_run {
 	int start_errno;
 	pid_t pid;
 	int out_fd, err_fd; /* -1 when closed */
-	char *out;          /* stdout, NUL-terminated */
+	char *out;          /* stdout, out_len bytes of out_cap (+1) */
 	size_t out_len, out_cap;
 	int truncated;              /* stdout went past NETPROBE_FIREWALL_MAX */
 	char err[TOOL_ERR_MAX + 1]; /* the start of stderr */

@@ -21,7 +21,12 @@
  *                  "virtual" (anything else without a device); see
  *                  netprobe_iface_kind. up/running/loopback are null when
  *                  the flags cannot be read, operstate and mtu when their
- *                  sysfs files cannot.
+ *                  sysfs files cannot. When /sys/class/net shows another
+ *                  network namespace (/sys was not remounted after entering
+ *                  one: its ifindex for the name differs, or the real /sys
+ *                  has no such link), every sysfs-based field of that link
+ *                  is null, its kind comes from its driver name alone (see
+ *                  netprobe_iface_kind) and errors["interfaces"] says so.
  *   addresses      [{"ifname" (as getifaddrs names it: an IPv4 label
  *                    such as "eth0:1" included), "family" ("inet"|"inet6"),
  *                    "address" (no "%scope" suffix), "prefix" (or null
@@ -71,7 +76,8 @@
  *                  /etc/ufw/ufw.conf says ENABLED=yes. firewalld: "running"
  *                  when the process in /run/firewalld/firewalld.pid is alive
  *                  or `firewall-cmd --state` says so, "not running" when
- *                  firewall-cmd is installed.
+ *                  firewall-cmd is installed (errors["firewall"] says why
+ *                  when firewall-cmd itself fails to answer).
  *   errors         {"<key>": "<message>"}
  *
  * Never fails as a whole; blocks at most a few seconds (the firewall tools
@@ -148,8 +154,9 @@ const char *netprobe_addr_scope(int family, const void *addr);
  * other than its own ifindex -> "veth"; else "virtual". sysfs cannot tell a
  * veth from a macvlan or ipvlan (both have a lower link), so when it reads
  * the real /sys netprobe_collect asks the kernel for the driver name
- * (ETHTOOL_GDRVINFO) of a link this function calls "veth" or "virtual": it
- * is "veth" exactly when that driver is "veth". Always returns a static
+ * (ETHTOOL_GDRVINFO) of a link this function calls "veth" or "virtual" and
+ * goes by it: "veth", "bridge", "bonding", "tun" and "802.1Q VLAN Support"
+ * give their kinds, any other driver "virtual". Always returns a static
  * string.
  */
 const char *netprobe_iface_kind(const char *sysfs_root, const char *ifname, int is_loopback);

@@ -572,7 +572,8 @@ void nccl_predict(const struct nm_node *n, const struct net_env *e,
 		predict_default(n, e, newer, &o, out);
 		if (ifname && !out->cannot_predict)
 			text_append(out->rule, sizeof(out->rule),
-			            " (NCCL_SOCKET_IFNAME=\"%s\" ignored: 1 character)", ifname);
+			            " (NCCL_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
+			            strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 	}
 	if (out->cannot_predict || out->error[0])
 		return;
@@ -721,5 +722,6 @@ void gloo_predict(const struct nm_node *n, const struct net_env *e, struct gloo_
 	predict_gloo_hostname(n, out);
 	if (ifname)
 		text_append(out->rule, sizeof(out->rule),
-		            " (GLOO_SOCKET_IFNAME=\"%s\" ignored: 1 character)", ifname);
+		            " (GLOO_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
+		            strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 }

@@ -115,7 +115,7 @@ void nccl_predict(const struct nm_node *n, const struct net_env *e,
 void nccl_log_line(const struct nccl_prediction *p, char *buf, size_t len);
 
 struct gloo_prediction {
-	struct net_pick picks[NCCL_FILTER_MAX_ITEMS];
+	struct net_pick picks[NCCL_FILTER_MAX_ITEMS]; /* the first 32 devices */
 	int npicks;
 	int from_hostname;     /* 1 = no GLOO_SOCKET_IFNAME: hostname resolution */
 	int loopback_fallback; /* 1 = nothing bindable: 127.0.0.1 with the warning */

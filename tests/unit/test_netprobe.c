@@ -539,6 +539,32 @@ static void test_collect_with_empty_roots_reports_what_is_missing(void **state)
 	json_decref(p);
 }
 
+static void test_collect_ignores_a_sysfs_of_another_namespace(void **state)
+{
+	struct tmp *t = *state;
+	struct netprobe_opts o;
+	json_t *p, *lo;
+	const char *err;
+
+	/* this "lo" is another link: its ifindex is not ours */
+	write_file(t->dir, "sys/class/net/lo/ifindex", "999999\n", 0644);
+	write_file(t->dir, "sys/class/net/lo/mtu", "1234\n", 0644);
+	write_file(t->dir, "sys/class/net/lo/operstate", "up\n", 0644);
+	netprobe_opts_init(&o);
+	o.sysfs_root = t->dir;
+	o.no_firewall = 1;
+	p = netprobe_collect(&o);
+	lo = find_by(json_object_get(p, "interfaces"), "name", "lo");
+	assert_non_null(lo);
+	assert_true(json_is_null(json_object_get(lo, "mtu")));
+	assert_true(json_is_null(json_object_get(lo, "operstate")));
+	assert_string_equal(str_at(lo, "kind"), "loopback"); /* from the flags */
+	err = str_at(json_object_get(p, "errors"), "interfaces");
+	assert_non_null(err);
+	assert_non_null(strstr(err, "another network namespace: 1 link of this one (lo first)"));
+	json_decref(p);
+}
+
 /* (ifname, address) of every inet/inet6 getifaddrs entry, "|"-joined. */
 static char *getifaddrs_order(void)
 {
@@ -971,6 +997,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_collect_reads_sysfs_and_etc_under_their_roots,
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_collect_with_empty_roots_reports_what_is_missing,
+	                                    tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(test_collect_ignores_a_sysfs_of_another_namespace,
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test(test_collect_on_this_machine),
 	    cmocka_unit_test_setup_teardown(test_firewall_from_fake_tools, tmp_setup, tmp_teardown),

@@ -720,6 +720,11 @@ static void ifname_of_one_character_is_ignored(void **state)
 	assert_string_equal(picks_text(p.picks, p.npicks), "eth0=10.0.0.1");
 	assert_string_equal(
 	    p.rule, "default: ^docker,lo,virbr (NCCL_SOCKET_IFNAME=\"x\" ignored: 1 character)");
+	t->values[0][0] = '\0';
+	predict_nccl(t, NULL, NCCL_PREDICT_MAX_IFS, &p);
+	assert_string_equal(picks_text(p.picks, p.npicks), "eth0=10.0.0.1");
+	assert_string_equal(
+	    p.rule, "default: ^docker,lo,virbr (NCCL_SOCKET_IFNAME=\"\" ignored: 0 characters)");
 	free(t);
 }
 
@@ -808,7 +813,6 @@ static void comm_id_link_local_needs_the_same_scope(void **state)
 	predict_nccl(t, NULL, 1, &p);
 	assert_string_equal(picks_text(p.picks, p.npicks), "eth1=fe80::2%3");
 	assert_string_equal(log_line(&p), "Bootstrap: Using eth1:fe80::2%eth1<0>");
-	t->values[0][0] = '\0';
 	snprintf(t->values[0], sizeof(t->values[0]), "[fe80::9]:29500");
 	predict_nccl(t, NULL, 1, &p);
 	assert_int_equal(p.npicks, 0);
@@ -1002,6 +1006,8 @@ static void gloo_one_character_ifname_is_ignored(void **state)
 	predict_gloo(t, &p);
 	assert_int_equal(p.from_hostname, 1);
 	assert_string_equal(picks_text(p.picks, p.npicks), "eth0=10.0.0.1");
+	assert_string_equal(p.rule, "hostname node1: first bindable address (answer 1 of 1) "
+	                            "(GLOO_SOCKET_IFNAME=\"e\" ignored: 1 character)");
 	free(t);
 }
 
