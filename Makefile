@@ -96,9 +96,23 @@ deps:
 unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
-integration: $(HEAD_BIN) $(AGENT_BIN)
+# The NCCL oracle (tests/oracle/): the real NCCL's bootstrap choice, compared
+# with the predictor in tests/integration/test_nccl_oracle.sh. Built only where
+# NCCL is installed; without it those tests skip.
+NCCL_HOME   ?= /usr/local/cuda
+NCCL_LIBDIR := $(dir $(firstword $(wildcard $(NCCL_HOME)/lib/libnccl.so $(NCCL_HOME)/lib64/libnccl.so)))
+ifneq ($(and $(wildcard $(NCCL_HOME)/include/nccl.h),$(NCCL_LIBDIR)),)
+ORACLE_BIN  := $(BUILD)/oracle/nccl_bootstrap
+endif
+
+$(BUILD)/oracle/nccl_bootstrap: tests/oracle/nccl_bootstrap.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -O1 -o $@ $< -I$(NCCL_HOME)/include -L$(NCCL_LIBDIR) -lnccl \
+		-Wl,-rpath,$(NCCL_LIBDIR)
+
+integration: $(HEAD_BIN) $(AGENT_BIN) $(ORACLE_BIN)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
-		tests/run-integration.sh
+		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh
 
 fuzz-smoke: $(FUZZ_BIN)
 	@tests/run-fuzz.sh smoke $(FUZZ_BIN)

@@ -197,10 +197,11 @@ static json_t *node_json(const struct check_run *r, size_t i)
 	nccl_log_line(&p->nccl, line, sizeof(line));
 	json_object_set_new(
 	    o, "nccl",
-	    json_pack("{sssssosossss}", "version", n->nccl_version[0] ? n->nccl_version : "unknown",
-	              "rule", p->nccl.rule, "interfaces", picks_json(p->nccl.picks, p->nccl.npicks),
-	              "bootstrap", picks_json(p->bootstrap.picks, p->bootstrap.npicks), "log_line",
-	              line, "error", p->nccl.error));
+	    json_pack("{sssssosossssss}", "version",
+	              n->nccl_version[0] ? n->nccl_version : "unknown", "rule", p->nccl.rule,
+	              "interfaces", picks_json(p->nccl.picks, p->nccl.npicks), "bootstrap",
+	              picks_json(p->bootstrap.picks, p->bootstrap.npicks), "log_line", line, "error",
+	              p->nccl.error, "bootstrap_error", p->bootstrap.error));
 	json_object_set_new(o, "gloo",
 	                    json_pack("{sssosbsbss}", "rule", p->gloo.rule, "devices",
 	                              picks_json(p->gloo.picks, p->gloo.npicks), "from_hostname",
