@@ -31,13 +31,17 @@ echo "demo: traps: $(tr '\n' ';' <"$CD_RUN/traps" 2>/dev/null)"
 echo
 echo "demo: \$ clusterdoc facts -w 'node[1-4]'"
 cluster_head_exec "$CLUSTERDOC" facts -w 'node[1-4]'
+echo
+echo "demo: \$ clusterdoc check -w 'node[1-4]'"
+cluster_head_exec "$CLUSTERDOC" check -w 'node[1-4]' --probe-timeout 1000
 rc=$?
 echo
-echo "demo: every node answered (exit $rc). The network diagnosis that explains the"
-echo "demo: traps above (IPv6 route, 127.0.1.1, docker0, NIC names, port 29500) builds on this."
+echo "demo: check exited $rc (1 = error findings). Each trap above is reported on its node;"
+echo "demo: \`clusterdoc env -w 'node[1-4]'\` prints the verified environment as export lines."
 if [ "${DEMO_KEEP:-0}" = 1 ]; then
 	echo "demo: cluster kept: source tests/cluster/cluster.sh; cluster_attach $CD_RUN; cluster_head_exec bash"
 else
 	cluster_down
 fi
-exit $rc
+# the traps are meant to be found: exit 1 (error findings) is the demo working
+exit $((rc == 1 ? 0 : rc))

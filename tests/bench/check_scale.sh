@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# check_scale.sh - how long `clusterdoc check` takes next to `clusterdoc facts` on the same
+# namespace cluster (tests/cluster/cluster.sh: one network namespace and one real sshd per
+# node, all on one bridge), and how many TCP attempts the matrix makes.
+#
+#   tests/bench/check_scale.sh [N ...]          default: 16
+#
+# For each N, on a clean cluster and then with node 2 dropping its ephemeral ports (so that
+# some attempts must wait for the whole connect deadline):
+#   facts   clusterdoc facts -w node[1-N]
+#   check   clusterdoc check -w node[1-N] --json (default --probe-timeout 3000)
+# RUNS (default 3) timed runs each after one warm-up; the median is printed. The budget from
+# the issue: check <= 2 x facts + one connect deadline. Needs root; all traffic stays inside
+# the cluster's namespaces.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$top/tests/cluster/cluster.sh"
+CLUSTERDOC=${CLUSTERDOC:-$top/clusterdoc}
+export CLUSTERDOC_AGENT=${CLUSTERDOC_AGENT:-$top/clusterdoc-agent}
+RUNS=${RUNS:-3}
+DEADLINE_MS=3000
+
+[ "$(id -u)" -eq 0 ] || { echo "check_scale: needs root" >&2; exit 2; }
+
+# ms CMD...: wall time of one run in ms (output discarded)
+ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# median CMD...: one warm-up, then the median of RUNS runs
+median() {
+	local i v=()
+	ms "$@" >/dev/null
+	for ((i = 0; i < RUNS; i++)); do v+=("$(ms "$@")"); done
+	printf '%s\n' "${v[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p"
+}
+
+attempts() {
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" check -w "node[1-$1]" --json 2>/dev/null |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["matrix"]), sum(m["result"] != "ok" for m in d["matrix"]))'
+}
+
+printf '%-5s %-22s %9s %9s %9s %12s %10s\n' N cluster facts_ms check_ms budget_ms attempts failed
+for n in "${@:-16}"; do
+	CD_QUIET=1 cluster_up "$n" >/dev/null || exit 1
+	for variant in clean ephemeral-dropped; do
+		if [ "$variant" = ephemeral-dropped ]; then
+			cluster_trap_firewall_port 2 30000-65535 || exit 1
+		fi
+		f=$(median facts -w "node[1-$n]")
+		c=$(median check -w "node[1-$n]" --json)
+		read -r a bad <<<"$(attempts "$n")"
+		printf '%-5s %-22s %9s %9s %9s %12s %10s\n' "$n" "$variant" "$f" "$c" \
+			$((2 * f + DEADLINE_MS)) "$a" "$bad"
+	done
+	cluster_down
+done
