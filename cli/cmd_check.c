@@ -268,10 +268,11 @@ static void print_report_json(const struct check_run *r)
 	json_object_set_new(doc, "findings", findings);
 	json_object_set_new(doc, "suggestions", suggestions_json(r));
 	json_object_set_new(doc, "timing_ms",
-	                    json_pack("{sIsIsIsI}", "total",
+	                    json_pack("{sIsIsIsIsIsI}", "total",
 	                              (json_int_t)(cd_now_ms() - r->started_ms), "probe",
 	                              (json_int_t)st.probe_ms, "listen", (json_int_t)st.listen_ms,
-	                              "connect", (json_int_t)st.connect_ms));
+	                              "connect", (json_int_t)st.connect_ms, "confirm",
+	                              (json_int_t)st.confirm_ms, "retried", (json_int_t)st.retried));
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);

@@ -17,7 +17,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
-enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_DONE };
+enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
 
 struct cnode {
 	struct pool_node *pn;
@@ -380,6 +380,22 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 
 		if (!t)
 			continue;
+		if (c->phase == PHASE_CONFIRM) {
+			/* A retry replaces the attempt it confirms. */
+			size_t at = (size_t)json_integer_value(json_object_get(t, "attempt"));
+
+			if (at >= c->m->nattempts)
+				continue;
+			a = &c->m->attempts[at];
+			s = json_string_value(json_object_get(r, "result"));
+			snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
+			s = json_string_value(json_object_get(r, "errno_name"));
+			snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
+			rtt = json_object_get(r, "rtt_us");
+			a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+			c->stats.retried++;
+			continue;
+		}
 		a = netmodel_add_attempt(c->m);
 		a->from = i;
 		a->to = (size_t)json_integer_value(json_object_get(t, "node"));
@@ -427,6 +443,69 @@ static void phase_connect(struct netcheck *c)
 	free(pick);
 }
 
+/* ---------------------------------------------------------------- confirm */
+
+/* Did another node reach what attempt k failed to reach? */
+static int others_reached(const struct netmodel *m, size_t k)
+{
+	const struct nm_attempt *a = &m->attempts[k];
+
+	for (size_t q = 0; q < m->nattempts; q++) {
+		const struct nm_attempt *b = &m->attempts[q];
+
+		if (q != k && b->to == a->to && b->port == a->port && b->from != a->from &&
+		    strcmp(b->addr, a->addr) == 0 && strcmp(b->result, "ok") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A failure that other nodes did not see (one lost SYN among thousands sent
+ * at once) is retried once before it is believed. Failures every peer saw
+ * (a firewall, a dead route) are not: they cost no second deadline.
+ */
+static void phase_confirm(struct netcheck *c)
+{
+	json_t **retry = cd_calloc(c->n ? c->n : 1, sizeof(json_t *));
+
+	for (size_t k = 0; k < c->m->nattempts; k++) {
+		const struct nm_attempt *a = &c->m->attempts[k];
+		size_t from = a->from;
+
+		if (strcmp(a->result, "timeout") != 0 && strcmp(a->result, "bad-answer") != 0)
+			continue;
+		if (!live(c, from) || !live(c, a->to) || !others_reached(c->m, k))
+			continue;
+		if (!retry[from])
+			retry[from] = json_array();
+		json_array_append_new(retry[from],
+		                      json_pack("{sIsIsssIsIsI}", "id",
+		                                (json_int_t)json_array_size(retry[from]), "node",
+		                                (json_int_t)a->to, "address", a->addr, "scope_id",
+		                                (json_int_t)a->scope_id, "port", (json_int_t)a->port,
+		                                "attempt", (json_int_t)k));
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		json_t *req;
+
+		if (!retry[i])
+			continue;
+		c->nodes[i].waiting = 1;
+		c->left++;
+		json_decref(c->nodes[i].targets);
+		c->nodes[i].targets = retry[i];
+		req = proto_request(0, "connect");
+		json_object_set_new(req, "token", json_string(c->token));
+		json_object_set_new(req, "node", json_integer((json_int_t)i));
+		json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
+		json_object_set(req, "targets", retry[i]);
+		sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect,
+		                c);
+	}
+	free(retry);
+}
+
 /* ---------------------------------------------------------------- driver */
 
 static void start_phase(struct netcheck *c, enum phase p)
@@ -439,6 +518,8 @@ static void start_phase(struct netcheck *c, enum phase p)
 		c->stats.listen_ms = now - c->phase_start;
 	else if (c->phase == PHASE_CONNECT)
 		c->stats.connect_ms = now - c->phase_start;
+	else if (c->phase == PHASE_CONFIRM)
+		c->stats.confirm_ms = now - c->phase_start;
 	c->phase = p;
 	c->phase_start = now;
 	c->left = 0;
@@ -446,6 +527,8 @@ static void start_phase(struct netcheck *c, enum phase p)
 		phase_listen(c);
 	else if (p == PHASE_CONNECT)
 		phase_connect(c);
+	else if (p == PHASE_CONFIRM)
+		phase_confirm(c);
 	if (p == PHASE_DONE) {
 		for (size_t i = 0; i < c->n; i++) {
 			if (node_state(c->nodes[i].pn) == NODE_READY)

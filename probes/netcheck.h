@@ -14,6 +14,9 @@
  *               predicted addresses
  *   3. connect  every node connects to its peers' listeners, all at once
  *               with one deadline per attempt
+ *   4. confirm  a timeout that other nodes did not see toward the same
+ *               listener is retried once (the retry's result replaces it);
+ *               failures every peer saw are not, so they cost no second deadline
  * A node that fails in any phase is recorded in the model and skipped by
  * the next phases; the others go on.
  *
@@ -57,7 +60,8 @@ void netcheck_free(struct netcheck *c);
 /* How many attempts phase 3 made, and how long each phase took (ms). */
 struct netcheck_stats {
 	size_t attempts;
-	int64_t probe_ms, listen_ms, connect_ms;
+	size_t retried; /* attempts retried by the confirm phase */
+	int64_t probe_ms, listen_ms, connect_ms, confirm_ms;
 };
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s);
 

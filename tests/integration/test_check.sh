@@ -197,6 +197,24 @@ t_dead_node_is_reported_and_the_others_are_checked() {
 	expect_eq "$(jget 'd["suggestions"]["env"]["NCCL_SOCKET_IFNAME"]')" eth0 "suggestion for the others"
 }
 
+t_odd_addresses_do_not_break_the_check() {
+	up 2 || return 1
+	# node2: a link with no address, a secondary IPv4, a ULA and a second global IPv6 on eth0
+	printf '%s\n' "link add noaddr0 type bridge" "link set noaddr0 up" \
+		"addr add $CD_SUBNET.112/24 dev eth0" "addr add fd00:cd::12/64 dev eth0 nodad" \
+		"addr add 2001:db8:cd::12/64 dev eth0 nodad" | ip -n "$(cluster_node_ns 2)" -b - || return 1
+	cd_head check -w 'node[1-2]' --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status ($(jget '[f["id"] for f in d["findings"]]'))" || return 1
+	expect_eq "$(jget '[i["addresses"] for i in d["nodes"][1]["interfaces"] if i["name"] == "noaddr0"]')" "[[]]" \
+		"noaddr0 has no address" || return 1
+	expect_eq "$(jget 'len([a for i in d["nodes"][1]["interfaces"] if i["name"] == "eth0" for a in i["addresses"] if a["family"] == "inet"])')" 2 \
+		"eth0's two IPv4 addresses" || return 1
+	# NCCL keeps the first address of eth0; the secondary was tested too
+	expect_eq "$(jget 'd["nodes"][1]["nccl"]["interfaces"][0]["address"]')" "$(cluster_node_ip 2)" "NCCL's pick" || return 1
+	expect_eq "$(jget '[m["result"] for m in d["matrix"] if m["address"] == "'"$CD_SUBNET"'.112" and not m["fixed_port"]]')" "['ok']" \
+		"the secondary address reached"
+}
+
 t_all_traps_together_each_on_its_node() {
 	up 4 --nic-names "eth0 eth0 enp1s0 eth0" || return 1
 	cluster_trap_ipv6_only_nic 1 ens6 || return 1
