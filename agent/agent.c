@@ -121,14 +121,10 @@ static const struct {
 	const char *type;
 	agent_handler handle;
 } handlers[] = {
-    {.type = "hello", .handle = handle_hello},
-    {.type = "facts", .handle = handle_facts},
-    {.type = "netprobe", .handle = handle_netprobe},
-    {.type = "route", .handle = handle_route},
-    {.type = "listen", .handle = handle_listen},
-    {.type = "connect", .handle = handle_connect},
-    {.type = "unlisten", .handle = handle_unlisten},
-    {.type = "exit", .handle = handle_exit},
+    {.type = "hello", .handle = handle_hello},       {.type = "facts", .handle = handle_facts},
+    {.type = "netprobe", .handle = handle_netprobe}, {.type = "route", .handle = handle_route},
+    {.type = "listen", .handle = handle_listen},     {.type = "connect", .handle = handle_connect},
+    {.type = "unlisten", .handle = handle_unlisten}, {.type = "exit", .handle = handle_exit},
 };
 
 static json_t *dispatch(struct agent *a, json_t *req)

@@ -200,8 +200,8 @@ static json_t *node_json(const struct check_run *r, size_t i)
 	    json_pack("{sssssosossssss}", "version",
 	              n->nccl_version[0] ? n->nccl_version : "unknown", "rule", p->nccl.rule,
 	              "interfaces", picks_json(p->nccl.picks, p->nccl.npicks), "bootstrap",
-	              picks_json(p->bootstrap.picks, p->bootstrap.npicks), "log_line", line, "error",
-	              p->nccl.error, "bootstrap_error", p->bootstrap.error));
+	              picks_json(p->bootstrap.picks, p->bootstrap.npicks), "log_line", line,
+	              "error", p->nccl.error, "bootstrap_error", p->bootstrap.error));
 	json_object_set_new(o, "gloo",
 	                    json_pack("{sssosbsbss}", "rule", p->gloo.rule, "devices",
 	                              picks_json(p->gloo.picks, p->gloo.npicks), "from_hostname",
@@ -267,12 +267,12 @@ static void print_report_json(const struct check_run *r)
 	}
 	json_object_set_new(doc, "findings", findings);
 	json_object_set_new(doc, "suggestions", suggestions_json(r));
-	json_object_set_new(doc, "timing_ms",
-	                    json_pack("{sIsIsIsIsIsI}", "total",
-	                              (json_int_t)(cd_now_ms() - r->started_ms), "probe",
-	                              (json_int_t)st.probe_ms, "listen", (json_int_t)st.listen_ms,
-	                              "connect", (json_int_t)st.connect_ms, "confirm",
-	                              (json_int_t)st.confirm_ms, "retried", (json_int_t)st.retried));
+	json_object_set_new(
+	    doc, "timing_ms",
+	    json_pack("{sIsIsIsIsIsI}", "total", (json_int_t)(cd_now_ms() - r->started_ms), "probe",
+	              (json_int_t)st.probe_ms, "listen", (json_int_t)st.listen_ms, "connect",
+	              (json_int_t)st.connect_ms, "confirm", (json_int_t)st.confirm_ms, "retried",
+	              (json_int_t)st.retried));
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);

@@ -483,8 +483,8 @@ static void phase_confirm(struct netcheck *c)
 		                      json_pack("{sIsIsssIsIsI}", "id",
 		                                (json_int_t)json_array_size(retry[from]), "node",
 		                                (json_int_t)a->to, "address", a->addr, "scope_id",
-		                                (json_int_t)a->scope_id, "port", (json_int_t)a->port,
-		                                "attempt", (json_int_t)k));
+		                                (json_int_t)a->scope_id, "port",
+		                                (json_int_t)a->port, "attempt", (json_int_t)k));
 	}
 	for (size_t i = 0; i < c->n; i++) {
 		json_t *req;

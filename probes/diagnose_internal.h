@@ -1,0 +1,57 @@
+/*
+ * diagnose_internal.h - what the files of diagnose() share and nothing else
+ * uses: the state a diagnosis is built in, how a check notes a finding, and
+ * a few helpers (all defined in diagnose.c unless said otherwise). Not a
+ * public interface: include it only from probes/diagnose*.c.
+ */
+#ifndef CD_PROBES_DIAGNOSE_INTERNAL_H
+#define CD_PROBES_DIAGNOSE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "diagnose.h"
+
+struct pending; /* a finding being accumulated (diagnose.c) */
+
+/* One diagnosis in progress: the model (borrowed), the result being filled,
+ * and the pending findings. */
+struct dstate {
+	const struct netmodel *m;
+	struct diagnosis *d;
+	struct pending *p;
+	size_t np;
+};
+
+/* Append printf-style text to the heap string *s (NULL is empty). */
+void diagnose_sb_addf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Find or create the pending finding (id, key); add node (unless SIZE_MAX)
+ * and one evidence line. message and fix are taken from the first call; "%N"
+ * in message becomes the folded node set. id must be in the catalogue. */
+struct pending *diagnose_note(struct dstate *st, const char *id, enum severity sev, const char *key,
+                              size_t node, const char *message, const char *fix,
+                              const char *evidence);
+
+/* Whether the address text is a loopback address. */
+int diagnose_is_loopback_text(const char *addr);
+
+/* Whether the address text is a link-local address. */
+int diagnose_is_link_local_text(const char *addr);
+
+/* Whether an interface name is one of a container bridge, veth, VPN or
+ * overlay (docker0, veth*, wg0, ...). */
+int diagnose_virtual_name(const char *name);
+
+/* The checks, in the order diagnose() runs them: diagnose_checks.c (what
+ * NCCL and Gloo would use) and diagnose_setup.c (each node's setup). */
+void diagnose_check_paths(struct dstate *st);
+void diagnose_check_setup(struct dstate *st);
+
+/* Each probed node's data interface and address in d->pred
+ * (diagnose_suggest.c). */
+void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d);
+
+/* d->sugg, re-verified against the matrix (diagnose_suggest.c). */
+void diagnose_suggest(const struct netmodel *m, struct diagnosis *d);
+
+#endif

@@ -1,0 +1,297 @@
+/*
+ * diagnose_setup.c - the checks of each node's setup and its agreement with
+ * the other nodes: firewall rules inside the ephemeral port range,
+ * data-interface MTUs and names, egress routes, software versions, /dev/shm
+ * and NCCL's version (see diagnose.h).
+ */
+#include "diagnose.h"
+#include "diagnose_internal.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Evidence lines are bounded on purpose: a line cut at its buffer's end
+ * still says what was seen, and no agent can make one grow without end. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+#define GIB (1024LL * 1024 * 1024)
+
+/* Static evidence: a rule that drops part of the ephemeral range while the
+ * active test happened to pick an open port. */
+static void check_fw_rules(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		for (size_t k = 0; n->probed && n->port_lo && k < n->nfwrules; k++) {
+			const struct nm_fwrule *r = &n->fwrules[k];
+			char ev[512];
+
+			if (r->port_hi < n->port_lo || r->port_lo > n->port_hi)
+				continue;
+			if (r->port_lo == 0 && r->port_hi == 65535)
+				continue; /* a policy: the matrix says what passes */
+			snprintf(ev, sizeof(ev),
+			         "%s: %s %s TCP %d-%d, inside ip_local_port_range %d-%d: %s",
+			         n->host, r->tool, r->verdict, r->port_lo, r->port_hi, n->port_lo,
+			         n->port_hi, r->text);
+			diagnose_note(
+			    st, "firewall-blocks-port", SEV_WARNING, "ephemeral", i,
+			    "%N: a firewall rule drops or rejects part of the ephemeral port range "
+			    "NCCL and Gloo listen on; connections fail at random",
+			    "Allow the whole ip_local_port_range between the cluster's nodes, or "
+			    "shrink the range to ports the firewall allows.",
+			    ev);
+		}
+	}
+}
+
+static void check_mtu(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	int first = 0, differ = 0;
+	char *ev = NULL;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_iface *f = nm_iface_find(&m->nodes[i], st->d->pred[i].data_iface);
+
+		if (!m->nodes[i].probed || !f || !f->mtu)
+			continue;
+		if (!first)
+			first = f->mtu;
+		differ |= f->mtu != first;
+	}
+	if (!differ)
+		return;
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_iface *f = nm_iface_find(&m->nodes[i], st->d->pred[i].data_iface);
+
+		if (!m->nodes[i].probed || !f || !f->mtu)
+			continue;
+		diagnose_sb_addf(&ev, "%s%s: %s mtu %d", ev ? "\n" : "", m->nodes[i].host, f->name,
+		                 f->mtu);
+		diagnose_note(
+		    st, "mtu-mismatch", SEV_WARNING, "", i,
+		    "%N: the data interfaces have different MTUs; large transfers can stall "
+		    "(RDMA: \"local length error\"), small ones pass",
+		    "Set one MTU on every node's data interface (and the switch ports).", NULL);
+	}
+	diagnose_note(st, "mtu-mismatch", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+	free(ev);
+}
+
+static void check_nic_names(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	const char *first = NULL;
+	int differ = 0;
+	char *ev = NULL;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const char *name = st->d->pred[i].data_iface;
+
+		if (!name[0])
+			continue;
+		if (!first)
+			first = name;
+		differ |= strcmp(first, name) != 0;
+	}
+	if (!differ)
+		return;
+	for (size_t i = 0; i < m->nnodes; i++) {
+		if (!st->d->pred[i].data_iface[0])
+			continue;
+		diagnose_sb_addf(&ev, "%s%s: %s %s", ev ? "\n" : "", m->nodes[i].host,
+		                 st->d->pred[i].data_iface, st->d->pred[i].data_addr);
+		diagnose_note(
+		    st, "nic-name-mismatch", SEV_WARNING, "", i,
+		    "%N: the data interface has different names on different nodes, so one "
+		    "GLOO_SOCKET_IFNAME cannot fit all and NCCL_SOCKET_IFNAME must list every name",
+		    "Use the per-node GLOO_SOCKET_IFNAME and the NCCL_SOCKET_IFNAME suggested "
+		    "below (or rename the NICs consistently with udev rules).",
+		    NULL);
+	}
+	diagnose_note(st, "nic-name-mismatch", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+	free(ev);
+}
+
+static void check_routes(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		const struct node_prediction *p = &st->d->pred[i];
+
+		for (size_t k = 0; n->probed && k < n->nroutes; k++) {
+			const struct nm_route *r = &n->routes[k];
+			const char *expect = NULL;
+			char ev[512];
+
+			if (r->error[0] || !r->dev[0] || !r->from[0])
+				continue;
+			for (int q = 0; q < p->nccl.npicks && !expect; q++) {
+				if (strcmp(p->nccl.picks[q].addr, r->from) == 0)
+					expect = p->nccl.picks[q].ifname;
+			}
+			for (int q = 0; q < p->gloo.npicks && !expect; q++) {
+				if (strcmp(p->gloo.picks[q].addr, r->from) == 0)
+					expect = p->gloo.picks[q].ifname;
+			}
+			if (!expect || strcmp(expect, r->dev) == 0 || strcmp(r->dev, "lo") == 0)
+				continue;
+			snprintf(ev, sizeof(ev),
+			         "%s: ip route get %s from %s -> dev %s, but %s belongs to %s",
+			         n->host, r->to, r->from, r->dev, r->from, expect);
+			diagnose_note(
+			    st, "route-egress-mismatch", SEV_WARNING, "", i,
+			    "%N: traffic to peers would leave through another interface than the "
+			    "one "
+			    "NCCL/Gloo chose (setting NCCL_SOCKET_IFNAME \"has no effect\"): two "
+			    "NICs "
+			    "share a subnet or the routes prefer the other one",
+			    "Give each NIC its own subnet, adjust route metrics, or add policy "
+			    "routing "
+			    "(ip rule from <address> table <n>).",
+			    ev);
+		}
+	}
+}
+
+static void check_software(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	static const struct {
+		const char *what;
+		size_t off;
+		enum severity sev;
+	} comps[] = {
+	    {"torch", offsetof(struct nm_node, torch_version), SEV_ERROR},
+	    {"NCCL", offsetof(struct nm_node, nccl_version), SEV_ERROR},
+	    {"Python", offsetof(struct nm_node, python_version), SEV_WARNING},
+	};
+	size_t missing = 0, known = 0;
+	char *ev = NULL;
+
+	for (size_t c = 0; c < CD_ARRAY_LEN(comps); c++) {
+		const char *first = NULL;
+		int differ = 0;
+
+		for (size_t i = 0; i < m->nnodes; i++) {
+			const char *v = (const char *)&m->nodes[i] + comps[c].off;
+
+			if (!v[0])
+				continue;
+			if (!first)
+				first = v;
+			differ |= strcmp(first, v) != 0;
+		}
+		if (!differ)
+			continue;
+		for (size_t i = 0; i < m->nnodes; i++) {
+			const char *v = (const char *)&m->nodes[i] + comps[c].off;
+			char line[256];
+
+			if (!v[0])
+				continue;
+			snprintf(line, sizeof(line), "%s: %s %s", m->nodes[i].host, comps[c].what,
+			         v);
+			diagnose_note(
+			    st, "version-mismatch", comps[c].sev, comps[c].what, i,
+			    comps[c].sev == SEV_ERROR
+			        ? "%N: versions differ across nodes; mismatched NCCL/torch builds "
+			          "hang or fail (\"message truncated\")"
+			        : "%N: Python versions differ across nodes",
+			    "Install the same versions on every node (one image or one "
+			    "environment).",
+			    line);
+		}
+	}
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		if (!n->probed || !n->torch_known)
+			continue;
+		known++;
+		if (!n->torch_version[0]) {
+			missing++;
+			diagnose_sb_addf(&ev, "%s%s: python3 %s has no torch", ev ? "\n" : "",
+			                 n->host,
+			                 n->python_version[0] ? n->python_version : "(not found)");
+		}
+	}
+	if (missing) {
+		for (size_t i = 0; i < m->nnodes; i++) {
+			const struct nm_node *n = &m->nodes[i];
+
+			if (n->probed && n->torch_known && !n->torch_version[0])
+				diagnose_note(
+				    st, "torch-missing", missing == known ? SEV_WARNING : SEV_ERROR,
+				    "", i,
+				    missing == known ? "%N: PyTorch is not importable by the "
+				                       "login python3 (a job "
+				                       "started over SSH uses that one)"
+				                     : "%N: PyTorch is missing here but installed "
+				                       "on the other nodes",
+				    "Install the same torch on every node, or activate its "
+				    "environment "
+				    "in the non-interactive login (~/.bashrc before the "
+				    "interactive "
+				    "guard).",
+				    NULL);
+		}
+		diagnose_note(st, "torch-missing", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+	}
+	free(ev);
+}
+
+static void check_shm_and_versions(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		char ev[256];
+
+		if (!n->probed)
+			continue;
+		if (n->shm_bytes >= 0 && n->shm_bytes < GIB) {
+			snprintf(ev, sizeof(ev), "%s: /dev/shm is %lld MiB", n->host,
+			         (long long)(n->shm_bytes / (1024 * 1024)));
+			diagnose_note(
+			    st, "shm-small", SEV_WARNING, "", i,
+			    "%N: /dev/shm is smaller than 1 GiB; NCCL and DataLoader workers fail "
+			    "with \"failed to extend /dev/shm\" or bus errors (Docker's default is "
+			    "64 MiB)",
+			    "Enlarge it: docker run --shm-size=16g (or --ipc=host), or a larger "
+			    "tmpfs for /dev/shm.",
+			    ev);
+		}
+		if (!n->nccl_version[0] && n->gpus > 0) {
+			snprintf(ev, sizeof(ev), "%s: no NCCL version found (torch or libnccl)",
+			         n->host);
+			diagnose_note(
+			    st, "nccl-version-unknown", SEV_INFO, "", i,
+			    "%N: NCCL's version is unknown; the prediction follows NCCL 2.28.3+ "
+			    "rules",
+			    "Nothing to do unless the predicted NCCL line differs from NCCL's log.",
+			    ev);
+		}
+	}
+}
+
+void diagnose_check_setup(struct dstate *st)
+{
+	check_fw_rules(st);
+	check_mtu(st);
+	check_nic_names(st);
+	check_routes(st);
+	check_software(st);
+	check_shm_and_versions(st);
+}

@@ -1,0 +1,449 @@
+/*
+ * reach_connect.c - the connector half of the reachability matrix (see
+ * reach.h): reach_connect runs in the request's thread, every target a
+ * non-blocking socket in one poll() loop, each with its own deadline, and
+ * classifies each result by what happened and its errno.
+ */
+#include "probes/reach.h"
+#include "probes/reach_internal.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define REACH_TIMEOUT_MS  3000 /* connect's default deadline per attempt */
+#define REACH_TIMEOUT_MAX 600000
+
+enum phase {
+	PHASE_WAITING,    /* not started: no free slot yet */
+	PHASE_CONNECTING, /* non-blocking connect under way */
+	PHASE_SENDING,    /* connected, our line not all sent */
+	PHASE_READING,    /* waiting for the answer line */
+	PHASE_DONE,
+};
+
+/* Why a connected attempt got no valid answer. */
+enum no_answer {
+	NO_ANSWER_IN_TIME,
+	NO_ANSWER_CLOSED,    /* the peer closed without a line */
+	NO_ANSWER_TOO_LONG,  /* no newline within REACH_LINE_MAX bytes */
+	NO_ANSWER_GARBAGE,   /* a line, but not ours: other magic or token */
+	NO_ANSWER_SOCKET_ERR /* reset or another error; err says which */
+};
+
+struct attempt {
+	/* from the request */
+	json_int_t id;
+	long long node;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int bad_address; /* EINVAL: the address or port cannot be used */
+
+	/* progress */
+	enum phase phase;
+	int fd;
+	int64_t start, deadline; /* µs */
+	size_t sent, got;
+	char answer[REACH_LINE_MAX];
+
+	/* outcome */
+	const char *result;
+	int err;               /* errno for refused/timeout/no-route/...; 0 if none */
+	int64_t rtt_us;        /* -1 until connected */
+	long long peer_node;   /* wrong-peer: who answered */
+	enum no_answer reason; /* bad-answer: why */
+};
+
+/* What each attempt sends: "CDREACH1 <token> <our node>\n". */
+struct hello {
+	char line[REACH_LINE_MAX];
+	size_t len;
+	const char *token;
+	int timeout_ms;
+};
+
+static int read_target(json_t *t, struct attempt *a)
+{
+	json_t *id = json_object_get(t, "id"), *node = json_object_get(t, "node");
+	const char *address = json_string_value(json_object_get(t, "address"));
+	json_t *port = json_object_get(t, "port");
+	long long scope_id = 0;
+
+	if (!json_is_integer(id) || !json_is_integer(node) || !address || !json_is_integer(port) ||
+	    reach_read_optional_int(t, "scope_id", 0, UINT32_MAX, &scope_id) < 0)
+		return -1;
+	memset(a, 0, sizeof(*a));
+	a->id = json_integer_value(id);
+	a->node = json_integer_value(node);
+	a->fd = -1;
+	a->rtt_us = -1;
+	a->phase = PHASE_WAITING;
+	a->bad_address = json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
+	                 reach_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
+	                                          &a->addr, &a->addrlen) != 0;
+	return 0;
+}
+
+static struct attempt *read_targets(json_t *targets, size_t *n, char *msg, size_t msglen)
+{
+	struct attempt *attempts;
+	size_t i;
+
+	if (!json_is_array(targets)) {
+		snprintf(msg, msglen, "\"targets\" must be an array");
+		return NULL;
+	}
+	*n = json_array_size(targets);
+	attempts = cd_calloc(*n, sizeof(*attempts));
+	for (i = 0; i < *n; i++) {
+		if (read_target(json_array_get(targets, i), &attempts[i]) < 0) {
+			snprintf(
+			    msg, msglen,
+			    "targets[%zu] needs integer \"id\", \"node\" and \"port\", a string "
+			    "\"address\" and an optional integer \"scope_id\"",
+			    i);
+			free(attempts);
+			return NULL;
+		}
+	}
+	return attempts;
+}
+
+static void finish(struct attempt *a, const char *result, int err)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	a->phase = PHASE_DONE;
+	a->result = result;
+	a->err = err;
+}
+
+/* A failed connect's result, from its errno (immediate or from SO_ERROR). */
+static void finish_connect_error(struct attempt *a, int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		finish(a, "refused", err);
+		break;
+	case ETIMEDOUT:
+		finish(a, "timeout", err);
+		break;
+	case EHOSTUNREACH:
+		finish(a, "no-route", err);
+		break;
+	case ENETUNREACH:
+		finish(a, "net-unreachable", err);
+		break;
+	default:
+		finish(a, "error", err);
+		break;
+	}
+}
+
+static void finish_no_answer(struct attempt *a, enum no_answer reason, int err)
+{
+	a->reason = reason;
+	finish(a, "bad-answer", err);
+}
+
+/* Judges a complete answer line (newline cut). */
+static void judge_answer(struct attempt *a, const struct hello *h)
+{
+	const char *token;
+	long long node;
+
+	if (reach_parse_line(a->answer, &token, &node) != 0 || strcmp(token, h->token) != 0) {
+		finish_no_answer(a, NO_ANSWER_GARBAGE, 0);
+		return;
+	}
+	if (node != a->node) {
+		a->peer_node = node;
+		finish(a, "wrong-peer", 0);
+		return;
+	}
+	finish(a, "ok", 0);
+}
+
+static void send_hello(struct attempt *a, const struct hello *h)
+{
+	ssize_t n = send(a->fd, h->line + a->sent, h->len - a->sent, MSG_NOSIGNAL);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			finish_no_answer(a, NO_ANSWER_SOCKET_ERR, errno);
+		return;
+	}
+	a->sent += (size_t)n;
+	if (a->sent == h->len)
+		a->phase = PHASE_READING;
+}
+
+static void on_connected(struct attempt *a, const struct hello *h)
+{
+	a->rtt_us = reach_now_us() - a->start;
+	a->phase = PHASE_SENDING;
+	send_hello(a, h);
+}
+
+static void read_answer(struct attempt *a, const struct hello *h)
+{
+	ssize_t n = recv(a->fd, a->answer + a->got, sizeof(a->answer) - 1 - a->got, 0);
+	char *newline;
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			finish_no_answer(a, NO_ANSWER_SOCKET_ERR, errno);
+		return;
+	}
+	if (n == 0) {
+		finish_no_answer(a, NO_ANSWER_CLOSED, 0);
+		return;
+	}
+	a->got += (size_t)n;
+	a->answer[a->got] = '\0';
+	newline = memchr(a->answer, '\n', a->got);
+	if (newline) {
+		*newline = '\0';
+		judge_answer(a, h);
+	} else if (a->got == sizeof(a->answer) - 1) {
+		finish_no_answer(a, NO_ANSWER_TOO_LONG, 0);
+	}
+}
+
+/* The connect finished one way or the other: SO_ERROR says which. */
+static void complete_connect(struct attempt *a, const struct hello *h)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err)
+		finish_connect_error(a, err);
+	else
+		on_connected(a, h);
+}
+
+/* Opens the socket and starts the connect. Returns 0 when the attempt is
+ * started or already finished, -1 when no fd is free right now (it stays
+ * PHASE_WAITING: retry once another attempt closes its socket). */
+static int start_attempt(struct attempt *a, const struct hello *h, int others_open)
+{
+	if (a->bad_address) {
+		finish(a, "error", EINVAL);
+		return 0;
+	}
+	a->fd = socket(a->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (a->fd < 0) {
+		if ((errno == EMFILE || errno == ENFILE) && others_open)
+			return -1;
+		finish(a, "error", errno);
+		return 0;
+	}
+	a->start = reach_now_us();
+	a->deadline = a->start + (int64_t)h->timeout_ms * 1000;
+	a->phase = PHASE_CONNECTING;
+	if (connect(a->fd, (struct sockaddr *)&a->addr, a->addrlen) == 0)
+		on_connected(a, h);
+	else if (errno != EINPROGRESS)
+		finish_connect_error(a, errno);
+	return 0;
+}
+
+static void advance_attempt(struct attempt *a, short revents, const struct hello *h)
+{
+	if (!revents)
+		return;
+	switch (a->phase) {
+	case PHASE_CONNECTING:
+		complete_connect(a, h);
+		break;
+	case PHASE_SENDING:
+		send_hello(a, h);
+		break;
+	case PHASE_READING:
+		read_answer(a, h);
+		break;
+	default:
+		break;
+	}
+}
+
+static void expire_attempt(struct attempt *a, int64_t now)
+{
+	if (a->phase == PHASE_DONE || now < a->deadline)
+		return;
+	if (a->phase == PHASE_CONNECTING)
+		finish(a, "timeout", ETIMEDOUT);
+	else
+		finish_no_answer(a, NO_ANSWER_IN_TIME, 0);
+}
+
+static short events_for(const struct attempt *a)
+{
+	return a->phase == PHASE_READING ? POLLIN : POLLOUT;
+}
+
+/* The attempts in flight: indices into the attempts array, and their
+ * pollfds at the same positions. */
+struct flight {
+	size_t *idx;
+	struct pollfd *pfds;
+	size_t n;
+};
+
+/* Starts waiting attempts while slots and fds are free. *next is the first
+ * attempt not yet started. */
+static void start_waiting(struct attempt *attempts, size_t count, size_t *next, struct flight *f,
+                          const struct hello *h)
+{
+	while (*next < count && f->n < REACH_MAX_INFLIGHT) {
+		struct attempt *a = &attempts[*next];
+
+		if (start_attempt(a, h, f->n > 0) < 0)
+			return;
+		if (a->phase != PHASE_DONE)
+			f->idx[f->n++] = *next;
+		(*next)++;
+	}
+}
+
+/* Handles poll's events and deadlines, then drops finished attempts. */
+static void advance_flight(struct attempt *attempts, struct flight *f, const struct hello *h)
+{
+	int64_t now = reach_now_us();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < f->n; i++) {
+		struct attempt *a = &attempts[f->idx[i]];
+
+		advance_attempt(a, f->pfds[i].revents, h);
+		expire_attempt(a, now);
+		if (a->phase != PHASE_DONE)
+			f->idx[kept++] = f->idx[i];
+	}
+	f->n = kept;
+}
+
+static int64_t earliest_deadline(const struct attempt *attempts, const struct flight *f)
+{
+	int64_t when = INT64_MAX;
+
+	for (size_t i = 0; i < f->n; i++) {
+		if (attempts[f->idx[i]].deadline < when)
+			when = attempts[f->idx[i]].deadline;
+	}
+	return when;
+}
+
+static void run_attempts(struct attempt *attempts, size_t count, const struct hello *h)
+{
+	struct flight f = {.idx = cd_calloc(REACH_MAX_INFLIGHT, sizeof(*f.idx)),
+	                   .pfds = cd_calloc(REACH_MAX_INFLIGHT, sizeof(*f.pfds))};
+	size_t next = 0;
+
+	for (;;) {
+		start_waiting(attempts, count, &next, &f, h);
+		if (f.n == 0 && next == count)
+			break;
+		for (size_t i = 0; i < f.n; i++) {
+			const struct attempt *a = &attempts[f.idx[i]];
+
+			f.pfds[i] = (struct pollfd){.fd = a->fd, .events = events_for(a)};
+		}
+		if (poll(f.pfds, f.n,
+		         reach_poll_ms_until(earliest_deadline(attempts, &f), reach_now_us())) <
+		        0 &&
+		    errno != EINTR)
+			memset(f.pfds, 0, f.n * sizeof(*f.pfds)); /* deadlines still apply */
+		advance_flight(attempts, &f, h);
+	}
+	free(f.idx);
+	free(f.pfds);
+}
+
+static const char *no_answer_text(const struct attempt *a, int timeout_ms, char *buf, size_t len)
+{
+	switch (a->reason) {
+	case NO_ANSWER_IN_TIME:
+		snprintf(buf, len, "connected, but no answer within %d ms", timeout_ms);
+		break;
+	case NO_ANSWER_CLOSED:
+		snprintf(buf, len, "connected, but the peer closed without answering");
+		break;
+	case NO_ANSWER_TOO_LONG:
+		snprintf(buf, len, "connected, but the peer sent %d bytes without a newline",
+		         REACH_LINE_MAX - 1);
+		break;
+	case NO_ANSWER_GARBAGE:
+		snprintf(buf, len,
+		         "connected, but the answer is not a " REACH_MAGIC " line with our token");
+		break;
+	case NO_ANSWER_SOCKET_ERR:
+		snprintf(buf, len, "connected, then: %s", strerror(a->err));
+		break;
+	}
+	return buf;
+}
+
+static json_t *attempt_json(const struct attempt *a, int timeout_ms)
+{
+	json_t *row = json_pack("{sIss}", "id", a->id, "result", a->result);
+	char text[160];
+
+	if (a->rtt_us >= 0)
+		json_object_set_new(row, "rtt_us", json_integer(a->rtt_us));
+	if (strcmp(a->result, "ok") == 0)
+		return row;
+	if (a->err)
+		json_object_set_new(row, "errno_name", json_string(reach_errno_name(a->err)));
+	if (strcmp(a->result, "wrong-peer") == 0) {
+		json_object_set_new(row, "peer_node", json_integer(a->peer_node));
+		snprintf(text, sizeof(text), "node %lld answered, not node %lld", a->peer_node,
+		         a->node);
+	} else if (strcmp(a->result, "bad-answer") == 0) {
+		no_answer_text(a, timeout_ms, text, sizeof(text));
+	} else {
+		snprintf(text, sizeof(text), "%s", strerror(a->err));
+	}
+	json_object_set_new(row, "message", json_string(text));
+	return row;
+}
+
+json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	long long node, timeout_ms = REACH_TIMEOUT_MS;
+	struct attempt *attempts;
+	struct hello h;
+	json_t *results;
+	size_t count;
+
+	if (reach_read_token_and_node(req, &h.token, &node, msg, msglen) < 0) {
+		*code = "bad-request";
+		return NULL;
+	}
+	if (reach_read_optional_int(req, "timeout_ms", 1, REACH_TIMEOUT_MAX, &timeout_ms) < 0)
+		return reach_fail_with(code, "bad-request", msg, msglen,
+		                       "\"timeout_ms\" must be 1 to %d", REACH_TIMEOUT_MAX);
+	attempts = read_targets(json_object_get(req, "targets"), &count, msg, msglen);
+	if (!attempts) {
+		*code = "bad-request";
+		return NULL;
+	}
+	reach_raise_fd_limit_once();
+	h.timeout_ms = (int)timeout_ms;
+	h.len = (size_t)snprintf(h.line, sizeof(h.line), REACH_MAGIC " %s %lld\n", h.token, node);
+	run_attempts(attempts, count, &h);
+	results = json_array();
+	for (size_t i = 0; i < count; i++)
+		json_array_append_new(results, attempt_json(&attempts[i], h.timeout_ms));
+	free(attempts);
+	return json_pack("{so}", "results", results);
+}

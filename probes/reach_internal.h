@@ -1,0 +1,54 @@
+/*
+ * reach_internal.h - what the listener (reach_listen.c) and the connector
+ * (reach_connect.c) share, all defined in reach.c. Not a public interface:
+ * include it only from probes/reach*.c.
+ */
+#ifndef CD_PROBES_REACH_INTERNAL_H
+#define CD_PROBES_REACH_INTERNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define REACH_LINE_MAX  256 /* a CDREACH1 line, newline included */
+#define REACH_TOKEN_MIN 16  /* hex characters */
+#define REACH_TOKEN_MAX 64
+
+/* The monotonic clock in µs. */
+int64_t reach_now_us(void);
+
+/* poll()'s timeout in ms for a deadline in µs, rounded up: rounding down
+ * would wake before the deadline and spin with a timeout of 0. */
+int reach_poll_ms_until(int64_t deadline, int64_t now);
+
+/* Lift the soft limit on open files to the hard one, once per process; best
+ * effort. */
+void reach_raise_fd_limit_once(void);
+
+/* Set *code to what and msg to the formatted message; returns NULL, for
+ * `return reach_fail_with(...)` in a request handler. */
+json_t *reach_fail_with(const char **code, const char *what, char *msg, size_t msglen,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The token and node every request carries (*token borrowed from req); 0, or
+ * -1 with a message in msg when either is missing or malformed. */
+int reach_read_token_and_node(json_t *req, const char **token, long long *node, char *msg,
+                              size_t msglen);
+
+/* An optional integer field in [lo, hi]; 0 (*out keeps its default when the
+ * field is absent or null), or -1 when it is out of range or not an integer. */
+int reach_read_optional_int(json_t *obj, const char *key, long long lo, long long hi,
+                            long long *out);
+
+/* addr from an address text, an interface index (IPv6 link-local needs it)
+ * and a port; 0, or EINVAL when the text is neither IPv4 nor IPv6. */
+int reach_sockaddr_from_text(const char *text, long long scope_id, int port,
+                             struct sockaddr_storage *addr, socklen_t *len);
+
+/* Split a CDREACH1 line (its newline already cut; modified in place) into
+ * token and node: exactly "CDREACH1 <token> <decimal node>". 0 when it is
+ * one, -1 otherwise. */
+int reach_parse_line(char *line, const char **token, long long *node);
+
+#endif

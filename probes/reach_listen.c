@@ -1,0 +1,523 @@
+/*
+ * reach_listen.c - the listener half of the reachability matrix (see
+ * reach.h): reach_listen opens the sockets in the request's thread, then
+ * hands them to one server thread that polls them, accepts peers and
+ * answers their CDREACH1 line. The thread sees no jansson object: it works
+ * on a plain struct server copied from the request. The only state it
+ * shares with the request thread afterwards is `finished`, under
+ * server_lock. reach_unlisten and reach_shutdown stop it.
+ */
+#include "probes/reach.h"
+#include "probes/reach_internal.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define REACH_BACKLOG        1024
+#define REACH_DURATION_MS    120000  /* listen's default lifetime */
+#define REACH_DURATION_MAX   3600000 /* an hour: longer is surely a mistake */
+#define REACH_PEER_WAIT_US   2000000 /* a listener waits this long for a peer's line */
+#define REACH_MAX_PEERS      4096    /* accepted connections served at once */
+#define REACH_ACCEPTS_PER_FD 256     /* accepts per listener per turn, so none starves */
+#define REACH_ACCEPT_PAUSE   50000   /* µs without accepting after running out of fds */
+
+/* --- the listener: sockets -------------------------------------------------- */
+
+struct peer {
+	int fd;
+	int64_t deadline; /* µs: dropped unanswered after this */
+	size_t len;
+	char line[REACH_LINE_MAX];
+};
+
+struct server {
+	pthread_t thread;
+	int wake[2]; /* a byte on wake[1] stops the thread */
+	int *listen_fds;
+	size_t nlisten;
+	char token[REACH_TOKEN_MAX + 1];
+	long long node;
+	int64_t end;  /* µs: the thread stops here (duration_ms) */
+	int finished; /* set by the thread as it ends; under server_lock */
+
+	/* the thread's own */
+	struct peer *peers;
+	size_t npeers, peers_cap;
+	struct pollfd *pfds;
+	int64_t accept_resume; /* µs: no accepts before this (out of fds) */
+};
+
+static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *server; /* the request thread's only */
+
+/* A listening socket bound to addr, or -errno. v6only matters for AF_INET6
+ * only. */
+static int open_listener(const struct sockaddr *addr, socklen_t len, int v6only)
+{
+	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, err;
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (addr->sa_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) < 0) ||
+	    bind(fd, addr, len) < 0 || listen(fd, REACH_BACKLOG) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* A fixed port on the wildcard address: dual-stack "::" as PyTorch's
+ * TCPStore binds it, or "0.0.0.0" on a kernel without IPv6. */
+static int open_fixed_listener(int port, const char **bound)
+{
+	struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+	struct sockaddr_in any4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd;
+
+	any6.sin6_addr = in6addr_any;
+	any4.sin_addr.s_addr = htonl(INADDR_ANY);
+	*bound = "::";
+	fd = open_listener((struct sockaddr *)&any6, sizeof(any6), 0);
+	if (fd != -EAFNOSUPPORT)
+		return fd;
+	*bound = "0.0.0.0";
+	return open_listener((struct sockaddr *)&any4, sizeof(any4), 0);
+}
+
+static int bound_port(int fd)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) < 0)
+		return 0;
+	if (addr.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&addr)->sin_port);
+}
+
+static void server_keep_fd(struct server *s, int fd)
+{
+	s->listen_fds = cd_realloc(s->listen_fds, (s->nlisten + 1) * sizeof(*s->listen_fds));
+	s->listen_fds[s->nlisten++] = fd;
+}
+
+static json_t *errno_fields(json_t *obj, int err)
+{
+	json_object_set_new(obj, "error", json_string(strerror(err)));
+	json_object_set_new(obj, "errno_name", json_string(reach_errno_name(err)));
+	return obj;
+}
+
+/* One listener on port 0 of an "addresses" entry; its result row. */
+static json_t *listen_on_address(struct server *s, json_t *entry)
+{
+	const char *text = json_string_value(json_object_get(entry, "address"));
+	long long scope_id = 0;
+	struct sockaddr_storage addr;
+	socklen_t len;
+	json_t *row;
+	int fd;
+
+	reach_read_optional_int(entry, "scope_id", 0, UINT32_MAX, &scope_id);
+	row = json_pack("{sssI}", "address", text, "scope_id", (json_int_t)scope_id);
+	if (reach_sockaddr_from_text(text, scope_id, 0, &addr, &len) != 0)
+		return errno_fields(row, EINVAL);
+	fd = open_listener((struct sockaddr *)&addr, len, 1);
+	if (fd < 0)
+		return errno_fields(row, -fd);
+	server_keep_fd(s, fd);
+	json_object_set_new(row, "port", json_integer(bound_port(fd)));
+	return row;
+}
+
+static json_t *listen_on_fixed_port(struct server *s, int port)
+{
+	json_t *row = json_pack("{si}", "port", port);
+	const char *bound;
+	int fd = open_fixed_listener(port, &bound);
+
+	if (fd < 0)
+		return errno_fields(row, -fd);
+	server_keep_fd(s, fd);
+	json_object_set_new(row, "bound", json_string(bound));
+	return row;
+}
+
+static json_t *listen_on_addresses(struct server *s, json_t *addresses)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < json_array_size(addresses); i++)
+		json_array_append_new(rows, listen_on_address(s, json_array_get(addresses, i)));
+	return rows;
+}
+
+static json_t *listen_on_fixed_ports(struct server *s, json_t *ports)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < json_array_size(ports); i++) {
+		int port = (int)json_integer_value(json_array_get(ports, i));
+
+		json_array_append_new(rows, listen_on_fixed_port(s, port));
+	}
+	return rows;
+}
+
+static int address_entry_is_valid(json_t *entry)
+{
+	long long scope_id;
+
+	return json_is_string(json_object_get(entry, "address")) &&
+	       reach_read_optional_int(entry, "scope_id", 0, UINT32_MAX, &scope_id) == 0;
+}
+
+static int port_is_valid(json_t *port)
+{
+	return json_is_integer(port) && json_integer_value(port) >= 1 &&
+	       json_integer_value(port) <= 65535;
+}
+
+/* The request's shape, checked before any socket is opened. */
+static int listen_request_is_valid(json_t *req, char *msg, size_t msglen)
+{
+	json_t *addresses = json_object_get(req, "addresses"),
+	       *ports = json_object_get(req, "ports");
+	long long duration_ms;
+	size_t i;
+
+	if (addresses && !json_is_array(addresses)) {
+		snprintf(msg, msglen, "\"addresses\" must be an array");
+		return 0;
+	}
+	for (i = 0; i < json_array_size(addresses); i++) {
+		if (!address_entry_is_valid(json_array_get(addresses, i))) {
+			snprintf(msg, msglen,
+			         "addresses[%zu] needs a string \"address\" and an optional "
+			         "integer \"scope_id\"",
+			         i);
+			return 0;
+		}
+	}
+	if (ports && !json_is_array(ports)) {
+		snprintf(msg, msglen, "\"ports\" must be an array");
+		return 0;
+	}
+	for (i = 0; i < json_array_size(ports); i++) {
+		if (!port_is_valid(json_array_get(ports, i))) {
+			snprintf(msg, msglen, "ports[%zu] is not a port number", i);
+			return 0;
+		}
+	}
+	if (reach_read_optional_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms) < 0) {
+		snprintf(msg, msglen, "\"duration_ms\" must be 1 to %d", REACH_DURATION_MAX);
+		return 0;
+	}
+	return 1;
+}
+
+/* --- the listener: the server thread ----------------------------------------- */
+
+static void add_peer(struct server *s, int fd, int64_t now)
+{
+	struct peer *p;
+
+	if (s->npeers == s->peers_cap) {
+		s->peers_cap = s->peers_cap ? 2 * s->peers_cap : 16;
+		s->peers = cd_realloc(s->peers, s->peers_cap * sizeof(*s->peers));
+	}
+	p = &s->peers[s->npeers++];
+	p->fd = fd;
+	p->deadline = now + REACH_PEER_WAIT_US;
+	p->len = 0;
+}
+
+static void accept_peers(struct server *s, int listen_fd, int64_t now)
+{
+	for (int i = 0; i < REACH_ACCEPTS_PER_FD && s->npeers < REACH_MAX_PEERS; i++) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			add_peer(s, fd, now);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		/* Out of fds or memory: the listener stays readable, so stop
+		 * polling it for a moment instead of spinning on it. */
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			s->accept_resume = now + REACH_ACCEPT_PAUSE;
+		return;
+	}
+}
+
+/* Answers a connector whose line carries our token. The send cannot block
+ * and a short one cannot happen in practice: the socket is fresh and the
+ * line is far smaller than any send buffer. */
+static void answer_peer(struct server *s, struct peer *p)
+{
+	const char *token;
+	long long from;
+	char reply[REACH_LINE_MAX];
+	int n;
+
+	if (reach_parse_line(p->line, &token, &from) != 0 || strcmp(token, s->token) != 0)
+		return;
+	n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
+	/* A failure means the connector went away: nobody to tell. */
+	send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Reads what a peer sent. 1 when the peer is done with (answered or to be
+ * dropped), 0 while its line is incomplete. */
+static int read_peer(struct server *s, struct peer *p)
+{
+	ssize_t n = recv(p->fd, p->line + p->len, sizeof(p->line) - 1 - p->len, 0);
+	char *newline;
+
+	if (n < 0)
+		return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+	if (n == 0)
+		return 1;
+	p->len += (size_t)n;
+	p->line[p->len] = '\0';
+	newline = memchr(p->line, '\n', p->len);
+	if (!newline)
+		return p->len == sizeof(p->line) - 1; /* too long: not a CDREACH1 line */
+	*newline = '\0';
+	answer_peer(s, p);
+	return 1;
+}
+
+/* Fills s->pfds: [0] the wake pipe, then the listeners (fd -1, which poll
+ * skips, while accepting is paused or every peer slot is taken), then the
+ * peers. Returns the count. */
+static nfds_t fill_pollfds(struct server *s, int64_t now)
+{
+	int accepting = s->npeers < REACH_MAX_PEERS && now >= s->accept_resume;
+	nfds_t n = 0;
+
+	s->pfds[n++] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
+	for (size_t i = 0; i < s->nlisten; i++)
+		s->pfds[n++] =
+		    (struct pollfd){.fd = accepting ? s->listen_fds[i] : -1, .events = POLLIN};
+	for (size_t i = 0; i < s->npeers; i++)
+		s->pfds[n++] = (struct pollfd){.fd = s->peers[i].fd, .events = POLLIN};
+	return n;
+}
+
+/* The earliest moment the thread must look again without any fd event. */
+static int64_t next_wakeup(const struct server *s, int64_t now)
+{
+	int64_t when = s->end;
+
+	for (size_t i = 0; i < s->npeers; i++) {
+		if (s->peers[i].deadline < when)
+			when = s->peers[i].deadline;
+	}
+	if (s->accept_resume > now && s->accept_resume < when)
+		when = s->accept_resume;
+	return when;
+}
+
+/* Serves the peers poll() reported and closes those that are done or past
+ * their deadline, packing the survivors to the front. Runs before any new
+ * peer is accepted, so peers[i] still matches pfds[first + i]. */
+static void serve_peers(struct server *s, size_t first, int64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->npeers; i++) {
+		struct peer *p = &s->peers[i];
+		int done = s->pfds[first + i].revents ? read_peer(s, p) : 0;
+
+		if (done || now >= p->deadline) {
+			close(p->fd);
+			continue;
+		}
+		if (kept != i)
+			s->peers[kept] = *p;
+		kept++;
+	}
+	s->npeers = kept;
+}
+
+static void close_server_sockets(struct server *s)
+{
+	for (size_t i = 0; i < s->npeers; i++)
+		close(s->peers[i].fd);
+	for (size_t i = 0; i < s->nlisten; i++)
+		close(s->listen_fds[i]);
+	s->npeers = 0;
+	s->nlisten = 0;
+}
+
+static void *serve_listeners(void *arg)
+{
+	struct server *s = arg;
+
+	s->pfds = cd_calloc(1 + s->nlisten + REACH_MAX_PEERS, sizeof(*s->pfds));
+	for (;;) {
+		int64_t now = reach_now_us();
+		nfds_t n;
+
+		if (now >= s->end)
+			break;
+		n = fill_pollfds(s, now);
+		if (poll(s->pfds, n, reach_poll_ms_until(next_wakeup(s, now), now)) < 0 &&
+		    errno != EINTR)
+			break;
+		if (s->pfds[0].revents)
+			break; /* reach_unlisten or reach_shutdown */
+		now = reach_now_us();
+		serve_peers(s, 1 + s->nlisten, now);
+		for (size_t i = 0; i < s->nlisten; i++) {
+			if (s->pfds[1 + i].revents)
+				accept_peers(s, s->listen_fds[i], now);
+		}
+	}
+	/* Closing the listeners here, not at unlisten, makes a listener whose
+	 * duration ran out refuse connections instead of leaving them in the
+	 * backlog unanswered. */
+	close_server_sockets(s);
+	free(s->peers);
+	free(s->pfds);
+	s->peers = NULL;
+	s->pfds = NULL;
+	pthread_mutex_lock(&server_lock);
+	s->finished = 1;
+	pthread_mutex_unlock(&server_lock);
+	return NULL;
+}
+
+/* The thread gets no signal: the agent's main thread keeps all of them. */
+static int start_server_thread(struct server *s)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->thread, NULL, serve_listeners, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Frees a server whose thread never started or has been joined. */
+static void free_server(struct server *s)
+{
+	close_server_sockets(s);
+	if (s->wake[0] >= 0)
+		close(s->wake[0]);
+	if (s->wake[1] >= 0)
+		close(s->wake[1]);
+	free(s->listen_fds);
+	free(s);
+}
+
+/* Stops the server thread (at once: the wake pipe ends its poll) and frees
+ * it. No-op without a server. */
+static void stop_server(void)
+{
+	ssize_t n;
+
+	if (!server)
+		return;
+	do
+		n = write(server->wake[1], "x", 1);
+	while (n < 0 && errno == EINTR);
+	pthread_join(server->thread, NULL);
+	free_server(server);
+	server = NULL;
+}
+
+/* A server whose duration ran out has ended on its own: join and free it,
+ * so that a new `listen` may start. */
+static void reap_finished_server(void)
+{
+	int finished;
+
+	if (!server)
+		return;
+	pthread_mutex_lock(&server_lock);
+	finished = server->finished;
+	pthread_mutex_unlock(&server_lock);
+	if (finished)
+		stop_server();
+}
+
+static struct server *new_server(const char *token, long long node, long long duration_ms)
+{
+	struct server *s = cd_calloc(1, sizeof(*s));
+
+	s->wake[0] = s->wake[1] = -1;
+	snprintf(s->token, sizeof(s->token), "%s", token);
+	s->node = node;
+	s->end = reach_now_us() + duration_ms * 1000;
+	return s;
+}
+
+json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	long long node, duration_ms = REACH_DURATION_MS;
+	json_t *listeners, *fixed;
+	const char *token;
+	struct server *s;
+	int rc;
+
+	if (reach_read_token_and_node(req, &token, &node, msg, msglen) < 0 ||
+	    !listen_request_is_valid(req, msg, msglen)) {
+		*code = "bad-request";
+		return NULL;
+	}
+	reap_finished_server();
+	if (server)
+		return reach_fail_with(code, "busy", msg, msglen,
+		                       "already listening: send unlisten first");
+	reach_raise_fd_limit_once();
+	reach_read_optional_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms);
+	s = new_server(token, node, duration_ms);
+	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		free_server(s);
+		return reach_fail_with(code, "failed", msg, msglen, "pipe: %s", strerror(errno));
+	}
+	listeners = listen_on_addresses(s, json_object_get(req, "addresses"));
+	fixed = listen_on_fixed_ports(s, json_object_get(req, "ports"));
+	rc = start_server_thread(s);
+	if (rc != 0) {
+		free_server(s);
+		json_decref(listeners);
+		json_decref(fixed);
+		return reach_fail_with(code, "failed", msg, msglen,
+		                       "cannot start the listener thread: %s", strerror(rc));
+	}
+	server = s;
+	return json_pack("{soso}", "listeners", listeners, "fixed", fixed);
+}
+
+json_t *reach_unlisten(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	stop_server();
+	return json_object();
+}
+
+void reach_shutdown(void)
+{
+	stop_server();
+}
