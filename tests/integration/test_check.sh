@@ -199,8 +199,8 @@ t_dead_node_is_reported_and_the_others_are_checked() {
 
 t_odd_addresses_do_not_break_the_check() {
 	up 2 || return 1
-	# node2: a link with no address, a secondary IPv4, a ULA and a second global IPv6 on eth0
-	printf '%s\n' "link add noaddr0 type bridge" "link set noaddr0 up" \
+	# node2: a link with no address (down, so not even a link-local one), a secondary IPv4, a ULA and a second global IPv6 on eth0
+	printf '%s\n' "link add noaddr0 type bridge" \
 		"addr add $CD_SUBNET.112/24 dev eth0" "addr add fd00:cd::12/64 dev eth0 nodad" \
 		"addr add 2001:db8:cd::12/64 dev eth0 nodad" | ip -n "$(cluster_node_ns 2)" -b - || return 1
 	cd_head check -w 'node[1-2]' --json "${PT[@]}"
