@@ -218,6 +218,14 @@ int diagnose_is_link_local_text(const char *addr)
 	return nm_addr_is_link_local(&a);
 }
 
+int diagnose_attempt_toward(const struct nm_attempt *a, size_t to, const char *addr, int fixed_port,
+                            int port)
+{
+	return a->to == to && a->from != to && a->fixed_port == fixed_port &&
+	       strcmp(a->addr, addr) == 0 && (!port || a->port == port) &&
+	       strcmp(a->result, "not-tested") != 0;
+}
+
 enum reach_status diagnose_addr_reach(const struct netmodel *m, size_t to, const char *addr,
                                       int fixed_port, int port, char *worst, size_t worst_len)
 {
@@ -230,9 +238,7 @@ enum reach_status diagnose_addr_reach(const struct netmodel *m, size_t to, const
 	for (size_t i = 0; i < m->nattempts; i++) {
 		const struct nm_attempt *a = &m->attempts[i];
 
-		if (a->to != to || a->from == to || a->fixed_port != fixed_port ||
-		    strcmp(a->addr, addr) != 0 || (port && a->port != port) ||
-		    strcmp(a->result, "not-tested") == 0)
+		if (!diagnose_attempt_toward(a, to, addr, fixed_port, port))
 			continue;
 		if (strcmp(a->result, "ok") == 0) {
 			ok++;

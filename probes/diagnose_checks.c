@@ -33,9 +33,8 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 	for (size_t i = 0; i < m->nattempts; i++) {
 		const struct nm_attempt *a = &m->attempts[i];
 
-		if (a->to != to || a->from == to || a->fixed_port != fixed_port ||
-		    strcmp(a->addr, addr) != 0 || (port && a->port != port) ||
-		    strcmp(a->result, "ok") == 0 || strcmp(a->result, "not-tested") == 0)
+		if (!diagnose_attempt_toward(a, to, addr, fixed_port, port) ||
+		    strcmp(a->result, "ok") == 0)
 			continue;
 		diagnose_sb_addf(&s, "%s%s -> %s port %d: %s%s%s%s", s ? "; " : "",
 		                 node_name(m, a->from), node_name(m, to), a->port, a->result,
@@ -115,13 +114,10 @@ static size_t used_addresses(const struct node_prediction *p, struct used_addr *
 			out[n].pick = *all[i];
 			snprintf(out[n].who, sizeof(out[n].who), "%s", who[i]);
 			n++;
-		} else if (!strstr(out[j].who, who[i]) || strcmp(who[i], "NCCL") != 0) {
-			if (!strstr(out[j].who, who[i])) {
-				size_t len = strlen(out[j].who);
+		} else if (!strstr(out[j].who, who[i])) {
+			size_t len = strlen(out[j].who);
 
-				snprintf(out[j].who + len, sizeof(out[j].who) - len, ", %s",
-				         who[i]);
-			}
+			snprintf(out[j].who + len, sizeof(out[j].who) - len, ", %s", who[i]);
 		}
 	}
 	return n;

@@ -35,6 +35,11 @@ struct pending *diagnose_note(struct dstate *st, const char *id, enum severity s
 /* Whether the address text is a loopback address. */
 int diagnose_is_loopback_text(const char *addr);
 
+/* A tested attempt of another node toward (to, addr) on the ephemeral
+ * (fixed_port 0) or fixed listeners, on `port` (0 = any). */
+int diagnose_attempt_toward(const struct nm_attempt *a, size_t to, const char *addr, int fixed_port,
+                            int port);
+
 /* Whether the address text is a link-local address. */
 int diagnose_is_link_local_text(const char *addr);
 

@@ -361,6 +361,18 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 	return targets;
 }
 
+/* Copy one connect result (reach.h) into an attempt. */
+static void attempt_set_result(struct nm_attempt *a, json_t *r)
+{
+	const char *s = json_string_value(json_object_get(r, "result"));
+	json_t *rtt = json_object_get(r, "rtt_us");
+
+	snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
+	s = json_string_value(json_object_get(r, "errno_name"));
+	snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
+	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+}
+
 static void on_connect(struct pool_node *pn, json_t *result, const char *code, const char *msg,
                        void *arg)
 {
@@ -375,8 +387,6 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 		json_t *t =
 		    json_array_get(targets, (size_t)json_integer_value(json_object_get(r, "id")));
 		struct nm_attempt *a;
-		const char *s;
-		json_t *rtt;
 
 		if (!t)
 			continue;
@@ -386,13 +396,7 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 
 			if (at >= c->m->nattempts)
 				continue;
-			a = &c->m->attempts[at];
-			s = json_string_value(json_object_get(r, "result"));
-			snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
-			s = json_string_value(json_object_get(r, "errno_name"));
-			snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
-			rtt = json_object_get(r, "rtt_us");
-			a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+			attempt_set_result(&c->m->attempts[at], r);
 			c->stats.retried++;
 			continue;
 		}
@@ -404,15 +408,22 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 		a->scope_id = (unsigned)json_integer_value(json_object_get(t, "scope_id"));
 		a->port = (int)json_integer_value(json_object_get(t, "port"));
 		a->fixed_port = json_is_true(json_object_get(t, "fixed"));
-		s = json_string_value(json_object_get(r, "result"));
-		snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
-		s = json_string_value(json_object_get(r, "errno_name"));
-		snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
-		rtt = json_object_get(r, "rtt_us");
-		a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+		attempt_set_result(a, r);
 		c->stats.attempts++;
 	}
 	settle(c, i, 0);
+}
+
+/* Send node i its `connect` request with c->nodes[i].targets. */
+static void send_connect(struct netcheck *c, size_t i)
+{
+	json_t *req = proto_request(0, "connect");
+
+	json_object_set_new(req, "token", json_string(c->token));
+	json_object_set_new(req, "node", json_integer((json_int_t)i));
+	json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
+	json_object_set(req, "targets", c->nodes[i].targets);
+	sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect, c);
 }
 
 static void phase_connect(struct netcheck *c)
@@ -427,18 +438,10 @@ static void phase_connect(struct netcheck *c)
 		c->left++;
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		json_t *req;
-
 		if (c->nodes[i].waiting != 1)
 			continue;
 		c->nodes[i].targets = connect_targets(c, i, pick);
-		req = proto_request(0, "connect");
-		json_object_set_new(req, "token", json_string(c->token));
-		json_object_set_new(req, "node", json_integer((json_int_t)i));
-		json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
-		json_object_set(req, "targets", c->nodes[i].targets);
-		sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect,
-		                c);
+		send_connect(c, i);
 	}
 	free(pick);
 }
@@ -487,21 +490,13 @@ static void phase_confirm(struct netcheck *c)
 		                                (json_int_t)a->port, "attempt", (json_int_t)k));
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		json_t *req;
-
 		if (!retry[i])
 			continue;
 		c->nodes[i].waiting = 1;
 		c->left++;
 		json_decref(c->nodes[i].targets);
 		c->nodes[i].targets = retry[i];
-		req = proto_request(0, "connect");
-		json_object_set_new(req, "token", json_string(c->token));
-		json_object_set_new(req, "node", json_integer((json_int_t)i));
-		json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
-		json_object_set(req, "targets", retry[i]);
-		sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect,
-		                c);
+		send_connect(c, i);
 	}
 	free(retry);
 }
