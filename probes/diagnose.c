@@ -44,6 +44,8 @@ const struct finding_def finding_catalogue[] = {
     {"version-mismatch", SEV_ERROR, "torch, NCCL or Python versions differ across nodes"},
     {"torch-missing", SEV_ERROR, "PyTorch is not installed for the login python3"},
     {"shm-small", SEV_WARNING, "/dev/shm is small"},
+    {"neigh-table-overflow", SEV_ERROR, "the kernel's neighbour (ARP/NDP) table is too small"},
+    {"probe-incomplete", SEV_WARNING, "part of a node's probe did not answer"},
     {"nccl-version-unknown", SEV_INFO, "NCCL's version is unknown; newest rules assumed"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);

@@ -251,6 +251,76 @@ static void check_software(struct dstate *st)
 	free(ev);
 }
 
+/* The neighbour table: overflowing during the matrix (evidence the drops
+ * happened), or a hard limit below the number of peers (they will). */
+static void check_neigh_table(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	static const char *const fam[2] = {"net.ipv4", "net.ipv6"};
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		char ev[256];
+
+		if (!n->probed)
+			continue;
+		if (n->neigh_fulls > 0) {
+			snprintf(ev, sizeof(ev),
+			         "%s: neighbour table full %lld times during the test "
+			         "(/proc/net/stat/arp_cache, ndisc_cache: table_fulls)",
+			         n->host, (long long)n->neigh_fulls);
+			diagnose_note(
+			    st, "neigh-table-overflow", SEV_ERROR, "", i,
+			    "%N: the kernel's neighbour (ARP/NDP) table overflowed while peers "
+			    "were "
+			    "tested; packets to a peer whose address it could not resolve are "
+			    "dropped, so connects time out (dmesg: \"neighbor table overflow\")",
+			    "Raise net.ipv4.neigh.default.gc_thresh3 and gc_thresh2 (and the "
+			    "net.ipv6 ones) above the number of peer addresses, for example "
+			    "sysctl -w net.ipv4.neigh.default.gc_thresh3=8192, and persist it in "
+			    "/etc/sysctl.d/.",
+			    ev);
+			continue;
+		}
+		for (int f = 0; f < 2; f++) {
+			if (n->neigh_thresh3[f] < 0 || (int64_t)m->nnodes - 1 < n->neigh_thresh3[f])
+				continue;
+			snprintf(ev, sizeof(ev),
+			         "%s: %s.neigh.default.gc_thresh3 = %lld, peers: %zu", n->host,
+			         fam[f], (long long)n->neigh_thresh3[f], m->nnodes - 1);
+			diagnose_note(
+			    st, "neigh-table-overflow", SEV_WARNING, "", i,
+			    "%N: the kernel's neighbour table holds fewer entries than there are "
+			    "peers; a job on every node overflows it and connects time out",
+			    "Raise gc_thresh3 (and gc_thresh2) above the number of peer addresses "
+			    "and persist it in /etc/sysctl.d/.",
+			    ev);
+			break;
+		}
+	}
+}
+
+/* A part of the probe that did not answer is reported, not guessed. */
+static void check_incomplete(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		char ev[CD_ERRLEN + 300];
+
+		if (!n->probed || !n->python_error[0])
+			continue;
+		snprintf(ev, sizeof(ev), "%s: %s", n->host, n->python_error);
+		diagnose_note(st, "probe-incomplete", SEV_WARNING, "", i,
+		              "%N: could not tell whether PyTorch is installed (the login python3 "
+		              "did not answer); the torch and version checks skip it",
+		              "Run the check again; a first torch import on a cold cache can take "
+		              "many seconds on a loaded node (a longer -t gives it more time).",
+		              ev);
+	}
+}
+
 static void check_shm_and_versions(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
@@ -294,4 +364,6 @@ void diagnose_check_setup(struct dstate *st)
 	check_routes(st);
 	check_software(st);
 	check_shm_and_versions(st);
+	check_neigh_table(st);
+	check_incomplete(st);
 }

@@ -382,6 +382,7 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 
 	if (reply_failed(c, pn, result, code, msg, "connect"))
 		return;
+	netmodel_add_neigh_fulls(c->m, i, json_object_get(result, "neigh_table_fulls"));
 	json_array_foreach(json_object_get(result, "results"), k, r)
 	{
 		json_t *t =

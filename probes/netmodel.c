@@ -50,6 +50,8 @@ struct netmodel *netmodel_new(const char *const *hosts, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		snprintf(m->nodes[i].host, sizeof(m->nodes[i].host), "%s", hosts[i]);
 		m->nodes[i].shm_bytes = -1;
+		m->nodes[i].neigh_thresh3[0] = m->nodes[i].neigh_thresh3[1] = -1;
+		m->nodes[i].neigh_fulls = -1;
 	}
 	return m;
 }
@@ -207,7 +209,7 @@ static void parse_vars(struct nm_node *n, json_t *probe, json_t *facts)
 
 static void parse_facts(struct nm_node *n, json_t *facts)
 {
-	json_t *torch, *nccl, *python, *gpus;
+	json_t *torch, *nccl, *python, *gpus, *errors, *perr;
 	const char *tv = NULL;
 
 	if (!facts)
@@ -217,7 +219,14 @@ static void parse_facts(struct nm_node *n, json_t *facts)
 	python = json_object_get(facts, "python");
 	copy_str(n->python_version, sizeof(n->python_version), python, "version");
 	torch = json_object_get(facts, "torch");
-	n->torch_known = json_object_get(facts, "torch") != NULL;
+	/* A python that did not answer (a timeout under load, a broken
+	 * install) says nothing about torch: unknown, not missing. */
+	errors = json_object_get(facts, "errors");
+	perr = json_object_get(errors, "python");
+	perr = perr ? perr : json_object_get(errors, "torch");
+	if (json_is_string(perr))
+		snprintf(n->python_error, sizeof(n->python_error), "%s", json_string_value(perr));
+	n->torch_known = json_is_object(torch) || (json_is_null(torch) && !perr);
 	copy_str(n->torch_version, sizeof(n->torch_version), torch, "version");
 	/* The NCCL a PyTorch job loads is torch's own; the system one otherwise. */
 	tv = json_string_value(json_object_get(torch, "nccl_version"));
@@ -260,12 +269,25 @@ void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *fact
 			}
 		}
 		n->shm_bytes = get_int(probe, "shm_bytes", -1);
+		n->neigh_thresh3[0] =
+		    get_int(json_object_get(probe, "neigh_gc_thresh3"), "inet", -1);
+		n->neigh_thresh3[1] =
+		    get_int(json_object_get(probe, "neigh_gc_thresh3"), "inet6", -1);
 		parse_rdma(n, probe);
 		fwrules_collect(json_object_get(probe, "firewall"), &n->fwrules, &n->nfwrules,
 		                n->firewall_summary, sizeof(n->firewall_summary));
 	}
 	parse_vars(n, probe, facts);
 	parse_facts(n, facts);
+}
+
+void netmodel_add_neigh_fulls(struct netmodel *m, size_t i, json_t *fulls)
+{
+	if (i >= m->nnodes || !json_is_integer(fulls) || json_integer_value(fulls) < 0)
+		return;
+	if (m->nodes[i].neigh_fulls < 0)
+		m->nodes[i].neigh_fulls = 0;
+	m->nodes[i].neigh_fulls += json_integer_value(fulls);
 }
 
 void netmodel_node_failed(struct netmodel *m, size_t i, const char *code, const char *msg)
@@ -430,6 +452,7 @@ struct netmodel *netmodel_load_json(json_t *fixture, char *err, size_t errlen)
 		}
 		netmodel_set_node(m, i, json_object_get(v, "probe"), json_object_get(v, "facts"));
 		netmodel_add_routes(m, i, json_object_get(v, "routes"));
+		netmodel_add_neigh_fulls(m, i, json_object_get(v, "neigh_table_fulls"));
 	}
 	m->master = (size_t)get_int(fixture, "master", 0);
 	if (m->master >= m->nnodes)

@@ -84,9 +84,11 @@ struct nm_node {
 	char hostname_error[128];
 	char **hosts_lines;
 	size_t nhosts_lines;
-	int port_lo, port_hi; /* 0 when unknown */
-	int64_t shm_bytes;    /* -1 when unknown */
-	int rdma_ports;       /* RDMA ports reported */
+	int port_lo, port_hi;     /* 0 when unknown */
+	int64_t shm_bytes;        /* -1 when unknown */
+	int64_t neigh_thresh3[2]; /* gc_thresh3 for IPv4, IPv6; -1 when unknown */
+	int64_t neigh_fulls;      /* neighbour table full during the matrix; -1 unknown */
+	int rdma_ports;           /* RDMA ports reported */
 
 	/* The effective NCCL_ / GLOO_ / MASTER_ variables: the environment,
 	 * then the NCCL conf files in NCCL's precedence (first one wins). */
@@ -97,7 +99,8 @@ struct nm_node {
 	char nccl_version[32]; /* the NCCL a job would load: torch's, else libnccl */
 	char torch_version[64];
 	char python_version[32];
-	int torch_known; /* 1 when facts said whether torch is there */
+	int torch_known;              /* 1 when facts said whether torch is there */
+	char python_error[CD_ERRLEN]; /* why facts could not tell, or "" */
 	int gpus;
 
 	struct nm_route *routes;
@@ -157,6 +160,10 @@ void netmodel_node_failed(struct netmodel *m, size_t i, const char *code, const 
 
 /* Append routes answered by node i's agent (netprobe_routes format). */
 void netmodel_add_routes(struct netmodel *m, size_t i, json_t *routes);
+
+/* Add a connect answer's "neigh_table_fulls" (an integer; null or absent:
+ * nothing) to node i's count; the first integer makes the count known. */
+void netmodel_add_neigh_fulls(struct netmodel *m, size_t i, json_t *fulls);
 
 /* Append listeners node i reported (reach_listen result). */
 void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result);

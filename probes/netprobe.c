@@ -332,6 +332,42 @@ static json_t *collect_shm_bytes(json_t *errors)
 	return json_integer(bytes > INT64_MAX ? INT64_MAX : (json_int_t)bytes);
 }
 
+static json_t *read_gc_thresh3(const char *family)
+{
+	char *path = cd_asprintf("/proc/sys/net/%s/neigh/default/gc_thresh3", family);
+	char *v = netprobe_read_attr(path), *end;
+	long long n = v ? strtoll(v, &end, 10) : -1;
+	json_t *j = v && end != v && n >= 0 ? json_integer(n) : json_null();
+
+	free(v);
+	free(path);
+	return j;
+}
+
+static json_t *collect_neigh_gc_thresh3(void)
+{
+	return json_pack("{soso}", "inet", read_gc_thresh3("ipv4"), "inet6",
+	                 read_gc_thresh3("ipv6"));
+}
+
+long long netprobe_neigh_table_fulls(void)
+{
+	static const char *const files[] = {"/proc/net/stat/arp_cache",
+	                                    "/proc/net/stat/ndisc_cache"};
+	long long total = -1, fulls;
+	char *data, err[CD_ERRLEN];
+	size_t len;
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(files); i++) {
+		data = NULL;
+		if (facts_read_file(files[i], 64 * 1024, &data, &len, err, sizeof(err)) == 0 &&
+		    netprobe_parse_neigh_stat(data, len, &fulls) == 0)
+			total = (total < 0 ? 0 : total) + fulls;
+		free(data);
+	}
+	return total;
+}
+
 static int not_dot(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
@@ -499,6 +535,7 @@ json_t *netprobe_collect(const struct netprobe_opts *o)
 	                    collect_hosts_lines(netprobe_or_empty(o->etc_root), hostname, errors));
 	json_object_set_new(probe, "port_range", collect_port_range(errors));
 	json_object_set_new(probe, "shm_bytes", collect_shm_bytes(errors));
+	json_object_set_new(probe, "neigh_gc_thresh3", collect_neigh_gc_thresh3());
 	json_object_set_new(probe, "rdma", collect_rdma(netprobe_or_empty(o->sysfs_root), errors));
 	json_object_set_new(probe, "nccl_conf",
 	                    collect_nccl_conf(netprobe_or_empty(o->etc_root), errors));

@@ -46,6 +46,10 @@
  *                  short form (see netprobe_hosts_lines)
  *   port_range     [lo, hi] from /proc/sys/net/ipv4/ip_local_port_range, or null
  *   shm_bytes      total size of the filesystem at /dev/shm (statvfs), or null
+ *   neigh_gc_thresh3 {"inet": n, "inet6": n}: the hard limit of the kernel's
+ *                  neighbour (ARP/NDP) table, net.ipv{4,6}.neigh.default.
+ *                  gc_thresh3; a member is null where the file cannot be read
+ *                  (a network namespace other than the first has none)
  *   rdma           [{"device", "port", "state" ("ACTIVE"...), "link_layer"
  *                    ("InfiniBand"|"Ethernet"), "rate"}]
  *                  from /sys/class/infiniband/<dev>/ports/<n>/, devices and
@@ -119,8 +123,22 @@ json_t *netprobe_collect(const struct netprobe_opts *o);
 json_t *netprobe_routes(json_t *pairs, char *err, size_t errlen);
 
 /*
+ * How often the kernel found its neighbour table full (the "table_fulls"
+ * column of /proc/net/stat/arp_cache plus ndisc_cache, summed over CPUs):
+ * a packet to a peer whose address could not be resolved then is dropped.
+ * -1 when neither file can be read (they exist only in the first network
+ * namespace). The connect request reports how much it grew.
+ */
+long long netprobe_neigh_table_fulls(void);
+
+/*
  * Pure parsers, unit tested and fuzzed.
  */
+
+/* /proc/net/stat/{arp,ndisc}_cache text -> the sum of its "table_fulls"
+ * column (hexadecimal, one row per CPU) in *fulls, 0; CD_ERR_PARSE when the
+ * header has no such column or a row is short or not hexadecimal. */
+int netprobe_parse_neigh_stat(const char *text, size_t len, long long *fulls);
 
 /* "32768\t60999\n" -> 0 and *lo, *hi; CD_ERR_PARSE otherwise (anything
  * but two whitespace-separated decimals 0 <= lo <= hi <= 65535). */

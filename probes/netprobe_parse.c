@@ -7,6 +7,7 @@
 #include "cd.h"
 
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -194,4 +195,67 @@ const char *netprobe_addr_scope(int family, const void *addr)
 	if ((b[0] & 0xfe) == 0xfc)
 		return "ula";
 	return "global";
+}
+
+/* The value of field `col` (0-based) of the line [p, eol) as hexadecimal:
+ * 0 and *v, or CD_ERR_PARSE when the line is shorter or the field is not
+ * hexadecimal. */
+static int hex_field(const char *p, const char *eol, size_t col, long long *v)
+{
+	const char *f = NULL;
+	size_t n = 0, k = 0;
+	unsigned long long x = 0;
+
+	while (next_field(&p, eol, &f, &n) && k < col)
+		k++;
+	if (k != col || !f || n == 0 || n > 15)
+		return CD_ERR_PARSE;
+	for (size_t i = 0; i < n; i++) {
+		char c = f[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                               : -1;
+		if (d < 0)
+			return CD_ERR_PARSE;
+		x = x * 16 + (unsigned)d;
+	}
+	*v = (long long)x;
+	return 0;
+}
+
+int netprobe_parse_neigh_stat(const char *text, size_t len, long long *fulls)
+{
+	const char *p = text, *end = text + len, *eol, *f;
+	size_t n, col = 0;
+	long long sum = 0, v;
+	int found = 0;
+
+	if (!text)
+		return CD_ERR_PARSE;
+	eol = memchr(p, '\n', len);
+	eol = eol ? eol : end;
+	while (next_field(&p, eol, &f, &n)) { /* the header names the columns */
+		if (n == 11 && memcmp(f, "table_fulls", 11) == 0) {
+			found = 1;
+			break;
+		}
+		col++;
+	}
+	if (!found)
+		return CD_ERR_PARSE;
+	for (p = eol; p < end; p = eol) {
+		p++; /* past the previous line's '\n' */
+		if (p >= end)
+			break;
+		eol = memchr(p, '\n', (size_t)(end - p));
+		eol = eol ? eol : end;
+		if (!next_field(&(const char *){p}, eol, &f, &n))
+			continue; /* a blank line */
+		if (hex_field(p, eol, col, &v) < 0 || sum > INT64_MAX - v)
+			return CD_ERR_PARSE;
+		sum += v;
+	}
+	*fulls = sum;
+	return 0;
 }

@@ -72,7 +72,10 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  * result: {"results": [{"id", "result", "rtt_us" (connect time, when the
  *           TCP handshake completed), "message" (when it failed),
  *           "errno_name" (when an errno says why), "peer_node" (wrong-peer:
- *           the node that answered)}]} in target order. A request with a
+ *           the node that answered)}], "neigh_table_fulls": how often the
+ *           kernel's neighbour table was full meanwhile (see
+ *           netprobe_neigh_table_fulls; null where unreadable)} with the
+ *           results in target order. A request with a
  *           malformed token, node, timeout_ms or target (no integer id, node
  *           or port, no string address) fails with "bad-request"; an address
  *           inet_pton cannot parse, or a port outside 1..65535, is that

@@ -6,6 +6,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "probes/netprobe.h"
 #include "cd.h"
 
 #include <errno.h>
@@ -419,7 +420,7 @@ static json_t *attempt_json(const struct attempt *a, int timeout_ms)
 
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 {
-	long long node, timeout_ms = REACH_TIMEOUT_MS;
+	long long node, timeout_ms = REACH_TIMEOUT_MS, fulls_before, fulls_after;
 	struct attempt *attempts;
 	struct hello h;
 	json_t *results;
@@ -438,6 +439,7 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 		return NULL;
 	}
 	reach_raise_fd_limit_once();
+	fulls_before = netprobe_neigh_table_fulls();
 	h.timeout_ms = (int)timeout_ms;
 	h.len = (size_t)snprintf(h.line, sizeof(h.line), REACH_MAGIC " %s %lld\n", h.token, node);
 	run_attempts(attempts, count, &h);
@@ -445,5 +447,9 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	for (size_t i = 0; i < count; i++)
 		json_array_append_new(results, attempt_json(&attempts[i], h.timeout_ms));
 	free(attempts);
-	return json_pack("{so}", "results", results);
+	fulls_after = netprobe_neigh_table_fulls();
+	return json_pack("{soso}", "results", results, "neigh_table_fulls",
+	                 fulls_before < 0 || fulls_after < 0
+	                     ? json_null()
+	                     : json_integer(fulls_after - fulls_before));
 }

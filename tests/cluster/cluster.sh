@@ -338,6 +338,8 @@ _cd_up_inner() { # n mtu nic-names...
 	local nicarr=("$@")
 	local R=$CD_RUN P=$CD_PREFIX
 
+	_cd_neigh_room "$n"
+
 	# --- files: keys, configs, hosts
 	mkdir -p "$R/home/.ssh" "$R/home/.cache" || return 1
 	chmod 700 "$R/home" "$R/home/.ssh"
@@ -494,6 +496,35 @@ _cd_install_traps() {
 }
 
 # cluster_down : stop everything this run started and remove all it created. Idempotent.
+# The kernel's neighbour (ARP/NDP) tables are shared by every namespace, and their hard limit
+# (gc_thresh3, 1024 by default) counts all of them: with n nodes each resolving every other one
+# the default overflows near 32 nodes, packets to unresolved peers are dropped and connects
+# time out. Make room (about 3 n^2 entries per family) and remember what to put back at down.
+_cd_neigh_room() { # n
+	local n=$1 fam f want cur
+	want=$((3 * (n + 1) * (n + 1)))
+	for fam in ipv4 ipv6; do
+		f=/proc/sys/net/$fam/neigh/default
+		[[ -w $f/gc_thresh3 ]] || continue
+		cur=$(<"$f/gc_thresh3")
+		((cur >= want)) && continue
+		printf '%s %s %s %s\n' "$fam" "$(<"$f/gc_thresh2")" "$cur" "$want" >>"$CD_RUN/neigh_restore"
+		echo $((want * 3 / 4)) >"$f/gc_thresh2" && echo "$want" >"$f/gc_thresh3" &&
+			_cd_log "raised net.$fam.neigh.default.gc_thresh3 $cur -> $want for $n nodes (restored at down)"
+	done
+	return 0
+}
+
+_cd_neigh_restore() { # puts back what _cd_neigh_room changed, unless someone changed it since
+	local fam t2 t3 set f
+	[[ -f ${CD_RUN:-}/neigh_restore ]] || return 0
+	while read -r fam t2 t3 set; do
+		f=/proc/sys/net/$fam/neigh/default
+		[[ $(<"$f/gc_thresh3") == "$set" ]] || continue
+		echo "$t3" >"$f/gc_thresh3" && echo "$t2" >"$f/gc_thresh2"
+	done <"$CD_RUN/neigh_restore"
+}
+
 cluster_down() {
 	local -
 	set +e +u
@@ -523,6 +554,7 @@ cluster_down() {
 	for p in /etc/netns/"${CD_PREFIX}"*; do
 		[[ -d $p && ${p##*/} =~ ^${CD_PREFIX}(br|head|n[0-9]+|d[0-9]+)$ ]] && rm -rf -- "$p"
 	done
+	_cd_neigh_restore
 	if [[ -n ${CD_RUN:-} && $CD_RUN == /tmp/cdcluster.* && -d $CD_RUN ]]; then
 		# a bind mount never points into the run dir from the root namespace, so rm is safe
 		rm -rf -- "$CD_RUN"

@@ -201,6 +201,51 @@ static void no_matrix_means_no_suggestion(void **state)
 	netmodel_free(m);
 }
 
+/* stale-env.json with node i's entry changed: key set to value in the
+ * object at path (a node member, then an optional member of it). */
+static void set_in_node(json_t *doc, size_t i, const char *member, const char *key, json_t *value)
+{
+	json_t *node = json_array_get(json_object_get(doc, "nodes"), i);
+	json_t *where = member ? json_object_get(node, member) : node;
+
+	assert_non_null(where);
+	json_object_set_new(where, key, value);
+}
+
+static void kernel_limits_shm_torch_and_an_unanswered_python(void **state)
+{
+	char err[CD_ERRLEN];
+	json_t *doc = json_load_file(FIXTURES "stale-env.json", 0, NULL), *facts;
+	struct fx f;
+
+	assert_non_null(doc);
+	/* s1: the neighbour table overflowed during the matrix; /dev/shm 64 MiB */
+	set_in_node(doc, 0, NULL, "neigh_table_fulls", json_integer(7));
+	set_in_node(doc, 0, "probe", "shm_bytes", json_integer(64 << 20));
+	/* s2: gc_thresh3 below its 3 peers; torch not installed */
+	set_in_node(doc, 1, "probe", "neigh_gc_thresh3", json_pack("{sisn}", "inet", 2, "inet6"));
+	set_in_node(doc, 1, "facts", "torch", json_null());
+	/* s3: python did not answer: torch unknown, not missing */
+	facts = json_object_get(json_array_get(json_object_get(doc, "nodes"), 2), "facts");
+	json_object_set_new(facts, "torch", json_null());
+	json_object_set_new(facts, "errors",
+	                    json_pack("{ss}", "python", "python3 did not answer within 20.0 s"));
+	f.m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	assert_non_null(f.m);
+	f.d = diagnose(f.m);
+
+	expect_finding(&f, "neigh-table-overflow", SEV_ERROR, "s1,s2");
+	assert_non_null(strstr(evidence(&f, "neigh-table-overflow"), "full 7 times"));
+	assert_non_null(strstr(evidence(&f, "neigh-table-overflow"),
+	                       "net.ipv4.neigh.default.gc_thresh3 = 2, peers: 3"));
+	expect_finding(&f, "shm-small", SEV_WARNING, "s1");
+	expect_finding(&f, "torch-missing", SEV_ERROR, "s2");
+	expect_finding(&f, "probe-incomplete", SEV_WARNING, "s3");
+	assert_non_null(strstr(evidence(&f, "probe-incomplete"), "s3: python3 did not answer"));
+	unload(&f);
+}
+
 static void every_finding_id_is_documented(void **state)
 {
 	FILE *fp = fopen("docs/findings.md", "r");
@@ -230,6 +275,7 @@ int main(void)
 	    cmocka_unit_test(two_nics_on_one_subnet_route_through_the_other),
 	    cmocka_unit_test(stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node),
 	    cmocka_unit_test(no_matrix_means_no_suggestion),
+	    cmocka_unit_test(kernel_limits_shm_torch_and_an_unanswered_python),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 

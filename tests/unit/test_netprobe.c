@@ -135,6 +135,34 @@ static char *joined(json_t *arr)
 	return s;
 }
 
+/* --- netprobe_parse_neigh_stat --------------------------------------------- */
+
+static void test_neigh_stat_sums_table_fulls_over_cpus(void **state)
+{
+	static const char two_cpus[] =
+	    "entries  allocs   destroys hash_grows lookups  hits     res_failed "
+	    "rcv_probes_mcast rcv_probes_ucast periodic_gc_runs forced_gc_runs "
+	    "unresolved_discards table_fulls\n"
+	    "00000002 00000fa5 000014a1 00000003   00010bdb 00007386 00000018   00000000 "
+	    "00000000 00000263 00006afe 00000000 0000001a\n"
+	    "00000002 00000f2d 00000a2f 00000005   00011340 0000744d 00000019   00000000 "
+	    "00000000 00000000 0000800b 00000000 000000F0\n";
+	long long fulls = -1;
+
+	(void)state;
+	assert_int_equal(netprobe_parse_neigh_stat(two_cpus, strlen(two_cpus), &fulls), 0);
+	assert_int_equal(fulls, 0x1a + 0xf0);
+	/* no such column, a short row, a row that is not hexadecimal */
+	assert_int_equal(netprobe_parse_neigh_stat("entries allocs\n1 2\n", 20, &fulls),
+	                 CD_ERR_PARSE);
+	assert_int_equal(netprobe_parse_neigh_stat("a table_fulls\n1\n", 17, &fulls), CD_ERR_PARSE);
+	assert_int_equal(netprobe_parse_neigh_stat("a table_fulls\n1 zz\n", 20, &fulls),
+	                 CD_ERR_PARSE);
+	/* a header alone is zero CPUs: zero */
+	assert_int_equal(netprobe_parse_neigh_stat("a table_fulls\n", 14, &fulls), 0);
+	assert_int_equal(fulls, 0);
+}
+
 /* --- netprobe_parse_port_range --------------------------------------------- */
 
 static void test_port_range_parses_the_kernel_format(void **state)
@@ -405,9 +433,9 @@ static void test_collect_reads_sysfs_and_etc_under_their_roots(void **state)
 	struct netprobe_opts o;
 	char host[HOST_NAME_MAX + 2], *hosts, *user_conf, *etc_conf, *want;
 	json_t *p, *lo, *rdma, *conf, *r;
-	const char *const order[] = {"hostname",   "interfaces", "addresses", "hosts_lines",
-	                             "port_range", "shm_bytes",  "rdma",      "nccl_conf",
-	                             "env",        "firewall",   "errors"};
+	const char *const order[] = {"hostname",   "interfaces", "addresses",        "hosts_lines",
+	                             "port_range", "shm_bytes",  "neigh_gc_thresh3", "rdma",
+	                             "nccl_conf",  "env",        "firewall",         "errors"};
 	const char *key;
 	json_t *v;
 	size_t k = 0;
@@ -983,6 +1011,7 @@ static void test_route_pairs_not_an_array_is_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_neigh_stat_sums_table_fulls_over_cpus),
 	    cmocka_unit_test(test_port_range_parses_the_kernel_format),
 	    cmocka_unit_test(test_port_range_rejects_malformed_text),
 	    cmocka_unit_test(test_hosts_lines_keep_the_lines_naming_the_host),
