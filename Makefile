@@ -110,6 +110,18 @@ $(BUILD)/oracle/nccl_bootstrap: tests/oracle/nccl_bootstrap.c
 	$(CC) -std=c11 -Wall -O1 -o $@ $< -I$(NCCL_HOME)/include -L$(NCCL_LIBDIR) -lnccl \
 		-Wl,-rpath,$(NCCL_LIBDIR)
 
+# The fake NCCL and CUDA runtime (tests/fakes/) that test_nccl loads; where
+# nccl.h is installed, test_nccl also checks its declarations against it.
+FAKES := $(BUILD)/fakes/libfake_nccl.so $(BUILD)/fakes/libfake_cudart.so
+
+$(BUILD)/fakes/lib%.so: tests/fakes/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
+
+$(BUILD)/tests/test_nccl: $(FAKES)
+$(BUILD)/tests/test_nccl: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"' \
+	$(if $(wildcard $(NCCL_HOME)/include/nccl.h),-isystem $(NCCL_HOME)/include)
+
 integration: $(HEAD_BIN) $(AGENT_BIN) $(ORACLE_BIN)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh

@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "proto.h"
 #include "sha256.h"
+#include "collectives/bench_agent.h"
 #include "probes/facts.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
@@ -92,24 +93,6 @@ static json_t *handle_route(struct agent *a, json_t *req, const char **code, cha
 	return json_pack("{so}", "routes", routes);
 }
 
-static json_t *handle_listen(struct agent *a, json_t *req, const char **code, char *msg,
-                             size_t msglen)
-{
-	return reach_listen(req, code, msg, msglen);
-}
-
-static json_t *handle_connect(struct agent *a, json_t *req, const char **code, char *msg,
-                              size_t msglen)
-{
-	return reach_connect(req, code, msg, msglen);
-}
-
-static json_t *handle_unlisten(struct agent *a, json_t *req, const char **code, char *msg,
-                               size_t msglen)
-{
-	return reach_unlisten(req, code, msg, msglen);
-}
-
 static json_t *handle_exit(struct agent *a, json_t *req, const char **code, char *msg,
                            size_t msglen)
 {
@@ -117,14 +100,26 @@ static json_t *handle_exit(struct agent *a, json_t *req, const char **code, char
 	return json_object();
 }
 
+/* A request that needs nothing of the agent's own state. */
+typedef json_t *(*plain_handler)(json_t *req, const char **code, char *msg, size_t msglen);
+
 static const struct {
 	const char *type;
-	agent_handler handle;
+	agent_handler handle; /* one of the two is set */
+	plain_handler plain;
 } handlers[] = {
-    {.type = "hello", .handle = handle_hello},       {.type = "facts", .handle = handle_facts},
-    {.type = "netprobe", .handle = handle_netprobe}, {.type = "route", .handle = handle_route},
-    {.type = "listen", .handle = handle_listen},     {.type = "connect", .handle = handle_connect},
-    {.type = "unlisten", .handle = handle_unlisten}, {.type = "exit", .handle = handle_exit},
+    {.type = "hello", .handle = handle_hello},
+    {.type = "facts", .handle = handle_facts},
+    {.type = "netprobe", .handle = handle_netprobe},
+    {.type = "route", .handle = handle_route},
+    {.type = "listen", .plain = reach_listen},
+    {.type = "connect", .plain = reach_connect},
+    {.type = "unlisten", .plain = reach_unlisten},
+    {.type = "bench_caps", .plain = bench_caps},
+    {.type = "bench_listen", .plain = bench_listen},
+    {.type = "bench_nccl_id", .plain = bench_nccl_id},
+    {.type = "bench_run", .plain = bench_run},
+    {.type = "exit", .handle = handle_exit},
 };
 
 static json_t *dispatch(struct agent *a, json_t *req)
@@ -142,7 +137,8 @@ static json_t *dispatch(struct agent *a, json_t *req)
 			continue;
 		if (!a->said_hello && handlers[i].handle != handle_hello)
 			return proto_fail(id, "no-hello", "the first request must be hello");
-		result = handlers[i].handle(a, req, &code, msg, sizeof(msg));
+		result = handlers[i].plain ? handlers[i].plain(req, &code, msg, sizeof(msg))
+		                           : handlers[i].handle(a, req, &code, msg, sizeof(msg));
 		return result ? proto_ok(id, result) : proto_fail(id, code, msg);
 	}
 	snprintf(msg, sizeof(msg), "unknown request type \"%.64s\"", type);
@@ -236,5 +232,6 @@ int main(int argc, char **argv)
 	int rc = serve(STDIN_FILENO, STDOUT_FILENO);
 
 	reach_shutdown();
+	bench_shutdown();
 	return rc;
 }

@@ -466,20 +466,6 @@ static void usage(FILE *f, int env)
 	        targets_help);
 }
 
-static int parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < lo || v > hi) {
-		fprintf(stderr, "clusterdoc %s: %s wants a number from %d to %d, not \"%s\"\n", cmd,
-		        opt, lo, hi, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int parse_options(struct check_run *r, int argc, char **argv, int env)
 {
 	static const struct option longopts[] = {
@@ -509,12 +495,12 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 			r->master = optarg;
 			break;
 		case OPT_PORT:
-			if (parse_int(cmd, "--port", optarg, 1, 65525, &r->o.master_port) < 0)
+			if (cli_parse_int(cmd, "--port", optarg, 1, 65525, &r->o.master_port) < 0)
 				return -1;
 			break;
 		case OPT_PROBE_TIMEOUT:
-			if (parse_int(cmd, "--probe-timeout", optarg, 50, 600000,
-			              &r->o.probe_timeout_ms) < 0)
+			if (cli_parse_int(cmd, "--probe-timeout", optarg, 50, 600000,
+			                  &r->o.probe_timeout_ms) < 0)
 				return -1;
 			break;
 		case OPT_NO_FIREWALL:
@@ -528,12 +514,12 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 			r->only = optarg;
 			break;
 		case OPT_FULL_MATRIX_MAX:
-			if (parse_int(cmd, "--full-matrix-max", optarg, 2, 100000,
-			              &r->o.full_matrix_max) < 0)
+			if (cli_parse_int(cmd, "--full-matrix-max", optarg, 2, 100000,
+			                  &r->o.full_matrix_max) < 0)
 				return -1;
 			break;
 		case OPT_SEED:
-			if (parse_int(cmd, "--seed", optarg, 0, 1 << 30, &v) < 0)
+			if (cli_parse_int(cmd, "--seed", optarg, 0, 1 << 30, &v) < 0)
 				return -1;
 			r->o.seed = (unsigned)v;
 			break;

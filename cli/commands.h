@@ -6,5 +6,6 @@ int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -25,6 +25,9 @@ static const struct command {
     {.name = "env",
      .run = cmd_env,
      .summary = "the verified NCCL/Gloo/MASTER_ environment as export lines"},
+    {.name = "bench",
+     .run = cmd_bench,
+     .summary = "allreduce bandwidth between the nodes (TCP ring, or NCCL on GPUs)"},
     {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
 };
 

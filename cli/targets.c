@@ -207,3 +207,17 @@ int targets_finish(struct targets *t, const char *cmd)
 	}
 	return 0;
 }
+
+int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < lo || v > hi) {
+		fprintf(stderr, "clusterdoc %s: %s wants a number from %d to %d, not \"%s\"\n", cmd,
+		        opt, lo, hi, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}

@@ -54,6 +54,10 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
  * agent binary. Returns 0, or -1 after printing what to do. */
 int targets_finish(struct targets *t, const char *cmd);
 
+/* A decimal option value in [lo, hi] into *out: 0, or -1 after printing
+ * "clusterdoc CMD: OPT wants a number from LO to HI". */
+int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+
 /* The option help shared by every node-targeting command. */
 extern const char targets_help[];
 

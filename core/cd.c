@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 #include <time.h>
 
 static void (*fatal_hook)(void);
@@ -117,6 +119,19 @@ char *cd_asprintf(const char *fmt, ...)
 	if (n < 0)
 		cd_fatal("out of memory formatting a string");
 	return s;
+}
+
+void cd_random_token(char *hex, size_t len)
+{
+	unsigned char raw[16] = {0};
+	ssize_t got = getrandom(raw, sizeof(raw), 0);
+
+	if (got != (ssize_t)sizeof(raw))
+		cd_fatal("getrandom failed: cannot make the run's token");
+	if (len)
+		hex[0] = '\0';
+	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
 }
 
 int64_t cd_now_ms(void)

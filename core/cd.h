@@ -57,6 +57,11 @@ char *cd_strdup(const char *s);
 char *cd_strndup(const char *s, size_t n);
 char *cd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A per-run secret: 32 random lowercase hex characters (getrandom) and a
+ * NUL into hex (len >= 33; a shorter buffer gets fewer). cd_fatal when the
+ * kernel gives no randomness. */
+void cd_random_token(char *hex, size_t len);
+
 /* Monotonic clock in milliseconds, for deadlines. */
 int64_t cd_now_ms(void);
 

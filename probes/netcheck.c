@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 
 enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
@@ -537,17 +536,6 @@ static void start_phase(struct netcheck *c, enum phase p)
 		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
 }
 
-static void make_token(char *hex, size_t len)
-{
-	unsigned char raw[16] = {0};
-	ssize_t got = getrandom(raw, sizeof(raw), 0);
-
-	if (got != (ssize_t)sizeof(raw))
-		cd_fatal("getrandom failed: cannot make the run's token");
-	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
-}
-
 struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
                                 const struct netcheck_opts *o, void (*done)(void *arg), void *arg)
 {
@@ -566,7 +554,7 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	c->rng = o->seed ? o->seed : 1;
 	c->n = m->nnodes;
 	c->nodes = cd_calloc(c->n ? c->n : 1, sizeof(*c->nodes));
-	make_token(c->token, sizeof(c->token));
+	cd_random_token(c->token, sizeof(c->token));
 	c->phase = PHASE_PROBE;
 	c->phase_start = cd_now_ms();
 	for (size_t i = 0; i < c->n; i++) {

@@ -165,29 +165,6 @@ int reach_read_optional_int(json_t *obj, const char *key, long long lo, long lon
 
 /* addr from an address text, an interface index (IPv6 link-local needs it)
  * and a port; 0, or EINVAL when the text is neither IPv4 nor IPv6. */
-int reach_sockaddr_from_text(const char *text, long long scope_id, int port,
-                             struct sockaddr_storage *addr, socklen_t *len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)addr;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
-
-	memset(addr, 0, sizeof(*addr));
-	if (inet_pton(AF_INET, text, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)port);
-		*len = sizeof(*sin);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, text, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		sin6->sin6_scope_id = (uint32_t)scope_id;
-		*len = sizeof(*sin6);
-		return 0;
-	}
-	return EINVAL;
-}
-
 /* Splits a CDREACH1 line (its newline already cut) into token and node:
  * exactly "CDREACH1 <token> <decimal node>", nothing else. 0 when it is one. */
 int reach_parse_line(char *line, const char **token, long long *node)

@@ -6,6 +6,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "sockaddr.h"
 #include "probes/netprobe.h"
 #include "cd.h"
 
@@ -86,8 +87,8 @@ static int read_target(json_t *t, struct attempt *a)
 	a->rtt_us = -1;
 	a->phase = PHASE_WAITING;
 	a->bad_address = json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
-	                 reach_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
-	                                          &a->addr, &a->addrlen) != 0;
+	                 cd_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
+	                                       &a->addr, &a->addrlen) != 0;
 	return 0;
 }
 

@@ -41,11 +41,6 @@ int reach_read_token_and_node(json_t *req, const char **token, long long *node, 
 int reach_read_optional_int(json_t *obj, const char *key, long long lo, long long hi,
                             long long *out);
 
-/* addr from an address text, an interface index (IPv6 link-local needs it)
- * and a port; 0, or EINVAL when the text is neither IPv4 nor IPv6. */
-int reach_sockaddr_from_text(const char *text, long long scope_id, int port,
-                             struct sockaddr_storage *addr, socklen_t *len);
-
 /* Split a CDREACH1 line (its newline already cut; modified in place) into
  * token and node: exactly "CDREACH1 <token> <decimal node>". 0 when it is
  * one, -1 otherwise. */

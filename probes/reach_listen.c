@@ -9,6 +9,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "sockaddr.h"
 #include "cd.h"
 
 #include <errno.h>
@@ -136,7 +137,7 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 
 	reach_read_optional_int(entry, "scope_id", 0, UINT32_MAX, &scope_id);
 	row = json_pack("{sssI}", "address", text, "scope_id", (json_int_t)scope_id);
-	if (reach_sockaddr_from_text(text, scope_id, 0, &addr, &len) != 0)
+	if (cd_sockaddr_from_text(text, scope_id, 0, &addr, &len) != 0)
 		return errno_fields(row, EINVAL);
 	fd = open_listener((struct sockaddr *)&addr, len, 1);
 	if (fd < 0)

@@ -1,0 +1,484 @@
+/*
+ * cmd_bench.c - `clusterdoc bench`: the allreduce bandwidth test between
+ * the nodes (collectives/bench.h), printed as nccl-tests prints it, or as
+ * JSON. Exit status: 0 the run completed with every element right (and, with
+ * --check-min-bw, fast enough); 1 wrong elements or too slow; 2 the run
+ * could not complete (a node or rank failed, or none could run).
+ */
+#include "cd.h"
+#include "collectives/bench.h"
+#include "commands.h"
+#include "loop.h"
+#include "targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_BACKEND = OPT_TARGETS_END,
+	OPT_ITERS,
+	OPT_WARMUP,
+	OPT_RANKS_PER_NODE,
+	OPT_GPUS_PER_NODE,
+	OPT_IFACE,
+	OPT_CONNS,
+	OPT_DTYPE,
+	OPT_CHECK_MIN_BW,
+	OPT_PAIRS,
+	OPT_NO_CHECK,
+	OPT_STALL_TIMEOUT,
+	OPT_PAIRS_ALL_MAX,
+};
+
+struct bench_run {
+	struct targets t;
+	struct bench_opts o;
+	double min_bw; /* --check-min-bw GB/s; 0 = none */
+	struct loop *loop;
+	struct sshpool *pool;
+	struct bench *b;
+};
+
+static void on_done(void *arg)
+{
+	loop_stop(((struct bench_run *)arg)->loop);
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: clusterdoc bench -w HOSTLIST [options]\n\n"
+	        "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
+	        "GPU nodes. Output as nccl-tests prints it.\n\n"
+	        "  -b SIZE              smallest size per rank (default 8; K, M, G suffixes)\n"
+	        "  -e SIZE              largest size (default 256M)\n"
+	        "  -f N                 size factor (default 2)\n"
+	        "      --backend B      tcp, nccl or auto (default auto: nccl where every node\n"
+	        "                       has it and a GPU, else tcp)\n"
+	        "      --iters N        timed iterations per size (default 20)\n"
+	        "      --warmup N       untimed iterations first (default 5)\n"
+	        "      --dtype T        float, double, int32 or bfloat16 (default float)\n"
+	        "      --ranks-per-node N   tcp ranks on each node (default 1)\n"
+	        "      --gpus-per-node N    nccl ranks (one GPU each) per node (default: all)\n"
+	        "      --iface NAME     the network to test (default: NCCL's pick on each node)\n"
+	        "      --conns N        TCP connections per neighbour (default: the agent's)\n"
+	        "      --pairs          per-link bandwidth of every pair (ring neighbours beyond\n"
+	        "                       --pairs-all-max nodes, default 16) at the largest size\n"
+	        "      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
+	        "                       0.9 x GBPS (every link with --pairs)\n"
+	        "      --no-check       do not verify the results\n"
+	        "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
+	        "                       run (default 10000)\n"
+	        "%s",
+	        targets_help);
+}
+
+/* "256M" -> 268435456; K, M, G are powers of 1024. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10), mult = 1;
+
+	if (end == s || s[0] == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		mult = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1ULL << 30;
+	else if (*end)
+		return -1;
+	if (mult > 1 && end[1])
+		return -1;
+	if (v == 0 || v > (4ULL << 30) / mult)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+static int parse_option(struct bench_run *r, int opt, const char *arg)
+{
+	const char *cmd = "bench";
+	int v;
+
+	switch (opt) {
+	case 'b':
+	case 'e':
+		if (parse_size(arg, opt == 'b' ? &r->o.min_bytes : &r->o.max_bytes) < 0) {
+			fprintf(stderr,
+			        "clusterdoc bench: -%c wants a size from 1 to 4G, not \"%s\"\n",
+			        opt, arg);
+			return -1;
+		}
+		return 0;
+	case 'f':
+		return cli_parse_int(cmd, "-f", arg, 2, 1 << 20, &r->o.factor);
+	case OPT_BACKEND:
+		if (strcmp(arg, "tcp") == 0)
+			r->o.backend = BENCH_TCP;
+		else if (strcmp(arg, "nccl") == 0)
+			r->o.backend = BENCH_NCCL;
+		else if (strcmp(arg, "auto") == 0)
+			r->o.backend = BENCH_AUTO;
+		else {
+			fprintf(stderr, "clusterdoc bench: --backend is tcp, nccl or auto\n");
+			return -1;
+		}
+		return 0;
+	case OPT_ITERS:
+		return cli_parse_int(cmd, "--iters", arg, 1, 1000000, &r->o.iters);
+	case OPT_WARMUP:
+		return cli_parse_int(cmd, "--warmup", arg, 0, 1000000, &r->o.warmup);
+	case OPT_RANKS_PER_NODE:
+		return cli_parse_int(cmd, "--ranks-per-node", arg, 1, 64, &r->o.ranks_per_node);
+	case OPT_GPUS_PER_NODE:
+		return cli_parse_int(cmd, "--gpus-per-node", arg, 1, 64, &r->o.gpus_per_node);
+	case OPT_CONNS:
+		return cli_parse_int(cmd, "--conns", arg, 1, 16, &r->o.conns);
+	case OPT_STALL_TIMEOUT:
+		return cli_parse_int(cmd, "--stall-timeout", arg, 100, 3600000, &r->o.stall_ms);
+	case OPT_PAIRS_ALL_MAX:
+		return cli_parse_int(cmd, "--pairs-all-max", arg, 2, 4096, &r->o.pairs_all_max);
+	case OPT_IFACE:
+		r->o.iface = arg;
+		return 0;
+	case OPT_DTYPE:
+		if (coll_dtype_parse(arg, &r->o.dtype) < 0) {
+			fprintf(stderr,
+			        "clusterdoc bench: --dtype is float, double, int32 or bfloat16\n");
+			return -1;
+		}
+		return 0;
+	case OPT_CHECK_MIN_BW:
+		r->min_bw = strtod(arg, NULL);
+		if (r->min_bw <= 0) {
+			fprintf(stderr, "clusterdoc bench: --check-min-bw wants GB/s above 0\n");
+			return -1;
+		}
+		return 0;
+	case OPT_PAIRS:
+		r->o.pairs = 1;
+		return 0;
+	case OPT_NO_CHECK:
+		r->o.check = 0;
+		return 0;
+	}
+	v = targets_option(&r->t, opt, arg, cmd);
+	return v < 0 ? -1 : v == 1 ? 0 : -2;
+}
+
+/* 0 to run, 1 after --help, -1 after an error. */
+static int parse_options(struct bench_run *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    TARGETS_LONGOPTS,
+	    {"backend", required_argument, NULL, OPT_BACKEND},
+	    {"iters", required_argument, NULL, OPT_ITERS},
+	    {"warmup", required_argument, NULL, OPT_WARMUP},
+	    {"ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE},
+	    {"gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE},
+	    {"iface", required_argument, NULL, OPT_IFACE},
+	    {"conns", required_argument, NULL, OPT_CONNS},
+	    {"dtype", required_argument, NULL, OPT_DTYPE},
+	    {"check-min-bw", required_argument, NULL, OPT_CHECK_MIN_BW},
+	    {"pairs", no_argument, NULL, OPT_PAIRS},
+	    {"pairs-all-max", required_argument, NULL, OPT_PAIRS_ALL_MAX},
+	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
+	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+	    {"minbytes", required_argument, NULL, 'b'},
+	    {"maxbytes", required_argument, NULL, 'e'},
+	    {"stepfactor", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int opt, rc;
+
+	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
+	while ((opt = getopt_long(argc, argv, "w:x:F:l:p:i:t:b:e:f:h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (opt == '?') {
+			usage(stderr);
+			return -1;
+		}
+		rc = parse_option(r, opt, optarg);
+		if (rc == -2) {
+			usage(stderr);
+			return -1;
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clusterdoc bench: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (r->o.min_bytes > r->o.max_bytes) {
+		fprintf(stderr, "clusterdoc bench: -b is larger than -e\n");
+		return -1;
+	}
+	return targets_finish(&r->t, "bench") < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void print_nodes(const struct bench_report *rep)
+{
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		const struct bench_node *n = &rep->nodes[i];
+
+		if (n->error[0])
+			printf("#  %-12s NOT IN THE RUN: %s\n", n->host, n->error);
+		else if (n->nranks == 1)
+			printf("#  %-12s rank %d  %s %s  (%s)\n", n->host, n->first_rank, n->ifname,
+			       n->addr, n->addr_rule);
+		else if (n->nranks > 1)
+			printf("#  %-12s ranks %d-%d  %s %s  (%s)\n", n->host, n->first_rank,
+			       n->first_rank + n->nranks - 1, n->ifname, n->addr, n->addr_rule);
+	}
+}
+
+/* nccl-tests' columns (out-of-place only). */
+static void print_table(const struct bench_report *rep, const struct bench_opts *o)
+{
+	long long wrong = 0;
+
+	printf("#\n#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
+	       "root", "time", "algbw", "busbw", "#wrong");
+	printf("#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
+	       "(GB/s)", "(GB/s)", "");
+	for (size_t s = 0; s < rep->nsizes; s++) {
+		const struct bench_size *z = &rep->sizes[s];
+		char w[24];
+
+		if (z->wrong < 0)
+			snprintf(w, sizeof(w), "N/A");
+		else
+			snprintf(w, sizeof(w), "%lld", z->wrong);
+		printf(" %12zu %13zu %9s %7s %7d %10.2f %8.2f %8.2f %6s\n", z->bytes, z->count,
+		       coll_dtype_name(o->dtype), "sum", -1, z->time_us, z->algbw, z->busbw, w);
+		wrong += z->wrong > 0 ? z->wrong : 0;
+	}
+	printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
+	printf("# Avg bus bandwidth    : %g \n", rep->avg_busbw);
+}
+
+static void print_links(const struct bench_report *rep, const struct bench_opts *o)
+{
+	printf("#\n# pairwise: %zu link(s), %zu bytes each\n", rep->nlinks, o->max_bytes);
+	printf("#%-32s %12s %12s\n", " link", "busbw(GB/s)", "time(us)");
+	for (size_t k = 0; k < rep->nlinks; k++) {
+		const struct bench_link *l = &rep->links[k];
+		char name[300];
+
+		snprintf(name, sizeof(name), "%s <-> %s", rep->nodes[l->a].host,
+		         rep->nodes[l->b].host);
+		if (l->failed)
+			printf("  %-31s FAILED: %s\n", name, l->error);
+		else
+			printf("  %-31s %12.2f %12.1f%s\n", name, l->busbw, l->time_us,
+			       l->slow ? "  SLOW" : "");
+	}
+	if (rep->slow_nodes[0])
+		printf("# slow nodes: %s\n", rep->slow_nodes);
+}
+
+static void print_failures(const struct bench_report *rep)
+{
+	for (size_t k = 0; k < rep->nfailures; k++) {
+		const struct bench_failure *f = &rep->failures[k];
+
+		if (f->rank >= 0)
+			fprintf(stderr, "clusterdoc bench: rank %d (%s) %s: %s\n", f->rank,
+			        rep->nodes[f->node].host, f->kind, f->message);
+		else
+			fprintf(stderr, "clusterdoc bench: %s %s: %s\n", rep->nodes[f->node].host,
+			        f->kind, f->message);
+	}
+}
+
+/* ---------------------------------------------------------------- json */
+
+static json_t *report_json(const struct bench_report *rep, const struct bench_opts *o)
+{
+	json_t *nodes = json_array(), *sizes = json_array(), *fails = json_array();
+	json_t *links = json_array(), *j;
+
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		const struct bench_node *n = &rep->nodes[i];
+
+		j = json_pack("{ss sb}", "host", n->host, "in_run", n->nranks > 0 && !n->error[0]);
+		if (n->error[0]) {
+			json_object_set_new(j, "error", json_string(n->error));
+			json_object_set_new(j, "error_code", json_string(n->error_code));
+		} else {
+			json_object_set_new(j, "iface", json_string(n->ifname));
+			json_object_set_new(j, "address", json_string(n->addr));
+			json_object_set_new(j, "address_rule", json_string(n->addr_rule));
+			json_object_set_new(j, "first_rank", json_integer(n->first_rank));
+			json_object_set_new(j, "ranks", json_integer(n->nranks));
+		}
+		json_object_set_new(
+		    j, "nccl",
+		    n->nccl_available
+		        ? json_pack("{sbsiss}", "available", 1, "gpus", n->gpus, "version",
+		                    n->nccl_version)
+		        : json_pack("{sbss}", "available", 0, "reason", n->nccl_reason));
+		json_array_append_new(nodes, j);
+	}
+	for (size_t s = 0; s < rep->nsizes; s++) {
+		const struct bench_size *z = &rep->sizes[s];
+
+		json_array_append_new(
+		    sizes, json_pack("{sIsIsssssfsfsfsI}", "bytes", (json_int_t)z->bytes, "count",
+		                     (json_int_t)z->count, "type", coll_dtype_name(o->dtype),
+		                     "redop", "sum", "time_us", z->time_us, "algbw_gbps", z->algbw,
+		                     "busbw_gbps", z->busbw, "wrong", (json_int_t)z->wrong));
+	}
+	for (size_t k = 0; k < rep->nfailures; k++) {
+		const struct bench_failure *f = &rep->failures[k];
+
+		json_array_append_new(fails,
+		                      json_pack("{sisssssisIss}", "rank", f->rank, "node",
+		                                rep->nodes[f->node].host, "kind", f->kind,
+		                                "peer_rank", f->peer_rank, "bytes",
+		                                (json_int_t)f->bytes, "message", f->message));
+	}
+	for (size_t k = 0; k < rep->nlinks; k++) {
+		const struct bench_link *l = &rep->links[k];
+
+		j = json_pack("{ssss}", "a", rep->nodes[l->a].host, "b", rep->nodes[l->b].host);
+		if (l->failed)
+			json_object_set_new(j, "error", json_string(l->error));
+		else {
+			json_object_set_new(j, "busbw_gbps", json_real(l->busbw));
+			json_object_set_new(j, "time_us", json_real(l->time_us));
+			json_object_set_new(j, "slow", json_boolean(l->slow));
+		}
+		json_array_append_new(links, j);
+	}
+	j = json_pack("{sisssssisosososfsssI}", "version", 1, "command", "bench", "backend",
+	              bench_backend_name(rep->backend), "nranks", rep->nranks, "nodes", nodes,
+	              "results", sizes, "failures", fails, "avg_busbw_gbps", rep->avg_busbw,
+	              "slow_nodes", rep->slow_nodes, "elapsed_ms", (json_int_t)rep->elapsed_ms);
+	if (rep->backend_note[0])
+		json_object_set_new(j, "backend_note", json_string(rep->backend_note));
+	if (o->pairs)
+		json_object_set_new(j, "links", links);
+	else
+		json_decref(links);
+	return j;
+}
+
+/* ---------------------------------------------------------------- verdict */
+
+static int too_slow(const struct bench_report *rep, const struct bench_opts *o, double min_bw)
+{
+	int slow = 0;
+
+	if (min_bw <= 0)
+		return 0;
+	if (o->pairs) {
+		for (size_t k = 0; k < rep->nlinks; k++) {
+			if (!rep->links[k].failed && rep->links[k].busbw < 0.9 * min_bw) {
+				fprintf(
+				    stderr,
+				    "clusterdoc bench: %s <-> %s: busbw %.2f GB/s is below 0.9 x "
+				    "%.2f\n",
+				    rep->nodes[rep->links[k].a].host,
+				    rep->nodes[rep->links[k].b].host, rep->links[k].busbw, min_bw);
+				slow = 1;
+			}
+		}
+		return slow;
+	}
+	if (rep->nsizes && rep->sizes[rep->nsizes - 1].busbw < 0.9 * min_bw) {
+		fprintf(stderr,
+		        "clusterdoc bench: busbw %.2f GB/s at %zu bytes is below 0.9 x %.2f GB/s\n",
+		        rep->sizes[rep->nsizes - 1].busbw, rep->sizes[rep->nsizes - 1].bytes,
+		        min_bw);
+		return 1;
+	}
+	return 0;
+}
+
+static int verdict(const struct bench_report *rep, const struct bench_opts *o, double min_bw)
+{
+	int incomplete = rep->nfailures > 0, wrong = 0;
+	size_t want = 0;
+	size_t sizes[64];
+
+	for (size_t i = 0; i < rep->nnodes; i++)
+		incomplete |= rep->nodes[i].error[0] != '\0';
+	for (size_t s = 0; s < rep->nsizes; s++)
+		wrong |= rep->sizes[s].wrong > 0;
+	want = bench_sizes(o, sizes, 64);
+	if (!o->pairs && rep->nsizes < want)
+		incomplete = 1;
+	for (size_t k = 0; k < rep->nlinks; k++)
+		incomplete |= rep->links[k].failed;
+	if (o->pairs && rep->nlinks == 0)
+		incomplete = 1;
+	if (incomplete)
+		return 2;
+	return wrong || too_slow(rep, o, min_bw) ? 1 : 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_run r = {0};
+	const struct bench_report *rep;
+	char err[CD_ERRLEN];
+	int rc = 2, p;
+
+	targets_init(&r.t);
+	bench_opts_init(&r.o);
+	p = parse_options(&r, argc, argv);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
+		goto out;
+	}
+	r.o.request_timeout_ms = r.t.pool.request_timeout_ms;
+	r.loop = loop_new();
+	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
+	if (!r.pool) {
+		fprintf(stderr, "clusterdoc bench: %s\n", err);
+		goto out;
+	}
+	r.b = bench_start(r.loop, r.pool, (const char *const *)r.t.hosts->names,
+	                  hostlist_count(r.t.hosts), &r.o, on_done, &r);
+	loop_run(r.loop);
+	rep = bench_report(r.b);
+	if (r.t.json) {
+		json_t *j = report_json(rep, &r.o);
+
+		json_dumpf(j, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(j);
+	} else {
+		printf("# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
+		       bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(r.o.dtype),
+		       r.o.iters, r.o.warmup);
+		if (rep->backend_note[0])
+			printf("# %s\n", rep->backend_note);
+		print_nodes(rep);
+		if (r.o.pairs)
+			print_links(rep, &r.o);
+		else
+			print_table(rep, &r.o);
+	}
+	print_failures(rep);
+	rc = verdict(rep, &r.o, r.min_bw);
+out:
+	bench_free(r.b);
+	sshpool_free(r.pool);
+	loop_free(r.loop);
+	targets_fini(&r.t);
+	return rc;
+}

@@ -1,0 +1,752 @@
+/*
+ * bench.c - `clusterdoc bench` on the head (see bench.h): the phases over
+ * the SSH pool, one ring (or, with --pairs, one round of 2-rank rings) at a
+ * time, and the results gathered into the report.
+ */
+#include "collectives/bench.h"
+#include "collectives/bench_internal.h"
+#include "collectives/bench_agent.h"
+#include "proto.h"
+#include "cd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_SIZES_MAX   64
+#define BENCH_GRACE_MS    5000 /* after stall_ms, before busy nodes are closed */
+#define BENCH_RUN_SLACK_S 3600 /* a run request's own deadline: the agents bound it */
+
+enum phase { PH_PROBE, PH_PLAN, PH_LISTEN, PH_RUN, PH_DONE };
+
+struct bnode {
+	struct pool_node *pn;
+	json_t *probe, *caps;
+	int waiting;                      /* answers awaited in the current phase */
+	int ring;                         /* the ring it is in this round, -1 = none */
+	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
+	json_t *ranks_out;                /* bench_run's answer */
+	int gone;                         /* failed or closed: out of every later round */
+};
+
+/* One ring of the current round: its nodes in order. */
+struct ring_plan {
+	size_t nodes[2];
+	size_t *members; /* all nodes of a full run; points at nodes for a pair */
+	size_t nmembers;
+	int nranks;
+	char token[33];
+	char nccl_id[257];
+	int failed;
+};
+
+struct bench {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct bench_opts o;
+	struct netmodel *m;
+	struct bnode *nodes;
+	size_t n, left;
+	enum phase phase;
+	void (*done)(void *arg);
+	void *arg;
+	uint64_t next_timer, grace_timer;
+	int64_t started;
+	size_t sizes[BENCH_SIZES_MAX], nsizes;
+	int ranks_per_node;
+
+	/* the rounds: one for a full ring; with --pairs, one per round of pairs */
+	size_t *live;
+	size_t nlive;
+	struct bench_pair *pairs;
+	int *round_of;
+	size_t npairs, next_pair;
+	int round;
+	struct ring_plan *rings;
+	size_t nrings;
+
+	struct bench_report r;
+};
+
+static size_t index_of(const struct pool_node *pn)
+{
+	return (size_t)(uintptr_t)node_data(pn);
+}
+
+static void start_phase(struct bench *b, enum phase p);
+
+static void advance(struct loop *loop, void *arg)
+{
+	struct bench *b = arg;
+
+	b->next_timer = 0;
+	start_phase(b, b->phase + 1);
+}
+
+static void settle(struct bench *b, size_t i, int all)
+{
+	struct bnode *bn = &b->nodes[i];
+
+	if (bn->waiting <= 0)
+		return;
+	bn->waiting = all ? 0 : bn->waiting - 1;
+	if (bn->waiting == 0 && --b->left == 0 && !b->next_timer)
+		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
+}
+
+/* Ask node i for n answers in this phase. */
+static void expect(struct bench *b, size_t i, int n)
+{
+	b->nodes[i].waiting = n;
+	b->left++;
+}
+
+static struct bench_failure *add_failure(struct bench *b, int rank, size_t node, const char *kind)
+{
+	struct bench_failure *f;
+
+	b->r.failures = cd_realloc(b->r.failures, (b->r.nfailures + 1) * sizeof(*f));
+	f = &b->r.failures[b->r.nfailures++];
+	memset(f, 0, sizeof(*f));
+	f->rank = rank;
+	f->node = node;
+	f->peer_rank = -1;
+	snprintf(f->kind, sizeof(f->kind), "%s", kind);
+	return f;
+}
+
+static void close_busy(struct loop *loop, void *arg);
+
+/* The first failure of a run starts the grace period: whoever is still busy
+ * after it is closed. */
+static void start_grace(struct bench *b)
+{
+	if (b->phase == PH_RUN && !b->grace_timer)
+		b->grace_timer =
+		    loop_timer_add(b->loop, b->o.stall_ms + BENCH_GRACE_MS, close_busy, b);
+}
+
+static void ring_of_node_failed(struct bench *b, size_t i)
+{
+	if (b->nodes[i].ring >= 0)
+		b->rings[b->nodes[i].ring].failed = 1;
+}
+
+/* Node i broke (its agent went away, a request failed): out of this and
+ * every later round. */
+static void node_broke(struct bench *b, size_t i, const char *code, const char *msg)
+{
+	struct bench_node *n = &b->r.nodes[i];
+
+	if (!b->nodes[i].gone) {
+		b->nodes[i].gone = 1;
+		if (!n->error[0]) {
+			snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
+			snprintf(n->error_code, sizeof(n->error_code), "%s", code ? code : "agent");
+		}
+		if (b->phase >= PH_LISTEN && b->nodes[i].ring >= 0) {
+			struct bench_failure *f = add_failure(b, -1, i, "died");
+
+			snprintf(f->message, sizeof(f->message), "%s", n->error);
+			ring_of_node_failed(b, i);
+			start_grace(b);
+		}
+	}
+	settle(b, i, 1);
+}
+
+static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct bench *b = arg;
+
+	node_broke(b, index_of(pn), node_error_code(pn), node_error_message(pn));
+}
+
+static int reply_failed(struct bench *b, struct pool_node *pn, json_t *result, const char *code,
+                        const char *msg, const char *what)
+{
+	char text[CD_ERRLEN];
+
+	if (result)
+		return 0;
+	if (node_state(pn) == NODE_FAILED) {
+		settle(b, index_of(pn), 1);
+		return 1;
+	}
+	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
+	         msg ? msg : "no answer");
+	node_broke(b, index_of(pn), code ? code : "agent", text);
+	sshpool_close_node(pn);
+	return 1;
+}
+
+static void close_busy(struct loop *loop, void *arg)
+{
+	struct bench *b = arg;
+
+	b->grace_timer = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		struct bnode *bn = &b->nodes[i];
+		struct bench_failure *f;
+
+		if (bn->waiting <= 0 || bn->gone)
+			continue;
+		f = add_failure(b, -1, i, "unfinished");
+		snprintf(f->message, sizeof(f->message),
+		         "%s: still running %d ms after another rank failed; closed",
+		         bn->pn ? node_host(bn->pn) : "?", b->o.stall_ms + BENCH_GRACE_MS);
+		bn->gone = 1;
+		sshpool_close_node(bn->pn);
+		settle(b, i, 1);
+	}
+}
+
+/* ---------------------------------------------------------------- probe */
+
+static void on_probe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct bench *b = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(b, pn, result, code, msg, "netprobe"))
+		return;
+	b->nodes[i].probe = json_incref(result);
+	settle(b, i, 0);
+}
+
+static void on_caps(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                    void *arg)
+{
+	struct bench *b = arg;
+	size_t i = index_of(pn);
+
+	if (reply_failed(b, pn, result, code, msg, "bench_caps"))
+		return;
+	b->nodes[i].caps = json_incref(result);
+	settle(b, i, 0);
+}
+
+static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct bench *b = arg;
+	json_t *req = proto_request(0, "netprobe");
+
+	json_object_set_new(req, "no_firewall", json_true());
+	sshpool_request(pn, req, b->o.request_timeout_ms, on_probe, b);
+	sshpool_request(pn, proto_request(0, "bench_caps"), b->o.request_timeout_ms, on_caps, b);
+}
+
+static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
+
+/* ---------------------------------------------------------------- plan */
+
+static void read_caps(struct bench_node *n, json_t *caps)
+{
+	json_t *nccl = json_object_get(caps, "nccl");
+	const char *s;
+
+	n->nccl_available = json_is_true(json_object_get(nccl, "available"));
+	n->gpus = (int)json_integer_value(json_object_get(nccl, "gpus"));
+	if ((s = json_string_value(json_object_get(nccl, "reason"))))
+		snprintf(n->nccl_reason, sizeof(n->nccl_reason), "%s", s);
+	if ((s = json_string_value(json_object_get(nccl, "version"))))
+		snprintf(n->nccl_version, sizeof(n->nccl_version), "%s", s);
+}
+
+/* auto: nccl only when every live node can run it. */
+static void choose_backend(struct bench *b)
+{
+	int min_gpus = 1 << 30;
+
+	b->r.backend = b->o.backend == BENCH_NCCL ? BENCH_NCCL : BENCH_TCP;
+	for (size_t k = 0; k < b->nlive; k++) {
+		const struct bench_node *n = &b->r.nodes[b->live[k]];
+
+		if (n->gpus < min_gpus)
+			min_gpus = n->gpus;
+		if (b->o.backend == BENCH_AUTO && !n->nccl_available && !b->r.backend_note[0])
+			snprintf(b->r.backend_note, sizeof(b->r.backend_note),
+			         "nccl unavailable on %s: %s; using tcp", n->host, n->nccl_reason);
+	}
+	if (b->o.backend == BENCH_AUTO && b->nlive && !b->r.backend_note[0])
+		b->r.backend = BENCH_NCCL;
+	b->ranks_per_node = b->o.ranks_per_node > 0 ? b->o.ranks_per_node : 1;
+	if (b->r.backend == BENCH_NCCL) {
+		b->ranks_per_node = b->o.gpus_per_node > 0 ? b->o.gpus_per_node : min_gpus;
+		if (b->ranks_per_node < 1)
+			b->ranks_per_node = 1;
+	}
+	if (b->o.pairs)
+		b->ranks_per_node = 1;
+}
+
+/* nccl chosen by hand on a node that cannot: that node is out. */
+static void check_nccl_nodes(struct bench *b)
+{
+	size_t kept = 0;
+
+	for (size_t k = 0; k < b->nlive; k++) {
+		size_t i = b->live[k];
+		struct bench_node *n = &b->r.nodes[i];
+
+		if (b->r.backend == BENCH_NCCL &&
+		    (!n->nccl_available || n->gpus < b->ranks_per_node)) {
+			snprintf(n->error, sizeof(n->error), "%s: unavailable: %s", n->host,
+			         n->nccl_available ? "fewer GPUs than --gpus-per-node"
+			                           : n->nccl_reason);
+			snprintf(n->error_code, sizeof(n->error_code), "unavailable");
+			continue;
+		}
+		b->live[kept++] = i;
+	}
+	b->nlive = kept;
+}
+
+static void plan(struct bench *b)
+{
+	b->live = cd_calloc(b->n ? b->n : 1, sizeof(*b->live));
+	for (size_t i = 0; i < b->n; i++) {
+		struct bench_node *n = &b->r.nodes[i];
+
+		if (b->nodes[i].gone || !b->nodes[i].probe || !b->nodes[i].caps)
+			continue;
+		netmodel_set_node(b->m, i, b->nodes[i].probe, NULL);
+		n->probed = 1;
+		read_caps(n, b->nodes[i].caps);
+		if (bench_pick_address(&b->m->nodes[i], b->o.iface, n) < 0)
+			continue;
+		b->live[b->nlive++] = i;
+	}
+	choose_backend(b);
+	check_nccl_nodes(b);
+	if (b->o.pairs) {
+		b->npairs = bench_plan_pairs(b->live, b->nlive, b->o.pairs_all_max, &b->pairs,
+		                             &b->round_of, &b->round);
+		b->round = 0;
+	}
+}
+
+/* The rings of the next round: the whole live set once, or the next round
+ * of pairs. 0 when nothing is left to run. */
+static size_t next_round(struct bench *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		b->nodes[i].ring = -1;
+	free(b->rings);
+	b->rings = NULL;
+	b->nrings = 0;
+	if (!b->o.pairs) {
+		if (b->round++ > 0 || b->nlive == 0)
+			return 0;
+		b->rings = cd_calloc(1, sizeof(*b->rings));
+		b->rings[0].members = b->live;
+		b->rings[0].nmembers = b->nlive;
+		b->nrings = 1;
+	} else {
+		size_t first = b->next_pair;
+		int round;
+
+		if (first >= b->npairs)
+			return 0;
+		round = b->round_of[first];
+		while (b->next_pair < b->npairs && b->round_of[b->next_pair] == round)
+			b->next_pair++;
+		b->nrings = b->next_pair - first;
+		b->rings = cd_calloc(b->nrings, sizeof(*b->rings));
+		for (size_t k = 0; k < b->nrings; k++) {
+			struct ring_plan *rp = &b->rings[k];
+
+			rp->nodes[0] = b->pairs[first + k].a;
+			rp->nodes[1] = b->pairs[first + k].b;
+			rp->members = rp->nodes;
+			rp->nmembers = 2;
+		}
+	}
+	for (size_t k = 0; k < b->nrings; k++) {
+		struct ring_plan *rp = &b->rings[k];
+
+		rp->nranks = (int)rp->nmembers * b->ranks_per_node;
+		cd_random_token(rp->token, sizeof(rp->token));
+		for (size_t j = 0; j < rp->nmembers; j++) {
+			b->nodes[rp->members[j]].ring = (int)k;
+			if (!b->o.pairs)
+				b->r.nodes[rp->members[j]].first_rank = (int)j * b->ranks_per_node;
+			b->r.nodes[rp->members[j]].nranks = b->ranks_per_node;
+		}
+	}
+	if (!b->o.pairs)
+		b->r.nranks = b->rings[0].nranks;
+	return b->nrings;
+}
+
+/* ---------------------------------------------------------------- listen */
+
+static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                      void *arg)
+{
+	struct bench *b = arg;
+	size_t i = index_of(pn), k;
+	json_t *l;
+
+	if (reply_failed(b, pn, result, code, msg, "bench_listen"))
+		return;
+	json_array_foreach(json_object_get(result, "listeners"), k, l)
+	{
+		const char *err = json_string_value(json_object_get(l, "error"));
+
+		if (k >= BENCH_MAX_LOCAL_RANKS)
+			break;
+		if (err) {
+			node_broke(b, i, "listen", err);
+			return;
+		}
+		b->nodes[i].ports[k] = (int)json_integer_value(json_object_get(l, "port"));
+	}
+	settle(b, i, 0);
+}
+
+static void on_nccl_id(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                       void *arg)
+{
+	struct bench *b = arg;
+	size_t i = index_of(pn);
+	const char *id;
+
+	if (reply_failed(b, pn, result, code, msg, "bench_nccl_id"))
+		return;
+	id = json_string_value(json_object_get(result, "id"));
+	if (b->nodes[i].ring >= 0 && id)
+		snprintf(b->rings[b->nodes[i].ring].nccl_id, sizeof(b->rings[0].nccl_id), "%s", id);
+	settle(b, i, 0);
+}
+
+/* The rank number of node j's local rank l in ring rp. */
+static int rank_of(const struct bench *b, size_t j, int l)
+{
+	return (int)j * b->ranks_per_node + l;
+}
+
+static void send_listens(struct bench *b)
+{
+	for (size_t k = 0; k < b->nrings; k++) {
+		struct ring_plan *rp = &b->rings[k];
+
+		for (size_t j = 0; j < rp->nmembers; j++) {
+			size_t i = rp->members[j];
+			const struct bench_node *n = &b->r.nodes[i];
+			json_t *req, *ranks;
+
+			if (b->nodes[i].gone)
+				continue;
+			if (b->r.backend == BENCH_NCCL) {
+				if (j != 0)
+					continue;
+				expect(b, i, 1);
+				sshpool_request(b->nodes[i].pn, proto_request(0, "bench_nccl_id"),
+				                b->o.request_timeout_ms, on_nccl_id, b);
+				continue;
+			}
+			ranks = json_array();
+			for (int l = 0; l < b->ranks_per_node; l++)
+				json_array_append_new(ranks, json_pack("{sisssi}", "rank",
+				                                       rank_of(b, j, l), "address",
+				                                       n->addr, "scope_id",
+				                                       (int)n->scope_id));
+			req = proto_request(0, "bench_listen");
+			json_object_set_new(req, "token", json_string(rp->token));
+			json_object_set_new(req, "ranks", ranks);
+			expect(b, i, 1);
+			sshpool_request(b->nodes[i].pn, req, b->o.request_timeout_ms, on_listen, b);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- run */
+
+static void on_run(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                   void *arg)
+{
+	struct bench *b = arg;
+	size_t i = index_of(pn), k;
+	json_t *r;
+
+	if (reply_failed(b, pn, result, code, msg, "bench_run"))
+		return;
+	b->nodes[i].ranks_out = json_incref(json_object_get(result, "ranks"));
+	json_array_foreach(b->nodes[i].ranks_out, k, r)
+	{
+		json_t *e = json_object_get(r, "error");
+		struct bench_failure *f;
+
+		if (!e)
+			continue;
+		f = add_failure(b, (int)json_integer_value(json_object_get(r, "rank")), i,
+		                json_string_value(json_object_get(e, "kind"))
+		                    ? json_string_value(json_object_get(e, "kind"))
+		                    : "error");
+		f->peer_rank = (int)json_integer_value(json_object_get(e, "peer_rank"));
+		f->bytes = (size_t)json_integer_value(json_object_get(e, "bytes"));
+		snprintf(f->message, sizeof(f->message), "%s",
+		         json_string_value(json_object_get(e, "message"))
+		             ? json_string_value(json_object_get(e, "message"))
+		             : "failed");
+		ring_of_node_failed(b, i);
+		start_grace(b);
+	}
+	settle(b, i, 0);
+}
+
+static json_t *run_request(const struct bench *b, const struct ring_plan *rp, size_t j)
+{
+	json_t *req = proto_request(0, "bench_run"), *sizes = json_array(), *ranks = json_array();
+	size_t next = (j + 1) % rp->nmembers;
+
+	for (size_t s = 0; s < b->nsizes; s++)
+		json_array_append_new(sizes, json_integer((json_int_t)b->sizes[s]));
+	for (int l = 0; l < b->ranks_per_node; l++) {
+		json_t *one = json_pack("{si}", "rank", rank_of(b, j, l));
+		/* the right neighbour: our next local rank, or the next node's first */
+		size_t rnode = l + 1 < b->ranks_per_node ? j : next;
+		int rlocal = l + 1 < b->ranks_per_node ? l + 1 : 0;
+		const struct bench_node *rn = &b->r.nodes[rp->members[rnode]];
+
+		if (b->r.backend == BENCH_NCCL)
+			json_object_set_new(one, "gpu", json_integer(l));
+		else if (rp->nranks > 1)
+			json_object_set_new(one, "right",
+			                    json_pack("{sssisi}", "address", rn->addr, "scope_id",
+			                              (int)rn->scope_id, "port",
+			                              b->nodes[rp->members[rnode]].ports[rlocal]));
+		json_array_append_new(ranks, one);
+	}
+	json_object_set_new(req, "backend", json_string(bench_backend_name(b->r.backend)));
+	json_object_set_new(req, "token", json_string(rp->token));
+	if (b->r.backend == BENCH_NCCL)
+		json_object_set_new(req, "nccl_id", json_string(rp->nccl_id));
+	json_object_set_new(req, "nranks", json_integer(rp->nranks));
+	if (b->o.conns > 0)
+		json_object_set_new(req, "conns", json_integer(b->o.conns));
+	json_object_set_new(req, "dtype", json_string(coll_dtype_name(b->o.dtype)));
+	json_object_set_new(req, "sizes", sizes);
+	json_object_set_new(req, "iters", json_integer(b->o.iters));
+	json_object_set_new(req, "warmup", json_integer(b->o.warmup));
+	json_object_set_new(req, "check", json_boolean(b->o.check));
+	json_object_set_new(req, "stall_ms", json_integer(b->o.stall_ms));
+	json_object_set_new(req, "connect_timeout_ms", json_integer(b->o.connect_timeout_ms));
+	json_object_set_new(req, "ranks", ranks);
+	return req;
+}
+
+static void send_runs(struct bench *b)
+{
+	for (size_t k = 0; k < b->nrings; k++) {
+		struct ring_plan *rp = &b->rings[k];
+
+		for (size_t j = 0; j < rp->nmembers; j++)
+			rp->failed |= b->nodes[rp->members[j]].gone;
+		if (rp->failed)
+			continue; /* a member died before the run: its ring cannot form */
+		if (b->r.backend == BENCH_NCCL && !rp->nccl_id[0])
+			continue;
+		for (size_t j = 0; j < rp->nmembers; j++) {
+			size_t i = rp->members[j];
+
+			json_decref(b->nodes[i].ranks_out);
+			b->nodes[i].ranks_out = NULL;
+			expect(b, i, 1);
+			sshpool_request(b->nodes[i].pn, run_request(b, rp, j),
+			                BENCH_RUN_SLACK_S * 1000, on_run, b);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- results */
+
+/* The slowest rank's time of size s over ring rp, the wrong elements summed;
+ * 0 when a rank has no result for it. */
+static int gather_size(const struct bench *b, const struct ring_plan *rp, size_t s,
+                       struct bench_size *out)
+{
+	int seen = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t j = 0; j < rp->nmembers; j++) {
+		size_t k;
+		json_t *r;
+
+		json_array_foreach(b->nodes[rp->members[j]].ranks_out, k, r)
+		{
+			json_t *res = json_array_get(json_object_get(r, "results"), s);
+			double t = json_number_value(json_object_get(res, "time_us"));
+			long long w = json_integer_value(json_object_get(res, "wrong"));
+
+			if (!res)
+				return 0;
+			out->bytes = (size_t)json_integer_value(json_object_get(res, "bytes"));
+			out->count = (size_t)json_integer_value(json_object_get(res, "count"));
+			if (t > out->time_us)
+				out->time_us = t;
+			out->wrong = w < 0 || out->wrong < 0 ? -1 : out->wrong + w;
+			seen++;
+		}
+	}
+	if (seen != rp->nranks || out->time_us <= 0)
+		return 0;
+	out->algbw = (double)out->bytes / out->time_us / 1e3;
+	out->busbw = bench_busbw(out->algbw, rp->nranks);
+	return 1;
+}
+
+static void gather_full(struct bench *b)
+{
+	const struct ring_plan *rp = &b->rings[0];
+	double sum = 0;
+
+	b->r.sizes = cd_calloc(b->nsizes ? b->nsizes : 1, sizeof(*b->r.sizes));
+	for (size_t s = 0; s < b->nsizes; s++) {
+		if (!gather_size(b, rp, s, &b->r.sizes[b->r.nsizes]))
+			break;
+		sum += b->r.sizes[b->r.nsizes++].busbw;
+	}
+	b->r.avg_busbw = b->r.nsizes ? sum / (double)b->r.nsizes : 0;
+}
+
+static void gather_pairs(struct bench *b)
+{
+	for (size_t k = 0; k < b->nrings; k++) {
+		const struct ring_plan *rp = &b->rings[k];
+		struct bench_link *l;
+		struct bench_size last;
+
+		b->r.links = cd_realloc(b->r.links, (b->r.nlinks + 1) * sizeof(*l));
+		l = &b->r.links[b->r.nlinks++];
+		memset(l, 0, sizeof(*l));
+		l->a = rp->members[0];
+		l->b = rp->members[1];
+		if (b->nsizes && gather_size(b, rp, b->nsizes - 1, &last) && last.wrong <= 0) {
+			l->busbw = last.busbw;
+			l->time_us = last.time_us;
+			continue;
+		}
+		l->failed = 1;
+		snprintf(l->error, sizeof(l->error), "%s",
+		         b->nodes[l->a].gone   ? b->r.nodes[l->a].error
+		         : b->nodes[l->b].gone ? b->r.nodes[l->b].error
+		         : b->r.nfailures      ? b->r.failures[b->r.nfailures - 1].message
+		                               : "no result");
+	}
+}
+
+/* ---------------------------------------------------------------- phases */
+
+static void finish(struct bench *b)
+{
+	if (b->o.pairs)
+		bench_mark_slow(b->r.links, b->r.nlinks, b->r.nodes, b->r.nnodes, b->r.slow_nodes,
+		                sizeof(b->r.slow_nodes));
+	b->r.elapsed_ms = cd_now_ms() - b->started;
+	b->phase = PH_DONE;
+	b->done(b->arg);
+}
+
+static void start_phase(struct bench *b, enum phase p)
+{
+	if (b->grace_timer) {
+		loop_timer_cancel(b->loop, b->grace_timer);
+		b->grace_timer = 0;
+	}
+	b->phase = p;
+	b->left = 0;
+	switch (p) {
+	case PH_PROBE:
+		return;
+	case PH_PLAN:
+		plan(b);
+		/* fall through */
+	case PH_LISTEN:
+		b->phase = PH_LISTEN;
+		if (!next_round(b)) {
+			finish(b);
+			return;
+		}
+		send_listens(b);
+		break;
+	case PH_RUN:
+		send_runs(b);
+		break;
+	case PH_DONE:
+		/* a round ended: gather it, then the next round or the end */
+		if (b->o.pairs)
+			gather_pairs(b);
+		else
+			gather_full(b);
+		start_phase(b, PH_LISTEN);
+		return;
+	}
+	if (b->left == 0 && !b->next_timer)
+		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
+}
+
+struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *const *hosts,
+                          size_t nhosts, const struct bench_opts *o, void (*done)(void *arg),
+                          void *arg)
+{
+	struct bench *b = cd_calloc(1, sizeof(*b));
+
+	b->loop = loop;
+	b->pool = pool;
+	b->o = *o;
+	b->done = done;
+	b->arg = arg;
+	b->started = cd_now_ms();
+	b->n = nhosts;
+	b->nsizes = bench_sizes(o, b->sizes, BENCH_SIZES_MAX);
+	b->m = netmodel_new(hosts, nhosts);
+	b->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->nodes));
+	b->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->r.nodes));
+	b->r.nnodes = nhosts;
+	b->phase = PH_PROBE;
+	for (size_t i = 0; i < nhosts; i++) {
+		b->r.nodes[i].host = b->m->nodes[i].host;
+		b->nodes[i].ring = -1;
+		b->nodes[i].pn = sshpool_add(pool, hosts[i]);
+		node_set_data(b->nodes[i].pn, (void *)(uintptr_t)i);
+		expect(b, i, 2); /* netprobe, bench_caps */
+	}
+	if (nhosts == 0)
+		b->next_timer = loop_timer_add(loop, 0, advance, b);
+	sshpool_start(pool, &pool_handlers, b);
+	return b;
+}
+
+const struct bench_report *bench_report(const struct bench *b)
+{
+	return &b->r;
+}
+
+void bench_free(struct bench *b)
+{
+	if (!b)
+		return;
+	if (b->next_timer)
+		loop_timer_cancel(b->loop, b->next_timer);
+	if (b->grace_timer)
+		loop_timer_cancel(b->loop, b->grace_timer);
+	for (size_t i = 0; i < b->n; i++) {
+		json_decref(b->nodes[i].probe);
+		json_decref(b->nodes[i].caps);
+		json_decref(b->nodes[i].ranks_out);
+	}
+	free(b->nodes);
+	free(b->live);
+	free(b->pairs);
+	free(b->round_of);
+	free(b->rings);
+	free(b->r.nodes);
+	free(b->r.sizes);
+	free(b->r.failures);
+	free(b->r.links);
+	netmodel_free(b->m);
+	free(b);
+}

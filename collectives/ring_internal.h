@@ -1,0 +1,68 @@
+/*
+ * ring_internal.h - what the ring's modules share: struct ring, filled by
+ * ring_establish (ring_establish.c), driven by ring_allreduce (ring.c) and
+ * ring_sweep (ring_sweep.c). Not a public interface: include it only from
+ * collectives/ring*.c, and from tests and benchmarks that tune the ring.
+ */
+#ifndef CD_COLLECTIVES_RING_INTERNAL_H
+#define CD_COLLECTIVES_RING_INTERNAL_H
+
+#include "collectives/ring.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define RING_MAGIC     "CDRING1"
+#define RING_LINE_MAX  128 /* a hello or answer line, newline included */
+#define RING_TOKEN_MAX 64
+#define RING_HOST_MAX  64 /* "fe80::1%4294967295" and a NUL fit */
+
+/* The schedule's tunables (measured on loopback and veth; see ring.c). */
+#define RING_CHUNK_MAX     (512 * 1024) /* bytes: the largest chunk */
+#define RING_CHUNK_MIN     (64 * 1024)  /* bytes: no smaller chunks once a step has this much */
+#define RING_EXCHANGE_MAX  (256 * 1024) /* bytes per rank: 2 ranks swap whole buffers up to this */
+#define RING_DEFAULT_CONNS 2            /* what a caller without an opinion should ask for */
+
+struct ring {
+	int rank, nranks, conns;
+	int left, right; /* the neighbours' ranks */
+	int stall_ms, abort_fd;
+	int to_right[RING_MAX_CONNS];  /* we connected: data goes out */
+	int from_left[RING_MAX_CONNS]; /* we accepted: data comes in */
+	char left_host[RING_HOST_MAX]; /* "10.0.0.3", "fe80::1%2"; "?" until known */
+	char right_host[RING_HOST_MAX];
+	int right_port;
+
+	/* The schedule (defaults from the macros above; benchmarks may change
+	 * them between calls, every rank alike). */
+	size_t chunk_max, chunk_min;
+	size_t exchange_max; /* 0: always the ring */
+
+	int failed; /* an error ended a call: only ring_close is valid */
+};
+
+/* A ring with no connections yet (every fd -1) for the options o. */
+struct ring *ring_new(const struct ring_opts *o);
+
+/* The host part of addr, as in error messages: "10.0.0.3", "fe80::1%2". */
+void ring_host_text(const struct sockaddr *addr, char *buf, size_t len);
+
+/* The port of an IPv4 or IPv6 addr, 0 for another family. */
+int ring_port_of(const struct sockaddr *addr);
+
+/* Fill e (kind, peer, bytes and the formatted message); returns -1, for
+ * `return ring_fail(...)`. */
+int ring_fail(struct ring_error *e, enum ring_fail kind, int peer_rank, size_t bytes,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* An empty error: RING_OK, no peer, no message. */
+void ring_error_clear(struct ring_error *e);
+
+/* Whether abort_fd's revents mean the caller has gone away. */
+int ring_abort_revents(short revents);
+
+/* poll()'s timeout for a deadline in ms, never negative. */
+int ring_poll_ms_until(int64_t deadline, int64_t now);
+
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# allreduce_vs_gloo.sh - clusterdoc's TCP ring allreduce next to PyTorch's Gloo all_reduce
+# and iperf3, in one run, on the same namespace test cluster (tests/cluster/cluster.sh: one
+# network namespace and one real sshd per node, all on one bridge: the veth path).
+#
+#   tests/bench/allreduce_vs_gloo.sh [N ...]        default: 2 4
+#
+# For each N, TRIALS (default 3) interleaved trials of:
+#   clusterdoc  clusterdoc bench -w node[1-N] --backend tcp at 4 KiB and 64 MiB, float32
+#   gloo        tests/bench/gloo_allreduce.py on every node (Debian's python3-torch, env://
+#               rendezvous on node1, GLOO_SOCKET_IFNAME=eth0, OMP_NUM_THREADS=1)
+#   iperf3      node1 -> node2, 1 stream and 4 streams (the ceiling of the path, GB/s)
+# Both allreduces: float32 SUM, ITERS (default 20) calls back to back after WARMUP (5); time
+# per call; busbw = bytes / time * 2(N-1)/N, GB = 1e9 bytes. Prints the median of the trials
+# and the ratios the targets are stated in (busbw at 64 MiB >= 2x Gloo; 4 KiB latency <= 1/5
+# of Gloo's). Needs root; all traffic stays inside the cluster's namespaces.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$top/tests/cluster/cluster.sh"
+CLUSTERDOC=${CLUSTERDOC:-$top/clusterdoc}
+export CLUSTERDOC_AGENT=${CLUSTERDOC_AGENT:-$top/clusterdoc-agent}
+TRIALS=${TRIALS:-3}
+ITERS=${ITERS:-20}
+WARMUP=${WARMUP:-5}
+SMALL=4096
+BIG=$((64 << 20))
+PORT=29533
+
+[ "$(id -u)" -eq 0 ] || { echo "allreduce_vs_gloo: needs root" >&2; exit 2; }
+
+# clusterdoc N -> "time_us_small time_us_big"
+run_clusterdoc() {
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" bench -w "node[1-$1]" \
+		--backend tcp -b $SMALL -e $BIG -f $((BIG / SMALL)) --iters "$ITERS" --warmup "$WARMUP" --json |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["results"]; print(r[0]["time_us"], r[-1]["time_us"])'
+}
+
+# gloo N -> "time_us_small time_us_big" (rank 0's view)
+run_gloo() {
+	local n=$1 i pids=() out
+	out=$(mktemp)
+	for ((i = 1; i <= n; i++)); do
+		cluster_node_exec "$i" env RANK=$((i - 1)) WORLD_SIZE="$n" MASTER_ADDR="$(cluster_node_ip 1)" \
+			MASTER_PORT=$PORT GLOO_SOCKET_IFNAME="$(cluster_node_nic "$i")" OMP_NUM_THREADS=1 \
+			python3 "$top/tests/bench/gloo_allreduce.py" "$SMALL,$BIG" "$ITERS" "$WARMUP" \
+			>>"$([[ $i == 1 ]] && echo "$out" || echo /dev/null)" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	awk '{t[NR]=$2} END {print t[1], t[2]}' "$out"
+	rm -f "$out"
+}
+
+# iperf3 node1 -> node2 with P streams -> GB/s
+run_iperf() {
+	local p=$1 pid gbps
+	cluster_node_exec 2 iperf3 -s -1 -p 5299 >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.3
+	gbps=$(cluster_node_exec 1 iperf3 -c "$(cluster_node_ip 2)" -p 5299 -t 3 -P "$p" -J |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)')
+	wait "$pid"
+	echo "$gbps"
+}
+
+median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
+busbw() { python3 -c "print(f'{$1 / ($2 * 1e3) * 2 * ($3 - 1) / $3:.3f}')"; }
+
+printf '| N | tool | 4 KiB time (us) | 64 MiB time (us) | 64 MiB busbw (GB/s) |\n|---|---|---|---|---|\n'
+Ns=("$@")
+((${#Ns[@]})) || Ns=(2 4)
+for n in "${Ns[@]}"; do
+	CD_QUIET=1 cluster_up "$n" >/dev/null || exit 1
+	cs=() cb=() gs=() gb=() i1=() i4=()
+	for ((t = 1; t <= TRIALS; t++)); do
+		read -r s b < <(run_clusterdoc "$n") && cs+=("$s") cb+=("$b")
+		read -r s b < <(run_gloo "$n") && gs+=("$s") gb+=("$b")
+		i1+=("$(run_iperf 1)") i4+=("$(run_iperf 4)")
+	done
+	mcs=$(median "${cs[@]}") mcb=$(median "${cb[@]}") mgs=$(median "${gs[@]}") mgb=$(median "${gb[@]}")
+	printf '| %d | clusterdoc bench (tcp) | %.1f | %.0f | %s |\n' "$n" "$mcs" "$mcb" "$(busbw $BIG "$mcb" "$n")"
+	printf '| %d | PyTorch Gloo | %.1f | %.0f | %s |\n' "$n" "$mgs" "$mgb" "$(busbw $BIG "$mgb" "$n")"
+	printf '| %d | iperf3 node1->node2, 1 / 4 streams | | | %.2f / %.2f (one way) |\n' "$n" "$(median "${i1[@]}")" "$(median "${i4[@]}")"
+	python3 -c "print(f'|   | ratios | latency {$mcs / $mgs:.3f} x Gloo (target <= 0.2) | | busbw {$mgb / $mcb:.2f} x Gloo (target >= 2) |')"
+	cluster_down
+done

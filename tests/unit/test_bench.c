@@ -1,0 +1,217 @@
+/*
+ * test_bench.c - the head's pure part of `clusterdoc bench`: the sizes of
+ * -b/-e/-f, the rounds of --pairs, busbw, the slow links, and the ring's
+ * address on each node.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "collectives/bench_internal.h"
+#include "probes/netmodel.h"
+
+static void sizes_follow_b_e_f_and_include_the_end(void **state)
+{
+	struct bench_opts o;
+	size_t s[64], n;
+
+	bench_opts_init(&o);
+	n = bench_sizes(&o, s, 64);
+	assert_int_equal(n, 26); /* 8 B .. 256 MiB by 2 */
+	assert_int_equal(s[0], 8);
+	assert_int_equal(s[25], 256u << 20);
+	o.min_bytes = 4;
+	o.max_bytes = 4u << 20;
+	o.factor = 7;
+	n = bench_sizes(&o, s, 64);
+	assert_int_equal(n, 8); /* 4 * 7^7 = 3294172 <= 4 MiB < 4 * 7^8 */
+	assert_int_equal(s[7], 3294172);
+	o.min_bytes = o.max_bytes = 1024;
+	assert_int_equal(bench_sizes(&o, s, 64), 1);
+	o.min_bytes = 1;
+	o.max_bytes = (size_t)-1; /* no overflow past the largest size_t */
+	o.factor = 2;
+	assert_int_equal(bench_sizes(&o, s, 3), 3);
+}
+
+/* Every pair of the n nodes exactly once, and no node twice in a round. */
+static void check_all_pairs(size_t n, int want_rounds)
+{
+	size_t live[32], np;
+	struct bench_pair *p;
+	int *r, nrounds;
+	int seen[32][32] = {{0}};
+
+	for (size_t i = 0; i < n; i++)
+		live[i] = i + 100; /* node indexes are passed through */
+	np = bench_plan_pairs(live, n, 16, &p, &r, &nrounds);
+	assert_int_equal(np, n * (n - 1) / 2);
+	assert_int_equal(nrounds, want_rounds);
+	for (size_t k = 0; k < np; k++) {
+		size_t a = p[k].a - 100, b = p[k].b - 100;
+
+		assert_true(a < n && b < n && a != b);
+		assert_int_equal(seen[a][b] + seen[b][a], 0);
+		seen[a][b] = 1;
+		if (k > 0)
+			assert_true(r[k] >= r[k - 1]); /* sorted by round */
+		for (size_t j = 0; j < k; j++) {
+			if (r[j] != r[k])
+				continue;
+			assert_true(p[j].a != p[k].a && p[j].a != p[k].b);
+			assert_true(p[j].b != p[k].a && p[j].b != p[k].b);
+		}
+	}
+	free(p);
+	free(r);
+}
+
+static void all_pairs_take_n_minus_1_rounds_or_n_when_odd(void **state)
+{
+	check_all_pairs(2, 1);
+	check_all_pairs(4, 3);
+	check_all_pairs(5, 5);
+	check_all_pairs(16, 15);
+}
+
+static void beyond_the_limit_pairs_are_ring_neighbours(void **state)
+{
+	size_t live[20], np;
+	struct bench_pair *p;
+	int *r, nrounds;
+
+	for (size_t i = 0; i < 20; i++)
+		live[i] = i;
+	np = bench_plan_pairs(live, 17, 16, &p, &r, &nrounds);
+	assert_int_equal(np, 17); /* (i, i+1) and the wrap (16, 0) */
+	assert_int_equal(nrounds, 3);
+	for (size_t k = 0; k < np; k++) {
+		assert_true(p[k].b == (p[k].a + 1) % 17);
+		for (size_t j = 0; j < k; j++) {
+			if (r[j] == r[k])
+				assert_true(p[j].a != p[k].a && p[j].a != p[k].b &&
+				            p[j].b != p[k].a && p[j].b != p[k].b);
+		}
+	}
+	free(p);
+	free(r);
+	np = bench_plan_pairs(live, 18, 16, &p, &r, &nrounds);
+	assert_int_equal(np, 18);
+	assert_int_equal(nrounds, 2); /* an even ring needs two */
+	free(p);
+	free(r);
+	np = bench_plan_pairs(live, 1, 16, &p, &r, &nrounds);
+	assert_int_equal(np, 0);
+	free(p);
+	free(r);
+}
+
+static void busbw_is_algbw_times_2_n_minus_1_over_n(void **state)
+{
+	assert_true(bench_busbw(1.0, 1) == 0);
+	assert_true(bench_busbw(1.0, 2) == 1.0);
+	assert_true(bench_busbw(2.0, 4) == 3.0);
+}
+
+static void slow_links_are_below_0_7_of_the_median_and_name_their_node(void **state)
+{
+	struct bench_node nodes[4] = {
+	    {.host = "n1"}, {.host = "n2"}, {.host = "n3"}, {.host = "n4"}};
+	struct bench_link l[6] = {
+	    {.a = 0, .b = 1, .busbw = 1.0}, {.a = 2, .b = 3, .busbw = 0.2},
+	    {.a = 0, .b = 2, .busbw = 0.3}, {.a = 1, .b = 3, .busbw = 1.1},
+	    {.a = 0, .b = 3, .busbw = 0.9}, {.a = 1, .b = 2, .busbw = 0.1, .failed = 0},
+	};
+	char out[256];
+
+	bench_mark_slow(l, 6, nodes, 4, out, sizeof(out));
+	/* median of 1.0 0.2 0.3 1.1 0.9 0.1 = (0.3 + 0.9) / 2 = 0.6: below 0.42 is slow */
+	assert_int_equal(l[0].slow, 0);
+	assert_int_equal(l[1].slow, 1);
+	assert_int_equal(l[2].slow, 1);
+	assert_int_equal(l[5].slow, 1);
+	assert_int_equal(l[4].slow, 0);
+	assert_string_equal(out, "n3 (3 of 3 links slow)");
+	/* a failed link is neither slow nor counted */
+	l[1].failed = 1;
+	bench_mark_slow(l, 6, nodes, 4, out, sizeof(out));
+	assert_int_equal(l[1].slow, 0);
+	assert_string_equal(out, "n3 (2 of 2 links slow)");
+}
+
+static struct netmodel *model_with_addresses(void)
+{
+	const char *hosts[] = {"n1"};
+	struct netmodel *m = netmodel_new(hosts, 1);
+	json_t *probe = json_pack(
+	    "{s[{sssisbsbsbss}{sssisbsbsbss}{sssisbsbsbss}]"
+	    "s[{sssssssiss}{sssssssiss}{sssssssiss}{sssssssiss}{sssssssiss}]}",
+	    "interfaces", "name", "lo", "index", 1, "up", 1, "running", 1, "loopback", 1, "kind",
+	    "loopback", "name", "eth0", "index", 2, "up", 1, "running", 1, "loopback", 0, "kind",
+	    "physical", "name", "ib0", "index", 3, "up", 1, "running", 1, "loopback", 0, "kind",
+	    "ipoib", "addresses", "ifname", "lo", "family", "inet", "address", "127.0.0.1",
+	    "prefix", 8, "scope", "host", "ifname", "eth0", "family", "inet6", "address", "fe80::1",
+	    "prefix", 64, "scope", "link", "ifname", "eth0", "family", "inet6", "address",
+	    "2001:db8::1", "prefix", 64, "scope", "global", "ifname", "eth0", "family", "inet",
+	    "address", "10.0.0.1", "prefix", 24, "scope", "global", "ifname", "ib0", "family",
+	    "inet6", "address", "fe80::2", "prefix", 64, "scope", "link");
+
+	netmodel_set_node(m, 0, probe, NULL);
+	json_decref(probe);
+	return m;
+}
+
+static void iface_prefers_ipv4_then_global_ipv6_then_link_local(void **state)
+{
+	struct netmodel *m = model_with_addresses();
+	struct bench_node n;
+
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(bench_pick_address(&m->nodes[0], "eth0", &n), 0);
+	assert_string_equal(n.addr, "10.0.0.1");
+	assert_string_equal(n.addr_rule, "--iface eth0");
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(bench_pick_address(&m->nodes[0], "ib0", &n), 0);
+	assert_string_equal(n.addr, "fe80::2");
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(bench_pick_address(&m->nodes[0], "lo", &n), -1); /* loopback only */
+	assert_non_null(strstr(n.error, "n1: no usable address on interface lo"));
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(bench_pick_address(&m->nodes[0], "eth9", &n), -1);
+	assert_string_equal(n.error_code, "no-address");
+	netmodel_free(m);
+}
+
+static void without_iface_the_address_is_nccls_pick(void **state)
+{
+	struct netmodel *m = model_with_addresses();
+	struct bench_node n;
+
+	memset(&n, 0, sizeof(n));
+	/* ib first (NCCL's default), first address of the interface: the link-local one */
+	assert_int_equal(bench_pick_address(&m->nodes[0], NULL, &n), 0);
+	assert_string_equal(n.ifname, "ib0");
+	assert_string_equal(n.addr, "fe80::2");
+	assert_non_null(strstr(n.addr_rule, "NCCL's pick"));
+	netmodel_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(sizes_follow_b_e_f_and_include_the_end),
+	    cmocka_unit_test(all_pairs_take_n_minus_1_rounds_or_n_when_odd),
+	    cmocka_unit_test(beyond_the_limit_pairs_are_ring_neighbours),
+	    cmocka_unit_test(busbw_is_algbw_times_2_n_minus_1_over_n),
+	    cmocka_unit_test(slow_links_are_below_0_7_of_the_median_and_name_their_node),
+	    cmocka_unit_test(iface_prefers_ipv4_then_global_ipv6_then_link_local),
+	    cmocka_unit_test(without_iface_the_address_is_nccls_pick),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
