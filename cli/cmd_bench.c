@@ -476,8 +476,8 @@ int cmd_bench(int argc, char **argv)
 	print_failures(rep);
 	rc = verdict(rep, &r.o, r.min_bw);
 out:
+	sshpool_free(r.pool); /* first: it fails what is pending, into bench's callbacks */
 	bench_free(r.b);
-	sshpool_free(r.pool);
 	loop_free(r.loop);
 	targets_fini(&r.t);
 	return rc;

@@ -27,6 +27,7 @@ struct bnode {
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
 	json_t *ranks_out;                /* bench_run's answer */
 	int gone;                         /* failed or closed: out of every later round */
+	char *listen_answer;              /* the last bench_listen result, for a failure message */
 };
 
 /* One ring of the current round: its nodes in order. */
@@ -46,7 +47,7 @@ struct bench {
 	struct bench_opts o;
 	struct netmodel *m;
 	struct bnode *nodes;
-	size_t n, left;
+	size_t n;
 	enum phase phase;
 	void (*done)(void *arg);
 	void *arg;
@@ -73,6 +74,17 @@ static size_t index_of(const struct pool_node *pn)
 	return (size_t)(uintptr_t)node_data(pn);
 }
 
+/* The phase ends when no node awaits an answer: counted over the nodes
+ * each time, so no answer can be counted twice or missed. */
+static int nothing_awaited(const struct bench *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->nodes[i].waiting > 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void start_phase(struct bench *b, enum phase p);
 
 static void advance(struct loop *loop, void *arg)
@@ -80,7 +92,14 @@ static void advance(struct loop *loop, void *arg)
 	struct bench *b = arg;
 
 	b->next_timer = 0;
-	start_phase(b, b->phase + 1);
+	if (nothing_awaited(b)) /* an answer awaited since it was scheduled waits */
+		start_phase(b, b->phase + 1);
+}
+
+static void schedule_advance(struct bench *b)
+{
+	if (!b->next_timer && nothing_awaited(b))
+		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
 }
 
 static void settle(struct bench *b, size_t i, int all)
@@ -90,15 +109,14 @@ static void settle(struct bench *b, size_t i, int all)
 	if (bn->waiting <= 0)
 		return;
 	bn->waiting = all ? 0 : bn->waiting - 1;
-	if (bn->waiting == 0 && --b->left == 0 && !b->next_timer)
-		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
+	if (bn->waiting == 0)
+		schedule_advance(b);
 }
 
-/* Ask node i for n answers in this phase. */
+/* Ask node i for n more answers in this phase. */
 static void expect(struct bench *b, size_t i, int n)
 {
-	b->nodes[i].waiting = n;
-	b->left++;
+	b->nodes[i].waiting += n;
 }
 
 static struct bench_failure *add_failure(struct bench *b, int rank, size_t node, const char *kind)
@@ -331,8 +349,10 @@ static void plan(struct bench *b)
  * of pairs. 0 when nothing is left to run. */
 static size_t next_round(struct bench *b)
 {
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
 		b->nodes[i].ring = -1;
+		memset(b->nodes[i].ports, 0, sizeof(b->nodes[i].ports));
+	}
 	free(b->rings);
 	b->rings = NULL;
 	b->nrings = 0;
@@ -391,6 +411,8 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 
 	if (reply_failed(b, pn, result, code, msg, "bench_listen"))
 		return;
+	free(b->nodes[i].listen_answer);
+	b->nodes[i].listen_answer = json_dumps(result, JSON_COMPACT);
 	json_array_foreach(json_object_get(result, "listeners"), k, l)
 	{
 		const char *err = json_string_value(json_object_get(l, "error"));
@@ -538,6 +560,30 @@ static json_t *run_request(const struct bench *b, const struct ring_plan *rp, si
 	return req;
 }
 
+/* Every member of a tcp ring has a listener port for each local rank; a
+ * member without one is a failure of this ring, not a request to send. */
+static int ports_known(struct bench *b, struct ring_plan *rp)
+{
+	for (size_t j = 0; j < rp->nmembers; j++) {
+		size_t i = rp->members[j];
+
+		for (int l = 0; l < b->ranks_per_node; l++) {
+			struct bench_failure *f;
+
+			if (b->nodes[i].ports[l] > 0)
+				continue;
+			f = add_failure(b, rank_of(b, j, l), i, "no-listener");
+			snprintf(f->message, sizeof(f->message),
+			         "%s: no listener port for rank %d (bench_listen answered: %s)",
+			         b->r.nodes[i].host, rank_of(b, j, l),
+			         b->nodes[i].listen_answer ? b->nodes[i].listen_answer : "nothing");
+			rp->failed = 1;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static void send_runs(struct bench *b)
 {
 	for (size_t k = 0; k < b->nrings; k++) {
@@ -548,6 +594,8 @@ static void send_runs(struct bench *b)
 		if (rp->failed)
 			continue; /* a member died before the run: its ring cannot form */
 		if (b->r.backend == BENCH_NCCL && !rp->nccl_id[0])
+			continue;
+		if (b->r.backend == BENCH_TCP && rp->nranks > 1 && !ports_known(b, rp))
 			continue;
 		for (size_t j = 0; j < rp->nmembers; j++) {
 			size_t i = rp->members[j];
@@ -657,7 +705,6 @@ static void start_phase(struct bench *b, enum phase p)
 		b->grace_timer = 0;
 	}
 	b->phase = p;
-	b->left = 0;
 	switch (p) {
 	case PH_PROBE:
 		return;
@@ -684,8 +731,7 @@ static void start_phase(struct bench *b, enum phase p)
 		start_phase(b, PH_LISTEN);
 		return;
 	}
-	if (b->left == 0 && !b->next_timer)
-		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
+	schedule_advance(b);
 }
 
 struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *const *hosts,
@@ -737,6 +783,7 @@ void bench_free(struct bench *b)
 		json_decref(b->nodes[i].probe);
 		json_decref(b->nodes[i].caps);
 		json_decref(b->nodes[i].ranks_out);
+		free(b->nodes[i].listen_answer);
 	}
 	free(b->nodes);
 	free(b->live);
