@@ -42,7 +42,7 @@ run_gloo() {
 	for ((i = 1; i <= n; i++)); do
 		cluster_node_exec "$i" env RANK=$((i - 1)) WORLD_SIZE="$n" MASTER_ADDR="$(cluster_node_ip 1)" \
 			MASTER_PORT=$PORT GLOO_SOCKET_IFNAME="$(cluster_node_nic "$i")" OMP_NUM_THREADS=1 \
-			python3 "$top/tests/bench/gloo_allreduce.py" "$SMALL,$BIG" "$ITERS" "$WARMUP" \
+			/usr/bin/python3 "$top/tests/bench/gloo_allreduce.py" "$SMALL,$BIG" "$ITERS" "$WARMUP" \
 			>>"$([[ $i == 1 ]] && echo "$out" || echo /dev/null)" 2>&1 &
 		pids+=($!)
 	done
