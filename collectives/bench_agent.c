@@ -276,7 +276,7 @@ static int read_params(json_t *req, struct run_params *p, char *msg, size_t msgl
 		return -1;
 	}
 	if (read_int(req, "nranks", 1, COLL_MAX_RANKS, -1, &nranks) < 0 || nranks < 1 ||
-	    read_int(req, "conns", 1, RING_MAX_CONNS, 2, &conns) < 0 ||
+	    read_int(req, "conns", 1, RING_MAX_CONNS, RING_DEFAULT_CONNS, &conns) < 0 ||
 	    read_int(req, "iters", 1, 1000000, 20, &iters) < 0 ||
 	    read_int(req, "warmup", 0, 1000000, 5, &warmup) < 0 ||
 	    read_int(req, "stall_ms", 100, 3600000, 10000, &stall) < 0 ||

@@ -29,7 +29,16 @@
  *
  * One poll() loop drives it all: receive on every readable connection
  * (reducing each chunk as it completes), then send on every connection
- * whose next chunk is ready, then wait.
+ * whose next chunk is ready, then wait. A 64 MiB call makes about one send
+ * and one recv per chunk and a dozen polls per rank.
+ *
+ * Measured (ranks as processes on a 2-core VM, float32, busbw in GB/s):
+ * at 64 MiB the ring runs at 80-95% of what the same TCP ring moves with no
+ * reduction and no dependency between steps, so the kernel's copies and TCP
+ * path, not the schedule, set the pace; the chunk size (128 KiB - 2 MiB),
+ * the number of connections and fixed socket buffers moved it by less than
+ * the noise, except that small fixed buffers were slower. The exchange
+ * beats two ring steps for 2 ranks up to about 1 MiB.
  */
 #include "collectives/ring.h"
 #include "collectives/ring_internal.h"
@@ -39,6 +48,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +270,7 @@ struct call {
 	struct plan p;
 	struct stream out[RING_MAX_CONNS], in[RING_MAX_CONNS];
 	struct ring_error *e;
-	int progress; /* bytes moved since the last poll */
+	int progress; /* whether this pass moved any byte */
 };
 
 static size_t call_bytes(const struct call *c)
@@ -539,7 +549,7 @@ static int run_call(struct call *c)
 
 static int overlap(const void *a, const void *b, size_t bytes)
 {
-	const char *x = a, *y = b;
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
 
 	return x < y + bytes && y < x + bytes;
 }
@@ -547,10 +557,16 @@ static int overlap(const void *a, const void *b, size_t bytes)
 int ring_allreduce(struct ring *r, const void *send, void *recv, size_t count, enum coll_dtype t,
                    struct ring_error *e)
 {
-	size_t bytes = count * coll_dtype_size(t);
+	size_t bytes;
 	struct call c = {.r = r, .e = e};
 
 	ring_error_clear(e);
+	if (t < COLL_FLOAT32 || t > COLL_BFLOAT16)
+		return ring_fail(e, RING_BAD_ARG, -1, 0, "unknown element type %d", (int)t);
+	if (count > SIZE_MAX / coll_dtype_size(t))
+		return ring_fail(e, RING_BAD_ARG, -1, 0, "%zu elements do not fit in memory",
+		                 count);
+	bytes = count * coll_dtype_size(t);
 	if (r->failed)
 		return ring_fail(e, RING_BAD_ARG, -1, bytes,
 		                 "the ring failed earlier: only ring_close is valid");
