@@ -7,6 +7,7 @@
  */
 #include "cd.h"
 #include "collectives/bench.h"
+#include "collectives/bench_agent.h"
 #include "commands.h"
 #include "loop.h"
 #include "targets.h"
@@ -412,13 +413,13 @@ static int verdict(const struct bench_report *rep, const struct bench_opts *o, d
 {
 	int incomplete = rep->nfailures > 0, wrong = 0;
 	size_t want = 0;
-	size_t sizes[64];
+	size_t sizes[BENCH_MAX_SIZES];
 
 	for (size_t i = 0; i < rep->nnodes; i++)
 		incomplete |= rep->nodes[i].error[0] != '\0';
 	for (size_t s = 0; s < rep->nsizes; s++)
 		wrong |= rep->sizes[s].wrong > 0;
-	want = bench_sizes(o, sizes, 64);
+	want = bench_sizes(o, sizes, BENCH_MAX_SIZES);
 	if (!o->pairs && rep->nsizes < want)
 		incomplete = 1;
 	for (size_t k = 0; k < rep->nlinks; k++)

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BENCH_SIZES_MAX   64
 #define BENCH_GRACE_MS    5000 /* after stall_ms, before busy nodes are closed */
 #define BENCH_RUN_SLACK_S 3600 /* a run request's own deadline: the agents bound it */
 
@@ -53,7 +52,7 @@ struct bench {
 	void *arg;
 	uint64_t next_timer, grace_timer;
 	int64_t started;
-	size_t sizes[BENCH_SIZES_MAX], nsizes;
+	size_t sizes[BENCH_MAX_SIZES], nsizes;
 	int ranks_per_node;
 
 	/* the rounds: one for a full ring; with --pairs, one per round of pairs */
@@ -747,7 +746,7 @@ struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *c
 	b->arg = arg;
 	b->started = cd_now_ms();
 	b->n = nhosts;
-	b->nsizes = bench_sizes(o, b->sizes, BENCH_SIZES_MAX);
+	b->nsizes = bench_sizes(o, b->sizes, BENCH_MAX_SIZES);
 	b->m = netmodel_new(hosts, nhosts);
 	b->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->nodes));
 	b->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->r.nodes));

@@ -8,17 +8,16 @@
 #include "collectives/nccl.h"
 #include "collectives/ring.h"
 #include "cd.h"
+#include "proto.h"
 #include "sockaddr.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define BENCH_MAX_SIZES 64
-#define BENCH_STDIN     0 /* its hangup means the head went away */
+#define BENCH_STDIN 0 /* its hangup means the head went away */
 
 /* The listeners of the last bench_listen, by local rank. */
 static struct {
@@ -43,35 +42,12 @@ static int listener_of(int rank)
 	return -1;
 }
 
-static json_t *fail(const char **code, const char *what, char *msg, size_t msglen, const char *fmt,
-                    ...) __attribute__((format(printf, 5, 6)));
-
-static json_t *fail(const char **code, const char *what, char *msg, size_t msglen, const char *fmt,
-                    ...)
-{
-	va_list ap;
-
-	*code = what;
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return NULL;
-}
-
 /* An integer field in [lo, hi], or dflt when absent; -1 when malformed. */
 static int read_int(json_t *obj, const char *key, long long lo, long long hi, long long dflt,
                     long long *out)
 {
-	json_t *v = json_object_get(obj, key);
-
-	if (!v || json_is_null(v)) {
-		*out = dflt;
-		return 0;
-	}
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return -1;
-	*out = json_integer_value(v);
-	return 0;
+	*out = dflt;
+	return proto_field_int(obj, key, lo, hi, out);
 }
 
 static int token_ok(const char *t)
@@ -116,8 +92,9 @@ json_t *bench_listen(json_t *req, const char **code, char *msg, size_t msglen)
 
 	if (!json_is_array(ranks) || json_array_size(ranks) == 0 ||
 	    json_array_size(ranks) > BENCH_MAX_LOCAL_RANKS)
-		return fail(code, "bad-request", msg, msglen,
-		            "\"ranks\" must be an array of 1 to %d entries", BENCH_MAX_LOCAL_RANKS);
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"ranks\" must be an array of 1 to %d entries",
+		                          BENCH_MAX_LOCAL_RANKS);
 	bench_shutdown();
 	out = json_array();
 	json_array_foreach(ranks, i, r)
@@ -134,8 +111,9 @@ json_t *bench_listen(json_t *req, const char **code, char *msg, size_t msglen)
 		    cd_sockaddr_from_text(text, scope, 0, &addr, &len) != 0) {
 			json_decref(out);
 			bench_shutdown();
-			return fail(code, "bad-request", msg, msglen,
-			            "ranks[%zu] needs \"rank\" and an IP \"address\"", i);
+			return proto_handler_fail(code, "bad-request", msg, msglen,
+			                          "ranks[%zu] needs \"rank\" and an IP \"address\"",
+			                          i);
 		}
 		if (ring_listen((struct sockaddr *)&addr, len, &fd, &port, err, sizeof(err)) < 0) {
 			json_array_append_new(out, json_pack("{sIss}", "rank", rank, "error", err));
@@ -155,7 +133,7 @@ json_t *bench_nccl_id(json_t *req, const char **code, char *msg, size_t msglen)
 	char hex[257], err[CD_ERRLEN];
 
 	if (nccl_backend_unique_id(hex, sizeof(hex), err, sizeof(err)) < 0)
-		return fail(code, "unavailable", msg, msglen, "%s", err);
+		return proto_handler_fail(code, "unavailable", msg, msglen, "%s", err);
 	return json_pack("{ss}", "id", hex);
 }
 
@@ -371,12 +349,13 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 	}
 	if (n == 0 || n > BENCH_MAX_LOCAL_RANKS) {
 		bench_shutdown();
-		return fail(code, "bad-request", msg, msglen,
-		            "\"ranks\" must be an array of 1 to %d entries", BENCH_MAX_LOCAL_RANKS);
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"ranks\" must be an array of 1 to %d entries",
+		                          BENCH_MAX_LOCAL_RANKS);
 	}
 	if (p.nccl && nccl_backend_available(&gpus, why, sizeof(why)) < 0) {
 		bench_shutdown();
-		return fail(code, "unavailable", msg, msglen, "%s", why);
+		return proto_handler_fail(code, "unavailable", msg, msglen, "%s", why);
 	}
 	jobs = cd_calloc(n, sizeof(*jobs));
 	threads = cd_calloc(n, sizeof(*threads));

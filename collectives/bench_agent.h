@@ -36,6 +36,7 @@
 
 #define BENCH_MAX_BYTES       (4ULL << 30) /* per rank and size */
 #define BENCH_MAX_LOCAL_RANKS 64
+#define BENCH_MAX_SIZES       64 /* sizes in one bench_run */
 
 json_t *bench_caps(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *bench_listen(json_t *req, const char **code, char *msg, size_t msglen);

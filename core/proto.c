@@ -2,6 +2,8 @@
 #include "proto.h"
 #include "cd.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,4 +114,28 @@ json_t *proto_fail(long long id, const char *code, const char *message)
 {
 	return json_pack("{sIsbs{ssss}}", "id", (json_int_t)id, "ok", 0, "error", "code", code,
 	                 "message", message);
+}
+
+int proto_field_int(json_t *obj, const char *key, long long lo, long long hi, long long *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return -1;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+json_t *proto_handler_fail(const char **code, const char *what, char *msg, size_t msglen,
+                           const char *fmt, ...)
+{
+	va_list ap;
+
+	*code = what;
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	return NULL;
 }

@@ -51,4 +51,15 @@ json_t *proto_request(long long id, const char *type);
 json_t *proto_ok(long long id, json_t *result_take);
 json_t *proto_fail(long long id, const char *code, const char *message);
 
+/*
+ * For an agent's request handlers. proto_field_int: an optional integer
+ * field in [lo, hi]; 0 (*out untouched when the field is absent or null), or
+ * -1 when it is out of range or not an integer. proto_handler_fail: set *code
+ * to what and msg to the formatted message and return NULL, for
+ * `return proto_handler_fail(...)` in a handler.
+ */
+int proto_field_int(json_t *obj, const char *key, long long lo, long long hi, long long *out);
+json_t *proto_handler_fail(const char **code, const char *what, char *msg, size_t msglen,
+                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 #endif

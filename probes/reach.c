@@ -13,6 +13,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "proto.h"
 #include "cd.h"
 
 #include <arpa/inet.h>
@@ -20,7 +21,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,18 +100,6 @@ void reach_raise_fd_limit_once(void)
 	pthread_once(&once, raise_fd_limit);
 }
 
-json_t *reach_fail_with(const char **code, const char *what, char *msg, size_t msglen,
-                        const char *fmt, ...)
-{
-	va_list ap;
-
-	*code = what;
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return NULL;
-}
-
 static int token_is_valid(const char *token)
 {
 	size_t len = strlen(token);
@@ -150,21 +138,6 @@ int reach_read_token_and_node(json_t *req, const char **token, long long *node, 
 
 /* An optional integer field in [lo, hi]; *out keeps its default when the
  * field is absent. */
-int reach_read_optional_int(json_t *obj, const char *key, long long lo, long long hi,
-                            long long *out)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return -1;
-	*out = json_integer_value(v);
-	return 0;
-}
-
-/* addr from an address text, an interface index (IPv6 link-local needs it)
- * and a port; 0, or EINVAL when the text is neither IPv4 nor IPv6. */
 /* Splits a CDREACH1 line (its newline already cut) into token and node:
  * exactly "CDREACH1 <token> <decimal node>", nothing else. 0 when it is one. */
 int reach_parse_line(char *line, const char **token, long long *node)

@@ -6,6 +6,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "proto.h"
 #include "sockaddr.h"
 #include "probes/netprobe.h"
 #include "cd.h"
@@ -78,7 +79,7 @@ static int read_target(json_t *t, struct attempt *a)
 	long long scope_id = 0;
 
 	if (!json_is_integer(id) || !json_is_integer(node) || !address || !json_is_integer(port) ||
-	    reach_read_optional_int(t, "scope_id", 0, UINT32_MAX, &scope_id) < 0)
+	    proto_field_int(t, "scope_id", 0, UINT32_MAX, &scope_id) < 0)
 		return -1;
 	memset(a, 0, sizeof(*a));
 	a->id = json_integer_value(id);
@@ -431,9 +432,9 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 		*code = "bad-request";
 		return NULL;
 	}
-	if (reach_read_optional_int(req, "timeout_ms", 1, REACH_TIMEOUT_MAX, &timeout_ms) < 0)
-		return reach_fail_with(code, "bad-request", msg, msglen,
-		                       "\"timeout_ms\" must be 1 to %d", REACH_TIMEOUT_MAX);
+	if (proto_field_int(req, "timeout_ms", 1, REACH_TIMEOUT_MAX, &timeout_ms) < 0)
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"timeout_ms\" must be 1 to %d", REACH_TIMEOUT_MAX);
 	attempts = read_targets(json_object_get(req, "targets"), &count, msg, msglen);
 	if (!attempts) {
 		*code = "bad-request";

@@ -26,20 +26,10 @@ int reach_poll_ms_until(int64_t deadline, int64_t now);
  * effort. */
 void reach_raise_fd_limit_once(void);
 
-/* Set *code to what and msg to the formatted message; returns NULL, for
- * `return reach_fail_with(...)` in a request handler. */
-json_t *reach_fail_with(const char **code, const char *what, char *msg, size_t msglen,
-                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
 /* The token and node every request carries (*token borrowed from req); 0, or
  * -1 with a message in msg when either is missing or malformed. */
 int reach_read_token_and_node(json_t *req, const char **token, long long *node, char *msg,
                               size_t msglen);
-
-/* An optional integer field in [lo, hi]; 0 (*out keeps its default when the
- * field is absent or null), or -1 when it is out of range or not an integer. */
-int reach_read_optional_int(json_t *obj, const char *key, long long lo, long long hi,
-                            long long *out);
 
 /* Split a CDREACH1 line (its newline already cut; modified in place) into
  * token and node: exactly "CDREACH1 <token> <decimal node>". 0 when it is

@@ -9,6 +9,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "proto.h"
 #include "sockaddr.h"
 #include "cd.h"
 
@@ -135,7 +136,7 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 	json_t *row;
 	int fd;
 
-	reach_read_optional_int(entry, "scope_id", 0, UINT32_MAX, &scope_id);
+	proto_field_int(entry, "scope_id", 0, UINT32_MAX, &scope_id);
 	row = json_pack("{sssI}", "address", text, "scope_id", (json_int_t)scope_id);
 	if (cd_sockaddr_from_text(text, scope_id, 0, &addr, &len) != 0)
 		return errno_fields(row, EINVAL);
@@ -186,7 +187,7 @@ static int address_entry_is_valid(json_t *entry)
 	long long scope_id;
 
 	return json_is_string(json_object_get(entry, "address")) &&
-	       reach_read_optional_int(entry, "scope_id", 0, UINT32_MAX, &scope_id) == 0;
+	       proto_field_int(entry, "scope_id", 0, UINT32_MAX, &scope_id) == 0;
 }
 
 static int port_is_valid(json_t *port)
@@ -226,7 +227,7 @@ static int listen_request_is_valid(json_t *req, char *msg, size_t msglen)
 			return 0;
 		}
 	}
-	if (reach_read_optional_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms) < 0) {
+	if (proto_field_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms) < 0) {
 		snprintf(msg, msglen, "\"duration_ms\" must be 1 to %d", REACH_DURATION_MAX);
 		return 0;
 	}
@@ -489,14 +490,14 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
 	}
 	reap_finished_server();
 	if (server)
-		return reach_fail_with(code, "busy", msg, msglen,
-		                       "already listening: send unlisten first");
+		return proto_handler_fail(code, "busy", msg, msglen,
+		                          "already listening: send unlisten first");
 	reach_raise_fd_limit_once();
-	reach_read_optional_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms);
+	proto_field_int(req, "duration_ms", 1, REACH_DURATION_MAX, &duration_ms);
 	s = new_server(token, node, duration_ms);
 	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		free_server(s);
-		return reach_fail_with(code, "failed", msg, msglen, "pipe: %s", strerror(errno));
+		return proto_handler_fail(code, "failed", msg, msglen, "pipe: %s", strerror(errno));
 	}
 	listeners = listen_on_addresses(s, json_object_get(req, "addresses"));
 	fixed = listen_on_fixed_ports(s, json_object_get(req, "ports"));
@@ -505,8 +506,8 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
 		free_server(s);
 		json_decref(listeners);
 		json_decref(fixed);
-		return reach_fail_with(code, "failed", msg, msglen,
-		                       "cannot start the listener thread: %s", strerror(rc));
+		return proto_handler_fail(code, "failed", msg, msglen,
+		                          "cannot start the listener thread: %s", strerror(rc));
 	}
 	server = s;
 	return json_pack("{soso}", "listeners", listeners, "fixed", fixed);

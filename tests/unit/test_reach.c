@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tests/unit/open_fds.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -30,20 +32,6 @@
 #define MY_NODE     1
 
 /* --- helpers ------------------------------------------------------------- */
-
-static int count_open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 /* Every test starts and ends with the same open fds and no listener. */
 static int fds_setup(void **state)
