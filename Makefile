@@ -33,10 +33,10 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw
-# The agent's only dynamic dependency is libc: jansson is linked statically,
+HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw -lz
+# The agent's only dynamic dependency is libc: jansson and zlib are linked statically,
 # NCCL/CUDA/NVML are dlopen()ed at run time.
-AGENT_LIBS := -Wl,-Bstatic -ljansson -Wl,-Bdynamic -ldl
+AGENT_LIBS := -Wl,-Bstatic -ljansson -lz -Wl,-Bdynamic -ldl
 
 # Everything under these folders goes into one static library; each program
 # pulls only the objects it needs (the agent must never pull libssh2 users).

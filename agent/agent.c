@@ -8,6 +8,9 @@
  */
 #include "cd.h"
 #include "buf.h"
+#include "filerecv.h"
+#include "job.h"
+#include "job_process.h"
 #include "proto.h"
 #include "sha256.h"
 #include "collectives/bench_agent.h"
@@ -119,6 +122,12 @@ static const struct {
     {.type = "bench_listen", .plain = bench_listen},
     {.type = "bench_nccl_id", .plain = bench_nccl_id},
     {.type = "bench_run", .plain = bench_run},
+    {.type = "file_stat", .plain = filerecv_stat},
+    {.type = "file_put", .plain = filerecv_put},
+    {.type = "file_commit", .plain = filerecv_commit},
+    {.type = "proc_start", .plain = job_process_start},
+    {.type = "job_poll", .plain = job_poll},
+    {.type = "job_stop", .plain = job_stop},
     {.type = "exit", .handle = handle_exit},
 };
 
@@ -231,6 +240,7 @@ int main(int argc, char **argv)
 	}
 	int rc = serve(STDIN_FILENO, STDOUT_FILENO);
 
+	job_shutdown();
 	reach_shutdown();
 	bench_shutdown();
 	return rc;

@@ -3,7 +3,7 @@
 # and quiet when everything is already there.
 set -eu
 PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
-libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
+zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
 python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps"
 missing=""
 for p in $PKGS; do

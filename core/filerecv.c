@@ -1,0 +1,225 @@
+/*
+ * filerecv.c - receive files pushed by the head (see filerecv.h).
+ */
+#include "filerecv.h"
+#include "base64.h"
+#include "cd.h"
+#include "proto.h"
+#include "sha256.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+int filerecv_expand(const char *path, char *out, size_t outlen, char *msg, size_t msglen)
+{
+	const char *home = getenv("HOME");
+	int n;
+
+	if (!path || !*path) {
+		snprintf(msg, msglen, "\"path\" is missing");
+		return -1;
+	}
+	if (strcmp(path, "..") == 0 || strncmp(path, "../", 3) == 0 || strstr(path, "/../") ||
+	    (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0)) {
+		snprintf(msg, msglen, "\"%.200s\": a path with \"..\" is refused", path);
+		return -1;
+	}
+	if (strncmp(path, "~/", 2) == 0) {
+		if (!home || home[0] != '/') {
+			snprintf(msg, msglen, "\"%.200s\": $HOME is not set on this node", path);
+			return -1;
+		}
+		n = snprintf(out, outlen, "%s/%s", home, path + 2);
+	} else if (path[0] == '/') {
+		n = snprintf(out, outlen, "%s", path);
+	} else {
+		snprintf(msg, msglen, "\"%.200s\" must be absolute or start with ~/", path);
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(msg, msglen, "\"%.200s\" is too long", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p of path's parent directory, 0700 for what it creates. */
+static int make_parents(const char *path, char *msg, size_t msglen)
+{
+	char dir[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			snprintf(msg, msglen, "cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/* path, size and sha256 of a stat or commit request; -1 with msg. */
+static int read_target(json_t *req, char *path, size_t pathlen, long long *size,
+                       const char **sha, char *msg, size_t msglen)
+{
+	if (filerecv_expand(json_string_value(json_object_get(req, "path")), path, pathlen, msg,
+	                    msglen) < 0)
+		return -1;
+	*size = -1;
+	*sha = json_string_value(json_object_get(req, "sha256"));
+	if (proto_field_int(req, "size", 0, LLONG_MAX, size) < 0 || *size < 0 || !*sha ||
+	    strlen(*sha) != SHA256_HEX_LEN - 1) {
+		snprintf(msg, msglen, "needs \"size\" and a 64-digit \"sha256\"");
+		return -1;
+	}
+	return 0;
+}
+
+json_t *filerecv_stat(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	char path[PATH_MAX], hex[SHA256_HEX_LEN], err[CD_ERRLEN];
+	const char *sha;
+	long long size;
+	struct stat st;
+	int present = 0;
+
+	if (read_target(req, path, sizeof(path), &size, &sha, msg, msglen) < 0) {
+		*code = "bad-request";
+		return NULL;
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == size &&
+	    sha256_file_hex(path, hex, err, sizeof(err)) == 0)
+		present = strcmp(hex, sha) == 0;
+	return json_pack("{sb}", "present", present);
+}
+
+/* Inflate one zlib stream of exactly want bytes into out. */
+static int inflate_exact(const unsigned char *z, size_t zlen, unsigned char *out, size_t want,
+                         char *msg, size_t msglen)
+{
+	z_stream s = {0};
+	int rc;
+
+	if (inflateInit(&s) != Z_OK) {
+		snprintf(msg, msglen, "zlib cannot start");
+		return -1;
+	}
+	s.next_in = (unsigned char *)z;
+	s.avail_in = (uInt)zlen;
+	s.next_out = out;
+	s.avail_out = (uInt)want;
+	rc = inflate(&s, Z_FINISH);
+	inflateEnd(&s);
+	if (rc != Z_STREAM_END || s.total_out != want || s.avail_in != 0) {
+		snprintf(msg, msglen, "\"zdata\" does not inflate to exactly %zu bytes (zlib %d)",
+		         want, rc);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	json_t *zdata = json_object_get(req, "zdata");
+	char path[PATH_MAX], part[PATH_MAX + 8];
+	unsigned char *z = NULL, *raw = NULL;
+	long long offset = -1, raw_len = -1, zlen;
+	json_t *result = NULL;
+	int fd = -1;
+
+	*code = "bad-request";
+	if (filerecv_expand(json_string_value(json_object_get(req, "path")), path, sizeof(path),
+	                    msg, msglen) < 0)
+		goto out;
+	if (proto_field_int(req, "offset", 0, LLONG_MAX / 2, &offset) < 0 || offset < 0 ||
+	    proto_field_int(req, "raw_len", 0, FILERECV_MAX_CHUNK, &raw_len) < 0 || raw_len < 0 ||
+	    !json_is_string(zdata)) {
+		snprintf(msg, msglen, "needs \"offset\", \"raw_len\" (at most %d) and \"zdata\"",
+		         FILERECV_MAX_CHUNK);
+		goto out;
+	}
+	z = cd_malloc(json_string_length(zdata) / 4 * 3 + 3);
+	zlen = base64_decode(json_string_value(zdata), json_string_length(zdata), z,
+	                     json_string_length(zdata) / 4 * 3 + 3);
+	if (zlen < 0) {
+		snprintf(msg, msglen, "\"zdata\" is not base64");
+		goto out;
+	}
+	raw = cd_malloc((size_t)raw_len + 1);
+	if (inflate_exact(z, (size_t)zlen, raw, (size_t)raw_len, msg, msglen) < 0)
+		goto out;
+	*code = "io";
+	snprintf(part, sizeof(part), "%s.part", path);
+	if (make_parents(part, msg, msglen) < 0)
+		goto out;
+	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0600);
+	if (fd < 0) {
+		snprintf(msg, msglen, "cannot open %s: %s", part, strerror(errno));
+		goto out;
+	}
+	for (long long done = 0; done < raw_len;) {
+		ssize_t n = pwrite(fd, raw + done, (size_t)(raw_len - done), offset + done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(msg, msglen, "cannot write %s: %s", part,
+			         n < 0 ? strerror(errno) : "no progress");
+			goto out;
+		}
+		done += n;
+	}
+	result = json_object();
+out:
+	if (fd >= 0)
+		close(fd);
+	free(z);
+	free(raw);
+	return result;
+}
+
+json_t *filerecv_commit(json_t *req, const char **code, char *msg, size_t msglen)
+{
+	char path[PATH_MAX], part[PATH_MAX + 8], hex[SHA256_HEX_LEN];
+	const char *sha;
+	long long size;
+	struct stat st;
+
+	if (read_target(req, path, sizeof(path), &size, &sha, msg, msglen) < 0) {
+		*code = "bad-request";
+		return NULL;
+	}
+	snprintf(part, sizeof(part), "%s.part", path);
+	if (stat(part, &st) < 0)
+		return proto_handler_fail(code, "io", msg, msglen, "%s: %s", part, strerror(errno));
+	if (st.st_size != size) {
+		unlink(part);
+		return proto_handler_fail(code, "mismatch", msg, msglen,
+		                          "%s has %lld bytes, expected %lld", part,
+		                          (long long)st.st_size, size);
+	}
+	if (sha256_file_hex(part, hex, msg, msglen) < 0) {
+		*code = "io";
+		return NULL;
+	}
+	if (strcmp(hex, sha) != 0) {
+		unlink(part);
+		return proto_handler_fail(code, "mismatch", msg, msglen,
+		                          "%s has SHA-256 %s, expected %s", part, hex, sha);
+	}
+	if (rename(part, path) < 0)
+		return proto_handler_fail(code, "io", msg, msglen, "cannot rename %s: %s", part,
+		                          strerror(errno));
+	return json_object();
+}

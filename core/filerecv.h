@@ -1,0 +1,37 @@
+/*
+ * filerecv.h - the agent's side of pushing a file from the head over the
+ * agent protocol (docs/protocol.md): one mechanism for every transport
+ * (libssh2, openssh, local), content-addressed so a node that already has
+ * the file receives nothing.
+ *
+ *   file_stat   {"path", "size", "sha256"} -> {"present": bool}: the file
+ *               exists with exactly that size and SHA-256
+ *   file_put    {"path", "offset", "raw_len", "zdata"}: zdata is the base64
+ *               of one zlib stream that inflates to exactly raw_len bytes,
+ *               written at offset of "<path>.part" (offset 0 truncates it
+ *               first; parent directories are created 0700) -> {}
+ *   file_commit {"path", "size", "sha256"}: "<path>.part" must have exactly
+ *               that size and SHA-256; it is renamed to path -> {}
+ *
+ * path is absolute or starts with "~/" (the agent's $HOME); a path with a
+ * ".." component is refused. Errors: "bad-request" (malformed), "io" (a
+ * system call failed, errno named), "mismatch" (size or SHA-256 differ:
+ * the .part file is removed).
+ */
+#ifndef CD_FILERECV_H
+#define CD_FILERECV_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define FILERECV_MAX_CHUNK (512 * 1024) /* raw bytes per file_put */
+
+json_t *filerecv_stat(json_t *req, const char **code, char *msg, size_t msglen);
+json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen);
+json_t *filerecv_commit(json_t *req, const char **code, char *msg, size_t msglen);
+
+/* "~/x" -> "$HOME/x"; other absolute paths unchanged. 0, or -1 with msg
+ * (relative path, "..", too long, no $HOME). */
+int filerecv_expand(const char *path, char *out, size_t outlen, char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * job_process.h - a process tree as the agent's background job (job.h),
+ * for `clusterdoc mnist --mode torch` (torchrun and its workers).
+ *
+ *   proc_start {"argv": [...], "env": {"NAME": "value"...}, "cwd": "~/..."}
+ *              -> {"pid": <the reaper's pid>}
+ *
+ * argv[0] is searched in PATH; env is added to the agent's environment;
+ * cwd (optional) is created if missing. stdin is /dev/null; stdout and
+ * stderr become the job's "out" and "err" lines. The job ends with the
+ * command's exit code or signal.
+ *
+ * Nothing is left behind: the command runs in its own process group under
+ * a small reaper process (a fork of the agent in its own session). When the
+ * command exits, the reaper kills what is left of its group (torchrun's
+ * workers); when asked to stop (job_stop), it sends SIGTERM to the group and
+ * SIGKILL JOB_PROCESS_GRACE_MS later; and when the agent dies, even by
+ * SIGKILL, the kernel tells the reaper (PR_SET_PDEATHSIG), which does the
+ * same.
+ */
+#ifndef CD_JOB_PROCESS_H
+#define CD_JOB_PROCESS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define JOB_PROCESS_MAX_ARGS 256
+#define JOB_PROCESS_GRACE_MS 3000 /* from SIGTERM to SIGKILL */
+
+json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msglen);
+
+#endif
