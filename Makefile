@@ -43,7 +43,9 @@ AGENT_LIBS := -Wl,-Bstatic -ljansson -lz -Wl,-Bdynamic -ldl
 LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c)
 HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
 AGENT_SRC := $(wildcard agent/*.c)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# Files the head carries to nodes, compiled in as byte arrays (scripts/embed.sh).
+GEN_SRC   := $(BUILD)/gen/mnist_ddp_py.c
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:%.c=%.o)
 HEAD_OBJ  := $(HEAD_SRC:%.c=$(BUILD)/%.o)
 AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libclusterdoc.a
@@ -69,6 +71,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/gen/mnist_ddp_py.c: collectives/mnist_ddp.py scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh mnist_ddp_py $< >$@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
@@ -86,9 +95,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 
 # libFuzzer harnesses are built with clang; `make test` replays their seed corpus.
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Icore -I. -fsanitize=fuzzer,address,undefined
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HEAD_LIBS) -ldl
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(GEN_SRC) $(HEAD_LIBS) -ldl
 
 deps:
 	@scripts/deps.sh

@@ -14,6 +14,7 @@
 #include "proto.h"
 #include "sha256.h"
 #include "collectives/bench_agent.h"
+#include "collectives/mnist_agent.h"
 #include "probes/facts.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
@@ -126,6 +127,7 @@ static const struct {
     {.type = "file_put", .plain = filerecv_put},
     {.type = "file_commit", .plain = filerecv_commit},
     {.type = "proc_start", .plain = job_process_start},
+    {.type = "mnist_start", .plain = mnist_agent_start},
     {.type = "job_poll", .plain = job_poll},
     {.type = "job_stop", .plain = job_stop},
     {.type = "exit", .handle = handle_exit},

@@ -7,5 +7,6 @@ int cmd_facts(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_mnist(int argc, char **argv);
 
 #endif

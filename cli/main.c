@@ -28,6 +28,9 @@ static const struct command {
     {.name = "bench",
      .run = cmd_bench,
      .summary = "allreduce bandwidth between the nodes (TCP ring, or NCCL on GPUs)"},
+    {.name = "mnist",
+     .run = cmd_mnist,
+     .summary = "a short DDP MNIST job across the nodes (torchrun, or embedded in C)"},
     {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
 };
 

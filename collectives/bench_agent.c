@@ -33,6 +33,19 @@ void bench_shutdown(void)
 	nlisteners = 0;
 }
 
+int bench_listener_take(int rank)
+{
+	for (size_t i = 0; i < nlisteners; i++) {
+		if (listeners[i].rank == rank) {
+			int fd = listeners[i].fd;
+
+			listeners[i] = listeners[--nlisteners];
+			return fd;
+		}
+	}
+	return -1;
+}
+
 static int listener_of(int rank)
 {
 	for (size_t i = 0; i < nlisteners; i++) {

@@ -43,6 +43,10 @@ json_t *bench_listen(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *bench_nccl_id(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen);
 
+/* The listener bench_listen opened for rank, handed over to the caller (who
+ * closes it), or -1. For other users of the ring (the embedded trainer). */
+int bench_listener_take(int rank);
+
 /* Close what bench_listen left open (the agent's exit). */
 void bench_shutdown(void);
 

@@ -61,7 +61,8 @@ long long base64_decode(const char *text, size_t len, void *dst, size_t cap)
 		return -1;
 	for (size_t i = 0; i < len; i += 4) {
 		int last = i + 4 == len;
-		int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
+		int pad =
+		    last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
 		int v[4];
 		uint32_t w;
 
@@ -71,7 +72,8 @@ long long base64_decode(const char *text, size_t len, void *dst, size_t cap)
 		}
 		for (int k = 4 - pad; k < 4; k++)
 			v[k] = 0;
-		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+		    (uint32_t)v[3];
 		if (o + 3 - (size_t)pad > cap)
 			return -1;
 		d[o++] = (unsigned char)(w >> 16);

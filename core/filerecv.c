@@ -70,8 +70,8 @@ static int make_parents(const char *path, char *msg, size_t msglen)
 }
 
 /* path, size and sha256 of a stat or commit request; -1 with msg. */
-static int read_target(json_t *req, char *path, size_t pathlen, long long *size,
-                       const char **sha, char *msg, size_t msglen)
+static int read_target(json_t *req, char *path, size_t pathlen, long long *size, const char **sha,
+                       char *msg, size_t msglen)
 {
 	if (filerecv_expand(json_string_value(json_object_get(req, "path")), path, pathlen, msg,
 	                    msglen) < 0)

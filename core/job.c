@@ -192,8 +192,8 @@ static json_t *answer_locked(long long since)
 	     i++) {
 		const struct line *l = &job.lines[i % JOB_LOG_KEEP];
 
-		json_array_append_new(lines, json_pack("[Iss]", (json_int_t)l->wall_ms, l->stream,
-		                                       l->text));
+		json_array_append_new(
+		    lines, json_pack("[Iss]", (json_int_t)l->wall_ms, l->stream, l->text));
 		bytes += strlen(l->text) + 32;
 	}
 	/* "done" only once every line has been read, so the head never misses
@@ -269,9 +269,10 @@ static void stop_job(int grace_ms)
 	if (running) {
 		k->stop(w, grace_ms);
 		if (!wait_finished(grace_ms + 2000)) {
-			reap(1);
+			/* first, so this says why rather than what the kill caused */
 			job_finish(-1, 0, "the job did not end when asked to stop; it was killed",
 			           NULL);
+			reap(1);
 			return;
 		}
 	}
@@ -285,8 +286,9 @@ json_t *job_stop(json_t *req, const char **code, char *msg, size_t msglen)
 
 	if (proto_field_int(req, "grace_ms", 0, 600000, &grace) < 0 ||
 	    proto_field_int(req, "since", 0, INT64_MAX, &since) < 0)
-		return proto_handler_fail(code, "bad-request", msg, msglen,
-		                          "\"grace_ms\" must be 0 to 600000, \"since\" a line number");
+		return proto_handler_fail(
+		    code, "bad-request", msg, msglen,
+		    "\"grace_ms\" must be 0 to 600000, \"since\" a line number");
 	pthread_mutex_lock(&job.mu);
 	if (!job.running) {
 		pthread_mutex_unlock(&job.mu);

@@ -97,10 +97,12 @@ static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, 
 	sa.sa_handler = on_tick;
 	sigaction(SIGALRM, &sa, NULL);
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (getppid() != agent)
 		_exit(126); /* the agent died before PDEATHSIG was armed */
 
+	/* Signals stay blocked (as the agent forked us) until both sides of
+	 * this fork have their handlers right: a SIGTERM in between is held,
+	 * not lost to the wrong handler. */
 	cmd = fork();
 	if (cmd == 0) {
 		struct sigaction dfl = {0};
@@ -112,6 +114,7 @@ static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, 
 		sigaction(SIGINT, &dfl, NULL);
 		sigaction(SIGALRM, &dfl, NULL);
 		sigaction(SIGPIPE, &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		setpgid(0, 0);
 		if (devnull >= 0)
 			dup2(devnull, 0);
@@ -134,6 +137,7 @@ static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, 
 	if (cmd < 0)
 		_exit(125);
 	setpgid(cmd, cmd); /* also here: no race with the child's own call */
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	write_all(status_fd, &cmd, sizeof(cmd));
 	setitimer(ITIMER_REAL, &tick, NULL);
 
@@ -181,7 +185,8 @@ static void *reader_main(void *arg)
 	char *out_acc = w->out_acc, *err_acc = w->err_acc;
 	size_t out_len = 0, err_len = 0, status_got = 0;
 	unsigned char status_buf[sizeof(pid_t) + sizeof(int)];
-	int fds[3] = {w->out_fd, w->err_fd, w->status_fd}, open_fds = 3, status = 0, have_status = 0;
+	int fds[3] = {w->out_fd, w->err_fd, w->status_fd}, open_fds = 3, status = 0,
+	    have_status = 0;
 	int64_t drain_until = 0;
 	char buf[65536];
 
@@ -392,7 +397,14 @@ static int read_request(json_t *req, char ***argv, char ***envp, char *cwd, size
 		}
 		(*argv)[i] = cd_strdup(json_string_value(v));
 	}
-	*envp = build_env(env ? env : json_object());
+	if (env) {
+		*envp = build_env(env);
+	} else {
+		json_t *none = json_object();
+
+		*envp = build_env(none);
+		json_decref(none);
+	}
 	return 0;
 }
 
@@ -403,6 +415,7 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	struct proc_work *w = NULL;
 	json_t *result = NULL;
 	pid_t agent = getpid();
+	sigset_t all, old;
 
 	*code = "bad-request";
 	if (read_request(req, &argv, &envp, cwd, sizeof(cwd), msg, msglen) < 0)
@@ -421,7 +434,13 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	}
 	w = cd_calloc(1, sizeof(*w));
 	pthread_mutex_init(&w->mu, NULL);
+	/* The reaper starts with every signal blocked, so a job_stop that comes
+	 * before it has installed its handlers is held, not fatal to it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	w->reaper = fork();
+	if (w->reaper != 0)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (w->reaper < 0) {
 		snprintf(msg, msglen, "fork: %s", strerror(errno));
 		pthread_mutex_destroy(&w->mu);

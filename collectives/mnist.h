@@ -1,0 +1,122 @@
+/*
+ * mnist.h - `clusterdoc mnist` from the head's event loop: the last step of
+ * onboarding, a short data-parallel MNIST training job across the nodes,
+ * run either by PyTorch (torchrun on every node, the environment clusterdoc
+ * suggests) or by the agents themselves (an MLP in C whose gradients are
+ * summed with the TCP ring allreduce).
+ *
+ * Phases (each waits for every live node before the next starts):
+ *   1. data+probe  the dataset is fetched or read and validated on the head
+ *                  (mnist_data.h) while the nodes connect and answer
+ *                  `netprobe` and (torch) `facts`
+ *   2. plan        the mode (auto: torch when every node imports torch, else
+ *                  embedded, saying why), each node's address and interface
+ *                  (--iface, else NCCL's pick, as bench does), the ranks
+ *   3. push        the four IDX files (and the training script) to every node
+ *                  under <root>/MNIST/raw/, skipped where already present
+ *   4. start       torch: `proc_start` of torchrun on every node;
+ *                  embedded: `bench_listen` then `mnist_start` on every node
+ *   5. watch       `job_poll` every node until every job has ended; lines are
+ *                  passed on as they come
+ * A job needs every node: a node lost before the start fails the run with
+ * its reason and nothing starts. Once started, the first node whose job
+ * fails (or whose agent goes away) ends the run: the others are told to
+ * stop (`job_stop`) after a short grace in which they may fail on their own,
+ * and no process is left on any node (job_process.h). A run that passes
+ * timeout_ms, or shows no output from any node for stall_ms, is stopped the
+ * same way and reported as hung.
+ */
+#ifndef CD_COLLECTIVES_MNIST_H
+#define CD_COLLECTIVES_MNIST_H
+
+#include "cd.h"
+#include "collectives/mnist_data.h"
+#include "collectives/train.h"
+#include "loop.h"
+#include "probes/netmodel.h"
+#include "sshpool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mnist_mode { MNIST_AUTO, MNIST_TORCH, MNIST_EMBEDDED };
+
+struct mnist_opts {
+	enum mnist_mode mode;
+	const char *backend;     /* torch: "gloo", "nccl" or "auto" (nccl when every node
+	                            has CUDA and NCCL in torch); default "auto" */
+	int epochs;              /* default 2 */
+	int nproc_per_node;      /* ranks per node; default 1 */
+	int batch;               /* per rank, default 64 */
+	double lr, momentum;     /* default 0.05 and 0.9 */
+	unsigned seed;           /* default 1 */
+	const char *iface;       /* NULL = NCCL's predicted interface on each node */
+	int master_port;         /* torch; default 29500 */
+	const char *remote_root; /* default "~/.cache/clusterdoc/data" */
+	struct mnist_data_opts data;
+	int timeout_ms;         /* the whole job once started; default 30 min */
+	int stall_ms;           /* no output from any node; default 5 min */
+	int ring_stall_ms;      /* embedded: a ring wait without progress; default 60 s */
+	int request_timeout_ms; /* from the pool */
+};
+
+void mnist_opts_init(struct mnist_opts *o);
+const char *mnist_mode_name(enum mnist_mode m);
+
+struct mnist_node {
+	const char *host;
+	char ifname[NM_NAME];
+	char addr[NM_ADDR];
+	int first_rank, nranks;
+	char torch_version[32];
+	int pushed_files;       /* files sent (0 when all were present) */
+	long long pushed_bytes; /* compressed bytes sent */
+	int started, ended;
+	int exit_code, signal; /* once ended */
+	char error_code[32];   /* why it failed, or "" */
+	char error[CD_ERRLEN];
+	char first_error[512];  /* the earliest error line of its output */
+	int64_t first_error_ms; /* its wall clock (the node's), 0 when none */
+	char param_sha256[65];  /* embedded: rank first_rank's final parameters */
+};
+
+struct mnist_report {
+	enum mnist_mode mode;      /* what ran */
+	char mode_note[CD_ERRLEN]; /* why auto chose embedded, or "" */
+	char backend[8];           /* torch: gloo or nccl; embedded: tcp */
+	int nranks;
+	struct mnist_node *nodes;
+	size_t nnodes;
+	int epochs_done;
+	double loss[TRAIN_MAX_EPOCHS], epoch_seconds[TRAIN_MAX_EPOCHS];
+	int have_accuracy;
+	double test_accuracy;
+	long long test_correct, test_total;
+	int hashes_identical; /* embedded: every rank's parameter hash equal */
+	char param_sha256[65];
+	int failed;              /* the job did not complete */
+	char failure[CD_ERRLEN]; /* what went wrong, for the summary */
+	int64_t data_ms, push_ms, train_ms, elapsed_ms;
+};
+
+/* What the front end hears while the run goes on (any may be NULL). */
+struct mnist_events {
+	/* a line of a node's job output ("out", "err" or "log") */
+	void (*line)(void *arg, size_t node, const char *stream, const char *text);
+	/* the dataset's download progress */
+	void (*data_progress)(void *arg, enum mnist_file f, long long got, long long total);
+	/* a phase began ("data", "push", "train", ...) */
+	void (*phase)(void *arg, const char *what);
+	/* the run has ended: read mnist_report */
+	void (*done)(void *arg);
+};
+
+struct mnist;
+
+struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *const *hosts,
+                          size_t nhosts, const struct mnist_opts *o, const struct mnist_events *ev,
+                          void *arg);
+const struct mnist_report *mnist_report(const struct mnist *m);
+void mnist_free(struct mnist *m);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * mnist_internal.h - what the head's mnist phases (mnist.c) share with the
+ * file push (mnist_push.c) and the pure reading of job output
+ * (mnist_log.c). Not a public interface: include it only from
+ * collectives/mnist*.c and the unit tests.
+ */
+#ifndef CD_COLLECTIVES_MNIST_INTERNAL_H
+#define CD_COLLECTIVES_MNIST_INTERNAL_H
+
+#include "collectives/mnist.h"
+
+#include <jansson.h>
+
+/* ------------------------------------------------------------ push */
+
+/* A file to put on nodes: its bytes (borrowed), cut into compressed chunks
+ * on first use and shared by every node's push. */
+struct push_file {
+	char *remote_path; /* "~/.cache/clusterdoc/data/MNIST/raw/..." */
+	const unsigned char *data;
+	size_t len;
+	char sha256[65];
+	char **chunks; /* base64 of each chunk's zlib stream, made on demand */
+	size_t nchunks;
+};
+
+void push_file_init(struct push_file *f, const char *remote_path, const unsigned char *data,
+                    size_t len, const char *sha256);
+void push_file_fini(struct push_file *f);
+
+/* err: 0, or a negative cd_err with msg naming the file and what failed. */
+typedef void (*push_done_cb)(void *arg, size_t node, int err, const char *msg);
+
+struct push;
+
+/*
+ * Put files[0..n) on one node: `file_stat` each, then `file_put` chunks (a
+ * few in flight) and `file_commit` for those not already there. done runs
+ * once. The push must outlive the pool's callbacks (free it after the pool).
+ */
+struct push *push_start(struct pool_node *pn, struct push_file *files, size_t n, int timeout_ms,
+                        push_done_cb done, void *arg, size_t node);
+int push_files_sent(const struct push *p);
+long long push_bytes_sent(const struct push *p);
+void push_free(struct push *p);
+
+/* ------------------------------------------------------------ job output */
+
+/* A "CDMNIST {json}" progress line: 1 with *event (new reference) set, 0
+ * when the line is something else, -1 when it starts so but is malformed. */
+int mnist_parse_event(const char *line, json_t **event);
+
+/* 1 when a line of a job's output states an error worth showing first: a
+ * Python exception line ("RuntimeError: ..."), an NCCL warning, a socket
+ * error, the agent's own failure to run the command. */
+int mnist_is_error_line(const char *line);
+
+/* The torchrun (or torch.distributed.launch) command for node i of n. */
+json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnodes, int node_rank,
+                         int nproc, const char *master_addr, int master_port, const char *script,
+                         const char *data_root, const char *checkpoint, const char *backend,
+                         const struct mnist_opts *o);
+
+/* The environment of node n's ranks: the interface variables of the
+ * address clusterdoc chose there, and settings for a quiet short job. */
+json_t *mnist_torch_env(const char *ifname, const char *addr, const char *backend);
+
+#endif
