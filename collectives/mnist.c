@@ -14,53 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POLL_EVERY_MS 250
-#define STOP_GRACE_MS 10000 /* after a node fails, the others may fail on their own */
-#define JOB_STOP_WAIT 3000  /* job_stop's grace on the node */
-#define SCRIPT_NAME   "mnist_ddp.py"
-
 extern const unsigned char mnist_ddp_py[];
 extern const size_t mnist_ddp_py_len;
 
-enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
-
-struct mnode {
-	struct pool_node *pn;
-	int waiting; /* answers awaited in this phase */
-	int gone;
-	json_t *probe, *facts;
-	struct push *push;
-	const char *python;
-	int ports[BENCH_MAX_LOCAL_RANKS]; /* embedded: each local rank's listener */
-	long long next_line;
-	int polling, stop_sent;
-};
-
-struct mnist {
-	struct loop *loop;
-	struct sshpool *pool;
-	struct mnist_opts o;
-	const struct mnist_events *ev;
-	void *arg;
-	struct netmodel *m;
-	struct mnode *nodes;
-	size_t n;
-	enum phase phase;
-	uint64_t next_timer, poll_timer, stop_timer;
-
-	struct mnist_prep *prep;
-	struct mnist_data *data;
-	int data_pending;
-	struct push_file files[MNIST_NFILES + 1];
-	size_t nfiles;
-	char token[33];
-
-	int64_t started, data_started, push_started, train_started, last_output;
-	int stopping;
-	struct mnist_report r;
-};
-
-static size_t index_of(const struct pool_node *pn)
+size_t mnist_index_of(const struct pool_node *pn)
 {
 	return (size_t)(uintptr_t)node_data(pn);
 }
@@ -113,9 +70,7 @@ static void settle(struct mnist *m, size_t i, int all)
 }
 
 /* The run failed before or while training: the first cause is kept. */
-static void fail_run(struct mnist *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void fail_run(struct mnist *m, const char *fmt, ...)
+void mnist_fail_run(struct mnist *m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -127,7 +82,7 @@ static void fail_run(struct mnist *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void node_error(struct mnist *m, size_t i, const char *code, const char *msg)
+void mnist_node_error(struct mnist *m, size_t i, const char *code, const char *msg)
 {
 	struct mnist_node *n = &m->r.nodes[i];
 
@@ -137,9 +92,6 @@ static void node_error(struct mnist *m, size_t i, const char *code, const char *
 	snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
 }
 
-static void finish(struct mnist *m);
-static void begin_stop(struct mnist *m, int now);
-
 /* Node i is lost (its agent went away, a request failed). */
 static void node_broke(struct mnist *m, size_t i, const char *code, const char *msg)
 {
@@ -148,14 +100,14 @@ static void node_broke(struct mnist *m, size_t i, const char *code, const char *
 	if (mn->gone)
 		return;
 	mn->gone = 1;
-	node_error(m, i, code, msg);
+	mnist_node_error(m, i, code, msg);
 	if (m->phase == PH_WATCH) {
 		if (!m->r.nodes[i].ended) {
 			m->r.nodes[i].ended = 1;
 			m->r.nodes[i].exit_code = -1;
 		}
-		fail_run(m, "%s", m->r.nodes[i].error);
-		begin_stop(m, 0);
+		mnist_fail_run(m, "%s", m->r.nodes[i].error);
+		mnist_begin_stop(m, 0);
 		return;
 	}
 	settle(m, i, 1);
@@ -165,26 +117,26 @@ static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
 	struct mnist *m = arg;
 
-	node_broke(m, index_of(pn), node_error_code(pn), node_error_message(pn));
+	node_broke(m, mnist_index_of(pn), node_error_code(pn), node_error_message(pn));
 	if (m->phase == PH_WATCH)
-		finish(m); /* when it was the last one running */
+		mnist_finish(m); /* when it was the last one running */
 }
 
 /* 1 when the answer is a failure (and the node is then out). */
-static int reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
-                        const char *msg, const char *what)
+int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
+                       const char *msg, const char *what)
 {
 	char text[CD_ERRLEN];
 
 	if (result)
 		return 0;
 	if (node_state(pn) == NODE_FAILED) {
-		settle(m, index_of(pn), 1);
+		settle(m, mnist_index_of(pn), 1);
 		return 1;
 	}
 	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
 	         msg ? msg : "no answer");
-	node_broke(m, index_of(pn), code ? code : "agent", text);
+	node_broke(m, mnist_index_of(pn), code ? code : "agent", text);
 	return 1;
 }
 
@@ -195,10 +147,10 @@ static void on_probe(struct pool_node *pn, json_t *result, const char *code, con
 {
 	struct mnist *m = arg;
 
-	if (reply_failed(m, pn, result, code, msg, "netprobe"))
+	if (mnist_reply_failed(m, pn, result, code, msg, "netprobe"))
 		return;
-	m->nodes[index_of(pn)].probe = json_incref(result);
-	settle(m, index_of(pn), 0);
+	m->nodes[mnist_index_of(pn)].probe = json_incref(result);
+	settle(m, mnist_index_of(pn), 0);
 }
 
 static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -206,10 +158,10 @@ static void on_facts(struct pool_node *pn, json_t *result, const char *code, con
 {
 	struct mnist *m = arg;
 
-	if (reply_failed(m, pn, result, code, msg, "facts"))
+	if (mnist_reply_failed(m, pn, result, code, msg, "facts"))
 		return;
-	m->nodes[index_of(pn)].facts = json_incref(result);
-	settle(m, index_of(pn), 0);
+	m->nodes[mnist_index_of(pn)].facts = json_incref(result);
+	settle(m, mnist_index_of(pn), 0);
 }
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -242,8 +194,8 @@ static void on_data(void *arg, struct mnist_data *data, const char *err)
 	m->data = data;
 	m->r.data_ms = cd_now_ms() - m->data_started;
 	if (!data) {
-		fail_run(m, "the dataset: %s", err ? err : "could not be prepared");
-		finish(m); /* nothing can run: no need to wait for the nodes */
+		mnist_fail_run(m, "the dataset: %s", err ? err : "could not be prepared");
+		mnist_finish(m); /* nothing can run: no need to wait for the nodes */
 		return;
 	}
 	schedule_advance(m);
@@ -302,12 +254,12 @@ static void choose_mode(struct mnist *m)
 	m->r.mode = MNIST_TORCH;
 	for (size_t i = 0; i < m->n; i++) {
 		if (torch_missing(m, i, why, sizeof(why)))
-			node_error(m, i, "no-torch", why);
+			mnist_node_error(m, i, "no-torch", why);
 	}
-	fail_run(m,
-	         "%s: install PyTorch there (Debian: python3-torch; or pip/conda in the PATH "
-	         "the agent sees), or run --mode embedded, which needs nothing on the nodes",
-	         first);
+	mnist_fail_run(m,
+	               "%s: install PyTorch there (Debian: python3-torch; or pip/conda in the PATH "
+	               "the agent sees), or run --mode embedded, which needs nothing on the nodes",
+	               first);
 }
 
 static void choose_backend(struct mnist *m)
@@ -326,8 +278,9 @@ static void choose_backend(struct mnist *m)
 	if (strcmp(b, "nccl") == 0 && !all_cuda) {
 		for (size_t i = 0; i < m->n; i++) {
 			if (!cuda_ready(m->nodes[i].facts)) {
-				node_error(m, i, "no-cuda", "torch there has no CUDA or no NCCL");
-				fail_run(
+				mnist_node_error(m, i, "no-cuda",
+				                 "torch there has no CUDA or no NCCL");
+				mnist_fail_run(
 				    m,
 				    "%s: torch there has no CUDA or no NCCL, so --backend nccl "
 				    "cannot run; use --backend gloo",
@@ -346,7 +299,8 @@ static void plan(struct mnist *m)
 
 	for (size_t i = 0; i < m->n; i++) {
 		if (m->nodes[i].gone) {
-			fail_run(m, "%s (a training job needs every node)", m->r.nodes[i].error);
+			mnist_fail_run(m, "%s (a training job needs every node)",
+			               m->r.nodes[i].error);
 			return;
 		}
 	}
@@ -366,8 +320,8 @@ static void plan(struct mnist *m)
 		memset(&bn, 0, sizeof(bn));
 		bn.host = n->host;
 		if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
-			node_error(m, i, "address", bn.error);
-			fail_run(m, "%s", bn.error);
+			mnist_node_error(m, i, "address", bn.error);
+			mnist_fail_run(m, "%s", bn.error);
 			return;
 		}
 		snprintf(n->ifname, sizeof(n->ifname), "%s", bn.ifname);
@@ -443,10 +397,10 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
                       void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = index_of(pn), k;
+	size_t i = mnist_index_of(pn), k;
 	json_t *l;
 
-	if (reply_failed(m, pn, result, code, msg, "bench_listen"))
+	if (mnist_reply_failed(m, pn, result, code, msg, "bench_listen"))
 		return;
 	json_array_foreach(json_object_get(result, "listeners"), k, l)
 	{
@@ -490,9 +444,9 @@ static void on_started(struct pool_node *pn, json_t *result, const char *code, c
                        void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = index_of(pn);
+	size_t i = mnist_index_of(pn);
 
-	if (reply_failed(m, pn, result, code, msg, "starting the job"))
+	if (mnist_reply_failed(m, pn, result, code, msg, "starting the job"))
 		return;
 	m->r.nodes[i].started = 1;
 	settle(m, i, 0);
@@ -579,220 +533,9 @@ static void send_starts(struct mnist *m)
 	}
 }
 
-/* ---------------------------------------------------------------- watch */
-
-static void read_event(struct mnist *m, json_t *ev)
-{
-	const char *what = json_string_value(json_object_get(ev, "event"));
-	long long epoch = json_integer_value(json_object_get(ev, "epoch"));
-
-	if (strcmp(what, "epoch") == 0 && epoch >= 1 && epoch <= TRAIN_MAX_EPOCHS) {
-		m->r.loss[epoch - 1] = json_number_value(json_object_get(ev, "loss"));
-		m->r.epoch_seconds[epoch - 1] = json_number_value(json_object_get(ev, "seconds"));
-		if (epoch > m->r.epochs_done)
-			m->r.epochs_done = (int)epoch;
-	} else if (strcmp(what, "test") == 0) {
-		m->r.have_accuracy = 1;
-		m->r.test_accuracy = json_number_value(json_object_get(ev, "accuracy"));
-		m->r.test_correct = json_integer_value(json_object_get(ev, "correct"));
-		m->r.test_total = json_integer_value(json_object_get(ev, "total"));
-	}
-}
-
-static void read_lines(struct mnist *m, size_t i, json_t *lines)
-{
-	struct mnist_node *n = &m->r.nodes[i];
-	size_t k;
-	json_t *l;
-
-	json_array_foreach(lines, k, l)
-	{
-		int64_t wall = json_integer_value(json_array_get(l, 0));
-		const char *stream = json_string_value(json_array_get(l, 1));
-		const char *text = json_string_value(json_array_get(l, 2));
-		json_t *ev;
-
-		if (!stream || !text)
-			continue;
-		m->last_output = cd_now_ms();
-		if (mnist_parse_event(text, &ev) == 1) {
-			read_event(m, ev);
-			json_decref(ev);
-		} else if (!n->first_error[0] && mnist_is_error_line(text)) {
-			snprintf(n->first_error, sizeof(n->first_error), "%s", text);
-			n->first_error_ms = wall;
-		}
-		if (m->ev && m->ev->line)
-			m->ev->line(m->arg, i, stream, text);
-	}
-}
-
-/* Embedded: every rank's parameter hash, from the nodes' results. */
-static void read_result(struct mnist *m, size_t i, json_t *result)
-{
-	json_t *ranks = json_object_get(result, "ranks"), *r;
-	size_t k;
-
-	json_array_foreach(ranks, k, r)
-	{
-		const char *h = json_string_value(json_object_get(r, "param_sha256"));
-
-		if (!h)
-			continue;
-		if (k == 0)
-			snprintf(m->r.nodes[i].param_sha256, sizeof(m->r.nodes[i].param_sha256),
-			         "%s", h);
-		if (!m->r.param_sha256[0])
-			snprintf(m->r.param_sha256, sizeof(m->r.param_sha256), "%s", h);
-		else if (strcmp(m->r.param_sha256, h) != 0)
-			m->r.hashes_identical = 0;
-	}
-}
-
-static void node_ended(struct mnist *m, size_t i, json_t *result)
-{
-	struct mnist_node *n = &m->r.nodes[i];
-	const char *error = json_string_value(json_object_get(result, "error"));
-
-	n->ended = 1;
-	n->exit_code = (int)json_integer_value(json_object_get(result, "exit_code"));
-	n->signal = (int)json_integer_value(json_object_get(result, "signal"));
-	if (json_is_object(json_object_get(result, "result")))
-		read_result(m, i, json_object_get(result, "result"));
-	if (n->exit_code == 0 && n->signal == 0 && !error)
-		return;
-	if (error)
-		node_error(m, i, "job", error);
-	else if (n->signal)
-		node_error(m, i, "job", m->stopping ? "stopped" : "killed by a signal");
-	else
-		node_error(m, i, "job", "exited with an error");
-	if (!m->stopping) {
-		fail_run(m, "%s: the job %s%s%s", n->host,
-		         n->signal ? "was killed by a signal" : "failed",
-		         n->first_error[0] ? ": " : "", n->first_error);
-		begin_stop(m, 0);
-	}
-}
-
-static void on_poll(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                    void *arg)
-{
-	struct mnist *m = arg;
-	size_t i = index_of(pn);
-	struct mnode *mn = &m->nodes[i];
-
-	mn->polling = 0;
-	if (m->phase != PH_WATCH || m->r.nodes[i].ended)
-		return;
-	if (reply_failed(m, pn, result, code, msg, "job_poll")) {
-		finish(m);
-		return;
-	}
-	read_lines(m, i, json_object_get(result, "lines"));
-	mn->next_line = json_integer_value(json_object_get(result, "next"));
-	if (strcmp(json_string_value(json_object_get(result, "state")) ?: "", "done") == 0) {
-		node_ended(m, i, result);
-		finish(m);
-	}
-}
-
-static void send_stop(struct mnist *m, size_t i);
-
-static void stop_others(struct loop *loop, void *arg)
-{
-	struct mnist *m = arg;
-
-	m->stop_timer = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (!m->r.nodes[i].ended && !m->nodes[i].gone)
-			send_stop(m, i);
-	}
-}
-
-/* Stop the nodes still running: now, or after STOP_GRACE_MS in which they
- * may end on their own (a rank's peers usually fail right after it, and
- * their own error is the better evidence). */
-static void begin_stop(struct mnist *m, int now)
-{
-	m->stopping = 1;
-	if (now) {
-		if (m->stop_timer)
-			loop_timer_cancel(m->loop, m->stop_timer);
-		stop_others(m->loop, m);
-	} else if (!m->stop_timer) {
-		m->stop_timer = loop_timer_add(m->loop, STOP_GRACE_MS, stop_others, m);
-	}
-}
-
-static void on_stopped(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                       void *arg)
-{
-	struct mnist *m = arg;
-	size_t i = index_of(pn);
-
-	if (m->r.nodes[i].ended)
-		return;
-	if (reply_failed(m, pn, result, code, msg, "job_stop")) {
-		finish(m);
-		return;
-	}
-	read_lines(m, i, json_object_get(result, "lines"));
-	node_ended(m, i, result);
-	finish(m);
-}
-
-static void send_stop(struct mnist *m, size_t i)
-{
-	json_t *req;
-
-	if (m->nodes[i].stop_sent)
-		return;
-	m->nodes[i].stop_sent = 1;
-	req = proto_request(0, "job_stop");
-	json_object_set_new(req, "grace_ms", json_integer(JOB_STOP_WAIT));
-	json_object_set_new(req, "since", json_integer(m->nodes[i].next_line));
-	sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms + JOB_STOP_WAIT, on_stopped,
-	                m);
-}
-
-static void poll_nodes(struct loop *loop, void *arg)
-{
-	struct mnist *m = arg;
-	int64_t now = cd_now_ms();
-
-	m->poll_timer = 0;
-	if (m->phase != PH_WATCH)
-		return;
-	if (!m->stopping && now - m->train_started > m->o.timeout_ms) {
-		fail_run(m, "the job did not end within %d s (--timeout); stopped it",
-		         m->o.timeout_ms / 1000);
-		begin_stop(m, 1);
-	} else if (!m->stopping && now - m->last_output > m->o.stall_ms) {
-		fail_run(m,
-		         "no output from any node for %d s: the job hangs (--stall-timeout); "
-		         "stopped it",
-		         m->o.stall_ms / 1000);
-		begin_stop(m, 1);
-	}
-	for (size_t i = 0; i < m->n; i++) {
-		struct mnode *mn = &m->nodes[i];
-		json_t *req;
-
-		if (mn->gone || mn->polling || mn->stop_sent || m->r.nodes[i].ended)
-			continue;
-		req = proto_request(0, "job_poll");
-		json_object_set_new(req, "since", json_integer(mn->next_line));
-		mn->polling = 1;
-		sshpool_request(mn->pn, req, m->o.request_timeout_ms, on_poll, m);
-	}
-	if (m->phase == PH_WATCH)
-		m->poll_timer = loop_timer_add(m->loop, POLL_EVERY_MS, poll_nodes, m);
-}
-
 /* ---------------------------------------------------------------- end */
 
-static void finish(struct mnist *m)
+void mnist_finish(struct mnist *m)
 {
 	if (m->phase == PH_DONE)
 		return;
@@ -810,9 +553,9 @@ static void finish(struct mnist *m)
 		loop_timer_cancel(m->loop, m->stop_timer);
 	m->poll_timer = m->stop_timer = 0;
 	if (!m->r.failed && m->r.mode == MNIST_EMBEDDED && !m->r.hashes_identical)
-		fail_run(m, "the ranks ended with different parameters");
+		mnist_fail_run(m, "the ranks ended with different parameters");
 	if (!m->r.failed && !m->r.have_accuracy)
-		fail_run(m, "the job ended without reporting a test accuracy");
+		mnist_fail_run(m, "the job ended without reporting a test accuracy");
 	m->r.elapsed_ms = cd_now_ms() - m->started;
 	if (m->ev && m->ev->done)
 		m->ev->done(m->arg);
@@ -822,7 +565,7 @@ static void start_phase(struct mnist *m, enum phase p)
 {
 	m->phase = p;
 	if (m->r.failed && p <= PH_START) {
-		finish(m);
+		mnist_finish(m);
 		return;
 	}
 	switch (p) {
@@ -831,7 +574,7 @@ static void start_phase(struct mnist *m, enum phase p)
 	case PH_PUSH:
 		plan(m);
 		if (m->r.failed) {
-			finish(m);
+			mnist_finish(m);
 			return;
 		}
 		send_pushes(m);
@@ -846,9 +589,9 @@ static void start_phase(struct mnist *m, enum phase p)
 	case PH_START:
 		for (size_t i = 0; i < m->n; i++) {
 			if (m->nodes[i].gone) {
-				fail_run(m, "%s (a training job needs every node)",
-				         m->r.nodes[i].error);
-				finish(m);
+				mnist_fail_run(m, "%s (a training job needs every node)",
+				               m->r.nodes[i].error);
+				mnist_finish(m);
 				return;
 			}
 		}
@@ -857,14 +600,14 @@ static void start_phase(struct mnist *m, enum phase p)
 	case PH_WATCH:
 		for (size_t i = 0; i < m->n; i++) {
 			if (m->nodes[i].gone && !m->r.failed) {
-				fail_run(m, "%s", m->r.nodes[i].error);
-				begin_stop(m, 1);
+				mnist_fail_run(m, "%s", m->r.nodes[i].error);
+				mnist_begin_stop(m, 1);
 			}
 		}
-		m->poll_timer = loop_timer_add(m->loop, 0, poll_nodes, m);
+		mnist_watch_start(m);
 		return;
 	case PH_DONE:
-		finish(m);
+		mnist_finish(m);
 		return;
 	}
 	schedule_advance(m);
@@ -936,10 +679,10 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	    mnist_data_prepare(loop, &o->data, on_data_progress, on_data, m, err, sizeof(err));
 	if (!m->prep) {
 		m->data_pending = 0;
-		fail_run(m, "the dataset: %s", err);
+		mnist_fail_run(m, "the dataset: %s", err);
 	}
 	if (nhosts == 0)
-		fail_run(m, "no nodes");
+		mnist_fail_run(m, "no nodes");
 	if (!m->r.failed)
 		sshpool_start(pool, &pool_handlers, m);
 	else

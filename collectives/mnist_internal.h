@@ -7,6 +7,7 @@
 #ifndef CD_COLLECTIVES_MNIST_INTERNAL_H
 #define CD_COLLECTIVES_MNIST_INTERNAL_H
 
+#include "collectives/bench_agent.h"
 #include "collectives/mnist.h"
 
 #include <jansson.h>
@@ -43,6 +44,70 @@ struct push *push_start(struct pool_node *pn, struct push_file *files, size_t n,
 int push_files_sent(const struct push *p);
 long long push_bytes_sent(const struct push *p);
 void push_free(struct push *p);
+
+/* ------------------------------------------------------------ the run */
+
+#define POLL_EVERY_MS 250
+#define STOP_GRACE_MS 10000 /* after a node fails, the others may fail on their own */
+#define JOB_STOP_WAIT 3000  /* job_stop's grace on the node */
+#define SCRIPT_NAME   "mnist_ddp.py"
+
+enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
+
+struct mnode {
+	struct pool_node *pn;
+	int waiting; /* answers awaited in this phase */
+	int gone;
+	json_t *probe, *facts;
+	struct push *push;
+	const char *python;
+	int ports[BENCH_MAX_LOCAL_RANKS]; /* embedded: each local rank's listener */
+	long long next_line;
+	int polling, stop_sent;
+};
+
+struct mnist {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct mnist_opts o;
+	const struct mnist_events *ev;
+	void *arg;
+	struct netmodel *m;
+	struct mnode *nodes;
+	size_t n;
+	enum phase phase;
+	uint64_t next_timer, poll_timer, stop_timer;
+
+	struct mnist_prep *prep;
+	struct mnist_data *data;
+	int data_pending;
+	struct push_file files[MNIST_NFILES + 1];
+	size_t nfiles;
+	char token[33];
+
+	int64_t started, data_started, push_started, train_started, last_output;
+	int stopping;
+	struct mnist_report r;
+};
+
+size_t mnist_index_of(const struct pool_node *pn);
+/* The run failed: the first cause is kept for the summary. */
+void mnist_fail_run(struct mnist *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Node i's error (the first one is kept). */
+void mnist_node_error(struct mnist *m, size_t i, const char *code, const char *msg);
+/* 1 when a reply is a failure; the node is then out (and the run failed
+ * when the job was running). */
+int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
+                       const char *msg, const char *what);
+/* End the run when nothing runs any more: the report is final, done is
+ * called once. */
+void mnist_finish(struct mnist *m);
+
+/* mnist_watch.c: poll the started jobs until each has ended. */
+void mnist_watch_start(struct mnist *m);
+/* Stop the jobs still running: now, or after STOP_GRACE_MS in which they
+ * may fail on their own (their own error is the better evidence). */
+void mnist_begin_stop(struct mnist *m, int now);
 
 /* ------------------------------------------------------------ job output */
 
