@@ -63,21 +63,6 @@ static int read_int(json_t *obj, const char *key, long long lo, long long hi, lo
 	return proto_field_int(obj, key, lo, hi, out);
 }
 
-static int token_ok(const char *t)
-{
-	size_t n = t ? strlen(t) : 0;
-
-	if (n < 1 || n > 64)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = t[i];
-
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-			return 0;
-	}
-	return 1;
-}
-
 /* ---------------------------------------------------------------- caps */
 
 json_t *bench_caps(json_t *req, const char **code, char *msg, size_t msglen)
@@ -258,7 +243,7 @@ static int read_params(json_t *req, struct run_params *p, char *msg, size_t msgl
 	p->nccl = strcmp(backend, "nccl") == 0;
 	p->token = json_string_value(json_object_get(req, "token"));
 	p->nccl_id = json_string_value(json_object_get(req, "nccl_id"));
-	if (!p->nccl && !token_ok(p->token)) {
+	if (!p->nccl && !ring_token_valid(p->token)) {
 		snprintf(msg, msglen, "\"token\" must be 1 to 64 letters and digits");
 		return -1;
 	}

@@ -9,6 +9,7 @@
 #include "collectives/train.h"
 #include "cd.h"
 #include "filerecv.h"
+#include "fsutil.h"
 #include "idx.h"
 #include "job.h"
 #include "proto.h"
@@ -66,46 +67,6 @@ struct rank_work {
 
 /* ------------------------------------------------------------ data */
 
-static int read_file(const char *path, unsigned char **out, size_t *len, char *msg, size_t msglen)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-	size_t got = 0;
-
-	*out = NULL;
-	if (fd < 0) {
-		snprintf(msg, msglen, "cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || st.st_size > MAX_FILE_BYTES) {
-		snprintf(msg, msglen, "%s: not a dataset file of at most %d MiB", path,
-		         MAX_FILE_BYTES >> 20);
-		goto out;
-	}
-	*out = cd_malloc((size_t)st.st_size + 1);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, *out + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(msg, msglen, "cannot read %s: %s", path,
-			         n < 0 ? strerror(errno) : "short file");
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	*len = got;
-	rc = 0;
-out:
-	close(fd);
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-	}
-	return rc;
-}
-
 static int load_data(struct mnist_work *w, const char *dir, char *msg, size_t msglen)
 {
 	char path[PATH_MAX + 64], err[CD_ERRLEN];
@@ -114,7 +75,7 @@ static int load_data(struct mnist_work *w, const char *dir, char *msg, size_t ms
 		size_t len = 0;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, files[f].name);
-		if (read_file(path, &w->bytes[f], &len, msg, msglen) < 0)
+		if (cd_read_file(path, MAX_FILE_BYTES, &w->bytes[f], &len, msg, msglen) < 0)
 			return -1;
 		if (idx_parse_mnist(w->bytes[f], len, files[f].kind, &w->idx[f], err, sizeof(err)) <
 		    0) {
@@ -319,9 +280,7 @@ static int read_options(json_t *req, struct mnist_work *w, char *msg, size_t msg
 	long long epochs = 2, batch = 64, seed = 1;
 	double lr = 0.05, momentum = 0.9;
 
-	if (!token || strlen(token) < 1 || strlen(token) > 64 ||
-	    strspn(token, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") !=
-	        strlen(token)) {
+	if (!ring_token_valid(token)) {
 		snprintf(msg, msglen, "\"token\" must be 1 to 64 letters and digits");
 		return -1;
 	}

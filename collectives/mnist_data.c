@@ -2,6 +2,7 @@
 #include "collectives/mnist_data.h"
 #include "cd.h"
 #include "fetch.h"
+#include "fsutil.h"
 #include "idx.h"
 #include "loop.h"
 #include "sha256.h"
@@ -75,52 +76,6 @@ void mnist_data_free(struct mnist_data *d)
 	for (int i = 0; i < MNIST_NFILES; i++)
 		free(d->f[i].raw);
 	free(d);
-}
-
-/* Read a whole file of at most cap bytes. Returns 0, CD_ERR_NOTFOUND, CD_ERR_IO or CD_ERR_TOOBIG.
- */
-static int file_read(const char *path, size_t cap, unsigned char **out, size_t *len, char *err,
-                     size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	unsigned char *b = NULL;
-	struct stat st;
-	size_t got = 0;
-
-	*out = NULL;
-	if (fd < 0)
-		return cd_errf(err, errlen, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO, "%s: %s",
-		               path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = cd_errf(err, errlen, CD_ERR_IO, "%s: not a readable regular file", path);
-		goto out;
-	}
-	if ((unsigned long long)st.st_size > cap) {
-		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
-		             "%s: %lld bytes, more than the %zu expected", path,
-		             (long long)st.st_size, cap);
-		goto out;
-	}
-	b = cd_malloc((size_t)st.st_size + 1);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = cd_errf(err, errlen, CD_ERR_IO, "%s: %s", path,
-			             n ? strerror(errno) : "shrank while being read");
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	*out = b;
-	*len = got;
-	b = NULL;
-out:
-	free(b);
-	close(fd);
-	return rc;
 }
 
 static void md5_buf_hex(const unsigned char *p, size_t len, char hex[33])
@@ -199,7 +154,7 @@ static int blob_load(struct mnist_blob *b, enum mnist_file f, const char *path, 
 	struct sha256 s;
 	int rc;
 
-	rc = file_read(path, MNIST_MAX_RAW_BYTES, &file, &len, err, errlen);
+	rc = cd_read_file(path, MNIST_MAX_RAW_BYTES, &file, &len, err, errlen);
 	if (rc)
 		goto out;
 	if (md5 && gz) {
@@ -319,7 +274,7 @@ static int md5_file_read(const char *path, char md5[MNIST_NFILES][33], char *err
 	char *line, *save = NULL;
 	int rc, lineno = 0;
 
-	rc = file_read(path, MD5_FILE_MAX, &text, &len, err, errlen);
+	rc = cd_read_file(path, MD5_FILE_MAX, &text, &len, err, errlen);
 	if (rc)
 		return rc;
 	text[len] = '\0';
@@ -353,30 +308,6 @@ static int md5_file_read(const char *path, char md5[MNIST_NFILES][33], char *err
 	}
 out:
 	free(text);
-	return rc;
-}
-
-/* mkdir -p, creating what is missing with mode 0700. */
-static int dir_make(const char *path, char *err, size_t errlen)
-{
-	char *p = cd_strdup(path), *s = p;
-	int rc = 0, last = 0;
-
-	while (!last) {
-		s = strchr(s + 1, '/');
-		last = !s;
-		if (s)
-			*s = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-			rc = cd_errf(err, errlen, CD_ERR_IO,
-			             "cannot create the cache folder %s: %s; give another one", p,
-			             strerror(errno));
-			break;
-		}
-		if (s)
-			*s = '/';
-	}
-	free(p);
 	return rc;
 }
 
@@ -449,7 +380,7 @@ static int prep_check(struct mnist_prep *p, enum mnist_file f)
 	size_t len = 0;
 	int rc;
 
-	if (file_read(path, MNIST_MAX_RAW_BYTES, &file, &len, NULL, 0) == 0) {
+	if (cd_read_file(path, MNIST_MAX_RAW_BYTES, &file, &len, NULL, 0) == 0) {
 		md5_buf_hex(file, len, hex);
 		free(file);
 		if (!strcmp(hex, p->md5[f])) {
@@ -535,6 +466,7 @@ struct mnist_prep *mnist_data_prepare(struct loop *loop, const struct mnist_data
 	struct mnist_prep *p = cd_calloc(1, sizeof(*p));
 	const char *url = o->url ? o->url : MNIST_DEFAULT_URL;
 	size_t n = strlen(url);
+	char why[CD_ERRLEN];
 	int rc = 0;
 
 	if (!ready)
@@ -565,8 +497,11 @@ struct mnist_prep *mnist_data_prepare(struct loop *loop, const struct mnist_data
 			            "set; set one, or use --data-dir with a local copy");
 			goto out;
 		}
-		if ((rc = dir_make(p->cache_dir, err, errlen)) != 0)
+		if ((rc = cd_mkdir_p(p->cache_dir, why, sizeof(why))) != 0) {
+			cd_errf(err, errlen, rc, "the MNIST cache folder: %s; give another one",
+			        why);
 			goto out;
+		}
 		p->fetcher = fetcher_new(loop);
 		if (!p->fetcher) {
 			rc = cd_errf(err, errlen, CD_ERR_IO,

@@ -70,6 +70,10 @@ struct ring_error {
 	char msg[CD_ERRLEN];
 };
 
+/* 1 when token is a valid ring_opts.token: 1 to 64 characters
+ * [0-9A-Za-z]. */
+int ring_token_valid(const char *token);
+
 /* "connect", "no-peer", "rejected", "closed", "stalled", "aborted", "io",
  * "bad-argument" ("ok" for RING_OK). */
 const char *ring_fail_name(enum ring_fail k);

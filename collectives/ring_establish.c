@@ -93,7 +93,7 @@ int ring_listen(const struct sockaddr *addr, socklen_t len, int *fd, int *port, 
 
 /* --- options ------------------------------------------------------------- */
 
-static int token_is_valid(const char *token)
+int ring_token_valid(const char *token)
 {
 	size_t len = token ? strlen(token) : 0;
 
@@ -131,7 +131,7 @@ static int check_opts(const struct ring_opts *o, int listen_fd, const struct soc
 	if (o->conns < 1 || o->conns > RING_MAX_CONNS)
 		return ring_fail(e, RING_BAD_ARG, -1, 0, "conns %d: need 1 to %d", o->conns,
 		                 RING_MAX_CONNS);
-	if (!token_is_valid(o->token))
+	if (!ring_token_valid(o->token))
 		return ring_fail(e, RING_BAD_ARG, -1, 0,
 		                 "the token must be 1 to %d characters [0-9A-Za-z]",
 		                 RING_TOKEN_MAX);

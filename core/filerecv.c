@@ -4,6 +4,7 @@
 #include "filerecv.h"
 #include "base64.h"
 #include "cd.h"
+#include "fsutil.h"
 #include "proto.h"
 #include "sha256.h"
 
@@ -46,25 +47,6 @@ int filerecv_expand(const char *path, char *out, size_t outlen, char *msg, size_
 	if (n < 0 || (size_t)n >= outlen) {
 		snprintf(msg, msglen, "\"%.200s\" is too long", path);
 		return -1;
-	}
-	return 0;
-}
-
-/* mkdir -p of path's parent directory, 0700 for what it creates. */
-static int make_parents(const char *path, char *msg, size_t msglen)
-{
-	char dir[PATH_MAX + 16];
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			snprintf(msg, msglen, "cannot create %s: %s", dir, strerror(errno));
-			return -1;
-		}
-		*p = '/';
 	}
 	return 0;
 }
@@ -161,7 +143,7 @@ json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
 		goto out;
 	*code = "io";
 	snprintf(part, sizeof(part), "%s.part", path);
-	if (make_parents(part, msg, msglen) < 0)
+	if (cd_mkdir_parent(part, msg, msglen) < 0)
 		goto out;
 	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0600);
 	if (fd < 0) {

@@ -13,6 +13,7 @@
 #include "job_process.h"
 #include "cd.h"
 #include "filerecv.h"
+#include "fsutil.h"
 #include "job.h"
 #include "proto.h"
 
@@ -338,24 +339,6 @@ static void free_strv(char **v)
 	free(v);
 }
 
-static int make_dirs(const char *path, char *msg, size_t msglen)
-{
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s/", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			snprintf(msg, msglen, "cannot create %s: %s", dir, strerror(errno));
-			return -1;
-		}
-		*p = '/';
-	}
-	return 0;
-}
-
 /* The request's argv, env and cwd; -1 with msg. */
 static int read_request(json_t *req, char ***argv, char ***envp, char *cwd, size_t cwdlen,
                         char *msg, size_t msglen)
@@ -421,7 +404,7 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	if (read_request(req, &argv, &envp, cwd, sizeof(cwd), msg, msglen) < 0)
 		goto out;
 	*code = "io";
-	if (cwd[0] && make_dirs(cwd, msg, msglen) < 0)
+	if (cwd[0] && cd_mkdir_p(cwd, msg, msglen) < 0)
 		goto out;
 	if (job_running()) {
 		*code = "busy";

@@ -3,6 +3,7 @@
 #include "probes/facts_python.h"
 #include "probes/facts.h"
 #include "cd.h"
+#include "fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -464,27 +465,6 @@ out:
 	return torch;
 }
 
-/* mkdir -p path (0700 for what it creates). */
-static int mkdir_p(char *path, char *errbuf, size_t errlen)
-{
-	for (char *s = path + 1;; s++) {
-		char c = *s;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*s = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			cd_errf(errbuf, errlen, CD_ERR_IO, "cannot create %s: %s", path,
-			        strerror(errno));
-			*s = c;
-			return CD_ERR_IO;
-		}
-		*s = c;
-		if (!c)
-			return 0;
-	}
-}
-
 /* Write {format, key, torch} to path atomically: temp file, then rename. */
 static int cache_store(const char *path, json_t *key, json_t *torch, char *errbuf, size_t errlen)
 {
@@ -495,7 +475,7 @@ static int cache_store(const char *path, json_t *key, json_t *torch, char *errbu
 	int fd = -1, rc = 0, created = 0;
 
 	*strrchr(dir, '/') = '\0';
-	if (dir[0] && (rc = mkdir_p(dir, errbuf, errlen)) < 0)
+	if (dir[0] && (rc = cd_mkdir_p(dir, errbuf, errlen)) < 0)
 		goto out;
 	text = json_dumps(j, JSON_COMPACT);
 	len = strlen(text);

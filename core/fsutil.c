@@ -1,0 +1,95 @@
+/*
+ * fsutil.c - see fsutil.h.
+ */
+#include "fsutil.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cd_mkdir_p(const char *path, char *err, size_t errlen)
+{
+	char *dir = cd_strdup(path);
+	int rc = 0;
+
+	for (char *s = dir + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			rc = cd_errf(err, errlen, CD_ERR_IO, "cannot create %s: %s", dir,
+			             strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c || !s[1])
+			break;
+	}
+	free(dir);
+	return rc;
+}
+
+int cd_mkdir_parent(const char *path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int rc;
+
+	if (!slash || slash == path)
+		return 0;
+	dir = cd_strndup(path, (size_t)(slash - path));
+	rc = cd_mkdir_p(dir, err, errlen);
+	free(dir);
+	return rc;
+}
+
+int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len, char *err,
+                 size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	unsigned char *b = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	*out = NULL;
+	if (fd < 0)
+		return cd_errf(err, errlen, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO, "%s: %s",
+		               path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = cd_errf(err, errlen, CD_ERR_IO, "%s: not a readable regular file", path);
+		goto out;
+	}
+	if ((unsigned long long)st.st_size > cap) {
+		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
+		             "%s: %lld bytes, more than the %zu expected", path,
+		             (long long)st.st_size, cap);
+		goto out;
+	}
+	b = cd_malloc((size_t)st.st_size + 1);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = cd_errf(err, errlen, CD_ERR_IO, "%s: %s", path,
+			             n ? strerror(errno) : "shrank while being read");
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	b[got] = '\0';
+	*out = b;
+	*len = got;
+	b = NULL;
+out:
+	free(b);
+	close(fd);
+	return rc;
+}
