@@ -3,6 +3,7 @@
 #include "cd.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,19 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	b->len += n;
 	b->data[b->len] = '\0';
 	return 0;
+}
+
+int buf_append_strs(struct buf *b, ...)
+{
+	const char *s;
+	int rc = 0;
+	va_list ap;
+
+	va_start(ap, b);
+	while (!rc && (s = va_arg(ap, const char *)))
+		rc = buf_append_str(b, s);
+	va_end(ap);
+	return rc;
 }
 
 int buf_append_str(struct buf *b, const char *s)

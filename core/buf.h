@@ -25,6 +25,9 @@ void buf_fini(struct buf *b);
  * (nothing is appended then). */
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_append_str(struct buf *b, const char *s);
+/* Append each string argument up to a NULL one: buf_append_strs(b, "a", s, NULL).
+ * 0, or CD_ERR_TOOBIG (what came before the one that did not fit stays). */
+int buf_append_strs(struct buf *b, ...);
 
 /* Drop the first n bytes (n <= len). */
 void buf_consume(struct buf *b, size_t n);

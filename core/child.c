@@ -1,9 +1,11 @@
 /* child.c - child processes with pipes and a pidfd (see child.h). */
 #include "child.h"
+#include "buf.h"
 #include "cd.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,4 +117,70 @@ void child_fini(struct child *c)
 	close_fd(&c->out_fd);
 	close_fd(&c->err_fd);
 	close_fd(&c->pid_fd);
+}
+
+/* Read what is available on fd into b; 0 at EOF (fd closed), 1 when more may
+ * come, CD_ERR_TOOBIG/CD_ERR_IO. */
+static int drain_fd(int *fd, struct buf *b)
+{
+	for (;;) {
+		ssize_t n = buf_read_fd(b, *fd);
+
+		if (n > 0)
+			continue;
+		if (n == CD_ERR_AGAIN)
+			return 1;
+		if (n == 0) {
+			close_fd(fd);
+			return 0;
+		}
+		return (int)n;
+	}
+}
+
+int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
+              char *err, size_t errlen)
+{
+	struct child c;
+	int64_t deadline = cd_now_ms() + timeout_ms;
+	int rc;
+
+	rc = child_start(&c, argv, NULL, err, errlen);
+	if (rc < 0)
+		return rc;
+	child_close_stdin(&c);
+	while (c.out_fd >= 0 || c.err_fd >= 0) {
+		struct pollfd p[2] = {{.fd = c.out_fd, .events = POLLIN},
+		                      {.fd = c.err_fd, .events = POLLIN}};
+		int64_t left = deadline - cd_now_ms();
+
+		if (left <= 0) {
+			rc = cd_errf(err, errlen, CD_ERR_TIMEOUT, "%s did not finish within %d ms",
+			             argv[0], timeout_ms);
+			goto out;
+		}
+		if (poll(p, 2, (int)left) < 0 && errno != EINTR) {
+			rc = cd_errf(err, errlen, CD_ERR_IO, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if ((c.out_fd >= 0 && drain_fd(&c.out_fd, out) < 0) ||
+		    (c.err_fd >= 0 && drain_fd(&c.err_fd, errout) < 0)) {
+			rc = cd_errf(err, errlen, CD_ERR_IO, "%s said more than expected", argv[0]);
+			goto out;
+		}
+	}
+	/* both pipes closed: the child has exited or is about to */
+	while (!child_reap(&c)) {
+		if (cd_now_ms() >= deadline) {
+			rc = cd_errf(err, errlen, CD_ERR_TIMEOUT, "%s did not finish within %d ms",
+			             argv[0], timeout_ms);
+			goto out;
+		}
+		poll(NULL, 0, 5);
+	}
+	*status = c.status;
+	rc = 0;
+out:
+	child_fini(&c);
+	return rc;
 }

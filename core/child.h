@@ -37,6 +37,18 @@ int child_reap(struct child *c);
 /* Describe an exit status: "exited with status 3", "killed by signal 9". */
 void child_describe_status(int status, char *buf, size_t len);
 
+/*
+ * Run argv to completion, for short commands run outside the event loop
+ * (scontrol): stdin is empty, stdout and stderr are collected into out and
+ * errout (each buf's max bounds it; more is an error). Blocks at most
+ * timeout_ms, then kills the child. Returns 0 with *status set (waitpid
+ * status), or CD_ERR_IO (it could not start, or said more than the bufs
+ * hold) or CD_ERR_TIMEOUT, with a message naming argv[0] in err.
+ */
+struct buf;
+int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
+              char *err, size_t errlen);
+
 /* Kill (SIGKILL) if still running, reap, close every fd. Safe to call twice. */
 void child_fini(struct child *c);
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,5 +92,66 @@ int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len,
 out:
 	free(b);
 	close(fd);
+	return rc;
+}
+
+int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, char *err,
+                         size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	const char *p = data;
+	char *tmp = NULL;
+	int fd = -1, rc = 0, e = 0, created = 0;
+
+	if (!*name) {
+		e = EISDIR;
+		goto out;
+	}
+	tmp = cd_asprintf("%.*s.%s.tmp.%ld", (int)(name - path), path, name, (long)getpid());
+	for (int tries = 0; fd < 0 && tries < 2; tries++) {
+		fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+		/* A temporary of ours that a crash left behind: in a container the
+		 * PID repeats from run to run, so it would block every later write. */
+		if (fd < 0 && errno == EEXIST && tries == 0)
+			unlink(tmp);
+		else if (fd < 0)
+			break;
+	}
+	if (fd < 0) {
+		e = errno;
+		goto out;
+	}
+	created = 1;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n ? errno : EIO;
+			goto out;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) != 0 || fchmod(fd, (mode_t)mode) != 0) {
+		e = errno;
+		goto out;
+	}
+	/* close can report a delayed write error (NFS): the file is not whole then. */
+	rc = close(fd);
+	fd = -1;
+	if (rc != 0 || rename(tmp, path) != 0)
+		e = errno;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		if (created)
+			unlink(tmp);
+		rc = cd_errf(err, errlen, CD_ERR_IO, "cannot write %s: %s", path, strerror(e));
+	}
+	free(tmp);
 	return rc;
 }

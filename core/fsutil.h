@@ -1,6 +1,6 @@
 /*
- * fsutil.h - the two file-system chores several modules share: creating a
- * directory path, and reading a whole bounded file.
+ * fsutil.h - the file-system chores several modules share: creating a
+ * directory path, reading a whole bounded file, replacing a file atomically.
  */
 #ifndef CD_FSUTIL_H
 #define CD_FSUTIL_H
@@ -21,5 +21,15 @@ int cd_mkdir_parent(const char *path, char *err, size_t errlen);
  */
 int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len, char *err,
                  size_t errlen);
+
+/*
+ * Replace path with data[0..len) atomically: write a temporary file in the
+ * same directory (".NAME.tmp.PID", so a reader globbing *.prom or *.xml never
+ * sees it), fsync it, chmod it to mode, rename it over path. The directory
+ * must exist. 0, or CD_ERR_IO with "cannot write PATH: strerror" in err; no
+ * temporary file is left behind.
+ */
+int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, char *err,
+                         size_t errlen);
 
 #endif
