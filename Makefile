@@ -94,10 +94,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcmocka $(HEAD_LIBS) -ldl
 
 # libFuzzer harnesses are built with clang; `make test` replays their seed corpus.
-FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Icore -I. -fsanitize=fuzzer,address,undefined
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
+# The library is compiled once with coverage instrumentation (fuzzer-no-link)
+# into its own archive, and each harness links against it.
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Icore -I. -fsanitize=address,undefined
+FUZZ_OBJ    := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(GEN_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_LIB    := $(BUILD)/fuzz/libclusterdoc-fuzz.a
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(GEN_SRC) $(HEAD_LIBS) -ldl
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(HEAD_LIBS) -ldl
+-include $(FUZZ_OBJ:.o=.d)
 
 deps:
 	@scripts/deps.sh
