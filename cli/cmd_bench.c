@@ -10,11 +10,13 @@
 #include "collectives/bench_agent.h"
 #include "commands.h"
 #include "loop.h"
+#include "report.h"
 #include "targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
 	OPT_BACKEND = OPT_TARGETS_END,
@@ -34,6 +36,7 @@ enum {
 
 struct bench_run {
 	struct targets t;
+	struct report_opts rep_o;
 	struct bench_opts o;
 	double min_bw; /* --check-min-bw GB/s; 0 = none */
 	struct loop *loop;
@@ -73,8 +76,8 @@ static void usage(FILE *f)
 	        "      --no-check       do not verify the results\n"
 	        "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
 	        "                       run (default 10000)\n"
-	        "%s",
-	        targets_help);
+	        "%s%s",
+	        report_help, targets_help);
 }
 
 /* "256M" -> 268435456; K, M, G are powers of 1024. */
@@ -168,6 +171,8 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 		r->o.check = 0;
 		return 0;
 	}
+	if (report_option(&r->rep_o, opt, arg))
+		return 0;
 	v = targets_option(&r->t, opt, arg, cmd);
 	return v < 0 ? -1 : v == 1 ? 0 : -2;
 }
@@ -177,6 +182,7 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
+	    REPORT_LONGOPTS,
 	    {"backend", required_argument, NULL, OPT_BACKEND},
 	    {"iters", required_argument, NULL, OPT_ITERS},
 	    {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -435,8 +441,10 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_run r = {0};
 	const struct bench_report *rep;
+	struct report_run run = {.command = "bench"};
 	char err[CD_ERRLEN];
 	int rc = 2, p;
+	int64_t started_ms = cd_now_ms();
 
 	targets_init(&r.t);
 	bench_opts_init(&r.o);
@@ -446,6 +454,7 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	r.o.request_timeout_ms = r.t.pool.request_timeout_ms;
+	run.started_at = (long long)time(NULL);
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
 	if (!r.pool) {
@@ -476,6 +485,19 @@ int cmd_bench(int argc, char **argv)
 	}
 	print_failures(rep);
 	rc = verdict(rep, &r.o, r.min_bw);
+	if (report_wanted(&r.rep_o)) {
+		struct prom *prom;
+		struct junit *junit;
+
+		run.exit_status = rc;
+		run.elapsed_s = (double)(cd_now_ms() - started_ms) / 1000;
+		prom = report_bench_prom(rep, &r.o, &run);
+		junit = report_bench_junit(rep, &r.o, r.min_bw, &run);
+		if (report_emit(&r.rep_o, &run, prom, junit) < 0 && rc == 0)
+			rc = 2;
+		prom_free(prom);
+		junit_free(junit);
+	}
 out:
 	sshpool_free(r.pool); /* first: it fails what is pending, into bench's callbacks */
 	bench_free(r.b);

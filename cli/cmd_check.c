@@ -4,16 +4,23 @@
  * the findings and the verified environment as text, JSON
  * (docs/report-format.md) or shell `export` lines.
  *
+ * Results can also go to Prometheus, a Pushgateway and JUnit (report.h),
+ * and to Slurm (check_slurm.h: the Prolog verdict, --drain, --undrain).
+ *
  * Exit status: check: 0 no error findings, 1 error findings, 2 a node (or
- * everything) could not be checked. env: 0 every value verified, 1 some
- * value could not be verified, 2 could not check.
+ * everything) could not be checked, or a report, drain or the deadline
+ * failed. With --slurm-prolog: 1 only for error findings on the local node.
+ * env: 0 every value verified, 1 some value could not be verified, 2 could
+ * not check.
  */
 #include "cd.h"
+#include "check_slurm.h"
 #include "commands.h"
 #include "loop.h"
 #include "probes/diagnose.h"
 #include "probes/netcheck.h"
 #include "probes/predict.h"
+#include "report.h"
 #include "targets.h"
 
 #include <arpa/inet.h>
@@ -21,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
 
 #define REPORT_VERSION 1
 
@@ -32,13 +41,26 @@ enum {
 	OPT_NODE,
 	OPT_FULL_MATRIX_MAX,
 	OPT_SEED,
+	OPT_SLURM_PROLOG,
+	OPT_DRAIN,
+	OPT_UNDRAIN,
+	OPT_DEADLINE,
 };
+
+/* The Prolog's default bound on the whole check, in seconds. */
+#define PROLOG_DEADLINE_S 30
 
 struct check_run {
 	struct targets t;
+	struct report_opts rep_o;
 	struct netcheck_opts o;
 	const char *master; /* --master HOST */
-	const char *only;   /* env --node HOST */
+	const char *only;   /* env --node HOST; check --slurm-prolog: the local node */
+	int prolog;         /* --slurm-prolog */
+	int drain, undrain; /* --drain, --undrain */
+	int deadline_s;     /* --deadline; 0 = none */
+	int deadline_hit;
+	long long started_at; /* Unix time */
 	struct loop *loop;
 	struct sshpool *pool;
 	struct netmodel *m;
@@ -50,6 +72,23 @@ struct check_run {
 static void on_done(void *arg)
 {
 	loop_stop(((struct check_run *)arg)->loop);
+}
+
+/* The deadline closes the nodes that still owe an answer; the check then
+ * ends with the others. Re-armed for the phases that follow, which get 2 s
+ * each. */
+static void on_deadline(struct loop *loop, void *arg)
+{
+	struct check_run *r = arg;
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	         "no answer within the check's deadline (--deadline %d s); the node or its "
+	         "agent may be hung",
+	         r->deadline_s);
+	r->deadline_hit = 1;
+	netcheck_expire(r->nc, why);
+	loop_timer_add(loop, 2000, on_deadline, r);
 }
 
 /* ---------------------------------------------------------------- suggestions */
@@ -453,17 +492,32 @@ static void usage(FILE *f, int env)
 		        "NCCL and\nGloo will pick, and print the findings (worst first) and the "
 		        "verified environment.\n"
 		        "Exit status: 0 no error findings, 1 error findings, 2 a node could not "
-		        "be checked.\n\n");
-	fprintf(f,
-	        "Options:\n"
-	        "      --master HOST        the node that will be rank 0 (default: the first)\n"
-	        "      --port N             the MASTER_PORT candidate (default 29500)\n"
-	        "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
-	        "      --no-firewall        do not read the nodes' firewall rules\n"
-	        "      --full-matrix-max N  test every pair up to N nodes (default 64)\n"
-	        "%s%s",
-	        env ? "      --node HOST          print only this node's lines\n" : "",
-	        targets_help);
+		        "be checked\n(or a report or drain failed). With --slurm-prolog: 1 only "
+		        "for error findings on\nthe local node.\n\n");
+	fprintf(
+	    f,
+	    "Options:\n"
+	    "      --master HOST        the node that will be rank 0 (default: the first)\n"
+	    "      --port N             the MASTER_PORT candidate (default 29500)\n"
+	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
+	    "      --no-firewall        do not read the nodes' firewall rules\n"
+	    "      --full-matrix-max N  test every pair up to N nodes (default 64)\n"
+	    "      --deadline S         end the check after S seconds, reporting the nodes\n"
+	    "                           that had not answered (default: none; 30 with\n"
+	    "                           --slurm-prolog)\n"
+	    "%s%s%s",
+	    env ? "      --node HOST          print only this node's lines\n"
+	        : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
+	          "for\n"
+	          "                           error findings on this node (docs/slurm.md)\n"
+	          "      --node HOST          this node, for --slurm-prolog (default\n"
+	          "                           $SLURMD_NODENAME, else the hostname); with\n"
+	          "                           --drain/--undrain: act on this node only\n"
+	          "      --drain              drain the nodes with error findings (scontrol,\n"
+	          "                           Reason=\"clusterdoc: IDS\")\n"
+	          "      --undrain            resume the nodes that pass and were drained by\n"
+	          "                           clusterdoc\n",
+	    env ? "" : report_help, targets_help);
 }
 
 static int parse_options(struct check_run *r, int argc, char **argv, int env)
@@ -477,6 +531,11 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	    {"node", required_argument, NULL, OPT_NODE},
 	    {"full-matrix-max", required_argument, NULL, OPT_FULL_MATRIX_MAX},
 	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"slurm-prolog", no_argument, NULL, OPT_SLURM_PROLOG},
+	    {"drain", no_argument, NULL, OPT_DRAIN},
+	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
+	    {"deadline", required_argument, NULL, OPT_DEADLINE},
+	    REPORT_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -489,6 +548,8 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 		if (took < 0)
 			return -1;
 		if (took)
+			continue;
+		if (!env && report_option(&r->rep_o, opt, optarg))
 			continue;
 		switch (opt) {
 		case OPT_MASTER:
@@ -507,11 +568,22 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 			r->o.no_firewall = 1;
 			break;
 		case OPT_NODE:
-			if (!env) {
+			r->only = optarg;
+			break;
+		case OPT_SLURM_PROLOG:
+		case OPT_DRAIN:
+		case OPT_UNDRAIN:
+			if (env) {
 				usage(stderr, env);
 				return -1;
 			}
-			r->only = optarg;
+			r->prolog |= opt == OPT_SLURM_PROLOG;
+			r->drain |= opt == OPT_DRAIN;
+			r->undrain |= opt == OPT_UNDRAIN;
+			break;
+		case OPT_DEADLINE:
+			if (cli_parse_int(cmd, "--deadline", optarg, 1, 86400, &r->deadline_s) < 0)
+				return -1;
 			break;
 		case OPT_FULL_MATRIX_MAX:
 			if (cli_parse_int(cmd, "--full-matrix-max", optarg, 2, 100000,
@@ -535,6 +607,14 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
 		return -1;
 	}
+	if (!env && r->only && !r->prolog && !r->drain && !r->undrain) {
+		fprintf(stderr,
+		        "clusterdoc check: --node names the local node of --slurm-prolog, "
+		        "--drain or --undrain; without them, every node given is checked\n");
+		return -1;
+	}
+	if (r->prolog && !r->deadline_s)
+		r->deadline_s = PROLOG_DEADLINE_S;
 	return targets_finish(&r->t, cmd) < 0 ? -1 : 0;
 }
 
@@ -553,6 +633,83 @@ static int find_master(struct check_run *r, const char *cmd)
 	return -1;
 }
 
+/* --slurm-prolog: 1 only when an error finding names the local node. */
+static int prolog_status(const struct check_run *r)
+{
+	char name[256];
+	long local = check_local_node(r->m, r->only, name, sizeof(name));
+
+	if (local < 0) {
+		/* a Prolog that fails here would drain the node for a setup
+		 * mistake; say so loudly instead */
+		openlog("clusterdoc", LOG_PID, LOG_DAEMON);
+		syslog(LOG_WARNING,
+		       "--slurm-prolog: this node (%s) is not one of the nodes checked; set --node "
+		       "or SLURMD_NODENAME",
+		       name);
+		closelog();
+		fprintf(stderr,
+		        "clusterdoc check: --slurm-prolog: this node (%s) is not one of the nodes "
+		        "checked; set --node or SLURMD_NODENAME\n",
+		        name);
+		return 0;
+	}
+	return check_slurm_prolog_verdict(r->m, r->d, (size_t)local);
+}
+
+/* After the check: the exit status, Slurm's part and the reports. */
+static int finish_check(struct check_run *r, int checked)
+{
+	int rc = checked < (int)r->m->nnodes ? 2 : r->d->errors ? 1 : 0;
+	int failed = 0;
+	long local = -1;
+	char name[256];
+
+	if (!checked)
+		fprintf(stderr, "clusterdoc check: no node could be checked\n");
+	if (r->deadline_hit && !r->prolog)
+		fprintf(stderr,
+		        "clusterdoc check: the deadline (%d s) passed; the nodes that had not "
+		        "answered are reported as node-unreachable\n",
+		        r->deadline_s);
+	if (r->prolog)
+		rc = prolog_status(r);
+	if ((r->drain || r->undrain) && r->only) {
+		local = check_local_node(r->m, r->only, name, sizeof(name));
+		if (local < 0) {
+			fprintf(stderr,
+			        "clusterdoc check: --node %s is not one of the nodes checked\n",
+			        r->only);
+			failed = 1;
+		}
+	}
+	if (r->drain && (!r->only || local >= 0) &&
+	    check_slurm_drain(r->m, r->d, local, r->prolog) < 0)
+		failed = 1;
+	if (r->undrain && (!r->only || local >= 0) &&
+	    check_slurm_undrain(r->m, r->d, local, r->prolog) < 0)
+		failed = 1;
+	if (report_wanted(&r->rep_o)) {
+		struct report_run run = {
+		    .command = "check",
+		    .elapsed_s = (double)(cd_now_ms() - r->started_ms) / 1000,
+		    .started_at = r->started_at,
+		    .exit_status = rc,
+		};
+		struct prom *prom = report_check_prom(r->m, r->d, &run);
+		struct junit *junit = report_check_junit(r->m, r->d, &run);
+
+		failed |= report_emit(&r->rep_o, &run, prom, junit) < 0;
+		prom_free(prom);
+		junit_free(junit);
+	}
+	/* a Prolog's status is the node's health alone: a report or drain that
+	 * failed was said on stderr and must not drain this node */
+	if (failed && !r->prolog && rc < 2)
+		rc = 2;
+	return rc;
+}
+
 static int run(int argc, char **argv, int env)
 {
 	const char *cmd = env ? "env" : "check";
@@ -568,6 +725,7 @@ static int run(int argc, char **argv, int env)
 		goto out;
 	}
 	r.started_ms = cd_now_ms();
+	r.started_at = (long long)time(NULL);
 	r.o.request_timeout_ms = r.t.pool.request_timeout_ms;
 	r.m = netmodel_new((const char *const *)r.t.hosts->names, hostlist_count(r.t.hosts));
 	if (find_master(&r, cmd) < 0)
@@ -579,6 +737,8 @@ static int run(int argc, char **argv, int env)
 		goto out;
 	}
 	r.nc = netcheck_start(r.loop, r.pool, r.m, &r.o, on_done, &r);
+	if (r.deadline_s)
+		loop_timer_add(r.loop, (int64_t)r.deadline_s * 1000, on_deadline, &r);
 	loop_run(r.loop);
 	r.d = diagnose(r.m);
 	for (size_t i = 0; i < r.m->nnodes; i++)
@@ -586,6 +746,8 @@ static int run(int argc, char **argv, int env)
 
 	if (env) {
 		rc = checked ? print_env(&r) : 2;
+	} else if (r.prolog) {
+		/* a Prolog is quiet: the verdict below logs what fails */
 	} else if (r.t.json) {
 		print_report_json(&r);
 	} else {
@@ -597,8 +759,8 @@ static int run(int argc, char **argv, int env)
 		print_suggestions(&r);
 	}
 	if (!env)
-		rc = checked < (int)r.m->nnodes ? 2 : r.d->errors ? 1 : 0;
-	if (!checked)
+		rc = finish_check(&r, checked);
+	else if (!checked)
 		fprintf(stderr, "clusterdoc %s: no node could be checked\n", cmd);
 out:
 	diagnosis_free(r.d);

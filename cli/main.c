@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CLUSTERDOC_VERSION "0.1.0"
-
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);

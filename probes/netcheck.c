@@ -584,6 +584,26 @@ void netcheck_free(struct netcheck *c)
 	free(c);
 }
 
+void netcheck_expire(struct netcheck *c, const char *why)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct nm_node *n = &c->m->nodes[i];
+		char msg[CD_ERRLEN];
+
+		if (c->phase == PHASE_DONE || c->nodes[i].waiting <= 0)
+			continue;
+		/* closing fails its pending requests into our callbacks first;
+		 * the deadline is then recorded over what they said */
+		sshpool_close_node(c->nodes[i].pn);
+		snprintf(msg, sizeof(msg), "%s: %s", n->host, why);
+		if (!n->probed)
+			netmodel_node_failed(c->m, i, "deadline", msg);
+		else
+			snprintf(n->error, sizeof(n->error), "%s", msg);
+		settle(c, i, 1);
+	}
+}
+
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 {
 	*s = c->stats;

@@ -57,6 +57,14 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
                                 const struct netcheck_opts *o, void (*done)(void *arg), void *arg);
 void netcheck_free(struct netcheck *c);
 
+/*
+ * The check's own deadline has passed: every node that still owes an answer
+ * in the current phase is closed and recorded as failed, error code
+ * "deadline" and a message saying why; the phases go on with the others.
+ * Call it again later for the nodes of the phases that follow.
+ */
+void netcheck_expire(struct netcheck *c, const char *why);
+
 /* How many attempts phase 3 made, and how long each phase took (ms). */
 struct netcheck_stats {
 	size_t attempts;

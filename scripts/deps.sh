@@ -4,7 +4,8 @@
 set -eu
 PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
 zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
-python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps"
+python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps
+prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -16,5 +17,16 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# Some packages ship daemons (prometheus, the pushgateway, slurmctld, munge): the tests start
+# their own on loopback, so keep the packages from starting theirs.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e $policy ]; then
+	printf '#!/bin/sh\nexit 101\n' | $SUDO tee $policy >/dev/null
+	$SUDO chmod 755 $policy
+	own_policy=1
+fi
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null || status=$?
+[ $own_policy = 1 ] && $SUDO rm -f $policy
+exit ${status:-0}

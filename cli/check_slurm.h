@@ -1,0 +1,47 @@
+/*
+ * check_slurm.h - what `clusterdoc check` does for Slurm (docs/slurm.md):
+ *   --slurm-prolog  the verdict for the node the Prolog runs on: quiet, and
+ *                   non-zero only for error findings that name that node
+ *   --drain         drain every node with error findings, Reason
+ *                   "clusterdoc: <finding ids>"
+ *   --undrain       resume the nodes that pass now and whose reason starts
+ *                   with "clusterdoc:"; a drain by anyone else is left alone
+ */
+#ifndef CD_CHECK_SLURM_H
+#define CD_CHECK_SLURM_H
+
+#include "probes/diagnose.h"
+#include "probes/netmodel.h"
+
+/* The ids of the error findings that name node i, sorted and without
+ * repeats, comma-separated, into buf ("" when none). Returns how many. */
+int check_error_ids(const struct netmodel *m, const struct diagnosis *d, size_t i, char *buf,
+                    size_t cap);
+
+/*
+ * The index of the local node among m's nodes: `given` (--node), else
+ * $SLURMD_NODENAME, else this machine's hostname (short or full). Matches
+ * the host as given, or what the node calls itself. -1 when none matches;
+ * the name looked for goes into name.
+ */
+long check_local_node(const struct netmodel *m, const char *given, char *name, size_t cap);
+
+/*
+ * The Prolog's verdict for node `local`: 1 when an error finding names it
+ * (each one is logged to syslog, facility daemon, and printed on stderr),
+ * else 0. Nothing goes to stdout.
+ */
+int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis *d, size_t local);
+
+/*
+ * --drain and --undrain, on every node (only < 0) or on node `only` alone
+ * (--node: a health check run on each node acts on itself). Each change and
+ * each node left alone is printed on stderr (unless quiet). Nothing is
+ * drained when no node could be checked: then the failure is the head's,
+ * not the nodes'. Returns 0, or -1 when an scontrol call failed or draining
+ * was refused.
+ */
+int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet);
+int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * report.c - the --prom, --push and --junit options, and writing or pushing
+ * what report_check.c and report_bench.c built.
+ */
+#include "report.h"
+
+#include "cd.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char report_help[] =
+    "      --prom FILE          also write the results as Prometheus metrics, atomically\n"
+    "                           (for node_exporter's textfile collector)\n"
+    "      --push URL           also PUT the metrics to a Pushgateway at URL\n"
+    "      --junit FILE         also write the results as JUnit XML, for CI systems\n";
+
+int report_option(struct report_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_PROM:
+		o->prom_path = arg;
+		return 1;
+	case OPT_PUSH:
+		o->push_url = arg;
+		return 1;
+	case OPT_JUNIT:
+		o->junit_path = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int report_wanted(const struct report_opts *o)
+{
+	return o->prom_path || o->push_url || o->junit_path;
+}
+
+void report_timestamp(long long t, char *buf, size_t cap)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+static int push(const struct report_opts *o, const struct report_run *run, const struct prom *prom)
+{
+	char err[CD_ERRLEN], head[256] = "head";
+	struct prom_push_opts po = {
+	    .url = o->push_url,
+	    .job = "clusterdoc",
+	    .run_instance = head,
+	    /* check and bench push to the same instances: without a grouping
+	     * label of their own, each PUT would delete the other's series */
+	    .label = "command",
+	    .value = run->command,
+	};
+	int n;
+
+	if (gethostname(head, sizeof(head) - 1) != 0)
+		snprintf(head, sizeof(head), "head");
+	n = prom_push(prom, &po, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "clusterdoc %s: --push: %s\n", run->command, err);
+		return -1;
+	}
+	return 0;
+}
+
+int report_emit(const struct report_opts *o, const struct report_run *run, const struct prom *prom,
+                const struct junit *junit)
+{
+	char err[CD_ERRLEN];
+	int rc = 0;
+
+	if (o->prom_path && prom && prom_write_file(prom, o->prom_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc %s: --prom: %s\n", run->command, err);
+		rc = -1;
+	}
+	if (o->push_url && prom && push(o, run, prom) < 0)
+		rc = -1;
+	if (o->junit_path && junit &&
+	    junit_write_file(junit, o->junit_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc %s: --junit: %s\n", run->command, err);
+		rc = -1;
+	}
+	return rc;
+}

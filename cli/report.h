@@ -1,0 +1,81 @@
+/*
+ * report.h - where `check` and `bench` results land besides the terminal:
+ * a Prometheus textfile (--prom FILE), a Pushgateway (--push URL) and a
+ * JUnit XML file (--junit FILE). The metric names, labels and test cases are
+ * documented in docs/report-format.md; the code that builds them from a
+ * command's results is in report_check.c and report_bench.c.
+ */
+#ifndef CD_REPORT_H
+#define CD_REPORT_H
+
+#include <getopt.h>
+
+#include "collectives/bench.h"
+#include "junit.h"
+#include "probes/diagnose.h"
+#include "probes/netmodel.h"
+#include "prom.h"
+
+struct report_opts {
+	const char *prom_path;  /* --prom FILE */
+	const char *push_url;   /* --push URL */
+	const char *junit_path; /* --junit FILE */
+};
+
+enum {
+	OPT_PROM = 1100, /* above every command's own options */
+	OPT_PUSH,
+	OPT_JUNIT,
+};
+#define REPORT_LONGOPTS                                                                           \
+	{"prom", required_argument, NULL, OPT_PROM}, {"push", required_argument, NULL, OPT_PUSH}, \
+	{                                                                                         \
+		"junit", required_argument, NULL, OPT_JUNIT                                       \
+	}
+
+/* Handle one option: 1 when it was a report option, 0 when not. */
+int report_option(struct report_opts *o, int opt, const char *arg);
+
+/* Whether any report was asked for. */
+int report_wanted(const struct report_opts *o);
+
+/* The option help of the three options. */
+extern const char report_help[];
+
+/* What a command knows at its end, for the reports. */
+struct report_run {
+	const char *command;  /* "check" or "bench" */
+	double elapsed_s;     /* the whole command */
+	long long started_at; /* Unix time the command started */
+	int exit_status;      /* what the command will exit with */
+};
+
+/*
+ * Build the check's metrics and test cases. A node that could not be
+ * checked has only clusterdoc_check_node_up 0 and its node-unreachable
+ * finding: what is not known is not reported as 0.
+ */
+struct prom *report_check_prom(const struct netmodel *m, const struct diagnosis *d,
+                               const struct report_run *run);
+struct junit *report_check_junit(const struct netmodel *m, const struct diagnosis *d,
+                                 const struct report_run *run);
+
+/* The same for a bench run. min_bw: --check-min-bw in GB/s, 0 = none. */
+struct prom *report_bench_prom(const struct bench_report *rep, const struct bench_opts *o,
+                               const struct report_run *run);
+struct junit *report_bench_junit(const struct bench_report *rep, const struct bench_opts *o,
+                                 double min_bw, const struct report_run *run);
+
+/* Unix time t as ISO 8601 in UTC, "2026-11-21T10:00:00". */
+void report_timestamp(long long t, char *buf, size_t cap);
+
+/*
+ * Write the file(s) and push the metrics that o asks for. prom and junit may
+ * be NULL when not asked. Each failure is printed on stderr as
+ * "clusterdoc CMD: --prom FILE: ..." and the others are still attempted.
+ * Returns 0, or -1 when any failed.
+ */
+int report_emit(const struct report_opts *o, const struct report_run *run, const struct prom *prom,
+                const struct junit *junit);
+
+#endif
