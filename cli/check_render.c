@@ -1,0 +1,408 @@
+/*
+ * check_render.c - what `clusterdoc check` and `clusterdoc env` print: the
+ * text report, the JSON report (docs/report-format.md) and the export lines
+ * (see check_render.h).
+ */
+#include "check_render.h"
+
+#include "cd.h"
+#include "probes/predict.h"
+
+#include <jansson.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define REPORT_VERSION 1
+
+/* ---------------------------------------------------------------- suggestions */
+
+static int node_checked(const struct netmodel *m, size_t i)
+{
+	return m->nodes[i].probed;
+}
+
+/* Every variable node i needs, in a fixed order; NULL values are skipped. */
+struct node_env {
+	const char *name[6];
+	char value[6][NM_ADDR + 64];
+	int n;
+};
+
+static void env_add(struct node_env *e, const char *name, const char *value)
+{
+	if (!value || !value[0])
+		return;
+	e->name[e->n] = name;
+	snprintf(e->value[e->n], sizeof(e->value[0]), "%s", value);
+	e->n++;
+}
+
+static void node_env_of(const struct check_result *r, size_t i, struct node_env *e)
+{
+	const struct suggestions *s = &r->d->sugg;
+	char port[16] = "";
+
+	memset(e, 0, sizeof(*e));
+	if (s->master_port)
+		snprintf(port, sizeof(port), "%d", s->master_port);
+	env_add(e, "NCCL_SOCKET_IFNAME", s->nccl_ifname_per_node[i]);
+	if (s->nccl_family_inet && s->nccl_ifname_per_node[i])
+		env_add(e, "NCCL_SOCKET_FAMILY", "AF_INET");
+	env_add(e, "GLOO_SOCKET_IFNAME", s->gloo_ifname_per_node[i]);
+	env_add(e, "MASTER_ADDR", s->master_addr);
+	env_add(e, "MASTER_PORT", port);
+}
+
+static json_t *suggestions_json(const struct check_result *r)
+{
+	const struct netmodel *m = r->m;
+	const struct suggestions *s = &r->d->sugg;
+	json_t *o = json_object(), *common = json_object(), *per = json_object(),
+	       *tr = json_object(), *notes = json_array();
+
+	if (s->nccl_ifname)
+		json_object_set_new(common, "NCCL_SOCKET_IFNAME", json_string(s->nccl_ifname));
+	if (s->nccl_family_inet && s->nccl_ifname)
+		json_object_set_new(common, "NCCL_SOCKET_FAMILY", json_string("AF_INET"));
+	if (s->master_addr[0])
+		json_object_set_new(common, "MASTER_ADDR", json_string(s->master_addr));
+	if (s->master_port)
+		json_object_set_new(common, "MASTER_PORT", json_sprintf("%d", s->master_port));
+	for (size_t i = 0; i < m->nnodes; i++) {
+		struct node_env e;
+		json_t *vars = json_object();
+
+		if (!node_checked(m, i)) {
+			json_decref(vars);
+			continue;
+		}
+		node_env_of(r, i, &e);
+		for (int k = 0; k < e.n; k++)
+			json_object_set_new(vars, e.name[k], json_string(e.value[k]));
+		json_object_set_new(per, m->nodes[i].host, vars);
+		if (s->torchrun[i])
+			json_object_set_new(tr, m->nodes[i].host, json_string(s->torchrun[i]));
+	}
+	for (char *p = s->notes; p && *p;) {
+		char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len)
+			json_array_append_new(notes, json_stringn(p, len));
+		p = nl ? nl + 1 : p + len;
+	}
+	json_object_set_new(o, "env", common);
+	json_object_set_new(o, "per_node", per);
+	json_object_set_new(o, "master_addr",
+	                    s->master_addr[0] ? json_string(s->master_addr) : json_null());
+	json_object_set_new(o, "master_port",
+	                    s->master_port ? json_integer(s->master_port) : json_null());
+	json_object_set_new(o, "torchrun", tr);
+	json_object_set_new(o, "notes", notes);
+	return o;
+}
+
+/* ---------------------------------------------------------------- JSON report */
+
+static const char *family_name(int family)
+{
+	return family == AF_INET ? "inet" : family == AF_INET6 ? "inet6" : "unknown";
+}
+
+static json_t *picks_json(const struct net_pick *p, int n)
+{
+	json_t *arr = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{sssssssI}", "name", p[i].ifname, "address",
+		                                     p[i].addr, "family", family_name(p[i].family),
+		                                     "scope_id", (json_int_t)p[i].scope_id));
+	return arr;
+}
+
+static json_t *node_json(const struct check_result *r, size_t i)
+{
+	const struct nm_node *n = &r->m->nodes[i];
+	const struct node_prediction *p = &r->d->pred[i];
+	json_t *o = json_object(), *ifs = json_array();
+	char line[1024];
+
+	json_object_set_new(o, "host", json_string(n->host));
+	json_object_set_new(o, "hostname", n->hostname[0] ? json_string(n->hostname) : json_null());
+	json_object_set_new(o, "checked", json_boolean(n->probed));
+	json_object_set_new(o, "error", n->error[0] ? json_string(n->error) : json_null());
+	json_object_set_new(o, "error_code",
+	                    n->error_code[0] ? json_string(n->error_code) : json_null());
+	if (!n->probed) {
+		json_object_set_new(o, "interfaces", ifs);
+		return o;
+	}
+	for (size_t k = 0; k < n->nifaces; k++) {
+		const struct nm_iface *f = &n->ifaces[k];
+		json_t *addrs = json_array();
+
+		for (size_t a = 0; a < n->naddrs; a++) {
+			const struct nm_addr *x = &n->addrs[a];
+
+			if (strcmp(x->ifname, f->name) != 0)
+				continue;
+			json_array_append_new(
+			    addrs, json_pack("{sssssisssI}", "address", x->addr, "family",
+			                     family_name(x->family), "prefix", x->prefix, "scope",
+			                     x->scope, "scope_id", (json_int_t)x->scope_id));
+		}
+		json_array_append_new(ifs, json_pack("{sssisssbsbso}", "name", f->name, "mtu",
+		                                     f->mtu, "kind", f->kind, "up", f->up,
+		                                     "running", f->running, "addresses", addrs));
+	}
+	json_object_set_new(o, "interfaces", ifs);
+	nccl_log_line(&p->nccl, line, sizeof(line));
+	json_object_set_new(
+	    o, "nccl",
+	    json_pack("{sssssosossssss}", "version",
+	              n->nccl_version[0] ? n->nccl_version : "unknown", "rule", p->nccl.rule,
+	              "interfaces", picks_json(p->nccl.picks, p->nccl.npicks), "bootstrap",
+	              picks_json(p->bootstrap.picks, p->bootstrap.npicks), "log_line", line,
+	              "error", p->nccl.error, "bootstrap_error", p->bootstrap.error));
+	json_object_set_new(o, "gloo",
+	                    json_pack("{sssosbsbss}", "rule", p->gloo.rule, "devices",
+	                              picks_json(p->gloo.picks, p->gloo.npicks), "from_hostname",
+	                              p->gloo.from_hostname, "loopback_fallback",
+	                              p->gloo.loopback_fallback, "error", p->gloo.error));
+	json_object_set_new(o, "data_interface",
+	                    p->data_iface[0] ? json_string(p->data_iface) : json_null());
+	return o;
+}
+
+static json_t *lines_json(const char *text)
+{
+	json_t *arr = json_array();
+
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		json_array_append_new(arr, json_stringn(p, len));
+		p = nl ? nl + 1 : p + len;
+	}
+	return arr;
+}
+
+void check_print_json(const struct check_result *r)
+{
+	const struct netmodel *m = r->m;
+	const struct netcheck_stats st = r->stats;
+	json_t *doc = json_object(), *nodes = json_array(), *matrix = json_array(),
+	       *findings = json_array();
+
+	json_object_set_new(doc, "version", json_integer(REPORT_VERSION));
+	json_object_set_new(doc, "command", json_string("check"));
+	json_object_set_new(doc, "master", json_string(m->nodes[m->master].host));
+	json_object_set_new(doc, "master_port_candidate", json_integer(m->master_port));
+	for (size_t i = 0; i < m->nnodes; i++)
+		json_array_append_new(nodes, node_json(r, i));
+	json_object_set_new(doc, "nodes", nodes);
+	for (size_t k = 0; k < m->nattempts; k++) {
+		const struct nm_attempt *a = &m->attempts[k];
+
+		json_array_append_new(
+		    matrix,
+		    json_pack("{sssssssIsisbsssoso}", "from", m->nodes[a->from].host, "to",
+		              m->nodes[a->to].host, "address", a->addr, "scope_id",
+		              (json_int_t)a->scope_id, "port", a->port, "fixed_port", a->fixed_port,
+		              "result", a->result, "rtt_us",
+		              a->rtt_us >= 0 ? json_integer(a->rtt_us) : json_null(), "errno_name",
+		              a->errno_name[0] ? json_string(a->errno_name) : json_null()));
+	}
+	json_object_set_new(doc, "matrix", matrix);
+	for (size_t k = 0; k < r->d->nfindings; k++) {
+		const struct finding *f = &r->d->findings[k];
+		json_t *fn = json_array();
+
+		for (size_t q = 0; q < f->nnodes; q++)
+			json_array_append_new(fn, json_string(m->nodes[f->nodes[q]].host));
+		json_array_append_new(findings, json_pack("{sssssosssoss}", "id", f->id, "severity",
+		                                          severity_name(f->severity), "nodes", fn,
+		                                          "message", f->message, "evidence",
+		                                          lines_json(f->evidence), "fix", f->fix));
+	}
+	json_object_set_new(doc, "findings", findings);
+	json_object_set_new(doc, "suggestions", suggestions_json(r));
+	json_object_set_new(
+	    doc, "timing_ms",
+	    json_pack("{sIsIsIsIsIsI}", "total", (json_int_t)(cd_now_ms() - r->started_ms), "probe",
+	              (json_int_t)st.probe_ms, "listen", (json_int_t)st.listen_ms, "connect",
+	              (json_int_t)st.connect_ms, "confirm", (json_int_t)st.confirm_ms, "retried",
+	              (json_int_t)st.retried));
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+}
+
+/* ---------------------------------------------------------------- text report */
+
+static void print_indented(const char *label, const char *text)
+{
+	int first = 1;
+
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		int len = (int)(nl ? nl - p : (long)strlen(p));
+
+		printf("         %-9s %.*s\n", first ? label : "", len, p);
+		first = 0;
+		p = nl ? nl + 1 : p + len;
+	}
+}
+
+static void print_predictions(const struct check_result *r)
+{
+	const struct netmodel *m = r->m;
+
+	printf("WHAT NCCL AND GLOO WOULD USE (as configured now)\n");
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		const struct node_prediction *p = &r->d->pred[i];
+		char line[1024];
+
+		if (!n->probed) {
+			printf("  %s: not checked: %s\n", n->host, n->error);
+			continue;
+		}
+		nccl_log_line(&p->nccl, line, sizeof(line));
+		printf("  %s (%s, NCCL %s)\n", n->host, n->hostname,
+		       n->nccl_version[0] ? n->nccl_version : "unknown: 2.28.3+ rules");
+		printf("    NCCL  %s   [%s]\n", line, p->nccl.rule);
+		if (p->gloo.npicks)
+			printf("    Gloo  %s:%s%s   [%s]\n", p->gloo.picks[0].ifname,
+			       p->gloo.picks[0].addr, p->gloo.npicks > 1 ? " ..." : "",
+			       p->gloo.rule);
+		else
+			printf("    Gloo  %s   [%s]\n", p->gloo.error, p->gloo.rule);
+	}
+	putchar('\n');
+}
+
+static void print_findings(const struct check_result *r)
+{
+	const struct diagnosis *d = r->d;
+
+	printf("FINDINGS: %d error(s), %d warning(s)\n", d->errors, d->warnings);
+	if (d->nfindings == 0)
+		printf("  none: every address NCCL and Gloo would use was reached by every peer\n");
+	for (size_t k = 0; k < d->nfindings; k++) {
+		const struct finding *f = &d->findings[k];
+
+		printf("  %-7s %s\n", severity_name(f->severity), f->id);
+		print_indented("", f->message);
+		print_indented("evidence", f->evidence);
+		print_indented("fix", f->fix);
+	}
+	putchar('\n');
+}
+
+static void print_suggestions(const struct check_result *r)
+{
+	const struct netmodel *m = r->m;
+	const struct suggestions *s = &r->d->sugg;
+
+	printf("SUGGESTED ENVIRONMENT (each value verified against the reachability matrix)\n");
+	if (s->nccl_ifname)
+		printf("  all nodes:  NCCL_SOCKET_IFNAME=%s\n", s->nccl_ifname);
+	if (s->nccl_family_inet && s->nccl_ifname)
+		printf("  all nodes:  NCCL_SOCKET_FAMILY=AF_INET\n");
+	if (s->master_addr[0])
+		printf("  all nodes:  MASTER_ADDR=%s\n", s->master_addr);
+	if (s->master_port)
+		printf("  all nodes:  MASTER_PORT=%d\n", s->master_port);
+	for (size_t i = 0; i < m->nnodes; i++) {
+		if (!node_checked(m, i))
+			continue;
+		if (!s->nccl_ifname && s->nccl_ifname_per_node[i])
+			printf("  %s:  NCCL_SOCKET_IFNAME=%s%s\n", m->nodes[i].host,
+			       s->nccl_ifname_per_node[i],
+			       s->nccl_family_inet ? " NCCL_SOCKET_FAMILY=AF_INET" : "");
+		if (s->gloo_ifname_per_node[i])
+			printf("  %s:  GLOO_SOCKET_IFNAME=%s\n", m->nodes[i].host,
+			       s->gloo_ifname_per_node[i]);
+	}
+	for (size_t i = 0; i < m->nnodes; i++) {
+		if (s->torchrun[i])
+			printf("  %s:  %s\n", m->nodes[i].host, s->torchrun[i]);
+	}
+	if (s->notes)
+		print_indented("not shown", s->notes);
+	printf("  (`clusterdoc env -w ...` prints these as export lines)\n");
+}
+
+void check_print_text(const struct check_result *r, int checked)
+{
+	printf("clusterdoc check: %zu node(s), %d checked, %zu TCP attempts, %.1f s\n\n",
+	       r->m->nnodes, checked, r->m->nattempts,
+	       (double)(cd_now_ms() - r->started_ms) / 1000);
+	print_predictions(r);
+	print_findings(r);
+	print_suggestions(r);
+}
+
+/* ---------------------------------------------------------------- env */
+
+/* Single-quote a value for the shell when it holds anything unusual. */
+static void print_shell_value(const char *v)
+{
+	if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-:,=^/") ==
+	    strlen(v)) {
+		fputs(v, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *v; v++) {
+		if (*v == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*v);
+	}
+	putchar('\'');
+}
+
+int check_print_env(const struct check_result *r, const char *only)
+{
+	const struct netmodel *m = r->m;
+	int missing = 0, shown = 0;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		struct node_env e;
+
+		if (only && strcmp(only, m->nodes[i].host) != 0 &&
+		    strcmp(only, m->nodes[i].hostname) != 0)
+			continue;
+		shown++;
+		printf("# %s\n", m->nodes[i].host);
+		if (!node_checked(m, i)) {
+			printf("# not checked: %s\n", m->nodes[i].error);
+			missing = 1;
+			continue;
+		}
+		node_env_of(r, i, &e);
+		for (int k = 0; k < e.n; k++) {
+			printf("export %s=", e.name[k]);
+			print_shell_value(e.value[k]);
+			putchar('\n');
+		}
+		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||
+		    !r->d->sugg.master_port) {
+			printf("# some values could not be verified; run `clusterdoc check` for "
+			       "why\n");
+			missing = 1;
+		}
+	}
+	if (only && !shown) {
+		fprintf(stderr, "clusterdoc env: --node %s is not one of the nodes checked\n",
+		        only);
+		return 2;
+	}
+	return missing ? 1 : 0;
+}

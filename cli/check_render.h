@@ -1,0 +1,31 @@
+/*
+ * check_render.h - what `clusterdoc check` and `clusterdoc env` print from a
+ * finished check: the text report (predictions, findings worst first, the
+ * verified environment), the JSON report (docs/report-format.md, version 1)
+ * and the shell export lines. Output goes to stdout; nothing else is done.
+ */
+#ifndef CD_CHECK_RENDER_H
+#define CD_CHECK_RENDER_H
+
+#include <stdint.h>
+
+#include "probes/diagnose.h"
+#include "probes/netcheck.h"
+#include "probes/netmodel.h"
+
+struct check_result {
+	const struct netmodel *m;
+	const struct diagnosis *d;
+	struct netcheck_stats stats;
+	int64_t started_ms; /* cd_now_ms() when the check started */
+};
+
+void check_print_json(const struct check_result *r);
+void check_print_text(const struct check_result *r, int checked);
+
+/* The export lines of every node, or of node `only` (NULL: all). Returns the
+ * env command's exit status: 0 every value verified, 1 some could not be,
+ * 2 `only` is not one of the nodes. */
+int check_print_env(const struct check_result *r, const char *only);
+
+#endif
