@@ -321,7 +321,8 @@ static void value_format(double v, char *out, size_t len)
 }
 
 /* Render the samples of group gi, or every sample when all. */
-static int render(const struct prom *p, int all, size_t gi, struct buf *out)
+/* Every sample (all), or those of group gi and of gj (gj may equal gi). */
+static int render(const struct prom *p, int all, size_t gi, size_t gj, struct buf *out)
 {
 	char value[64];
 	int rc = 0;
@@ -333,7 +334,7 @@ static int render(const struct prom *p, int all, size_t gi, struct buf *out)
 		for (size_t k = 0; k < f->nsamples && !rc; k++) {
 			const struct prom_sample *s = &f->samples[k];
 
-			if (!all && s->group != gi)
+			if (!all && s->group != gi && s->group != gj)
 				continue;
 			if (!header && f->help) {
 				rc |= buf_append_strs(out, "# HELP ", f->name, " ", NULL);
@@ -353,14 +354,24 @@ static int render(const struct prom *p, int all, size_t gi, struct buf *out)
 
 int prom_render(const struct prom *p, struct buf *out)
 {
-	return render(p, 1, 0, out);
+	return render(p, 1, 0, 0, out);
 }
 
 int prom_render_group(const struct prom *p, const char *group, struct buf *out)
 {
 	size_t gi = group_find(p, group, group ? hash_str(group) : 0);
 
-	return gi == p->ngroups ? 0 : render(p, 0, gi, out);
+	return gi == p->ngroups ? 0 : render(p, 0, gi, gi, out);
+}
+
+int prom_render_with_run(const struct prom *p, const char *group, struct buf *out)
+{
+	size_t gi = group_find(p, group, group ? hash_str(group) : 0);
+	size_t gr = group_find(p, NULL, 0);
+
+	if (gi == p->ngroups)
+		gi = gr;
+	return gi == p->ngroups ? 0 : render(p, 0, gi, gr, out);
 }
 
 int prom_write_file(const struct prom *p, const char *path, char *err, size_t errlen)

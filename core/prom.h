@@ -56,6 +56,10 @@ int prom_render(const struct prom *p, struct buf *out);
  * samples) to out. 0, or CD_ERR_TOOBIG. */
 int prom_render_group(const struct prom *p, const char *group, struct buf *out);
 
+/* The same for group and the run-level samples together (one family's
+ * samples stay together), for a push where they share one grouping key. */
+int prom_render_with_run(const struct prom *p, const char *group, struct buf *out);
+
 /* Write every sample to path atomically (a temporary file in the same
  * directory, not ending in .prom, then rename), mode 0644. 0, or CD_ERR_IO
  * with a message naming path. */
@@ -85,14 +89,14 @@ struct prom_push_opts {
  * gateway holds for that grouping key, so stale series do not linger. A path
  * value that is empty or holds '/' is sent as <name>@base64/<URL-safe
  * base64>. Groups are pushed in first-use order; the first failure stops the
- * push. Blocks, at most timeout_ms per group: call it after the loop has
- * ended (core/prom_push.c). Returns the number of groups pushed (>= 0), or a negative cd_err with
- * err naming the URL and what to do:
- *   CD_ERR_REFUSED  the connection was refused, or HTTP >= 400 (the status
- *                   and the first line of the gateway's explanation)
- *   CD_ERR_TIMEOUT  no answer within timeout_ms
- *   CD_ERR_NOTFOUND the host name does not resolve
- *   CD_ERR_PARSE    the URL is not http:// or https://
+ * push. When run_instance is also the name of a group (the head is one of
+ * the nodes), the run-level samples go in that group's request: two PUTs to
+ * one grouping key would replace each other. Blocks, at most timeout_ms per group: call it after
+ * the loop has ended (core/prom_push.c). Returns the number of groups pushed (>= 0), or a negative
+ * cd_err with err naming the URL and what to do: CD_ERR_REFUSED  the connection was refused, or
+ * HTTP >= 400 (the status and the first line of the gateway's explanation) CD_ERR_TIMEOUT  no
+ * answer within timeout_ms CD_ERR_NOTFOUND the host name does not resolve CD_ERR_PARSE    the URL
+ * is not http:// or https://
  */
 int prom_push(const struct prom *p, const struct prom_push_opts *o, char *err, size_t errlen);
 

@@ -245,6 +245,14 @@ int prom_push(const struct prom *p, const struct prom_push_opts *o, char *err, s
 #endif
 	for (size_t i = 0; i < prom_group_count(p); i++) {
 		const char *group = prom_group_name(p, i);
+		/* the head is also a node: its group carries the run's samples */
+		int merged = 0;
+
+		for (size_t k = 0; k < prom_group_count(p); k++)
+			merged |= o->run_instance && prom_group_name(p, k) &&
+			          !strcmp(prom_group_name(p, k), o->run_instance);
+		if (!group && merged)
+			continue;
 
 		buf_reset(&url);
 		buf_append(&url, base.data, base.len);
@@ -255,7 +263,9 @@ int prom_push(const struct prom *p, const struct prom_push_opts *o, char *err, s
 		if (o->label)
 			path_append_pair(&url, o->label, o->value ? o->value : "");
 		buf_reset(&body);
-		if (prom_render_group(p, group, &body) < 0) {
+		if ((merged && group && !strcmp(group, o->run_instance)
+		         ? prom_render_with_run(p, group, &body)
+		         : prom_render_group(p, group, &body)) < 0) {
 			rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
 			             "pushgateway %s: more than %u bytes of metrics", url.data,
 			             PROM_MAX_TEXT);

@@ -659,6 +659,38 @@ static void push_puts_each_group_in_first_use_order(void **state)
 	prom_free(p);
 }
 
+/* The head is also node2: one PUT to node2's key holds node2's and the run's
+ * samples; two would replace each other. */
+static void push_merges_the_run_into_the_node_the_head_is(void **state)
+{
+	struct prom *p = small_set();
+	struct server s;
+	char url[128], err[CD_ERRLEN] = "";
+	int rc;
+
+	server_start(&s, 200, "");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
+	rc = prom_push(p, &(struct prom_push_opts){.url = url, .job = "j", .run_instance = "node2"},
+	               err, sizeof(err));
+	server_stop(&s);
+	assert_string_equal(err, "");
+	assert_int_equal(rc, 2);
+	assert_int_equal(s.nreqs, 2);
+	assert_string_equal(s.reqs[0].path, "/metrics/job/j/instance/node1");
+	assert_string_equal(s.reqs[1].path, "/metrics/job/j/instance/node2");
+	assert_string_equal(s.reqs[1].body,
+	                    "# HELP cd_test_node_up Whether the node answered\n"
+	                    "# TYPE cd_test_node_up gauge\n"
+	                    "cd_test_node_up{node=\"node2\"} 0\n"
+	                    "# HELP cd_test_errors_total Errors seen\n"
+	                    "# TYPE cd_test_errors_total counter\n"
+	                    "cd_test_errors_total{node=\"node2\",kind=\"ssh\"} 0\n"
+	                    "# HELP cd_test_duration_seconds How long the run took\n"
+	                    "# TYPE cd_test_duration_seconds untyped\n"
+	                    "cd_test_duration_seconds 12.5\n");
+	prom_free(p);
+}
+
 static void push_path_values_with_a_slash_or_empty_go_as_url_safe_base64(void **state)
 {
 	struct prom *p = prom_new();
@@ -813,6 +845,7 @@ int main(void)
 	    cmocka_unit_test(the_exposition_passes_promtool_check_metrics),
 	    cmocka_unit_test(promtool_check_can_fail),
 	    cmocka_unit_test(push_puts_each_group_in_first_use_order),
+	    cmocka_unit_test(push_merges_the_run_into_the_node_the_head_is),
 	    cmocka_unit_test(push_path_values_with_a_slash_or_empty_go_as_url_safe_base64),
 	    cmocka_unit_test(push_http_400_is_refused_with_the_status_and_first_line),
 	    cmocka_unit_test(push_to_a_closed_port_is_refused),
