@@ -10,27 +10,21 @@
 #include <syslog.h>
 #include <unistd.h>
 
-int check_error_ids(const struct netmodel *m, const struct diagnosis *d, size_t i, char *buf,
-                    size_t cap)
+int check_error_ids(const struct diagnosis *d, size_t i, char *buf, size_t cap)
 {
 	int n = 0;
 	size_t len = 0;
 
-	(void)m;
 	buf[0] = '\0';
 	/* the catalogue's order is fixed, so walking it gives a stable order */
 	for (size_t c = 0; c < finding_catalogue_len; c++) {
 		const char *id = finding_catalogue[c].id;
 		int hit = 0;
 
-		for (size_t k = 0; k < d->nfindings && !hit; k++) {
-			const struct finding *f = &d->findings[k];
-
-			if (f->severity != SEV_ERROR || strcmp(f->id, id) != 0)
-				continue;
-			for (size_t q = 0; q < f->nnodes; q++)
-				hit |= f->nodes[q] == i;
-		}
+		for (size_t k = 0; k < d->nfindings && !hit; k++)
+			hit = d->findings[k].severity == SEV_ERROR &&
+			      strcmp(d->findings[k].id, id) == 0 &&
+			      finding_names(&d->findings[k], i);
 		if (!hit)
 			continue;
 		len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s", n ? "," : "",
@@ -78,11 +72,8 @@ int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis 
 
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
-		int names = 0;
 
-		for (size_t q = 0; q < f->nnodes; q++)
-			names |= f->nodes[q] == local;
-		if (f->severity != SEV_ERROR || !names)
+		if (f->severity != SEV_ERROR || !finding_names(f, local))
 			continue;
 		if (!failed)
 			openlog("clusterdoc", LOG_PID, LOG_DAEMON);
@@ -119,7 +110,7 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 		char ids[400], reason[440], err[CD_ERRLEN];
 		struct slurm_node sn;
 
-		if ((only >= 0 && (size_t)only != i) || !check_error_ids(m, d, i, ids, sizeof(ids)))
+		if ((only >= 0 && (size_t)only != i) || !check_error_ids(d, i, ids, sizeof(ids)))
 			continue;
 		snprintf(reason, sizeof(reason), "%s %s", SLURM_REASON_PREFIX, ids);
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {
@@ -164,7 +155,7 @@ int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, lon
 
 		/* only a node that was checked and passes now comes back */
 		if ((only >= 0 && (size_t)only != i) || !m->nodes[i].probed ||
-		    check_error_ids(m, d, i, ids, sizeof(ids)))
+		    check_error_ids(d, i, ids, sizeof(ids)))
 			continue;
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {
 			fprintf(stderr, "clusterdoc check: --undrain: %s: %s\n", host, err);

@@ -15,8 +15,7 @@
 
 /* The ids of the error findings that name node i, sorted and without
  * repeats, comma-separated, into buf ("" when none). Returns how many. */
-int check_error_ids(const struct netmodel *m, const struct diagnosis *d, size_t i, char *buf,
-                    size_t cap);
+int check_error_ids(const struct diagnosis *d, size_t i, char *buf, size_t cap);
 
 /*
  * The index of the local node among m's nodes: `given` (--node), else

@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include "cd.h"
+#include "commands.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,28 @@ int report_option(struct report_opts *o, int opt, const char *arg)
 int report_wanted(const struct report_opts *o)
 {
 	return o->prom_path || o->push_url || o->junit_path;
+}
+
+struct prom *report_prom_new(const struct report_run *run, const char *exit_help)
+{
+	struct prom *p = prom_new();
+	char name[3][96], help[2][96];
+
+	snprintf(name[0], sizeof(name[0]), "clusterdoc_%s_last_run_timestamp_seconds",
+	         run->command);
+	snprintf(name[1], sizeof(name[1]), "clusterdoc_%s_duration_seconds", run->command);
+	snprintf(name[2], sizeof(name[2]), "clusterdoc_%s_exit_status", run->command);
+	snprintf(help[0], sizeof(help[0]), "When the %s started (Unix time)", run->command);
+	snprintf(help[1], sizeof(help[1]), "How long the whole %s took", run->command);
+	prom_family(p, "clusterdoc_info", PROM_GAUGE, "clusterdoc's version; always 1");
+	prom_family(p, name[0], PROM_GAUGE, help[0]);
+	prom_family(p, name[1], PROM_GAUGE, help[1]);
+	prom_family(p, name[2], PROM_GAUGE, exit_help);
+	prom_add(p, "clusterdoc_info", NULL, 1, "version", CLUSTERDOC_VERSION, NULL);
+	prom_add(p, name[0], NULL, (double)run->started_at, NULL);
+	prom_add(p, name[1], NULL, run->elapsed_s, NULL);
+	prom_add(p, name[2], NULL, run->exit_status, NULL);
+	return p;
 }
 
 void report_timestamp(long long t, char *buf, size_t cap)

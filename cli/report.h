@@ -66,6 +66,11 @@ struct prom *report_bench_prom(const struct bench_report *rep, const struct benc
 struct junit *report_bench_junit(const struct bench_report *rep, const struct bench_opts *o,
                                  double min_bw, const struct report_run *run);
 
+/* A new set of metrics holding what every command reports of its run:
+ * clusterdoc_info{version}, clusterdoc_<command>_last_run_timestamp_seconds,
+ * _duration_seconds and _exit_status (described by exit_help). */
+struct prom *report_prom_new(const struct report_run *run, const char *exit_help);
+
 /* Unix time t as ISO 8601 in UTC, "2026-11-21T10:00:00". */
 void report_timestamp(long long t, char *buf, size_t cap);
 

@@ -7,7 +7,6 @@
 
 #include "cd.h"
 #include "collectives/bench_agent.h"
-#include "commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +16,7 @@
 
 static void declare_bench_families(struct prom *p)
 {
-	prom_family(p, "clusterdoc_info", PROM_GAUGE, "clusterdoc's version; always 1");
-	prom_family(p, "clusterdoc_bench_last_run_timestamp_seconds", PROM_GAUGE,
-	            "When the bench started (Unix time)");
-	prom_family(p, "clusterdoc_bench_duration_seconds", PROM_GAUGE,
-	            "How long the whole bench took");
 	prom_family(p, "clusterdoc_bench_ranks", PROM_GAUGE, "Ranks in the allreduce ring");
-	prom_family(p, "clusterdoc_bench_exit_status", PROM_GAUGE,
-	            "The bench's exit status: 0 right and fast enough, 1 wrong results or too "
-	            "slow, 2 the run could not complete");
 	prom_family(p, "clusterdoc_bench_busbw_bytes_per_second", PROM_GAUGE,
 	            "Allreduce bus bandwidth at one size (algbw x 2(n-1)/n, as nccl-tests)");
 	prom_family(p, "clusterdoc_bench_algbw_bytes_per_second", PROM_GAUGE,
@@ -91,15 +82,12 @@ static void link_metrics(struct prom *p, const struct bench_report *rep)
 struct prom *report_bench_prom(const struct bench_report *rep, const struct bench_opts *o,
                                const struct report_run *run)
 {
-	struct prom *p = prom_new();
+	struct prom *p = report_prom_new(run, "The bench's exit status: 0 right and fast enough, "
+	                                      "1 wrong results or too slow, 2 the run could not "
+	                                      "complete");
 
 	declare_bench_families(p);
-	prom_add(p, "clusterdoc_info", NULL, 1, "version", CLUSTERDOC_VERSION, NULL);
-	prom_add(p, "clusterdoc_bench_last_run_timestamp_seconds", NULL, (double)run->started_at,
-	         NULL);
-	prom_add(p, "clusterdoc_bench_duration_seconds", NULL, run->elapsed_s, NULL);
 	prom_add(p, "clusterdoc_bench_ranks", NULL, rep->nranks, NULL);
-	prom_add(p, "clusterdoc_bench_exit_status", NULL, run->exit_status, NULL);
 	prom_add(p, "clusterdoc_bench_failures", NULL, (double)rep->nfailures, NULL);
 	size_metrics(p, rep, o);
 	for (size_t i = 0; i < rep->nnodes; i++) {

@@ -10,7 +10,6 @@
 #include "report.h"
 
 #include "cd.h"
-#include "commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +23,9 @@ static int node_severity(const struct diagnosis *d, size_t i, const char *id)
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
 
-		if (strcmp(f->id, id) != 0)
-			continue;
-		for (size_t q = 0; q < f->nnodes; q++) {
-			if (f->nodes[q] == i && (worst < 0 || (int)f->severity < worst))
-				worst = (int)f->severity;
-		}
+		if (strcmp(f->id, id) == 0 && finding_names(f, i) &&
+		    (worst < 0 || (int)f->severity < worst))
+			worst = (int)f->severity;
 	}
 	return worst;
 }
@@ -41,30 +37,19 @@ static const struct finding *node_finding(const struct diagnosis *d, size_t i, c
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
 
-		if (strcmp(f->id, id) != 0 || (int)f->severity != severity)
-			continue;
-		for (size_t q = 0; q < f->nnodes; q++)
-			if (f->nodes[q] == i)
-				return f;
+		if (strcmp(f->id, id) == 0 && (int)f->severity == severity && finding_names(f, i))
+			return f;
 	}
 	return NULL;
 }
 
 static void declare_check_families(struct prom *p)
 {
-	prom_family(p, "clusterdoc_info", PROM_GAUGE, "clusterdoc's version; always 1");
-	prom_family(p, "clusterdoc_check_last_run_timestamp_seconds", PROM_GAUGE,
-	            "When the check started (Unix time)");
-	prom_family(p, "clusterdoc_check_duration_seconds", PROM_GAUGE,
-	            "How long the whole check took");
 	prom_family(p, "clusterdoc_check_nodes", PROM_GAUGE, "Nodes given to the check");
 	prom_family(p, "clusterdoc_check_nodes_checked", PROM_GAUGE,
 	            "Nodes that answered the probes");
 	prom_family(p, "clusterdoc_check_findings", PROM_GAUGE,
 	            "Findings of the run by severity (a finding may name several nodes)");
-	prom_family(p, "clusterdoc_check_exit_status", PROM_GAUGE,
-	            "The check's exit status: 0 no error findings, 1 error findings, 2 a node "
-	            "could not be checked");
 	prom_family(p, "clusterdoc_check_node_up", PROM_GAUGE,
 	            "1 when the node was checked, 0 when it could not be reached or stopped "
 	            "answering");
@@ -115,7 +100,8 @@ static void node_metrics(struct prom *p, const struct netmodel *m, const struct 
 struct prom *report_check_prom(const struct netmodel *m, const struct diagnosis *d,
                                const struct report_run *run)
 {
-	struct prom *p = prom_new();
+	struct prom *p = report_prom_new(run, "The check's exit status: 0 no error findings, 1 "
+	                                      "error findings, 2 a node could not be checked");
 	int checked = 0, by_sev[3] = {0, 0, 0};
 
 	declare_check_families(p);
@@ -123,16 +109,11 @@ struct prom *report_check_prom(const struct netmodel *m, const struct diagnosis 
 		checked += m->nodes[i].probed;
 	for (size_t k = 0; k < d->nfindings; k++)
 		by_sev[d->findings[k].severity]++;
-	prom_add(p, "clusterdoc_info", NULL, 1, "version", CLUSTERDOC_VERSION, NULL);
-	prom_add(p, "clusterdoc_check_last_run_timestamp_seconds", NULL, (double)run->started_at,
-	         NULL);
-	prom_add(p, "clusterdoc_check_duration_seconds", NULL, run->elapsed_s, NULL);
 	prom_add(p, "clusterdoc_check_nodes", NULL, (double)m->nnodes, NULL);
 	prom_add(p, "clusterdoc_check_nodes_checked", NULL, checked, NULL);
 	for (int s = SEV_ERROR; s <= SEV_INFO; s++)
 		prom_add(p, "clusterdoc_check_findings", NULL, by_sev[s], "severity",
 		         severity_name((enum severity)s), NULL);
-	prom_add(p, "clusterdoc_check_exit_status", NULL, run->exit_status, NULL);
 	for (size_t i = 0; i < m->nnodes; i++)
 		node_metrics(p, m, d, i);
 	return p;

@@ -72,6 +72,10 @@ long long base64_decode(const char *text, size_t len, void *dst, size_t cap)
 		}
 		for (int k = 4 - pad; k < 4; k++)
 			v[k] = 0;
+		/* the bits of the last character that spill past the last byte
+		 * must be zero: one encoding per byte string, as OpenSSH wants */
+		if ((pad == 1 && (v[2] & 0x3)) || (pad == 2 && (v[1] & 0xf)))
+			return -1;
 		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
 		    (uint32_t)v[3];
 		if (o + 3 - (size_t)pad > cap)

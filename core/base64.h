@@ -16,7 +16,9 @@ size_t base64_encode(const void *src, size_t n, char *dst);
 
 /*
  * Decode text[0..len) into dst (room for cap bytes). Padding is required
- * (len a multiple of 4); whitespace and any other character are refused.
+ * (len a multiple of 4); whitespace, any other character and a
+ * non-canonical ending (bits past the last byte that are not zero, which
+ * OpenSSH refuses too) are refused.
  * Returns the number of bytes written, or -1 when the text is not base64 or
  * does not fit in cap.
  */

@@ -1,5 +1,6 @@
 /* knownhosts.c - OpenSSH known_hosts lookup and append (see knownhosts.h). */
 #include "knownhosts.h"
+#include "base64.h"
 
 #include "cd.h"
 
@@ -53,53 +54,6 @@ static char ascii_lower(char c)
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict base64 decode into out (cap bytes). OpenSSH's b64_pton requires
- * padding and zero slop bits; we accept exactly what it accepts, so that a
- * hash compares equal as bytes exactly when it compares equal as text.
- * Returns the decoded length or -1. */
-static long b64_decode(const char *in, size_t n, unsigned char *out, size_t cap)
-{
-	size_t pad = 0;
-
-	if (n == 0 || n % 4 != 0 || n / 4 * 3 > cap || n > INT32_MAX)
-		return -1;
-	if (in[n - 1] == '=')
-		pad = in[n - 2] == '=' ? 2 : 1;
-	for (size_t i = 0; i < n - pad; i++)
-		if (b64_value(in[i]) < 0)
-			return -1;
-	/* The bits of the last character that spill past the last byte must
-	 * be zero (canonical encoding). */
-	if (pad == 1 && (b64_value(in[n - 2]) & 0x3) != 0)
-		return -1;
-	if (pad == 2 && (b64_value(in[n - 3]) & 0xf) != 0)
-		return -1;
-	if (EVP_DecodeBlock(out, (const unsigned char *)in, (int)n) != (int)(n / 4 * 3))
-		return -1;
-	return (long)(n / 4 * 3 - pad);
-}
-
-/* Padded base64 of n bytes into out, which holds 4 * ((n + 2) / 3) + 1. */
-static size_t b64_encode(const unsigned char *in, size_t n, char *out)
-{
-	return (size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)n);
-}
-
 /* A blob starts with the key type as an SSH string (uint32 length + name). */
 static int blob_has_type(const unsigned char *key, size_t keylen, const char *type, size_t type_len)
 {
@@ -118,7 +72,7 @@ void knownhosts_fingerprint(const unsigned char *key, size_t keylen, char out[KH
 	size_t n;
 
 	SHA256(key, keylen, md);
-	n = b64_encode(md, sizeof(md), b64);
+	n = base64_encode(md, sizeof(md), b64);
 	while (n > 0 && b64[n - 1] == '=')
 		n--;
 	snprintf(out, KH_FP_LEN, "SHA256:%.*s", (int)n, b64);
@@ -136,11 +90,11 @@ static int parse_hash(const char *s, size_t n, struct kh_entry *out)
 	n -= magic;
 	if ((sep = memchr(s, '|', n)) == NULL)
 		return -1;
-	if (b64_decode(s, (size_t)(sep - s), buf, sizeof(buf)) != HASH_LEN)
+	if (base64_decode(s, (size_t)(sep - s), buf, sizeof(buf)) != HASH_LEN)
 		return -1;
 	memcpy(out->salt, buf, HASH_LEN);
 	n -= (size_t)(sep - s) + 1;
-	if (b64_decode(sep + 1, n, buf, sizeof(buf)) != HASH_LEN)
+	if (base64_decode(sep + 1, n, buf, sizeof(buf)) != HASH_LEN)
 		return -1;
 	memcpy(out->hash, buf, HASH_LEN);
 	return 0;
@@ -213,7 +167,7 @@ int knownhosts_parse_line(const char *line, size_t len, struct kh_entry *out, ch
 		;
 	if (i == start)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "line ends after the key type");
-	if ((keylen = b64_decode(line + start, i - start, out->key, sizeof(out->key))) < 0)
+	if ((keylen = base64_decode(line + start, i - start, out->key, sizeof(out->key))) <= 0)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "key is not valid base64");
 	out->keylen = (size_t)keylen;
 	if (!blob_has_type(out->key, out->keylen, key_types[type], out->keytype_len))
@@ -558,8 +512,8 @@ int knownhosts_append(const char *file, const char *host, int port, const char *
 		          md, &mdlen) ||
 		    mdlen != HASH_LEN)
 			cd_fatal("HMAC-SHA1 failed");
-		b64_encode(salt, sizeof(salt), salt_b64);
-		b64_encode(md, HASH_LEN, hash_b64);
+		base64_encode(salt, sizeof(salt), salt_b64);
+		base64_encode(md, HASH_LEN, hash_b64);
 	}
 
 	/* "\n" + name + ' ' + type + ' ' + base64 + "\n" */
@@ -571,7 +525,7 @@ int knownhosts_append(const char *file, const char *host, int port, const char *
 		p += sprintf(p, HASH_MAGIC "%s|%s %s ", salt_b64, hash_b64, keytype);
 	else
 		p += sprintf(p, "%s %s ", name, keytype);
-	p += b64_encode(key, keylen, p);
+	p += base64_encode(key, keylen, p);
 	len = (size_t)(p - line) - 1;
 	*p++ = '\n';
 	if (len > KH_LINE_MAX) {

@@ -292,6 +292,14 @@ static void predict_all(const struct netmodel *m, struct diagnosis *d)
 
 /* ---------------------------------------------------------------- entry */
 
+int finding_names(const struct finding *f, size_t i)
+{
+	for (size_t q = 0; q < f->nnodes; q++)
+		if (f->nodes[q] == i)
+			return 1;
+	return 0;
+}
+
 struct diagnosis *diagnose(const struct netmodel *m)
 {
 	struct diagnosis *d = cd_calloc(1, sizeof(*d));

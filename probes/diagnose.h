@@ -73,6 +73,9 @@ struct diagnosis {
 };
 
 struct diagnosis *diagnose(const struct netmodel *m);
+
+/* Whether finding f names node i (an index into the model's nodes). */
+int finding_names(const struct finding *f, size_t i);
 void diagnosis_free(struct diagnosis *d);
 
 /* The reachability of one address of node `to` on its ephemeral listener,
