@@ -14,12 +14,11 @@
  * not check.
  */
 #include "cd.h"
+#include "check_once.h"
 #include "check_render.h"
 #include "check_slurm.h"
 #include "commands.h"
-#include "loop.h"
 #include "probes/diagnose.h"
-#include "probes/netcheck.h"
 #include "report.h"
 #include "targets.h"
 
@@ -57,35 +56,10 @@ struct check_run {
 	int deadline_s;     /* --deadline; 0 = none */
 	int deadline_hit;
 	long long started_at; /* Unix time */
-	struct loop *loop;
-	struct sshpool *pool;
 	struct netmodel *m;
-	struct netcheck *nc;
 	struct diagnosis *d;
 	int64_t started_ms;
 };
-
-static void on_done(void *arg)
-{
-	loop_stop(((struct check_run *)arg)->loop);
-}
-
-/* The deadline closes the nodes that still owe an answer; the check then
- * ends with the others. Re-armed for the phases that follow, which get 2 s
- * each. */
-static void on_deadline(struct loop *loop, void *arg)
-{
-	struct check_run *r = arg;
-	char why[128];
-
-	snprintf(why, sizeof(why),
-	         "no answer within the check's deadline (--deadline %d s); the node or its "
-	         "agent may be hung",
-	         r->deadline_s);
-	r->deadline_hit = 1;
-	netcheck_expire(r->nc, why);
-	loop_timer_add(loop, 2000, on_deadline, r);
-}
 
 /* ---------------------------------------------------------------- command */
 
@@ -330,6 +304,7 @@ static int run(int argc, char **argv, int env)
 	const char *cmd = env ? "env" : "check";
 	struct check_run r = {0};
 	struct check_result res;
+	struct check_once once;
 	char err[CD_ERRLEN];
 	int rc = 2, p, checked = 0;
 
@@ -342,26 +317,20 @@ static int run(int argc, char **argv, int env)
 	}
 	r.started_ms = cd_now_ms();
 	r.started_at = (long long)time(NULL);
-	r.o.request_timeout_ms = r.t.pool.request_timeout_ms;
 	r.m = netmodel_new((const char *const *)r.t.hosts->names, hostlist_count(r.t.hosts));
 	if (find_master(&r, cmd) < 0)
 		goto out;
-	r.loop = loop_new();
-	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
-	if (!r.pool) {
+	once =
+	    (struct check_once){.pool = &r.t.pool, .o = r.o, .deadline_s = r.deadline_s, .m = r.m};
+	if (check_once_run(&once, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
 		goto out;
 	}
-	r.nc = netcheck_start(r.loop, r.pool, r.m, &r.o, on_done, &r);
-	if (r.deadline_s)
-		loop_timer_add(r.loop, (int64_t)r.deadline_s * 1000, on_deadline, &r);
-	loop_run(r.loop);
-	r.d = diagnose(r.m);
-	for (size_t i = 0; i < r.m->nnodes; i++)
-		checked += r.m->nodes[i].probed;
-
+	r.d = once.d;
+	r.deadline_hit = once.deadline_hit;
+	checked = once.checked;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};
-	netcheck_stats(r.nc, &res.stats);
+	res.stats = once.stats;
 	if (env)
 		rc = checked ? check_print_env(&res, r.only) : 2;
 	else if (r.prolog)
@@ -376,9 +345,6 @@ static int run(int argc, char **argv, int env)
 		fprintf(stderr, "clusterdoc %s: no node could be checked\n", cmd);
 out:
 	diagnosis_free(r.d);
-	netcheck_free(r.nc);
-	sshpool_free(r.pool);
-	loop_free(r.loop);
 	netmodel_free(r.m);
 	targets_fini(&r.t);
 	return rc;

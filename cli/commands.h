@@ -8,6 +8,7 @@ int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_fix(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mnist(int argc, char **argv);
 

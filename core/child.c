@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,20 +140,52 @@ static int drain_fd(int *fd, struct buf *b)
 	}
 }
 
-int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
-              char *err, size_t errlen)
+/* Write to the child's stdin without SIGPIPE: the agent does not ignore it,
+ * and a child that exits before reading all of its input must not kill us.
+ * SIGPIPE is blocked around the write; one it raised is taken back (unless
+ * one was already pending) before the mask is restored. */
+static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
+{
+	struct timespec zero = {0, 0};
+	sigset_t pipe_set, old, pending;
+	int was_pending, e;
+	ssize_t w;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	do
+		w = write(fd, p, n);
+	while (w < 0 && errno == EINTR);
+	e = errno;
+	if (w < 0 && e == EPIPE && !was_pending)
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
+}
+
+int child_run_input(char *const argv[], char *const env[], const void *in, size_t inlen,
+                    struct buf *out, struct buf *errout, int timeout_ms, int *status, char *err,
+                    size_t errlen)
 {
 	struct child c;
 	int64_t deadline = cd_now_ms() + timeout_ms;
+	size_t sent = 0;
 	int rc;
 
-	rc = child_start(&c, argv, NULL, err, errlen);
+	rc = child_start(&c, argv, env, err, errlen);
 	if (rc < 0)
 		return rc;
-	child_close_stdin(&c);
+	if (inlen == 0)
+		child_close_stdin(&c);
 	while (c.out_fd >= 0 || c.err_fd >= 0) {
-		struct pollfd p[2] = {{.fd = c.out_fd, .events = POLLIN},
-		                      {.fd = c.err_fd, .events = POLLIN}};
+		struct pollfd p[3] = {{.fd = c.out_fd, .events = POLLIN},
+		                      {.fd = c.err_fd, .events = POLLIN},
+		                      {.fd = c.in_fd, .events = POLLOUT}};
 		int64_t left = deadline - cd_now_ms();
 
 		if (left <= 0) {
@@ -159,9 +193,18 @@ int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeo
 			             argv[0], timeout_ms);
 			goto out;
 		}
-		if (poll(p, 2, (int)left) < 0 && errno != EINTR) {
+		if (poll(p, 3, (int)left) < 0 && errno != EINTR) {
 			rc = cd_errf(err, errlen, CD_ERR_IO, "poll: %s", strerror(errno));
 			goto out;
+		}
+		if (c.in_fd >= 0 && p[2].revents) {
+			ssize_t n = write_nosigpipe(c.in_fd, (const char *)in + sent, inlen - sent);
+
+			/* EPIPE and the like: the child does not want the rest */
+			if (n > 0)
+				sent += (size_t)n;
+			if ((n < 0 && errno != EAGAIN) || sent == inlen)
+				child_close_stdin(&c);
 		}
 		if ((c.out_fd >= 0 && drain_fd(&c.out_fd, out) < 0) ||
 		    (c.err_fd >= 0 && drain_fd(&c.err_fd, errout) < 0)) {
@@ -170,6 +213,7 @@ int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeo
 		}
 	}
 	/* both pipes closed: the child has exited or is about to */
+	child_close_stdin(&c);
 	while (!child_reap(&c)) {
 		if (cd_now_ms() >= deadline) {
 			rc = cd_errf(err, errlen, CD_ERR_TIMEOUT, "%s did not finish within %d ms",
@@ -183,4 +227,10 @@ int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeo
 out:
 	child_fini(&c);
 	return rc;
+}
+
+int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
+              char *err, size_t errlen)
+{
+	return child_run_input(argv, NULL, NULL, 0, out, errout, timeout_ms, status, err, errlen);
 }

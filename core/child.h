@@ -49,6 +49,18 @@ struct buf;
 int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
               char *err, size_t errlen);
 
+/*
+ * child_run with more: env as for child_start (NULL, or extra "NAME=value"
+ * strings), and in[0..inlen) written to the child's stdin while its output
+ * is read (so neither side can block the other), then stdin is closed. A
+ * child that stops reading (closes stdin, exits) gets no more input: that is
+ * not an error, and the caller is never killed by SIGPIPE. Same returns,
+ * messages and deadline as child_run, which is this with NULL, NULL, 0.
+ */
+int child_run_input(char *const argv[], char *const env[], const void *in, size_t inlen,
+                    struct buf *out, struct buf *errout, int timeout_ms, int *status, char *err,
+                    size_t errlen);
+
 /* Kill (SIGKILL) if still running, reap, close every fd. Safe to call twice. */
 void child_fini(struct child *c);
 

@@ -12,9 +12,10 @@
 #   netns P"br"    bridge P"br0" (STP off), ports P"b"$i (nodes) and P"bh" (head); no addresses
 #   netns P"head"  eth0 = 10.X.Y.2/24           (clusterdoc runs here: cluster_head_exec)
 #   netns P"n"$i   NIC (eth0 unless CD_NIC_NAMES) = 10.X.Y.(i+10)/24, lo up, sshd on port 22,
-#                  own UTS ns (hostname node$i) and mount ns (/root/.cache = per-node dir,
-#                  per-node empty file over /root/.bashrc (cluster_node_env), .profile, .bash_profile,
-#                  .bash_login if present)
+#                  own UTS ns (hostname node$i) and mount ns: /root is the node's own home
+#                  $CD_RUN/n$i/home (nothing a test writes in ~ reaches the real /root), with
+#                  /root/.cache = $CD_RUN/n$i/cache and /root/.bashrc = $CD_RUN/n$i/bashrc, empty
+#                  (cluster_node_env appends to it)
 #   netns P"d"$i   dead end for cluster_trap_ipv6_only_nic (created only by that trap)
 #   /etc/netns/<ns>/hosts   node names -> IPs (ip netns exec bind-mounts it over /etc/hosts)
 #   /etc/netns/P"head"/passwd  copy of /etc/passwd with root's home = $CD_RUN/home, so that
@@ -349,7 +350,8 @@ _cd_up_inner() { # n mtu nic-names...
 	kg+=($!)
 	for ((i = 1; i <= n; i++)); do
 		d=$R/n$i
-		mkdir -p "$d/cache"
+		mkdir -p "$d/cache" "$d/home/.cache"
+		chmod 700 "$d/home"
 		nic=${nicarr[i - 1]:-eth0}
 		echo "$nic" >"$d/nic"
 		_cd_write_sshd_config "$i"
@@ -416,17 +418,16 @@ EOF
 	_cd_phase "holders"
 	# --- per-node holder: own UTS + mount namespace, hostname, bind mounts; sshd joins it
 	local holder_sh='hostname "$1" || exit 1
+mount --bind "$5" /root || exit 1
 mount --bind "$2" /root/.cache || exit 1
-for f in .bashrc .profile .bash_profile .bash_login; do
-  if [ -e "/root/$f" ]; then mount --bind "$3" "/root/$f" || exit 1; fi
-done
+mount --bind "$3" /root/.bashrc || exit 1
 : >"$4"
 exec sleep infinity'
-	for ((i = 1; i <= n; i++)); do : >"$R/n$i/bashrc"; done
+	for ((i = 1; i <= n; i++)); do : >"$R/n$i/bashrc" && : >"$R/n$i/home/.bashrc"; done
 	for ((i = 1; i <= n; i++)); do
 		d=$R/n$i
 		ip netns exec "${P}n$i" unshare --uts --mount --propagation private \
-			sh -c "$holder_sh" holder "node$i" "$d/cache" "$d/bashrc" "$d/ready" </dev/null >"$d/holder.log" 2>&1 &
+			sh -c "$holder_sh" holder "node$i" "$d/cache" "$d/bashrc" "$d/ready" "$d/home" </dev/null >"$d/holder.log" 2>&1 &
 		echo "$!" >"$d/holder.pid"
 		_cd_track "$!" "holder$i"
 	done
@@ -739,7 +740,6 @@ EOF
 # over /root/.bashrc; bash reads it for commands run by sshd)
 cluster_node_env() {
 	_cd_check_node "${1:-}" || return 1
-	[[ -e /root/.bashrc ]] || { _cd_err "/root/.bashrc does not exist: nothing to bind per node"; return 1; }
 	local i=$1
 	shift
 	printf '%s\n' "$@" >>"$CD_RUN/n$i/bashrc"

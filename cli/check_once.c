@@ -1,0 +1,61 @@
+/*
+ * check_once.c - the network check run once from the CLI (check_once.h).
+ */
+#include "check_once.h"
+
+#include <stdio.h>
+
+#include "loop.h"
+
+struct once {
+	struct check_once *c;
+	struct loop *loop;
+	struct netcheck *nc;
+};
+
+static void on_done(void *arg)
+{
+	loop_stop(((struct once *)arg)->loop);
+}
+
+/* The deadline closes the nodes that still owe an answer; the check then
+ * ends with the others. Re-armed for the phases that follow, which get 2 s
+ * each. */
+static void on_deadline(struct loop *loop, void *arg)
+{
+	struct once *w = arg;
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	         "no answer within the check's deadline (--deadline %d s); the node or its "
+	         "agent may be hung",
+	         w->c->deadline_s);
+	w->c->deadline_hit = 1;
+	netcheck_expire(w->nc, why);
+	loop_timer_add(loop, 2000, on_deadline, w);
+}
+
+int check_once_run(struct check_once *c, char *err, size_t errlen)
+{
+	struct once w = {.c = c, .loop = loop_new()};
+	struct sshpool *pool = sshpool_new(w.loop, c->pool, err, errlen);
+
+	if (!pool) {
+		loop_free(w.loop);
+		return CD_ERR_IO;
+	}
+	c->o.request_timeout_ms = c->pool->request_timeout_ms;
+	w.nc = netcheck_start(w.loop, pool, c->m, &c->o, on_done, &w);
+	if (c->deadline_s)
+		loop_timer_add(w.loop, (int64_t)c->deadline_s * 1000, on_deadline, &w);
+	loop_run(w.loop);
+	c->d = diagnose(c->m);
+	c->checked = 0;
+	for (size_t i = 0; i < c->m->nnodes; i++)
+		c->checked += c->m->nodes[i].probed;
+	netcheck_stats(w.nc, &c->stats);
+	netcheck_free(w.nc);
+	sshpool_free(pool);
+	loop_free(w.loop);
+	return 0;
+}

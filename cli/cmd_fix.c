@@ -1,0 +1,509 @@
+/*
+ * cmd_fix.c - `clusterdoc fix`: check, gather, plan; with --apply, confirm,
+ * apply, journal and check again; --undo RUN restores what a run changed.
+ *
+ * Exit status: plan: 0 nothing to change, 1 changes planned, 2 a node could
+ * not be checked. --apply: 0 every change applied and verified, 1 a change
+ * failed or a finding is still there, 2 could not check or not confirmed.
+ * --undo: 0 everything restored, 1 something was left as is, 2 the journal
+ * or the nodes could not be read.
+ */
+#include "cd.h"
+#include "check_once.h"
+#include "commands.h"
+#include "fix_render.h"
+#include "fixers/fix.h"
+#include "fixers/fix_journal.h"
+#include "fixers/fix_run.h"
+#include "loop.h"
+#include "targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+	OPT_APPLY = OPT_TARGETS_END,
+	OPT_YES,
+	OPT_ONLY,
+	OPT_UNDO,
+	OPT_LIST,
+	OPT_MASTER,
+	OPT_PORT,
+	OPT_PROBE_TIMEOUT,
+	OPT_DEADLINE,
+};
+
+struct fix_cli {
+	struct targets t;
+	struct netcheck_opts o;
+	struct fix_opts fo;
+	const char *master;
+	const char *undo;
+	int apply, yes, list, deadline_s;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
+	    "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
+	    "       clusterdoc fix --list\n"
+	    "Check the nodes, then show what would fix the findings: per node, the file\n"
+	    "edits as diffs and the commands as they would run. Nothing changes without\n"
+	    "--apply, which asks first, applies through non-interactive sudo where root is\n"
+	    "needed, keeps an undo journal and checks again.\n\n"
+	    "Fixers: env (the verified NCCL/Gloo interface variables in env.sh, ~/.nccl.conf\n"
+	    "and the shell's rc file), hosts (the hostname on the data address in /etc/hosts),\n"
+	    "firewall (TCP from the cluster's subnet on the data interface, never disabling\n"
+	    "the firewall).\n\n"
+	    "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
+	    "planned (or a fix failed or did not verify), 2 could not check.\n\n"
+	    "Options:\n"
+	    "      --apply              make the changes (asks unless --yes)\n"
+	    "  -y, --yes                do not ask\n"
+	    "      --only ID,...        only these fixers\n"
+	    "      --undo RUN           restore what that run changed (its journal is in\n"
+	    "                           ~/.local/state/clusterdoc/runs/)\n"
+	    "      --list               the runs that can be undone\n"
+	    "      --master HOST        the node that will be rank 0 (default: the first)\n"
+	    "      --port N             the MASTER_PORT candidate (default 29500)\n"
+	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
+	    "      --deadline S         end each check after S seconds\n"
+	    "%s",
+	    targets_help);
+}
+
+static int parse_options(struct fix_cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    TARGETS_LONGOPTS,
+	    {"apply", no_argument, NULL, OPT_APPLY},
+	    {"yes", no_argument, NULL, 'y'},
+	    {"only", required_argument, NULL, OPT_ONLY},
+	    {"undo", required_argument, NULL, OPT_UNDO},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"master", required_argument, NULL, OPT_MASTER},
+	    {"port", required_argument, NULL, OPT_PORT},
+	    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
+	    {"deadline", required_argument, NULL, OPT_DEADLINE},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "yh", longopts, NULL)) != -1) {
+		int took = targets_option(&c->t, opt, optarg, "fix");
+
+		if (took < 0)
+			return -1;
+		if (took)
+			continue;
+		switch (opt) {
+		case OPT_APPLY:
+			c->apply = 1;
+			break;
+		case 'y':
+			c->yes = 1;
+			break;
+		case OPT_ONLY:
+			c->fo.only = optarg;
+			break;
+		case OPT_UNDO:
+			c->undo = optarg;
+			break;
+		case OPT_LIST:
+			c->list = 1;
+			break;
+		case OPT_MASTER:
+			c->master = optarg;
+			break;
+		case OPT_PORT:
+			if (cli_parse_int("fix", "--port", optarg, 1, 65525, &c->o.master_port) < 0)
+				return -1;
+			break;
+		case OPT_PROBE_TIMEOUT:
+			if (cli_parse_int("fix", "--probe-timeout", optarg, 50, 600000,
+			                  &c->o.probe_timeout_ms) < 0)
+				return -1;
+			break;
+		case OPT_DEADLINE:
+			if (cli_parse_int("fix", "--deadline", optarg, 1, 86400, &c->deadline_s) <
+			    0)
+				return -1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clusterdoc fix: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (c->undo && (c->apply || c->fo.only)) {
+		fprintf(stderr, "clusterdoc fix: --undo restores a run; it takes no --apply or "
+		                "--only\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- phases */
+
+struct phase {
+	struct loop *loop;
+	int done;
+};
+
+static void phase_done(void *arg)
+{
+	struct phase *ph = arg;
+
+	ph->done = 1;
+	loop_stop(ph->loop);
+}
+
+static void phase_wait(struct phase *ph)
+{
+	if (!ph->done)
+		loop_run(ph->loop);
+	ph->done = 0;
+}
+
+static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
+{
+	struct check_once once = {
+	    .pool = &c->t.pool, .o = c->o, .deadline_s = c->deadline_s, .m = m};
+	char err[CD_ERRLEN];
+
+	if (c->master) {
+		size_t i;
+
+		for (i = 0; i < m->nnodes && strcmp(m->nodes[i].host, c->master) != 0; i++)
+			;
+		if (i == m->nnodes) {
+			fprintf(stderr,
+			        "clusterdoc fix: --master %s is not one of the nodes given\n",
+			        c->master);
+			return -1;
+		}
+		once.o.master = i;
+	}
+	if (check_once_run(&once, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		return -1;
+	}
+	*d = once.d;
+	return once.checked;
+}
+
+/* Ask on the terminal; no terminal and no --yes is a refusal. */
+static int confirm(const struct fix_plan *p)
+{
+	char line[16];
+	size_t nodes = 0;
+
+	for (size_t i = 0; i < p->nnodes; i++)
+		nodes += p->nodes[i].nactions > 0;
+	if (!isatty(STDIN_FILENO)) {
+		fprintf(stderr, "clusterdoc fix: --apply asks before changing anything and there "
+		                "is no terminal to ask on: add --yes\n");
+		return 0;
+	}
+	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", p->nactions,
+	        p->nactions == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+static void print_findings(const struct netmodel *m, const struct diagnosis *d)
+{
+	for (size_t k = 0; k < d->nfindings; k++) {
+		const struct finding *f = &d->findings[k];
+
+		printf("  %-7s %-24s", severity_name(f->severity), f->id);
+		for (size_t q = 0; q < f->nnodes; q++)
+			printf("%s%s", q ? "," : " ", m->nodes[f->nodes[q]].host);
+		printf("\n");
+	}
+}
+
+/* Gather, plan, show; with --apply: confirm, apply, check again. */
+static int fix(struct fix_cli *c)
+{
+	const char *const *hosts = (const char *const *)c->t.hosts->names;
+	size_t n = hostlist_count(c->t.hosts);
+	struct netmodel *m = netmodel_new(hosts, n), *m2 = NULL;
+	struct diagnosis *d = NULL, *d2 = NULL;
+	struct fix_node_state *states = cd_calloc(n, sizeof(*states));
+	int *skip = cd_calloc(n, sizeof(*skip));
+	const char **fw = cd_calloc(n, sizeof(*fw));
+	struct fix_result **results = NULL;
+	struct fix_plan *p = NULL;
+	struct fix_journal *j = NULL;
+	struct sshpool *pool = NULL;
+	struct fix_session *s = NULL;
+	struct phase ph = {.loop = loop_new()};
+	char err[CD_ERRLEN], run[40], jerr[CD_ERRLEN] = "";
+	int rc = 2, checked, failed = 0, gathered = 0;
+
+	checked = check(c, m, &d);
+	if (checked < 0)
+		goto out;
+	if (!checked) {
+		fprintf(stderr, "clusterdoc fix: no node could be checked\n");
+		goto out;
+	}
+	if (!c->t.json) {
+		printf("check: %d error%s, %d warning%s\n", d->errors, d->errors == 1 ? "" : "s",
+		       d->warnings, d->warnings == 1 ? "" : "s");
+		print_findings(m, d);
+	}
+	for (size_t i = 0; i < n; i++) {
+		fix_node_state_init(&states[i]);
+		skip[i] = !m->nodes[i].probed;
+		const char *ifname = NULL, *addr;
+
+		if (fix_wants_firewall(m, d, &c->fo, i) &&
+		    fix_data_iface(m, d, i, &ifname, &addr) < 0)
+			ifname = NULL;
+		fw[i] = ifname;
+	}
+	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
+	if (!pool) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		goto out;
+	}
+	s = fix_session_new(ph.loop, pool, hosts, n);
+	fix_session_gather(s, states, skip, fw, phase_done, &ph);
+	phase_wait(&ph);
+	for (size_t i = 0; i < n; i++)
+		gathered += states[i].gathered;
+
+	fix_run_id(run, sizeof(run));
+	p = fix_plan_build(m, d, states, &c->fo, run, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		goto out;
+	}
+	if (!c->t.json) {
+		printf("\nplan (run %s)%s:\n", run,
+		       c->apply ? "" : "; nothing changes without --apply");
+		fix_print_plan(stdout, m, p, NULL);
+	}
+	rc = gathered < (int)n || checked < (int)n ? 2 : p->nactions ? 1 : 0;
+	if (!c->apply || !p->nactions) {
+		if (c->t.json) {
+			json_t *o = fix_plan_json(m, p, NULL);
+
+			json_dumpf(o, stdout, JSON_INDENT(2));
+			putchar('\n');
+			json_decref(o);
+		} else if (c->apply) {
+			printf("\nnothing to change\n");
+		}
+		goto out;
+	}
+	if (!c->yes && !confirm(p)) {
+		fprintf(stderr, "clusterdoc fix: nothing was changed\n");
+		rc = 2;
+		goto out;
+	}
+
+	results = cd_calloc(n, sizeof(*results));
+	for (size_t i = 0; i < n; i++)
+		results[i] = cd_calloc(p->nodes[i].nactions + 1, sizeof(**results));
+	j = fix_journal_new(run, hosts, n);
+	fix_session_apply(s, p, j, results, jerr, sizeof(jerr), phase_done, &ph);
+	phase_wait(&ph);
+	fix_session_free(s);
+	s = NULL;
+	sshpool_free(pool);
+	pool = NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < p->nodes[i].nactions; k++)
+			failed += results[i][k].status == FIX_FAILED ||
+			          results[i][k].status == FIX_SKIPPED;
+	if (jerr[0])
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", jerr);
+
+	/* verify with a check of its own: new agents, new login shells */
+	m2 = netmodel_new(hosts, n);
+	if (check(c, m2, &d2) < 0) {
+		diagnosis_free(d2);
+		d2 = NULL;
+	}
+	if (c->t.json) {
+		json_t *o = fix_plan_json(m, p, results), *ver = json_array();
+
+		failed += fix_print_verify(NULL, m2, p, d2, ver);
+		json_object_set_new(o, "applied", json_true());
+		json_object_set_new(o, "verify", ver);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		printf("\napplied (run %s):\n", run);
+		fix_print_plan(stdout, m, p, results);
+		printf("\nverified by a new check:\n");
+		failed += fix_print_verify(stdout, m2, p, d2, NULL);
+		if (j->nchanges)
+			printf("\nundo with: clusterdoc fix --undo %s\n", run);
+	}
+	rc = failed || jerr[0] ? 1 : 0;
+out:
+	for (size_t i = 0; results && i < n; i++)
+		free(results[i]);
+	free(results);
+	fix_journal_free(j);
+	fix_plan_free(p);
+	fix_session_free(s);
+	sshpool_free(pool);
+	loop_free(ph.loop);
+	for (size_t i = 0; i < n; i++)
+		fix_node_state_fini(&states[i]);
+	free(states);
+	free(skip);
+	free(fw);
+	diagnosis_free(d);
+	diagnosis_free(d2);
+	netmodel_free(m);
+	netmodel_free(m2);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- undo, list */
+
+static int undo(struct fix_cli *c, struct fix_journal *j)
+{
+	const char *const *hosts = (const char *const *)c->t.hosts->names;
+	size_t n = hostlist_count(c->t.hosts);
+	struct fix_result *results = cd_calloc(j->nchanges + 1, sizeof(*results));
+	struct phase ph = {.loop = loop_new()};
+	struct sshpool *pool;
+	struct fix_session *s = NULL;
+	char err[CD_ERRLEN];
+	int rc = 2, failed = 0, skipped = 0;
+
+	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
+	if (!pool) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		goto out;
+	}
+	s = fix_session_new(ph.loop, pool, hosts, n);
+	fix_session_undo(s, j, results, phase_done, &ph);
+	phase_wait(&ph);
+	printf("undo of run %s:\n", j->run);
+	for (size_t k = 0; k < j->nchanges; k++) {
+		int asked = 0;
+
+		for (size_t i = 0; i < n; i++)
+			asked |= strcmp(hosts[i], j->changes[k].host) == 0;
+		if (!asked) {
+			results[k].status = FIX_SKIPPED;
+			snprintf(results[k].message, sizeof(results[k].message), "not in -w");
+			skipped++;
+		}
+		failed += results[k].status == FIX_FAILED;
+	}
+	fix_print_undo(stdout, j, results);
+	if (!failed && !skipped) {
+		j->undone = (long long)time(NULL);
+		if (fix_journal_save(j, err, sizeof(err)) < 0)
+			fprintf(stderr, "clusterdoc fix: %s\n", err);
+	}
+	rc = failed || skipped ? 1 : 0;
+out:
+	fix_session_free(s);
+	sshpool_free(pool);
+	loop_free(ph.loop);
+	free(results);
+	return rc;
+}
+
+static int list_runs(void)
+{
+	char **runs = NULL, err[CD_ERRLEN];
+	size_t n = 0;
+
+	if (fix_journal_list(&runs, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		return 2;
+	}
+	if (!n)
+		printf("no fix runs recorded\n");
+	for (size_t k = 0; k < n; k++) {
+		struct fix_journal *j = NULL;
+
+		if (fix_journal_load(runs[k], &j, err, sizeof(err)) == 0) {
+			printf("%s  %zu change%s on %zu node%s%s\n", runs[k], j->nchanges,
+			       j->nchanges == 1 ? "" : "s", j->nhosts, j->nhosts == 1 ? "" : "s",
+			       j->undone ? "  (undone)" : "");
+			fix_journal_free(j);
+		} else {
+			printf("%s  unreadable: %s\n", runs[k], err);
+		}
+		free(runs[k]);
+	}
+	free(runs);
+	return 0;
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	struct fix_cli c = {0};
+	struct fix_journal *j = NULL;
+	char err[CD_ERRLEN];
+	int rc = 2, p, given;
+
+	targets_init(&c.t);
+	netcheck_opts_init(&c.o);
+	p = parse_options(&c, argc, argv);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
+		goto out;
+	}
+	if (c.list) {
+		rc = list_runs();
+		goto out;
+	}
+	if (c.undo) {
+		if (fix_journal_load(c.undo, &j, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc fix: %s\n", err);
+			goto out;
+		}
+		if (j->undone) {
+			printf("run %s was already undone\n", j->run);
+			rc = 0;
+			goto out;
+		}
+		/* without -w: the hosts the run changed */
+		given = hostlist_count(c.t.hosts) > 0;
+		for (size_t k = 0; k < j->nchanges && !given; k++)
+			if (hostlist_parse(c.t.hosts, j->changes[k].host, err, sizeof(err)) < 0) {
+				fprintf(stderr, "clusterdoc fix: the journal's host %s: %s\n",
+				        j->changes[k].host, err);
+				goto out;
+			}
+		if (!j->nchanges) {
+			printf("run %s changed nothing\n", j->run);
+			rc = 0;
+			goto out;
+		}
+	}
+	if (targets_finish(&c.t, "fix") < 0)
+		goto out;
+	rc = c.undo ? undo(&c, j) : fix(&c);
+out:
+	fix_journal_free(j);
+	targets_fini(&c.t);
+	return rc;
+}

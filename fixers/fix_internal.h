@@ -1,0 +1,26 @@
+/*
+ * fix_internal.h - the fixers, for fix_plan.c's table. Each plans one
+ * node's actions from the check's model and diagnosis and the gathered
+ * state (fix.h), and says in a note what it left alone and why.
+ */
+#ifndef CD_FIXERS_FIX_INTERNAL_H
+#define CD_FIXERS_FIX_INTERNAL_H
+
+#include "fix.h"
+
+extern const char *const fix_env_findings[];
+extern const char *const fix_hosts_findings[];
+extern const char *const fix_firewall_findings[];
+
+/* env: ~/.config/clusterdoc/env.sh, ~/.nccl.conf and the rc file's block. */
+void fix_env_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+/* hosts: /etc/hosts maps the hostname to the data address. */
+void fix_hosts_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+/* firewall: an accept rule for TCP from the cluster's subnets on the data
+ * interface, through firewalld, ufw, nftables or iptables. */
+void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+
+/* Root is needed unless the node's user is root. */
+int fix_needs_sudo(const struct fix_ctx *c, size_t i);
+
+#endif

@@ -1,0 +1,679 @@
+/*
+ * fix_run.c - gather, apply and undo over the SSH pool (fix_run.h). Each
+ * node is a small state machine that sends one request at a time; its
+ * reply callback sends the next.
+ */
+#include "fix_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base64.h"
+#include "proto.h"
+#include "sha256.h"
+
+#define RUN_TIMEOUT_MS 20000
+
+enum fx_mode { FX_GATHER, FX_APPLY, FX_UNDO };
+
+struct fx_node {
+	struct fix_session *s;
+	size_t i;
+	struct pool_node *pn;
+	int step;
+	int finished;
+	const char *failed_fixer; /* apply: the fixer whose step failed */
+};
+
+struct fix_session {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct fx_node *nodes;
+	size_t n;
+	size_t left; /* nodes not finished */
+	enum fx_mode mode;
+	int started;
+	void (*done)(void *);
+	void *arg;
+
+	/* gather */
+	struct fix_node_state *states;
+	const int *skip;
+	const char *const *fw_iface;
+	/* apply */
+	const struct fix_plan *plan;
+	struct fix_journal *j;
+	struct fix_result **results;
+	char *journal_err;
+	size_t journal_errlen;
+	/* undo */
+	const struct fix_journal *uj;
+	struct fix_result *uresults;
+};
+
+const char *fix_status_name(enum fix_status s)
+{
+	static const char *const names[] = {"pending", "applied", "unchanged", "failed", "skipped"};
+
+	return (unsigned)s < CD_ARRAY_LEN(names) ? names[s] : "?";
+}
+
+static void step(struct fx_node *x);
+
+static void node_finish(struct fx_node *x)
+{
+	if (x->finished)
+		return;
+	x->finished = 1;
+	if (x->pn && node_state(x->pn) == NODE_READY && x->s->mode == FX_UNDO)
+		sshpool_close_node(x->pn);
+	if (--x->s->left == 0)
+		x->s->done(x->s->arg);
+}
+
+static int send(struct fx_node *x, json_t *req, sshpool_reply_cb cb)
+{
+	if (sshpool_request(x->pn, req, RUN_TIMEOUT_MS + 5000, cb, x) < 0) {
+		node_finish(x);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- session */
+
+struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
+                                    const char *const *hosts, size_t n)
+{
+	struct fix_session *s = cd_calloc(1, sizeof(*s));
+
+	s->loop = loop;
+	s->pool = pool;
+	s->n = n;
+	s->nodes = cd_calloc(n ? n : 1, sizeof(*s->nodes));
+	for (size_t i = 0; i < n; i++) {
+		s->nodes[i] = (struct fx_node){.s = s, .i = i, .pn = sshpool_add(pool, hosts[i])};
+		node_set_data(s->nodes[i].pn, &s->nodes[i]);
+	}
+	return s;
+}
+
+void fix_session_free(struct fix_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (node_state(s->nodes[i].pn) == NODE_READY)
+			sshpool_close_node(s->nodes[i].pn);
+	free(s->nodes);
+	free(s);
+}
+
+static int node_skipped(const struct fix_session *s, size_t i)
+{
+	if (s->mode == FX_GATHER)
+		return s->skip && s->skip[i];
+	if (s->mode == FX_APPLY)
+		return s->plan->nodes[i].nactions == 0;
+	for (size_t k = 0; k < s->uj->nchanges; k++)
+		if (strcmp(s->uj->changes[k].host, node_host(s->nodes[i].pn)) == 0)
+			return 0;
+	return 1;
+}
+
+static void fail_node(struct fx_node *x, const char *msg)
+{
+	struct fix_session *s = x->s;
+
+	if (s->mode == FX_GATHER) {
+		snprintf(s->states[x->i].error, sizeof(s->states[x->i].error), "%s", msg);
+	} else if (s->mode == FX_APPLY) {
+		for (size_t k = 0; k < s->plan->nodes[x->i].nactions; k++) {
+			struct fix_result *r = &s->results[x->i][k];
+
+			if (r->status == FIX_PENDING) {
+				r->status = FIX_FAILED;
+				snprintf(r->message, sizeof(r->message), "%s", msg);
+			}
+		}
+	} else {
+		for (size_t k = 0; k < s->uj->nchanges; k++) {
+			struct fix_result *r = &s->uresults[k];
+
+			if (r->status == FIX_PENDING &&
+			    strcmp(s->uj->changes[k].host, node_host(x->pn)) == 0) {
+				r->status = FIX_FAILED;
+				snprintf(r->message, sizeof(r->message), "%s", msg);
+			}
+		}
+	}
+	node_finish(x);
+}
+
+static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct fx_node *x = node_data(pn);
+
+	if (x && !x->finished)
+		step(x);
+}
+
+static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+{
+	struct fx_node *x = node_data(pn);
+
+	if (x && !x->finished)
+		fail_node(x, node_error_message(pn));
+}
+
+/* Start the phase: ready nodes begin at once, the others when ready. */
+static void begin(struct fix_session *s)
+{
+	static const struct sshpool_handlers h = {.ready = on_ready, .failed = on_failed};
+
+	s->left = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		s->nodes[i].step = 0;
+		s->nodes[i].finished = node_skipped(s, i);
+		s->left += !s->nodes[i].finished;
+	}
+	if (!s->left) {
+		s->done(s->arg);
+		return;
+	}
+	if (!s->started) {
+		s->started = 1;
+		sshpool_start(s->pool, &h, s);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct fx_node *x = &s->nodes[i];
+
+		if (x->finished)
+			continue;
+		if (node_state(x->pn) == NODE_READY)
+			step(x);
+		else
+			fail_node(x, node_error_message(x->pn) ?: "the node's agent is gone");
+	}
+}
+
+/* ---------------------------------------------------------------- gather */
+
+static const char *gather_path(const struct fix_node_state *st, int k)
+{
+	int by_ssh;
+
+	switch (k) {
+	case 0:
+		return fix_rc_file(st->shell, &by_ssh);
+	case 1:
+		return FIX_ENV_SH;
+	case 2:
+		return FIX_NCCL_CONF;
+	case 3:
+		return FIX_ETC_HOSTS;
+	}
+	return NULL;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key)) ?: "";
+}
+
+/* The first line of a command's stderr (or stdout), for a message. */
+static void first_line(json_t *res, char *out, size_t len)
+{
+	const char *e = str(res, "stderr");
+
+	if (!*e)
+		e = str(res, "stdout");
+	snprintf(out, len, "%.*s", (int)strcspn(e, "\n"), e);
+}
+
+static void on_gather(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                      void *arg)
+{
+	struct fx_node *x = arg;
+	struct fix_node_state *st = &x->s->states[x->i];
+	int k = x->step;
+
+	if (x->finished)
+		return;
+	if (k == 0) {
+		if (!res) {
+			fail_node(x, msg);
+			return;
+		}
+		st->uid = (unsigned)json_integer_value(json_object_get(res, "uid"));
+		snprintf(st->user, sizeof(st->user), "%s", str(res, "user"));
+		snprintf(st->home, sizeof(st->home), "%s", str(res, "home"));
+		snprintf(st->shell, sizeof(st->shell), "%s", str(res, "shell"));
+		st->has_sudo = json_is_string(json_object_get(res, "sudo"));
+	} else if (k <= 4) {
+		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 1));
+
+		if (!res) {
+			snprintf(f->error, sizeof(f->error), "%s: %s", code, msg);
+		} else {
+			const char *b64 = str(res, "data");
+			size_t blen = strlen(b64);
+			long long n;
+
+			f->read = 1;
+			f->exists = json_is_true(json_object_get(res, "exists"));
+			f->mode = (unsigned)json_integer_value(json_object_get(res, "mode"));
+			if (f->exists) {
+				f->data = cd_malloc(blen / 4 * 3 + 1);
+				n = base64_decode(b64, blen, f->data, blen / 4 * 3 + 1);
+				if (n < 0) {
+					f->read = 0;
+					snprintf(f->error, sizeof(f->error),
+					         "the agent sent bad base64");
+					n = 0;
+				}
+				f->data[n] = 0;
+				f->len = (size_t)n;
+			}
+		}
+	} else {
+		int status = res ? (int)json_integer_value(json_object_get(res, "status")) : -1;
+		const char *out = res ? str(res, "stdout") : "";
+		char line[256];
+
+		if (res)
+			first_line(res, line, sizeof(line));
+		else
+			snprintf(line, sizeof(line), "%s", msg);
+		switch (k) {
+		case 5: /* nft */
+			if (status == 0)
+				st->nft_json = cd_strdup(out);
+			else if (status == 127)
+				snprintf(st->nft_error, sizeof(st->nft_error),
+				         "nft is not installed");
+			else
+				snprintf(st->nft_error, sizeof(st->nft_error), "nft: %s", line);
+			break;
+		case 6: /* ufw */
+			if (status == 0 && strstr(out, "Status: active")) {
+				st->ufw_active = 1;
+				st->ufw_status = cd_strdup(out);
+			} else if (status == 0) {
+				st->ufw_active = 0;
+			}
+			break;
+		case 7: /* firewalld */
+			st->firewalld_running = status == 127 || status < 0             ? -1
+			                        : strstr(out, "running") && status == 0 ? 1
+			                                                                : 0;
+			break;
+		case 8:
+			if (status == 0)
+				snprintf(st->firewalld_zone, sizeof(st->firewalld_zone), "%.*s",
+				         (int)strcspn(out, "\n"), out);
+			break;
+		case 9:
+			if (status == 0)
+				st->firewalld_rules = cd_strdup(out);
+			break;
+		}
+	}
+	x->step++;
+	step(x);
+}
+
+static json_t *run_req(const char *const *argv, int sudo)
+{
+	json_t *req = proto_request(0, "run"), *a = json_array();
+
+	for (; *argv; argv++)
+		json_array_append_new(a, json_string(*argv));
+	json_object_set_new(req, "argv", a);
+	json_object_set_new(req, "sudo", json_boolean(sudo));
+	json_object_set_new(req, "timeout_ms", json_integer(RUN_TIMEOUT_MS));
+	return req;
+}
+
+static void gather_step(struct fx_node *x)
+{
+	struct fix_node_state *st = &x->s->states[x->i];
+	const char *iface = x->s->fw_iface ? x->s->fw_iface[x->i] : NULL;
+	int k = x->step, sudo = st->uid != 0;
+	char zarg[160], zone[96];
+
+	if (k == 0) {
+		send(x, proto_request(0, "whoami"), on_gather);
+	} else if (k <= 4) {
+		json_t *req = proto_request(0, "file_read");
+
+		json_object_set_new(req, "path", json_string(gather_path(st, k - 1)));
+		send(x, req, on_gather);
+	} else if (k >= 5 && iface) {
+		const char *nft[] = {"nft", "-j", "list", "ruleset", NULL};
+		const char *ufw[] = {"ufw", "status", NULL};
+		const char *fwd[] = {"firewall-cmd", "--state", NULL};
+		const char *zq[] = {"firewall-cmd", zarg, NULL};
+		const char *rq[] = {"firewall-cmd", zone, "--list-rich-rules", NULL};
+
+		st->fw_gathered = 1;
+		snprintf(zarg, sizeof(zarg), "--get-zone-of-interface=%s", iface);
+		snprintf(zone, sizeof(zone), "--zone=%s", st->firewalld_zone);
+		if (k == 5)
+			send(x, run_req(nft, sudo), on_gather);
+		else if (k == 6)
+			send(x, run_req(ufw, sudo), on_gather);
+		else if (k == 7)
+			send(x, run_req(fwd, sudo), on_gather);
+		else if (k == 8 && st->firewalld_running == 1)
+			send(x, run_req(zq, sudo), on_gather);
+		else if (k == 9 && st->firewalld_zone[0])
+			send(x, run_req(rq, sudo), on_gather);
+		else if (k < 10) {
+			x->step++;
+			step(x);
+		} else {
+			st->gathered = 1;
+			node_finish(x);
+		}
+	} else {
+		st->gathered = 1;
+		node_finish(x);
+	}
+}
+
+void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
+                        const char *const *fw_iface, void (*done)(void *), void *arg)
+{
+	s->mode = FX_GATHER;
+	s->states = states;
+	s->skip = skip;
+	s->fw_iface = fw_iface;
+	s->done = done;
+	s->arg = arg;
+	begin(s);
+}
+
+/* ---------------------------------------------------------------- apply */
+
+/* "~/.bashrc" -> ".bashrc", "/etc/hosts" -> "etc_hosts" */
+static void backup_path(const char *run, const char *path, int sudo, char *out, size_t len)
+{
+	char name[256];
+	size_t n = 0;
+
+	path += strncmp(path, "~/", 2) == 0 ? 2 : path[0] == '/' ? 1 : 0;
+	for (; *path && n + 1 < sizeof(name); path++)
+		name[n++] = *path == '/' ? '_' : *path;
+	name[n] = 0;
+	if (sudo)
+		snprintf(out, len, "/var/backups/clusterdoc/%s/%s", run, name);
+	else
+		snprintf(out, len, "~/.local/state/clusterdoc/backup/%s/%s", run, name);
+}
+
+static void sha_hex(const char *data, size_t len, char hex[SHA256_HEX_LEN])
+{
+	struct sha256 h;
+	unsigned char dg[32];
+
+	sha256_init(&h);
+	sha256_update(&h, data ? data : "", len);
+	sha256_final(&h, dg);
+	sha256_hex(dg, hex);
+}
+
+static json_t *file_write_req(const char *path, const char *data, size_t len, int remove,
+                              const char *expect, unsigned mode, const char *backup, int sudo)
+{
+	json_t *req = proto_request(0, "file_write");
+
+	json_object_set_new(req, "path", json_string(path));
+	if (remove) {
+		json_object_set_new(req, "remove", json_true());
+	} else {
+		char *b64 = cd_malloc(base64_encoded_size(len));
+
+		base64_encode(data ? data : "", len, b64);
+		json_object_set_new(req, "data", json_string(b64));
+		free(b64);
+	}
+	json_object_set_new(req, "expect", json_string(expect));
+	json_object_set_new(req, "mode", json_integer(mode));
+	if (backup)
+		json_object_set_new(req, "backup", json_string(backup));
+	json_object_set_new(req, "sudo", json_boolean(sudo));
+	return req;
+}
+
+/* The message of a failed run: sudo's trouble said plainly. */
+static void run_failure(json_t *res, const char *argv0, char *out, size_t len)
+{
+	const char *se = str(res, "sudo_error");
+	char line[400];
+
+	first_line(res, line, sizeof(line));
+	if (strcmp(se, "password") == 0)
+		snprintf(out, len,
+		         "sudo wants a password (sudo -n refused): give the user passwordless sudo "
+		         "for %s, or run clusterdoc fix as root",
+		         argv0);
+	else if (strcmp(se, "denied") == 0)
+		snprintf(out, len, "sudo refused %s for this user: %s", argv0, line);
+	else if (strcmp(se, "missing") == 0)
+		snprintf(out, len, "%s needs root and sudo is not installed", argv0);
+	else if (json_is_true(json_object_get(res, "timed_out")))
+		snprintf(out, len, "%s did not finish within %d s", argv0, RUN_TIMEOUT_MS / 1000);
+	else
+		snprintf(out, len, "%s exited with status %lld: %s", argv0,
+		         json_integer_value(json_object_get(res, "status")), line);
+}
+
+static char **resolve_undo(char **undo, const char *out)
+{
+	const char *h = strstr(out, "# handle ");
+	char handle[24] = "";
+	size_t n = 0;
+	char **v;
+
+	if (h)
+		snprintf(handle, sizeof(handle), "%.*s", (int)strspn(h + 9, "0123456789"), h + 9);
+	while (undo && undo[n])
+		n++;
+	v = cd_calloc(n + 1, sizeof(*v));
+	for (size_t k = 0; k < n; k++)
+		v[k] = cd_strdup(strcmp(undo[k], "{handle}") == 0 && handle[0] ? handle : undo[k]);
+	return v;
+}
+
+static void on_apply(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                     void *arg)
+{
+	struct fx_node *x = arg;
+	struct fix_session *s = x->s;
+	const struct fix_action *a = &s->plan->nodes[x->i].actions[x->step];
+	struct fix_result *r = &s->results[x->i][x->step];
+	char err[CD_ERRLEN];
+
+	if (x->finished)
+		return;
+	if (!res) {
+		r->status = FIX_FAILED;
+		snprintf(r->message, sizeof(r->message), "%s", msg);
+	} else if (a->kind == FIX_FILE) {
+		r->status =
+		    json_is_true(json_object_get(res, "changed")) ? FIX_APPLIED : FIX_UNCHANGED;
+		if (r->status == FIX_APPLIED) {
+			struct fix_change *c = fix_journal_add(s->j, node_host(pn), a);
+			const char *bk = json_string_value(json_object_get(res, "backup"));
+
+			c->backup = bk ? cd_strdup(bk) : NULL;
+		}
+	} else if (json_integer_value(json_object_get(res, "status")) == 0 &&
+	           !json_is_true(json_object_get(res, "timed_out"))) {
+		struct fix_change *c = fix_journal_add(s->j, node_host(pn), a);
+
+		r->status = FIX_APPLIED;
+		fix_argv_free(c->undo);
+		c->undo = resolve_undo(a->undo, str(res, "stdout"));
+	} else {
+		r->status = FIX_FAILED;
+		run_failure(res, a->argv[0], r->message, sizeof(r->message));
+	}
+	if (r->status == FIX_FAILED)
+		x->failed_fixer = a->fixer;
+	if (r->status == FIX_APPLIED && fix_journal_save(s->j, err, sizeof(err)) < 0 &&
+	    !s->journal_err[0])
+		snprintf(s->journal_err, s->journal_errlen, "%s", err);
+	x->step++;
+	step(x);
+}
+
+static void apply_step(struct fx_node *x)
+{
+	struct fix_session *s = x->s;
+	const struct fix_node_plan *np = &s->plan->nodes[x->i];
+
+	while ((size_t)x->step < np->nactions) {
+		const struct fix_action *a = &np->actions[x->step];
+		struct fix_result *r = &s->results[x->i][x->step];
+		char expect[SHA256_HEX_LEN], backup[512];
+
+		if (x->failed_fixer && strcmp(x->failed_fixer, a->fixer) == 0) {
+			r->status = FIX_SKIPPED;
+			snprintf(r->message, sizeof(r->message),
+			         "not tried: an earlier step of the %s fix failed", a->fixer);
+			x->step++;
+			continue;
+		}
+		if (a->kind == FIX_FILE) {
+			if (a->before_exists)
+				sha_hex(a->before, a->before_len, expect);
+			else
+				snprintf(expect, sizeof(expect), "absent");
+			backup_path(s->plan->run, a->path, a->sudo, backup, sizeof(backup));
+			send(x,
+			     file_write_req(a->path, a->after, a->after_len, 0, expect, a->mode,
+			                    a->before_exists ? backup : NULL, a->sudo),
+			     on_apply);
+		} else {
+			send(x, run_req((const char *const *)a->argv, a->sudo), on_apply);
+		}
+		return;
+	}
+	node_finish(x);
+}
+
+void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struct fix_journal *j,
+                       struct fix_result **results, char *journal_err, size_t errlen,
+                       void (*done)(void *), void *arg)
+{
+	s->mode = FX_APPLY;
+	s->plan = plan;
+	s->j = j;
+	s->results = results;
+	s->journal_err = journal_err;
+	s->journal_errlen = errlen;
+	journal_err[0] = 0;
+	s->done = done;
+	s->arg = arg;
+	for (size_t i = 0; i < s->n; i++)
+		s->nodes[i].failed_fixer = NULL;
+	begin(s);
+}
+
+/* ---------------------------------------------------------------- undo */
+
+/* The index of the change this node undoes at its step-th turn (newest
+ * first), or -1 when none is left. */
+static long undo_index(const struct fx_node *x)
+{
+	const struct fix_journal *j = x->s->uj;
+	int seen = 0;
+
+	for (size_t k = j->nchanges; k-- > 0;) {
+		if (strcmp(j->changes[k].host, node_host(x->pn)) != 0)
+			continue;
+		if (seen++ == x->step)
+			return (long)k;
+	}
+	return -1;
+}
+
+static void on_undo(struct pool_node *pn, json_t *res, const char *code, const char *msg, void *arg)
+{
+	struct fx_node *x = arg;
+	long k = undo_index(x);
+	const struct fix_change *c = &x->s->uj->changes[k];
+	struct fix_result *r = &x->s->uresults[k];
+
+	if (x->finished)
+		return;
+	if (!res) {
+		r->status = FIX_FAILED;
+		if (strcmp(code, "conflict") == 0)
+			snprintf(r->message, sizeof(r->message),
+			         "%s; left as is (the run's backup on the node: %s)", msg,
+			         c->backup ? c->backup : "none");
+		else
+			snprintf(r->message, sizeof(r->message), "%s", msg);
+	} else if (c->kind == FIX_FILE) {
+		r->status =
+		    json_is_true(json_object_get(res, "changed")) ? FIX_APPLIED : FIX_UNCHANGED;
+	} else if (json_integer_value(json_object_get(res, "status")) == 0) {
+		r->status = FIX_APPLIED;
+	} else {
+		r->status = FIX_FAILED;
+		run_failure(res, c->undo[0] ? c->undo[0] : "?", r->message, sizeof(r->message));
+	}
+	x->step++;
+	step(x);
+}
+
+static void undo_step(struct fx_node *x)
+{
+	long k = undo_index(x);
+	const struct fix_change *c;
+
+	if (k < 0) {
+		node_finish(x);
+		return;
+	}
+	c = &x->s->uj->changes[k];
+	if (c->kind == FIX_FILE)
+		send(x,
+		     file_write_req(c->path, c->before, c->before_len, !c->before_exists,
+		                    c->after_exists ? c->after_sha256 : "absent", 0644, NULL,
+		                    c->sudo),
+		     on_undo);
+	else
+		send(x, run_req((const char *const *)c->undo, c->sudo), on_undo);
+}
+
+void fix_session_undo(struct fix_session *s, const struct fix_journal *j,
+                      struct fix_result *results, void (*done)(void *), void *arg)
+{
+	s->mode = FX_UNDO;
+	s->uj = j;
+	s->uresults = results;
+	s->done = done;
+	s->arg = arg;
+	begin(s);
+}
+
+static void step(struct fx_node *x)
+{
+	switch (x->s->mode) {
+	case FX_GATHER:
+		gather_step(x);
+		break;
+	case FX_APPLY:
+		apply_step(x);
+		break;
+	case FX_UNDO:
+		undo_step(x);
+		break;
+	}
+}

@@ -1,0 +1,73 @@
+/*
+ * fix_run.h - the head's side of `clusterdoc fix`: through the SSH pool,
+ * gather what the fixers need from each node, apply a plan, and undo a
+ * journal. Non-blocking: every phase runs from the event loop and calls
+ * done(arg) once when every node has finished or failed.
+ *
+ * The agent requests used are fixers/nodefile.h's (whoami, file_read,
+ * file_write) and fixers/noderun.h's (run); root goes through the agent's
+ * non-interactive sudo, never a password prompt.
+ *
+ * One node that fails (SSH, sudo, a conflict) never stops the others; its
+ * results say why, naming the node.
+ */
+#ifndef CD_FIXERS_FIX_RUN_H
+#define CD_FIXERS_FIX_RUN_H
+
+#include "fix.h"
+#include "fix_journal.h"
+#include "loop.h"
+#include "sshpool.h"
+
+enum fix_status {
+	FIX_PENDING,
+	FIX_APPLIED,   /* changed the node */
+	FIX_UNCHANGED, /* the node already was as planned (e.g. a shared home) */
+	FIX_FAILED,    /* message says why */
+	FIX_SKIPPED,   /* an earlier step of the same fixer failed */
+};
+
+const char *fix_status_name(enum fix_status s);
+
+struct fix_result {
+	enum fix_status status;
+	char message[CD_ERRLEN];
+};
+
+struct fix_session;
+
+/* A session over pool for the hosts (added to the pool in this order). */
+struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
+                                    const char *const *hosts, size_t n);
+/* Closes the nodes' agents. */
+void fix_session_free(struct fix_session *s);
+
+/*
+ * Connect and fill states[i] (fix_node_state_init'ed by the caller) for
+ * every node with skip[i] == 0: the user, the rc file, env.sh, ~/.nccl.conf
+ * and /etc/hosts, and, where fw_iface[i] is not NULL, the firewall (nft,
+ * ufw, firewalld with that interface's zone). A node that fails has
+ * gathered = 0 and error set.
+ */
+void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
+                        const char *const *fw_iface, void (*done)(void *), void *arg);
+
+/*
+ * Apply plan on the gathered nodes: each node's actions in order, the nodes
+ * at once. results[i] has plan->nodes[i].nactions entries. Every change is
+ * added to j and j is saved (journal_err gets the first failure to save).
+ */
+void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struct fix_journal *j,
+                       struct fix_result **results, char *journal_err, size_t errlen,
+                       void (*done)(void *), void *arg);
+
+/*
+ * Connect to the journal's hosts (the session's) and undo j's changes,
+ * newest first on each host: a file gets its old bytes back (or is removed)
+ * only when it still holds what the run wrote; a command's undo runs.
+ * results has j->nchanges entries.
+ */
+void fix_session_undo(struct fix_session *s, const struct fix_journal *j,
+                      struct fix_result *results, void (*done)(void *), void *arg);
+
+#endif
