@@ -152,8 +152,9 @@ static int scan(const char *text, size_t len, const struct markers *m, struct sp
 		pos = next;
 	}
 	if (open)
-		return cd_errf(err, errlen, CD_ERR_PARSE, "line %zu: \"%s\" without a \"%s\" after it",
-		               open_line, m->begin, m->end);
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "line %zu: \"%s\" without a \"%s\" after it", open_line, m->begin,
+		               m->end);
 	return found;
 }
 
@@ -265,9 +266,15 @@ int blockedit_set(const char *text, size_t len, const char *prefix, const char *
 	rc = markers_init(&m, prefix, name, err, errlen);
 	if (rc < 0)
 		goto out;
+	if (where != BLOCK_TOP && where != BLOCK_AFTER_COMMENTS && where != BLOCK_BOTTOM) {
+		rc = cd_errf(err, errlen, CD_ERR_PARSE, "block \"%s\": unknown place %d", name,
+		             (int)where);
+		goto out;
+	}
 	if (!body || (blen > 0 && body[blen - 1] != '\n')) {
-		rc = cd_errf(err, errlen, CD_ERR_PARSE,
-		             "the body of block \"%s\" is not whole lines (no final newline)", name);
+		rc =
+		    cd_errf(err, errlen, CD_ERR_PARSE,
+		            "the body of block \"%s\" is not whole lines (no final newline)", name);
 		goto out;
 	}
 	if (scan(body, blen, &m, &in_body, NULL, 0) != 0) {
@@ -306,8 +313,8 @@ out:
 	return rc;
 }
 
-int blockedit_remove(const char *text, size_t len, const char *prefix, const char *name,
-                     char **out, size_t *outlen, char *err, size_t errlen)
+int blockedit_remove(const char *text, size_t len, const char *prefix, const char *name, char **out,
+                     size_t *outlen, char *err, size_t errlen)
 {
 	struct markers m;
 	struct span s = {0, 0, 0, 0};

@@ -10,21 +10,23 @@
  * uses "#"); NAME matches [a-z0-9-]+, so several blocks ("env", "nccl",
  * "hosts") live side by side in one file and never touch each other.
  *
- * Pure functions over bytes: text is len bytes, need not be NUL-terminated
- * and may lack a final newline. A marker is a whole line: when finding, the
+ * Pure functions over bytes: text is len bytes (NULL when len is 0), need
+ * not be NUL-terminated and may lack a final newline. A marker is a whole line: when finding, the
  * leading and trailing spaces and tabs and a CRLF line ending's '\r' are
  * tolerated; markers are always written exactly as above, ending in "\n".
  * Every byte outside the block is kept as it was (CRLF included); the block
  * clusterdoc writes uses "\n" endings.
  *
- * Errors are CD_ERR_PARSE with a message in err (errlen bytes, may be NULL)
- * naming the line (1-based):
+ * Errors are CD_ERR_PARSE with a message in err (errlen bytes, may be NULL):
  *   - NAME's begin marker without an end marker after it, an end marker
- *     without a begin marker before it, or NAME's block twice;
- *   - a text holding a NUL byte (not a text file: clusterdoc leaves it alone);
+ *     without a begin marker before it, or NAME's block twice ("line 12:
+ *     ...", 1-based, naming the first line too where there are two);
+ *   - a text holding a NUL byte ("line 3 holds a NUL byte: not a text
+ *     file": clusterdoc leaves binary files alone);
  *   - a body that is not whole lines or holds one of NAME's markers;
- *   - a NAME outside [a-z0-9-]+ or a prefix that is empty or holds a line
- *     break (programmer errors, reported rather than fatal).
+ *   - a NAME outside [a-z0-9-]+, a prefix that is empty, starts with a blank
+ *     or holds a control character, or an unknown where (programmer errors,
+ *     reported rather than fatal).
  * Other names' markers, broken or not, are never an error.
  */
 #ifndef CD_FIXERS_BLOCKEDIT_H
@@ -75,8 +77,8 @@ int blockedit_set(const char *text, size_t len, const char *prefix, const char *
  * text when it holds no block of NAME), or CD_ERR_PARSE with *out NULL and
  * *outlen 0.
  */
-int blockedit_remove(const char *text, size_t len, const char *prefix, const char *name,
-                     char **out, size_t *outlen, char *err, size_t errlen);
+int blockedit_remove(const char *text, size_t len, const char *prefix, const char *name, char **out,
+                     size_t *outlen, char *err, size_t errlen);
 
 /* The body of NAME's block, byte for byte (a new string; free it), or NULL
  * when there is none or blockedit_find would fail. */

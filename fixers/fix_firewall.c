@@ -12,8 +12,11 @@
  *                       get past another table's drop; undone by its handle
  *   iptables            tables that iptables-nft made (ip filter INPUT) are
  *                       edited with iptables/ip6tables, which own them
- * Every rule carries the comment "clusterdoc fix RUN"; a chain that already
- * has one is left alone (idempotence).
+ * nft and iptables rules carry the comment "clusterdoc fix RUN", ufw's
+ * "clusterdoc fix"; a chain, ufw or a zone that already allows the subnet
+ * is left alone (idempotence). nft -j does not show an iptables-nft rule's
+ * comment, so a second run adds a second iptables rule (its undo removes
+ * that one).
  */
 #include "fix_internal.h"
 
@@ -205,6 +208,23 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 
 /* ---------------------------------------------------------------- ufw, firewalld */
 
+/* Whether one line of `ufw status` allows net on "on IF". Plain `ufw
+ * status` prints inbound rules as "Anywhere on eth0  ALLOW  10.0.0.0/24/tcp". */
+static int ufw_allows(const char *status, const char *net, const char *on)
+{
+	for (const char *s = status; *s;) {
+		size_t n = strcspn(s, "\n");
+		char line[512];
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, s);
+		if (strstr(line, net) && strstr(line, on) && strstr(line, "ALLOW") &&
+		    !strstr(line, "(out)"))
+			return 1;
+		s += n + (s[n] == '\n');
+	}
+	return 0;
+}
+
 static void plan_ufw(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const struct nets *ns,
                      const char *ifname)
 {
@@ -213,10 +233,9 @@ static void plan_ufw(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 	for (int q = 0; q < ns->n; q++) {
 		char summary[256], on[96];
 
-		snprintf(on, sizeof(on), "on %s", ifname);
-		if (strstr(status, ns->net[q]) && strstr(status, on) &&
-		    strstr(status, "ALLOW IN")) {
-			fix_note(p, "firewall: ufw already allows %s %s", ns->net[q], on);
+		snprintf(on, sizeof(on), "on %s ", ifname);
+		if (ufw_allows(status, ns->net[q], on)) {
+			fix_note(p, "firewall: ufw already allows %s on %s", ns->net[q], ifname);
 			continue;
 		}
 		snprintf(summary, sizeof(summary), "ufw: allow TCP in on %s from %s", ifname,

@@ -43,16 +43,15 @@ static int hostname_ok(const char *s)
 static int loopback_line_names(const char *s, size_t n, const char *host, const char *shortname,
                                char *others, size_t olen)
 {
-	char line[1024], *save = NULL, *tok;
+	char *line = cd_strndup(s, n), *save = NULL, *tok;
 	int hit = 0, first = 1;
 
 	others[0] = 0;
-	snprintf(line, sizeof(line), "%.*s", (int)n, s);
 	line[strcspn(line, "#\r")] = 0;
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
 		if (first) {
 			if (strncmp(tok, "127.", 4) != 0 && strcmp(tok, "::1") != 0)
-				return 0;
+				break;
 			first = 0;
 		} else if (strcmp(tok, host) == 0 ||
 		           (shortname[0] && strcmp(tok, shortname) == 0)) {
@@ -62,7 +61,8 @@ static int loopback_line_names(const char *s, size_t n, const char *host, const 
 			         others[0] ? " " : "", tok);
 		}
 	}
-	return hit;
+	free(line);
+	return hit && !first;
 }
 
 static const char hosts_header[] =
@@ -123,6 +123,20 @@ void fix_hosts_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 	if (!(w = fix_work_file(c, i, p, "hosts", FIX_ETC_HOSTS)))
 		return;
 
+	{
+		size_t bs, be;
+		char err[CD_ERRLEN];
+
+		if (blockedit_find(w->data ? w->data : "", w->len, "#", "hostname", &bs, &be, err,
+		                   sizeof(err)) < 0) {
+			fix_note(
+			    p,
+			    "hosts: %s left as is: %s; fix or remove the clusterdoc markers by "
+			    "hand",
+			    FIX_ETC_HOSTS, err);
+			return;
+		}
+	}
 	old = blockedit_body(w->data ? w->data : "", w->len, "#", "hostname");
 	if (old) {
 		char *body = rebody(old, n->hostname, mapping);
@@ -142,14 +156,13 @@ void fix_hosts_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 	for (size_t off = 0; w->data && off < w->len;) {
 		const char *s = w->data + off;
 		size_t n0 = strcspn(s, "\n"), n1 = n0 + (off + n0 < w->len);
-		char others[1024];
+		char others[4096];
 
 		if (s[0] != '#' &&
 		    loopback_line_names(s, n0, n->hostname, shortname, others, sizeof(others))) {
-			char was[1100];
-
-			snprintf(was, sizeof(was), "# was: %.*s\n", (int)n0, s);
-			buf_append_str(&b, was);
+			buf_append_str(&b, "# was: ");
+			buf_append(&b, s, n0);
+			buf_append_str(&b, "\n");
 			if (others[0]) {
 				char first_field[64];
 

@@ -24,11 +24,11 @@ typedef ptrdiff_t lin;
 
 struct side {
 	const char *text;
-	lin n;        /* lines */
-	size_t *off;  /* [n + 1]: line i is text[off[i], off[i + 1]) */
-	lin *eq;      /* [n]: equivalence class, equal lines share one */
-	char *chg0;   /* [n + 2] */
-	char *chg;    /* chg0 + 1: chg[i] says line i is added/removed; chg[-1], chg[n] are 0 */
+	lin n;       /* lines */
+	size_t *off; /* [n + 1]: line i is text[off[i], off[i + 1]) */
+	lin *eq;     /* [n]: equivalence class, equal lines share one */
+	char *chg0;  /* [n + 2] */
+	char *chg;   /* chg0 + 1: chg[i] says line i is added/removed; chg[-1], chg[n] are 0 */
 };
 
 /* A run of changes: deleted lines of a from line0, inserted lines of b from
@@ -108,7 +108,7 @@ static void classify(struct side *a, struct side *b)
 		const char *p;
 		size_t n;
 		uint64_t h;
-	} *cls;
+	} * cls;
 	size_t total = (size_t)a->n + (size_t)b->n, cap = 16, ncls = 0;
 	size_t *slots; /* class + 1, 0 = empty */
 	struct side *sides[2] = {a, b};
@@ -419,7 +419,8 @@ static void out_hunk(struct out *o, const struct side *a, const struct side *b,
                      const struct change *v, size_t first, size_t last, lin context)
 {
 	lin first0 = v[first].line0, first1 = v[first].line1;
-	lin last0 = v[last].line0 + v[last].deleted - 1, last1 = v[last].line1 + v[last].inserted - 1;
+	lin last0 = v[last].line0 + v[last].deleted - 1,
+	    last1 = v[last].line1 + v[last].inserted - 1;
 	lin i, j;
 	size_t next = first;
 
@@ -482,9 +483,8 @@ char *textdiff_unified(const char *a, size_t alen, const char *b, size_t blen, c
 	 * (GNU's find_hunk). */
 	for (size_t first = 0, last; first < sc.n; first = last + 1) {
 		last = first;
-		while (last + 1 < sc.n && sc.v[last + 1].line0 - (sc.v[last].line0 +
-		                                                   sc.v[last].deleted) <=
-		                              2 * ctx)
+		while (last + 1 < sc.n &&
+		       sc.v[last + 1].line0 - (sc.v[last].line0 + sc.v[last].deleted) <= 2 * ctx)
 			last++;
 		out_hunk(&o, &sa, &sb, sc.v, first, last, ctx);
 	}

@@ -1,0 +1,1212 @@
+/*
+ * test_fixplan.c - `clusterdoc fix`'s pure planning (fixers/fix.h:
+ * fix_plan_build with the env, hosts and firewall fixers) on fixture
+ * clusters (tests/fixtures/fix/) and hand-made gathered states, and the undo
+ * journal (fixers/fix_journal.h) in a temporary XDG_STATE_HOME. Run from the
+ * top of the tree, as `make unit` does.
+ *
+ * env-hosts.json: node1, node2 and node3 (hostname node3.cluster) each have
+ * an IPv6-only ib0 that no peer reaches (ipv6-no-route on all three, so
+ * NCCL_SOCKET_FAMILY=AF_INET); node1 and node2 use eth0, node3 eno1; node2
+ * and node3 resolve their hostname to 127.0.1.1 (hostname-loopback).
+ * firewall.json: gpu2 reaches MASTER_PORT on gpu1 but not an ephemeral
+ * port (ephemeral-ports-blocked names gpu1); both are on 10.1.0.0/24.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cd.h"
+#include "fsutil.h"
+#include "fixers/fix.h"
+#include "fixers/fix_journal.h"
+#include "probes/diagnose.h"
+#include "probes/netmodel.h"
+
+#define FIXTURES "tests/fixtures/fix/"
+#define RUN      "20261121-183005-3f9a"
+
+/* ---------------------------------------------------------------- expected text */
+
+#define ENV_SH_BLOCK                                                                         \
+	"# >>> clusterdoc env >>>\n"                                                         \
+	"# The interface variables `clusterdoc check` verified for PyTorch distributed\n"    \
+	"# (NCCL and Gloo), per host as `uname -n` names it.\n"                              \
+	"case \"$(uname -n)\" in\n"                                                          \
+	"node1|node2) export NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' "   \
+	"GLOO_SOCKET_IFNAME='eth0' ;;\n"                                                     \
+	"node3.cluster) export NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' " \
+	"GLOO_SOCKET_IFNAME='eno1' ;;\n"                                                     \
+	"esac\n"                                                                             \
+	"# <<< clusterdoc env <<<\n"
+
+#define NCCL_CONF_BLOCK                                                                     \
+	"# >>> clusterdoc env >>>\n"                                                        \
+	"# The NCCL variables `clusterdoc check` verified. NCCL keeps the first value it\n" \
+	"# reads and the environment wins over this file.\n"                                \
+	"NCCL_SOCKET_IFNAME=eth0,eno1\n"                                                    \
+	"NCCL_SOCKET_FAMILY=AF_INET\n"                                                      \
+	"# <<< clusterdoc env <<<\n"
+
+#define RC_BLOCK                                                                        \
+	"# >>> clusterdoc env >>>\n"                                                    \
+	"# clusterdoc fix: the interface variables for PyTorch distributed. First in\n" \
+	"# the file, so shells that return early when not interactive read it too.\n"   \
+	"if [ -r \"$HOME/.config/clusterdoc/env.sh\" ]; then . "                        \
+	"\"$HOME/.config/clusterdoc/env.sh\"; fi\n"                                     \
+	"# <<< clusterdoc env <<<\n"
+
+/* The start of Debian's /etc/skel/.bashrc: it returns early when not interactive. */
+#define DEBIAN_BASHRC                                                                  \
+	"# ~/.bashrc: executed by bash(1) for non-login shells.\n"                     \
+	"# see /usr/share/doc/bash/examples/startup-files (in the package bash-doc)\n" \
+	"# for examples\n"                                                             \
+	"\n"                                                                           \
+	"# If not running interactively, don't do anything\n"                          \
+	"case $- in\n"                                                                 \
+	"    *i*) ;;\n"                                                                \
+	"      *) return;;\n"                                                          \
+	"esac\n"                                                                       \
+	"\n"                                                                           \
+	"# don't put duplicate lines or lines starting with space in the history.\n"   \
+	"HISTCONTROL=ignoreboth\n"
+
+#define HOSTS_HEADER                                                                          \
+	"# clusterdoc fix: the hostname resolves to the data address, so Gloo and torchrun\n" \
+	"# advertise an address peers can reach (getaddrinfo sorts loopback first, so\n"      \
+	"# the loopback line for the hostname is kept here, commented).\n"
+
+#define HOSTS_IPV6_TAIL                                                \
+	"\n"                                                           \
+	"# The following lines are desirable for IPv6 capable hosts\n" \
+	"::1     localhost ip6-localhost ip6-loopback\n"               \
+	"ff02::1 ip6-allnodes\n"                                       \
+	"ff02::2 ip6-allrouters\n"
+
+/* What Debian's installer writes for node2. */
+#define DEBIAN_HOSTS_NODE2       \
+	"127.0.0.1\tlocalhost\n" \
+	"127.0.1.1\tnode2\n" HOSTS_IPV6_TAIL
+
+#define NET      "10.1.0.0/24"
+#define COMMENTQ "\"clusterdoc fix " RUN "\""
+#define RICH     "rule family=\"ipv4\" source address=\"" NET "\" protocol value=\"tcp\" accept"
+
+/* ---------------------------------------------------------------- fixtures */
+
+struct fx {
+	struct netmodel *m;
+	struct diagnosis *d;
+	struct fix_node_state *st; /* [m->nnodes] */
+	struct fix_plan *p;
+};
+
+static void load(struct fx *f, const char *name)
+{
+	char path[256], err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	doc = json_load_file(path, 0, &jerr);
+	if (!doc)
+		fail_msg("%s: %s", path, jerr.text);
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("%s: %s", path, err);
+	f->d = diagnose(f->m);
+}
+
+/* Set path in s to data (len bytes; NULL = read, but absent), replacing
+ * what was there. */
+static void put_file_n(struct fix_node_state *s, const char *path, const char *data, size_t len)
+{
+	struct fix_file_state *f = NULL;
+
+	for (size_t k = 0; k < s->nfiles && !f; k++)
+		if (strcmp(s->files[k].path, path) == 0)
+			f = &s->files[k];
+	if (!f)
+		f = fix_state_add_file(s, path);
+	free(f->data);
+	f->read = 1;
+	f->exists = data != NULL;
+	f->data = data ? cd_strndup(data, len) : NULL;
+	f->len = data ? len : 0;
+	f->mode = data ? 0644 : 0;
+	f->error[0] = '\0';
+}
+
+static void put_file(struct fix_node_state *s, const char *path, const char *data)
+{
+	put_file_n(s, path, data, data ? strlen(data) : 0);
+}
+
+/* Every node gathered, as user uid with shell; nothing in the env files,
+ * a Debian ~/.bashrc, and /etc/hosts as Debian's installer writes it. */
+static void gathered(struct fx *f, unsigned uid, const char *shell)
+{
+	f->st = cd_calloc(f->m->nnodes, sizeof(*f->st));
+	for (size_t i = 0; i < f->m->nnodes; i++) {
+		struct fix_node_state *s = &f->st[i];
+		const char *h = f->m->nodes[i].hostname;
+		char hosts[512];
+
+		fix_node_state_init(s);
+		s->gathered = 1;
+		s->uid = uid;
+		snprintf(s->user, sizeof(s->user), "%s", uid ? "alice" : "root");
+		snprintf(s->home, sizeof(s->home), "%s", uid ? "/home/alice" : "/root");
+		snprintf(s->shell, sizeof(s->shell), "%s", shell);
+		s->has_sudo = 1;
+		snprintf(hosts, sizeof(hosts),
+		         "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n" HOSTS_IPV6_TAIL, h);
+		put_file(s, "~/.bashrc", DEBIAN_BASHRC);
+		put_file(s, FIX_ENV_SH, NULL);
+		put_file(s, FIX_NCCL_CONF, NULL);
+		put_file(s, FIX_ETC_HOSTS, hosts);
+	}
+}
+
+static void plan(struct fx *f, const char *only)
+{
+	struct fix_opts o = {.only = only};
+	char err[CD_ERRLEN] = "";
+
+	fix_plan_free(f->p);
+	f->p = fix_plan_build(f->m, f->d, f->st, &o, RUN, err, sizeof(err));
+	if (!f->p)
+		fail_msg("fix_plan_build: %s", err);
+}
+
+/* The states the plan leaves: every file action's content read back. */
+static void apply_to_states(struct fx *f)
+{
+	for (size_t i = 0; i < f->p->nnodes; i++)
+		for (size_t k = 0; k < f->p->nodes[i].nactions; k++) {
+			const struct fix_action *a = &f->p->nodes[i].actions[k];
+
+			if (a->kind == FIX_FILE)
+				put_file_n(&f->st[i], a->path, a->after, a->after_len);
+		}
+}
+
+static void unload(struct fx *f)
+{
+	fix_plan_free(f->p);
+	for (size_t i = 0; f->st && i < f->m->nnodes; i++)
+		fix_node_state_fini(&f->st[i]);
+	free(f->st);
+	diagnosis_free(f->d);
+	netmodel_free(f->m);
+}
+
+static char *read_fixture(const char *name)
+{
+	char path[256], err[CD_ERRLEN] = "";
+	unsigned char *text = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	if (cd_read_file(path, 1 << 20, &text, &len, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return (char *)text;
+}
+
+/* gpu1 of firewall.json with its firewall read: nft's ruleset from a fixture
+ * (NULL: none). */
+static void firewall_gathered(struct fx *f, unsigned uid, const char *nft_fixture)
+{
+	load(f, "firewall.json");
+	gathered(f, uid, "/bin/bash");
+	f->st[0].fw_gathered = 1;
+	if (nft_fixture)
+		f->st[0].nft_json = read_fixture(nft_fixture);
+}
+
+/* ---------------------------------------------------------------- assertions */
+
+static const struct fix_action *action_for(const struct fix_node_plan *np, const char *path)
+{
+	for (size_t k = 0; k < np->nactions; k++)
+		if (np->actions[k].path && strcmp(np->actions[k].path, path) == 0)
+			return &np->actions[k];
+	fail_msg("no action for %s", path);
+	return NULL;
+}
+
+static int has_action_for(const struct fix_node_plan *np, const char *path)
+{
+	for (size_t k = 0; k < np->nactions; k++)
+		if (np->actions[k].path && strcmp(np->actions[k].path, path) == 0)
+			return 1;
+	return 0;
+}
+
+static void assert_note(const struct fix_node_plan *np, const char *note)
+{
+	for (size_t k = 0; k < np->nnotes; k++)
+		if (strcmp(np->notes[k], note) == 0)
+			return;
+	for (size_t k = 0; k < np->nnotes; k++)
+		fprintf(stderr, "  note: %s\n", np->notes[k]);
+	fail_msg("no note \"%s\"", note);
+}
+
+/* The file action's before and after, byte for byte. */
+static void assert_file_action(const struct fix_action *a, const char *fixer, int sudo,
+                               const char *before, const char *after)
+{
+	assert_int_equal(a->kind, FIX_FILE);
+	assert_string_equal(a->fixer, fixer);
+	assert_int_equal(a->sudo, sudo);
+	assert_int_equal(a->before_exists, before != NULL);
+	if (before) {
+		assert_int_equal(a->before_len, strlen(before));
+		assert_memory_equal(a->before, before, strlen(before));
+	} else {
+		assert_null(a->before);
+		assert_int_equal(a->before_len, 0);
+	}
+	assert_string_equal(a->after, after);
+	assert_int_equal(a->after_len, strlen(after));
+	assert_int_equal(a->mode, 0644);
+}
+
+static void assert_argv(char **got, const char *const *want)
+{
+	size_t k;
+
+	assert_non_null(got);
+	for (k = 0; want[k]; k++) {
+		if (!got[k])
+			fail_msg("argv ends at %zu, wanted \"%s\"", k, want[k]);
+		assert_string_equal(got[k], want[k]);
+	}
+	if (got[k])
+		fail_msg("argv has more: \"%s\"", got[k]);
+}
+
+/* ---------------------------------------------------------------- env */
+
+static void env_sh_has_one_case_arm_per_set_of_values(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[0], FIX_ENV_SH), "env", 0, NULL, ENV_SH_BLOCK);
+	assert_string_equal(action_for(&f.p->nodes[0], FIX_ENV_SH)->summary,
+	                    "NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' "
+	                    "GLOO_SOCKET_IFNAME='eth0' on this host, in " FIX_ENV_SH);
+	unload(&f);
+}
+
+static void env_sh_is_the_same_file_on_every_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	for (size_t i = 0; i < f.m->nnodes; i++)
+		assert_string_equal(action_for(&f.p->nodes[i], FIX_ENV_SH)->after, ENV_SH_BLOCK);
+	unload(&f);
+}
+
+static void env_actions_are_env_sh_nccl_conf_then_the_rc_file(void **state)
+{
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 3);
+	assert_string_equal(np->actions[0].path, FIX_ENV_SH);
+	assert_string_equal(np->actions[1].path, FIX_NCCL_CONF);
+	assert_string_equal(np->actions[2].path, "~/.bashrc");
+	assert_int_equal(np->nfixers, 1);
+	assert_string_equal(np->fixers[0], "env");
+	assert_int_equal(np->nnotes, 0);
+	unload(&f);
+}
+
+static void nccl_conf_block_goes_before_a_stale_setting(void **state)
+{
+	static const char stale[] = "NCCL_SOCKET_IFNAME=ib0\nNCCL_DEBUG=WARN\n";
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[0], FIX_NCCL_CONF, stale);
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[0], FIX_NCCL_CONF), "env", 0, stale,
+	                   NCCL_CONF_BLOCK "NCCL_SOCKET_IFNAME=ib0\nNCCL_DEBUG=WARN\n");
+	unload(&f);
+}
+
+static void bashrc_block_goes_above_the_interactive_guard(void **state)
+{
+	struct fx f;
+	const struct fix_action *a;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	a = action_for(&f.p->nodes[1], "~/.bashrc");
+	assert_file_action(a, "env", 0, DEBIAN_BASHRC, RC_BLOCK DEBIAN_BASHRC);
+	assert_true(strstr(a->after, "env.sh\"; fi\n") <
+	            strstr(a->after, "case $- in\n    *i*) ;;\n      *) return;;\nesac\n"));
+	assert_string_equal(a->summary, "source " FIX_ENV_SH " first in ~/.bashrc (login shell "
+	                                "/bin/bash)");
+	unload(&f);
+}
+
+static void rc_line_setting_a_variable_after_the_block_is_named(void **state)
+{
+	/* line 14 sets it; the comment on line 13 and another variable whose
+	 * name ends like ours (line 15) do not count */
+#define RC_OVERRIDE                                        \
+	DEBIAN_BASHRC "# export NCCL_SOCKET_IFNAME=eth9\n" \
+	              "export NCCL_SOCKET_IFNAME=ib0\n"    \
+	              "MY_GLOO_SOCKET_IFNAME=eth3\n"
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[0], "~/.bashrc", RC_OVERRIDE);
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "env: left as is: ~/.bashrc line 14 sets NCCL_SOCKET_IFNAME after "
+	                    "clusterdoc's block and wins over it; remove that line");
+	/* the block is still planned */
+	assert_string_equal(action_for(&f.p->nodes[0], "~/.bashrc")->after, RC_BLOCK RC_OVERRIDE);
+	unload(&f);
+}
+
+static void zsh_gets_its_block_in_zshenv(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/usr/bin/zsh");
+	put_file(&f.st[0], "~/.zshenv", NULL);
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[0], "~/.zshenv"), "env", 0, NULL, RC_BLOCK);
+	assert_false(has_action_for(&f.p->nodes[0], "~/.bashrc"));
+	assert_int_equal(f.p->nodes[0].nnotes, 0);
+	unload(&f);
+}
+
+static void sh_gets_profile_and_a_note_that_ssh_skips_it(void **state)
+{
+#define PROFILE                                                                 \
+	"# ~/.profile: executed by the command interpreter for login shells.\n" \
+	"if [ -d \"$HOME/bin\" ] ; then\n    PATH=\"$HOME/bin:$PATH\"\nfi\n"
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/sh");
+	put_file(&f.st[0], "~/.profile", PROFILE);
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[0], "~/.profile"), "env", 0, PROFILE,
+	                   RC_BLOCK PROFILE);
+	assert_false(has_action_for(&f.p->nodes[0], "~/.bashrc"));
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(
+	    f.p->nodes[0].notes[0],
+	    "env: the login shell is /bin/sh, which reads ~/.profile only for login "
+	    "shells; commands run by ssh will not see the variables: source "
+	    "~/.config/clusterdoc/env.sh in the job script");
+	unload(&f);
+}
+
+static void env_file_that_could_not_be_read_is_left_with_a_note(void **state)
+{
+	struct fx f;
+	struct fix_file_state *nc;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	nc = (struct fix_file_state *)fix_state_file(&f.st[0], FIX_NCCL_CONF);
+	nc->read = 0;
+	snprintf(nc->error, sizeof(nc->error), "node1: ~/.nccl.conf: Permission denied");
+	plan(&f, NULL);
+	assert_false(has_action_for(&f.p->nodes[0], FIX_NCCL_CONF));
+	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_note(&f.p->nodes[0], "env: ~/.nccl.conf left as is: node1: ~/.nccl.conf: "
+	                            "Permission denied");
+	unload(&f);
+}
+
+static void env_second_plan_changes_nothing(void **state)
+{
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[0], FIX_NCCL_CONF, "NCCL_DEBUG=WARN\n");
+	plan(&f, "env");
+	assert_int_equal(f.p->nactions, 9);
+	apply_to_states(&f);
+	plan(&f, "env");
+	assert_int_equal(f.p->nactions, 0);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 0);
+	assert_int_equal(np->nfixers, 0);
+	assert_int_equal(np->nwanted, 1);
+	assert_string_equal(np->wanted[0], "env");
+	assert_int_equal(np->nnotes, 3);
+	assert_string_equal(np->notes[0], "env: ~/.config/clusterdoc/env.sh already is as planned");
+	assert_string_equal(np->notes[1], "env: ~/.nccl.conf already is as planned");
+	assert_string_equal(np->notes[2], "env: ~/.bashrc already is as planned");
+	unload(&f);
+}
+
+/* ---------------------------------------------------------------- hosts */
+
+static void debian_loopback_line_moves_into_the_block(void **state)
+{
+	struct fx f;
+	const struct fix_action *a;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_ETC_HOSTS, DEBIAN_HOSTS_NODE2);
+	plan(&f, NULL);
+	a = action_for(&f.p->nodes[1], FIX_ETC_HOSTS);
+	assert_file_action(a, "hosts", 1, DEBIAN_HOSTS_NODE2,
+	                   "127.0.0.1\tlocalhost\n"
+	                   "# >>> clusterdoc hostname >>>\n" HOSTS_HEADER
+	                   "# was: 127.0.1.1\tnode2\n"
+	                   "10.0.0.2\tnode2\n"
+	                   "# <<< clusterdoc hostname <<<\n" HOSTS_IPV6_TAIL);
+	assert_string_equal(a->summary, "map node2 to 10.0.0.2 (eth0) instead of loopback");
+	unload(&f);
+}
+
+static void other_names_on_the_loopback_line_stay_on_loopback(void **state)
+{
+	static const char hosts[] = "127.0.0.1 localhost node2\n::1 localhost\n";
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_ETC_HOSTS, hosts);
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[1], FIX_ETC_HOSTS), "hosts", 1, hosts,
+	                   "# >>> clusterdoc hostname >>>\n" HOSTS_HEADER
+	                   "# was: 127.0.0.1 localhost node2\n"
+	                   "127.0.0.1\tlocalhost\n"
+	                   "10.0.0.2\tnode2\n"
+	                   "# <<< clusterdoc hostname <<<\n"
+	                   "::1 localhost\n");
+	unload(&f);
+}
+
+static void fqdn_hostname_also_maps_its_short_name(void **state)
+{
+	static const char hosts[] = "127.0.0.1\tlocalhost\n127.0.1.1\tnode3.cluster node3\n";
+	struct fx f;
+	const struct fix_action *a;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[2], FIX_ETC_HOSTS, hosts);
+	plan(&f, NULL);
+	a = action_for(&f.p->nodes[2], FIX_ETC_HOSTS);
+	assert_file_action(a, "hosts", 1, hosts,
+	                   "127.0.0.1\tlocalhost\n"
+	                   "# >>> clusterdoc hostname >>>\n" HOSTS_HEADER
+	                   "# was: 127.0.1.1\tnode3.cluster node3\n"
+	                   "10.0.0.3\tnode3.cluster node3\n"
+	                   "# <<< clusterdoc hostname <<<\n");
+	assert_string_equal(a->summary, "map node3.cluster to 10.0.0.3 (eno1) instead of loopback");
+	unload(&f);
+}
+
+static void without_a_loopback_line_the_block_follows_the_leading_comments(void **state)
+{
+	static const char hosts[] = "# Your system has configured 'manage_etc_hosts' as True.\n"
+	                            "# Edit /etc/cloud/templates/hosts.debian.tmpl instead.\n"
+	                            "\n"
+	                            "127.0.0.1 localhost\n"
+	                            "10.0.0.1 node1\n";
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_ETC_HOSTS, hosts);
+	plan(&f, NULL);
+	assert_file_action(action_for(&f.p->nodes[1], FIX_ETC_HOSTS), "hosts", 1, hosts,
+	                   "# Your system has configured 'manage_etc_hosts' as True.\n"
+	                   "# Edit /etc/cloud/templates/hosts.debian.tmpl instead.\n"
+	                   "\n"
+	                   "# >>> clusterdoc hostname >>>\n"
+	                   "10.0.0.2\tnode2\n"
+	                   "# <<< clusterdoc hostname <<<\n"
+	                   "127.0.0.1 localhost\n"
+	                   "10.0.0.1 node1\n");
+	unload(&f);
+}
+
+static void root_edits_etc_hosts_without_sudo(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 0, "/bin/bash");
+	plan(&f, NULL);
+	assert_int_equal(action_for(&f.p->nodes[1], FIX_ETC_HOSTS)->sudo, 0);
+	assert_int_equal(action_for(&f.p->nodes[2], FIX_ETC_HOSTS)->sudo, 0);
+	unload(&f);
+}
+
+static void hosts_fixer_acts_only_where_the_hostname_is_loopback(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	assert_false(has_action_for(&f.p->nodes[0], FIX_ETC_HOSTS));
+	assert_int_equal(f.p->nodes[0].nwanted, 1);
+	assert_string_equal(f.p->nodes[0].wanted[0], "env");
+	assert_int_equal(f.p->nodes[1].nwanted, 2);
+	assert_string_equal(f.p->nodes[1].wanted[0], "env");
+	assert_string_equal(f.p->nodes[1].wanted[1], "hosts");
+	assert_int_equal(f.p->nodes[1].nfixers, 2);
+	assert_string_equal(f.p->nodes[1].fixers[1], "hosts");
+	unload(&f);
+}
+
+static void hosts_second_plan_changes_nothing(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_ETC_HOSTS, "127.0.0.1 localhost node2\n");
+	plan(&f, "hosts");
+	assert_int_equal(f.p->nactions, 2);
+	apply_to_states(&f);
+	plan(&f, "hosts");
+	assert_int_equal(f.p->nactions, 0);
+	for (size_t i = 1; i < 3; i++) {
+		assert_int_equal(f.p->nodes[i].nnotes, 1);
+		assert_string_equal(f.p->nodes[i].notes[0],
+		                    "hosts: /etc/hosts already is as planned");
+	}
+	unload(&f);
+}
+
+static void hosts_with_broken_markers_is_left_alone(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_ETC_HOSTS,
+	         "127.0.0.1\tlocalhost\n127.0.1.1\tnode2\n# >>> clusterdoc hostname >>>\n"
+	         "10.0.0.9\tnode2\n");
+	plan(&f, "hosts");
+	assert_int_equal(f.p->nodes[1].nactions, 0);
+	assert_true(strstr(f.p->nodes[1].notes[0], "fix or remove the clusterdoc markers by hand"));
+	unload(&f);
+}
+
+/* ---------------------------------------------------------------- firewall */
+
+static void nft_drop_chain_gets_one_accept_rule_first(void **state)
+{
+	static const char *const argv[] = {"nft",  "--echo", "--handle", "insert",  "rule",
+	                                   "inet", "filter", "input",    "iifname", "eth0",
+	                                   "ip",   "saddr",  NET,        "meta",    "l4proto",
+	                                   "tcp",  "accept", "comment",  COMMENTQ,  NULL};
+	static const char *const undo[] = {"nft",   "delete", "rule",     "inet", "filter",
+	                                   "input", "handle", "{handle}", NULL};
+	struct fx f;
+	const struct fix_action *a;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	a = &f.p->nodes[0].actions[0];
+	assert_int_equal(a->kind, FIX_CMD);
+	assert_string_equal(a->fixer, "firewall");
+	assert_int_equal(a->sudo, 1);
+	assert_string_equal(a->summary, "nft: accept TCP from " NET
+	                                " on eth0, first in chain inet filter input");
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	assert_int_equal(f.p->nodes[1].nactions, 0);
+	assert_int_equal(f.p->nactions, 1);
+	unload(&f);
+}
+
+static void nft_chain_with_our_rule_is_left_alone(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours.json");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "firewall: inet filter input already has clusterdoc's accept rule");
+	unload(&f);
+}
+
+/* iptables' rule, after the chain */
+#define IPT_RULE                                                                                   \
+	"-i", "eth0", "-s", NET, "-p", "tcp", "-m", "comment", "--comment", "clusterdoc fix " RUN, \
+	    "-j", "ACCEPT"
+
+static void iptables_nft_chain_is_edited_with_iptables(void **state)
+{
+	static const char *const argv[] = {"iptables", "-I", "INPUT", IPT_RULE, NULL};
+	static const char *const undo[] = {"iptables", "-D", "INPUT", IPT_RULE, NULL};
+	struct fx f;
+	const struct fix_action *a;
+
+	firewall_gathered(&f, 1000, "nft-iptables-nft.json");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	a = &f.p->nodes[0].actions[0];
+	assert_int_equal(a->kind, FIX_CMD);
+	assert_string_equal(a->summary,
+	                    "iptables: accept TCP from " NET " on eth0, first in INPUT");
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	unload(&f);
+}
+
+static void active_ufw_gets_an_allow_rule(void **state)
+{
+	static const char *const argv[] = {
+	    "ufw", "allow", "in",  "on",      "eth0",           "from",
+	    NET,   "proto", "tcp", "comment", "clusterdoc fix", NULL};
+	static const char *const undo[] = {"ufw",  "delete", "allow", "in",  "on", "eth0",
+	                                   "from", NET,      "proto", "tcp", NULL};
+	struct fx f;
+	const struct fix_action *a;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "To                         Action      From\n"
+	                               "--                         ------      ----\n"
+	                               "22/tcp                     ALLOW       Anywhere\n"
+	                               "22/tcp (v6)                ALLOW       Anywhere (v6)\n");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	a = &f.p->nodes[0].actions[0];
+	assert_string_equal(a->summary, "ufw: allow TCP in on eth0 from " NET);
+	assert_int_equal(a->sudo, 1);
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	unload(&f);
+}
+
+/* Plain `ufw status` prints our own rule with "ALLOW", not "ALLOW IN". */
+static void ufw_rule_already_there_is_left_alone(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "To                         Action      From\n"
+	                               "--                         ------      ----\n"
+	                               "Anywhere on eth0           ALLOW       " NET
+	                               "/tcp           # clusterdoc fix\n");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_string_equal(f.p->nodes[0].notes[0], "firewall: ufw already allows " NET " on eth0");
+	unload(&f);
+}
+
+/* The interface, the subnet and ALLOW must be on one line. */
+static void ufw_match_spread_over_lines_is_not_an_allow(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "Anywhere on eth0           ALLOW IN    192.168.5.0/24\n"
+	                               "22/tcp                     DENY IN     " NET "\n");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	unload(&f);
+}
+
+static void running_firewalld_gets_a_runtime_and_a_permanent_rule(void **state)
+{
+	static const char *const add[] = {"firewall-cmd", "--zone=public", "--add-rich-rule=" RICH,
+	                                  NULL};
+	static const char *const rm[] = {"firewall-cmd", "--zone=public",
+	                                 "--remove-rich-rule=" RICH, NULL};
+	static const char *const padd[] = {"firewall-cmd", "--permanent", "--zone=public",
+	                                   "--add-rich-rule=" RICH, NULL};
+	static const char *const prm[] = {"firewall-cmd", "--permanent", "--zone=public",
+	                                  "--remove-rich-rule=" RICH, NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].firewalld_running = 1;
+	snprintf(f.st[0].firewalld_zone, sizeof(f.st[0].firewalld_zone), "public");
+	f.st[0].firewalld_rules = cd_strdup("");
+	plan(&f, NULL);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 2);
+	assert_string_equal(np->actions[0].summary, "firewalld zone public, now: " RICH);
+	assert_argv(np->actions[0].argv, add);
+	assert_argv(np->actions[0].undo, rm);
+	assert_string_equal(np->actions[1].summary, "firewalld zone public, after reboots: " RICH);
+	assert_argv(np->actions[1].argv, padd);
+	assert_argv(np->actions[1].undo, prm);
+	unload(&f);
+}
+
+static void firewalld_zone_with_the_rule_is_left_alone(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, NULL);
+	f.st[0].firewalld_running = 1;
+	snprintf(f.st[0].firewalld_zone, sizeof(f.st[0].firewalld_zone), "internal");
+	f.st[0].firewalld_rules = cd_strdup(RICH "\n");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "firewall: firewalld zone internal already has: " RICH);
+	unload(&f);
+}
+
+static void nft_without_a_dropping_input_chain_gets_a_note(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-accept.json");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "firewall: no nftables input chain drops or rejects here; the blocking "
+	                    "rule is elsewhere (the check's evidence names it)");
+	unload(&f);
+}
+
+static void firewall_that_was_not_read_gets_a_note(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, NULL);
+	f.st[0].fw_gathered = 0;
+	snprintf(f.st[0].nft_error, sizeof(f.st[0].nft_error),
+	         "nft: Operation not permitted (you must be root)");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_int_equal(f.p->nodes[0].nnotes, 1);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "firewall: the firewall could not be read: nft: Operation not "
+	                    "permitted (you must be root)");
+	unload(&f);
+}
+
+static void firewall_is_wanted_only_where_a_finding_names_the_node(void **state)
+{
+	struct fx f;
+	struct fix_opts env_only = {.only = "env"};
+
+	load(&f, "firewall.json");
+	assert_true(fix_wants_firewall(f.m, f.d, NULL, 0));
+	assert_false(fix_wants_firewall(f.m, f.d, NULL, 1));
+	assert_false(fix_wants_firewall(f.m, f.d, &env_only, 0));
+	unload(&f);
+}
+
+/* ---------------------------------------------------------------- selection, gather */
+
+static void only_env_plans_env_alone(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, "env");
+	assert_int_equal(f.p->nodes[1].nactions, 3);
+	for (size_t k = 0; k < f.p->nodes[1].nactions; k++)
+		assert_string_equal(f.p->nodes[1].actions[k].fixer, "env");
+	assert_int_equal(f.p->nodes[1].nwanted, 1);
+	assert_string_equal(f.p->nodes[1].wanted[0], "env");
+	unload(&f);
+}
+
+static void only_an_unknown_fixer_is_an_error_naming_the_known_ones(void **state)
+{
+	struct fx f;
+	struct fix_opts o = {.only = "env,bogus"};
+	char err[CD_ERRLEN] = "";
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	assert_null(fix_plan_build(f.m, f.d, f.st, &o, RUN, err, sizeof(err)));
+	assert_string_equal(err, "--only: no fixer \"bogus\" (known: env, hosts, firewall)");
+	unload(&f);
+}
+
+static void node_not_gathered_gets_its_error_and_no_action(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	f.st[1].gathered = 0;
+	snprintf(f.st[1].error, sizeof(f.st[1].error),
+	         "node2: ssh: connect to host node2 port 22: Connection refused");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[1].nactions, 0);
+	assert_int_equal(f.p->nodes[1].nwanted, 0);
+	assert_int_equal(f.p->nodes[1].nnotes, 1);
+	assert_string_equal(f.p->nodes[1].notes[0],
+	                    "node2: ssh: connect to host node2 port 22: Connection refused");
+	assert_string_equal(f.p->run, RUN);
+	/* node1: 3 env; node3: 3 env and 1 hosts */
+	assert_int_equal(f.p->nactions, 7);
+	unload(&f);
+}
+
+/* ---------------------------------------------------------------- journal */
+
+static char state_dir[64];
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int journal_setup(void **state)
+{
+	snprintf(state_dir, sizeof(state_dir), "/tmp/test_fixplan.XXXXXX");
+	if (!mkdtemp(state_dir))
+		return -1;
+	setenv("XDG_STATE_HOME", state_dir, 1);
+	return 0;
+}
+
+static int journal_teardown(void **state)
+{
+	nftw(state_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	unsetenv("XDG_STATE_HOME");
+	return 0;
+}
+
+static struct fix_journal *save_and_load(struct fix_journal *j)
+{
+	struct fix_journal *back = NULL;
+	char err[CD_ERRLEN] = "";
+
+	if (fix_journal_save(j, err, sizeof(err)) != 0)
+		fail_msg("save: %s", err);
+	if (fix_journal_load(j->run, &back, err, sizeof(err)) != 0)
+		fail_msg("load: %s", err);
+	assert_non_null(back);
+	return back;
+}
+
+static void utc_day(char out[16])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(out, 16, "%Y%m%d-", &tm);
+}
+
+static void run_id_is_utc_time_and_four_hex_digits(void **state)
+{
+	char id[40], day0[16], day1[16];
+
+	utc_day(day0);
+	fix_run_id(id, sizeof(id));
+	utc_day(day1);
+	assert_int_equal(strlen(id), 20);
+	for (size_t k = 0; k < 20; k++) {
+		if (k == 8 || k == 15)
+			assert_int_equal(id[k], '-');
+		else if (k < 15)
+			assert_true(id[k] >= '0' && id[k] <= '9');
+		else
+			assert_non_null(strchr("0123456789abcdef", id[k]));
+	}
+	/* today in UTC (either side of a midnight during the call) */
+	assert_true(strncmp(id, day0, 9) == 0 || strncmp(id, day1, 9) == 0);
+}
+
+static void journal_keeps_a_files_before_bytes_and_after_digest(void **state)
+{
+	static const char before[] = "\x01\x02 \x7f\x80\xfe\xff\r\n\ttab\x1b[0m";
+	const char *hosts[] = {"node1", "node2"};
+	struct fix_journal *j = fix_journal_new(RUN, hosts, 2), *back;
+	struct fix_action a = {.fixer = "hosts",
+	                       .kind = FIX_FILE,
+	                       .summary = "map node2",
+	                       .sudo = 1,
+	                       .path = FIX_ETC_HOSTS,
+	                       .before_exists = 1,
+	                       .before = (char *)before,
+	                       .before_len = sizeof(before) - 1,
+	                       .after = "abc",
+	                       .after_len = 3};
+	const struct fix_change *c;
+
+	fix_journal_add(j, "node2", &a);
+	back = save_and_load(j);
+	assert_int_equal(back->nchanges, 1);
+	c = &back->changes[0];
+	assert_string_equal(c->host, "node2");
+	assert_string_equal(c->fixer, "hosts");
+	assert_string_equal(c->summary, "map node2");
+	assert_int_equal(c->kind, FIX_FILE);
+	assert_int_equal(c->sudo, 1);
+	assert_string_equal(c->path, FIX_ETC_HOSTS);
+	assert_int_equal(c->before_exists, 1);
+	assert_int_equal(c->before_len, sizeof(before) - 1);
+	assert_memory_equal(c->before, before, sizeof(before) - 1);
+	assert_int_equal(c->after_exists, 1);
+	/* SHA-256("abc"), FIPS 180-2's example */
+	assert_string_equal(c->after_sha256,
+	                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_null(c->backup);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
+static void journal_keeps_an_absent_file_as_empty_before(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0), *back;
+	struct fix_action a = {.fixer = "env",
+	                       .kind = FIX_FILE,
+	                       .summary = "env.sh",
+	                       .path = FIX_ENV_SH,
+	                       .before_exists = 0,
+	                       .before = NULL,
+	                       .before_len = 0,
+	                       .after = "",
+	                       .after_len = 0};
+	const struct fix_change *c;
+
+	fix_journal_add(j, "node1", &a);
+	back = save_and_load(j);
+	assert_int_equal(back->nchanges, 1);
+	c = &back->changes[0];
+	assert_int_equal(c->before_exists, 0);
+	assert_int_equal(c->before_len, 0);
+	assert_int_equal(c->sudo, 0);
+	/* SHA-256 of nothing */
+	assert_string_equal(c->after_sha256,
+	                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
+static void journal_keeps_a_commands_argv_and_undo(void **state)
+{
+	static const char *const argv[] = {"nft", "insert", "rule", "comment", COMMENTQ, NULL};
+	static const char *const undo[] = {"nft", "delete", "rule", "handle", "{handle}", NULL};
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0), *back;
+	struct fix_action a = {.fixer = "firewall", .kind = FIX_CMD, .summary = "nft", .sudo = 1};
+	const struct fix_change *c;
+
+	a.argv = fix_argv("nft", "insert", "rule", "comment", COMMENTQ, NULL);
+	a.undo = fix_argv("nft", "delete", "rule", "handle", "{handle}", NULL);
+	fix_journal_add(j, "gpu1", &a);
+	fix_argv_free(a.argv);
+	fix_argv_free(a.undo);
+	back = save_and_load(j);
+	assert_int_equal(back->nchanges, 1);
+	c = &back->changes[0];
+	assert_int_equal(c->kind, FIX_CMD);
+	assert_string_equal(c->fixer, "firewall");
+	assert_null(c->path);
+	assert_argv(c->argv, argv);
+	assert_argv(c->undo, undo);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
+static void journal_keeps_hosts_creation_and_undone_times(void **state)
+{
+	const char *hosts[] = {"gpu1", "gpu2", "gpu3"};
+	struct fix_journal *j = fix_journal_new(RUN, hosts, 3), *back;
+
+	back = save_and_load(j);
+	assert_string_equal(back->run, RUN);
+	assert_int_equal(back->created, j->created);
+	assert_int_equal(back->undone, 0);
+	assert_int_equal(back->nhosts, 3);
+	assert_string_equal(back->hosts[2], "gpu3");
+	assert_int_equal(back->nchanges, 0);
+	fix_journal_free(back);
+
+	j->undone = 1795000000;
+	back = save_and_load(j);
+	assert_int_equal(back->undone, 1795000000);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
+static void journal_file_is_0600_in_a_0700_directory(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0);
+	char err[CD_ERRLEN] = "", dir[1024], path[1100];
+	struct stat sb;
+
+	assert_int_equal(fix_journal_save(j, err, sizeof(err)), 0);
+	assert_int_equal(fix_journal_dir(dir, sizeof(dir), err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/clusterdoc/runs", state_dir);
+	assert_string_equal(dir, path);
+	assert_int_equal(stat(dir, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0700);
+	snprintf(path, sizeof(path), "%s/" RUN ".json", dir);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	fix_journal_free(j);
+}
+
+static void loading_a_missing_run_says_how_to_list_them(void **state)
+{
+	struct fix_journal *j = (struct fix_journal *)1;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(fix_journal_load("20200101-000000-0000", &j, err, sizeof(err)),
+	                 CD_ERR_NOTFOUND);
+	assert_null(j);
+	assert_non_null(strstr(err, "20200101-000000-0000"));
+	assert_non_null(strstr(err, "clusterdoc fix --list"));
+}
+
+static void loading_a_run_id_with_a_slash_is_refused(void **state)
+{
+	struct fix_journal *j = (struct fix_journal *)1;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(fix_journal_load("../runs/20261121-183005-3f9a", &j, err, sizeof(err)),
+	                 CD_ERR_PARSE);
+	assert_null(j);
+	assert_non_null(strstr(err, "is not a run id"));
+}
+
+static void list_gives_the_runs_newest_first(void **state)
+{
+	static const char *const runs[] = {"20250101-000000-aaaa", "20261121-183005-3f9a",
+	                                   "20260615-120000-0b1c"};
+	char err[CD_ERRLEN] = "", dir[1024], path[1100], **got = NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < CD_ARRAY_LEN(runs); k++) {
+		struct fix_journal *j = fix_journal_new(runs[k], NULL, 0);
+
+		assert_int_equal(fix_journal_save(j, err, sizeof(err)), 0);
+		fix_journal_free(j);
+	}
+	/* not journals: another extension, a name that is not a run id */
+	assert_int_equal(fix_journal_dir(dir, sizeof(dir), err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	assert_int_equal(cd_write_file_atomic(path, "x", 1, 0600, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/Backup_Copy.json", dir);
+	assert_int_equal(cd_write_file_atomic(path, "{}", 2, 0600, err, sizeof(err)), 0);
+
+	assert_int_equal(fix_journal_list(&got, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(got[0], "20261121-183005-3f9a");
+	assert_string_equal(got[1], "20260615-120000-0b1c");
+	assert_string_equal(got[2], "20250101-000000-aaaa");
+	for (size_t k = 0; k < n; k++)
+		free(got[k]);
+	free(got);
+}
+
+static void list_without_a_directory_gives_no_runs(void **state)
+{
+	char err[CD_ERRLEN] = "", **got = (char **)1;
+	size_t n = 7;
+
+	assert_int_equal(fix_journal_list(&got, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	assert_null(got);
+}
+
+#define JTEST(t) cmocka_unit_test_setup_teardown(t, journal_setup, journal_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(env_sh_has_one_case_arm_per_set_of_values),
+	    cmocka_unit_test(env_sh_is_the_same_file_on_every_node),
+	    cmocka_unit_test(env_actions_are_env_sh_nccl_conf_then_the_rc_file),
+	    cmocka_unit_test(nccl_conf_block_goes_before_a_stale_setting),
+	    cmocka_unit_test(bashrc_block_goes_above_the_interactive_guard),
+	    cmocka_unit_test(rc_line_setting_a_variable_after_the_block_is_named),
+	    cmocka_unit_test(zsh_gets_its_block_in_zshenv),
+	    cmocka_unit_test(sh_gets_profile_and_a_note_that_ssh_skips_it),
+	    cmocka_unit_test(env_file_that_could_not_be_read_is_left_with_a_note),
+	    cmocka_unit_test(env_second_plan_changes_nothing),
+	    cmocka_unit_test(debian_loopback_line_moves_into_the_block),
+	    cmocka_unit_test(other_names_on_the_loopback_line_stay_on_loopback),
+	    cmocka_unit_test(fqdn_hostname_also_maps_its_short_name),
+	    cmocka_unit_test(without_a_loopback_line_the_block_follows_the_leading_comments),
+	    cmocka_unit_test(root_edits_etc_hosts_without_sudo),
+	    cmocka_unit_test(hosts_fixer_acts_only_where_the_hostname_is_loopback),
+	    cmocka_unit_test(hosts_second_plan_changes_nothing),
+	    cmocka_unit_test(hosts_with_broken_markers_is_left_alone),
+	    cmocka_unit_test(nft_drop_chain_gets_one_accept_rule_first),
+	    cmocka_unit_test(nft_chain_with_our_rule_is_left_alone),
+	    cmocka_unit_test(iptables_nft_chain_is_edited_with_iptables),
+	    cmocka_unit_test(active_ufw_gets_an_allow_rule),
+	    cmocka_unit_test(ufw_rule_already_there_is_left_alone),
+	    cmocka_unit_test(ufw_match_spread_over_lines_is_not_an_allow),
+	    cmocka_unit_test(running_firewalld_gets_a_runtime_and_a_permanent_rule),
+	    cmocka_unit_test(firewalld_zone_with_the_rule_is_left_alone),
+	    cmocka_unit_test(nft_without_a_dropping_input_chain_gets_a_note),
+	    cmocka_unit_test(firewall_that_was_not_read_gets_a_note),
+	    cmocka_unit_test(firewall_is_wanted_only_where_a_finding_names_the_node),
+	    cmocka_unit_test(only_env_plans_env_alone),
+	    cmocka_unit_test(only_an_unknown_fixer_is_an_error_naming_the_known_ones),
+	    cmocka_unit_test(node_not_gathered_gets_its_error_and_no_action),
+	    cmocka_unit_test(run_id_is_utc_time_and_four_hex_digits),
+	    JTEST(journal_keeps_a_files_before_bytes_and_after_digest),
+	    JTEST(journal_keeps_an_absent_file_as_empty_before),
+	    JTEST(journal_keeps_a_commands_argv_and_undo),
+	    JTEST(journal_keeps_hosts_creation_and_undone_times),
+	    JTEST(journal_file_is_0600_in_a_0700_directory),
+	    JTEST(loading_a_missing_run_says_how_to_list_them),
+	    JTEST(loading_a_run_id_with_a_slash_is_refused),
+	    JTEST(list_gives_the_runs_newest_first),
+	    JTEST(list_without_a_directory_gives_no_runs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
