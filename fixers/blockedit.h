@@ -11,9 +11,10 @@
  * "hosts") live side by side in one file and never touch each other.
  *
  * Pure functions over bytes: text is len bytes (NULL when len is 0), need
- * not be NUL-terminated and may lack a final newline. A marker is a whole line: when finding, the
- * leading and trailing spaces and tabs and a CRLF line ending's '\r' are
- * tolerated; markers are always written exactly as above, ending in "\n".
+ * not be NUL-terminated and may lack a final newline. A marker is a whole
+ * line: when finding, the leading and trailing spaces and tabs and a CRLF
+ * line ending's '\r' are tolerated; markers are always written exactly as
+ * above, ending in "\n".
  * Every byte outside the block is kept as it was (CRLF included); the block
  * clusterdoc writes uses "\n" endings.
  *

@@ -11,9 +11,12 @@
  * algorithm in linear space, without the heuristics that let GNU diff give
  * up on minimality for large inputs. Time is O((N + M) D) for N and M lines
  * with D of them added or removed, memory O(N + M): a few MiB with a small
- * edit is instant; two large unrelated texts are slow. Where several minimal
- * scripts exist, change runs are slid as GNU diff slides them, so the output
- * usually matches `diff -u` byte for byte.
+ * edit is instant (2.6 MB with a 3-line insertion: 16 ms); two large
+ * unrelated texts are slow (20,000 lines each: under a second, growing with
+ * the square). Where several minimal scripts exist, the one GNU diff picks
+ * with --minimal is chosen, so the output is `diff -U context --minimal`'s
+ * byte for byte; plain `diff -u` (which first sets aside the lines found in
+ * one text only) sometimes shows another script of the same size.
  */
 #ifndef CD_FIXERS_TEXTDIFF_H
 #define CD_FIXERS_TEXTDIFF_H
@@ -21,7 +24,7 @@
 #include <stddef.h>
 
 /*
- * A unified diff from a to b, as `diff -u -U context` prints it: the header
+ * A unified diff from a to b, as `diff -U context` prints it: the header
  * lines "--- label_a" and "+++ label_b" (no timestamps), then hunks
  * "@@ -start,count +start,count @@" (",count" left out when 1; an empty
  * range is "line-before,0", so an empty text is "-0,0") holding context
