@@ -4,6 +4,7 @@
 #include "check_once.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "loop.h"
 
@@ -37,9 +38,22 @@ static void on_deadline(struct loop *loop, void *arg)
 
 int check_once_run(struct check_once *c, char *err, size_t errlen)
 {
-	struct once w = {.c = c, .loop = loop_new()};
-	struct sshpool *pool = sshpool_new(w.loop, c->pool, err, errlen);
+	struct once w = {.c = c};
+	struct sshpool *pool;
 
+	if (c->master) {
+		size_t i;
+
+		for (i = 0; i < c->m->nnodes && strcmp(c->m->nodes[i].host, c->master) != 0; i++)
+			;
+		if (i == c->m->nnodes)
+			return cd_errf(err, errlen, CD_ERR_NOTFOUND,
+			               "--master %s is not one of the nodes given with -w",
+			               c->master);
+		c->o.master = i;
+	}
+	w.loop = loop_new();
+	pool = sshpool_new(w.loop, c->pool, err, errlen);
 	if (!pool) {
 		loop_free(w.loop);
 		return CD_ERR_IO;

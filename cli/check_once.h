@@ -15,6 +15,7 @@ struct check_once {
 	const struct sshpool_opts *pool; /* how to reach the nodes */
 	struct netcheck_opts o;          /* netcheck_opts_init'ed by the caller */
 	int deadline_s;                  /* 0 = none */
+	const char *master;              /* --master HOST, or NULL: o.master is set from it */
 	/* out: m is the caller's (netmodel_new with the hosts), d new */
 	struct netmodel *m;
 	struct diagnosis *d;
@@ -24,8 +25,10 @@ struct check_once {
 };
 
 /*
- * Run the check on c->m's nodes and diagnose it. 0, or CD_ERR_IO with a
- * message in err when the pool could not start (the agent unreadable).
+ * Run the check on c->m's nodes and diagnose it. 0, CD_ERR_NOTFOUND when
+ * c->master is not one of the nodes ("--master X is not one of the nodes
+ * given with -w" in err), or CD_ERR_IO when the pool could not start (the
+ * agent unreadable), with a message in err.
  */
 int check_once_run(struct check_once *c, char *err, size_t errlen);
 

@@ -207,21 +207,6 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	return targets_finish(&r->t, cmd) < 0 ? -1 : 0;
 }
 
-static int find_master(struct check_run *r, const char *cmd)
-{
-	if (!r->master)
-		return 0;
-	for (size_t i = 0; i < r->m->nnodes; i++) {
-		if (strcmp(r->m->nodes[i].host, r->master) == 0) {
-			r->o.master = i;
-			return 0;
-		}
-	}
-	fprintf(stderr, "clusterdoc %s: --master %s is not one of the nodes given with -w\n", cmd,
-	        r->master);
-	return -1;
-}
-
 /* --slurm-prolog: 1 only when an error finding names the local node. */
 static int prolog_status(const struct check_run *r)
 {
@@ -318,10 +303,8 @@ static int run(int argc, char **argv, int env)
 	r.started_ms = cd_now_ms();
 	r.started_at = (long long)time(NULL);
 	r.m = netmodel_new((const char *const *)r.t.hosts->names, hostlist_count(r.t.hosts));
-	if (find_master(&r, cmd) < 0)
-		goto out;
-	once =
-	    (struct check_once){.pool = &r.t.pool, .o = r.o, .deadline_s = r.deadline_s, .m = r.m};
+	once = (struct check_once){
+	    .pool = &r.t.pool, .o = r.o, .deadline_s = r.deadline_s, .m = r.m, .master = r.master};
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
 		goto out;

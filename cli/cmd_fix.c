@@ -179,23 +179,13 @@ static void phase_wait(struct phase *ph)
 
 static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 {
-	struct check_once once = {
-	    .pool = &c->t.pool, .o = c->o, .deadline_s = c->deadline_s, .m = m};
+	struct check_once once = {.pool = &c->t.pool,
+	                          .o = c->o,
+	                          .deadline_s = c->deadline_s,
+	                          .m = m,
+	                          .master = c->master};
 	char err[CD_ERRLEN];
 
-	if (c->master) {
-		size_t i;
-
-		for (i = 0; i < m->nnodes && strcmp(m->nodes[i].host, c->master) != 0; i++)
-			;
-		if (i == m->nnodes) {
-			fprintf(stderr,
-			        "clusterdoc fix: --master %s is not one of the nodes given\n",
-			        c->master);
-			return -1;
-		}
-		once.o.master = i;
-	}
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;

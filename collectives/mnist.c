@@ -365,8 +365,6 @@ static void on_pushed(void *arg, size_t i, int err, const char *msg)
 static void send_pushes(struct mnist *m)
 {
 	char path[512], hex[SHA256_HEX_LEN];
-	struct sha256 s;
-	unsigned char digest[32];
 
 	m->push_started = cd_now_ms();
 	for (int f = 0; f < MNIST_NFILES; f++) {
@@ -376,10 +374,7 @@ static void send_pushes(struct mnist *m)
 	}
 	m->nfiles = MNIST_NFILES;
 	if (m->r.mode == MNIST_TORCH) {
-		sha256_init(&s);
-		sha256_update(&s, mnist_ddp_py, mnist_ddp_py_len);
-		sha256_final(&s, digest);
-		sha256_hex(digest, hex);
+		sha256_data_hex(mnist_ddp_py, mnist_ddp_py_len, hex);
 		snprintf(path, sizeof(path), "%s/%s", m->o.remote_root, SCRIPT_NAME);
 		push_file_init(&m->files[m->nfiles++], path, mnist_ddp_py, mnist_ddp_py_len, hex);
 	}

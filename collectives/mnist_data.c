@@ -148,10 +148,9 @@ out:
 static int blob_load(struct mnist_blob *b, enum mnist_file f, const char *path, int gz,
                      const char *md5, char *err, size_t errlen)
 {
-	unsigned char *file = NULL, digest[32];
+	unsigned char *file = NULL;
 	size_t len = 0;
 	char hex[33] = "", msg[CD_ERRLEN];
-	struct sha256 s;
 	int rc;
 
 	rc = cd_read_file(path, MNIST_MAX_RAW_BYTES, &file, &len, err, errlen);
@@ -182,10 +181,7 @@ static int blob_load(struct mnist_blob *b, enum mnist_file f, const char *path, 
 		        mnist_files[f].name);
 		goto out;
 	}
-	sha256_init(&s);
-	sha256_update(&s, b->raw, b->len);
-	sha256_final(&s, digest);
-	sha256_hex(digest, b->sha256);
+	sha256_data_hex(b->raw, b->len, b->sha256);
 out:
 	free(file);
 	return rc;

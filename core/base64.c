@@ -3,7 +3,10 @@
  */
 #include "base64.h"
 
+#include "cd.h"
+
 #include <stdint.h>
+#include <stdlib.h>
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -87,4 +90,19 @@ long long base64_decode(const char *text, size_t len, void *dst, size_t cap)
 			d[o++] = (unsigned char)w;
 	}
 	return (long long)o;
+}
+
+char *base64_decode_new(const char *text, size_t len, size_t *outlen)
+{
+	size_t cap = len / 4 * 3 + 1;
+	char *out = cd_malloc(cap);
+	long long n = base64_decode(text, len, out, cap);
+
+	if (n < 0) {
+		free(out);
+		return NULL;
+	}
+	out[n] = 0;
+	*outlen = (size_t)n;
+	return out;
 }

@@ -24,4 +24,8 @@ size_t base64_encode(const void *src, size_t n, char *dst);
  */
 long long base64_decode(const char *text, size_t len, void *dst, size_t cap);
 
+/* base64_decode into a new buffer (free it), NUL-terminated after *outlen
+ * bytes; NULL when the text is not base64. */
+char *base64_decode_new(const char *text, size_t len, size_t *outlen);
+
 #endif

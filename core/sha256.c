@@ -136,3 +136,14 @@ out:
 	close(fd);
 	return rc;
 }
+
+void sha256_data_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN])
+{
+	struct sha256 s;
+	unsigned char digest[32];
+
+	sha256_init(&s);
+	sha256_update(&s, data ? data : "", len);
+	sha256_final(&s, digest);
+	sha256_hex(digest, hex);
+}

@@ -24,5 +24,7 @@ void sha256_final(struct sha256 *s, unsigned char digest[32]);
 /* Hash a whole file into lowercase hex. Returns 0 or CD_ERR_IO (message in err). */
 int sha256_file_hex(const char *path, char hex[SHA256_HEX_LEN], char *err, size_t errlen);
 void sha256_hex(const unsigned char digest[32], char hex[SHA256_HEX_LEN]);
+/* Hash data[0..len) into lowercase hex (data may be NULL when len is 0). */
+void sha256_data_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN]);
 
 #endif

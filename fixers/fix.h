@@ -203,6 +203,8 @@ void fix_plan_cmd(struct fix_node_plan *p, const char *fixer, int sudo, const ch
                   char **argv_take, char **undo_take);
 /* A NULL-terminated argv from the arguments (copied), ending at NULL. */
 char **fix_argv(const char *first, ...) __attribute__((sentinel));
+/* A copy of a NULL-terminated argv (NULL gives an empty one). */
+char **fix_argv_copy(char *const *argv);
 void fix_argv_free(char **argv);
 
 #endif

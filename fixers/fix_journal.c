@@ -67,19 +67,6 @@ struct fix_journal *fix_journal_new(const char *run, const char *const *hosts, s
 	return j;
 }
 
-static char **argv_copy(char *const *v)
-{
-	size_t n = 0;
-	char **c;
-
-	while (v && v[n])
-		n++;
-	c = cd_calloc(n + 1, sizeof(*c));
-	for (size_t k = 0; k < n; k++)
-		c[k] = cd_strdup(v[k]);
-	return c;
-}
-
 struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
                                    const struct fix_action *a)
 {
@@ -94,30 +81,17 @@ struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
 	c->kind = a->kind;
 	c->sudo = a->sudo;
 	if (a->kind == FIX_FILE) {
-		struct sha256 h;
-		unsigned char dg[32];
-
 		c->path = cd_strdup(a->path);
 		c->before_exists = a->before_exists;
 		c->before = a->before ? cd_strndup(a->before, a->before_len) : NULL;
 		c->before_len = a->before_len;
 		c->after_exists = a->after != NULL;
-		sha256_init(&h);
-		sha256_update(&h, a->after ? a->after : "", a->after_len);
-		sha256_final(&h, dg);
-		sha256_hex(dg, c->after_sha256);
+		sha256_data_hex(a->after, a->after_len, c->after_sha256);
 	} else {
-		c->argv = argv_copy(a->argv);
-		c->undo = argv_copy(a->undo);
+		c->argv = fix_argv_copy(a->argv);
+		c->undo = fix_argv_copy(a->undo);
 	}
 	return c;
-}
-
-static void argv_free(char **v)
-{
-	for (char **s = v; s && *s; s++)
-		free(*s);
-	free(v);
 }
 
 void fix_journal_free(struct fix_journal *j)
@@ -136,8 +110,8 @@ void fix_journal_free(struct fix_journal *j)
 		free(c->path);
 		free(c->before);
 		free(c->backup);
-		argv_free(c->argv);
-		argv_free(c->undo);
+		fix_argv_free(c->argv);
+		fix_argv_free(c->undo);
 	}
 	free(j->changes);
 	free(j);
@@ -243,8 +217,6 @@ static int change_from(json_t *e, struct fix_change *c)
 		const char *b64 = json_string_value(json_object_get(e, "before"));
 		const char *sha = json_string_value(json_object_get(e, "after_sha256"));
 		const char *backup = json_string_value(json_object_get(e, "backup"));
-		size_t blen;
-		long long n;
 
 		c->kind = FIX_FILE;
 		if (!path || !b64 || !sha || strlen(sha) != 64)
@@ -253,13 +225,9 @@ static int change_from(json_t *e, struct fix_change *c)
 		c->before_exists = json_is_true(json_object_get(e, "before_exists"));
 		c->after_exists = json_is_true(json_object_get(e, "after_exists"));
 		snprintf(c->after_sha256, sizeof(c->after_sha256), "%s", sha);
-		blen = strlen(b64);
-		c->before = cd_malloc(blen / 4 * 3 + 1);
-		n = base64_decode(b64, blen, c->before, blen / 4 * 3 + 1);
-		if (n < 0)
+		c->before = base64_decode_new(b64, strlen(b64), &c->before_len);
+		if (!c->before)
 			return -1;
-		c->before[n] = 0;
-		c->before_len = (size_t)n;
 		c->backup = backup ? cd_strdup(backup) : NULL;
 		return 0;
 	}

@@ -252,6 +252,19 @@ char **fix_argv(const char *first, ...)
 	return v;
 }
 
+char **fix_argv_copy(char *const *argv)
+{
+	size_t n = 0;
+	char **c;
+
+	while (argv && argv[n])
+		n++;
+	c = cd_calloc(n + 1, sizeof(*c));
+	for (size_t k = 0; k < n; k++)
+		c[k] = cd_strdup(argv[k]);
+	return c;
+}
+
 void fix_argv_free(char **argv)
 {
 	for (char **s = argv; s && *s; s++)

@@ -259,23 +259,14 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 			snprintf(f->error, sizeof(f->error), "%s: %s", code, msg);
 		} else {
 			const char *b64 = str(res, "data");
-			size_t blen = strlen(b64);
-			long long n;
 
 			f->read = 1;
 			f->exists = json_is_true(json_object_get(res, "exists"));
 			f->mode = (unsigned)json_integer_value(json_object_get(res, "mode"));
-			if (f->exists) {
-				f->data = cd_malloc(blen / 4 * 3 + 1);
-				n = base64_decode(b64, blen, f->data, blen / 4 * 3 + 1);
-				if (n < 0) {
-					f->read = 0;
-					snprintf(f->error, sizeof(f->error),
-					         "the agent sent bad base64");
-					n = 0;
-				}
-				f->data[n] = 0;
-				f->len = (size_t)n;
+			if (f->exists &&
+			    !(f->data = base64_decode_new(b64, strlen(b64), &f->len))) {
+				f->read = 0;
+				snprintf(f->error, sizeof(f->error), "the agent sent bad base64");
 			}
 		}
 	} else {
@@ -414,17 +405,6 @@ static void backup_path(const char *run, const char *path, int sudo, char *out, 
 		snprintf(out, len, "~/.local/state/clusterdoc/backup/%s/%s", run, name);
 }
 
-static void sha_hex(const char *data, size_t len, char hex[SHA256_HEX_LEN])
-{
-	struct sha256 h;
-	unsigned char dg[32];
-
-	sha256_init(&h);
-	sha256_update(&h, data ? data : "", len);
-	sha256_final(&h, dg);
-	sha256_hex(dg, hex);
-}
-
 static json_t *file_write_req(const char *path, const char *data, size_t len, int remove,
                               const char *expect, unsigned mode, const char *backup, int sudo)
 {
@@ -474,17 +454,15 @@ static void run_failure(json_t *res, const char *argv0, char *out, size_t len)
 static char **resolve_undo(char **undo, const char *out)
 {
 	const char *h = strstr(out, "# handle ");
-	char handle[24] = "";
-	size_t n = 0;
-	char **v;
+	char handle[24] = "", **v = fix_argv_copy(undo);
 
 	if (h)
 		snprintf(handle, sizeof(handle), "%.*s", (int)strspn(h + 9, "0123456789"), h + 9);
-	while (undo && undo[n])
-		n++;
-	v = cd_calloc(n + 1, sizeof(*v));
-	for (size_t k = 0; k < n; k++)
-		v[k] = cd_strdup(strcmp(undo[k], "{handle}") == 0 && handle[0] ? handle : undo[k]);
+	for (size_t k = 0; v[k] && handle[0]; k++)
+		if (strcmp(v[k], "{handle}") == 0) {
+			free(v[k]);
+			v[k] = cd_strdup(handle);
+		}
 	return v;
 }
 
@@ -550,7 +528,7 @@ static void apply_step(struct fx_node *x)
 		}
 		if (a->kind == FIX_FILE) {
 			if (a->before_exists)
-				sha_hex(a->before, a->before_len, expect);
+				sha256_data_hex(a->before, a->before_len, expect);
 			else
 				snprintf(expect, sizeof(expect), "absent");
 			backup_path(s->plan->run, a->path, a->sudo, backup, sizeof(backup));

@@ -53,17 +53,6 @@ static int path_field(json_t *req, const char *key, char *out, size_t outlen, ch
 	return 0;
 }
 
-static void sha_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN])
-{
-	unsigned char d[32];
-	struct sha256 s;
-
-	sha256_init(&s);
-	sha256_update(&s, data, len);
-	sha256_final(&s, d);
-	sha256_hex(d, hex);
-}
-
 static const char *kind_of(mode_t m)
 {
 	return S_ISDIR(m)    ? "a directory"
@@ -149,7 +138,7 @@ static int current_read(const char *path, size_t cap, struct current *cur, const
 	cur->len = b.len;
 	cur->data = b.data;
 	b.data = NULL;
-	sha_hex(cur->data ? cur->data : "", cur->len, cur->sha);
+	sha256_data_hex(cur->data ? cur->data : "", cur->len, cur->sha);
 	rc = 0;
 out:
 	buf_fini(&b);
@@ -546,7 +535,7 @@ json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 	    current_read(target, NODEFILE_MAX_FILE, &cur, code, msg, msglen) < 0)
 		goto out;
 	if (!w.remove)
-		sha_hex(w.data ? (const char *)w.data : "", w.len, after);
+		sha256_data_hex(w.data ? (const char *)w.data : "", w.len, after);
 	if (w.remove
 	        ? !cur.exists
 	        : cur.exists && cur.len == w.len && (!w.len || !memcmp(cur.data, w.data, w.len))) {
