@@ -34,6 +34,7 @@ enum {
 	OPT_PORT,
 	OPT_PROBE_TIMEOUT,
 	OPT_DEADLINE,
+	OPT_PORT_RANGE,
 };
 
 struct fix_cli {
@@ -73,8 +74,31 @@ static void usage(FILE *f)
 	    "      --port N             the MASTER_PORT candidate (default 29500)\n"
 	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
 	    "      --deadline S         end each check after S seconds\n"
+	    "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
+	    "                           (default 49152-65535)\n"
 	    "%s",
 	    targets_help);
+}
+
+/* --port-range LO-HI: 1024 <= LO < HI <= 65535. */
+static int parse_port_range(const char *arg, struct fix_opts *fo)
+{
+	char *end;
+	long lo = strtol(arg, &end, 10), hi;
+
+	if (end == arg || *end != '-')
+		goto bad;
+	arg = end + 1;
+	hi = strtol(arg, &end, 10);
+	if (end == arg || *end || lo < 1024 || hi > 65535 || lo >= hi)
+		goto bad;
+	fo->port_lo = (int)lo;
+	fo->port_hi = (int)hi;
+	return 0;
+bad:
+	fprintf(stderr, "clusterdoc fix: --port-range wants LO-HI with 1024 <= LO < HI <= 65535, "
+	                "as in 49152-65535\n");
+	return -1;
 }
 
 static int parse_options(struct fix_cli *c, int argc, char **argv)
@@ -90,6 +114,7 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	    {"port", required_argument, NULL, OPT_PORT},
 	    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
 	    {"deadline", required_argument, NULL, OPT_DEADLINE},
+	    {"port-range", required_argument, NULL, OPT_PORT_RANGE},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -133,6 +158,10 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 		case OPT_DEADLINE:
 			if (cli_parse_int("fix", "--deadline", optarg, 1, 86400, &c->deadline_s) <
 			    0)
+				return -1;
+			break;
+		case OPT_PORT_RANGE:
+			if (parse_port_range(optarg, &c->fo) < 0)
 				return -1;
 			break;
 		case 'h':

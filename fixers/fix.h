@@ -29,6 +29,8 @@
 #define FIX_ENV_SH    "~/.config/clusterdoc/env.sh"
 #define FIX_NCCL_CONF "~/.nccl.conf"
 #define FIX_ETC_HOSTS "/etc/hosts"
+#define FIX_AUTHORIZED_KEYS "~/.ssh/authorized_keys"
+#define FIX_SYSCTL_PORTS    "/etc/sysctl.d/60-clusterdoc-port-range.conf"
 
 /* The comment every firewall rule clusterdoc adds carries, followed by the run. */
 #define FIX_RULE_COMMENT "clusterdoc fix"
@@ -129,7 +131,15 @@ struct fix_plan {
 struct fix_opts {
 	const char *only;     /* "env,hosts": the fixers to consider; NULL = the default ones */
 	int port_lo, port_hi; /* port-range: the range to narrow to (0 = 49152-65535) */
+	/* ssh-key: the head's public key line ("ssh-ed25519 AAAA... comment"),
+	 * and login[i] != 0 for the nodes that refused the head's keys (NULL:
+	 * none); those are planned although the check could not reach them */
+	const char *head_pubkey;
+	const int *login;
 };
+
+/* Whether the fixer id is selected by o (--only, else the default ones). */
+int fix_selected(const struct fix_opts *o, const char *id);
 
 /*
  * The plan for every node of m that was checked and gathered. states is

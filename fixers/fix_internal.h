@@ -8,10 +8,15 @@
 
 #include "fix.h"
 
+extern const char *const fix_sshkey_findings[];
 extern const char *const fix_env_findings[];
 extern const char *const fix_hosts_findings[];
 extern const char *const fix_firewall_findings[];
+extern const char *const fix_ports_findings[];
 
+/* ssh-key: the head's public key in a marked block of the node's
+ * ~/.ssh/authorized_keys, for nodes that refused the head's keys. */
+void fix_sshkey_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* env: ~/.config/clusterdoc/env.sh, ~/.nccl.conf and the rc file's block. */
 void fix_env_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* hosts: /etc/hosts maps the hostname to the data address. */
@@ -19,6 +24,9 @@ void fix_hosts_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* firewall: an accept rule for TCP from the cluster's subnets on the data
  * interface, through firewalld, ufw, nftables or iptables. */
 void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+/* port-range (only with --only): net.ipv4.ip_local_port_range narrowed to
+ * fix_opts' range, now (sysctl -w) and at boot (FIX_SYSCTL_PORTS). */
+void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 
 /* Root is needed unless the node's user is root. */
 int fix_needs_sudo(const struct fix_ctx *c, size_t i);

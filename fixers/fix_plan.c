@@ -12,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int selected(const struct fix_opts *o, const struct fixer *f);
+
 const struct fixer fixer_table[] = {
+    {.id = "ssh-key",
+     .title = "the head's key in authorized_keys of nodes that refuse it, and their host keys",
+     .by_default = 1,
+     .findings = fix_sshkey_findings,
+     .plan = fix_sshkey_plan},
     {.id = "env",
      .title = "the verified interface variables in every login shell",
      .by_default = 1,
@@ -28,6 +35,11 @@ const struct fixer fixer_table[] = {
      .by_default = 1,
      .findings = fix_firewall_findings,
      .plan = fix_firewall_plan},
+    {.id = "port-range",
+     .title = "a narrower ip_local_port_range, and the firewall opens only it and MASTER_PORT",
+     .by_default = 0,
+     .findings = fix_ports_findings,
+     .plan = fix_ports_plan},
 };
 const size_t fixer_table_len = CD_ARRAY_LEN(fixer_table);
 
@@ -273,6 +285,13 @@ void fix_argv_free(char **argv)
 }
 
 /* ---------------------------------------------------------------- driver */
+
+int fix_selected(const struct fix_opts *o, const char *id)
+{
+	const struct fixer *f = fixer_find(id);
+
+	return f && selected(o, f);
+}
 
 /* The fixers selected: --only's list, else the default ones. */
 static int selected(const struct fix_opts *o, const struct fixer *f)

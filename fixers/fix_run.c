@@ -214,9 +214,25 @@ static const char *gather_path(const struct fix_node_state *st, int k)
 		return FIX_NCCL_CONF;
 	case 3:
 		return FIX_ETC_HOSTS;
+	case 4:
+		return FIX_AUTHORIZED_KEYS;
+	case 5:
+		return FIX_SYSCTL_PORTS;
 	}
 	return NULL;
 }
+
+/* The gather's steps: whoami, the files, then the firewall's commands. */
+enum {
+	GATHER_WHOAMI = 0,
+	GATHER_FILES = 6, /* gather_path's paths are steps 1..GATHER_FILES */
+	GATHER_NFT,
+	GATHER_UFW,
+	GATHER_FIREWALLD,
+	GATHER_FWD_ZONE,
+	GATHER_FWD_RULES,
+	GATHER_END,
+};
 
 static const char *str(json_t *o, const char *key)
 {
@@ -242,7 +258,7 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 
 	if (x->finished)
 		return;
-	if (k == 0) {
+	if (k == GATHER_WHOAMI) {
 		if (!res) {
 			fail_node(x, msg);
 			return;
@@ -252,7 +268,7 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 		snprintf(st->home, sizeof(st->home), "%s", str(res, "home"));
 		snprintf(st->shell, sizeof(st->shell), "%s", str(res, "shell"));
 		st->has_sudo = json_is_string(json_object_get(res, "sudo"));
-	} else if (k <= 4) {
+	} else if (k <= GATHER_FILES) {
 		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 1));
 
 		if (!res) {
@@ -279,7 +295,7 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 		else
 			snprintf(line, sizeof(line), "%s", msg);
 		switch (k) {
-		case 5: /* nft */
+		case GATHER_NFT:
 			if (status == 0)
 				st->nft_json = cd_strdup(out);
 			else if (status == 127)
@@ -288,7 +304,7 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 			else
 				snprintf(st->nft_error, sizeof(st->nft_error), "nft: %s", line);
 			break;
-		case 6: /* ufw */
+		case GATHER_UFW:
 			if (status == 0 && strstr(out, "Status: active")) {
 				st->ufw_active = 1;
 				st->ufw_status = cd_strdup(out);
@@ -296,17 +312,17 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 				st->ufw_active = 0;
 			}
 			break;
-		case 7: /* firewalld */
+		case GATHER_FIREWALLD:
 			st->firewalld_running = status == 127 || status < 0             ? -1
 			                        : strstr(out, "running") && status == 0 ? 1
 			                                                                : 0;
 			break;
-		case 8:
+		case GATHER_FWD_ZONE:
 			if (status == 0)
 				snprintf(st->firewalld_zone, sizeof(st->firewalld_zone), "%.*s",
 				         (int)strcspn(out, "\n"), out);
 			break;
-		case 9:
+		case GATHER_FWD_RULES:
 			if (status == 0)
 				st->firewalld_rules = cd_strdup(out);
 			break;
@@ -335,14 +351,14 @@ static void gather_step(struct fx_node *x)
 	int k = x->step, sudo = st->uid != 0;
 	char zarg[160], zone[96];
 
-	if (k == 0) {
+	if (k == GATHER_WHOAMI) {
 		send(x, proto_request(0, "whoami"), on_gather);
-	} else if (k <= 4) {
+	} else if (k <= GATHER_FILES) {
 		json_t *req = proto_request(0, "file_read");
 
 		json_object_set_new(req, "path", json_string(gather_path(st, k - 1)));
 		send(x, req, on_gather);
-	} else if (k >= 5 && iface) {
+	} else if (k > GATHER_FILES && iface) {
 		const char *nft[] = {"nft", "-j", "list", "ruleset", NULL};
 		const char *ufw[] = {"ufw", "status", NULL};
 		const char *fwd[] = {"firewall-cmd", "--state", NULL};
@@ -352,17 +368,17 @@ static void gather_step(struct fx_node *x)
 		st->fw_gathered = 1;
 		snprintf(zarg, sizeof(zarg), "--get-zone-of-interface=%s", iface);
 		snprintf(zone, sizeof(zone), "--zone=%s", st->firewalld_zone);
-		if (k == 5)
+		if (k == GATHER_NFT)
 			send(x, run_req(nft, sudo), on_gather);
-		else if (k == 6)
+		else if (k == GATHER_UFW)
 			send(x, run_req(ufw, sudo), on_gather);
-		else if (k == 7)
+		else if (k == GATHER_FIREWALLD)
 			send(x, run_req(fwd, sudo), on_gather);
-		else if (k == 8 && st->firewalld_running == 1)
+		else if (k == GATHER_FWD_ZONE && st->firewalld_running == 1)
 			send(x, run_req(zq, sudo), on_gather);
-		else if (k == 9 && st->firewalld_zone[0])
+		else if (k == GATHER_FWD_RULES && st->firewalld_zone[0])
 			send(x, run_req(rq, sudo), on_gather);
-		else if (k < 10) {
+		else if (k < GATHER_END) {
 			x->step++;
 			step(x);
 		} else {

@@ -18,6 +18,7 @@
 #                  (cluster_node_env appends to it)
 #   netns P"d"$i   dead end for cluster_trap_ipv6_only_nic (created only by that trap)
 #   /etc/netns/<ns>/hosts   node names -> IPs (ip netns exec bind-mounts it over /etc/hosts)
+#   /etc/netns/P"n"$i/shadow, /etc/netns/P"n"$i/sysctl.d   the node's own /etc/shadow and /etc/sysctl.d
 #   /etc/netns/P"head"/passwd  copy of /etc/passwd with root's home = $CD_RUN/home, so that
 #                  OpenSSH (which takes "~" and its default ~/.ssh/config from the passwd entry,
 #                  not from $HOME) reads the run's ~/.ssh in the head namespace (CD_HEAD_PASSWD=0: off)
@@ -41,6 +42,7 @@
 #   cluster_node_stop_sshd I / cluster_node_start_sshd I
 #   cluster_node_silent I PORT / cluster_node_silent_stop I PORT
 #   cluster_node_rekey I / cluster_forget_hostkey I / cluster_learn_hostkey I
+#   cluster_node_password I PASSWORD [password|kbdint]  root logs in by password on node I
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
@@ -190,19 +192,19 @@ cluster_ssh() {
 
 # ---------------------------------------------------------------- sshd
 
-_cd_write_sshd_config() { # i
+_cd_write_sshd_config() { # i [PermitRootLogin PasswordAuthentication KbdInteractiveAuthentication UsePAM]
 	local d=$CD_RUN/n$1
 	cat >"$d/sshd_config" <<EOF
 # clusterdoc test node $1 (run $CD_RUN) - never the system sshd
 Port 22
 HostKey $d/ssh_host_ed25519_key
 PidFile $d/sshd.pid
-AuthorizedKeysFile $CD_RUN/authorized_keys
-PermitRootLogin prohibit-password
+AuthorizedKeysFile $CD_RUN/authorized_keys .ssh/authorized_keys
+PermitRootLogin ${2:-prohibit-password}
 PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
+PasswordAuthentication ${3:-no}
+KbdInteractiveAuthentication ${4:-no}
+UsePAM ${5:-no}
 StrictModes no
 UseDNS no
 PrintMotd no
@@ -384,6 +386,11 @@ EOF
 		if ((i == 0)); then p=$CD_NS_HEAD; else p=${P}n$i; fi
 		mkdir -p "/etc/netns/$p" || return 1
 		_cd_hosts_body "$i" >"/etc/netns/$p/hosts"
+		((i == 0)) && continue
+		# private /etc/shadow (root's password, cluster_node_password) and /etc/sysctl.d
+		install -m 640 -g shadow /etc/shadow "/etc/netns/$p/shadow" 2>/dev/null ||
+			install -m 600 /etc/shadow "/etc/netns/$p/shadow" || return 1
+		mkdir -p "/etc/netns/$p/sysctl.d" || return 1
 	done
 	if [[ ${CD_HEAD_PASSWD:-1} == 1 ]]; then
 		awk -F: -v OFS=: -v h="$R/home" '$3 == 0 { $6 = h } { print }' /etc/passwd >"/etc/netns/$CD_NS_HEAD/passwd"
@@ -638,6 +645,25 @@ cluster_node_rekey() {
 	rm -f "$d/ssh_host_ed25519_key" "$d/ssh_host_ed25519_key.pub"
 	ssh-keygen -q -t ed25519 -N '' -C "node$i-rekeyed@$CD_PREFIX" -f "$d/ssh_host_ed25519_key" </dev/null || return 1
 	cluster_node_start_sshd "$i"
+}
+
+# cluster_node_password i PASSWORD [password|kbdint] : give root on node i (only in its own
+# /etc/shadow) that password and restart its sshd accepting it by PasswordAuthentication, or by
+# keyboard-interactive through PAM; public keys stay accepted
+cluster_node_password() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 hash shadow
+	shadow=/etc/netns/$(cluster_node_ns "$i")/shadow
+	hash=$(printf '%s' "$2" | openssl passwd -6 -stdin) || return 1
+	# rewrite in place (same inode): the file is bind-mounted over the node's /etc/shadow
+	awk -F: -v OFS=: -v h="$hash" '$1 == "root" { $2 = h } { print }' "$shadow" >"$CD_RUN/shadow.tmp" &&
+		cat "$CD_RUN/shadow.tmp" >"$shadow" && rm -f "$CD_RUN/shadow.tmp" || return 1
+	if [[ ${3:-password} == kbdint ]]; then
+		_cd_write_sshd_config "$i" yes no yes yes
+	else
+		_cd_write_sshd_config "$i" yes yes no no
+	fi
+	cluster_node_stop_sshd "$i" && cluster_node_start_sshd "$i"
 }
 
 # cluster_forget_hostkey i : remove node i's entries (name and IP, plain or hashed) from the head's known_hosts
