@@ -45,9 +45,9 @@ void fix_session_free(struct fix_session *s);
 /*
  * Connect and fill states[i] (fix_node_state_init'ed by the caller) for
  * every node with skip[i] == 0: the user, the rc file, env.sh, ~/.nccl.conf,
- * /etc/hosts, ~/.ssh/authorized_keys and FIX_SYSCTL_PORTS, and, where fw_iface[i] is not NULL, the firewall (nft,
- * ufw, firewalld with that interface's zone). A node that fails has
- * gathered = 0 and error set.
+ * /etc/hosts, ~/.ssh/authorized_keys and FIX_SYSCTL_PORTS, and, where fw_iface[i] is not NULL, the
+ * firewall (nft, ufw, firewalld with that interface's zone). A node that fails has gathered = 0 and
+ * error set.
  */
 void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
                         const char *const *fw_iface, void (*done)(void *), void *arg);

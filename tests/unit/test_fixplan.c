@@ -872,7 +872,8 @@ static void only_an_unknown_fixer_is_an_error_naming_the_known_ones(void **state
 	load(&f, "env-hosts.json");
 	gathered(&f, 1000, "/bin/bash");
 	assert_null(fix_plan_build(f.m, f.d, f.st, &o, RUN, err, sizeof(err)));
-	assert_string_equal(err, "--only: no fixer \"bogus\" (known: ssh-key, env, hosts, firewall, port-range)");
+	assert_string_equal(
+	    err, "--only: no fixer \"bogus\" (known: ssh-key, env, hosts, firewall, port-range)");
 	unload(&f);
 }
 
