@@ -26,9 +26,9 @@
 #include "probes/netmodel.h"
 
 /* The paths every gather reads (besides the shell's rc file). */
-#define FIX_ENV_SH    "~/.config/clusterdoc/env.sh"
-#define FIX_NCCL_CONF "~/.nccl.conf"
-#define FIX_ETC_HOSTS "/etc/hosts"
+#define FIX_ENV_SH          "~/.config/clusterdoc/env.sh"
+#define FIX_NCCL_CONF       "~/.nccl.conf"
+#define FIX_ETC_HOSTS       "/etc/hosts"
 #define FIX_AUTHORIZED_KEYS "~/.ssh/authorized_keys"
 #define FIX_SYSCTL_PORTS    "/etc/sysctl.d/60-clusterdoc-port-range.conf"
 
