@@ -11,11 +11,13 @@
 #include "cd.h"
 #include "check_once.h"
 #include "commands.h"
+#include "fix_login.h"
 #include "fix_render.h"
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_run.h"
 #include "loop.h"
+#include "phase.h"
 #include "targets.h"
 
 #include <stdio.h>
@@ -186,26 +188,6 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 
 /* ---------------------------------------------------------------- phases */
 
-struct phase {
-	struct loop *loop;
-	int done;
-};
-
-static void phase_done(void *arg)
-{
-	struct phase *ph = arg;
-
-	ph->done = 1;
-	loop_stop(ph->loop);
-}
-
-static void phase_wait(struct phase *ph)
-{
-	if (!ph->done)
-		loop_run(ph->loop);
-	ph->done = 0;
-}
-
 static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 {
 	struct check_once once = {.pool = &c->t.pool,
@@ -224,20 +206,20 @@ static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 }
 
 /* Ask on the terminal; no terminal and no --yes is a refusal. */
-static int confirm(const struct fix_plan *p)
+static int confirm(const struct fix_plan *p, const struct fix_login *l, size_t changes)
 {
 	char line[16];
 	size_t nodes = 0;
 
 	for (size_t i = 0; i < p->nnodes; i++)
-		nodes += p->nodes[i].nactions > 0;
+		nodes += p->nodes[i].nactions > 0 || l->login[i];
 	if (!isatty(STDIN_FILENO)) {
 		fprintf(stderr, "clusterdoc fix: --apply asks before changing anything and there "
 		                "is no terminal to ask on: add --yes\n");
 		return 0;
 	}
-	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", p->nactions,
-	        p->nactions == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", changes,
+	        changes == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
 	return line[0] == 'y' || line[0] == 'Y';
@@ -271,13 +253,20 @@ static int fix(struct fix_cli *c)
 	struct sshpool *pool = NULL;
 	struct fix_session *s = NULL;
 	struct phase ph = {.loop = loop_new()};
+	struct fix_login login = {0};
+	json_t *login_json = c->t.json ? json_array() : NULL;
 	char err[CD_ERRLEN], run[40], jerr[CD_ERRLEN] = "";
 	int rc = 2, checked, failed = 0, gathered = 0;
+	size_t changes;
 
 	checked = check(c, m, &d);
 	if (checked < 0)
 		goto out;
-	if (!checked) {
+	if (fix_login_prepare(&login, m, &c->fo, &c->t.pool, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+		goto out;
+	}
+	if (!checked && !login.nlogin) {
 		fprintf(stderr, "clusterdoc fix: no node could be checked\n");
 		goto out;
 	}
@@ -317,12 +306,15 @@ static int fix(struct fix_cli *c)
 		printf("\nplan (run %s)%s:\n", run,
 		       c->apply ? "" : "; nothing changes without --apply");
 		fix_print_plan(stdout, m, p, NULL);
+		fix_login_print(stdout, &login, m);
 	}
-	rc = gathered < (int)n || checked < (int)n ? 2 : p->nactions ? 1 : 0;
-	if (!c->apply || !p->nactions) {
+	changes = p->nactions + fix_login_changes(&login, m);
+	rc = gathered < checked || (size_t)checked + login.nlogin < n ? 2 : changes ? 1 : 0;
+	if (!c->apply || !changes) {
 		if (c->t.json) {
 			json_t *o = fix_plan_json(m, p, NULL);
 
+			json_object_set_new(o, "login", fix_login_json(&login, m));
 			json_dumpf(o, stdout, JSON_INDENT(2));
 			putchar('\n');
 			json_decref(o);
@@ -331,7 +323,7 @@ static int fix(struct fix_cli *c)
 		}
 		goto out;
 	}
-	if (!c->yes && !confirm(p)) {
+	if (!c->yes && !confirm(p, &login, changes)) {
 		fprintf(stderr, "clusterdoc fix: nothing was changed\n");
 		rc = 2;
 		goto out;
@@ -341,8 +333,17 @@ static int fix(struct fix_cli *c)
 	for (size_t i = 0; i < n; i++)
 		results[i] = cd_calloc(p->nodes[i].nactions + 1, sizeof(**results));
 	j = fix_journal_new(run, hosts, n);
-	fix_session_apply(s, p, j, results, jerr, sizeof(jerr), phase_done, &ph);
-	phase_wait(&ph);
+	/* ssh-key first: it stands alone (its nodes were not checked) */
+	if (login.nlogin) {
+		if (!c->t.json)
+			printf("\napplied (run %s):\n", run);
+		failed += fix_login_apply(&login, m, d, &c->fo, &c->t.pool, hosts, j,
+		                          c->t.json ? NULL : stdout, login_json);
+	}
+	if (p->nactions) {
+		fix_session_apply(s, p, j, results, jerr, sizeof(jerr), phase_done, &ph);
+		phase_wait(&ph);
+	}
 	fix_session_free(s);
 	s = NULL;
 	sshpool_free(pool);
@@ -364,21 +365,33 @@ static int fix(struct fix_cli *c)
 		json_t *o = fix_plan_json(m, p, results), *ver = json_array();
 
 		failed += fix_print_verify(NULL, m2, p, d2, ver);
+		failed += fix_login_verify(NULL, &login, m2, ver);
+		json_object_set_new(o, "login", fix_login_json(&login, m));
+		json_object_set_new(o, "login_applied", login_json);
+		login_json = NULL;
 		json_object_set_new(o, "applied", json_true());
 		json_object_set_new(o, "verify", ver);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
 	} else {
-		printf("\napplied (run %s):\n", run);
-		fix_print_plan(stdout, m, p, results);
+		if (!login.nlogin)
+			printf("\napplied (run %s):\n", run);
+		if (p->nactions)
+			fix_print_plan(stdout, m, p, results);
 		printf("\nverified by a new check:\n");
 		failed += fix_print_verify(stdout, m2, p, d2, NULL);
+		failed += fix_login_verify(stdout, &login, m2, NULL);
+		if (login.nlogin && fix_selected(&c->fo, "env"))
+			printf("\nnodes reached by key only now were not checked before: run "
+			       "clusterdoc fix again for their other fixes\n");
 		if (j->nchanges)
 			printf("\nundo with: clusterdoc fix --undo %s\n", run);
 	}
 	rc = failed || jerr[0] ? 1 : 0;
 out:
+	fix_login_fini(&login);
+	json_decref(login_json);
 	for (size_t i = 0; results && i < n; i++)
 		free(results[i]);
 	free(results);

@@ -18,6 +18,10 @@
  * NULL (a plan not applied) or results[i][k] for action k of node i. */
 void fix_print_plan(FILE *f, const struct netmodel *m, const struct fix_plan *p,
                     struct fix_result *const *results);
+/* Node i of the plan alone; with diffs, the diffs and notes are shown with
+ * the results too (a plan made and applied in one go: ssh-key's). */
+void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_plan *p, size_t i,
+                         struct fix_result *const *results, int diffs);
 
 /* The verification after applying: per node, each selected fixer whose
  * findings named the node before (applied, failed or not planned), and the

@@ -114,6 +114,9 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 	pool->cfg.ssh_config = opts->ssh_config;
 	pool->cfg.agent_path = opts->agent_path;
 	pool->cfg.connect_timeout_ms = opts->connect_timeout_ms;
+	pool->cfg.password = opts->password;
+	pool->cfg.hostkey_consent = opts->hostkey_consent;
+	pool->cfg.consent_arg = opts->consent_arg;
 	if (!opts->agent_path || stat(opts->agent_path, &st) < 0 ||
 	    sha256_file_hex(opts->agent_path, pool->cfg.agent_sha256, err, errlen) < 0) {
 		cd_errf(err, errlen, CD_ERR_NOTFOUND,
@@ -151,6 +154,12 @@ const char *node_error_code(const struct pool_node *node)
 const char *node_error_message(const struct pool_node *node)
 {
 	return node->error_msg;
+}
+const char *node_hostkey_fp(const struct pool_node *node, const char **keytype)
+{
+	if (keytype)
+		*keytype = node->conn.hostkey_type;
+	return node->conn.hostkey_fp;
 }
 json_t *node_hello(const struct pool_node *node)
 {

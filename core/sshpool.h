@@ -39,6 +39,12 @@ struct sshpool_opts {
 	int accept_new;         /* --accept-new */
 	const char *agent_path; /* the clusterdoc-agent binary to run/upload */
 	int local_localhost;    /* run "localhost" through the local transport */
+	/* libssh2 only (transport.h's conn_config says how they are used): a
+	 * password for nodes that refuse every key, and consent for unknown
+	 * host keys. The strings are borrowed for the pool's life. */
+	const char *password;
+	int (*hostkey_consent)(const char *node, const char *keytype, const char *fp, void *arg);
+	void *consent_arg;
 };
 
 void sshpool_opts_init(struct sshpool_opts *o);
@@ -98,7 +104,10 @@ enum node_state node_state(const struct pool_node *node);
 const char *node_error_code(const struct pool_node *node);    /* NULL unless failed */
 const char *node_error_message(const struct pool_node *node); /* NULL unless failed */
 json_t *node_hello(const struct pool_node *node);             /* borrowed; NULL before ready */
-int node_uploaded(const struct pool_node *node);              /* the agent was uploaded */
+/* The host key the node offered ("SHA256:...", and its SSH type in
+ * *keytype when not NULL); "" before the handshake or with openssh. */
+const char *node_hostkey_fp(const struct pool_node *node, const char **keytype);
+int node_uploaded(const struct pool_node *node); /* the agent was uploaded */
 const char *node_transport(const struct pool_node *node);
 void node_set_data(struct pool_node *node, void *data);
 void *node_data(const struct pool_node *node);

@@ -46,6 +46,17 @@ struct conn_config {
 	char agent_sha256[65];
 	long long agent_size;
 	int connect_timeout_ms; /* passed to ssh's ConnectTimeout by openssh */
+	/* libssh2 only. When the node refuses every key: log in with this
+	 * password, by "password" and else "keyboard-interactive" (each hidden
+	 * prompt of the first round gets it; no second try, so a wrong password
+	 * cannot lock the account). NULL: keys only. */
+	const char *password;
+	/* libssh2 only. For a host key in no known_hosts file: record it when
+	 * this returns 1 (consent given for exactly this key, e.g. a
+	 * fingerprint the user confirmed for that node); node is c->label,
+	 * keytype the SSH name, fp "SHA256:...". NULL: --accept-new decides. */
+	int (*hostkey_consent)(const char *node, const char *keytype, const char *fp, void *arg);
+	void *consent_arg;
 };
 
 struct transport_ops {
@@ -77,6 +88,8 @@ struct conn {
 	struct buf in;           /* agent stdout, capped */
 	struct buf out;          /* to agent stdin */
 	struct buf errtail;      /* agent/ssh stderr, capped */
+	char hostkey_type[32];   /* the key the server offered ("" before the */
+	char hostkey_fp[64];     /* handshake; libssh2 only): "ssh-ed25519", "SHA256:..." */
 };
 
 extern const struct transport_ops transport_ssh;

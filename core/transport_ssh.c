@@ -37,6 +37,8 @@ enum ssh_state {
 	S_AUTH_LIST,
 	S_AUTH_AGENT,
 	S_AUTH_KEY,
+	S_AUTH_PASSWORD,
+	S_AUTH_KBDINT,
 	S_CHANNEL_OPEN,
 	S_EXEC,
 	S_RUNNING,
@@ -69,6 +71,8 @@ struct sshc {
 	int agent_tries;
 	size_t key_index;
 	int rsa_skipped, keys_tried;
+	int password_tried; /* "password" or "keyboard-interactive" was answered */
+	int kbd_rounds;
 	char *auth_methods;
 	int out_eof;
 	int reported;
@@ -398,6 +402,8 @@ static int check_hostkey(struct conn *c)
 	}
 	name = hostkey_type_name(type);
 	knownhosts_fingerprint((const unsigned char *)key, keylen, fp);
+	snprintf(c->hostkey_type, sizeof(c->hostkey_type), "%s", name);
+	snprintf(c->hostkey_fp, sizeof(c->hostkey_fp), "%s", fp);
 	if (knownhosts_check(files, nfiles, c->ssh.hostname, c->ssh.port, name,
 	                     (const unsigned char *)key, keylen, &kr, err, sizeof(err)) < 0) {
 		ssh_fail(c, "hostkey-unknown", "cannot check the host key: %s", err);
@@ -424,7 +430,9 @@ static int check_hostkey(struct conn *c)
 	 * user's ssh_config, is consent to record an unknown key. A changed
 	 * key is refused above whatever the config says. */
 	if (!c->cfg->accept_new && c->ssh.strict_host_key_checking != SHK_ACCEPT_NEW &&
-	    c->ssh.strict_host_key_checking != SHK_NO) {
+	    c->ssh.strict_host_key_checking != SHK_NO &&
+	    !(c->cfg->hostkey_consent &&
+	      c->cfg->hostkey_consent(c->label, name, fp, c->cfg->consent_arg))) {
 		ssh_fail(
 		    c, "hostkey-unknown",
 		    "host key unknown: %s offers %s %s, which is in no known_hosts file; verify it "
@@ -493,7 +501,12 @@ static void auth_failed(struct conn *c)
 {
 	struct sshc *s = c->priv;
 
-	if (s->rsa_skipped && !s->keys_tried && s->agent_tries == 0)
+	if (s->password_tried)
+		ssh_fail(c, "auth",
+		         "the password for %s was refused (server accepts: %s); it was tried once, "
+		         "so the account is not locked: check it and run again",
+		         c->ssh.user ? c->ssh.user : "?", s->auth_methods ? s->auth_methods : "?");
+	else if (s->rsa_skipped && !s->keys_tried && s->agent_tries == 0)
 		ssh_fail(c, "auth-rsa-sha1",
 		         "only RSA keys are available, and libssh2 %s signs them with SHA-1, which "
 		         "OpenSSH 8.8 and later refuse; use --ssh openssh, or an ed25519 key",
@@ -506,6 +519,41 @@ static void auth_failed(struct conn *c)
 		    c->ssh.user ? c->ssh.user : "?", s->auth_methods ? s->auth_methods : "?",
 		    s->agent_tries, s->keys_tried,
 		    s->rsa_skipped ? ", skipped RSA keys: this libssh2 signs them with SHA-1" : "");
+}
+
+/* Where to go when the keys are used up: a password method the server
+ * offers, when there is a password; else the failure. */
+static void after_keys(struct conn *c, struct sshc *s)
+{
+	const char *m = s->auth_methods ? s->auth_methods : "";
+
+	if (c->cfg->password && strstr(m, "password"))
+		s->state = S_AUTH_PASSWORD;
+	else if (c->cfg->password && strstr(m, "keyboard-interactive"))
+		s->state = S_AUTH_KBDINT;
+	else
+		auth_failed(c);
+}
+
+/* keyboard-interactive: the password for each hidden prompt of the first
+ * round, "" for everything else (a second round is a refusal retried). */
+static LIBSSH2_USERAUTH_KBDINT_RESPONSE_FUNC(kbdint_answer)
+{
+	struct conn *c = *abstract;
+	struct sshc *s = c->priv;
+
+	(void)name;
+	(void)name_len;
+	(void)instruction;
+	(void)instruction_len;
+	s->kbd_rounds++;
+	for (int k = 0; k < num_prompts; k++) {
+		const char *a = !prompts[k].echo && s->kbd_rounds == 1 ? c->cfg->password : "";
+
+		/* libssh2 frees each answer with its default allocator, free() */
+		responses[k].text = strdup(a);
+		responses[k].length = responses[k].text ? (unsigned)strlen(a) : 0;
+	}
 }
 
 static void start_exec(struct conn *c)
@@ -652,6 +700,10 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				return;
 			}
 			s->auth_methods = cd_strdup(list);
+			if (!strstr(list, "publickey") && c->cfg->password) {
+				after_keys(c, s);
+				continue;
+			}
 			if (!strstr(list, "publickey")) {
 				ssh_fail(
 				    c, "auth",
@@ -704,8 +756,8 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				s->key_index++;
 			}
 			if (s->key_index >= c->ssh.n_identity_files) {
-				auth_failed(c);
-				return;
+				after_keys(c, s);
+				continue;
 			}
 			path = c->ssh.identity_files[s->key_index];
 			rc = libssh2_userauth_publickey_fromfile_ex(
@@ -717,6 +769,33 @@ static void ssh_run(struct conn *c, struct sshc *s)
 			if (rc == 0)
 				goto authenticated;
 			continue;
+		}
+		case S_AUTH_PASSWORD: {
+			const char *user = c->ssh.user ? c->ssh.user : "root";
+			const char *pw = c->cfg->password;
+
+			rc = libssh2_userauth_password_ex(s->session, user, (unsigned)strlen(user),
+			                                  pw, (unsigned)strlen(pw), NULL);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				goto wait;
+			s->password_tried = 1;
+			if (rc == 0)
+				goto authenticated;
+			auth_failed(c);
+			return;
+		}
+		case S_AUTH_KBDINT: {
+			const char *user = c->ssh.user ? c->ssh.user : "root";
+
+			rc = libssh2_userauth_keyboard_interactive_ex(
+			    s->session, user, (unsigned)strlen(user), kbdint_answer);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				goto wait;
+			s->password_tried = 1;
+			if (rc == 0)
+				goto authenticated;
+			auth_failed(c);
+			return;
 		}
 		authenticated:
 			if (s->agent) {

@@ -380,7 +380,11 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	for (size_t i = 0; i < m->nnodes; i++) {
 		struct fix_node_plan *np = &p->nodes[i];
 
-		if (!m->nodes[i].probed) {
+		/* a node that refused the head's keys was gathered by password:
+		 * only ssh-key can plan for it, the check knows nothing else */
+		int login = o && o->login && o->login[i];
+
+		if (!m->nodes[i].probed && !login) {
 			fix_note(np, "not checked: %s", m->nodes[i].error);
 			continue;
 		}
@@ -392,7 +396,8 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 			const struct fixer *f = &fixer_table[k];
 			size_t before = np->nactions;
 
-			if (!selected(o, f))
+			if (!selected(o, f) ||
+			    (!m->nodes[i].probed && strcmp(f->id, "ssh-key") != 0))
 				continue;
 			/* port-range style fixers act when asked; the others when
 			 * one of their findings names the node */

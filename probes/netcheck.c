@@ -97,7 +97,11 @@ static void node_broke(struct netcheck *c, size_t i, const char *code, const cha
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
+	struct nm_node *n = &c->m->nodes[index_of(pn)];
+	const char *type, *fp = node_hostkey_fp(pn, &type);
 
+	snprintf(n->hostkey_type, sizeof(n->hostkey_type), "%s", type);
+	snprintf(n->hostkey_fp, sizeof(n->hostkey_fp), "%s", fp);
 	node_broke(c, index_of(pn), node_error_code(pn), node_error_message(pn));
 }
 

@@ -74,6 +74,8 @@ struct nm_node {
 	int probed;         /* the netprobe answered */
 	char error[CD_ERRLEN];
 	char error_code[32];
+	char hostkey_type[32]; /* the host key a node that failed offered, */
+	char hostkey_fp[64];   /* "" when unknown: "ssh-ed25519", "SHA256:..." */
 
 	struct nm_iface *ifaces;
 	size_t nifaces;

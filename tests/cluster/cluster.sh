@@ -192,14 +192,14 @@ cluster_ssh() {
 
 # ---------------------------------------------------------------- sshd
 
-_cd_write_sshd_config() { # i [PermitRootLogin PasswordAuthentication KbdInteractiveAuthentication UsePAM]
+_cd_write_sshd_config() { # i [PermitRootLogin PasswordAuthentication KbdInteractiveAuthentication UsePAM AuthorizedKeysFile]
 	local d=$CD_RUN/n$1
 	cat >"$d/sshd_config" <<EOF
 # clusterdoc test node $1 (run $CD_RUN) - never the system sshd
 Port 22
 HostKey $d/ssh_host_ed25519_key
 PidFile $d/sshd.pid
-AuthorizedKeysFile $CD_RUN/authorized_keys .ssh/authorized_keys
+AuthorizedKeysFile ${6:-$CD_RUN/authorized_keys .ssh/authorized_keys}
 PermitRootLogin ${2:-prohibit-password}
 PubkeyAuthentication yes
 PasswordAuthentication ${3:-no}
@@ -649,7 +649,8 @@ cluster_node_rekey() {
 
 # cluster_node_password i PASSWORD [password|kbdint] : give root on node i (only in its own
 # /etc/shadow) that password and restart its sshd accepting it by PasswordAuthentication, or by
-# keyboard-interactive through PAM; public keys stay accepted
+# keyboard-interactive through PAM. The head's key is then refused: only keys in the node's own
+# ~/.ssh/authorized_keys are accepted (a new node that has never seen the head's key)
 cluster_node_password() {
 	_cd_check_node "${1:-}" || return 1
 	local i=$1 hash shadow
@@ -659,9 +660,9 @@ cluster_node_password() {
 	awk -F: -v OFS=: -v h="$hash" '$1 == "root" { $2 = h } { print }' "$shadow" >"$CD_RUN/shadow.tmp" &&
 		cat "$CD_RUN/shadow.tmp" >"$shadow" && rm -f "$CD_RUN/shadow.tmp" || return 1
 	if [[ ${3:-password} == kbdint ]]; then
-		_cd_write_sshd_config "$i" yes no yes yes
+		_cd_write_sshd_config "$i" yes no yes yes .ssh/authorized_keys
 	else
-		_cd_write_sshd_config "$i" yes yes no no
+		_cd_write_sshd_config "$i" yes yes no no .ssh/authorized_keys
 	fi
 	cluster_node_stop_sshd "$i" && cluster_node_start_sshd "$i"
 }

@@ -1,0 +1,70 @@
+/*
+ * fix_login.h - the ssh-key fixer's own stage of `clusterdoc fix`: nodes
+ * the check could not log in to (they refused every key of the head, or
+ * their host key is in no known_hosts file) are reached once by password
+ * or keyboard-interactive, get the head's public key in a marked block of
+ * ~/.ssh/authorized_keys, and from then on are reached by key.
+ *
+ * Host keys stay verified. An unknown host key is shown in the plan with its
+ * fingerprint; applying is consent to record exactly that key (a node that
+ * offers another one is refused) before any password is sent. The password
+ * is asked once (secret.h: the terminal, or SSH_ASKPASS), only when a node
+ * refused the keys, is tried once per node, and is wiped after the stage.
+ */
+#ifndef CD_CLI_FIX_LOGIN_H
+#define CD_CLI_FIX_LOGIN_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "fixers/fix.h"
+#include "fixers/fix_journal.h"
+#include "fixers/fix_sshkey.h"
+#include "sshpool.h"
+
+struct fix_login {
+	size_t n;
+	int *login;        /* [n]: the stage acts on node i */
+	size_t nlogin;     /* nodes with login[i] */
+	int need_password; /* a node refused the keys (error code auth*) */
+	struct head_key key;
+	char user[64]; /* the login user, for the prompt ("" when unknown) */
+};
+
+/*
+ * Which nodes of m (after a check) the stage acts on, when ssh-key is
+ * selected in fo: error code auth, auth-rsa-sha1 or hostkey-unknown. And the
+ * head's key: -i KEY, else the identity files `ssh -G` gives for the first
+ * such node. 0, or -1 with err when the head's public key cannot be read.
+ */
+int fix_login_prepare(struct fix_login *l, const struct netmodel *m, const struct fix_opts *fo,
+                      const struct sshpool_opts *pool, char *err, size_t errlen);
+void fix_login_fini(struct fix_login *l);
+
+/* Planned changes: the key to create, host keys to record, keys to add. */
+size_t fix_login_changes(const struct fix_login *l, const struct netmodel *m);
+
+/* The plan of the stage, as text (nothing when no node is concerned). */
+void fix_login_print(FILE *f, const struct fix_login *l, const struct netmodel *m);
+/* The same as JSON: {"head_key": {...}, "nodes": [...]}; new reference. */
+json_t *fix_login_json(const struct fix_login *l, const struct netmodel *m);
+
+/*
+ * Apply the stage (after the user confirmed the plan): create the head's key
+ * if it has none, ask the password if needed, log in (recording the host
+ * keys shown), gather and plan ssh-key on those nodes, apply it and add the
+ * changes to j. Prints what was done on f (NULL: nothing printed) and adds
+ * {"host", "actions": [...]} objects to json_out when not NULL. Returns the
+ * number of nodes the stage did not complete.
+ */
+int fix_login_apply(struct fix_login *l, const struct netmodel *m, const struct diagnosis *d,
+                    const struct fix_opts *fo, const struct sshpool_opts *pool,
+                    const char *const *hosts, struct fix_journal *j, FILE *f, json_t *json_out);
+
+/* After a new check m2: each node of the stage must now be reached by key.
+ * Prints a line per node, adds {"host", "fixer", "verified"} to json_out.
+ * Returns the nodes not verified. */
+int fix_login_verify(FILE *f, const struct fix_login *l, const struct netmodel *m2,
+                     json_t *json_out);
+
+#endif
