@@ -122,39 +122,14 @@ int fix_print_verify(FILE *f, const struct netmodel *m, const struct fix_plan *p
 			const char *how = "verified";
 
 			/* port-range answers no finding: verified when the new check
-			 * reads the range the plan set (a node's sysctl action; the
-			 * same on every node) or found already there (node i's note) */
-			if (strcmp(fx->id, "port-range") == 0) {
-				const struct nm_node *n = &m->nodes[i];
-				int lo = 0, hi = 0, known = 0;
-
-				for (size_t t = 0; t < p->nnodes && !known; t++)
-					for (size_t k = 0; k < p->nodes[t].nactions && !known;
-					     k++) {
-						const struct fix_action *a =
-						    &p->nodes[t].actions[k];
-
-						known = a->kind == FIX_CMD &&
-						        strcmp(a->fixer, "port-range") == 0 &&
-						        a->argv[0] && a->argv[1] && a->argv[2] &&
-						        sscanf(a->argv[2],
-						               "net.ipv4.ip_local_port_range=%d %d",
-						               &lo, &hi) == 2;
-					}
-				for (size_t k = 0; k < np->nnotes && !known; k++)
-					known = sscanf(np->notes[k],
-					               "port-range: net.ipv4.ip_local_port_range "
-					               "already is %d %d",
-					               &lo, &hi) == 2;
-				if (!known)
-					snprintf(still, sizeof(still),
-					         "ip_local_port_range left as is (the plan's note "
-					         "says why)");
-				else if (n->port_lo != lo || n->port_hi != hi)
-					snprintf(still, sizeof(still),
-					         "ip_local_port_range is %d-%d, not %d-%d",
-					         n->port_lo, n->port_hi, lo, hi);
-			}
+			 * reads the plan's target range */
+			if (strcmp(fx->id, "port-range") == 0 &&
+			    (m->nodes[i].port_lo != p->port_lo ||
+			     m->nodes[i].port_hi != p->port_hi))
+				snprintf(still, sizeof(still),
+				         "ip_local_port_range is %d-%d, not %d-%d",
+				         m->nodes[i].port_lo, m->nodes[i].port_hi, p->port_lo,
+				         p->port_hi);
 			for (size_t k = 0; after && k < after->nfindings; k++) {
 				const struct finding *fd = &after->findings[k];
 

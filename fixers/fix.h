@@ -125,7 +125,8 @@ struct fix_plan {
 	char run[40];                /* the run id: "20261121-183005-3f9a" */
 	struct fix_node_plan *nodes; /* [nnodes], the model's order */
 	size_t nnodes;
-	size_t nactions; /* over all nodes */
+	size_t nactions;      /* over all nodes */
+	int port_lo, port_hi; /* port-range's target when it is selected, else 0 */
 };
 
 struct fix_opts {
@@ -140,6 +141,9 @@ struct fix_opts {
 
 /* Whether the fixer id is selected by o (--only, else the default ones). */
 int fix_selected(const struct fix_opts *o, const char *id);
+
+/* port-range's target: o's range, else IANA's dynamic ports 49152-65535. */
+void fix_port_range(const struct fix_opts *o, int *lo, int *hi);
 
 /*
  * The plan for every node of m that was checked and gathered. states is

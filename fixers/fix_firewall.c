@@ -17,6 +17,17 @@
  * is left alone (idempotence). nft -j does not show an iptables-nft rule's
  * comment, so a second run adds a second iptables rule (its undo removes
  * that one).
+ *
+ * With port-range selected (a site that insists on a port list), the rules
+ * open only MASTER_PORT and the range port-range narrows to, in each tool's
+ * words: nft `tcp dport { P, LO-HI }`, iptables `-m multiport --dports
+ * P,LO:HI`, ufw `to any port P,LO:HI`, firewalld one rich rule per port
+ * element. Then an nft chain counts as done only when a clusterdoc rule
+ * there holds those ports (nft merges adjacent elements, so holding is
+ * checked, not the text); one of ours that opens all TCP is named in a note
+ * and left alone, as is ufw's or firewalld's rule for all TCP from the
+ * subnet. A range holding MASTER_PORT is refused here too, as port-range
+ * refuses it.
  */
 #include "fix_internal.h"
 
@@ -87,6 +98,39 @@ static void cluster_nets(const struct fix_ctx *c, size_t i, struct nets *ns)
 	}
 }
 
+/* ---------------------------------------------------------------- ports */
+
+/* The TCP ports the rules open: all (narrow 0), or MASTER_PORT and lo-hi. */
+struct ports {
+	int narrow;
+	int master, lo, hi;
+	char what[64]; /* for summaries: "TCP", "TCP to ports 29500, 40000-40999" */
+};
+
+/* pt for this run; -1 with a note when port-range is selected with a range
+ * that holds MASTER_PORT, which it refuses (fix_ports.c says why). */
+static int rule_ports(const struct fix_ctx *c, struct fix_node_plan *p, struct ports *pt)
+{
+	const struct fix_opts *o = c->o;
+
+	memset(pt, 0, sizeof(*pt));
+	snprintf(pt->what, sizeof(pt->what), "TCP");
+	if (!fix_selected(o, "port-range"))
+		return 0;
+	pt->narrow = 1;
+	pt->master = c->m->master_port;
+	fix_port_range(o, &pt->lo, &pt->hi);
+	if (pt->lo <= pt->master && pt->master <= pt->hi) {
+		fix_note(p,
+		         "firewall: left as is: MASTER_PORT %d is inside the port range %d-%d, "
+		         "which port-range refuses",
+		         pt->master, pt->lo, pt->hi);
+		return -1;
+	}
+	snprintf(pt->what, sizeof(pt->what), "TCP to ports %d, %d-%d", pt->master, pt->lo, pt->hi);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- nftables */
 
 static int rule_has(json_t *expr, const char *key)
@@ -98,21 +142,34 @@ static int rule_has(json_t *expr, const char *key)
 	return 0;
 }
 
+/* iptables' rule spec for net after "-I INPUT" or "-D INPUT" */
+static char **iptables_argv(const char *tool, const char *op, const char *ifname, const char *net,
+                            const struct ports *pt, const char *comment)
+{
+	char dports[48];
+
+	if (!pt->narrow)
+		return fix_argv(tool, op, "INPUT", "-i", ifname, "-s", net, "-p", "tcp", "-m",
+		                "comment", "--comment", comment, "-j", "ACCEPT", NULL);
+	snprintf(dports, sizeof(dports), "%d,%d:%d", pt->master, pt->lo, pt->hi);
+	return fix_argv(tool, op, "INPUT", "-i", ifname, "-s", net, "-p", "tcp", "-m", "multiport",
+	                "--dports", dports, "-m", "comment", "--comment", comment, "-j", "ACCEPT",
+	                NULL);
+}
+
 static void plan_iptables(struct fix_ctx *c, size_t i, struct fix_node_plan *p,
-                          const struct nets *ns, const char *ifname, const char *tool)
+                          const struct nets *ns, const struct ports *pt, const char *ifname,
+                          const char *tool)
 {
 	char comment[80], summary[256];
 
 	snprintf(comment, sizeof(comment), FIX_RULE_COMMENT " %s", c->run);
 	for (int q = 0; q < ns->n; q++) {
-		snprintf(summary, sizeof(summary), "%s: accept TCP from %s on %s, first in INPUT",
-		         tool, ns->net[q], ifname);
-		fix_plan_cmd(
-		    p, "firewall", fix_needs_sudo(c, i), summary,
-		    fix_argv(tool, "-I", "INPUT", "-i", ifname, "-s", ns->net[q], "-p", "tcp", "-m",
-		             "comment", "--comment", comment, "-j", "ACCEPT", NULL),
-		    fix_argv(tool, "-D", "INPUT", "-i", ifname, "-s", ns->net[q], "-p", "tcp", "-m",
-		             "comment", "--comment", comment, "-j", "ACCEPT", NULL));
+		snprintf(summary, sizeof(summary), "%s: accept %s from %s on %s, first in INPUT",
+		         tool, pt->what, ns->net[q], ifname);
+		fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+		             iptables_argv(tool, "-I", ifname, ns->net[q], pt, comment),
+		             iptables_argv(tool, "-D", ifname, ns->net[q], pt, comment));
 	}
 }
 
@@ -123,16 +180,81 @@ static int xtables_chain(const char *family, const char *table, const char *chai
 	       strcmp(table, "filter") == 0 && strcmp(chain, "INPUT") == 0;
 }
 
+/* The right side of a rule's `tcp dport` match, NULL when it has none. */
+static json_t *tcp_dport(json_t *expr)
+{
+	size_t k;
+	json_t *e;
+
+	json_array_foreach(expr, k, e)
+	{
+		json_t *m = json_object_get(e, "match");
+		json_t *pl = json_object_get(json_object_get(m, "left"), "payload");
+
+		if (strcmp(json_string_value(json_object_get(pl, "protocol")) ?: "", "tcp") == 0 &&
+		    strcmp(json_string_value(json_object_get(pl, "field")) ?: "", "dport") == 0 &&
+		    strcmp(json_string_value(json_object_get(m, "op")) ?: "", "!=") != 0)
+			return json_object_get(m, "right");
+	}
+	return NULL;
+}
+
+/* The last port of the element of v (a port, {"range": [a, b]}, or a
+ * {"set": [...]} of those) that holds port at; -1 when none does. */
+static long element_end(json_t *v, long at)
+{
+	json_t *r = json_object_get(v, "range"), *e;
+	long end = -1;
+	size_t k;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) == at ? at : -1;
+	if (json_array_size(r) == 2)
+		return json_integer_value(json_array_get(r, 0)) <= at &&
+		               at <= json_integer_value(json_array_get(r, 1))
+		           ? (long)json_integer_value(json_array_get(r, 1))
+		           : -1;
+	json_array_foreach(json_object_get(v, "set"), k, e)
+	{
+		long x = element_end(e, at);
+
+		end = x > end ? x : end;
+	}
+	return end;
+}
+
+/* Whether v holds every port of [lo, hi], over as many elements as it takes
+ * (nft merges adjacent ones: { 39999, 40000-40999 } lists as { 39999-40999 }). */
+static int dports_hold(json_t *v, long lo, long hi)
+{
+	for (long at = lo; at <= hi;) {
+		long end = element_end(v, at);
+
+		if (end < at)
+			return 0;
+		at = end + 1;
+	}
+	return 1;
+}
+
 static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const struct nets *ns,
-                     const char *ifname)
+                     const struct ports *pt, const char *ifname)
 {
 	json_error_t je;
 	json_t *root = json_loads(c->states[i].nft_json, 0, &je), *list, *item;
 	size_t k;
 	int guarded = 0;
-	char comment[80];
+	char comment[80], set[48];
+	/* what the rule matches after the address: any TCP, or pt's ports */
+	const char *l4[3] = {"meta", "l4proto", "tcp"};
 
 	snprintf(comment, sizeof(comment), "\"" FIX_RULE_COMMENT " %s\"", c->run);
+	if (pt->narrow) {
+		snprintf(set, sizeof(set), "{ %d, %d-%d }", pt->master, pt->lo, pt->hi);
+		l4[0] = "tcp";
+		l4[1] = "dport";
+		l4[2] = set;
+	}
 	list = json_object_get(root, "nftables");
 	if (!json_is_array(list)) {
 		fix_note(p, "firewall: the nft ruleset could not be read (%s)", je.text);
@@ -147,7 +269,7 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 		const char *name = json_string_value(json_object_get(ch, "name"));
 		const char *hook = json_string_value(json_object_get(ch, "hook"));
 		const char *policy = json_string_value(json_object_get(ch, "policy"));
-		int drops = policy && strcmp(policy, "drop") == 0, ours = 0;
+		int drops = policy && strcmp(policy, "drop") == 0, ours = 0, ours_all = 0;
 		size_t q;
 
 		if (!ch || !fam || !tab || !name || !hook || strcmp(hook, "input") != 0)
@@ -157,7 +279,7 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 			continue;
 		json_array_foreach(list, q, r2)
 		{
-			json_t *r = json_object_get(r2, "rule");
+			json_t *r = json_object_get(r2, "rule"), *dp;
 			const char *cm = json_string_value(json_object_get(r, "comment"));
 
 			if (!r ||
@@ -168,7 +290,16 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 			if (rule_has(json_object_get(r, "expr"), "drop") ||
 			    rule_has(json_object_get(r, "expr"), "reject"))
 				drops = 1;
-			if (cm && strncmp(cm, FIX_RULE_COMMENT, strlen(FIX_RULE_COMMENT)) == 0)
+			if (!cm || strncmp(cm, FIX_RULE_COMMENT, strlen(FIX_RULE_COMMENT)) != 0)
+				continue;
+			/* ours; with a port list, ours only when it holds those ports */
+			dp = tcp_dport(json_object_get(r, "expr"));
+			if (!pt->narrow)
+				ours = 1;
+			else if (!dp)
+				ours_all = 1;
+			else if (dports_hold(dp, pt->master, pt->master) &&
+			         dports_hold(dp, pt->lo, pt->hi))
 				ours = 1;
 		}
 		if (!drops)
@@ -179,8 +310,17 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 			         tab, name);
 			continue;
 		}
+		if (ours_all) {
+			fix_note(
+			    p,
+			    "firewall: %s %s %s already has clusterdoc's accept rule for all "
+			    "TCP, from a run without port-range; undo that run (clusterdoc fix "
+			    "--list) to open only MASTER_PORT and the port range",
+			    fam, tab, name);
+			continue;
+		}
 		if (xtables_chain(fam, tab, name)) {
-			plan_iptables(c, i, p, ns, ifname,
+			plan_iptables(c, i, p, ns, pt, ifname,
 			              strcmp(fam, "ip") == 0 ? "iptables" : "ip6tables");
 			continue;
 		}
@@ -188,14 +328,14 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 			char summary[256];
 
 			snprintf(summary, sizeof(summary),
-			         "nft: accept TCP from %s on %s, first in chain %s %s %s",
+			         "nft: accept %s from %s on %s, first in chain %s %s %s", pt->what,
 			         ns->net[n], ifname, fam, tab, name);
 			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
 			             fix_argv("nft", "--echo", "--handle", "insert", "rule", fam,
 			                      tab, name, "iifname", ifname,
 			                      ns->family == AF_INET ? "ip" : "ip6", "saddr",
-			                      ns->net[n], "meta", "l4proto", "tcp", "accept",
-			                      "comment", comment, NULL),
+			                      ns->net[n], l4[0], l4[1], l4[2], "accept", "comment",
+			                      comment, NULL),
 			             fix_argv("nft", "delete", "rule", fam, tab, name, "handle",
 			                      "{handle}", NULL));
 		}
@@ -208,9 +348,11 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 
 /* ---------------------------------------------------------------- ufw, firewalld */
 
-/* Whether one line of `ufw status` allows net on "on IF". Plain `ufw
- * status` prints inbound rules as "Anywhere on eth0  ALLOW  10.0.0.0/24/tcp". */
-static int ufw_allows(const char *status, const char *net, const char *on)
+/* Whether one line of `ufw status` allows net on "on IF", to the ports to
+ * (the line's first column: "29500,40000:40999/tcp", "Anywhere"; NULL: any).
+ * Plain `ufw status` prints inbound rules as "Anywhere on eth0  ALLOW
+ * 10.0.0.0/24/tcp" and "29500,40000:40999/tcp on eth0  ALLOW  10.0.0.0/24". */
+static int ufw_allows(const char *status, const char *to, const char *net, const char *on)
 {
 	for (const char *s = status; *s;) {
 		size_t n = strcspn(s, "\n");
@@ -218,7 +360,8 @@ static int ufw_allows(const char *status, const char *net, const char *on)
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, s);
 		if (strstr(line, net) && strstr(line, on) && strstr(line, "ALLOW") &&
-		    !strstr(line, "(out)"))
+		    !strstr(line, "(out)") &&
+		    (!to || (strncmp(line, to, strlen(to)) == 0 && line[strlen(to)] == ' ')))
 			return 1;
 		s += n + (s[n] == '\n');
 	}
@@ -226,34 +369,77 @@ static int ufw_allows(const char *status, const char *net, const char *on)
 }
 
 static void plan_ufw(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const struct nets *ns,
-                     const char *ifname)
+                     const struct ports *pt, const char *ifname)
 {
 	const char *status = c->states[i].ufw_status ? c->states[i].ufw_status : "";
+	char dports[48], to[64];
 
+	snprintf(dports, sizeof(dports), "%d,%d:%d", pt->master, pt->lo, pt->hi);
+	snprintf(to, sizeof(to), "%s/tcp", dports);
 	for (int q = 0; q < ns->n; q++) {
 		char summary[256], on[96];
 
 		snprintf(on, sizeof(on), "on %s ", ifname);
-		if (ufw_allows(status, ns->net[q], on)) {
-			fix_note(p, "firewall: ufw already allows %s on %s", ns->net[q], ifname);
+		if (ufw_allows(status, pt->narrow ? to : NULL, ns->net[q], on)) {
+			if (pt->narrow)
+				fix_note(p, "firewall: ufw already allows %s from %s on %s", to,
+				         ns->net[q], ifname);
+			else
+				fix_note(p, "firewall: ufw already allows %s on %s", ns->net[q],
+				         ifname);
 			continue;
 		}
-		snprintf(summary, sizeof(summary), "ufw: allow TCP in on %s from %s", ifname,
-		         ns->net[q]);
-		fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
-		             fix_argv("ufw", "allow", "in", "on", ifname, "from", ns->net[q],
-		                      "proto", "tcp", "comment", FIX_RULE_COMMENT, NULL),
-		             fix_argv("ufw", "delete", "allow", "in", "on", ifname, "from",
-		                      ns->net[q], "proto", "tcp", NULL));
+		if (pt->narrow && ufw_allows(status, "Anywhere", ns->net[q], on)) {
+			fix_note(p,
+			         "firewall: ufw already allows all TCP from %s on %s; delete that "
+			         "rule to open only MASTER_PORT and the port range",
+			         ns->net[q], ifname);
+			continue;
+		}
+		snprintf(summary, sizeof(summary), "ufw: allow %s in on %s from %s", pt->what,
+		         ifname, ns->net[q]);
+		if (!pt->narrow)
+			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+			             fix_argv("ufw", "allow", "in", "on", ifname, "from",
+			                      ns->net[q], "proto", "tcp", "comment",
+			                      FIX_RULE_COMMENT, NULL),
+			             fix_argv("ufw", "delete", "allow", "in", "on", ifname, "from",
+			                      ns->net[q], "proto", "tcp", NULL));
+		else
+			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+			             fix_argv("ufw", "allow", "in", "on", ifname, "from",
+			                      ns->net[q], "to", "any", "port", dports, "proto",
+			                      "tcp", "comment", FIX_RULE_COMMENT, NULL),
+			             fix_argv("ufw", "delete", "allow", "in", "on", ifname, "from",
+			                      ns->net[q], "to", "any", "port", dports, "proto",
+			                      "tcp", NULL));
 	}
 }
 
+/* A rich rule for TCP from net: to all ports (port NULL) or to one port
+ * element ("29500", "40000-40999"). */
+static void rich_rule(char *out, size_t len, int family, const char *net, const char *port)
+{
+	if (port)
+		snprintf(out, len,
+		         "rule family=\"%s\" source address=\"%s\" port port=\"%s\" "
+		         "protocol=\"tcp\" accept",
+		         family == AF_INET ? "ipv4" : "ipv6", net, port);
+	else
+		snprintf(out, len,
+		         "rule family=\"%s\" source address=\"%s\" protocol value=\"tcp\" accept",
+		         family == AF_INET ? "ipv4" : "ipv6", net);
+}
+
 static void plan_firewalld(struct fix_ctx *c, size_t i, struct fix_node_plan *p,
-                           const struct nets *ns)
+                           const struct nets *ns, const struct ports *pt)
 {
 	const struct fix_node_state *st = &c->states[i];
 	const char *rules = st->firewalld_rules ? st->firewalld_rules : "";
-	char zone[96];
+	char zone[96], master[16], range[32];
+	/* a rich rule holds one port element: MASTER_PORT and the range are two */
+	const char *ports[2] = {NULL, NULL};
+	int nports = 1;
 
 	if (!st->firewalld_zone[0]) {
 		fix_note(p, "firewall: firewalld did not say which zone the data interface is in; "
@@ -261,29 +447,44 @@ static void plan_firewalld(struct fix_ctx *c, size_t i, struct fix_node_plan *p,
 		return;
 	}
 	snprintf(zone, sizeof(zone), "--zone=%s", st->firewalld_zone);
+	if (pt->narrow) {
+		snprintf(master, sizeof(master), "%d", pt->master);
+		snprintf(range, sizeof(range), "%d-%d", pt->lo, pt->hi);
+		ports[0] = master;
+		ports[1] = range;
+		nports = 2;
+	}
 	for (int q = 0; q < ns->n; q++) {
 		char rule[256], add[300], rm[300], summary[400];
 
-		snprintf(rule, sizeof(rule),
-		         "rule family=\"%s\" source address=\"%s\" protocol value=\"tcp\" accept",
-		         ns->family == AF_INET ? "ipv4" : "ipv6", ns->net[q]);
-		if (strstr(rules, rule)) {
-			fix_note(p, "firewall: firewalld zone %s already has: %s",
-			         st->firewalld_zone, rule);
+		rich_rule(rule, sizeof(rule), ns->family, ns->net[q], NULL);
+		if (pt->narrow && strstr(rules, rule)) {
+			fix_note(p,
+			         "firewall: firewalld zone %s already allows all TCP from %s (%s); "
+			         "remove that rule to open only MASTER_PORT and the port range",
+			         st->firewalld_zone, ns->net[q], rule);
 			continue;
 		}
-		snprintf(add, sizeof(add), "--add-rich-rule=%s", rule);
-		snprintf(rm, sizeof(rm), "--remove-rich-rule=%s", rule);
-		snprintf(summary, sizeof(summary), "firewalld zone %s, now: %s", st->firewalld_zone,
-		         rule);
-		fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
-		             fix_argv("firewall-cmd", zone, add, NULL),
-		             fix_argv("firewall-cmd", zone, rm, NULL));
-		snprintf(summary, sizeof(summary), "firewalld zone %s, after reboots: %s",
-		         st->firewalld_zone, rule);
-		fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
-		             fix_argv("firewall-cmd", "--permanent", zone, add, NULL),
-		             fix_argv("firewall-cmd", "--permanent", zone, rm, NULL));
+		for (int e = 0; e < nports; e++) {
+			rich_rule(rule, sizeof(rule), ns->family, ns->net[q], ports[e]);
+			if (strstr(rules, rule)) {
+				fix_note(p, "firewall: firewalld zone %s already has: %s",
+				         st->firewalld_zone, rule);
+				continue;
+			}
+			snprintf(add, sizeof(add), "--add-rich-rule=%s", rule);
+			snprintf(rm, sizeof(rm), "--remove-rich-rule=%s", rule);
+			snprintf(summary, sizeof(summary), "firewalld zone %s, now: %s",
+			         st->firewalld_zone, rule);
+			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+			             fix_argv("firewall-cmd", zone, add, NULL),
+			             fix_argv("firewall-cmd", zone, rm, NULL));
+			snprintf(summary, sizeof(summary), "firewalld zone %s, after reboots: %s",
+			         st->firewalld_zone, rule);
+			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+			             fix_argv("firewall-cmd", "--permanent", zone, add, NULL),
+			             fix_argv("firewall-cmd", "--permanent", zone, rm, NULL));
+		}
 	}
 }
 
@@ -292,6 +493,7 @@ void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 	const struct fix_node_state *st = &c->states[i];
 	const char *ifname, *addr;
 	struct nets ns;
+	struct ports pt;
 
 	if (fix_data_iface(c->m, c->d, i, &ifname, &addr) < 0) {
 		fix_note(p, "firewall: neither a verified data interface nor NCCL's pick is known "
@@ -308,12 +510,14 @@ void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 		         st->nft_error[0] ? st->nft_error : "not gathered");
 		return;
 	}
+	if (rule_ports(c, p, &pt) < 0)
+		return;
 	if (st->firewalld_running == 1)
-		plan_firewalld(c, i, p, &ns);
+		plan_firewalld(c, i, p, &ns, &pt);
 	else if (st->ufw_active == 1)
-		plan_ufw(c, i, p, &ns, ifname);
+		plan_ufw(c, i, p, &ns, &pt, ifname);
 	else if (st->nft_json)
-		plan_nft(c, i, p, &ns, ifname);
+		plan_nft(c, i, p, &ns, &pt, ifname);
 	else
 		fix_note(p, "firewall: nft could not list the ruleset (%s); open the ports by hand",
 		         st->nft_error[0] ? st->nft_error : "no nft");

@@ -293,6 +293,14 @@ int fix_selected(const struct fix_opts *o, const char *id)
 	return f && selected(o, f);
 }
 
+void fix_port_range(const struct fix_opts *o, int *lo, int *hi)
+{
+	int given = o && o->port_lo && o->port_hi;
+
+	*lo = given ? o->port_lo : 49152;
+	*hi = given ? o->port_hi : 65535;
+}
+
 /* The fixers selected: --only's list, else the default ones. */
 static int selected(const struct fix_opts *o, const struct fixer *f)
 {
@@ -371,6 +379,8 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 		return NULL;
 	p = cd_calloc(1, sizeof(*p));
 	snprintf(p->run, sizeof(p->run), "%s", run);
+	if (fix_selected(o, "port-range"))
+		fix_port_range(o, &p->port_lo, &p->port_hi);
 	p->nnodes = m->nnodes;
 	p->nodes = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*p->nodes));
 	c.work = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*c.work));

@@ -1,6 +1,6 @@
 /*
  * test_fixplan.c - `clusterdoc fix`'s pure planning (fixers/fix.h:
- * fix_plan_build with the env, hosts and firewall fixers) on fixture
+ * fix_plan_build with the env, hosts, firewall and port-range fixers) on fixture
  * clusters (tests/fixtures/fix/) and hand-made gathered states, and the undo
  * journal (fixers/fix_journal.h) in a temporary XDG_STATE_HOME. Run from the
  * top of the tree, as `make unit` does.
@@ -11,6 +11,8 @@
  * and node3 resolve their hostname to 127.0.1.1 (hostname-loopback).
  * firewall.json: gpu2 reaches MASTER_PORT on gpu1 but not an ephemeral
  * port (ephemeral-ports-blocked names gpu1); both are on 10.1.0.0/24.
+ * Every node of both has ip_local_port_range 32768 60999 and MASTER_PORT is
+ * 29500.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,6 +104,14 @@
 #define COMMENTQ "\"clusterdoc fix " RUN "\""
 #define RICH     "rule family=\"ipv4\" source address=\"" NET "\" protocol value=\"tcp\" accept"
 
+/* port-range's block for 40000-40999 */
+#define PORTS_BLOCK                                                                     \
+	"# >>> clusterdoc port-range >>>\n"                                             \
+	"# clusterdoc fix: NCCL and Gloo take their listening ports from this range,\n" \
+	"# so the firewall needs to open only it and MASTER_PORT 29500.\n"              \
+	"net.ipv4.ip_local_port_range = 40000 40999\n"                                  \
+	"# <<< clusterdoc port-range <<<\n"
+
 /* ---------------------------------------------------------------- fixtures */
 
 struct fx {
@@ -177,12 +187,25 @@ static void gathered(struct fx *f, unsigned uid, const char *shell)
 		put_file(s, FIX_ENV_SH, NULL);
 		put_file(s, FIX_NCCL_CONF, NULL);
 		put_file(s, FIX_ETC_HOSTS, hosts);
+		put_file(s, FIX_SYSCTL_PORTS, NULL);
 	}
 }
 
 static void plan(struct fx *f, const char *only)
 {
 	struct fix_opts o = {.only = only};
+	char err[CD_ERRLEN] = "";
+
+	fix_plan_free(f->p);
+	f->p = fix_plan_build(f->m, f->d, f->st, &o, RUN, err, sizeof(err));
+	if (!f->p)
+		fail_msg("fix_plan_build: %s", err);
+}
+
+/* The plan with --port-range lo-hi (0: the default range). */
+static void plan_ports(struct fx *f, const char *only, int lo, int hi)
+{
+	struct fix_opts o = {.only = only, .port_lo = lo, .port_hi = hi};
 	char err[CD_ERRLEN] = "";
 
 	fix_plan_free(f->p);
@@ -846,6 +869,415 @@ static void firewall_is_wanted_only_where_a_finding_names_the_node(void **state)
 	unload(&f);
 }
 
+/* ---------------------------------------------------------------- port-range */
+
+static void port_range_sets_the_boot_file_and_the_running_range(void **state)
+{
+	static const char *const argv[] = {"sysctl", "-w",
+	                                   "net.ipv4.ip_local_port_range=40000 40999", NULL};
+	static const char *const undo[] = {"sysctl", "-w",
+	                                   "net.ipv4.ip_local_port_range=32768 60999", NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan_ports(&f, "port-range", 40000, 40999);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 2);
+	assert_file_action(&np->actions[0], "port-range", 1, NULL, PORTS_BLOCK);
+	assert_string_equal(np->actions[0].path, FIX_SYSCTL_PORTS);
+	assert_string_equal(np->actions[0].summary, "net.ipv4.ip_local_port_range = 40000 40999 "
+	                                            "at boot, in " FIX_SYSCTL_PORTS);
+	assert_int_equal(np->actions[1].kind, FIX_CMD);
+	assert_string_equal(np->actions[1].fixer, "port-range");
+	assert_int_equal(np->actions[1].sudo, 1);
+	assert_string_equal(np->actions[1].summary,
+	                    "net.ipv4.ip_local_port_range 32768-60999 -> 40000-40999 now");
+	assert_argv(np->actions[1].argv, argv);
+	assert_argv(np->actions[1].undo, undo);
+	assert_int_equal(np->nnotes, 0);
+	assert_int_equal(np->nwanted, 1);
+	assert_string_equal(np->wanted[0], "port-range");
+	assert_int_equal(np->nfixers, 1);
+	assert_string_equal(np->fixers[0], "port-range");
+	/* every node, whatever the check found on it */
+	assert_int_equal(f.p->nactions, 6);
+	unload(&f);
+}
+
+static void port_range_block_goes_after_the_files_own_lines(void **state)
+{
+	static const char site[] = "# the site's\nnet.core.somaxconn = 4096\n";
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[1], FIX_SYSCTL_PORTS, site);
+	plan_ports(&f, "port-range", 40000, 40999);
+	assert_file_action(action_for(&f.p->nodes[1], FIX_SYSCTL_PORTS), "port-range", 1, site,
+	                   "# the site's\nnet.core.somaxconn = 4096\n" PORTS_BLOCK);
+	unload(&f);
+}
+
+static void port_range_default_is_the_dynamic_ports_and_root_needs_no_sudo(void **state)
+{
+	static const char *const argv[] = {"sysctl", "-w",
+	                                   "net.ipv4.ip_local_port_range=49152 65535", NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 0, "/bin/bash");
+	plan_ports(&f, "port-range", 0, 0);
+	np = &f.p->nodes[2];
+	assert_int_equal(np->nactions, 2);
+	assert_int_equal(np->actions[0].sudo, 0);
+	assert_int_equal(np->actions[1].sudo, 0);
+	assert_argv(np->actions[1].argv, argv);
+	unload(&f);
+}
+
+static void port_range_second_plan_changes_nothing(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan_ports(&f, "port-range", 40000, 40999);
+	assert_int_equal(f.p->nactions, 6);
+	/* what the apply left: the file written, the range set */
+	apply_to_states(&f);
+	for (size_t i = 0; i < f.m->nnodes; i++) {
+		f.m->nodes[i].port_lo = 40000;
+		f.m->nodes[i].port_hi = 40999;
+	}
+	plan_ports(&f, "port-range", 40000, 40999);
+	assert_int_equal(f.p->nactions, 0);
+	for (size_t i = 0; i < f.m->nnodes; i++) {
+		assert_int_equal(f.p->nodes[i].nfixers, 0);
+		assert_int_equal(f.p->nodes[i].nwanted, 1);
+		assert_int_equal(f.p->nodes[i].nnotes, 1);
+		assert_string_equal(
+		    f.p->nodes[i].notes[0],
+		    "port-range: net.ipv4.ip_local_port_range already is 40000 40999");
+	}
+	unload(&f);
+}
+
+static void port_range_holding_master_port_is_refused(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan_ports(&f, "port-range", 29000, 30999);
+	assert_int_equal(f.p->nactions, 0);
+	for (size_t i = 0; i < f.m->nnodes; i++) {
+		assert_int_equal(f.p->nodes[i].nnotes, 1);
+		assert_string_equal(
+		    f.p->nodes[i].notes[0],
+		    "port-range: 29000-30999 left alone: it holds MASTER_PORT 29500, which a local "
+		    "connection can then take as its source port, and the rendezvous fails with "
+		    "\"address already in use\"; give a range without it");
+	}
+	unload(&f);
+}
+
+static void port_range_of_fewer_than_1000_ports_is_refused(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan_ports(&f, "port-range", 40000, 40998);
+	assert_int_equal(f.p->nactions, 0);
+	assert_string_equal(f.p->nodes[0].notes[0],
+	                    "port-range: 40000-40998 left alone: 999 ports are too few, as NCCL "
+	                    "and Gloo open several sockets per peer on every rank; give at least "
+	                    "1000");
+	unload(&f);
+}
+
+static void port_range_unknown_on_a_node_leaves_that_node_alone(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	f.m->nodes[1].port_lo = 0;
+	f.m->nodes[1].port_hi = 0;
+	plan_ports(&f, "port-range", 40000, 40999);
+	assert_int_equal(f.p->nodes[1].nactions, 0);
+	assert_string_equal(f.p->nodes[1].notes[0],
+	                    "port-range: left alone: the check could not read this node's "
+	                    "net.ipv4.ip_local_port_range, so undo would have no range to put "
+	                    "back");
+	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_int_equal(f.p->nodes[2].nactions, 2);
+	unload(&f);
+}
+
+static void port_range_sysctl_file_that_was_not_read_changes_nothing(void **state)
+{
+	struct fx f;
+	struct fix_file_state *sf;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	sf = (struct fix_file_state *)fix_state_file(&f.st[0], FIX_SYSCTL_PORTS);
+	sf->read = 0;
+	snprintf(sf->error, sizeof(sf->error), "node1: %s: Permission denied", FIX_SYSCTL_PORTS);
+	plan_ports(&f, "port-range", 40000, 40999);
+	/* no sysctl -w either: the range would not survive a reboot */
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_note(&f.p->nodes[0], "port-range: " FIX_SYSCTL_PORTS
+	                            " left as is: node1: " FIX_SYSCTL_PORTS ": Permission denied");
+	unload(&f);
+}
+
+/* ---------------------------------------------------------------- firewall with port-range */
+
+#define PORTS_NFT_SET "{ 29500, 40000-40999 }"
+#define PORTS_LIST    "29500,40000:40999"
+#define RICH_PORT(p)                                                                            \
+	"rule family=\"ipv4\" source address=\"" NET "\" port port=\"" p "\" protocol=\"tcp\" " \
+	"accept"
+
+static void nft_rule_with_port_range_opens_master_port_and_the_range(void **state)
+{
+	static const char *const argv[] = {"nft",         "--echo", "--handle", "insert",  "rule",
+	                                   "inet",        "filter", "input",    "iifname", "eth0",
+	                                   "ip",          "saddr",  NET,        "tcp",     "dport",
+	                                   PORTS_NFT_SET, "accept", "comment",  COMMENTQ,  NULL};
+	static const char *const undo[] = {"nft",   "delete", "rule",     "inet", "filter",
+	                                   "input", "handle", "{handle}", NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	np = &f.p->nodes[0];
+	/* the rule, then port-range's file and sysctl */
+	assert_int_equal(np->nactions, 3);
+	assert_string_equal(np->actions[0].fixer, "firewall");
+	assert_string_equal(np->actions[0].summary,
+	                    "nft: accept TCP to ports 29500, 40000-40999 from " NET
+	                    " on eth0, first in chain inet filter input");
+	assert_argv(np->actions[0].argv, argv);
+	assert_argv(np->actions[0].undo, undo);
+	assert_string_equal(np->actions[1].fixer, "port-range");
+	assert_string_equal(np->actions[2].fixer, "port-range");
+	assert_int_equal(np->nfixers, 2);
+	unload(&f);
+}
+
+static void iptables_rule_with_port_range_uses_multiport(void **state)
+{
+#define IPT_PORTS_RULE                                                                         \
+	"-i", "eth0", "-s", NET, "-p", "tcp", "-m", "multiport", "--dports", PORTS_LIST, "-m", \
+	    "comment", "--comment", "clusterdoc fix " RUN, "-j", "ACCEPT"
+	static const char *const argv[] = {"iptables", "-I", "INPUT", IPT_PORTS_RULE, NULL};
+	static const char *const undo[] = {"iptables", "-D", "INPUT", IPT_PORTS_RULE, NULL};
+	struct fx f;
+	const struct fix_action *a;
+
+	firewall_gathered(&f, 1000, "nft-iptables-nft.json");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	a = &f.p->nodes[0].actions[0];
+	assert_string_equal(a->summary, "iptables: accept TCP to ports 29500, 40000-40999 from " NET
+	                                " on eth0, first in INPUT");
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	unload(&f);
+}
+
+static void ufw_rule_with_port_range_lists_the_ports(void **state)
+{
+	static const char *const argv[] = {
+	    "ufw",  "allow",    "in",    "on",  "eth0",    "from",           NET, "to", "any",
+	    "port", PORTS_LIST, "proto", "tcp", "comment", "clusterdoc fix", NULL};
+	static const char *const undo[] = {"ufw",  "delete",   "allow", "in",  "on",
+	                                   "eth0", "from",     NET,     "to",  "any",
+	                                   "port", PORTS_LIST, "proto", "tcp", NULL};
+	struct fx f;
+	const struct fix_action *a;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "To                         Action      From\n"
+	                               "--                         ------      ----\n"
+	                               "22/tcp                     ALLOW       Anywhere\n");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	a = &f.p->nodes[0].actions[0];
+	assert_string_equal(a->summary,
+	                    "ufw: allow TCP to ports 29500, 40000-40999 in on eth0 from " NET);
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	unload(&f);
+}
+
+static void ufw_with_the_port_rule_or_all_tcp_is_left_alone(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status =
+	    cd_strdup("Status: active\n\n" PORTS_LIST "/tcp on eth0      ALLOW       " NET
+	              "                # clusterdoc fix\n");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
+	assert_note(&f.p->nodes[0],
+	            "firewall: ufw already allows " PORTS_LIST "/tcp from " NET " on eth0");
+
+	free(f.st[0].ufw_status);
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "Anywhere on eth0           ALLOW       " NET "/tcp\n");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
+	assert_note(&f.p->nodes[0], "firewall: ufw already allows all TCP from " NET
+	                            " on eth0; delete that rule to open only MASTER_PORT and "
+	                            "the port range");
+	unload(&f);
+}
+
+static void firewalld_with_port_range_gets_a_rule_per_port_element(void **state)
+{
+	static const char *const add[] = {"firewall-cmd", "--zone=public",
+	                                  "--add-rich-rule=" RICH_PORT("29500"), NULL};
+	static const char *const rm[] = {"firewall-cmd", "--zone=public",
+	                                 "--remove-rich-rule=" RICH_PORT("29500"), NULL};
+	static const char *const padd[] = {"firewall-cmd", "--permanent", "--zone=public",
+	                                   "--add-rich-rule=" RICH_PORT("40000-40999"), NULL};
+	static const char *const prm[] = {"firewall-cmd", "--permanent", "--zone=public",
+	                                  "--remove-rich-rule=" RICH_PORT("40000-40999"), NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].firewalld_running = 1;
+	snprintf(f.st[0].firewalld_zone, sizeof(f.st[0].firewalld_zone), "public");
+	f.st[0].firewalld_rules = cd_strdup("");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	np = &f.p->nodes[0];
+	/* MASTER_PORT now and after reboots, the range now and after reboots,
+	 * then port-range's two */
+	assert_int_equal(np->nactions, 6);
+	assert_string_equal(np->actions[0].summary,
+	                    "firewalld zone public, now: " RICH_PORT("29500"));
+	assert_argv(np->actions[0].argv, add);
+	assert_argv(np->actions[0].undo, rm);
+	assert_string_equal(np->actions[3].summary,
+	                    "firewalld zone public, after reboots: " RICH_PORT("40000-40999"));
+	assert_argv(np->actions[3].argv, padd);
+	assert_argv(np->actions[3].undo, prm);
+
+	/* one of the two there already: the other is added */
+	free(f.st[0].firewalld_rules);
+	f.st[0].firewalld_rules = cd_strdup(RICH_PORT("29500") "\n");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 4);
+	assert_argv(np->actions[1].argv, padd);
+	assert_note(np, "firewall: firewalld zone public already has: " RICH_PORT("29500"));
+	unload(&f);
+}
+
+static void nft_chain_with_our_port_rule_is_left_alone(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours-ports.json");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
+	assert_note(&f.p->nodes[0], "firewall: inet filter input already has clusterdoc's accept "
+	                            "rule");
+	unload(&f);
+}
+
+/* nft lists a set as it merged or split it: holding the ports is what counts. */
+static void nft_port_rule_over_several_elements_still_holds_them(void **state)
+{
+	static const char one[] = "{\"range\": [40000, 40999]}";
+	static const char two[] = "{\"range\": [40000, 40499]}, {\"range\": [40500, 40999]}";
+	struct fx f;
+	char *json, *at;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours-ports.json");
+	at = strstr(f.st[0].nft_json, one);
+	assert_non_null(at);
+	json = cd_malloc(strlen(f.st[0].nft_json) + sizeof(two));
+	snprintf(json, strlen(f.st[0].nft_json) + sizeof(two), "%.*s%s%s",
+	         (int)(at - f.st[0].nft_json), f.st[0].nft_json, two, at + strlen(one));
+	free(f.st[0].nft_json);
+	f.st[0].nft_json = json;
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
+	assert_note(&f.p->nodes[0], "firewall: inet filter input already has clusterdoc's accept "
+	                            "rule");
+	unload(&f);
+}
+
+static void nft_port_rule_for_other_ports_gets_a_new_rule(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours-ports.json");
+	plan_ports(&f, "firewall,port-range", 50000, 50999);
+	assert_int_equal(f.p->nodes[0].nactions, 3);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "firewall");
+	assert_string_equal(f.p->nodes[0].actions[0].argv[15], "{ 29500, 50000-50999 }");
+	unload(&f);
+}
+
+static void nft_rule_of_ours_for_all_tcp_is_named_with_port_range(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours.json");
+	plan_ports(&f, "firewall,port-range", 40000, 40999);
+	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
+	assert_note(&f.p->nodes[0],
+	            "firewall: inet filter input already has clusterdoc's accept rule for all "
+	            "TCP, from a run without port-range; undo that run (clusterdoc fix --list) to "
+	            "open only MASTER_PORT and the port range");
+	unload(&f);
+}
+
+static void only_firewall_keeps_its_rule_for_all_tcp(void **state)
+{
+	static const char *const argv[] = {"nft",  "--echo", "--handle", "insert",  "rule",
+	                                   "inet", "filter", "input",    "iifname", "eth0",
+	                                   "ip",   "saddr",  NET,        "meta",    "l4proto",
+	                                   "tcp",  "accept", "comment",  COMMENTQ,  NULL};
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	plan_ports(&f, "env,firewall", 40000, 40999);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	assert_string_equal(f.p->nodes[0].actions[0].summary,
+	                    "nft: accept TCP from " NET " on eth0, first in chain inet filter "
+	                    "input");
+	assert_argv(f.p->nodes[0].actions[0].argv, argv);
+	unload(&f);
+}
+
+static void firewall_refuses_a_port_range_holding_master_port(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	plan_ports(&f, "firewall,port-range", 29000, 30999);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	assert_note(&f.p->nodes[0], "firewall: left as is: MASTER_PORT 29500 is inside the port "
+	                            "range 29000-30999, which port-range refuses");
+	unload(&f);
+}
+
 /* ---------------------------------------------------------------- selection, gather */
 
 static void only_env_plans_env_alone(void **state)
@@ -1194,6 +1626,25 @@ int main(void)
 	    cmocka_unit_test(nft_without_a_dropping_input_chain_gets_a_note),
 	    cmocka_unit_test(firewall_that_was_not_read_gets_a_note),
 	    cmocka_unit_test(firewall_is_wanted_only_where_a_finding_names_the_node),
+	    cmocka_unit_test(port_range_sets_the_boot_file_and_the_running_range),
+	    cmocka_unit_test(port_range_block_goes_after_the_files_own_lines),
+	    cmocka_unit_test(port_range_default_is_the_dynamic_ports_and_root_needs_no_sudo),
+	    cmocka_unit_test(port_range_second_plan_changes_nothing),
+	    cmocka_unit_test(port_range_holding_master_port_is_refused),
+	    cmocka_unit_test(port_range_of_fewer_than_1000_ports_is_refused),
+	    cmocka_unit_test(port_range_unknown_on_a_node_leaves_that_node_alone),
+	    cmocka_unit_test(port_range_sysctl_file_that_was_not_read_changes_nothing),
+	    cmocka_unit_test(nft_rule_with_port_range_opens_master_port_and_the_range),
+	    cmocka_unit_test(iptables_rule_with_port_range_uses_multiport),
+	    cmocka_unit_test(ufw_rule_with_port_range_lists_the_ports),
+	    cmocka_unit_test(ufw_with_the_port_rule_or_all_tcp_is_left_alone),
+	    cmocka_unit_test(firewalld_with_port_range_gets_a_rule_per_port_element),
+	    cmocka_unit_test(nft_chain_with_our_port_rule_is_left_alone),
+	    cmocka_unit_test(nft_port_rule_over_several_elements_still_holds_them),
+	    cmocka_unit_test(nft_port_rule_for_other_ports_gets_a_new_rule),
+	    cmocka_unit_test(nft_rule_of_ours_for_all_tcp_is_named_with_port_range),
+	    cmocka_unit_test(only_firewall_keeps_its_rule_for_all_tcp),
+	    cmocka_unit_test(firewall_refuses_a_port_range_holding_master_port),
 	    cmocka_unit_test(only_env_plans_env_alone),
 	    cmocka_unit_test(only_an_unknown_fixer_is_an_error_naming_the_known_ones),
 	    cmocka_unit_test(node_not_gathered_gets_its_error_and_no_action),
