@@ -108,6 +108,7 @@ bad:
 
 static int parse_options(struct fix_cli *c, int argc, char **argv)
 {
+	char err[CD_ERRLEN];
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
 	    {"apply", no_argument, NULL, OPT_APPLY},
@@ -179,6 +180,10 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "clusterdoc fix: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (fix_check_only(&c->fo, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;
 	}
 	if (c->undo && (c->apply || c->fo.only)) {

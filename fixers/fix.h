@@ -139,6 +139,10 @@ struct fix_opts {
 	const int *login;
 };
 
+/* 0, or CD_ERR_PARSE when o->only names a fixer that does not exist
+ * ("--only: no fixer \"x\" (known: ...)" in err). */
+int fix_check_only(const struct fix_opts *o, char *err, size_t errlen);
+
 /* Whether the fixer id is selected by o (--only, else the default ones). */
 int fix_selected(const struct fix_opts *o, const char *id);
 

@@ -318,7 +318,7 @@ static int selected(const struct fix_opts *o, const struct fixer *f)
 	return 0;
 }
 
-static int check_only(const struct fix_opts *o, char *err, size_t errlen)
+int fix_check_only(const struct fix_opts *o, char *err, size_t errlen)
 {
 	const char *s, *e;
 
@@ -375,7 +375,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	struct fix_plan *p;
 	struct fix_ctx c = {.m = m, .d = d, .states = states, .o = o, .run = run};
 
-	if (check_only(o, err, errlen) < 0)
+	if (fix_check_only(o, err, errlen) < 0)
 		return NULL;
 	p = cd_calloc(1, sizeof(*p));
 	snprintf(p->run, sizeof(p->run), "%s", run);

@@ -117,6 +117,13 @@ t_a_range_holding_master_port_is_refused() {
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes"
 }
 
+t_an_unknown_fixer_is_refused_before_any_check() {
+	cd_head fix -w 'node[1-3]' --only port-range,portrange "${PT[@]}"
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$err" 'clusterdoc fix: --only: no fixer "portrange" (known: ssh-key, env, hosts, firewall, port-range)' "the message" || return 1
+	expect_eq "$out" "" "output (no check ran)"
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	result SKIP "$ITEST_FILE (needs root for network namespaces)"
 	exit 0
