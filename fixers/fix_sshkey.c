@@ -8,7 +8,6 @@
  * (fix_sshkey.h).
  */
 #include "fix_sshkey.h"
-#include "base64.h"
 #include "buf.h"
 #include "child.h"
 #include "fix.h"
@@ -27,16 +26,6 @@ const char *const fix_sshkey_findings[] = {"node-unreachable", NULL};
 
 /* ---------------------------------------------------------------- public keys */
 
-static const char *const key_types[] = {
-    "ssh-ed25519",
-    "ecdsa-sha2-nistp256",
-    "ecdsa-sha2-nistp384",
-    "ecdsa-sha2-nistp521",
-    "ssh-rsa",
-    "sk-ssh-ed25519@openssh.com",
-    "sk-ecdsa-sha2-nistp256@openssh.com",
-};
-
 /* The word at *p (up to a blank), advancing *p past it and the blanks after. */
 static size_t next_word(const char **p, const char *end, const char **word)
 {
@@ -54,24 +43,19 @@ static size_t next_word(const char **p, const char *end, const char **word)
 
 int pubkey_parse(const char *line, size_t len, char type[32], char fp[64])
 {
-	const char *p = line, *end = line + len, *t, *b;
-	size_t tl = next_word(&p, end, &t), bl = next_word(&p, end, &b), bloblen = 0;
-	unsigned char *blob;
-	int known = 0, ok;
+	/* a known_hosts line is a host field, then exactly a public key line:
+	 * knownhosts checks the type, the canonical base64 and the blob's type */
+	struct kh_entry *e = cd_malloc(sizeof(*e));
+	char *kh = cd_asprintf("h %.*s", (int)len, line), err[CD_ERRLEN];
+	int ok = knownhosts_parse_line(kh, strlen(kh), e, err, sizeof(err)) == 1 &&
+	         e->marker == KH_MARKER_NONE;
 
-	for (size_t k = 0; k < CD_ARRAY_LEN(key_types); k++)
-		known |= tl == strlen(key_types[k]) && memcmp(t, key_types[k], tl) == 0;
-	if (!known || !bl)
-		return CD_ERR_PARSE;
-	blob = (unsigned char *)base64_decode_new(b, bl, &bloblen);
-	/* the blob starts with its own type: uint32 length, then the name */
-	ok = blob && bloblen > 4 + tl && blob[0] == 0 && blob[1] == 0 && blob[2] == 0 &&
-	     blob[3] == tl && memcmp(blob + 4, t, tl) == 0;
 	if (ok) {
-		snprintf(type, 32, "%.*s", (int)tl, t);
-		knownhosts_fingerprint(blob, bloblen, fp);
+		snprintf(type, 32, "%.*s", (int)e->keytype_len, e->keytype);
+		knownhosts_fingerprint(e->key, e->keylen, fp);
 	}
-	free(blob);
+	free(kh);
+	free(e);
 	return ok ? 0 : CD_ERR_PARSE;
 }
 
