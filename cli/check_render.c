@@ -351,24 +351,24 @@ void check_print_text(const struct check_result *r, int checked)
 /* ---------------------------------------------------------------- env */
 
 /* Single-quote a value for the shell when it holds anything unusual. */
-static void print_shell_value(const char *v)
+static void print_shell_value(FILE *f, const char *v)
 {
 	if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-:,=^/") ==
 	    strlen(v)) {
-		fputs(v, stdout);
+		fputs(v, f);
 		return;
 	}
-	putchar('\'');
+	putc('\'', f);
 	for (; *v; v++) {
 		if (*v == '\'')
-			fputs("'\\''", stdout);
+			fputs("'\\''", f);
 		else
-			putchar(*v);
+			putc(*v, f);
 	}
-	putchar('\'');
+	putc('\'', f);
 }
 
-int check_print_env(const struct check_result *r, const char *only)
+int check_write_env(FILE *f, const struct check_result *r, const char *only)
 {
 	const struct netmodel *m = r->m;
 	int missing = 0, shown = 0;
@@ -380,29 +380,37 @@ int check_print_env(const struct check_result *r, const char *only)
 		    strcmp(only, m->nodes[i].hostname) != 0)
 			continue;
 		shown++;
-		printf("# %s\n", m->nodes[i].host);
+		fprintf(f, "# %s\n", m->nodes[i].host);
 		if (!node_checked(m, i)) {
-			printf("# not checked: %s\n", m->nodes[i].error);
+			fprintf(f, "# not checked: %s\n", m->nodes[i].error);
 			missing = 1;
 			continue;
 		}
 		node_env_of(r, i, &e);
 		for (int k = 0; k < e.n; k++) {
-			printf("export %s=", e.name[k]);
-			print_shell_value(e.value[k]);
-			putchar('\n');
+			fprintf(f, "export %s=", e.name[k]);
+			print_shell_value(f, e.value[k]);
+			putc('\n', f);
 		}
 		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||
 		    !r->d->sugg.master_port) {
-			printf("# some values could not be verified; run `clusterdoc check` for "
-			       "why\n");
+			fprintf(f,
+			        "# some values could not be verified; run `clusterdoc check` for "
+			        "why\n");
 			missing = 1;
 		}
 	}
-	if (only && !shown) {
+	if (only && !shown)
+		return 2;
+	return missing ? 1 : 0;
+}
+
+int check_print_env(const struct check_result *r, const char *only)
+{
+	int rc = check_write_env(stdout, r, only);
+
+	if (rc == 2)
 		fprintf(stderr, "clusterdoc env: --node %s is not one of the nodes checked\n",
 		        only);
-		return 2;
-	}
-	return missing ? 1 : 0;
+	return rc;
 }

@@ -8,6 +8,7 @@
 #define CD_CHECK_RENDER_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "probes/diagnose.h"
 #include "probes/netcheck.h"
@@ -27,5 +28,7 @@ void check_print_text(const struct check_result *r, int checked);
  * env command's exit status: 0 every value verified, 1 some could not be,
  * 2 `only` is not one of the nodes. */
 int check_print_env(const struct check_result *r, const char *only);
+/* The same lines to f, and the same status; 2 without a message. */
+int check_write_env(FILE *f, const struct check_result *r, const char *only);
 
 #endif

@@ -80,30 +80,6 @@ static void usage(FILE *f)
 	        report_help, targets_help);
 }
 
-/* "256M" -> 268435456; K, M, G are powers of 1024. */
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10), mult = 1;
-
-	if (end == s || s[0] == '-')
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		mult = 1ULL << 10;
-	else if (*end == 'M' || *end == 'm')
-		mult = 1ULL << 20;
-	else if (*end == 'G' || *end == 'g')
-		mult = 1ULL << 30;
-	else if (*end)
-		return -1;
-	if (mult > 1 && end[1])
-		return -1;
-	if (v == 0 || v > (4ULL << 30) / mult)
-		return -1;
-	*out = (size_t)(v * mult);
-	return 0;
-}
-
 static int parse_option(struct bench_run *r, int opt, const char *arg)
 {
 	const char *cmd = "bench";
@@ -112,7 +88,7 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 	switch (opt) {
 	case 'b':
 	case 'e':
-		if (parse_size(arg, opt == 'b' ? &r->o.min_bytes : &r->o.max_bytes) < 0) {
+		if (cli_parse_size(arg, opt == 'b' ? &r->o.min_bytes : &r->o.max_bytes) < 0) {
 			fprintf(stderr,
 			        "clusterdoc bench: -%c wants a size from 1 to 4G, not \"%s\"\n",
 			        opt, arg);

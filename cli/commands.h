@@ -11,5 +11,6 @@ int cmd_env(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mnist(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct command {
 	const char *name;
@@ -32,6 +33,9 @@ static const struct command {
     {.name = "mnist",
      .run = cmd_mnist,
      .summary = "a short DDP MNIST job across the nodes (torchrun, or embedded in C)"},
+    {.name = "tui",
+     .run = cmd_tui,
+     .summary = "the interactive view: nodes, network, findings, env, bench, job"},
     {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
 };
 
@@ -50,6 +54,9 @@ int main(int argc, char **argv)
 	 * the end of the head. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
+		/* on a terminal, clusterdoc alone is the TUI; it asks for the nodes */
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+			return cmd_tui(argc, argv);
 		usage(stderr);
 		return 2;
 	}

@@ -189,7 +189,7 @@ int targets_finish(struct targets *t, const char *cmd)
 		}
 	}
 	hostlist_exclude(t->hosts, t->exclude);
-	if (!hostlist_count(t->hosts)) {
+	if (!hostlist_count(t->hosts) && !t->hosts_optional) {
 		fprintf(stderr,
 		        "clusterdoc %s: no nodes: give -w HOSTLIST or --hostfile FILE "
 		        "(e.g. -w 'node[01-04]')\n",
@@ -219,5 +219,28 @@ int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int h
 		return -1;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10), mult = 1;
+
+	if (end == s || s[0] == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		mult = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1ULL << 30;
+	else if (*end)
+		return -1;
+	if (mult > 1 && end[1])
+		return -1;
+	if (v == 0 || v > (4ULL << 30) / mult)
+		return -1;
+	*out = (size_t)(v * mult);
 	return 0;
 }

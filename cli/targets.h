@@ -16,6 +16,7 @@ struct targets {
 	struct hostlist *exclude; /* -x */
 	struct sshpool_opts pool; /* how to reach them */
 	int json;                 /* --json */
+	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
 };
 
 /* The getopt_long options targets_option understands; append them to a
@@ -57,6 +58,10 @@ int targets_finish(struct targets *t, const char *cmd);
 /* A decimal option value in [lo, hi] into *out: 0, or -1 after printing
  * "clusterdoc CMD: OPT wants a number from LO to HI". */
 int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+
+/* A size "256M" -> 268435456 (K, M, G are powers of 1024), from 1 to 4G:
+ * 0, or -1 (the caller names the option). */
+int cli_parse_size(const char *s, size_t *out);
 
 /* The option help shared by every node-targeting command. */
 extern const char targets_help[];

@@ -770,6 +770,28 @@ const struct bench_report *bench_report(const struct bench *b)
 	return &b->r;
 }
 
+void bench_progress(const struct bench *b, struct bench_progress *p)
+{
+	static const char *const phases[] = {
+	    [PH_PROBE] = "probe", [PH_PLAN] = "plan", [PH_LISTEN] = "listen",
+	    [PH_RUN] = "run",     [PH_DONE] = "done",
+	};
+	int last_round = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->phase = phases[b->phase];
+	p->nodes = b->n;
+	p->nsizes = b->nsizes;
+	for (size_t i = 0; i < b->n; i++) {
+		p->probed += b->nodes[i].probe && b->nodes[i].caps;
+		p->answered += b->nodes[i].waiting == 0 && !b->nodes[i].gone;
+	}
+	for (size_t k = 0; k < b->npairs; k++)
+		last_round = b->round_of[k] > last_round ? b->round_of[k] : last_round;
+	p->rounds = b->npairs ? last_round + 1 : 1;
+	p->round = b->npairs ? b->round + 1 : 1;
+}
+
 void bench_free(struct bench *b)
 {
 	if (!b)

@@ -134,4 +134,15 @@ void bench_free(struct bench *b);
 
 const char *bench_backend_name(enum bench_backend b);
 
+/* Where a running bench is, for a live display (the TUI). The sizes are
+ * timed on the nodes and answered together at the end of each round, so
+ * sizes_done moves once per round. */
+struct bench_progress {
+	const char *phase;              /* "probe", "plan", "listen", "run", "done" */
+	size_t nodes, probed, answered; /* answered: this phase's answers so far */
+	int round, rounds;              /* 1 of 1 for a full ring; --pairs: rounds of pairs */
+	size_t nsizes;                  /* sizes in the sweep */
+};
+void bench_progress(const struct bench *b, struct bench_progress *p);
+
 #endif

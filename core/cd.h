@@ -64,6 +64,7 @@ void cd_random_token(char *hex, size_t len);
 
 /* Monotonic clock in milliseconds, for deadlines. */
 int64_t cd_now_ms(void);
+int64_t cd_now_us(void); /* the same clock in microseconds */
 
 #define CD_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -32,6 +32,8 @@ struct loop {
 	uint64_t *pfd_id;   /* the watcher each pfd entry was taken from */
 	uint64_t next_watcher_id;
 	int stopped;
+	int64_t turn_start_us;
+	struct loop_stats stats;
 };
 
 struct loop *loop_new(void)
@@ -157,6 +159,16 @@ static int next_timeout(const struct loop *loop, int max_wait_ms)
 	return wait > 1000000 ? 1000000 : (int)wait;
 }
 
+/* How long the callbacks of this turn kept the loop from polling. */
+static void turn_end(struct loop *loop)
+{
+	int64_t us = cd_now_us() - loop->turn_start_us;
+
+	loop->stats.turns++;
+	if (us > loop->stats.max_turn_us)
+		loop->stats.max_turn_us = us;
+}
+
 int loop_run_once(struct loop *loop, int max_wait_ms)
 {
 	int ran = 0, n, timeout;
@@ -178,6 +190,7 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 		cd_fatal("poll: %s", strerror(errno));
 
 	now = cd_now_ms();
+	loop->turn_start_us = cd_now_us();
 	/* Only timers that existed before this turn: one a callback adds with
 	 * delay 0 waits for the next turn, so timers cannot starve the fds. */
 	id_limit = loop->next_timer_id;
@@ -198,7 +211,18 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 		w->cb(loop, w->fd, loop->pfd[i].revents, w->arg);
 		ran++;
 	}
+	turn_end(loop);
 	return ran ? ran : 1;
+}
+
+void loop_stats(const struct loop *loop, struct loop_stats *st)
+{
+	*st = loop->stats;
+}
+
+void loop_stats_reset(struct loop *loop)
+{
+	memset(&loop->stats, 0, sizeof(loop->stats));
 }
 
 void loop_run(struct loop *loop)

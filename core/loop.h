@@ -46,4 +46,16 @@ int loop_run_once(struct loop *loop, int max_wait_ms);
 void loop_run(struct loop *loop);
 void loop_stop(struct loop *loop);
 
+/*
+ * How long callbacks kept the loop busy: a key typed while a turn runs waits
+ * at most that turn's length before it is read. Counted since loop_new or
+ * the last loop_stats_reset.
+ */
+struct loop_stats {
+	uint64_t turns;      /* turns that dispatched (poll returned) */
+	int64_t max_turn_us; /* the longest, from poll's return to the last callback's */
+};
+void loop_stats(const struct loop *loop, struct loop_stats *st);
+void loop_stats_reset(struct loop *loop);
+
 #endif

@@ -573,6 +573,54 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	return c;
 }
 
+enum netcheck_stage netcheck_node_stage(const struct netcheck *c, size_t i)
+{
+	const struct nm_node *n = &c->m->nodes[i];
+
+	if (!n->probed && n->error_code[0])
+		return NCS_FAILED;
+	if (c->phase == PHASE_DONE)
+		return n->probed ? NCS_DONE : NCS_FAILED;
+	if (n->probed)
+		return c->phase == PHASE_PROBE ? NCS_PROBING : NCS_MATRIX;
+	switch (node_state(c->nodes[i].pn)) {
+	case NODE_QUEUED:
+		return NCS_QUEUED;
+	case NODE_CONFIG:
+	case NODE_CONNECTING:
+		return NCS_CONNECTING;
+	case NODE_AUTHENTICATING:
+		return NCS_AUTH;
+	case NODE_STARTING:
+		return NCS_STARTING;
+	case NODE_READY:
+		return NCS_PROBING;
+	case NODE_CLOSED:
+	case NODE_FAILED:
+		break;
+	}
+	return NCS_FAILED;
+}
+
+const char *netcheck_stage_name(enum netcheck_stage s)
+{
+	static const char *const names[] = {
+	    [NCS_QUEUED] = "queued",     [NCS_CONNECTING] = "connecting", [NCS_AUTH] = "auth",
+	    [NCS_STARTING] = "starting", [NCS_PROBING] = "probing",       [NCS_MATRIX] = "matrix",
+	    [NCS_DONE] = "done",         [NCS_FAILED] = "failed",
+	};
+	return (unsigned)s < CD_ARRAY_LEN(names) ? names[s] : "?";
+}
+
+const char *netcheck_phase_name(const struct netcheck *c)
+{
+	static const char *const names[] = {
+	    [PHASE_PROBE] = "probe",     [PHASE_LISTEN] = "listen", [PHASE_CONNECT] = "connect",
+	    [PHASE_CONFIRM] = "confirm", [PHASE_DONE] = "done",
+	};
+	return names[c->phase];
+}
+
 void netcheck_free(struct netcheck *c)
 {
 	if (!c)

@@ -65,6 +65,23 @@ void netcheck_free(struct netcheck *c);
  */
 void netcheck_expire(struct netcheck *c, const char *why);
 
+/* Where one node is in the check, for a live display (the TUI). */
+enum netcheck_stage {
+	NCS_QUEUED,     /* waiting for a slot in the fan-out window */
+	NCS_CONNECTING, /* ssh -G, name resolution, TCP */
+	NCS_AUTH,       /* SSH handshake, host key, authentication */
+	NCS_STARTING,   /* bootstrap, upload, hello */
+	NCS_PROBING,    /* facts and netprobe asked, not all answered */
+	NCS_MATRIX,     /* probed; listeners, routes and the connect matrix */
+	NCS_DONE,       /* every phase answered (its results may still be partial) */
+	NCS_FAILED,     /* not checked: nm_node.error_code says why */
+};
+enum netcheck_stage netcheck_node_stage(const struct netcheck *c, size_t i);
+/* "queued", "connecting", "auth", "starting", "probing", "matrix", "done", "failed" */
+const char *netcheck_stage_name(enum netcheck_stage s);
+/* The phase the check is in: "probe", "listen", "connect", "confirm", "done". */
+const char *netcheck_phase_name(const struct netcheck *c);
+
 /* How many attempts phase 3 made, and how long each phase took (ms). */
 struct netcheck_stats {
 	size_t attempts;

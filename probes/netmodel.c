@@ -216,6 +216,8 @@ static void parse_facts(struct nm_node *n, json_t *facts)
 		return;
 	if (!n->hostname[0])
 		copy_str(n->hostname, sizeof(n->hostname), facts, "hostname");
+	copy_str(n->os, sizeof(n->os), facts, "os");
+	copy_str(n->kernel, sizeof(n->kernel), facts, "kernel");
 	python = json_object_get(facts, "python");
 	copy_str(n->python_version, sizeof(n->python_version), python, "version");
 	torch = json_object_get(facts, "torch");

@@ -98,6 +98,8 @@ struct nm_node {
 	size_t nvars;
 
 	/* From facts. "" when unknown. */
+	char os[64];           /* os-release's PRETTY_NAME */
+	char kernel[64];       /* uname -r */
 	char nccl_version[32]; /* the NCCL a job would load: torch's, else libnccl */
 	char torch_version[64];
 	char python_version[32];

@@ -1,0 +1,254 @@
+/*
+ * crt.c - curses for the TUI (ui.h): start and end, colours, stderr kept
+ * in a memory file while the screen is ours, and the drawing helpers.
+ */
+#include "ui.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int saved_stderr = -1;
+static int stderr_cache = -1;
+static int crt_active;
+static SCREEN *screen;
+
+/* While curses owns the terminal, anything written to stderr (a library's
+ * warning) would tear the screen: it goes to a memory file, printed after
+ * endwin (as htop does). */
+static void stderr_redirect(void)
+{
+	fflush(stderr);
+	stderr_cache = memfd_create("clusterdoc-stderr", MFD_CLOEXEC);
+	if (stderr_cache < 0)
+		return;
+	saved_stderr = dup(STDERR_FILENO);
+	if (saved_stderr < 0 || dup2(stderr_cache, STDERR_FILENO) < 0) {
+		close(stderr_cache);
+		stderr_cache = -1;
+	}
+}
+
+static void stderr_restore(void)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (stderr_cache < 0)
+		return;
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	saved_stderr = -1;
+	if (lseek(stderr_cache, 0, SEEK_SET) == 0) {
+		while ((n = read(stderr_cache, buf, sizeof(buf))) > 0)
+			if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+				break;
+	}
+	close(stderr_cache);
+	stderr_cache = -1;
+}
+
+/* cd_fatal's hook: put the terminal back before the message. */
+static void crt_fatal_hook(void)
+{
+	crt_done();
+}
+
+int crt_init(struct tui *t, char *err, size_t errlen)
+{
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return cd_errf(
+		    err, errlen, CD_ERR_UNSUPPORTED,
+		    "the TUI needs a terminal on stdin and stdout; use `clusterdoc check` "
+		    "for scripts");
+	if (!getenv("TERM") || !*getenv("TERM"))
+		return cd_errf(err, errlen, CD_ERR_UNSUPPORTED,
+		               "$TERM is not set: cannot drive the terminal");
+	stderr_redirect();
+	screen = newterm(NULL, stdout, stdin);
+	if (!screen) {
+		stderr_restore();
+		return cd_errf(err, errlen, CD_ERR_UNSUPPORTED, "terminal \"%s\" is not usable",
+		               getenv("TERM"));
+	}
+	crt_active = 1;
+	cd_set_fatal_hook(crt_fatal_hook);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	t->color = !t->o->no_color && has_colors();
+	if (t->color) {
+		start_color();
+		use_default_colors();
+		init_pair(UI_OK, COLOR_GREEN, -1);
+		init_pair(UI_WARN, COLOR_YELLOW, -1);
+		init_pair(UI_FAIL, COLOR_RED, -1);
+		init_pair(UI_RUN, COLOR_CYAN, -1);
+		init_pair(UI_TAB, COLOR_BLACK, COLOR_CYAN);
+		init_pair(UI_BAR, COLOR_BLACK, COLOR_WHITE);
+	}
+	return 0;
+}
+
+void crt_done(void)
+{
+	if (!crt_active)
+		return;
+	crt_active = 0;
+	endwin();
+	delscreen(screen);
+	screen = NULL;
+	stderr_restore();
+}
+
+int ui_attr(const struct tui *t, enum ui_color c)
+{
+	switch (c) {
+	case UI_OK:
+	case UI_WARN:
+	case UI_FAIL:
+	case UI_RUN:
+		return t->color ? (int)COLOR_PAIR(c) : (c == UI_FAIL ? A_BOLD : A_NORMAL);
+	case UI_DIM:
+		return A_DIM;
+	case UI_TITLE:
+		return A_BOLD;
+	case UI_SEL:
+		return A_REVERSE;
+	case UI_TAB:
+		return t->color ? (int)(COLOR_PAIR(UI_TAB) | A_BOLD) : A_REVERSE;
+	case UI_BAR:
+		return t->color ? (int)COLOR_PAIR(UI_BAR) : A_REVERSE;
+	case UI_NORMAL:
+		break;
+	}
+	return A_NORMAL;
+}
+
+int ui_print(int y, int x, int w, int attr, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
+		return 0;
+	if (x + w > COLS)
+		w = COLS - x;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	n = (int)strlen(buf);
+	if (n > w)
+		n = w;
+	/* control characters from a node's output must not move the cursor */
+	for (int i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	attron(attr);
+	mvaddnstr(y, x, buf, n);
+	attroff(attr);
+	return n;
+}
+
+void ui_clear_row(int y, int x)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	move(y, x);
+	clrtoeol();
+}
+
+void ui_scroll(size_t *sel, size_t *top, size_t n, int h)
+{
+	if (h < 1)
+		h = 1;
+	if (n == 0) {
+		*sel = *top = 0;
+		return;
+	}
+	if (*sel >= n)
+		*sel = n - 1;
+	if (*sel < *top)
+		*top = *sel;
+	if (*sel >= *top + (size_t)h)
+		*top = *sel - (size_t)h + 1;
+	if (*top + (size_t)h > n)
+		*top = n > (size_t)h ? n - (size_t)h : 0;
+}
+
+void ui_text_add(struct ui_text *x, int attr, int indent, const char *fmt, ...)
+{
+	va_list ap;
+	char *all, *line, *save = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&all, fmt, ap) < 0)
+		cd_fatal("out of memory");
+	va_end(ap);
+	if (!*all) {
+		free(all);
+		all = cd_strdup(" ");
+	}
+	for (line = strtok_r(all, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (x->n == x->cap) {
+			x->cap = x->cap ? 2 * x->cap : 32;
+			x->lines = cd_realloc(x->lines, x->cap * sizeof(*x->lines));
+			x->attrs = cd_realloc(x->attrs, x->cap * sizeof(*x->attrs));
+		}
+		x->lines[x->n] = cd_asprintf("%*s%s", indent, "", line);
+		x->attrs[x->n++] = attr;
+	}
+	free(all);
+}
+
+/* Rows line k takes at width w. */
+static int wrapped_rows(const char *s, int w)
+{
+	int len = (int)strlen(s);
+
+	return len <= w ? 1 : (len + w - 1) / w;
+}
+
+void ui_text_draw(const struct ui_text *x, int y, int h, int w, int *scroll)
+{
+	int total = 0, row = y, skip;
+
+	if (w < 2)
+		return;
+	for (size_t k = 0; k < x->n; k++)
+		total += wrapped_rows(x->lines[k], w - 1);
+	if (*scroll > total - h)
+		*scroll = total - h > 0 ? total - h : 0;
+	skip = *scroll;
+	for (size_t k = 0; k < x->n && row < y + h; k++) {
+		const char *s = x->lines[k];
+		int len = (int)strlen(s), off = 0;
+
+		do {
+			if (skip > 0)
+				skip--;
+			else if (row < y + h)
+				ui_print(row++, 1, w - 1, x->attrs[k], "%.*s", w - 1, s + off);
+			off += w - 1;
+		} while (off < len);
+	}
+}
+
+void ui_text_free(struct ui_text *x)
+{
+	for (size_t k = 0; k < x->n; k++)
+		free(x->lines[k]);
+	free(x->lines);
+	free(x->attrs);
+	memset(x, 0, sizeof(*x));
+}

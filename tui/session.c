@@ -1,0 +1,356 @@
+/*
+ * session.c - the TUI's tasks on the head's event loop (session.h).
+ */
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+const char *task_state_name(enum task_state s)
+{
+	static const char *const names[] = {
+	    [TASK_IDLE] = "not run",
+	    [TASK_RUNNING] = "running",
+	    [TASK_DONE] = "done",
+	    [TASK_FAILED] = "failed",
+	};
+	return names[s];
+}
+
+static void changed(struct session *s)
+{
+	if (s->changed)
+		s->changed(s->changed_arg);
+}
+
+void session_init(struct session *s, struct loop *loop, const struct session_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->loop = loop;
+	s->o = *o;
+}
+
+/* ---------------------------------------------------------------- check */
+
+static void check_stop(struct session *s)
+{
+	if (s->check_deadline)
+		loop_timer_cancel(s->loop, s->check_deadline);
+	s->check_deadline = 0;
+	netcheck_free(s->nc);
+	s->nc = NULL;
+	sshpool_free(s->check_pool);
+	s->check_pool = NULL;
+}
+
+static void check_clear(struct session *s)
+{
+	check_stop(s);
+	diagnosis_free(s->d);
+	s->d = NULL;
+	netmodel_free(s->m);
+	s->m = NULL;
+	s->check_state = TASK_IDLE;
+}
+
+static void on_check_done(void *arg)
+{
+	struct session *s = arg;
+
+	if (s->check_deadline)
+		loop_timer_cancel(s->loop, s->check_deadline);
+	s->check_deadline = 0;
+	s->d = diagnose(s->m);
+	s->check_state = TASK_DONE;
+	s->check_ended_ms = cd_now_ms();
+	changed(s);
+}
+
+/* As check_once.c: the nodes that still owe an answer are closed, and the
+ * phases that follow get 2 s each. */
+static void on_check_deadline(struct loop *loop, void *arg)
+{
+	struct session *s = arg;
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	         "no answer within the check's deadline (--deadline %d s); the node or its "
+	         "agent may be hung",
+	         s->o.deadline_s);
+	s->check_deadline_hit = 1;
+	s->check_deadline = loop_timer_add(loop, 2000, on_check_deadline, s);
+	netcheck_expire(s->nc, why);
+	changed(s);
+}
+
+int session_check_start(struct session *s, char *err, size_t errlen)
+{
+	if (s->check_state == TASK_RUNNING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "the check is running already");
+	if (!s->nhosts)
+		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
+	check_clear(s);
+	s->m = netmodel_new((const char *const *)s->hosts, s->nhosts);
+	s->check_pool = sshpool_new(s->loop, s->o.pool, s->check_error, sizeof(s->check_error));
+	if (!s->check_pool) {
+		s->check_state = TASK_FAILED;
+		return cd_errf(err, errlen, CD_ERR_IO, "%s", s->check_error);
+	}
+	s->check_error[0] = 0;
+	s->check_state = TASK_RUNNING;
+	s->check_runs++;
+	s->check_deadline_hit = 0;
+	s->check_started_ms = cd_now_ms();
+	s->check_ended_ms = 0;
+	s->o.check.request_timeout_ms = s->o.pool->request_timeout_ms;
+	s->nc = netcheck_start(s->loop, s->check_pool, s->m, &s->o.check, on_check_done, s);
+	if (s->o.deadline_s)
+		s->check_deadline =
+		    loop_timer_add(s->loop, (int64_t)s->o.deadline_s * 1000, on_check_deadline, s);
+	changed(s);
+	return 0;
+}
+
+enum netcheck_stage session_node_stage(const struct session *s, size_t i)
+{
+	if (!s->nc || i >= s->nhosts)
+		return NCS_QUEUED;
+	return netcheck_node_stage(s->nc, i);
+}
+
+void session_check_progress(const struct session *s, struct check_progress *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->nodes = s->nhosts;
+	p->phase = s->nc ? netcheck_phase_name(s->nc) : "not run";
+	for (size_t i = 0; s->nc && i < s->nhosts; i++) {
+		enum netcheck_stage st = netcheck_node_stage(s->nc, i);
+
+		p->connected += st >= NCS_STARTING && st != NCS_FAILED;
+		p->probed += s->m->nodes[i].probed;
+		p->failed += st == NCS_FAILED;
+	}
+}
+
+size_t session_node_findings(const struct session *s, size_t i)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; s->d && k < s->d->nfindings; k++)
+		n += finding_names(&s->d->findings[k], i) != 0;
+	return n;
+}
+
+/* ---------------------------------------------------------------- bench */
+
+static void bench_clear(struct session *s)
+{
+	bench_free(s->bench);
+	s->bench = NULL;
+	sshpool_free(s->bench_pool);
+	s->bench_pool = NULL;
+	s->bench_state = TASK_IDLE;
+}
+
+static void on_bench_done(void *arg)
+{
+	struct session *s = arg;
+	const struct bench_report *r = bench_report(s->bench);
+
+	s->bench_state = r->nsizes ? TASK_DONE : TASK_FAILED;
+	s->bench_ended_ms = cd_now_ms();
+	changed(s);
+}
+
+int session_bench_start(struct session *s, char *err, size_t errlen)
+{
+	if (s->bench_state == TASK_RUNNING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "the bench is running already");
+	if (!s->nhosts)
+		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
+	bench_clear(s);
+	s->bench_pool = sshpool_new(s->loop, s->o.pool, s->bench_error, sizeof(s->bench_error));
+	if (!s->bench_pool) {
+		s->bench_state = TASK_FAILED;
+		return cd_errf(err, errlen, CD_ERR_IO, "%s", s->bench_error);
+	}
+	s->bench_error[0] = 0;
+	s->bench_state = TASK_RUNNING;
+	s->bench_started_ms = cd_now_ms();
+	s->bench_ended_ms = 0;
+	s->o.bench.request_timeout_ms = s->o.pool->request_timeout_ms;
+	s->bench = bench_start(s->loop, s->bench_pool, (const char *const *)s->hosts, s->nhosts,
+	                       &s->o.bench, on_bench_done, s);
+	changed(s);
+	return 0;
+}
+
+const struct bench_report *session_bench_report(const struct session *s)
+{
+	return s->bench ? bench_report(s->bench) : NULL;
+}
+
+/* ---------------------------------------------------------------- job */
+
+static void lines_clear(struct session *s)
+{
+	for (size_t i = 0; i < s->nlines; i++)
+		free(s->lines[i].text);
+	free(s->lines);
+	s->lines = NULL;
+	s->nlines = 0;
+	s->lines_dropped = 0;
+}
+
+static void job_clear(struct session *s)
+{
+	mnist_free(s->job);
+	s->job = NULL;
+	sshpool_free(s->job_pool);
+	s->job_pool = NULL;
+	lines_clear(s);
+	s->job_phase[0] = 0;
+	s->data_got = s->data_total = 0;
+	s->job_state = TASK_IDLE;
+}
+
+static void on_job_line(void *arg, size_t node, const char *stream, const char *text)
+{
+	struct session *s = arg;
+	struct job_line *l;
+
+	if (s->nlines == SESSION_JOB_LINES) {
+		free(s->lines[0].text);
+		memmove(s->lines, s->lines + 1, (s->nlines - 1) * sizeof(*s->lines));
+		s->nlines--;
+		s->lines_dropped++;
+	}
+	if (!s->lines)
+		s->lines = cd_calloc(SESSION_JOB_LINES, sizeof(*s->lines));
+	l = &s->lines[s->nlines++];
+	l->node = node;
+	snprintf(l->stream, sizeof(l->stream), "%s", stream);
+	l->text = cd_strdup(text);
+	l->at_ms = cd_now_ms() - s->job_started_ms;
+	changed(s);
+}
+
+static void on_job_data(void *arg, enum mnist_file f, long long got, long long total)
+{
+	struct session *s = arg;
+
+	(void)f;
+	s->data_got = got;
+	s->data_total = total;
+	changed(s);
+}
+
+static void on_job_phase(void *arg, const char *what)
+{
+	struct session *s = arg;
+
+	snprintf(s->job_phase, sizeof(s->job_phase), "%s", what);
+	changed(s);
+}
+
+static void on_job_done(void *arg)
+{
+	struct session *s = arg;
+	const struct mnist_report *r = mnist_report(s->job);
+
+	s->job_state = r->failed ? TASK_FAILED : TASK_DONE;
+	s->job_ended_ms = cd_now_ms();
+	changed(s);
+}
+
+static const struct mnist_events job_events = {
+    .line = on_job_line,
+    .data_progress = on_job_data,
+    .phase = on_job_phase,
+    .done = on_job_done,
+};
+
+int session_job_start(struct session *s, char *err, size_t errlen)
+{
+	if (s->job_state == TASK_RUNNING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "the MNIST job is running already");
+	if (!s->nhosts)
+		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
+	job_clear(s);
+	s->job_pool = sshpool_new(s->loop, s->o.pool, s->job_error, sizeof(s->job_error));
+	if (!s->job_pool) {
+		s->job_state = TASK_FAILED;
+		return cd_errf(err, errlen, CD_ERR_IO, "%s", s->job_error);
+	}
+	s->job_error[0] = 0;
+	s->job_state = TASK_RUNNING;
+	s->job_started_ms = cd_now_ms();
+	s->job_ended_ms = 0;
+	s->o.mnist.request_timeout_ms = s->o.pool->request_timeout_ms;
+	s->job = mnist_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts,
+	                     &s->o.mnist, &job_events, s);
+	changed(s);
+	return 0;
+}
+
+const struct mnist_report *session_job_report(const struct session *s)
+{
+	return s->job ? mnist_report(s->job) : NULL;
+}
+
+/* ---------------------------------------------------------------- hosts */
+
+int session_busy(const struct session *s)
+{
+	return (s->check_state == TASK_RUNNING) + (s->bench_state == TASK_RUNNING) +
+	       (s->job_state == TASK_RUNNING);
+}
+
+static void hosts_free(struct session *s)
+{
+	for (size_t i = 0; i < s->nhosts; i++)
+		free(s->hosts[i]);
+	free(s->hosts);
+	s->hosts = NULL;
+	s->nhosts = 0;
+}
+
+int session_set_hosts(struct session *s, const char *expr, char *err, size_t errlen)
+{
+	struct hostlist *hl;
+	int rc;
+
+	if (session_busy(s))
+		return cd_errf(err, errlen, CD_ERR_REFUSED,
+		               "a task is running: wait for it before changing the nodes");
+	hl = hostlist_new();
+	rc = hostlist_add_arg(hl, expr, err, errlen);
+	if (rc == 0 && !hostlist_count(hl))
+		rc = cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes in \"%s\"", expr);
+	if (rc < 0) {
+		hostlist_free(hl);
+		return rc;
+	}
+	check_clear(s);
+	bench_clear(s);
+	job_clear(s);
+	hosts_free(s);
+	s->nhosts = hostlist_count(hl);
+	s->hosts = cd_calloc(s->nhosts, sizeof(*s->hosts));
+	for (size_t i = 0; i < s->nhosts; i++)
+		s->hosts[i] = cd_strdup(hl->names[i]);
+	hostlist_free(hl);
+	changed(s);
+	return 0;
+}
+
+void session_fini(struct session *s)
+{
+	check_clear(s);
+	bench_clear(s);
+	job_clear(s);
+	hosts_free(s);
+}

@@ -1,0 +1,134 @@
+/*
+ * session.h - the work the TUI runs on the head's event loop and what it
+ * has produced so far: the network check (probes/netcheck.h, then
+ * diagnose), the allreduce bench (collectives/bench.h) and the MNIST job
+ * (collectives/mnist.h). Each task has its own SSH pool, made when it
+ * starts and freed when it is re-run or the session ends, never inside one
+ * of its own callbacks.
+ *
+ * No curses here: the views read this state when they draw, and
+ * session.changed tells the screen that something new is there. The TUI is
+ * one more client of the loop: every callback returns at once.
+ */
+#ifndef CD_TUI_SESSION_H
+#define CD_TUI_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cd.h"
+#include "collectives/bench.h"
+#include "collectives/mnist.h"
+#include "loop.h"
+#include "probes/diagnose.h"
+#include "probes/netcheck.h"
+#include "probes/netmodel.h"
+#include "sshpool.h"
+
+enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
+
+/* "not run", "running", "done", "failed" */
+const char *task_state_name(enum task_state s);
+
+struct session_opts {
+	const struct sshpool_opts *pool; /* borrowed: how to reach the nodes */
+	struct netcheck_opts check;      /* netcheck_opts_init'ed */
+	int deadline_s;                  /* the check's own deadline; 0 = none */
+	struct bench_opts bench;         /* bench_opts_init'ed */
+	struct mnist_opts mnist;         /* mnist_opts_init'ed */
+};
+
+/* One line of a node's job output, as mnist's events give it. */
+struct job_line {
+	size_t node;
+	char stream[4]; /* "out", "err", "log" */
+	char *text;
+	int64_t at_ms; /* head clock, from the job's start */
+};
+
+#define SESSION_JOB_LINES 4000 /* the oldest lines are dropped beyond */
+
+struct session {
+	struct loop *loop;
+	struct session_opts o;
+	char **hosts; /* the nodes, in hostlist order */
+	size_t nhosts;
+	/* Called (from the loop) whenever a task's state or results moved. */
+	void (*changed)(void *arg);
+	void *changed_arg;
+
+	/* the check */
+	enum task_state check_state;
+	char check_error[CD_ERRLEN]; /* why it could not start */
+	struct sshpool *check_pool;
+	struct netcheck *nc;
+	struct netmodel *m;  /* filled live while the check runs; NULL before */
+	struct diagnosis *d; /* NULL until the check is done */
+	uint64_t check_deadline;
+	int check_deadline_hit;
+	int check_runs; /* how many checks were started */
+	int64_t check_started_ms, check_ended_ms;
+
+	/* the bench */
+	enum task_state bench_state;
+	char bench_error[CD_ERRLEN];
+	struct sshpool *bench_pool;
+	struct bench *bench;
+	int64_t bench_started_ms, bench_ended_ms;
+
+	/* the MNIST job */
+	enum task_state job_state;
+	char job_error[CD_ERRLEN];
+	struct sshpool *job_pool;
+	struct mnist *job;
+	char job_phase[32]; /* the phase mnist last announced */
+	long long data_got, data_total;
+	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
+	size_t nlines;
+	size_t lines_dropped;
+	int64_t job_started_ms, job_ended_ms;
+};
+
+/* opts is copied (its pointers borrowed). No hosts yet: session_set_hosts. */
+void session_init(struct session *s, struct loop *loop, const struct session_opts *o);
+/* Stops every task (agents closed, children reaped) and frees everything. */
+void session_fini(struct session *s);
+
+/*
+ * Replace the node list with a hostlist expression ("node[1-4],gpu7") or
+ * "^FILE". Refused (CD_ERR_REFUSED) while a task runs, or with the
+ * parser's message (CD_ERR_PARSE, CD_ERR_IO), or "no nodes"
+ * (CD_ERR_NOTFOUND). The previous results go.
+ */
+int session_set_hosts(struct session *s, const char *expr, char *err, size_t errlen);
+
+/*
+ * Start (or re-run) a task. 0, CD_ERR_REFUSED when that task runs already,
+ * CD_ERR_NOTFOUND when there are no nodes, CD_ERR_IO when its pool could not
+ * start (the message in err and in the task's *_error).
+ */
+int session_check_start(struct session *s, char *err, size_t errlen);
+int session_bench_start(struct session *s, char *err, size_t errlen);
+int session_job_start(struct session *s, char *err, size_t errlen);
+
+/* Tasks running now. */
+int session_busy(const struct session *s);
+
+/* Live stage of node i in the current check (NCS_QUEUED before any). */
+enum netcheck_stage session_node_stage(const struct session *s, size_t i);
+
+/* Progress of the check: nodes past authentication, nodes probed, failed. */
+struct check_progress {
+	size_t nodes, connected, probed, failed;
+	const char *phase; /* netcheck_phase_name, or "not run" */
+};
+void session_check_progress(const struct session *s, struct check_progress *p);
+
+/* Findings naming node i (0 before the diagnosis). */
+size_t session_node_findings(const struct session *s, size_t i);
+
+/* The bench's and the job's reports, NULL before they started. */
+const struct bench_report *session_bench_report(const struct session *s);
+const struct mnist_report *session_job_report(const struct session *s);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * ui.h - what the TUI's screen manager (screen.c) and its views share: the
+ * TUI's state, the view interface, and the drawing helpers (crt.c).
+ *
+ * A view is a const struct of function pointers, as tmux's window modes
+ * are: it draws its part of the screen from the session (session.h) and
+ * answers the keys that belong to it. Everything common (Tab, j/k, Enter,
+ * Esc, /, r, ?, q, the tab bar and the status bar) is the screen's.
+ *
+ * The screen: row 0 the tabs, rows 1 .. LINES-2 the view, row LINES-1 the
+ * status bar (what runs, with its progress; the prompt while one is open).
+ * Everything is drawn in ASCII and every colour is paired with a word, so
+ * NO_COLOR and monochrome terminals lose nothing.
+ */
+#ifndef CD_TUI_UI_H
+#define CD_TUI_UI_H
+
+#include <curses.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "session.h"
+#include "tui.h"
+
+enum ui_color {
+	UI_NORMAL,
+	UI_OK,    /* green: passed, reached */
+	UI_WARN,  /* yellow: a warning */
+	UI_FAIL,  /* red: failed, unreachable, an error */
+	UI_RUN,   /* cyan: running */
+	UI_DIM,   /* not run, not tested, unknown */
+	UI_TITLE, /* headings */
+	UI_SEL,   /* the selected row */
+	UI_TAB,   /* the current tab */
+	UI_BAR,   /* the status bar */
+};
+
+/* Where a view is: its selected row and scroll, and one drill-down level. */
+struct view_state {
+	size_t sel, top; /* the list */
+	int drill;       /* 0 = the list; 1 = the selected row's detail */
+	size_t dsel, dtop;
+	int scroll; /* the detail's scroll, in lines */
+	int mode;   /* a view's own toggle (Nodes: grouped facts) */
+};
+
+struct tui;
+
+struct view {
+	const char *name;  /* the tab: "Nodes", "Network", ... */
+	const char *hint;  /* the view's own keys, for the help and the status bar */
+	const char *rerun; /* what `r` re-runs here: "check", "bench" or "job" */
+	/* Draw rows [y, y + h) of the screen, w columns wide. */
+	void (*draw)(struct tui *t, struct view_state *vs, int y, int h, int w);
+	/* Rows j/k move over at this level (drill or not). */
+	size_t (*rows)(struct tui *t, struct view_state *vs);
+	/* The view's own keys; 1 when the key was used. May be NULL. */
+	int (*key)(struct tui *t, struct view_state *vs, int ch);
+	/* Enter on the selected row: 1 when a detail opened. May be NULL. */
+	int (*enter)(struct tui *t, struct view_state *vs);
+};
+
+extern const struct view view_nodes, view_network, view_findings, view_env, view_bench, view_job;
+
+enum prompt_kind { PROMPT_NONE, PROMPT_FILTER, PROMPT_HOSTS, PROMPT_PATH, PROMPT_CONFIRM };
+
+#define UI_MAX_VIEWS 8
+
+struct tui {
+	struct session s;
+	struct loop *loop;
+	const struct tui_opts *o;
+	int color; /* colours in use */
+	int quit;
+	int quit_armed; /* q pressed once while tasks run */
+
+	const struct view *const *views;
+	size_t nviews, cur;
+	struct view_state vs[UI_MAX_VIEWS];
+	int help; /* the help screen is shown */
+
+	/* the prompt line */
+	enum prompt_kind prompt;
+	char prompt_label[64];
+	char input[512];
+	size_t input_len;
+	/* PROMPT_PATH and PROMPT_CONFIRM call this with the text (or "y") */
+	void (*prompt_done)(struct tui *t, const char *text);
+
+	char filter[512]; /* "/": applies to the rows of every view */
+	char msg[CD_ERRLEN];
+	int msg_error;
+	int64_t msg_at;
+
+	int dirty; /* something to redraw */
+	int64_t last_draw_ms;
+	uint64_t tick;
+	FILE *trace; /* $CLUSTERDOC_TUI_TRACE: keys and loop turns, for the tests */
+	int64_t key_max_us;
+};
+
+/* ---- crt.c: curses, colours, drawing helpers */
+
+/* Start curses on the terminal; stderr goes to a memory file until crt_done,
+ * which puts the terminal back and prints what was written there. */
+int crt_init(struct tui *t, char *err, size_t errlen);
+void crt_done(void);
+int ui_attr(const struct tui *t, enum ui_color c);
+/* printf into row y from column x, at most w columns, with attr; the rest of
+ * the text is cut. Returns the columns written. */
+int ui_print(int y, int x, int w, int attr, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Clear row y from column x to the end. */
+void ui_clear_row(int y, int x);
+/* Keep vs->sel inside [0, n) and visible in a list h rows high. */
+void ui_scroll(size_t *sel, size_t *top, size_t n, int h);
+
+/* A scrolling text (a detail): lines with one attribute each, wrapped to
+ * the width when drawn. */
+struct ui_text {
+	char **lines;
+	int *attrs;
+	size_t n, cap;
+};
+/* Add one line per '\n' of the formatted text, each indented by indent. */
+void ui_text_add(struct ui_text *x, int attr, int indent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Draw from line *scroll (clamped) in rows [y, y + h); long lines wrap. */
+void ui_text_draw(const struct ui_text *x, int y, int h, int w, int *scroll);
+void ui_text_free(struct ui_text *x);
+
+/* ---- screen.c */
+
+/* A message on the status bar for a few seconds. */
+void ui_message(struct tui *t, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Whether text passes the "/" filter (every row does when there is none):
+ * a case-insensitive substring, or a host of the filter when it is a
+ * hostlist expression with brackets. */
+int ui_filter_match(const struct tui *t, const char *text);
+/* Open the prompt line; done runs with the text on Enter. */
+void ui_prompt(struct tui *t, enum prompt_kind kind, const char *label, const char *initial,
+               void (*done)(struct tui *t, const char *text));
+/* Start what `r` starts for a view ("check", "bench", "job"). */
+void ui_run(struct tui *t, const char *what);
+
+/* The colour and word of a check stage (ok, failed, probing...). */
+enum ui_color ui_stage_color(enum netcheck_stage st);
+
+#endif
