@@ -33,7 +33,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw -lz
+HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw -lz -lm
 # The agent's only dynamic dependency is libc: jansson and zlib are linked statically,
 # NCCL/CUDA/NVML are dlopen()ed at run time.
 AGENT_LIBS := -Wl,-Bstatic -ljansson -lz -Wl,-Bdynamic -ldl
@@ -63,7 +63,7 @@ HEAD_BIN  := clusterdoc
 AGENT_BIN := clusterdoc-agent
 endif
 
-.PHONY: all deps test unit integration fuzz-smoke fuzz asan check-style format install \
+.PHONY: FORCE all deps test unit integration fuzz-smoke fuzz asan check-style format install \
         demo bench clean
 all: $(HEAD_BIN) $(AGENT_BIN)
 
@@ -140,8 +140,19 @@ $(BUILD)/tests/test_nccl: $(FAKES)
 $(BUILD)/tests/test_nccl: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"' \
 	$(if $(wildcard $(NCCL_HOME)/include/nccl.h),-isystem $(NCCL_HOME)/include)
 
-integration: $(HEAD_BIN) $(AGENT_BIN) $(ORACLE_BIN)
+# test_tui.sh also runs a scripted TUI session with the head built under ASan+UBSan.
+ifeq ($(SANITIZE),1)
+ASAN_HEAD := $(HEAD_BIN)
+else
+ASAN_HEAD := build-asan/clusterdoc
+build-asan/clusterdoc: FORCE
+	@$(MAKE) --no-print-directory SANITIZE=1 build-asan/clusterdoc
+endif
+FORCE:
+
+integration: $(HEAD_BIN) $(AGENT_BIN) $(ORACLE_BIN) $(ASAN_HEAD)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
+		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh
 
 fuzz-smoke: $(FUZZ_BIN)

@@ -128,9 +128,11 @@ static void draw_tabs(struct tui *t)
 	move(0, 0);
 	clrtoeol();
 	for (size_t i = 0; i < t->nviews && x < COLS; i++) {
-		int a = i == t->cur ? ui_attr(t, UI_TAB) : (int)A_NORMAL;
+		int cur = i == t->cur;
 
-		x += ui_print(0, x, COLS - x, a, " %zu %s ", i + 1, t->views[i]->name);
+		/* the brackets say which view is current without colours */
+		x += ui_print(0, x, COLS - x, cur ? ui_attr(t, UI_TAB) : (int)A_NORMAL,
+		              cur ? "[%zu %s]" : " %zu %s ", i + 1, t->views[i]->name);
 	}
 	if (t->filter[0] && x + 4 < COLS)
 		ui_print(0, x + 1, COLS - x - 1, ui_attr(t, UI_WARN), "/%s", t->filter);
@@ -180,6 +182,12 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 		bar_append(buf, len, &off, "job: %s, epoch %d/%d  ",
 		           s->job_phase[0] ? s->job_phase : "starting", r ? r->epochs_done : 0,
 		           s->o.mnist.epochs);
+	}
+	/* a fresh error is shown even while something runs */
+	if (t->msg[0] && t->msg_error && cd_now_ms() - t->msg_at < MESSAGE_MS) {
+		snprintf(buf, len, "%s", t->msg);
+		*attr = ui_attr(t, UI_FAIL) | A_REVERSE;
+		return;
 	}
 	if (off > 0)
 		return;
@@ -371,6 +379,8 @@ static void move_sel(struct tui *t, int ch)
 			vs->scroll = vs->scroll > (int)page ? vs->scroll - (int)page : 0;
 		else if (ch == 'g' || ch == KEY_HOME)
 			vs->scroll = 0;
+		else if (ch == 'G' || ch == KEY_END)
+			vs->scroll = 1 << 20; /* the drawing clamps it to the end */
 		return;
 	}
 	if (n == 0)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh - `make demo`: a local 4-node cluster of network namespaces with the
-# classic traps of distributed training built in, and clusterdoc run against it.
+# classic traps of distributed training built in, and clusterdoc run against it:
+# the TUI on a terminal, else (or with DEMO_TEXT=1) `facts` and `check` as text.
 #
 #   node1  a second NIC ens6 whose only address is a global IPv6 peers cannot reach
 #   node2  its hostname resolves to 127.0.1.1 (Debian's /etc/hosts habit)
@@ -29,6 +30,15 @@ cluster_trap_docker0 all
 cluster_trap_firewall_port 4 29500
 echo "demo: traps: $(tr '\n' ';' <"$CD_RUN/traps" 2>/dev/null)"
 echo
+# On a terminal the demo is the TUI (DEMO_TEXT=1 prints the text commands instead).
+if [ -t 0 ] && [ -t 1 ] && [ "${DEMO_TEXT:-0}" != 1 ]; then
+	echo "demo: \$ clusterdoc tui -w 'node[1-4]'   (press ? for the keys, q to quit)"
+	sleep 1
+	cluster_head_exec "$CLUSTERDOC" tui -w 'node[1-4]' --probe-timeout 1000
+	rc=$?
+	[ "${DEMO_KEEP:-0}" = 1 ] || cluster_down
+	exit $rc
+fi
 echo "demo: \$ clusterdoc facts -w 'node[1-4]'"
 cluster_head_exec "$CLUSTERDOC" facts -w 'node[1-4]'
 echo

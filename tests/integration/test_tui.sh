@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The TUI, driven through tmux (send-keys, capture-pane) on a namespace cluster of real sshd
+# nodes: node3's firewall drops MASTER_PORT (29500), and "ghost" does not resolve. Screens are
+# compared with tests/integration/tui/*.txt ('~' there matches any one character: versions
+# and timings). The same scripted session then runs under AddressSanitizer + UBSan.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
+ITEST_FILE=tui
+trap 'tui_stop' EXIT
+
+PT=(--probe-timeout 1000)
+HOSTS='node[1-3],ghost'
+
+t_the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason() {
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	cluster_trap_firewall_port 3 29500 || return 1
+	tui_start -- tui -w "$HOSTS" "${PT[@]}" || return 1
+	tui_wait 'check done: 4 node\(s\)' 60 || return 1
+	tui_expect nodes_done
+}
+
+# tui_home: from wherever a test left the TUI back to the Nodes list, no filter, no detail
+tui_home() {
+	tui_keys Escape Escape Escape 1
+	tui_wait '^ NODE +STATE' 5
+}
+
+t_question_mark_shows_the_help_and_any_key_closes_it() {
+	tui_home || return 1
+	tui_keys '?'
+	tui_wait 'clusterdoc TUI - keys' 5 || return 1
+	tui_expect help || return 1
+	tui_keys x
+	tui_wait '^ NODE +STATE' 5
+}
+
+t_enter_opens_the_node_detail_and_esc_goes_back() {
+	tui_home || return 1
+	tui_keys j j j Enter
+	tui_wait '^ node3  ok' 5 || return 1
+	tui_expect node3_detail || return 1
+	tui_keys Escape
+	tui_wait '^ NODE +STATE' 5
+}
+
+t_the_failed_node_shows_why_in_its_row_and_detail() {
+	tui_home || return 1
+	expect_match "$(tui_screen)" ' ghost +FAIL resolve +ghost: ' "ghost's row" || return 1
+	tui_keys g Enter
+	tui_wait '^ ghost  FAIL resolve' 5 || return 1
+	expect_match "$(tui_screen)" 'Error \(resolve\)' "the detail's error heading" || return 1
+	tui_keys Escape
+}
+
+t_c_groups_identical_facts_as_clubak_does() {
+	tui_home || return 1
+	tui_keys c
+	tui_wait '^ FACT +NODES +VALUE' 5 || return 1
+	tui_expect nodes_grouped || return 1
+	tui_keys c
+	tui_wait '^ NODE +STATE' 5
+}
+
+t_slash_filters_rows_by_hostlist_and_esc_clears_it() {
+	tui_home || return 1
+	tui_keys / 'node[2-3]' Enter
+	tui_wait '/node\[2-3\]' 5 || return 1
+	local s
+	s=$(tui_screen)
+	expect_match "$s" '^ node2 ' "node2's row" || return 1
+	expect_match "$s" '^ node3 ' "node3's row" || return 1
+	grep -Eq '^ (node1|ghost) ' <<<"$s" && { echo "    filtered rows still shown"; return 1; }
+	tui_keys / C-u zzz Enter
+	tui_wait 'no node matches the filter' 5 || return 1
+	tui_keys Escape
+	tui_wait '^ node1 ' 5
+}
+
+t_tab_and_shift_tab_move_between_the_six_views() {
+	tui_home || return 1
+	local want
+	for want in '2 Network' '3 Findings' '4 Env' '5 Bench' '6 Job' '1 Nodes'; do
+		tui_keys Tab
+		tui_wait "^ ?.*\\[$want\\]" 5 || return 1
+	done
+	tui_keys BTab
+	tui_wait '\[6 Job\]' 5 || return 1
+	tui_keys 1
+	tui_wait '\[1 Nodes\]' 5
+}
+
+t_the_screen_follows_a_resize() {
+	tui_home || return 1
+	local i row
+	tmux_ resize-window -x 100 -y 30 || return 1
+	for ((i = 0; i < 100; i++)); do # the status bar moves to row 30, 100 columns wide
+		row=$(tmux_ capture-pane -p | sed -n 30p)
+		[[ $row == *'? help'* && ${#row} -ge 99 ]] && break
+		sleep 0.05
+	done
+	expect_match "$row" '^ check done: 4 node\(s\).* \? help  q quit *$' "row 30, the status bar" || return 1
+	local before=${row%%\? help*}
+	expect_eq "${#before}" 85 "the column of the key hints (right-aligned in 100)" || return 1
+	expect_match "$(tui_screen)" '^ NODE {9,}STATE {13,}HOSTNAME' "the wider header" || return 1
+	tmux_ resize-window -x 80 -y 24
+	tui_wait '^ NODE         STATE' 5
+}
+
+t_colours_pair_with_words_and_no_color_turns_them_off() {
+	expect_match "$(tmux_ capture-pane -p -e)" $'\e\\[3[0-7]m' "colour escapes with colours on" || return 1
+	tui_keys q
+	expect_eq "$(tui_exit_status 10)" 0 "exit status" || return 1
+	tui_start NO_COLOR=1 -- tui -w "$HOSTS" "${PT[@]}" || return 1
+	tui_wait 'check done: 4 node\(s\)' 60 || return 1
+	grep -q $'\e\\[3[0-7]m' <<<"$(tmux_ capture-pane -p -e)" && { echo "    colour escapes under NO_COLOR"; return 1; }
+	tui_expect nodes_done
+}
+
+t_q_quits_with_status_0_and_gives_the_terminal_back() {
+	tui_keys q
+	expect_eq "$(tui_exit_status 10)" 0 "exit status" || return 1
+	grep -q 'Nodes' <<<"$(tui_screen)" && { echo "    the TUI's screen is still shown after quitting"; return 1; }
+	return 0
+}
+
+t_alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist() {
+	tui_start -- || return 1
+	tui_wait '^Nodes \(hostlist\):$' 10 || return 1
+	tui_expect hosts_prompt || return 1
+	tui_keys 'node[3-1]' Enter
+	tui_wait 'range 3-1 goes backwards' 5 || return 1
+	expect_match "$(tui_screen)" '^Nodes \(hostlist\): node\[3-1\]$' "the prompt, again with the text" || return 1
+	tui_keys C-u 'node[1-2]' Enter
+	tui_wait 'check: ' 10 || return 1
+}
+
+t_q_while_the_check_runs_asks_again_before_quitting() {
+	tui_keys q
+	tui_wait 'something is running: press q again to stop it and quit' 5 || return 1
+	tui_keys q
+	expect_eq "$(tui_exit_status 10)" 0 "exit status" || return 1
+}
+
+t_make_demo_opens_the_tui_on_the_demo_cluster() {
+	local dir
+	tui_stop
+	dir=$(mktemp -d)
+	tmux_ -f /dev/null new-session -d -x 80 -y 24 \
+		"CLUSTERDOC=$CLUSTERDOC CLUSTERDOC_AGENT=$CLUSTERDOC_AGENT bash $CD_TOP/tests/cluster/demo.sh 2>$dir/err; echo \$? >$dir/exit" || return 1
+	tmux_ set-option -g remain-on-exit on >/dev/null
+	tui_wait 'check done: 4 node\(s\), [0-9]+ error' 90 || { cat "$dir/err"; rm -rf "$dir"; return 1; }
+	expect_match "$(tui_screen)" '^\[1 Nodes\] 2 Network' "the tabs" || return 1
+	tui_keys q
+	for ((i = 0; i < 200 && ! -s $dir/exit; i++)); do sleep 0.1; done
+	expect_eq "$(cat "$dir/exit")" 0 "demo's exit status" || { cat "$dir/err"; return 1; }
+	rm -rf "$dir"
+}
+
+t_a_scripted_session_runs_clean_under_asan() {
+	[[ -x $CLUSTERDOC_ASAN ]] || { echo "    no ASan build of the head (CLUSTERDOC_ASAN)"; return 1; }
+	local log k
+	log=$(mktemp -d)
+	CLUSTERDOC=$CLUSTERDOC_ASAN tui_start ASAN_OPTIONS="log_path=$log/asan:halt_on_error=1:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$log/ubsan:halt_on_error=1:print_stacktrace=1" \
+		-- tui -w "$HOSTS" "${PT[@]}" || return 1
+	tui_wait 'check done: 4 node\(s\)' 90 || return 1
+	for k in j j Enter Escape c c '?' x / node2 Enter Escape Tab Enter Escape m Tab Enter \
+		Escape Tab Tab Tab BTab 1 G g; do
+		tui_keys "$k"
+		sleep 0.1
+	done
+	tmux_ resize-window -x 60 -y 20
+	sleep 0.3
+	tmux_ resize-window -x 80 -y 24
+	tui_keys q
+	expect_eq "$(tui_exit_status 20)" 0 "exit status under ASan" || { cat "$log"/* 2>/dev/null | head -40; return 1; }
+	if compgen -G "$log/*" >/dev/null; then
+		echo "    sanitizer reports:"
+		head -40 "$log"/* | sed 's/^/    /'
+		rm -rf "$log"
+		return 1
+	fi
+	rm -rf "$log"
+}
+
+for t in the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason \
+	question_mark_shows_the_help_and_any_key_closes_it \
+	enter_opens_the_node_detail_and_esc_goes_back \
+	the_failed_node_shows_why_in_its_row_and_detail \
+	c_groups_identical_facts_as_clubak_does \
+	slash_filters_rows_by_hostlist_and_esc_clears_it \
+	tab_and_shift_tab_move_between_the_six_views \
+	the_screen_follows_a_resize \
+	colours_pair_with_words_and_no_color_turns_them_off \
+	q_quits_with_status_0_and_gives_the_terminal_back \
+	alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist \
+	q_while_the_check_runs_asks_again_before_quitting \
+	make_demo_opens_the_tui_on_the_demo_cluster \
+	a_scripted_session_runs_clean_under_asan; do
+	run_test "$t"
+done
+tui_stop
+cluster_down
+exit "$ITEST_STATUS"
