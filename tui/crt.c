@@ -211,36 +211,69 @@ void ui_text_add(struct ui_text *x, int attr, int indent, const char *fmt, ...)
 	free(all);
 }
 
-/* Rows line k takes at width w. */
-static int wrapped_rows(const char *s, int w)
+/*
+ * Cut line s for width w: the length of each row, at the last space that
+ * fits (or hard at w); rows after the first are indented like the line.
+ * Returns the number of rows; lens (may be NULL) gets at most cap lengths.
+ */
+static int wrap_line(const char *s, int w, int *starts, int *lens, int cap)
 {
-	int len = (int)strlen(s);
+	int len = (int)strlen(s), indent = (int)strspn(s, " "), off = 0, rows = 0;
 
-	return len <= w ? 1 : (len + w - 1) / w;
+	if (indent > w / 2)
+		indent = 0;
+	while (off < len || rows == 0) {
+		int room = rows == 0 ? w : w - indent, n = len - off;
+
+		if (n > room) {
+			n = room;
+			for (int k = room; k > room / 2; k--) {
+				if (s[off + k] == ' ') {
+					n = k;
+					break;
+				}
+			}
+		}
+		if (rows < cap) {
+			starts[rows] = off;
+			lens[rows] = n;
+		}
+		rows++;
+		off += n;
+		while (off < len && s[off] == ' ')
+			off++;
+	}
+	return rows;
 }
 
 void ui_text_draw(const struct ui_text *x, int y, int h, int w, int *scroll)
 {
-	int total = 0, row = y, skip;
+	int total = 0, row = y, skip, starts[64], lens[64];
 
-	if (w < 2)
+	if (w < 8)
 		return;
 	for (size_t k = 0; k < x->n; k++)
-		total += wrapped_rows(x->lines[k], w - 1);
+		total += wrap_line(x->lines[k], w - 1, starts, lens, 0);
 	if (*scroll > total - h)
 		*scroll = total - h > 0 ? total - h : 0;
 	skip = *scroll;
 	for (size_t k = 0; k < x->n && row < y + h; k++) {
 		const char *s = x->lines[k];
-		int len = (int)strlen(s), off = 0;
+		int indent = (int)strspn(s, " "),
+		    n = wrap_line(s, w - 1, starts, lens, (int)CD_ARRAY_LEN(starts));
 
-		do {
-			if (skip > 0)
+		if (indent > (w - 1) / 2)
+			indent = 0;
+		for (int r = 0; r < n && r < (int)CD_ARRAY_LEN(starts); r++) {
+			if (skip > 0) {
 				skip--;
-			else if (row < y + h)
-				ui_print(row++, 1, w - 1, x->attrs[k], "%.*s", w - 1, s + off);
-			off += w - 1;
-		} while (off < len);
+				continue;
+			}
+			if (row >= y + h)
+				break;
+			ui_print(row++, 1 + (r ? indent : 0), w - 1 - (r ? indent : 0), x->attrs[k],
+			         "%.*s", lens[r], s + starts[r]);
+		}
 	}
 }
 

@@ -216,6 +216,9 @@ static void draw_status(struct tui *t)
 	if (t->prompt != PROMPT_NONE) {
 		int x;
 
+		/* why the last input was refused, above the prompt that asks again */
+		if (t->msg[0] && t->msg_error && cd_now_ms() - t->msg_at < MESSAGE_MS)
+			ui_print(y - 1, 0, COLS, ui_attr(t, UI_FAIL) | A_REVERSE, " %s", t->msg);
 		move(y, 0);
 		clrtoeol();
 		x = ui_print(y, 0, COLS, ui_attr(t, UI_TITLE), "%s", t->prompt_label);
@@ -322,7 +325,11 @@ static void prompt_key(struct tui *t, int ch)
 			for (size_t i = 0; i < t->nviews; i++)
 				t->vs[i].sel = t->vs[i].top = 0;
 		} else if (t->prompt_done) {
-			t->prompt_done(t, t->input);
+			char text[sizeof(t->input)];
+
+			/* done may open the prompt again, over t->input */
+			memcpy(text, t->input, sizeof(text));
+			t->prompt_done(t, text);
 		}
 		return;
 	}

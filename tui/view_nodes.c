@@ -53,9 +53,15 @@ static void state_word(struct tui *t, size_t i, char *buf, size_t len, enum ui_c
 /* "2.1.2/2.18.1", "-" parts when unknown */
 static void torch_nccl(const struct nm_node *n, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s",
-	         n->torch_version[0] ? n->torch_version : (n->torch_known ? "none" : "-"),
-	         n->nccl_version[0] ? n->nccl_version : "-");
+	/* "2.1.2+cu121" -> "2.1.2": the local part is in the node's detail */
+	int tlen = (int)strcspn(n->torch_version, "+");
+
+	if (n->torch_version[0])
+		snprintf(buf, len, "%.*s/%s", tlen, n->torch_version,
+		         n->nccl_version[0] ? n->nccl_version : "-");
+	else
+		snprintf(buf, len, "%s/%s", n->torch_known ? "none" : "-",
+		         n->nccl_version[0] ? n->nccl_version : "-");
 }
 
 /* ---------------------------------------------------------------- grouped */
@@ -223,7 +229,7 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 	size_t *vis = cd_calloc(t->s.nhosts + 1, sizeof(*vis));
 	size_t n = visible(t, vis);
 	int extra = w > 80 ? w - 80 : 0;
-	int wn = 12 + extra / 4, wst = 17 + extra / 4, whn = 12, wos = 13 + extra / 2, wtn = 12;
+	int wn = 10 + extra / 4, wst = 15 + extra / 4, whn = 10, wos = 12 + extra / 2, wtn = 16;
 
 	ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "%-*s %-*s %-*s %-*s %3s %-*s %4s", wn, "NODE",
 	         wst, "STATE", whn, "HOSTNAME", wos, "OS", "GPU", wtn, "TORCH/NCCL", "FIND");

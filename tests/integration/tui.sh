@@ -6,7 +6,8 @@
 #   tui_screen                          the screen as text (trailing blanks cut)
 #   tui_wait REGEX [SECONDS]            until the screen matches (default 30 s); 1 on timeout
 #   tui_expect NAME                     the screen equals tests/integration/tui/NAME.txt, where a
-#                                       '~' in the expected text matches any one character;
+#                                       '~' in the expected text matches any one character and
+#                                       a line ending in '~*' any rest of the line;
 #                                       TUI_UPDATE=1 writes the file instead (review the diff)
 #   tui_exit_status [SECONDS]           wait for clusterdoc to end; prints its exit status
 #   tui_stop                            end the tmux server (only ours: its own socket)
@@ -70,6 +71,10 @@ for k in range(max(len(want), len(got))):
     w = want[k] if k < len(want) else ""
     g = got[k] if k < len(got) else ""
     n = max(len(w), len(g))
+    if w.endswith("~*"):  # the rest of the line is free
+        w = w[:-2]
+        g = g[:len(w)]
+        n = len(w)
     w, g = w.ljust(n), g.ljust(n)
     if any(a != "~" and a != b for a, b in zip(w, g)):
         bad.append((k + 1, w.rstrip(), g.rstrip()))
