@@ -19,7 +19,11 @@ t_the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason() {
 	# can outlast the check's deadline, and the screens must not depend on it
 	cd_head facts -w 'node[1-3]' -t 120
 	expect_eq "$rc" 0 "the warm-up facts' exit status" || return 1
-	tui_start -- tui -w "$HOSTS" "${PT[@]}" || return 1
+	# a small synthetic MNIST for the Job view (raw IDX files: no download, no MD5)
+	mkdir -p "$CD_RUN/mnist" && python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$CD_RUN/mnist" 600 100 >/dev/null &&
+		gzip -df "$CD_RUN"/mnist/*.gz || return 1
+	TASKS=(--bench-max 64K --bench-iters 5 --mode embedded --epochs 1 --data-dir "$CD_RUN/mnist")
+	tui_start -- tui -w "$HOSTS" "${PT[@]}" "${TASKS[@]}" || return 1
 	tui_wait 'check done: 4 node\(s\)' 60 || return 1
 	tui_expect nodes_done
 }
@@ -92,6 +96,72 @@ t_tab_and_shift_tab_move_between_the_six_views() {
 	tui_wait '\[6 Job\]' 5 || return 1
 	tui_keys 1
 	tui_wait '\[1 Nodes\]' 5
+}
+
+t_the_matrix_marks_the_filtered_port_and_drills_into_the_pair() {
+	tui_home || return 1
+	tui_keys 2 m
+	tui_wait 'REACHABILITY from row to column' 5 || return 1
+	# node1 is row 2 (ghost sorts first); node3's MASTER_PORT is dropped: filtered
+	expect_match "$(tui_screen)" '^ +2 node1 +\.\. +-- +o[k*] +FF' "node1's row" || return 1
+	tui_keys j l l l
+	tui_wait 'node1 -> node3: 1 of [0-9]+ attempts failed: filtered \(timeout\)' 5 || return 1
+	tui_keys Enter
+	tui_wait '^ node1 -> node3: the attempts of the matrix' 5 || return 1
+	local s
+	s=$(tui_screen)
+	expect_match "$s" '^  \*10\.[0-9.]+ +29500 fixed +timeout +ETIMEDOUT' "the filtered attempt" || return 1
+	tui_keys G
+	tui_wait 'tcp dport 29500 counter drop' 5 || return 1
+	tui_keys Escape m
+}
+
+t_findings_come_worst_first_with_the_fix_command() {
+	tui_home || return 1
+	tui_keys 3
+	tui_wait '^ 1 errors?, 1 warnings?' 5 || return 1
+	expect_match "$(tui_screen)" '^ WARN +firewall-blocks-port +1 node3 ' "the firewall finding's row" || return 1
+	tui_keys G Enter
+	tui_wait 'Apply with clusterdoc' 5 || return 1
+	tui_keys G
+	tui_wait "clusterdoc fix -w 'ghost,node\[1-3\]' --probe-timeout 1000 --only firewall" 5
+}
+
+t_env_writes_the_same_lines_as_clusterdoc_env() {
+	tui_home || return 1
+	local file=$CD_RUN/tui.env
+	tui_keys 4
+	tui_wait '^ export GLOO_SOCKET_IFNAME=eth0' 5 || return 1
+	tui_keys w C-u "$file" Enter
+	tui_wait "wrote [0-9]+ lines to $file" 5 || return 1
+	cd_head env -w "$HOSTS" "${PT[@]}"
+	expect_eq "$(cat "$file")" "$out" "the file and clusterdoc env's output" || return 1
+	expect_eq "$(stat -c %a "$file")" 644 "its mode"
+}
+
+t_r_in_the_bench_view_runs_the_bench_on_the_nodes_that_answer() {
+	tui_home || return 1
+	tui_keys 5
+	tui_wait 'r runs' 5 || return 1
+	tui_keys r
+	tui_wait '^ Allreduce bench +done' 60 || return 1
+	local s
+	s=$(tui_screen)
+	expect_match "$s" 'tcp, 3 ranks on 4 node\(s\)' "the ring (ghost left out)" || return 1
+	expect_match "$s" 'ghost +FAIL' "ghost, left out with its reason" || return 1
+	tui_keys c G
+	tui_wait 'Out of bounds values: 0 OK' 5 || return 1
+	tui_wait '^ +65536 +64K +16384 ' 5 || return 1
+	tui_keys c
+}
+
+t_r_in_the_job_view_refuses_to_train_without_every_node() {
+	tui_home || return 1
+	tui_keys 6
+	tui_wait 'r runs' 5 || return 1
+	tui_keys r
+	tui_wait 'FAIL' 60 || return 1
+	tui_wait 'ghost' 5
 }
 
 t_the_screen_follows_a_resize() {
@@ -198,6 +268,11 @@ for t in the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason \
 	c_groups_identical_facts_as_clubak_does \
 	slash_filters_rows_by_hostlist_and_esc_clears_it \
 	tab_and_shift_tab_move_between_the_six_views \
+	the_matrix_marks_the_filtered_port_and_drills_into_the_pair \
+	findings_come_worst_first_with_the_fix_command \
+	env_writes_the_same_lines_as_clusterdoc_env \
+	r_in_the_bench_view_runs_the_bench_on_the_nodes_that_answer \
+	r_in_the_job_view_refuses_to_train_without_every_node \
 	the_screen_follows_a_resize \
 	colours_pair_with_words_and_no_color_turns_them_off \
 	q_quits_with_status_0_and_gives_the_terminal_back \
