@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,63 @@ static int pidfd_open_compat(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* The environment for the child: the inherited one with env's entries
+ * replacing those of the same name (as putenv would). Freed with free();
+ * the strings are borrowed. */
+static char **child_environ(char *const env[])
+{
+	size_t n = 0, k = 0, extra = 0;
+	char **out;
+
+	while (environ && environ[n])
+		n++;
+	while (env && env[extra])
+		extra++;
+	out = cd_calloc(n + extra + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		size_t name = strcspn(environ[i], "=");
+		int replaced = 0;
+
+		for (size_t e = 0; e < extra && !replaced; e++)
+			replaced = strncmp(env[e], environ[i], name) == 0 && env[e][name] == '=';
+		if (!replaced)
+			out[k++] = environ[i];
+	}
+	for (size_t e = 0; e < extra; e++)
+		out[k++] = env[e];
+	return out;
+}
+
+/*
+ * A program that cannot be run still gets a child, which says why on its
+ * stderr and exits 127 as a shell's would, so callers read one outcome for
+ * every failure of the command. It only writes and exits: fork's cost here
+ * is paid on this rare path alone.
+ */
+static pid_t exec_failure_child(const char *prog, int spawn_errno, int err_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		dprintf(err_fd, "cannot run %s: %s\n", prog, strerror(spawn_errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * posix_spawnp, not fork: the head calls this from its event loop, and a
+ * fork copies the process's memory map under its lock, which can stall the
+ * loop for tens of milliseconds while other threads or readers of /proc
+ * hold it; spawn shares the memory until exec (vfork semantics).
+ */
 int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, rc;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t def;
+	char **envp = NULL;
 	pid_t pid;
 
 	c->pid = 0;
@@ -40,20 +95,25 @@ int child_start(struct child *c, char *const argv[], char *const env[], char *er
 	c->status = 0;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
 		goto fail_errno;
-	pid = fork();
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE); /* the head ignores it; the child must not */
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	if (env)
+		envp = child_environ(env);
+	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp ? envp : environ);
+	free(envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0)
+		pid = exec_failure_child(argv[0], rc, er[1]);
 	if (pid < 0)
 		goto fail_errno;
-	if (pid == 0) {
-		dup2(in[0], STDIN_FILENO);
-		dup2(out[1], STDOUT_FILENO);
-		dup2(er[1], STDERR_FILENO);
-		for (const char *const *e = (const char *const *)env; e && *e; e++)
-			putenv((char *)*e);
-		signal(SIGPIPE, SIG_DFL);
-		execvp(argv[0], argv);
-		dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
