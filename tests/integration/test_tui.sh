@@ -173,12 +173,12 @@ t_the_screen_follows_a_resize() {
 		[[ $row == *'? help'* && ${#row} -ge 99 ]] && break
 		sleep 0.05
 	done
-	expect_match "$row" '^ check done: 4 node\(s\).* \? help  q quit *$' "row 30, the status bar" || return 1
+	expect_match "$row" '^ .* \? help  q quit *$' "row 30, the status bar" || return 1
 	local before=${row%%\? help*}
 	expect_eq "${#before}" 85 "the column of the key hints (right-aligned in 100)" || return 1
 	expect_match "$(tui_screen)" '^ NODE {9,}STATE {13,}HOSTNAME' "the wider header" || return 1
 	tmux_ resize-window -x 80 -y 24
-	tui_wait '^ NODE         STATE' 5
+	tui_wait '^ NODE {7}STATE {11}HOSTNAME' 5
 }
 
 t_colours_pair_with_words_and_no_color_turns_them_off() {
@@ -220,8 +220,13 @@ t_make_demo_opens_the_tui_on_the_demo_cluster() {
 	local dir i
 	tui_stop
 	dir=$(mktemp -d)
-	tmux_ -f /dev/null new-session -d -x 80 -y 24 \
-		"CLUSTERDOC=$CLUSTERDOC CLUSTERDOC_AGENT=$CLUSTERDOC_AGENT bash $CD_TOP/tests/cluster/demo.sh 2>$dir/err; echo \$? >$dir/exit" || return 1
+	# a shell of its own: none of this test's cluster variables (demo.sh makes its own cluster)
+	cat >"$dir/run.sh" <<EOF
+unset \${!CD_@}
+CLUSTERDOC=$CLUSTERDOC CLUSTERDOC_AGENT=$CLUSTERDOC_AGENT bash $CD_TOP/tests/cluster/demo.sh 2>$dir/err
+echo \$? >$dir/exit
+EOF
+	tmux_ -f /dev/null new-session -d -x 80 -y 24 "bash $dir/run.sh" || return 1
 	tmux_ set-option -g remain-on-exit on >/dev/null
 	tui_wait 'check done: 4 node\(s\), [0-9]+ error' 90 || { cat "$dir/err"; rm -rf "$dir"; return 1; }
 	expect_match "$(tui_screen)" '^\[1 Nodes\] 2 Network' "the tabs" || return 1
