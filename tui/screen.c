@@ -97,6 +97,31 @@ enum ui_color ui_stage_color(enum netcheck_stage st)
 	}
 }
 
+void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what)
+{
+	const struct session *s = &t->s;
+
+	if (s->check_state == TASK_RUNNING) {
+		struct check_progress p;
+
+		session_check_progress(s, &p);
+		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_RUN),
+		         "the check is running: %s when it ends", what);
+		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM),
+		         "%s: %zu/%zu connected, %zu/%zu probed, %zu failed", p.phase, p.connected,
+		         p.nodes, p.probed, p.nodes, p.failed);
+	} else if (s->check_state == TASK_FAILED) {
+		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_FAIL), "FAIL the check could not start: %s",
+		         s->check_error);
+		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM), "press r to try again");
+	} else if (!s->nhosts) {
+		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM),
+		         "no nodes yet: press H and give a hostlist");
+	} else {
+		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM), "no check yet: press r");
+	}
+}
+
 void ui_run(struct tui *t, const char *what)
 {
 	char err[CD_ERRLEN];

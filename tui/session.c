@@ -309,6 +309,13 @@ int session_busy(const struct session *s)
 	       (s->job_state == TASK_RUNNING);
 }
 
+char *session_hosts_folded(const struct session *s)
+{
+	struct hostlist hl = {.names = s->hosts, .count = s->nhosts, .capacity = s->nhosts};
+
+	return hostlist_fold(&hl); /* it reads the names, never changes them */
+}
+
 static void hosts_free(struct session *s)
 {
 	for (size_t i = 0; i < s->nhosts; i++)

@@ -111,6 +111,9 @@ int session_check_start(struct session *s, char *err, size_t errlen);
 int session_bench_start(struct session *s, char *err, size_t errlen);
 int session_job_start(struct session *s, char *err, size_t errlen);
 
+/* The nodes as one hostlist ("node[1-4]"); the caller frees it. */
+char *session_hosts_folded(const struct session *s);
+
 /* Tasks running now. */
 int session_busy(const struct session *s);
 

@@ -116,8 +116,9 @@ void ui_clear_row(int y, int x);
 /* Keep vs->sel inside [0, n) and visible in a list h rows high. */
 void ui_scroll(size_t *sel, size_t *top, size_t n, int h);
 
-/* A scrolling text (a detail): lines with one attribute each, wrapped to
- * the width when drawn. */
+/* A scrolling text (a detail): lines with one attribute each, wrapped when
+ * drawn at the last space that fits, rows after the first indented like
+ * the line, so views add whole paragraphs. */
 struct ui_text {
 	char **lines;
 	int *attrs;
@@ -144,6 +145,11 @@ void ui_prompt(struct tui *t, enum prompt_kind kind, const char *label, const ch
                void (*done)(struct tui *t, const char *text));
 /* Start what `r` starts for a view ("check", "bench", "job"). */
 void ui_run(struct tui *t, const char *what);
+
+/* For a view that shows the diagnosis before there is one: where the check
+ * is, in words ("the check is running: WHAT when it ends", its progress,
+ * why it could not start, or what to press), from row y + 1. */
+void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what);
 
 /* The colour and word of a check stage (ok, failed, probing...). */
 enum ui_color ui_stage_color(enum netcheck_stage st);

@@ -13,14 +13,12 @@
  */
 #include "ui.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chart.h"
 #include "collectives/bench_agent.h"
-#include "hostlist.h"
 
 #define CHART_MIN_H     8  /* rows the chart needs to be worth drawing */
 #define BOTH_MIN_H      40 /* from this height the table and the chart show together */
@@ -32,52 +30,6 @@ enum sweep_mode { SWEEP_AUTO, SWEEP_TABLE };
 static const char *const phase_names[] = {"probe", "plan", "listen", "run"};
 
 /* ---------------------------------------------------------------- text */
-
-/* The nodes as one hostlist: "node[1-4]". */
-static char *hosts_folded(const struct session *s)
-{
-	struct hostlist *hl = hostlist_new();
-	char err[CD_ERRLEN], *fold;
-
-	for (size_t i = 0; i < s->nhosts; i++)
-		hostlist_add_arg(hl, s->hosts[i], err, sizeof(err));
-	fold = hostlist_fold(hl);
-	hostlist_free(hl);
-	return fold;
-}
-
-/* Add the formatted text to x as lines that fit w columns once indented,
- * broken at spaces (a word longer than a line is cut). */
-static void add_paragraph(struct ui_text *x, int attr, int indent, int w, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void add_paragraph(struct ui_text *x, int attr, int indent, int w, const char *fmt, ...)
-{
-	int room = w - 2 - indent > 20 ? w - 2 - indent : 20;
-	const char *p;
-	va_list ap;
-	char *all;
-
-	va_start(ap, fmt);
-	if (vasprintf(&all, fmt, ap) < 0)
-		cd_fatal("out of memory");
-	va_end(ap);
-	for (p = all; *p;) {
-		int cut = room;
-
-		if ((int)strlen(p) <= room) {
-			ui_text_add(x, attr, indent, "%s", p);
-			break;
-		}
-		while (cut > 0 && p[cut] != ' ')
-			cut--;
-		if (cut == 0)
-			cut = room;
-		ui_text_add(x, attr, indent, "%.*s", cut, p);
-		for (p += cut; *p == ' '; p++)
-			;
-	}
-	free(all);
-}
 
 static const char *backend_words(enum bench_backend b)
 {
@@ -151,41 +103,39 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 {
 	const struct bench_opts *o = &t->o->session.bench;
 	char sweep[128];
-	char *fold = hosts_folded(&t->s);
+	char *fold = session_hosts_folded(&t->s);
 
 	sweep_words(o, sweep, sizeof(sweep));
-	add_paragraph(x, A_NORMAL, 1, w,
-	              "r runs the allreduce bench: %s over the sizes %s; %d timed iteration%s "
-	              "after %d warm-up, %s sum%s.",
-	              backend_words(o->backend), sweep, o->iters, o->iters == 1 ? "" : "s",
-	              o->warmup, coll_dtype_name(o->dtype),
-	              o->check ? ", every result checked (#wrong)" : "");
+	ui_text_add(x, A_NORMAL, 1,
+	            "r runs the allreduce bench: %s over the sizes %s; %d timed iteration%s "
+	            "after %d warm-up, %s sum%s.",
+	            backend_words(o->backend), sweep, o->iters, o->iters == 1 ? "" : "s", o->warmup,
+	            coll_dtype_name(o->dtype), o->check ? ", every result checked (#wrong)" : "");
 	ui_text_add(x, A_NORMAL, 0, " ");
-	add_paragraph(x, A_NORMAL, 1, w,
-	              "The nodes talk to their ring neighbours directly, over %s%s; the head only "
-	              "hands out the addresses and collects the timings. A node that cannot join "
-	              "the ring is left out, and says why.",
-	              o->iface ? "the interface " : "the interface NCCL would pick on each",
-	              o->iface ? o->iface : "");
+	ui_text_add(x, A_NORMAL, 1,
+	            "The nodes talk to their ring neighbours directly, over %s%s; the head only "
+	            "hands out the addresses and collects the timings. A node that cannot join "
+	            "the ring is left out, and says why.",
+	            o->iface ? "the interface " : "the interface NCCL would pick on each",
+	            o->iface ? o->iface : "");
 	ui_text_add(x, A_NORMAL, 0, " ");
-	add_paragraph(x, A_NORMAL, 1, w,
-	              "Then: the sweep as nccl-tests prints it (size, count, time, algbw, busbw, "
-	              "#wrong) and a chart of busbw by size. j/k select a size, c switches table "
-	              "and chart, Enter opens the whole report.");
+	ui_text_add(x, A_NORMAL, 1,
+	            "Then: the sweep as nccl-tests prints it (size, count, time, algbw, busbw, "
+	            "#wrong) and a chart of busbw by size. j/k select a size, c switches table "
+	            "and chart, Enter opens the whole report.");
 	ui_text_add(x, A_NORMAL, 0, " ");
-	add_paragraph(x, A_NORMAL, 1, w, "Nodes: %s (%zu)",
-	              t->s.nhosts ? fold : "none yet (H gives them)", t->s.nhosts);
-	add_paragraph(x, A_DIM, 1, w,
-	              "The sizes and iterations: --bench-min, --bench-max, --bench-iters.");
+	ui_text_add(x, A_NORMAL, 1, "Nodes: %s (%zu)",
+	            t->s.nhosts ? fold : "none yet (H gives them)", t->s.nhosts);
+	ui_text_add(x, A_DIM, 1,
+	            "The sizes and iterations: --bench-min, --bench-max, --bench-iters.");
 	if (t->o->read_only) {
 		ui_text_add(x, A_NORMAL, 0, " ");
-		add_paragraph(x, ui_attr(t, UI_WARN), 1, w,
-		              "disabled: --read-only runs nothing on the nodes but the check.");
+		ui_text_add(x, ui_attr(t, UI_WARN), 1,
+		            "disabled: --read-only runs nothing on the nodes but the check.");
 	}
 	if (t->s.bench_state == TASK_FAILED && t->s.bench_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");
-		add_paragraph(x, ui_attr(t, UI_FAIL), 1, w, "FAILED to start: %s",
-		              t->s.bench_error);
+		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start: %s", t->s.bench_error);
 	}
 	free(fold);
 }
@@ -523,21 +473,21 @@ static void report_node(struct tui *t, const struct bench_node *n, struct ui_tex
 	if (n->error[0]) {
 		ui_text_add(x, ui_attr(t, UI_FAIL), 2, "%-12s FAIL %s", n->host,
 		            n->error_code[0] ? n->error_code : "left out");
-		add_paragraph(x, ui_attr(t, UI_FAIL), 15, w, "%s", n->error);
+		ui_text_add(x, ui_attr(t, UI_FAIL), 15, "%s", n->error);
 	} else if (n->nranks > 0) {
 		char ranks[32];
 
 		ranks_words(n, ranks, sizeof(ranks));
 		ui_text_add(x, A_NORMAL, 2, "%-12s %s  %s %s", n->host, ranks, n->ifname, n->addr);
-		add_paragraph(x, A_DIM, 15, w, "%s", n->addr_rule);
+		ui_text_add(x, A_DIM, 15, "%s", n->addr_rule);
 	} else {
 		ui_text_add(x, A_DIM, 2, "%-12s %s", n->host,
 		            n->probed ? "not in the ring" : "no answer");
 	}
 	if (n->probed)
-		add_paragraph(x, A_DIM, 15, w, "gpus %d, nccl %s%s%s%s", n->gpus,
-		              n->nccl_available ? "available " : "unavailable", n->nccl_version,
-		              n->nccl_reason[0] ? ": " : "", n->nccl_reason);
+		ui_text_add(x, A_DIM, 15, "gpus %d, nccl %s%s%s%s", n->gpus,
+		            n->nccl_available ? "available " : "unavailable", n->nccl_version,
+		            n->nccl_reason[0] ? ": " : "", n->nccl_reason);
 }
 
 static void report_text(struct tui *t, const struct bench_report *r, struct ui_text *x, int w)
@@ -550,7 +500,7 @@ static void report_text(struct tui *t, const struct bench_report *r, struct ui_t
 	            (double)r->elapsed_ms / 1000);
 	ui_text_add(x, A_NORMAL, 2, "sweep %s", sweep);
 	if (r->backend_note[0])
-		add_paragraph(x, A_NORMAL, 2, w, "%s", r->backend_note);
+		ui_text_add(x, A_NORMAL, 2, "%s", r->backend_note);
 	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, A_BOLD, 0, "Nodes");
 	for (size_t i = 0; i < r->nnodes; i++)
@@ -563,7 +513,7 @@ static void report_text(struct tui *t, const struct bench_report *r, struct ui_t
 		char buf[CD_ERRLEN + 200];
 
 		failure_words(r, &r->failures[k], buf, sizeof(buf));
-		add_paragraph(x, ui_attr(t, UI_FAIL), 2, w, "FAIL %s", buf);
+		ui_text_add(x, ui_attr(t, UI_FAIL), 2, "FAIL %s", buf);
 	}
 	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, A_BOLD, 0, "%12s %11s %10s %8s %8s %7s", "size (B)", "count", "time (us)",

@@ -221,31 +221,6 @@ static void path_entered(struct tui *t, const char *text)
 
 /* ---------------------------------------------------------------- view */
 
-static void draw_waiting(struct tui *t, int y, int w)
-{
-	const struct session *s = &t->s;
-
-	if (s->check_state == TASK_RUNNING) {
-		struct check_progress p;
-
-		session_check_progress(s, &p);
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_RUN), "%s",
-		         "the check is running: the environment appears when it ends");
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM),
-		         "%s: %zu/%zu connected, %zu/%zu probed, %zu failed", p.phase, p.connected,
-		         p.nodes, p.probed, p.nodes, p.failed);
-	} else if (s->check_state == TASK_FAILED) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_FAIL), "FAIL the check could not start: %s",
-		         s->check_error);
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM), "press r to try again");
-	} else if (!s->nhosts) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM),
-		         "no nodes yet: press H and give a hostlist");
-	} else {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM), "no check yet: press r");
-	}
-}
-
 static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 {
 	struct ui_text x = {0};
@@ -253,7 +228,7 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	char *buf = env_lines(t, &status);
 
 	if (!buf) {
-		draw_waiting(t, y, w);
+		ui_draw_check_waiting(t, y, w, "the environment appears");
 		return;
 	}
 	x0 = ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "%s",

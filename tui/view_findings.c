@@ -181,55 +181,29 @@ static void fix_text(struct tui *t, const struct finding *f, struct ui_text *x)
 
 /* ---------------------------------------------------------------- detail */
 
-/* Add text word-wrapped to w columns, each line indented; a line per '\n'. */
-static void add_wrapped(struct ui_text *x, int attr, int indent, int w, const char *text)
-{
-	int room = w - indent > 20 ? w - indent : 20;
-	const char *p = text ? text : "";
-
-	while (*p) {
-		size_t eol = strcspn(p, "\n"), cut = eol;
-
-		if ((int)eol > room) {
-			cut = (size_t)room;
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = (size_t)room;
-		}
-		ui_text_add(x, attr, indent, "%.*s", (int)cut, p);
-		p += cut;
-		while (*p == ' ')
-			p++;
-		if (*p == '\n' && cut == eol)
-			p++;
-	}
-}
-
 static void detail_text(struct tui *t, const struct finding *f, int w, struct ui_text *x)
 {
 	const char *title = catalogue_title(f->id);
 	char *hosts = finding_hosts(t, f);
-	int wrap = w - 2;
 
 	ui_text_add(x, A_BOLD, 0, "%s  %s", severity_word(f->severity), f->id);
 	if (title)
-		add_wrapped(x, A_NORMAL, 2, wrap, title);
+		ui_text_add(x, A_NORMAL, 2, "%s", title);
 	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, ui_attr(t, severity_color(f->severity)), 2, "severity  %s",
 	            severity_name(f->severity));
 	ui_text_add(x, A_NORMAL, 2, "nodes     %zu: %s", f->nnodes, f->nnodes ? hosts : "-");
 	ui_text_add(x, A_NORMAL, 0, " ");
-	add_wrapped(x, A_NORMAL, 2, wrap, f->message);
+	ui_text_add(x, A_NORMAL, 2, "%s", f->message);
 	if (f->evidence && *f->evidence) {
 		ui_text_add(x, A_NORMAL, 0, " ");
 		ui_text_add(x, A_BOLD, 0, "Evidence");
-		add_wrapped(x, A_NORMAL, 2, wrap, f->evidence);
+		ui_text_add(x, A_NORMAL, 2, "%s", f->evidence);
 	}
 	if (f->fix && *f->fix) {
 		ui_text_add(x, A_NORMAL, 0, " ");
 		ui_text_add(x, A_BOLD, 0, "Fix");
-		add_wrapped(x, A_NORMAL, 2, wrap, f->fix);
+		ui_text_add(x, A_NORMAL, 2, "%s", f->fix);
 	}
 	ui_text_add(x, A_NORMAL, 0, " ");
 	fix_text(t, f, x);
@@ -237,32 +211,6 @@ static void detail_text(struct tui *t, const struct finding *f, int w, struct ui
 }
 
 /* ---------------------------------------------------------------- list */
-
-/* Before the diagnosis: where the check is, in words. */
-static void draw_waiting(struct tui *t, int y, int w)
-{
-	const struct session *s = &t->s;
-
-	if (s->check_state == TASK_RUNNING) {
-		struct check_progress p;
-
-		session_check_progress(s, &p);
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_RUN), "%s",
-		         "the check is running: findings appear when it ends");
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM),
-		         "%s: %zu/%zu connected, %zu/%zu probed, %zu failed", p.phase, p.connected,
-		         p.nodes, p.probed, p.nodes, p.failed);
-	} else if (s->check_state == TASK_FAILED) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_FAIL), "FAIL the check could not start: %s",
-		         s->check_error);
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM), "press r to try again");
-	} else if (!s->nhosts) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM),
-		         "no nodes yet: press H and give a hostlist");
-	} else {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM), "no check yet: press r");
-	}
-}
 
 /* The nodes cell: "1 node4", "4 node[1-4]", or "12 nodes" when too long;
  * *msg is the message without the "HOSTS: " it starts with, which the
@@ -348,7 +296,7 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	const struct diagnosis *d = t->s.d;
 
 	if (!d) {
-		draw_waiting(t, y, w);
+		ui_draw_check_waiting(t, y, w, "findings appear");
 		return;
 	}
 	if (vs->drill) {

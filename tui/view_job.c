@@ -13,13 +13,11 @@
 #include "ui.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chart.h"
-#include "hostlist.h"
 
 #define BLOCK_H       6  /* the summary rows under the title, the loss chart beside them */
 #define LEFT_W        50 /* the summary's columns when the chart is beside it */
@@ -39,51 +37,6 @@ struct layout {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-/* Add the formatted text to x as lines that fit w columns once indented,
- * broken at spaces (a word longer than a line is cut). */
-static void add_paragraph(struct ui_text *x, int attr, int indent, int w, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void add_paragraph(struct ui_text *x, int attr, int indent, int w, const char *fmt, ...)
-{
-	int room = w - 2 - indent > 20 ? w - 2 - indent : 20;
-	const char *p;
-	va_list ap;
-	char *all;
-
-	va_start(ap, fmt);
-	if (vasprintf(&all, fmt, ap) < 0)
-		cd_fatal("out of memory");
-	va_end(ap);
-	for (p = all; *p;) {
-		int cut = room;
-
-		if ((int)strlen(p) <= room) {
-			ui_text_add(x, attr, indent, "%s", p);
-			break;
-		}
-		while (cut > 0 && p[cut] != ' ')
-			cut--;
-		if (cut == 0)
-			cut = room;
-		ui_text_add(x, attr, indent, "%.*s", cut, p);
-		for (p += cut; *p == ' '; p++)
-			;
-	}
-	free(all);
-}
-
-static char *hosts_folded(const struct session *s)
-{
-	struct hostlist *hl = hostlist_new();
-	char err[CD_ERRLEN], *fold;
-
-	for (size_t i = 0; i < s->nhosts; i++)
-		hostlist_add_arg(hl, s->hosts[i], err, sizeof(err));
-	fold = hostlist_fold(hl);
-	hostlist_free(hl);
-	return fold;
-}
 
 static double elapsed_s(const struct session *s)
 {
@@ -177,14 +130,14 @@ static void layout(struct tui *t, int y, int h, int w, struct layout *L)
 static void intro_text(struct tui *t, struct ui_text *x, int w)
 {
 	const struct mnist_opts *o = &t->o->session.mnist;
-	char *fold = hosts_folded(&t->s);
+	char *fold = session_hosts_folded(&t->s);
 
-	add_paragraph(x, A_NORMAL, 1, w,
-	              "r runs a short data-parallel (DDP) MNIST training job across the nodes: "
-	              "torchrun on every node when torch imports on all of them (gloo, or nccl "
-	              "where every node has CUDA), else the C trainer built into the agents, its "
-	              "gradients summed over the TCP ring. Every rank must end with the same "
-	              "parameters.");
+	ui_text_add(x, A_NORMAL, 1,
+	            "r runs a short data-parallel (DDP) MNIST training job across the nodes: "
+	            "torchrun on every node when torch imports on all of them (gloo, or nccl "
+	            "where every node has CUDA), else the C trainer built into the agents, its "
+	            "gradients summed over the TCP ring. Every rank must end with the same "
+	            "parameters.");
 	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, A_NORMAL, 1, "mode    %-9s (--mode torch, embedded or auto)",
 	            mnist_mode_name(o->mode));
@@ -192,25 +145,25 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 	ui_text_add(x, A_NORMAL, 1, "ranks   %d per node, batch %d per rank, lr %g",
 	            o->nproc_per_node, o->batch, o->lr);
 	if (o->data.data_dir)
-		add_paragraph(x, A_NORMAL, 1, w, "data    from %s (--data-dir)", o->data.data_dir);
+		ui_text_add(x, A_NORMAL, 1, "data    from %s (--data-dir)", o->data.data_dir);
 	else
-		add_paragraph(x, A_NORMAL, 1, w, "data    downloaded once from %s (or --data-dir)",
-		              o->data.url ? o->data.url : MNIST_DEFAULT_URL);
-	add_paragraph(x, A_NORMAL, 1, w, "nodes   %s (%zu)", t->s.nhosts ? fold : "none yet (H)",
-	              t->s.nhosts);
+		ui_text_add(x, A_NORMAL, 1, "data    downloaded once from %s (or --data-dir)",
+		            o->data.url ? o->data.url : MNIST_DEFAULT_URL);
+	ui_text_add(x, A_NORMAL, 1, "nodes   %s (%zu)", t->s.nhosts ? fold : "none yet (H)",
+	            t->s.nhosts);
 	ui_text_add(x, A_NORMAL, 0, " ");
-	add_paragraph(x, A_NORMAL, 1, w,
-	              "While it runs: the phase (data, push, train), the epochs and their loss, "
-	              "and every node's output; n shows one node's log at a time, j/k scroll it "
-	              "back, G follows it again.");
+	ui_text_add(x, A_NORMAL, 1,
+	            "While it runs: the phase (data, push, train), the epochs and their loss, "
+	            "and every node's output; n shows one node's log at a time, j/k scroll it "
+	            "back, G follows it again.");
 	if (t->o->read_only) {
 		ui_text_add(x, A_NORMAL, 0, " ");
-		add_paragraph(x, ui_attr(t, UI_WARN), 1, w,
-		              "disabled: --read-only runs nothing on the nodes but the check.");
+		ui_text_add(x, ui_attr(t, UI_WARN), 1,
+		            "disabled: --read-only runs nothing on the nodes but the check.");
 	}
 	if (t->s.job_state == TASK_FAILED && t->s.job_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");
-		add_paragraph(x, ui_attr(t, UI_FAIL), 1, w, "FAILED to start: %s", t->s.job_error);
+		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start: %s", t->s.job_error);
 	}
 	free(fold);
 }

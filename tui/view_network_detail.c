@@ -8,31 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Text wrapped at spaces to w columns, every row indented (ui_text_draw
- * would cut words at the edge). */
-static void text_wrapped(struct ui_text *x, int attr, int indent, int w, const char *text)
-{
-	int room = w - 2 - indent > 20 ? w - 2 - indent : 20;
-
-	for (const char *p = text; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p), cut = len;
-
-		if (len > room) {
-			for (cut = room; cut > 0 && p[cut] != ' '; cut--)
-				;
-			if (cut == 0)
-				cut = room;
-		}
-		ui_text_add(x, attr, indent, "%.*s", cut, p);
-		p += cut;
-		while (*p == ' ')
-			p++;
-		if (*p == '\n')
-			p++;
-	}
-}
-
 /* "NCCL, bootstrap, Gloo": who would use addr on node i, "" for nobody. */
 static void pick_users(const struct tui *t, size_t i, const char *addr, char *buf, size_t len)
 {
@@ -52,11 +27,11 @@ static void finding_text(struct tui *t, const struct finding *f, int w, struct u
 {
 	ui_text_add(x, ui_attr(t, f->severity == SEV_ERROR ? UI_FAIL : UI_WARN), 2, "%-7s %s",
 	            severity_name(f->severity), f->id);
-	text_wrapped(x, A_NORMAL, 10, w, f->message);
-	text_wrapped(x, ui_attr(t, UI_DIM), 10, w, f->evidence);
+	ui_text_add(x, A_NORMAL, 10, "%s", f->message ? f->message : "");
+	ui_text_add(x, ui_attr(t, UI_DIM), 10, "%s", f->evidence ? f->evidence : "");
 	if (f->fix && f->fix[0])
 		ui_text_add(x, A_NORMAL, 10, "fix:");
-	text_wrapped(x, A_NORMAL, 12, w, f->fix);
+	ui_text_add(x, A_NORMAL, 12, "%s", f->fix ? f->fix : "");
 }
 
 /* The findings naming node b and, when both is set, node a too (else
@@ -112,7 +87,7 @@ static void fwrules_text(struct tui *t, size_t i, const int *ports, size_t nport
 		else
 			ui_text_add(x, A_NORMAL, 2, "%s %s ports %d-%d", r->tool, r->verdict,
 			            r->port_lo, r->port_hi);
-		text_wrapped(x, ui_attr(t, UI_DIM), 6, w, r->text);
+		ui_text_add(x, ui_attr(t, UI_DIM), 6, "%s", r->text);
 	}
 }
 
@@ -272,11 +247,11 @@ static void predictions_text(struct tui *t, size_t i, int w, struct ui_text *x)
 		return;
 	}
 	nccl_log_line(&p->nccl, line, sizeof(line));
-	text_wrapped(x, ui_attr(t, p->nccl.npicks ? UI_NORMAL : UI_FAIL), 2, w, line);
+	ui_text_add(x, ui_attr(t, p->nccl.npicks ? UI_NORMAL : UI_FAIL), 2, "%s", line);
 	ui_text_add(x, ui_attr(t, UI_DIM), 6, "[%s] NCCL %s", p->nccl.rule,
 	            n->nccl_version[0] ? n->nccl_version : "unknown: 2.28.3+ rules");
 	nccl_log_line(&p->bootstrap, line, sizeof(line));
-	text_wrapped(x, ui_attr(t, p->bootstrap.npicks ? UI_NORMAL : UI_FAIL), 2, w, line);
+	ui_text_add(x, ui_attr(t, p->bootstrap.npicks ? UI_NORMAL : UI_FAIL), 2, "%s", line);
 	if (p->gloo.npicks)
 		ui_text_add(x, A_NORMAL, 2, "Gloo: %s:%s%s", p->gloo.picks[0].ifname,
 		            p->gloo.picks[0].addr, p->gloo.npicks > 1 ? " ..." : "");
