@@ -209,8 +209,8 @@ static int consent_to_key(const char *node, const char *keytype, const char *fp,
 	return 0;
 }
 
-static void password_prompt(const struct fix_login *l, const struct netmodel *m, char *out,
-                            size_t len)
+void fix_login_password_prompt(const struct fix_login *l, const struct netmodel *m, char *out,
+                               size_t len)
 {
 	size_t used;
 
@@ -224,119 +224,244 @@ static void password_prompt(const struct fix_login *l, const struct netmodel *m,
 	snprintf(out + used, len - used, ": ");
 }
 
-int fix_login_apply(struct fix_login *l, const struct netmodel *m, const struct diagnosis *d,
-                    const struct fix_opts *fo, const struct sshpool_opts *pool,
-                    const char *const *hosts, struct fix_journal *j, FILE *f, json_t *json_out)
+/* One run of the stage on a loop: its own pool (the password, the consent
+ * to the host keys shown), a gather, a plan and an apply. */
+struct fix_login_run {
+	struct loop *loop;
+	struct fix_login *l;
+	const struct netmodel *m;
+	const struct diagnosis *d;
+	struct fix_opts fo;
+	struct sshpool_opts po;
+	struct consent cons;
+	struct fix_journal *j;
+	char *pw; /* PASSWORD_MAX bytes, wiped when the run is freed */
+	struct fix_node_state *states;
+	int *skip;
+	struct fix_result **results;
+	struct sshpool *pool;
+	struct fix_session *s;
+	struct fix_plan *p;
+	char error[CD_ERRLEN]; /* why the stage could not plan, "" */
+	char jerr[CD_ERRLEN];  /* why the journal could not be saved, "" */
+	uint64_t timer;
+	void (*done)(void *);
+	void *arg;
+};
+
+/* Create the head's key when it has none (ssh-keygen, waited for: once). */
+static int ensure_head_key(struct fix_login *l, char *err, size_t errlen)
 {
-	struct consent cons = {.l = l, .m = m};
-	struct sshpool_opts po = *pool;
-	struct fix_opts o2 = *fo;
-	struct phase ph = {.loop = loop_new()};
-	struct fix_node_state *states = cd_calloc(l->n, sizeof(*states));
-	int *skip = cd_calloc(l->n, sizeof(*skip));
-	struct fix_result **results = cd_calloc(l->n, sizeof(*results));
-	struct sshpool *sp = NULL;
-	struct fix_session *s = NULL;
-	struct fix_plan *p = NULL;
-	char *pw = cd_calloc(1, PASSWORD_MAX), err[CD_ERRLEN], jerr[CD_ERRLEN] = "", comment[300];
-	char prompt[512], host[256];
-	int failed = (int)l->nlogin;
+	char comment[300], host[256];
 
+	if (l->key.exists)
+		return 0;
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "head");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(comment, sizeof(comment), "clusterdoc@%s", host);
+	if (head_key_create(&l->key, comment, err, errlen) < 0)
+		return -1;
+	l->key_created = 1;
+	return 0;
+}
+
+static void run_finish(struct loop *loop, void *arg)
+{
+	struct fix_login_run *r = arg;
+
+	r->timer = 0;
+	r->done(r->arg);
+}
+
+/* The session calls back from inside its own callbacks: what follows runs
+ * on the loop's next turn. */
+static void next_turn(struct fix_login_run *r, loop_timer_cb cb)
+{
+	r->timer = loop_timer_add(r->loop, 0, cb, r);
+}
+
+static void on_applied(void *arg)
+{
+	next_turn(arg, run_finish);
+}
+
+static void plan_and_apply(struct loop *loop, void *arg)
+{
+	struct fix_login_run *r = arg;
+
+	r->timer = 0;
+	r->fo.only = "ssh-key";
+	r->fo.login = r->l->login;
+	r->fo.head_pubkey = r->l->key.publine;
+	r->p = fix_plan_build(r->m, r->d, r->states, &r->fo, r->j->run, r->error, sizeof(r->error));
+	if (!r->p) {
+		run_finish(loop, r);
+		return;
+	}
+	for (size_t i = 0; i < r->l->n; i++)
+		r->results[i] = cd_calloc(r->p->nodes[i].nactions + 1, sizeof(**r->results));
+	fix_session_apply(r->s, r->p, r->j, r->results, r->jerr, sizeof(r->jerr), on_applied, r);
+}
+
+static void on_gathered(void *arg)
+{
+	next_turn(arg, plan_and_apply);
+}
+
+struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
+                                      const struct netmodel *m, const struct diagnosis *d,
+                                      const struct fix_opts *fo, const struct sshpool_opts *pool,
+                                      const char *password, const char *const *hosts,
+                                      struct fix_journal *j, void (*done)(void *), void *arg,
+                                      char *err, size_t errlen)
+{
+	struct fix_login_run *r;
+
+	if (ensure_head_key(l, err, errlen) < 0)
+		return NULL;
+	r = cd_calloc(1, sizeof(*r));
+	*r = (struct fix_login_run){.loop = loop,
+	                            .l = l,
+	                            .m = m,
+	                            .d = d,
+	                            .fo = *fo,
+	                            .po = *pool,
+	                            .cons = {.l = l, .m = m},
+	                            .j = j,
+	                            .pw = cd_calloc(1, PASSWORD_MAX),
+	                            .states = cd_calloc(l->n + 1, sizeof(*r->states)),
+	                            .skip = cd_calloc(l->n + 1, sizeof(*r->skip)),
+	                            .results = cd_calloc(l->n + 1, sizeof(*r->results)),
+	                            .done = done,
+	                            .arg = arg};
 	for (size_t i = 0; i < l->n; i++) {
-		fix_node_state_init(&states[i]);
-		skip[i] = !l->login[i];
+		fix_node_state_init(&r->states[i]);
+		r->skip[i] = !l->login[i];
 	}
-	if (!l->key.exists) {
-		if (gethostname(host, sizeof(host)) < 0)
-			snprintf(host, sizeof(host), "head");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(comment, sizeof(comment), "clusterdoc@%s", host);
-		if (head_key_create(&l->key, comment, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
-			goto out;
-		}
+	if (password) {
+		snprintf(r->pw, PASSWORD_MAX, "%s", password);
+		r->po.password = r->pw;
+	}
+	r->po.backend = SSH_BACKEND_LIBSSH2; /* the openssh transport cannot take a password */
+	r->po.hostkey_consent = consent_to_key;
+	r->po.consent_arg = &r->cons;
+	r->pool = sshpool_new(loop, &r->po, err, errlen);
+	if (!r->pool) {
+		fix_login_run_free(r);
+		return NULL;
+	}
+	r->s = fix_session_new(loop, r->pool, hosts, l->n);
+	fix_session_gather(r->s, r->states, r->skip, NULL, on_gathered, r);
+	return r;
+}
+
+int fix_login_run_report(const struct fix_login_run *r, FILE *f, json_t *json_out)
+{
+	const struct fix_login *l = r->l;
+	int failed = 0;
+
+	if (f && l->key_created)
+		fprintf(f, "\nhead: created %s (%s %s)\n", l->key.path, l->key.type, l->key.fp);
+	if (!r->p) {
 		if (f)
-			fprintf(f, "\nhead: created %s (%s %s)\n", l->key.path, l->key.type,
-			        l->key.fp);
+			fprintf(f, "\nssh-key: %s\n", r->error);
+		return (int)l->nlogin;
 	}
-	if (l->need_password) {
-		password_prompt(l, m, prompt, sizeof(prompt));
-		if (secret_ask(prompt, pw, PASSWORD_MAX, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
-			goto out;
-		}
-		po.password = pw;
-	}
-	po.backend = SSH_BACKEND_LIBSSH2; /* the openssh transport cannot take a password */
-	po.hostkey_consent = consent_to_key;
-	po.consent_arg = &cons;
-	sp = sshpool_new(ph.loop, &po, err, sizeof(err));
-	if (!sp) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	s = fix_session_new(ph.loop, sp, hosts, l->n);
-	fix_session_gather(s, states, skip, NULL, phase_done, &ph);
-	phase_wait(&ph);
-
-	o2.only = "ssh-key";
-	o2.login = l->login;
-	o2.head_pubkey = l->key.publine;
-	p = fix_plan_build(m, d, states, &o2, j->run, err, sizeof(err));
-	if (!p) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	for (size_t i = 0; i < l->n; i++)
-		results[i] = cd_calloc(p->nodes[i].nactions + 1, sizeof(**results));
-	fix_session_apply(s, p, j, results, jerr, sizeof(jerr), phase_done, &ph);
-	phase_wait(&ph);
-	if (jerr[0])
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", jerr);
-
-	failed = 0;
 	if (f)
 		fprintf(f, "\nlogged in (ssh-key):\n");
 	for (size_t i = 0; i < l->n; i++) {
-		const struct fix_node_plan *np = &p->nodes[i];
-		int bad = !states[i].gathered;
+		const struct fix_node_plan *np = &r->p->nodes[i];
+		int bad = !r->states[i].gathered;
 		json_t *acts = json_array();
 
 		if (!l->login[i])
 			continue;
 		for (size_t k = 0; k < np->nactions; k++) {
-			const struct fix_result *r = &results[i][k];
+			const struct fix_result *res = &r->results[i][k];
 
-			bad |= r->status == FIX_FAILED || r->status == FIX_SKIPPED;
+			bad |= res->status == FIX_FAILED || res->status == FIX_SKIPPED;
 			json_array_append_new(
 			    acts, json_pack("{s:s, s:s, s:s, s:s}", "fixer", np->actions[k].fixer,
 			                    "summary", np->actions[k].summary, "status",
-			                    fix_status_name(r->status), "message", r->message));
+			                    fix_status_name(res->status), "message", res->message));
 		}
 		if (f)
-			fix_print_plan_node(f, m, p, i, results, 1);
+			fix_print_plan_node(f, r->m, r->p, i, r->results, 1);
 		if (json_out)
 			json_array_append_new(
-			    json_out,
-			    json_pack("{s:s, s:o, s:s?}", "host", m->nodes[i].host, "actions", acts,
-			              "error", states[i].gathered ? NULL : states[i].error));
+			    json_out, json_pack("{s:s, s:o, s:s?}", "host", r->m->nodes[i].host,
+			                        "actions", acts, "error",
+			                        r->states[i].gathered ? NULL : r->states[i].error));
 		else
 			json_decref(acts);
 		failed += bad;
 	}
+	return failed;
+}
+
+const char *fix_login_run_journal_error(const struct fix_login_run *r)
+{
+	return r->jerr;
+}
+
+void fix_login_run_free(struct fix_login_run *r)
+{
+	if (!r)
+		return;
+	if (r->timer)
+		loop_timer_cancel(r->loop, r->timer);
+	secret_wipe(r->pw, PASSWORD_MAX);
+	free(r->pw);
+	for (size_t i = 0; i < r->l->n; i++) {
+		if (r->results)
+			free(r->results[i]);
+		fix_node_state_fini(&r->states[i]);
+	}
+	free(r->results);
+	free(r->states);
+	free(r->skip);
+	fix_plan_free(r->p);
+	fix_session_free(r->s);
+	sshpool_free(r->pool);
+	free(r);
+}
+
+int fix_login_apply(struct fix_login *l, const struct netmodel *m, const struct diagnosis *d,
+                    const struct fix_opts *fo, const struct sshpool_opts *pool,
+                    const char *const *hosts, struct fix_journal *j, FILE *f, json_t *json_out)
+{
+	struct phase ph = {.loop = loop_new()};
+	struct fix_login_run *r = NULL;
+	char *pw = cd_calloc(1, PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
+	int failed = (int)l->nlogin;
+
+	if (l->need_password) {
+		if (ensure_head_key(l, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+			goto out;
+		}
+		fix_login_password_prompt(l, m, prompt, sizeof(prompt));
+		if (secret_ask(prompt, pw, PASSWORD_MAX, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+			goto out;
+		}
+	}
+	r = fix_login_start(ph.loop, l, m, d, fo, pool, l->need_password ? pw : NULL, hosts, j,
+	                    phase_done, &ph, err, sizeof(err));
+	if (!r) {
+		fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+		goto out;
+	}
+	phase_wait(&ph);
+	if (fix_login_run_journal_error(r)[0])
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		        fix_login_run_journal_error(r));
+	failed = fix_login_run_report(r, f, json_out);
 out:
+	fix_login_run_free(r);
 	secret_wipe(pw, PASSWORD_MAX);
 	free(pw);
-	for (size_t i = 0; i < l->n; i++) {
-		free(results[i]);
-		fix_node_state_fini(&states[i]);
-	}
-	free(results);
-	free(states);
-	free(skip);
-	fix_plan_free(p);
-	fix_session_free(s);
-	sshpool_free(sp);
 	loop_free(ph.loop);
 	return failed;
 }

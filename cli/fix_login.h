@@ -20,6 +20,7 @@
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_sshkey.h"
+#include "loop.h"
 #include "sshpool.h"
 
 struct fix_login {
@@ -28,7 +29,8 @@ struct fix_login {
 	size_t nlogin;     /* nodes with login[i] */
 	int need_password; /* a node refused the keys (error code auth*) */
 	struct head_key key;
-	char user[64]; /* the login user, for the prompt ("" when unknown) */
+	int key_created; /* the stage created the head's key */
+	char user[64];   /* the login user, for the prompt ("" when unknown) */
 };
 
 /*
@@ -49,13 +51,42 @@ void fix_login_print(FILE *f, const struct fix_login *l, const struct netmodel *
 /* The same as JSON: {"head_key": {...}, "nodes": [...]}; new reference. */
 json_t *fix_login_json(const struct fix_login *l, const struct netmodel *m);
 
+/* "Password for USER on node1 node2: ", for the nodes that refused the keys. */
+void fix_login_password_prompt(const struct fix_login *l, const struct netmodel *m, char *out,
+                               size_t len);
+
 /*
- * Apply the stage (after the user confirmed the plan): create the head's key
- * if it has none, ask the password if needed, log in (recording the host
- * keys shown), gather and plan ssh-key on those nodes, apply it and add the
- * changes to j. Prints what was done on f (NULL: nothing printed) and adds
- * {"host", "actions": [...]} objects to json_out when not NULL. Returns the
- * number of nodes the stage did not complete.
+ * The stage from an event loop (after the user confirmed the plan): create
+ * the head's key if it has none (ssh-keygen, waited for), log in with
+ * password (NULL when no node refused the keys; copied, and wiped when the
+ * run is freed) recording exactly the host keys the plan showed, gather and
+ * plan ssh-key on those nodes, apply it and add the changes to j (saved).
+ * done(arg) is called once, from the loop. NULL with err when the key could
+ * not be created or the pool could not start. l, m, d, hosts and j must
+ * outlive the run.
+ */
+struct fix_login_run;
+struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
+                                      const struct netmodel *m, const struct diagnosis *d,
+                                      const struct fix_opts *fo, const struct sshpool_opts *pool,
+                                      const char *password, const char *const *hosts,
+                                      struct fix_journal *j, void (*done)(void *), void *arg,
+                                      char *err, size_t errlen);
+/* What the run did, after done: the key created, then per node its actions
+ * and results (fix_print_plan_node) on f (NULL: nothing printed), and
+ * {"host", "actions": [...], "error"} objects added to json_out (NULL:
+ * none). Returns the number of nodes the stage did not complete. */
+int fix_login_run_report(const struct fix_login_run *r, FILE *f, json_t *json_out);
+/* Why the journal could not be saved, or "". */
+const char *fix_login_run_journal_error(const struct fix_login_run *r);
+/* Closes its agents and wipes the password. */
+void fix_login_run_free(struct fix_login_run *r);
+
+/*
+ * The stage for `clusterdoc fix`: asks the password on the terminal (or
+ * SSH_ASKPASS) when a node refused the keys, runs fix_login_start on a loop
+ * of its own and prints its report on f. Returns the number of nodes the
+ * stage did not complete.
  */
 int fix_login_apply(struct fix_login *l, const struct netmodel *m, const struct diagnosis *d,
                     const struct fix_opts *fo, const struct sshpool_opts *pool,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hostlist.h"
+#include "secret.h"
 
 #define TICK_MS    100
 #define MESSAGE_MS 6000
@@ -194,6 +195,10 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 		           "check: %s, %zu/%zu connected, %zu/%zu probed, %zu failed  ", p.phase,
 		           p.connected, p.nodes, p.probed, p.nodes, p.failed);
 	}
+	if (s->fix.state == FIXFLOW_PLANNING || s->fix.state == FIXFLOW_APPLYING ||
+	    s->fix.state == FIXFLOW_VERIFYING)
+		bar_append(buf, len, &off, "fix %s: %s  ", s->fix.only,
+		           fixflow_state_name(s->fix.state));
 	if (s->bench_state == TASK_RUNNING) {
 		struct bench_progress p;
 
@@ -247,6 +252,11 @@ static void draw_status(struct tui *t)
 		move(y, 0);
 		clrtoeol();
 		x = ui_print(y, 0, COLS, ui_attr(t, UI_TITLE), "%s", t->prompt_label);
+		if (t->prompt == PROMPT_SECRET) { /* not echoed, not even its length */
+			move(y, x < COLS ? x : COLS - 1);
+			curs_set(1);
+			return;
+		}
 		/* the end of a long input stays visible */
 		{
 			int room = COLS - x - 1;
@@ -334,9 +344,18 @@ static void draw(struct tui *t)
 
 /* ---------------------------------------------------------------- keys */
 
+/* Empty the input line (wiped: it may have held a password). */
+static void input_clear(struct tui *t)
+{
+	secret_wipe(t->input, sizeof(t->input));
+	t->input_len = 0;
+}
+
 static void prompt_key(struct tui *t, int ch)
 {
 	if (ch == 27) { /* Esc: cancel */
+		if (t->prompt == PROMPT_SECRET)
+			input_clear(t);
 		t->prompt = PROMPT_NONE;
 		return;
 	}
@@ -354,7 +373,11 @@ static void prompt_key(struct tui *t, int ch)
 
 			/* done may open the prompt again, over t->input */
 			memcpy(text, t->input, sizeof(text));
+			if (k == PROMPT_SECRET)
+				input_clear(t);
 			t->prompt_done(t, text);
+			if (k == PROMPT_SECRET)
+				secret_wipe(text, sizeof(text));
 		}
 		return;
 	}
@@ -364,8 +387,7 @@ static void prompt_key(struct tui *t, int ch)
 		return;
 	}
 	if (ch == 21) { /* ^U */
-		t->input_len = 0;
-		t->input[0] = 0;
+		input_clear(t);
 		return;
 	}
 	if (ch >= 0x20 && ch < 0x7f && t->input_len + 1 < sizeof(t->input)) {
@@ -527,6 +549,7 @@ static void read_keys(struct tui *t)
 
 	while ((ch = getch()) != ERR) {
 		int64_t t0 = cd_now_us();
+		int secret = t->prompt == PROMPT_SECRET;
 
 		handle_key(t, ch);
 		if (t->quit)
@@ -535,7 +558,11 @@ static void read_keys(struct tui *t)
 		if (t->trace) {
 			int64_t us = cd_now_us() - t0;
 
-			fprintf(t->trace, "key %d %lld us\n", ch, (long long)us);
+			/* a password's keys never reach the trace */
+			if (secret)
+				fprintf(t->trace, "key - %lld us\n", (long long)us);
+			else
+				fprintf(t->trace, "key %d %lld us\n", ch, (long long)us);
 			if (us > t->key_max_us)
 				t->key_max_us = us;
 		}

@@ -66,6 +66,7 @@ static void on_check_done(void *arg)
 	s->d = diagnose(s->m);
 	s->check_state = TASK_DONE;
 	s->check_ended_ms = cd_now_ms();
+	session_fix_check_done(s);
 	changed(s);
 }
 
@@ -92,6 +93,12 @@ int session_check_start(struct session *s, char *err, size_t errlen)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the check is running already");
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
+	if (s->fix.state == FIXFLOW_PLANNING || s->fix.state == FIXFLOW_APPLYING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED,
+		               "a fix is being %s: the check follows it",
+		               s->fix.state == FIXFLOW_PLANNING ? "planned" : "applied");
+	if (s->fix.state == FIXFLOW_PLANNED)
+		session_fix_close(s); /* the plan was made from the check it replaces */
 	check_clear(s);
 	s->m = netmodel_new((const char *const *)s->hosts, s->nhosts);
 	s->check_pool = sshpool_new(s->loop, s->o.pool, s->check_error, sizeof(s->check_error));
@@ -306,7 +313,8 @@ const struct mnist_report *session_job_report(const struct session *s)
 int session_busy(const struct session *s)
 {
 	return (s->check_state == TASK_RUNNING) + (s->bench_state == TASK_RUNNING) +
-	       (s->job_state == TASK_RUNNING);
+	       (s->job_state == TASK_RUNNING) + (s->fix.state == FIXFLOW_PLANNING) +
+	       (s->fix.state == FIXFLOW_APPLYING);
 }
 
 char *session_hosts_folded(const struct session *s)
@@ -341,6 +349,7 @@ int session_set_hosts(struct session *s, const char *expr, char *err, size_t err
 		hostlist_free(hl);
 		return rc;
 	}
+	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
 	job_clear(s);
@@ -356,6 +365,8 @@ int session_set_hosts(struct session *s, const char *expr, char *err, size_t err
 
 void session_fini(struct session *s)
 {
+	s->changed = NULL;
+	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
 	job_clear(s);

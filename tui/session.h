@@ -23,6 +23,7 @@
 #include "probes/diagnose.h"
 #include "probes/netcheck.h"
 #include "probes/netmodel.h"
+#include "session_fix.h"
 #include "sshpool.h"
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
@@ -87,6 +88,9 @@ struct session {
 	size_t nlines;
 	size_t lines_dropped;
 	int64_t job_started_ms, job_ended_ms;
+
+	/* a fix from the Findings view (session_fix.h) */
+	struct fixflow fix;
 };
 
 /* opts is copied (its pointers borrowed). No hosts yet: session_set_hosts. */
@@ -129,6 +133,21 @@ void session_check_progress(const struct session *s, struct check_progress *p);
 
 /* Findings naming node i (0 before the diagnosis). */
 size_t session_node_findings(const struct session *s, size_t i);
+
+/*
+ * A fix for finding k of the diagnosis (session_fix.h). session_fix_plan
+ * gathers and plans with the fixers answering it: CD_ERR_REFUSED while a
+ * task runs, CD_ERR_NOTFOUND without a check or a fixer for it. Then
+ * session_fix_apply applies the plan (password: for the nodes that refused
+ * the head's keys, else NULL) and re-runs the check, which verifies it.
+ * session_fix_close forgets the flow (refused by nothing: call it when no
+ * step runs). A new check started by hand drops a plan not applied.
+ */
+int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen);
+int session_fix_apply(struct session *s, const char *password, char *err, size_t errlen);
+void session_fix_close(struct session *s);
+/* For session.c: the check ended (the fix's verification when it waits). */
+void session_fix_check_done(struct session *s);
 
 /* The bench's and the job's reports, NULL before they started. */
 const struct bench_report *session_bench_report(const struct session *s);

@@ -63,7 +63,15 @@ struct view {
 
 extern const struct view view_nodes, view_network, view_findings, view_env, view_bench, view_job;
 
-enum prompt_kind { PROMPT_NONE, PROMPT_FILTER, PROMPT_HOSTS, PROMPT_PATH, PROMPT_CONFIRM };
+/* PROMPT_SECRET: the input is not shown, not traced, and wiped after done. */
+enum prompt_kind {
+	PROMPT_NONE,
+	PROMPT_FILTER,
+	PROMPT_HOSTS,
+	PROMPT_PATH,
+	PROMPT_CONFIRM,
+	PROMPT_SECRET,
+};
 
 #define UI_MAX_VIEWS 8
 
@@ -82,10 +90,10 @@ struct tui {
 
 	/* the prompt line */
 	enum prompt_kind prompt;
-	char prompt_label[64];
+	char prompt_label[256];
 	char input[512];
 	size_t input_len;
-	/* PROMPT_PATH and PROMPT_CONFIRM call this with the text (or "y") */
+	/* PROMPT_PATH, PROMPT_CONFIRM, PROMPT_SECRET call this with the text */
 	void (*prompt_done)(struct tui *t, const char *text);
 
 	char filter[512]; /* "/": applies to the rows of every view */

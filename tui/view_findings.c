@@ -3,8 +3,10 @@
  * first, one row each (severity, id, the nodes it names, its message).
  * Enter opens a finding: its title, nodes, message, evidence, what to do,
  * and the `clusterdoc fix` command whose fixers answer it, or a word that
- * it has to be done by hand.
+ * it has to be done by hand. `f` plans that fix here and `y` applies it
+ * (fix_panel.h).
  */
+#include "fix_panel.h"
 #include "ui.h"
 
 #include <stdlib.h>
@@ -170,11 +172,14 @@ static void fix_text(struct tui *t, const struct finding *f, struct ui_text *x)
 		hostlist_add_arg(hl, t->s.hosts[i], err, sizeof(err));
 	all = hostlist_fold(hl);
 	check_options(t, opts, sizeof(opts));
-	ui_text_add(x, A_BOLD, 2, "clusterdoc fix -w %s%s%s%s --only %s --apply",
+	ui_text_add(x, A_BOLD, 2,
+	            "f shows the plan here (diffs, commands; nothing changes), "
+	            "then y applies it");
+	ui_text_add(x, A_NORMAL, 2, "or: clusterdoc fix -w %s%s%s%s --only %s --apply",
 	            strpbrk(all, "[]*?") ? "'" : "", all, strpbrk(all, "[]*?") ? "'" : "", opts,
 	            only);
 	ui_text_add(x, ui_attr(t, UI_DIM), 2,
-	            "without --apply it shows the plan (diffs, commands) and changes nothing");
+	            "without --apply it shows the plan and changes nothing");
 	free(all);
 	hostlist_free(hl);
 }
@@ -288,13 +293,35 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 
 static size_t rows(struct tui *t, struct view_state *vs)
 {
-	return vs->drill ? 0 : count_visible(t); /* a detail scrolls */
+	return vs->drill ? 0 : count_visible(t); /* a detail and the fix panel scroll */
+}
+
+/* The diagnosis index of the selected finding, or -1. */
+static long selected_finding(struct tui *t, struct view_state *vs)
+{
+	size_t *vis, n;
+	long k = -1;
+
+	if (!t->s.d)
+		return -1;
+	vis = cd_calloc(t->s.d->nfindings + 1, sizeof(*vis));
+	n = visible(t, vis);
+	if (vs->sel < n)
+		k = (long)vis[vs->sel];
+	free(vis);
+	return k;
 }
 
 static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 {
 	const struct diagnosis *d = t->s.d;
 
+	if (vs->mode && t->s.fix.state != FIXFLOW_IDLE) {
+		fix_panel_draw(t, vs, y, h, w);
+		return;
+	}
+	if (vs->mode) /* the flow was closed elsewhere (new hosts) */
+		vs->mode = vs->drill = 0;
 	if (!d) {
 		ui_draw_check_waiting(t, y, w, "findings appear");
 		return;
@@ -321,6 +348,20 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
  * ui_text_draw keeps the scroll inside the text). */
 static int key(struct tui *t, struct view_state *vs, int ch)
 {
+	long k;
+
+	if (vs->mode && t->s.fix.state != FIXFLOW_IDLE)
+		return fix_panel_key(t, vs, ch);
+	if (ch == 'f') {
+		if (fix_panel_reopen(t, vs))
+			return 1;
+		k = selected_finding(t, vs);
+		if (k < 0)
+			ui_message(t, 1, "no finding selected");
+		else
+			fix_panel_open(t, vs, (size_t)k);
+		return 1;
+	}
 	if (vs->drill && (ch == 'G' || ch == KEY_END)) {
 		vs->scroll = 1 << 20;
 		return 1;
@@ -335,7 +376,8 @@ static int enter(struct tui *t, struct view_state *vs)
 
 const struct view view_findings = {
     .name = "Findings",
-    .hint = "Enter the finding's evidence, fix and `clusterdoc fix` command; r re-run the check",
+    .hint = "Enter the finding's evidence and fix; f plans its fix, y applies it; r re-run the "
+            "check",
     .rerun = "check",
     .draw = draw,
     .rows = rows,
