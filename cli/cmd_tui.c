@@ -43,7 +43,7 @@ static void usage(FILE *f)
 	        "docs/tui.md.\n\n"
 	        "Options:\n"
 	        "      --no-color           no colours (also when $NO_COLOR is set)\n"
-	        "      --read-only          run only the check: no bench, no job\n"
+	        "      --read-only          run only the check: no bench, no job, no fix applied\n"
 	        "      --env-file PATH      where the Env view writes (default ./clusterdoc.env)\n"
 	        "  the check:\n"
 	        "      --master HOST        the node that will be rank 0 (default: the first)\n"
