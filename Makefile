@@ -111,7 +111,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 deps:
 	@scripts/deps.sh
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(AGENT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
 # The NCCL oracle (tests/oracle/): the real NCCL's bootstrap choice, compared

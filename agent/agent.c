@@ -34,6 +34,11 @@ struct agent {
 	int said_hello;  /* no request but hello is served before a good hello */
 	int one_request; /* --one-request: only the rows marked as_root */
 	int quit;
+	/* where responses go, for the progress of the request being served */
+	struct buf *out;
+	int out_fd;
+	long long serving; /* the id of that request */
+	int out_broken;    /* a write to out_fd failed: send nothing more */
 };
 
 /* A handler returns the result object (new reference), or NULL with a code
@@ -141,6 +146,52 @@ static const struct {
     {.type = "exit", .handle = handle_exit},
 };
 
+/* Write all of out to fd (blocking: stdout is the SSH channel). */
+static int flush_out(struct buf *out, int fd)
+{
+	while (out->len) {
+		ssize_t n = write(fd, out->data, out->len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf_consume(out, (size_t)n);
+	}
+	return 0;
+}
+
+/* The progress emitter (proto.h) of a request that asked for progress:
+ * each line goes out at once, as the handler is still running. */
+static void emit_progress(json_t *progress_take, void *arg)
+{
+	struct agent *a = arg;
+	json_t *msg = proto_progress(a->serving, progress_take);
+	char err[CD_ERRLEN];
+
+	if (!a->out_broken && proto_write(a->out, msg, err, sizeof(err)) == 0 &&
+	    flush_out(a->out, a->out_fd) < 0)
+		a->out_broken = 1;
+	json_decref(msg);
+}
+
+/* Call handler row i for req, with the progress emitter installed when the
+ * request asked for progress (never under --one-request: it has no head). */
+static json_t *call_handler(struct agent *a, size_t i, json_t *req, const char **code, char *msg,
+                            size_t msglen)
+{
+	json_t *result;
+
+	if (a->out && !a->one_request && json_is_true(json_object_get(req, "progress"))) {
+		a->serving = json_integer_value(json_object_get(req, "id"));
+		proto_progress_install(emit_progress, a);
+	}
+	result = handlers[i].plain ? handlers[i].plain(req, code, msg, msglen)
+	                           : handlers[i].handle(a, req, code, msg, msglen);
+	proto_progress_install(NULL, NULL);
+	return result;
+}
+
 static json_t *dispatch(struct agent *a, json_t *req)
 {
 	long long id = json_integer_value(json_object_get(req, "id"));
@@ -163,27 +214,11 @@ static json_t *dispatch(struct agent *a, json_t *req)
 		/* Already under sudo: asking for it again could only loop. */
 		if (a->one_request)
 			json_object_del(req, "sudo");
-		result = handlers[i].plain ? handlers[i].plain(req, &code, msg, sizeof(msg))
-		                           : handlers[i].handle(a, req, &code, msg, sizeof(msg));
+		result = call_handler(a, i, req, &code, msg, sizeof(msg));
 		return result ? proto_ok(id, result) : proto_fail(id, code, msg);
 	}
 	snprintf(msg, sizeof(msg), "unknown request type \"%.64s\"", type);
 	return proto_fail(id, "unknown-type", msg);
-}
-
-/* Write all of out to fd (blocking: stdout is the SSH channel). */
-static int flush_out(struct buf *out, int fd)
-{
-	while (out->len) {
-		ssize_t n = write(fd, out->data, out->len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf_consume(out, (size_t)n);
-	}
-	return 0;
 }
 
 static int serve(int in_fd, int out_fd)
@@ -196,6 +231,8 @@ static int serve(int in_fd, int out_fd)
 
 	buf_init(&in, PROTO_MAX_LINE);
 	buf_init(&out, 4 * PROTO_MAX_LINE);
+	a.out = &out;
+	a.out_fd = out_fd;
 	while (!a.quit) {
 		int got = proto_next(&in, &req, err, sizeof(err));
 
@@ -228,7 +265,7 @@ static int serve(int in_fd, int out_fd)
 			proto_write(&out, resp, err, sizeof(err));
 		}
 		json_decref(resp);
-		if (flush_out(&out, out_fd) < 0) {
+		if (a.out_broken || flush_out(&out, out_fd) < 0) {
 			rc = 1;
 			break;
 		}

@@ -32,6 +32,7 @@ enum {
 	OPT_NO_CHECK,
 	OPT_STALL_TIMEOUT,
 	OPT_PAIRS_ALL_MAX,
+	OPT_PROGRESS,
 };
 
 struct bench_run {
@@ -39,6 +40,9 @@ struct bench_run {
 	struct report_opts rep_o;
 	struct bench_opts o;
 	double min_bw; /* --check-min-bw GB/s; 0 = none */
+	int progress;  /* --progress */
+	int shown_round;
+	size_t shown_sizes; /* the last progress line's round and sizes */
 	struct loop *loop;
 	struct sshpool *pool;
 	struct bench *b;
@@ -47,6 +51,29 @@ struct bench_run {
 static void on_done(void *arg)
 {
 	loop_stop(((struct bench_run *)arg)->loop);
+}
+
+/* --progress: one line on stderr each time the sizes every rank has
+ * completed move, "sizes 7/26 done, now 1048576 bytes" (and the round of
+ * --pairs first). */
+static void on_progress(void *arg)
+{
+	struct bench_run *r = arg;
+	struct bench_progress p;
+	size_t sizes[BENCH_MAX_SIZES];
+
+	bench_progress(r->b, &p);
+	if (p.sizes_done == 0 || (p.round == r->shown_round && p.sizes_done == r->shown_sizes))
+		return;
+	r->shown_round = p.round;
+	r->shown_sizes = p.sizes_done;
+	fprintf(stderr, "clusterdoc bench: ");
+	if (r->o.pairs)
+		fprintf(stderr, "round %d/%d, ", p.round, p.rounds);
+	fprintf(stderr, "sizes %zu/%zu done", p.sizes_done, p.nsizes);
+	if (p.sizes_done < p.nsizes && bench_sizes(&r->o, sizes, BENCH_MAX_SIZES) > p.sizes_done)
+		fprintf(stderr, ", now %zu bytes", sizes[p.sizes_done]);
+	fputc('\n', stderr);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -76,6 +103,7 @@ static void usage(FILE *f)
 	        "      --no-check       do not verify the results\n"
 	        "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
 	        "                       run (default 10000)\n"
+	        "      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n"
 	        "%s%s",
 	        report_help, targets_help);
 }
@@ -146,6 +174,9 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 	case OPT_NO_CHECK:
 		r->o.check = 0;
 		return 0;
+	case OPT_PROGRESS:
+		r->progress = 1;
+		return 0;
 	}
 	if (report_option(&r->rep_o, opt, arg))
 		return 0;
@@ -172,6 +203,7 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 	    {"pairs-all-max", required_argument, NULL, OPT_PAIRS_ALL_MAX},
 	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
 	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"minbytes", required_argument, NULL, 'b'},
 	    {"maxbytes", required_argument, NULL, 'e'},
 	    {"stepfactor", required_argument, NULL, 'f'},
@@ -439,6 +471,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	r.b = bench_start(r.loop, r.pool, (const char *const *)r.t.hosts->names,
 	                  hostlist_count(r.t.hosts), &r.o, on_done, &r);
+	if (r.progress)
+		bench_on_progress(r.b, on_progress, &r);
 	loop_run(r.loop);
 	rep = bench_report(r.b);
 	if (r.t.json) {

@@ -25,6 +25,8 @@ struct bnode {
 	int ring;                         /* the ring it is in this round, -1 = none */
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
 	json_t *ranks_out;                /* bench_run's answer */
+	int running;                      /* bench_run was sent this round */
+	size_t sizes_done;                /* of this round: every local rank's (progress) */
 	int gone;                         /* failed or closed: out of every later round */
 	char *listen_answer;              /* the last bench_listen result, for a failure message */
 };
@@ -50,6 +52,8 @@ struct bench {
 	enum phase phase;
 	void (*done)(void *arg);
 	void *arg;
+	void (*moved)(void *arg); /* bench_on_progress */
+	void *moved_arg;
 	uint64_t next_timer, grace_timer;
 	int64_t started;
 	size_t sizes[BENCH_MAX_SIZES], nsizes;
@@ -350,6 +354,8 @@ static size_t next_round(struct bench *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		b->nodes[i].ring = -1;
+		b->nodes[i].running = 0;
+		b->nodes[i].sizes_done = 0;
 		memset(b->nodes[i].ports, 0, sizeof(b->nodes[i].ports));
 	}
 	free(b->rings);
@@ -485,6 +491,41 @@ static void send_listens(struct bench *b)
 
 /* ---------------------------------------------------------------- run */
 
+/* Node i has completed done sizes on every local rank: a count only grows. */
+static void sizes_moved(struct bench *b, size_t i, size_t done)
+{
+	if (done <= b->nodes[i].sizes_done || done > b->nsizes)
+		return;
+	b->nodes[i].sizes_done = done;
+	if (b->moved)
+		b->moved(b->moved_arg);
+}
+
+/* bench_run's interim progress (bench_agent.h): an answer that does not
+ * parse is no progress. */
+static void on_run_progress(struct pool_node *pn, json_t *progress, void *arg)
+{
+	json_t *done = json_object_get(progress, "sizes_done");
+
+	if (json_is_integer(done) && json_integer_value(done) >= 0)
+		sizes_moved(arg, index_of(pn), (size_t)json_integer_value(done));
+}
+
+/* The sizes every local rank of an answer completed. */
+static size_t answered_sizes(json_t *ranks)
+{
+	size_t least = 0, k;
+	json_t *r;
+
+	json_array_foreach(ranks, k, r)
+	{
+		size_t n = json_array_size(json_object_get(r, "results"));
+
+		least = k == 0 || n < least ? n : least;
+	}
+	return least;
+}
+
 static void on_run(struct pool_node *pn, json_t *result, const char *code, const char *msg,
                    void *arg)
 {
@@ -495,6 +536,7 @@ static void on_run(struct pool_node *pn, json_t *result, const char *code, const
 	if (reply_failed(b, pn, result, code, msg, "bench_run"))
 		return;
 	b->nodes[i].ranks_out = json_incref(json_object_get(result, "ranks"));
+	sizes_moved(b, i, answered_sizes(b->nodes[i].ranks_out));
 	json_array_foreach(b->nodes[i].ranks_out, k, r)
 	{
 		json_t *e = json_object_get(r, "error");
@@ -601,9 +643,11 @@ static void send_runs(struct bench *b)
 
 			json_decref(b->nodes[i].ranks_out);
 			b->nodes[i].ranks_out = NULL;
+			b->nodes[i].running = 1;
 			expect(b, i, 1);
-			sshpool_request(b->nodes[i].pn, run_request(b, rp, j),
-			                BENCH_RUN_SLACK_S * 1000, on_run, b);
+			sshpool_request_progress(b->nodes[i].pn, run_request(b, rp, j),
+			                         BENCH_RUN_SLACK_S * 1000, on_run_progress, on_run,
+			                         b);
 		}
 	}
 }
@@ -770,6 +814,28 @@ const struct bench_report *bench_report(const struct bench *b)
 	return &b->r;
 }
 
+void bench_on_progress(struct bench *b, void (*moved)(void *arg), void *arg)
+{
+	b->moved = moved;
+	b->moved_arg = moved ? arg : NULL;
+}
+
+/* The sizes every rank of the running round has completed. */
+static size_t round_sizes_done(const struct bench *b)
+{
+	size_t least = 0;
+	int any = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (!b->nodes[i].running)
+			continue;
+		if (!any || b->nodes[i].sizes_done < least)
+			least = b->nodes[i].sizes_done;
+		any = 1;
+	}
+	return least;
+}
+
 void bench_progress(const struct bench *b, struct bench_progress *p)
 {
 	static const char *const phases[] = {
@@ -782,6 +848,8 @@ void bench_progress(const struct bench *b, struct bench_progress *p)
 	p->phase = phases[b->phase];
 	p->nodes = b->n;
 	p->nsizes = b->nsizes;
+	if (b->phase == PH_RUN)
+		p->sizes_done = round_sizes_done(b);
 	for (size_t i = 0; i < b->n; i++) {
 		p->probed += b->nodes[i].probe && b->nodes[i].caps;
 		p->answered += b->nodes[i].waiting == 0 && !b->nodes[i].gone;

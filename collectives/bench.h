@@ -134,15 +134,25 @@ void bench_free(struct bench *b);
 
 const char *bench_backend_name(enum bench_backend b);
 
-/* Where a running bench is, for a live display (the TUI). The sizes are
- * timed on the nodes and answered together at the end of each round, so
- * sizes_done moves once per round. */
+/* Where a running bench is, for a live display (the TUI, --progress). The
+ * sizes are timed on the nodes, which report each size as all their local
+ * ranks have completed it (bench_run's progress, bench_agent.h); the
+ * results themselves arrive together at the end of each round. */
 struct bench_progress {
 	const char *phase;              /* "probe", "plan", "listen", "run", "done" */
 	size_t nodes, probed, answered; /* answered: this phase's answers so far */
 	int round, rounds;              /* 1 of 1 for a full ring; --pairs: rounds of pairs */
 	size_t nsizes;                  /* sizes in the sweep */
+	size_t sizes_done;              /* in the run phase: the sizes every rank of this
+	                                   round has completed (the fewest over its nodes;
+	                                   --pairs: of this round's pairs, each running the
+	                                   whole sweep); 0 in the other phases */
 };
 void bench_progress(const struct bench *b, struct bench_progress *p);
+
+/* Call moved(arg) from the loop each time a node of the running round
+ * reports more sizes done (so bench_progress's sizes_done may have moved);
+ * NULL stops it. For a display that is not redrawn on its own. */
+void bench_on_progress(struct bench *b, void (*moved)(void *arg), void *arg);
 
 #endif

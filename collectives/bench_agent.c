@@ -1,7 +1,8 @@
 /*
  * bench_agent.c - the agent's side of `clusterdoc bench` (see bench_agent.h):
  * request parsing, the listeners kept between bench_listen and bench_run,
- * and one thread per local rank running its backend's sweep.
+ * one thread per local rank running its backend's sweep, and the handler's
+ * thread following their sizes for the progress lines.
  */
 #include "collectives/bench_agent.h"
 #include "collectives/coll.h"
@@ -12,12 +13,15 @@
 #include "sockaddr.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#define BENCH_STDIN 0 /* its hangup means the head went away */
+#define BENCH_STDIN       0   /* its hangup means the head went away */
+#define BENCH_PROGRESS_MS 100 /* at most ten progress lines a second */
 
 /* The listeners of the last bench_listen, by local rank. */
 static struct {
@@ -147,16 +151,24 @@ struct run_params {
 	struct coll_sweep sweep;
 };
 
+/* The handler's thread waits here for the ranks' threads to end. */
+struct run_wait {
+	pthread_mutex_t mu;
+	pthread_cond_t ended; /* on CLOCK_MONOTONIC */
+	size_t running;       /* threads started and not yet ended */
+};
+
 /* One local rank: its inputs, then its outcome. */
 struct rank_job {
 	const struct run_params *p;
+	struct run_wait *wait;
 	int rank, gpu, listen_fd;
 	int started; /* its thread runs */
 	struct sockaddr_storage right;
 	socklen_t right_len;
 
 	struct coll_result results[BENCH_MAX_SIZES];
-	size_t done;
+	size_t done; /* moved by the sweep while it runs (ring.h, nccl.h) */
 	int failed;
 	struct ring_error error;
 };
@@ -200,7 +212,15 @@ static void *run_rank(void *arg)
 {
 	struct rank_job *j = arg;
 
-	return j->p->nccl ? run_nccl_rank(j) : run_tcp_rank(j);
+	if (j->p->nccl)
+		run_nccl_rank(j);
+	else
+		run_tcp_rank(j);
+	pthread_mutex_lock(&j->wait->mu);
+	j->wait->running--;
+	pthread_cond_signal(&j->wait->ended);
+	pthread_mutex_unlock(&j->wait->mu);
+	return NULL;
 }
 
 static int read_sizes(json_t *req, struct run_params *p, char *msg, size_t msglen)
@@ -330,10 +350,109 @@ static json_t *rank_json(const struct rank_job *j)
 	return o;
 }
 
+/* Start a thread per local rank; one that cannot start fails its rank. */
+static void start_ranks(struct run_wait *w, struct rank_job *jobs, pthread_t *threads, size_t n)
+{
+	pthread_mutex_lock(&w->mu);
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].wait = w;
+		if (pthread_create(&threads[i], NULL, run_rank, &jobs[i]) == 0) {
+			jobs[i].started = 1;
+			w->running++;
+			continue;
+		}
+		jobs[i].failed = 1; /* its neighbours will report it too */
+		jobs[i].error = (struct ring_error){.kind = RING_IO, .peer_rank = -1};
+		snprintf(jobs[i].error.msg, sizeof(jobs[i].error.msg),
+		         "could not start a thread for rank %d", jobs[i].rank);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ---------------------------------------------------------------- waiting, progress */
+
+static void run_wait_init(struct run_wait *w)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->ended, &ca);
+	pthread_condattr_destroy(&ca);
+	w->running = 0;
+}
+
+static void run_wait_fini(struct run_wait *w)
+{
+	pthread_cond_destroy(&w->ended);
+	pthread_mutex_destroy(&w->mu);
+}
+
+/* The sizes every local rank has completed: the slowest rank's count. */
+static size_t node_sizes_done(const struct rank_job *jobs, size_t n)
+{
+	size_t least = SIZE_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = __atomic_load_n(&jobs[i].done, __ATOMIC_ACQUIRE);
+
+		least = d < least ? d : least;
+	}
+	return n ? least : 0;
+}
+
+static void send_progress(const struct run_params *p, size_t done)
+{
+	proto_progress_emit(json_pack("{sIsIsI}", "sizes_done", (json_int_t)done, "sizes",
+	                              (json_int_t)p->sweep.nsizes, "bytes",
+	                              (json_int_t)p->sizes[done - 1]));
+}
+
+/* Wait until at most ms from now, or a rank's thread ends (w->mu held). */
+static void wait_a_while(struct run_wait *w, int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (long)ms * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&w->ended, &w->mu, &until);
+}
+
+/* Until every rank's thread has ended: a progress line each time the
+ * node's sizes done move, at most one per size and per BENCH_PROGRESS_MS. */
+static void follow_ranks(struct run_wait *w, const struct run_params *p,
+                         const struct rank_job *jobs, size_t n)
+{
+	size_t sent = 0;
+	int64_t sent_at = 0;
+
+	pthread_mutex_lock(&w->mu);
+	while (w->running > 0) {
+		size_t done;
+
+		wait_a_while(w, BENCH_PROGRESS_MS);
+		done = node_sizes_done(jobs, n);
+		if (w->running == 0 || done <= sent || cd_now_ms() - sent_at < BENCH_PROGRESS_MS)
+			continue;
+		pthread_mutex_unlock(&w->mu);
+		send_progress(p, done);
+		sent = done;
+		sent_at = cd_now_ms();
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
 json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	static struct run_params p; /* requests are served one at a time */
 	json_t *ranks = json_object_get(req, "ranks"), *r, *out;
+	struct run_wait w;
 	struct rank_job *jobs;
 	pthread_t *threads;
 	size_t i, n = json_array_size(ranks);
@@ -367,20 +486,15 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 			return NULL;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		if (pthread_create(&threads[i], NULL, run_rank, &jobs[i]) == 0) {
-			jobs[i].started = 1;
-			continue;
-		}
-		jobs[i].failed = 1; /* its neighbours will report it too */
-		jobs[i].error = (struct ring_error){.kind = RING_IO, .peer_rank = -1};
-		snprintf(jobs[i].error.msg, sizeof(jobs[i].error.msg),
-		         "could not start a thread for rank %d", jobs[i].rank);
-	}
+	run_wait_init(&w);
+	start_ranks(&w, jobs, threads, n);
+	if (proto_progress_wanted())
+		follow_ranks(&w, &p, jobs, n);
 	for (i = 0; i < n; i++) {
 		if (jobs[i].started)
 			pthread_join(threads[i], NULL);
 	}
+	run_wait_fini(&w);
 	bench_shutdown();
 	out = json_array();
 	for (i = 0; i < n; i++)

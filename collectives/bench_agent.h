@@ -24,6 +24,11 @@
  *                 Returns when every local rank has finished or failed:
  *                 each wait is bounded by stall_ms without progress, and a
  *                 hangup of the agent's stdin (the head went away) ends it.
+ *                 With "progress": true (proto.h's emitter installed), sends
+ *                 {"sizes_done", "sizes", "bytes"} while it runs: the sizes
+ *                 every local rank has completed, of how many, and the last
+ *                 of them in bytes; only when sizes_done has moved, so at
+ *                 most once per size, and at most one every 100 ms.
  *
  * A malformed request fails with "bad-request"; a backend that cannot run
  * here fails with "unavailable" and why.

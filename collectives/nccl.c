@@ -563,7 +563,7 @@ int nccl_backend_sweep(const char *id_hex, int rank, int nranks, int gpu, int ti
 	struct nccl_dl_id id;
 	int rc;
 
-	*done = 0;
+	__atomic_store_n(done, 0, __ATOMIC_RELEASE);
 	if ((rc = parse_id(id_hex, &id, err, errlen)) < 0 ||
 	    (rc = check_args(rank, nranks, gpu, timeout_ms, p, err, errlen)) < 0)
 		return rc;
@@ -582,7 +582,7 @@ int nccl_backend_sweep(const char *id_hex, int rank, int nranks, int gpu, int ti
 	for (size_t k = 0; k < p->nsizes; k++) {
 		if ((rc = run_size(&r, p->sizes[k], &out[k])) < 0)
 			goto out;
-		*done = k + 1;
+		__atomic_store_n(done, k + 1, __ATOMIC_RELEASE); /* watched: nccl.h */
 	}
 out:
 	teardown(&r, rc < 0);

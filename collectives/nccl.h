@@ -100,7 +100,10 @@ int nccl_backend_unique_id(char *hex, size_t hexlen, char *err, size_t errlen);
  * NCCL reports meanwhile (a peer failed) aborts it too, CD_ERR_IO.
  *
  * out has room for p->nsizes results; out[k] is for p->sizes[k] and
- * out[0 .. *done - 1] hold the sizes completed, also after an error.
+ * out[0 .. *done - 1] hold the sizes completed, also after an error. As in
+ * ring_sweep, *done moves to k + 1 as soon as size k has completed, with an
+ * atomic store (release), so another thread may follow it with
+ * __atomic_load_n(done, __ATOMIC_ACQUIRE) while the sweep runs.
  *
  * Returns 0; CD_ERR_PARSE for an id_hex that is not NCCL_ID_HEX_LEN hex
  * characters, or an invalid rank, nranks, gpu (negative), timeout_ms (< 1)

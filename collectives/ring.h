@@ -108,6 +108,11 @@ int ring_allreduce(struct ring *r, const void *send, void *recv, size_t count, e
  * Run the sweep p (coll.h) on this rank: out[k] for p->sizes[k]. *done is
  * the number of sizes completed. 0, or -1 with e filled in (e->bytes = the
  * size that failed; out[0 .. *done-1] stand).
+ *
+ * Progress: *done is set to 0 at the start and moves to k + 1 as soon as
+ * size k has completed, each time with an atomic store (release), so another
+ * thread may follow the sweep with __atomic_load_n(done, __ATOMIC_ACQUIRE)
+ * while it runs; out[] is the caller's once ring_sweep has returned.
  */
 int ring_sweep(struct ring *r, const struct coll_sweep *p, struct coll_result *out, size_t *done,
                struct ring_error *e);

@@ -115,7 +115,7 @@ int ring_sweep(struct ring *r, const struct coll_sweep *p, struct coll_result *o
 	struct sweep_buffers b;
 	int rc = 0;
 
-	*done = 0;
+	__atomic_store_n(done, 0, __ATOMIC_RELEASE);
 	ring_error_clear(e);
 	if (check_sweep(p, e) < 0)
 		return -1;
@@ -130,8 +130,8 @@ int ring_sweep(struct ring *r, const struct coll_sweep *p, struct coll_result *o
 		rc = run_size(r, p, &b, count, &out[k], e);
 		if (rc < 0)
 			e->bytes = count * elsize;
-		else
-			*done = k + 1;
+		else /* another thread may be watching (ring.h) */
+			__atomic_store_n(done, k + 1, __ATOMIC_RELEASE);
 	}
 	free(b.send);
 	free(b.recv);

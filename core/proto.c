@@ -116,6 +116,56 @@ json_t *proto_fail(long long id, const char *code, const char *message)
 	                 "message", message);
 }
 
+json_t *proto_progress(long long id, json_t *progress_take)
+{
+	return json_pack("{sIso}", "id", (json_int_t)id, "progress",
+	                 progress_take ? progress_take : json_object());
+}
+
+int proto_progress_get(json_t *msg, json_t **progress, char *err, size_t errlen)
+{
+	json_t *p = json_object_get(msg, "progress");
+
+	*progress = NULL;
+	if (!p)
+		return 0;
+	if (!json_is_object(p))
+		return cd_errf(err, errlen, CD_ERR_PROTO,
+		               "\"progress\" of message %lld is not an object",
+		               (long long)json_integer_value(json_object_get(msg, "id")));
+	if (json_object_get(msg, "ok"))
+		return cd_errf(err, errlen, CD_ERR_PROTO,
+		               "message %lld is both a response and progress",
+		               (long long)json_integer_value(json_object_get(msg, "id")));
+	*progress = p;
+	return 1;
+}
+
+/* The agent serves one request at a time, so one emitter at a time. */
+static struct {
+	proto_progress_fn fn;
+	void *arg;
+} emitter;
+
+void proto_progress_install(proto_progress_fn fn, void *arg)
+{
+	emitter.fn = fn;
+	emitter.arg = fn ? arg : NULL;
+}
+
+int proto_progress_wanted(void)
+{
+	return emitter.fn != NULL;
+}
+
+void proto_progress_emit(json_t *progress_take)
+{
+	if (emitter.fn)
+		emitter.fn(progress_take, emitter.arg);
+	else
+		json_decref(progress_take);
+}
+
 int proto_field_int(json_t *obj, const char *key, long long lo, long long hi, long long *out)
 {
 	json_t *v = json_object_get(obj, key);

@@ -51,6 +51,33 @@ json_t *proto_request(long long id, const char *type);
 json_t *proto_ok(long long id, json_t *result_take);
 json_t *proto_fail(long long id, const char *code, const char *message);
 
+/* An interim progress message for request id (progress_take: an object,
+ * consumed; NULL = an empty one). A new reference. */
+json_t *proto_progress(long long id, json_t *progress_take);
+
+/*
+ * Whether a decoded message from the agent is interim progress (pure).
+ * Returns 1 with *progress (borrowed from msg) for {"id", "progress": {...}}
+ * without "ok"; 0 with *progress NULL for anything without "progress" (a
+ * response); CD_ERR_PROTO when "progress" is not an object or comes with
+ * "ok" (a message that is neither).
+ */
+int proto_progress_get(json_t *msg, json_t **progress, char *err, size_t errlen);
+
+/*
+ * Agent side: sending progress for the request being served. The agent
+ * installs an emitter for the length of one handler call, and only when the
+ * request has "progress": true; proto_progress_install(NULL, NULL) removes
+ * it. proto_progress_wanted says whether one is installed, and
+ * proto_progress_emit hands a progress object (consumed) to it, or frees it
+ * when none is. One emitter per process: call these only from the thread
+ * that runs the handler.
+ */
+typedef void (*proto_progress_fn)(json_t *progress_take, void *arg);
+void proto_progress_install(proto_progress_fn fn, void *arg);
+int proto_progress_wanted(void);
+void proto_progress_emit(json_t *progress_take);
+
 /*
  * For an agent's request handlers. proto_field_int: an optional integer
  * field in [lo, hi]; 0 (*out untouched when the field is absent or null), or

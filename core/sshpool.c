@@ -25,6 +25,7 @@ struct pending {
 	struct pool_node *node;
 	long long id;
 	sshpool_reply_cb cb;
+	sshpool_progress_cb progress_cb; /* NULL: progress not asked for */
 	void *arg;
 	uint64_t timer;
 	struct pending *next;
@@ -456,6 +457,37 @@ static void node_on_reply(struct pool_node *node, json_t *msg)
 	free(p);
 }
 
+/* Interim progress: for the request it names when that one is awaited and
+ * asked for it; anything else is dropped. */
+static void node_on_progress(struct pool_node *node, json_t *msg, json_t *progress)
+{
+	long long id = json_integer_value(json_object_get(msg, "id"));
+
+	for (struct pending *p = node->pending; p; p = p->next) {
+		if (p->id != id)
+			continue;
+		if (p->progress_cb)
+			p->progress_cb(node, progress, p->arg);
+		return;
+	}
+}
+
+/* Every message from the agent, whatever the transport: progress or a
+ * response. */
+static void node_on_message(struct pool_node *node, json_t *msg)
+{
+	char err[CD_ERRLEN];
+	json_t *progress;
+	int rc = proto_progress_get(msg, &progress, err, sizeof(err));
+
+	if (rc < 0)
+		node_fail(node, "protocol", "%s: agent: %s", node->host, err);
+	else if (rc == 1)
+		node_on_progress(node, msg, progress);
+	else
+		node_on_reply(node, msg);
+}
+
 static void ev_data(struct conn *c)
 {
 	struct pool_node *node = c->owner;
@@ -484,7 +516,7 @@ static void ev_data(struct conn *c)
 			node_fail(node, "protocol", "%s: agent: %s", node->host, err);
 			break;
 		}
-		node_on_reply(node, msg);
+		node_on_message(node, msg);
 		json_decref(msg);
 	}
 }
@@ -608,6 +640,12 @@ static void on_request_timeout(struct loop *loop, void *arg)
 int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
                     void *arg)
 {
+	return sshpool_request_progress(node, req_take, timeout_ms, NULL, cb, arg);
+}
+
+int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeout_ms,
+                             sshpool_progress_cb progress_cb, sshpool_reply_cb cb, void *arg)
+{
 	struct pending *p;
 
 	if (node->state != NODE_READY && !(node->state == NODE_STARTING && node->booted)) {
@@ -619,10 +657,13 @@ int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, ss
 	p->node = node;
 	p->id = node->next_id++;
 	p->cb = cb;
+	p->progress_cb = progress_cb;
 	p->arg = arg;
 	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
 	                          on_request_timeout, p);
 	json_object_set_new(req_take, "id", json_integer(p->id));
+	if (progress_cb)
+		json_object_set_new(req_take, "progress", json_true());
 	if (node->pending_tail)
 		node->pending_tail->next = p;
 	else

@@ -1,7 +1,7 @@
 /*
  * sshpool.h - reach many nodes' agents at once: a fan-out window, per-phase
  * deadlines, the agent bootstrap (upload when missing), and request/response
- * over the agent protocol.
+ * over the agent protocol, with the interim progress a request may ask for.
  *
  * Life of a node: queued -> config (ssh -G) -> connecting -> authenticating
  * -> starting (bootstrap, upload, hello) -> ready -> closed | failed.
@@ -75,6 +75,10 @@ struct sshpool_handlers {
 typedef void (*sshpool_reply_cb)(struct pool_node *node, json_t *result, const char *code,
                                  const char *msg, void *arg);
 
+/* A progress callback gets the "progress" object (borrowed) of an interim
+ * message for a request still awaited (proto.h). */
+typedef void (*sshpool_progress_cb)(struct pool_node *node, json_t *progress, void *arg);
+
 /* Returns NULL with a message in err when the agent binary cannot be read. */
 struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, char *err,
                             size_t errlen);
@@ -96,6 +100,18 @@ size_t sshpool_busy(const struct sshpool *pool);
  */
 int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
                     void *arg);
+
+/*
+ * sshpool_request that asks for interim progress: the request is sent with
+ * "progress": true, and every progress message the agent sends for it
+ * before its response goes to progress_cb (with arg); it neither completes
+ * the request nor moves its deadline. cb then runs exactly once, as above.
+ * Progress for an id no longer awaited (or sent without being asked) is
+ * ignored; a malformed message (proto_progress_get) fails the node with
+ * "protocol", as any malformed line does.
+ */
+int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeout_ms,
+                             sshpool_progress_cb progress_cb, sshpool_reply_cb cb, void *arg);
 /* Politely end a node's agent (stdin closed) and mark it closed. */
 void sshpool_close_node(struct pool_node *node);
 

@@ -201,10 +201,18 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 		           fixflow_state_name(s->fix.state));
 	if (s->bench_state == TASK_RUNNING) {
 		struct bench_progress p;
+		double secs = (double)(cd_now_ms() - s->bench_started_ms) / 1000;
 
 		bench_progress(s->bench, &p);
-		bar_append(buf, len, &off, "bench: %s %zu/%zu, %.0f s  ", p.phase, p.answered,
-		           p.nodes, (double)(cd_now_ms() - s->bench_started_ms) / 1000);
+		if (strcmp(p.phase, "run") == 0 && p.rounds > 1)
+			bar_append(buf, len, &off, "bench: round %d/%d, sizes %zu/%zu, %.0f s  ",
+			           p.round, p.rounds, p.sizes_done, p.nsizes, secs);
+		else if (strcmp(p.phase, "run") == 0)
+			bar_append(buf, len, &off, "bench: run, sizes %zu/%zu, %.0f s  ",
+			           p.sizes_done, p.nsizes, secs);
+		else
+			bar_append(buf, len, &off, "bench: %s %zu/%zu, %.0f s  ", p.phase,
+			           p.answered, p.nodes, secs);
 	}
 	if (s->job_state == TASK_RUNNING) {
 		const struct mnist_report *r = session_job_report(s);

@@ -1,10 +1,11 @@
 /*
  * view_bench.c - the Bench view: what `r` runs (the allreduce bench over
  * the sizes of --bench-min .. --bench-max), its live progress (the phase,
- * the nodes that answered, the time), then the result: the backend and
- * why, each node's ring address and interface or why it was left out, the
- * failures, and the sweep both as nccl-tests prints it (size, count, time,
- * algbw, busbw, #wrong) and as a chart of busbw by size.
+ * the nodes that answered, the sizes every rank has completed, the time),
+ * then the result: the backend and why, each node's ring address and
+ * interface or why it was left out, the failures, and the sweep both as
+ * nccl-tests prints it (size, count, time, algbw, busbw, #wrong) and as a
+ * chart of busbw by size.
  *
  * j/k select a size, in the table and on the chart alike. Where the table
  * and the chart do not both fit (80x24), the chart shows and `c` switches
@@ -250,6 +251,31 @@ static int draw_phases(struct tui *t, int y, int x, int w, int cur)
 	return x - x0;
 }
 
+/* The sizes row: in the run phase a meter and "7 of 26 done, now 512 KiB"
+ * (the sizes every rank of the round has completed, and the next one). */
+static void draw_sizes(struct tui *t, const struct bench_progress *p, int row, int w, int mw)
+{
+	size_t sizes[BENCH_MAX_SIZES];
+	size_t n = bench_sizes(&t->o->session.bench, sizes, BENCH_MAX_SIZES);
+	char meter[128], now[48] = "", bytes[32];
+	int x;
+
+	ui_print(row, 2, 8, A_BOLD, "sizes");
+	if (strcmp(p->phase, "run") != 0) {
+		ui_print(row, 10, w - 11, A_DIM, "%zu to time once the ring runs", p->nsizes);
+		return;
+	}
+	if (p->sizes_done < n && p->sizes_done < p->nsizes) {
+		chart_bytes(bytes, sizeof(bytes), (long long)sizes[p->sizes_done]);
+		snprintf(now, sizeof(now), ", now %s", bytes);
+	}
+	chart_meter(meter, sizeof(meter), mw,
+	            p->nsizes ? (double)p->sizes_done / (double)p->nsizes : 0);
+	x = 10 + ui_print(row, 10, w - 11, ui_attr(t, UI_RUN), "%s", meter);
+	ui_print(row, x + 1, w - x - 2, A_NORMAL, "%zu of %zu done%s", p->sizes_done, p->nsizes,
+	         now);
+}
+
 static void draw_running(struct tui *t, int y, int h, int w)
 {
 	const struct session *s = &t->s;
@@ -266,7 +292,8 @@ static void draw_running(struct tui *t, int y, int h, int w)
 	       (double)CD_ARRAY_LEN(phase_names);
 	if (strcmp(p.phase, "plan") == 0)
 		frac = (double)(cur + 1) / (double)CD_ARRAY_LEN(phase_names);
-	chart_meter(meter, sizeof(meter), mw < 12 ? 12 : mw, frac);
+	mw = mw < 12 ? 12 : mw;
+	chart_meter(meter, sizeof(meter), mw, frac);
 
 	ui_print(row, 2, 8, A_BOLD, "phase");
 	draw_phases(t, row, 10, w - 11, cur);
@@ -288,9 +315,11 @@ static void draw_running(struct tui *t, int y, int h, int w)
 	ui_print(row, 2, 8, A_BOLD, "sweep");
 	ui_print(row, 10, w - 11, A_NORMAL, "%s, %d iteration%s each", sweep,
 	         t->o->session.bench.iters, t->o->session.bench.iters == 1 ? "" : "s");
+	row++;
+	draw_sizes(t, &p, row, w, mw);
 	row += 2;
 	ui_print(row++, 2, w - 3, A_DIM,
-	         "The agents time every size on the nodes and answer the sweep at once:");
+	         "The agents time every size on the nodes and say when each is done:");
 	ui_print(row++, 2, w - 3, A_DIM,
 	         "the per-size results arrive together when the ring's sweep ends.");
 	row++;

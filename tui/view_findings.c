@@ -376,8 +376,7 @@ static int enter(struct tui *t, struct view_state *vs)
 
 const struct view view_findings = {
     .name = "Findings",
-    .hint = "Enter the finding's evidence and fix; f plans its fix, y applies it; r re-run the "
-            "check",
+    .hint = "f plan the fix, y apply it; Enter evidence and fix; r re-run",
     .rerun = "check",
     .draw = draw,
     .rows = rows,

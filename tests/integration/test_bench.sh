@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `clusterdoc bench` on namespace clusters of real sshd nodes: the TCP ring's results are
-# exact for 1 to 5 nodes, every size shape and type; the output is nccl-tests'; pairs name a
-# slowed node; a killed rank ends the run naming it and leaves no process behind; NCCL says
-# why it cannot run here and auto falls back to tcp.
+# exact for 1 to 5 nodes, every size shape and type; the output is nccl-tests'; --progress
+# shows the sizes done while the ring runs; pairs name a slowed node; a killed rank ends the
+# run naming it and leaves no process behind; NCCL says why it cannot run here and auto falls
+# back to tcp.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=bench
@@ -74,6 +75,36 @@ t_text_output_is_nccl_tests_format() {
 	expect_match "$out" '^# Out of bounds values : 0 OK$' "check line" || return 1
 	expect_match "$out" '^# Avg bus bandwidth    : [0-9.e+-]+ $' "average line" || return 1
 	expect_match "$out" "node2 +rank 1 +eth0 $(cluster_node_ip 2) +\(NCCL's pick" "node line"
+}
+
+# --progress: "sizes N/M done, now B bytes" on stderr, N rising one line per change, B the
+# size after the N done; lines before the last (the agents streamed them while the ring ran,
+# two ranks per node, so each node reports its slower rank) and the last one N = M.
+t_progress_shows_the_sizes_done_while_the_ring_runs() {
+	cd_head bench -w 'node[1-3]' "${SHORT[@]}" --iters 20 --ranks-per-node 2 -b 4K -e 8M --progress --json
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	all_exact 12 || return 1
+	python3 - "$err" <<-'EOF' || return 1
+		import re, sys
+		lines = [l for l in sys.argv[1].splitlines() if " sizes " in l]
+		pat = re.compile(r"^clusterdoc bench: sizes (\d+)/12 done(?:, now (\d+) bytes)?$")
+		done = []
+		for l in lines:
+		    m = pat.match(l)
+		    if not m:
+		        sys.exit(f"    not a progress line: {l!r}")
+		    n = int(m.group(1))
+		    if n < 12 and int(m.group(2) or 0) != 4096 << n:
+		        sys.exit(f"    line {l!r}: the size after {n} done is {4096 << n}")
+		    done.append(n)
+		if done != sorted(set(done)) or not done or done[-1] != 12:
+		    sys.exit(f"    sizes done: {done}, expected rising to 12")
+		if len(done) < 2:
+		    sys.exit(f"    only {done}: no progress before the end of the sweep")
+	EOF
+	cd_head bench -w 'node[1-2]' "${SHORT[@]}" -b 4K -e 64K --json
+	expect_eq "$rc" 0 "exit status without --progress ($err)" || return 1
+	expect_eq "$(grep -c ' sizes ' <<<"$err")" 0 "progress lines without --progress"
 }
 
 t_busbw_is_algbw_times_2_n_minus_1_over_n() {

@@ -1,19 +1,25 @@
 /*
  * test_bench.c - the head's pure part of `clusterdoc bench`: the sizes of
  * -b/-e/-f, the rounds of --pairs, busbw, the slow links, and the ring's
- * address on each node.
+ * address on each node; and the progress bench_run sends while it runs, in
+ * this process and from the built agent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "child.h"
+#include "collectives/bench_agent.h"
 #include "collectives/bench_internal.h"
 #include "probes/netmodel.h"
+#include "proto.h"
 
 static void sizes_follow_b_e_f_and_include_the_end(void **state)
 {
@@ -201,6 +207,191 @@ static void without_iface_the_address_is_nccls_pick(void **state)
 	netmodel_free(m);
 }
 
+/* ---------------------------------------------------------------- progress */
+
+#define MIB           (1 << 20)
+#define RUN_SIZES     4
+#define SIZE_MS       150               /* each size of a run this long: progress is 100 ms apart */
+#define SIZE_BYTES(k) ((8 + (k)) * MIB) /* size k (from 1): 9, 10, 11, 12 MiB */
+
+/* A bench_run of one rank (no network: the sum of one is a copy) over the
+ * sizes SIZE_BYTES(1 .. nsizes), each timed iters times. */
+static json_t *one_rank_run(int id, int nsizes, int iters, int progress)
+{
+	json_t *sizes = json_array();
+	json_t *req;
+
+	for (int k = 1; k <= nsizes; k++)
+		json_array_append_new(sizes, json_integer(SIZE_BYTES(k)));
+	req = json_pack("{sisssssssisssosisisbs[{si}]}", "id", id, "type", "bench_run", "backend",
+	                "tcp", "token", "t0ken", "nranks", 1, "dtype", "float", "sizes", sizes,
+	                "iters", iters, "warmup", 0, "check", 0, "ranks", "rank", 0);
+	if (progress)
+		json_object_set_new(req, "progress", json_true());
+	return req;
+}
+
+/* Iterations for a size of SIZE_MS on this machine, measured once. */
+static int iters_per_size(void)
+{
+	static int iters;
+	json_t *req, *res;
+	const char *code;
+	char msg[CD_ERRLEN];
+	int64_t t0;
+	double per_iter;
+
+	if (iters)
+		return iters;
+	req = one_rank_run(1, 1, 100, 0);
+	t0 = cd_now_ms();
+	res = bench_run(req, &code, msg, sizeof(msg));
+	per_iter = (double)(cd_now_ms() - t0 + 1) / 100;
+	assert_non_null(res);
+	json_decref(res);
+	json_decref(req);
+	iters = (int)(SIZE_MS / per_iter) + 1;
+	return iters;
+}
+
+static void record_with_time(json_t *progress_take, void *arg)
+{
+	json_object_set_new(progress_take, "at_ms", json_integer(cd_now_ms()));
+	json_array_append_new(arg, progress_take);
+}
+
+/* Each progress object: sizes_done moving up by at least one within
+ * [1, nsizes], the sweep's size count, the last size done in bytes. */
+static void assert_progress_sequence(json_t *seen, int nsizes)
+{
+	long long last = 0;
+	size_t k;
+	json_t *p;
+
+	json_array_foreach(seen, k, p)
+	{
+		long long done = json_integer_value(json_object_get(p, "sizes_done"));
+
+		assert_true(done > last);
+		assert_true(done <= nsizes);
+		assert_int_equal(json_integer_value(json_object_get(p, "sizes")), nsizes);
+		assert_int_equal(json_integer_value(json_object_get(p, "bytes")), SIZE_BYTES(done));
+		last = done;
+	}
+}
+
+static void bench_run_sends_each_size_done_once_and_at_most_every_100_ms(void **state)
+{
+	json_t *req = one_rank_run(1, RUN_SIZES, iters_per_size(), 1);
+	json_t *seen = json_array(), *res, *rank, *p;
+	const char *code = NULL;
+	char msg[CD_ERRLEN] = "";
+	size_t k;
+
+	proto_progress_install(record_with_time, seen);
+	res = bench_run(req, &code, msg, sizeof(msg));
+	proto_progress_install(NULL, NULL);
+	if (!res)
+		fail_msg("bench_run: %s: %s", code, msg);
+	rank = json_array_get(json_object_get(res, "ranks"), 0);
+	assert_int_equal(json_array_size(json_object_get(rank, "results")), RUN_SIZES);
+	assert_true(json_array_size(seen) >= 1);
+	assert_progress_sequence(seen, RUN_SIZES);
+	json_array_foreach(seen, k, p)
+	{
+		if (k > 0)
+			assert_true(json_integer_value(json_object_get(p, "at_ms")) -
+			                json_integer_value(json_object_get(
+			                    json_array_get(seen, k - 1), "at_ms")) >=
+			            100);
+	}
+	json_decref(res);
+	json_decref(req);
+	json_decref(seen);
+}
+
+/* The built agent next to this test's build directory (BUILD/clusterdoc-agent
+ * for BUILD/tests/test_bench), $CLUSTERDOC_AGENT, or the top's; "" when none. */
+static void find_agent(char *agent, size_t len)
+{
+	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *env = getenv("CLUSTERDOC_AGENT");
+
+	if (env && access(env, X_OK) == 0) {
+		snprintf(agent, len, "%s", env);
+		return;
+	}
+	if (n > 0) {
+		self[n] = '\0';
+		for (int up = 0; up < 2 && (slash = strrchr(self, '/')); up++)
+			*slash = '\0';
+		snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
+		if (access(cand, X_OK) == 0) {
+			snprintf(agent, len, "%s", cand);
+			return;
+		}
+	}
+	snprintf(agent, len, "%s",
+	         access("./clusterdoc-agent", X_OK) == 0 ? "./clusterdoc-agent" : "");
+}
+
+static void append_line(struct buf *b, json_t *msg_take)
+{
+	char err[CD_ERRLEN];
+
+	assert_int_equal(proto_write(b, msg_take, err, sizeof(err)), 0);
+	json_decref(msg_take);
+}
+
+static void agent_sends_bench_run_progress_only_to_a_request_that_asks(void **state)
+{
+	char agent[PATH_MAX + 32], err[CD_ERRLEN];
+	char *argv[] = {agent, "--stdio", NULL};
+	struct buf in, out, errout;
+	json_t *hello = proto_request(1, "hello"), *seen = json_array(), *msg, *progress;
+	int status, answered[5] = {0};
+
+	find_agent(agent, sizeof(agent));
+	if (!agent[0])
+		skip(); /* no built clusterdoc-agent: make all first */
+	buf_init(&in, PROTO_MAX_LINE);
+	buf_init(&out, 4 * PROTO_MAX_LINE);
+	buf_init(&errout, 65536);
+	json_object_set_new(hello, "protocol", json_integer(PROTO_VERSION));
+	append_line(&in, hello);
+	append_line(&in, one_rank_run(2, RUN_SIZES, iters_per_size(), 1));
+	append_line(&in, one_rank_run(3, RUN_SIZES, iters_per_size(), 0));
+	append_line(&in, proto_request(4, "exit"));
+	assert_int_equal(child_run_input(argv, NULL, in.data, in.len, &out, &errout, 60000, &status,
+	                                 err, sizeof(err)),
+	                 0);
+	if (status != 0)
+		fail_msg("the agent ended with status %d: %.*s", status, (int)errout.len,
+		         errout.data ? errout.data : "");
+	while (proto_next(&out, &msg, err, sizeof(err)) == 1) {
+		long long id = json_integer_value(json_object_get(msg, "id"));
+
+		assert_true(id >= 1 && id <= 4);
+		if (proto_progress_get(msg, &progress, err, sizeof(err)) == 1) {
+			assert_int_equal(id, 2);
+			assert_false(answered[2]); /* all of it before the response */
+			json_array_append(seen, progress);
+		} else {
+			assert_true(json_is_true(json_object_get(msg, "ok")));
+			answered[id] = 1;
+		}
+		json_decref(msg);
+	}
+	assert_int_equal(answered[1] + answered[2] + answered[3] + answered[4], 4);
+	assert_true(json_array_size(seen) >= 1);
+	assert_progress_sequence(seen, RUN_SIZES);
+	json_decref(seen);
+	buf_fini(&in);
+	buf_fini(&out);
+	buf_fini(&errout);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +402,8 @@ int main(void)
 	    cmocka_unit_test(slow_links_are_below_0_7_of_the_median_and_name_their_node),
 	    cmocka_unit_test(iface_prefers_ipv4_then_global_ipv6_then_link_local),
 	    cmocka_unit_test(without_iface_the_address_is_nccls_pick),
+	    cmocka_unit_test(bench_run_sends_each_size_done_once_and_at_most_every_100_ms),
+	    cmocka_unit_test(agent_sends_bench_run_progress_only_to_a_request_that_asks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

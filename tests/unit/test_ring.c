@@ -425,8 +425,9 @@ struct sweeper {
 	struct member *m;
 	const struct coll_sweep *p;
 	struct coll_result out[8];
-	size_t done;
+	size_t done; /* moved by ring_sweep as it runs */
 	int rc;
+	int ended; /* set (atomically) once ring_sweep has returned */
 };
 
 static void *sweeper_main(void *arg)
@@ -438,6 +439,7 @@ static void *sweeper_main(void *arg)
 
 	s->rc = r ? ring_sweep(r, s->p, s->out, &s->done, &m->e) : -1;
 	ring_close(r);
+	__atomic_store_n(&s->ended, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -503,6 +505,45 @@ static void unchecked_sweep_reports_wrong_as_minus_one(void **state)
 		assert_int_equal(s[i].out[1].count, 500);
 		assert_int_equal(s[i].out[1].wrong, -1);
 	}
+}
+
+/* Another thread follows rank 0's *done while the sweep runs (ring.h): the
+ * count only grows, is seen between 0 and the end, and ends at every size. */
+static void sweep_publishes_each_size_done_while_it_runs(void **state)
+{
+	static const size_t sizes[] = {1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20};
+	struct coll_sweep p = {.dtype = COLL_FLOAT32,
+	                       .sizes = sizes,
+	                       .nsizes = 6,
+	                       .warmup = 0,
+	                       .iters = 50,
+	                       .check = 0};
+	struct cluster c;
+	struct sweeper s[2];
+	pthread_t t[2];
+	size_t last = 0, between = 0;
+
+	assert_int_equal(cluster_init(&c, 2, 2, AF_INET), 0);
+	for (int i = 0; i < 2; i++) {
+		s[i] = (struct sweeper){.m = &c.m[i], .p = &p};
+		assert_int_equal(pthread_create(&t[i], NULL, sweeper_main, &s[i]), 0);
+	}
+	while (!__atomic_load_n(&s[0].ended, __ATOMIC_ACQUIRE)) {
+		size_t d = __atomic_load_n(&s[0].done, __ATOMIC_ACQUIRE);
+
+		assert_true(d >= last);
+		between += d > last && d < 6;
+		last = d;
+		usleep(200);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		close(c.m[i].listen_fd);
+		if (s[i].rc != 0)
+			fail_msg("rank %d: %s", i, c.m[i].e.msg);
+	}
+	assert_int_equal(s[0].done, 6);
+	assert_true(between >= 1);
 }
 
 /* --- who may join -------------------------------------------------------------- */
@@ -787,6 +828,7 @@ int main(void)
 	    T(ipv6_loopback_ring_is_exact),
 	    T(sweep_reports_counts_bytes_times_and_exact_results),
 	    T(unchecked_sweep_reports_wrong_as_minus_one),
+	    T(sweep_publishes_each_size_done_while_it_runs),
 	    T(stray_clients_are_closed_unanswered_and_the_ring_forms),
 	    T(rank_with_another_token_is_rejected_by_its_right_neighbour),
 	    T(rank_that_closes_fails_both_neighbours_at_once),
