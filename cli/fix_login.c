@@ -373,10 +373,11 @@ int fix_login_run_report(const struct fix_login_run *r, FILE *f, json_t *json_ou
 	for (size_t i = 0; i < l->n; i++) {
 		const struct fix_node_plan *np = &r->p->nodes[i];
 		int bad = !r->states[i].gathered;
-		json_t *acts = json_array();
+		json_t *acts;
 
 		if (!l->login[i])
 			continue;
+		acts = json_array();
 		for (size_t k = 0; k < np->nactions; k++) {
 			const struct fix_result *res = &r->results[i][k];
 

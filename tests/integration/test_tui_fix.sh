@@ -115,7 +115,13 @@ t_the_firewall_fix_opens_the_port_and_its_finding_is_gone() {
 
 t_q_quits_clean_and_no_sanitizer_reported_anything() {
 	tui_keys q
-	expect_eq "$(tui_exit_status 20)" 0 "exit status" || return 1
+	local status
+	status=$(tui_exit_status 20)
+	if [[ $status != 0 ]]; then
+		echo "    exit status $status; its stderr and sanitizer logs:"
+		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
+		return 1
+	fi
 	if compgen -G "$SAN_LOG/*" >/dev/null; then
 		echo "    sanitizer reports:"
 		head -40 "$SAN_LOG"/* | sed 's/^/    /'
