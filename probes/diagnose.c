@@ -317,6 +317,16 @@ struct diagnosis *diagnose(const struct netmodel *m)
 	return d;
 }
 
+struct diagnosis *diagnose_predictions(const struct netmodel *m)
+{
+	struct diagnosis *d = cd_calloc(1, sizeof(*d));
+
+	d->nnodes = m->nnodes;
+	d->pred = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*d->pred));
+	predict_all(m, d);
+	return d;
+}
+
 void diagnosis_free(struct diagnosis *d)
 {
 	if (!d)
@@ -328,7 +338,7 @@ void diagnosis_free(struct diagnosis *d)
 		free(d->findings[i].fix);
 	}
 	free(d->findings);
-	for (size_t i = 0; i < d->nnodes; i++) {
+	for (size_t i = 0; d->sugg.torchrun && i < d->nnodes; i++) { /* none: predictions only */
 		free(d->sugg.nccl_ifname_per_node[i]);
 		free(d->sugg.gloo_ifname_per_node[i]);
 		free(d->sugg.torchrun[i]);

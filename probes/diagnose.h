@@ -73,6 +73,10 @@ struct diagnosis {
 };
 
 struct diagnosis *diagnose(const struct netmodel *m);
+/* Only pred[] (what NCCL and Gloo pick on each probed node): no findings,
+ * no suggestions. What the check needs before the matrix, for a fraction
+ * of diagnose's work. Freed with diagnosis_free. */
+struct diagnosis *diagnose_predictions(const struct netmodel *m);
 
 /* Whether finding f names node i (an index into the model's nodes). */
 int finding_names(const struct finding *f, size_t i);

@@ -18,6 +18,12 @@
 
 enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
 
+/* The listen phase's requests go out this many nodes per loop turn: each
+ * route request names every peer's picks, so building them all in one turn
+ * is O(N^2) and held the loop (and the TUI's keys) for tens of ms at 100
+ * nodes. */
+#define LISTEN_BATCH 8
+
 struct cnode {
 	struct pool_node *pn;
 	json_t *facts, *probe;
@@ -37,6 +43,11 @@ struct netcheck {
 	void (*done)(void *arg);
 	void *arg;
 	uint64_t next_timer;
+	/* the listen phase while its requests go out: the predictions the route
+	 * requests are built from, the next node, the next turn's timer */
+	struct diagnosis *listen_pred;
+	size_t listen_next;
+	uint64_t listen_timer;
 	int64_t phase_start;
 	struct netcheck_stats stats;
 	unsigned rng;
@@ -272,29 +283,52 @@ static void settle_master_port(struct netcheck *c)
 	c->m->master_port = c->o.master_port;
 }
 
+static void listen_stop(struct netcheck *c)
+{
+	if (c->listen_timer)
+		loop_timer_cancel(c->loop, c->listen_timer);
+	c->listen_timer = 0;
+	diagnosis_free(c->listen_pred);
+	c->listen_pred = NULL;
+}
+
+/* The next LISTEN_BATCH nodes' listen and route requests; a node that
+ * failed since the phase began (waiting settled to 0) is passed over. */
+static void send_listens(struct loop *loop, void *arg)
+{
+	struct netcheck *c = arg;
+	size_t sent = 0;
+
+	c->listen_timer = 0;
+	for (; c->listen_next < c->n && sent < LISTEN_BATCH; c->listen_next++) {
+		size_t i = c->listen_next;
+		struct pool_node *pn = c->nodes[i].pn;
+
+		if (c->nodes[i].waiting != 2)
+			continue;
+		sshpool_request(pn, listen_request(c, i), c->o.request_timeout_ms, on_listen, c);
+		sshpool_request(pn, route_request(c, i, c->listen_pred),
+		                c->o.request_timeout_ms * 2, on_route, c);
+		sent++;
+	}
+	if (c->listen_next < c->n)
+		c->listen_timer = loop_timer_add(loop, 0, send_listens, c);
+	else
+		listen_stop(c);
+}
+
 static void phase_listen(struct netcheck *c)
 {
-	struct diagnosis *d;
-
 	settle_master_port(c);
-	d = diagnose(c->m); /* for the predicted picks only */
-
+	c->listen_pred = diagnose_predictions(c->m);
+	c->listen_next = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		if (!live(c, i))
 			continue;
 		c->nodes[i].waiting = 2;
 		c->left++;
 	}
-	for (size_t i = 0; i < c->n; i++) {
-		struct pool_node *pn = c->nodes[i].pn;
-
-		if (c->nodes[i].waiting != 2)
-			continue;
-		sshpool_request(pn, listen_request(c, i), c->o.request_timeout_ms, on_listen, c);
-		sshpool_request(pn, route_request(c, i, d), c->o.request_timeout_ms * 2, on_route,
-		                c);
-	}
-	diagnosis_free(d);
+	send_listens(c->loop, c);
 }
 
 /* ---------------------------------------------------------------- phase 3 */
@@ -519,6 +553,7 @@ static void start_phase(struct netcheck *c, enum phase p)
 		c->stats.connect_ms = now - c->phase_start;
 	else if (c->phase == PHASE_CONFIRM)
 		c->stats.confirm_ms = now - c->phase_start;
+	listen_stop(c); /* every live node failed before its requests went out */
 	c->phase = p;
 	c->phase_start = now;
 	c->left = 0;
@@ -627,6 +662,7 @@ void netcheck_free(struct netcheck *c)
 		return;
 	if (c->next_timer)
 		loop_timer_cancel(c->loop, c->next_timer);
+	listen_stop(c);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
 		json_decref(c->nodes[i].probe);
