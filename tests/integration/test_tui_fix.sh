@@ -3,7 +3,8 @@
 # nodes: node1 refuses the head's key (password only), node2's host key is unknown, node3's
 # firewall drops MASTER_PORT (29500). `f` plans the fix and changes nothing, Esc cancels it,
 # `y` applies it (the password typed into a prompt that shows nothing), a new check verifies
-# it, and `clusterdoc fix --undo RUN` restores what the TUI changed. The head is the ASan +
+# it, and `clusterdoc fix --undo RUN` restores what the TUI changed. On the fixed cluster, the
+# Bench view counts the sizes done while the ring runs. The head is the ASan +
 # UBSan build when there is one, and no sanitizer may report anything.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -41,7 +42,7 @@ t_the_check_names_the_refused_key_and_the_unknown_host_key() {
 	CLUSTERDOC=$head tui_start CLUSTERDOC_TUI_TRACE="$CD_RUN/trace" \
 		ASAN_OPTIONS="log_path=$SAN_LOG/asan:halt_on_error=1:detect_leaks=1" \
 		UBSAN_OPTIONS="log_path=$SAN_LOG/ubsan:halt_on_error=1:print_stacktrace=1" \
-		-- tui -w 'node[1-3]' "${PT[@]}" || return 1
+		-- tui -w 'node[1-3]' "${PT[@]}" --bench-max 64M --bench-iters 10 || return 1
 	tui_wait 'check done: 3 node\(s\)' 90 || return 1
 	tui_keys 3
 	tui_wait '^ ERROR +node-unreachable +1 node1 ' 10 || return 1
@@ -111,6 +112,25 @@ t_the_firewall_fix_opens_the_port_and_its_finding_is_gone() {
 	tui_wait 'firewall-blocks-port is gone from the new check' 5 || return 1
 	expect_eq "$(cluster_node_exec 3 nft list ruleset | grep -c 'clusterdoc fix')" 1 "the rule added on node3" || return 1
 	tui_keys Escape Escape
+}
+
+# 8 B to 64 MiB: 24 sizes, the largest ones long enough on veth to be seen while they run
+t_the_bench_view_counts_the_sizes_done_while_the_ring_runs() {
+	tui_keys 5
+	tui_wait 'r runs' 5 || return 1
+	tui_keys r
+	# one screen with both: the view's sizes row and the status bar, mid-run
+	local i scr
+	for ((i = 0; i < 1200; i++)); do
+		scr=$(tui_screen)
+		grep -Eq 'sizes .* [1-9][0-9]* of 24 done, now [0-9]' <<<"$scr" &&
+			grep -Eq 'bench: run, sizes [1-9][0-9]*/24' <<<"$scr" && break
+		sleep 0.05
+	done
+	expect_match "$scr" 'sizes .* [1-9][0-9]* of 24 done, now [0-9]' "the sizes row while the ring runs" || return 1
+	expect_match "$scr" 'bench: run, sizes [1-9][0-9]*/24' "the status bar while the ring runs" || return 1
+	tui_wait '^ Allreduce bench +done' 120 || return 1
+	tui_keys 3
 }
 
 t_q_quits_clean_and_no_sanitizer_reported_anything() {
