@@ -283,16 +283,7 @@ static int fix(struct fix_cli *c)
 		       d->warnings, d->warnings == 1 ? "" : "s");
 		print_findings(m, d);
 	}
-	for (size_t i = 0; i < n; i++) {
-		fix_node_state_init(&states[i]);
-		skip[i] = !m->nodes[i].probed;
-		const char *ifname = NULL, *addr;
-
-		if (fix_wants_firewall(m, d, &c->fo, i) &&
-		    fix_data_iface(m, d, i, &ifname, &addr) < 0)
-			ifname = NULL;
-		fw[i] = ifname;
-	}
+	fix_gather_inputs(m, d, &c->fo, states, skip, fw);
 	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
 	if (!pool) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);

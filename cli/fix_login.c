@@ -121,6 +121,15 @@ size_t fix_login_changes(const struct fix_login *l, const struct netmodel *m)
 	return c;
 }
 
+size_t fix_login_hostkeys(const struct fix_login *l, const struct netmodel *m)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		c += l->login[i] && records_hostkey(&m->nodes[i]);
+	return c;
+}
+
 static const char *user_or(const struct fix_login *l)
 {
 	return l->user[0] ? l->user : "the login user";

@@ -46,6 +46,9 @@ void fix_login_fini(struct fix_login *l);
 /* Planned changes: the key to create, host keys to record, keys to add. */
 size_t fix_login_changes(const struct fix_login *l, const struct netmodel *m);
 
+/* Of those, the host keys it records (the nodes whose key was unknown). */
+size_t fix_login_hostkeys(const struct fix_login *l, const struct netmodel *m);
+
 /* The plan of the stage, as text (nothing when no node is concerned). */
 void fix_login_print(FILE *f, const struct fix_login *l, const struct netmodel *m);
 /* The same as JSON: {"head_key": {...}, "nodes": [...]}; new reference. */

@@ -133,13 +133,11 @@ int fix_print_verify(FILE *f, const struct netmodel *m, const struct fix_plan *p
 			for (size_t k = 0; after && k < after->nfindings; k++) {
 				const struct finding *fd = &after->findings[k];
 
-				if (!finding_names(fd, i) || fd->severity != SEV_ERROR)
-					continue;
-				for (const char *const *id = fx->findings; *id; id++)
-					if (strcmp(*id, fd->id) == 0)
-						snprintf(still + strlen(still),
-						         sizeof(still) - strlen(still), "%s%s",
-						         still[0] ? ", " : "", fd->id);
+				if (finding_names(fd, i) && fd->severity == SEV_ERROR &&
+				    fixer_answers(fx, fd->id))
+					snprintf(still + strlen(still),
+					         sizeof(still) - strlen(still), "%s%s",
+					         still[0] ? ", " : "", fd->id);
 			}
 			if (!after)
 				snprintf(still, sizeof(still), "the second check did not run");

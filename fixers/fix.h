@@ -198,6 +198,20 @@ extern const size_t fixer_table_len;
 
 const struct fixer *fixer_find(const char *id);
 
+/* Whether fixer f answers findings with this id. */
+int fixer_answers(const struct fixer *f, const char *id);
+/* The fixers answering findings with this id, comma-separated in table
+ * order ("env,hosts"), into out; returns how many (0: none, fix by hand). */
+size_t fix_fixers_for(const char *id, char *out, size_t len);
+
+/* What a gather of m's nodes takes (fix_run.h): states[i] initialised,
+ * skip[i] for the nodes the check did not probe, and fw_iface[i] the data
+ * interface of each node whose firewall the selected fixers would change
+ * (NULL: its firewall is not read). The arrays have m->nnodes entries. */
+void fix_gather_inputs(const struct netmodel *m, const struct diagnosis *d,
+                       const struct fix_opts *o, struct fix_node_state *states, int *skip,
+                       const char **fw_iface);
+
 /* Whether a finding the fixer answers names node i. */
 int fixer_applies(const struct fixer *f, const struct diagnosis *d, size_t i);
 

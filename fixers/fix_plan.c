@@ -51,14 +51,49 @@ const struct fixer *fixer_find(const char *id)
 	return NULL;
 }
 
+int fixer_answers(const struct fixer *f, const char *id)
+{
+	for (const char *const *p = f->findings; p && *p; p++)
+		if (strcmp(*p, id) == 0)
+			return 1;
+	return 0;
+}
+
+size_t fix_fixers_for(const char *id, char *out, size_t len)
+{
+	size_t n = 0, off = 0;
+
+	out[0] = 0;
+	for (size_t k = 0; k < fixer_table_len; k++) {
+		if (!fixer_answers(&fixer_table[k], id) || off >= len)
+			continue;
+		off +=
+		    (size_t)snprintf(out + off, len - off, "%s%s", n ? "," : "", fixer_table[k].id);
+		n++;
+	}
+	return n;
+}
+
+void fix_gather_inputs(const struct netmodel *m, const struct diagnosis *d,
+                       const struct fix_opts *o, struct fix_node_state *states, int *skip,
+                       const char **fw_iface)
+{
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const char *ifname = NULL, *addr;
+
+		fix_node_state_init(&states[i]);
+		skip[i] = !m->nodes[i].probed;
+		if (fix_wants_firewall(m, d, o, i) && fix_data_iface(m, d, i, &ifname, &addr) < 0)
+			ifname = NULL;
+		fw_iface[i] = ifname;
+	}
+}
+
 int fixer_applies(const struct fixer *f, const struct diagnosis *d, size_t i)
 {
 	for (size_t k = 0; k < d->nfindings; k++) {
-		if (!finding_names(&d->findings[k], i))
-			continue;
-		for (const char *const *id = f->findings; *id; id++)
-			if (strcmp(*id, d->findings[k].id) == 0)
-				return 1;
+		if (finding_names(&d->findings[k], i) && fixer_answers(f, d->findings[k].id))
+			return 1;
 	}
 	return 0;
 }

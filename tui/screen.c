@@ -98,6 +98,24 @@ enum ui_color ui_stage_color(enum netcheck_stage st)
 	}
 }
 
+enum ui_color ui_task_color(enum task_state st, const char **word)
+{
+	switch (st) {
+	case TASK_RUNNING:
+		*word = "running";
+		return UI_RUN;
+	case TASK_DONE:
+		*word = "done";
+		return UI_OK;
+	case TASK_FAILED:
+		*word = "FAILED";
+		return UI_FAIL;
+	default:
+		*word = "not run";
+		return UI_DIM;
+	}
+}
+
 void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what)
 {
 	const struct session *s = &t->s;

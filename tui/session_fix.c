@@ -151,36 +151,6 @@ static void text_append(struct session *s, struct text_out *o)
 
 /* ---------------------------------------------------------------- plan */
 
-/* The fixers answering finding id, comma-separated; 0 when none does. */
-static size_t fixers_of(const char *id, char *out, size_t len)
-{
-	size_t n = 0, off = 0;
-
-	out[0] = 0;
-	for (size_t k = 0; k < fixer_table_len; k++) {
-		const struct fixer *fx = &fixer_table[k];
-
-		for (const char *const *p = fx->findings; p && *p; p++) {
-			if (strcmp(*p, id) != 0 || off >= len)
-				continue;
-			off += (size_t)snprintf(out + off, len - off, "%s%s", n ? "," : "", fx->id);
-			n++;
-			break;
-		}
-	}
-	return n;
-}
-
-static size_t hostkeys_recorded(const struct fix_login *l, const struct netmodel *m)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < l->n; i++)
-		n += l->login[i] && !strcmp(m->nodes[i].error_code, "hostkey-unknown") &&
-		     m->nodes[i].hostkey_fp[0];
-	return n;
-}
-
 static void on_planned(struct loop *loop, void *arg)
 {
 	struct session *s = arg;
@@ -214,7 +184,7 @@ static void on_planned(struct loop *loop, void *arg)
 	f->changes = w->p->nactions + fix_login_changes(&w->login, w->m);
 	for (size_t i = 0; i < s->nhosts; i++)
 		f->nodes += w->p->nodes[i].nactions > 0 || w->login.login[i];
-	f->hostkeys = hostkeys_recorded(&w->login, w->m);
+	f->hostkeys = fix_login_hostkeys(&w->login, w->m);
 	f->need_password = w->login.need_password;
 	if (f->need_password)
 		fix_login_password_prompt(&w->login, w->m, f->password_prompt,
@@ -241,7 +211,7 @@ int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen
 	if (s->check_state != TASK_DONE || !s->d || finding >= s->d->nfindings)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no finding to fix: run the check");
 	fd = &s->d->findings[finding];
-	if (!fixers_of(fd->id, only, sizeof(only)))
+	if (!fix_fixers_for(fd->id, only, sizeof(only)))
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND,
 		               "no fixer answers %s: the detail says what to do by hand", fd->id);
 	session_fix_close(s);
@@ -254,16 +224,7 @@ int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen
 	w->states = cd_calloc(s->nhosts, sizeof(*w->states));
 	w->skip = cd_calloc(s->nhosts, sizeof(*w->skip));
 	w->fw = cd_calloc(s->nhosts, sizeof(*w->fw));
-	for (size_t i = 0; i < s->nhosts; i++) {
-		const char *ifname = NULL, *addr;
-
-		fix_node_state_init(&w->states[i]);
-		w->skip[i] = !s->m->nodes[i].probed;
-		if (fix_wants_firewall(s->m, s->d, &w->fo, i) &&
-		    fix_data_iface(s->m, s->d, i, &ifname, &addr) < 0)
-			ifname = NULL;
-		w->fw[i] = ifname;
-	}
+	fix_gather_inputs(s->m, s->d, &w->fo, w->states, w->skip, w->fw);
 	/* ssh -G once, for the login user and the head's key (ssh-key only) */
 	if (fix_login_prepare(&w->login, s->m, &w->fo, s->o.pool, err, errlen) < 0) {
 		session_fix_close(s);

@@ -161,5 +161,8 @@ void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what);
 
 /* The colour and word of a check stage (ok, failed, probing...). */
 enum ui_color ui_stage_color(enum netcheck_stage st);
+/* The colour of a task's state, and its word in *word ("running", "done",
+ * "FAILED", "not run"). */
+enum ui_color ui_task_color(enum task_state st, const char **word);
 
 #endif

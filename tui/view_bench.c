@@ -68,26 +68,10 @@ static void sweep_words(const struct bench_opts *o, char *buf, size_t len)
 static void draw_title(struct tui *t, int y, int w)
 {
 	const struct session *s = &t->s;
-	enum ui_color c = UI_DIM;
-	const char *word = "not run";
+	const char *word;
+	enum ui_color c = ui_task_color(s->bench_state, &word);
 	char right[96];
 
-	switch (s->bench_state) {
-	case TASK_RUNNING:
-		c = UI_RUN;
-		word = "running";
-		break;
-	case TASK_DONE:
-		c = UI_OK;
-		word = "done";
-		break;
-	case TASK_FAILED:
-		c = UI_FAIL;
-		word = "FAILED";
-		break;
-	default:
-		break;
-	}
 	ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "Allreduce bench");
 	if (s->bench_state == TASK_IDLE || !s->bench)
 		snprintf(right, sizeof(right), "%s", word);

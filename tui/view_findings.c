@@ -113,15 +113,6 @@ static void counts_line(const struct diagnosis *d, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- fix command */
 
-/* Whether the fixer answers findings with this id. */
-static int fixer_answers(const struct fixer *fx, const char *id)
-{
-	for (const char *const *p = fx->findings; p && *p; p++)
-		if (strcmp(*p, id) == 0)
-			return 1;
-	return 0;
-}
-
 /* The session's check options that `clusterdoc fix` must repeat to check
  * the same way: --master, --port, --probe-timeout when not the defaults. */
 static void check_options(const struct tui *t, char *buf, size_t len)
@@ -148,22 +139,15 @@ static void check_options(const struct tui *t, char *buf, size_t len)
 static void fix_text(struct tui *t, const struct finding *f, struct ui_text *x)
 {
 	struct hostlist *hl = hostlist_new();
-	char err[CD_ERRLEN], only[256] = "", opts[256];
-	size_t off = 0, nfix = 0;
+	char err[CD_ERRLEN], only[256], opts[256];
 	char *all;
 
 	ui_text_add(x, A_BOLD, 0, "Apply with clusterdoc");
-	for (size_t k = 0; k < fixer_table_len; k++) {
-		const struct fixer *fx = &fixer_table[k];
-
-		if (!fixer_answers(fx, f->id) || off >= sizeof(only))
-			continue;
-		off += (size_t)snprintf(only + off, sizeof(only) - off, "%s%s", nfix ? "," : "",
-		                        fx->id);
-		ui_text_add(x, A_NORMAL, 2, "fixer %-9s %s", fx->id, fx->title);
-		nfix++;
-	}
-	if (!nfix) {
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_answers(&fixer_table[k], f->id))
+			ui_text_add(x, A_NORMAL, 2, "fixer %-9s %s", fixer_table[k].id,
+			            fixer_table[k].title);
+	if (!fix_fixers_for(f->id, only, sizeof(only))) {
 		ui_text_add(x, ui_attr(t, UI_WARN), 2, "no automatic fix: do it by hand");
 		hostlist_free(hl);
 		return;

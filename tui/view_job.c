@@ -173,26 +173,10 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 static void draw_title(struct tui *t, int y, int w)
 {
 	const struct session *s = &t->s;
-	enum ui_color c = UI_DIM;
-	const char *word = "not run";
+	const char *word;
+	enum ui_color c = ui_task_color(s->job_state, &word);
 	int x;
 
-	switch (s->job_state) {
-	case TASK_RUNNING:
-		c = UI_RUN;
-		word = "running";
-		break;
-	case TASK_DONE:
-		c = UI_OK;
-		word = "done";
-		break;
-	case TASK_FAILED:
-		c = UI_FAIL;
-		word = "FAILED";
-		break;
-	default:
-		break;
-	}
 	x = 1 + ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "MNIST job  ");
 	if (s->job_state == TASK_IDLE || !s->job)
 		ui_print(y, x, w - x, ui_attr(t, c), "%s", word);
