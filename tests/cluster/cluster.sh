@@ -24,14 +24,50 @@
 #                  not from $HOME) reads the run's ~/.ssh in the head namespace (CD_HEAD_PASSWD=0: off)
 # No namespace has a default route; nothing is created in the root namespace.
 # Everything is removed by cluster_down: processes (by PID, start time checked), namespaces,
-# /etc/netns/<ns> dirs, the run directory $CD_RUN (/tmp/cdcluster.XXXXXX).
+# /etc/netns/<ns> dirs, the run directory $CD_RUN (/tmp/cdcluster.XXXXXX), binfmt handlers it
+# registered.
+#
+# Real-node options (cluster_up):
+#   --shared-home  every node's /root is ONE directory, $CD_SHARED_DIR/root (hence one ~/.cache
+#                  and one ~/.bashrc: cluster_node_env I then guards its lines by hostname), and
+#                  with --users every node's /home is $CD_SHARED_DIR/home. $CD_RUN/nI/cache and
+#                  nI/bashrc are not mounted then.
+#   --users        real accounts cdadmin and cdplain on every node (same uid/gid everywhere, the
+#                  first free pair from 2901; shell /bin/bash, password "*" = key only), homes
+#                  /home/cdadmin and /home/cdplain (per node: $CD_RUN/nI/users/USER, or shared)
+#                  holding .ssh/authorized_keys with the run's client key. The host's /etc is
+#                  never touched: /etc/netns/<node ns>/passwd, group, shadow (the node's base
+#                  files + the users) and sudoers.d/clusterdoc-cdadmin are bound over the node's
+#                  /etc (by `ip netns exec`, or by the holder in a node with its own root). The
+#                  fragment is tests/cluster/sudoers.cdadmin verbatim (CD_SUDOERS_ADMIN=FILE:
+#                  another; none: "cdadmin ALL=(root) NOPASSWD: /usr/bin/true, /bin/true"),
+#                  checked with visudo; sudo is the node's real sudo (the host's /etc/sudoers, or
+#                  the root's, includes /etc/sudoers.d). cdplain has no sudo rights.
+#                  $CD_SSH_CONFIG_ADMIN / $CD_SSH_CONFIG_PLAIN: $CD_SSH_CONFIG with User cdadmin /
+#                  User cdplain (clusterdoc -F FILE, or ssh -F FILE).
+#   --old-node I   node I's whole root is Debian 11 bullseye (glibc 2.31, OpenSSH 8.4, python3.9)
+#   --arm-node I   node I's whole root is Debian 12 arm64, run by qemu-aarch64-static through
+#                  binfmt_misc (uname -m: aarch64); its sshd takes seconds to start, each login
+#                  ~0.5 s more than on the others. A handler with the F flag (C too with --users:
+#                  setuid sudo) is used if the system has one, else registered and removed at down.
+#       Both may be repeated for several nodes. A root comes from the cache built by
+#       tests/cluster/roots.sh (${CD_ROOT_CACHE:-/var/cache/clusterdoc-test}/NAME, built with
+#       debootstrap on first use: about 1 min for bullseye-amd64, several for bookworm-arm64;
+#       `cluster.sh roots` builds them ahead). The cache is the read-only lower layer of an
+#       overlay ($CD_RUN/nI/root, upper dir on a tmpfs in the node): runs never change it. The
+#       holder mounts /proc, /sys (its netns), /dev, the host's /tmp (so $CD_RUN has the same
+#       path), the /etc/netns files and the homes in it and chroots; sshd (the root's own
+#       /usr/sbin/sshd) and cluster_node_exec enter that root (nsenter -r -w).
 #
 # Needs root, iproute2, util-linux (unshare, nsenter), openssh-server, /usr/bin/python3 (silent
-# listener only), nft (firewall trap only).
+# listener only), nft (firewall trap only); sudo (--users), debootstrap (--old-node, --arm-node),
+# qemu-user-static (--arm-node).
 #
 # API (all functions return non-zero with a message on stderr when they fail)
 #   cluster_up N [--nic-names "eth0 eth0 enp1s0"] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
-#       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0; CD_VERBOSE=1 times the phases
+#                [--shared-home] [--users] [--old-node I] [--arm-node I]
+#       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0 CD_SHARED_HOME=1 CD_USERS=1
+#       CD_OLD_NODE="I..." CD_ARM_NODE="I..."; CD_VERBOSE=1 times the phases
 #       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
 #   cluster_down                         idempotent; safe from traps and under set -eu
 #   cluster_attach RUN_DIR               load the variables of a cluster made by another process
@@ -46,8 +82,12 @@
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
+#   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
+#   While up, also CD_SHARED_HOME CD_USERS (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers)
+#   CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN ("" when not asked for); cluster_down
+#   gives the option variables back the values the caller had.
 
 _CD_CLUSTER_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/cluster/roots.sh
@@ -466,7 +506,11 @@ EOF
 shift 5
 hostname "$host" || exit 1
 if [ "$root" != - ]; then
-	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$root.upper,workdir=$root.work" "$root" || exit 1
+	# upper and work dirs on a tmpfs: overlayfs refuses an upper dir on overlayfs (/tmp in a
+	# container); $root.upper holds what cluster_up prepared (etc targets, run/sshd)
+	mount -t tmpfs -o mode=755 tmpfs "$root.rw" || exit 1
+	mkdir "$root.rw/upper" "$root.rw/work" && cp -a "$root.upper/." "$root.rw/upper/" || exit 1
+	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$root.rw/upper,workdir=$root.rw/work" "$root" || exit 1
 	mount -t proc proc "$root/proc" || exit 1
 	mount -t sysfs sysfs "$root/sys" || exit 1
 	mount --rbind /dev "$root/dev" || exit 1
@@ -565,7 +609,7 @@ _cd_roots_prepare() { # the nodes' roots from the cache (built on first use), bi
 		name=$(cat "$CD_RUN/n$i/rootname")
 		dir=$(cluster_root_ensure "$name") || return 1
 		echo "$dir" >"$CD_RUN/n$i/rootdir"
-		mkdir -p "$CD_RUN/n$i/root" "$CD_RUN/n$i/root.upper/run/sshd" "$CD_RUN/n$i/root.work" || return 1
+		mkdir -p "$CD_RUN/n$i/root" "$CD_RUN/n$i/root.upper/run/sshd" "$CD_RUN/n$i/root.rw" || return 1
 	done
 }
 
@@ -997,7 +1041,9 @@ cluster_trap_mtu() {
 _cd_cli_usage() {
 	cat >&2 <<'EOF'
 usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
+                       [--shared-home] [--users] [--old-node I] [--arm-node I]
            brings a cluster up and leaves it running; prints shell assignments to eval
+       cluster.sh roots [NAME...]            build the cached roots (bullseye-amd64 bookworm-arm64)
        cluster.sh down [RUN_DIR|PREFIX]      tear down (default: $CD_RUN); PREFIX also finds
                                              the leftovers of a test that was SIGKILLed
        cluster.sh list                       clusters of this machine (run dirs and namespaces)
@@ -1034,6 +1080,10 @@ _cd_cli() {
 			return 2
 		fi
 		cluster_down
+		;;
+	roots)
+		(($#)) || set -- bullseye-amd64 bookworm-arm64
+		for f in "$@"; do cluster_root_ensure "$f" || return 1; done
 		;;
 	list)
 		for f in /tmp/cdcluster.*/state.sh; do
