@@ -4,9 +4,10 @@
 #
 #   $(BUILD)/abi/ARCH/agent.full    a first, normal link of the agent: what it imports
 #                                   (and agent.map: which library objects it pulls)
-#   $(BUILD)/abi/ARCH/stubs/        libc.so.6, libdl.so.2, libpthread.so.0: link-time
-#                                   stubs from scripts/glibc-stubs.py, whose versions
-#                                   are the newest at or below GLIBC_$(GLIBC_FLOOR)
+#   $(BUILD)/abi/ARCH/stubs/        libc.so, libdl.so, libpthread.so, ld.so: link-time
+#                                   stubs of libc.so.6, libdl.so.2, libpthread.so.0 and
+#                                   the dynamic linker from scripts/glibc-stubs.py, whose
+#                                   versions are the newest at or below GLIBC_$(GLIBC_FLOOR)
 #   $(BUILD)/abi/ARCH/ctor-probe    tests/abi/ctor_probe.c linked the same way, so the
 #                                   ABI test can see constructors run exactly once
 #   the agent                       linked against the stubs, with agent/glibc_compat.c
@@ -42,29 +43,31 @@ $(BUILD)/abi/$(1)/ctor_probe.o: tests/abi/ctor_probe.c
 	@mkdir -p $$(dir $$@)
 	$(2) $$(CPPFLAGS) $$(CFLAGS) -c -o $$@ $$<
 
-$(BUILD)/abi/$(1)/stubs/libc.so.6: $(BUILD)/abi/$(1)/agent.full $(BUILD)/abi/$(1)/glibc_compat.o \
+$(BUILD)/abi/$(1)/stubs/libc.so: $(BUILD)/abi/$(1)/agent.full $(BUILD)/abi/$(1)/glibc_compat.o \
 		scripts/glibc-stubs.py
 	scripts/glibc-stubs.py --readelf $(READELF) --libc "$$$$($(2) -print-file-name=libc.so.6)" \
 		--imports $(BUILD)/abi/$(1)/agent.full --compat $(BUILD)/abi/$(1)/glibc_compat.o \
 		--floor $(GLIBC_FLOOR) --out $(BUILD)/abi/$(1)/stubs
-	for lib in libpthread.so.0 libdl.so.2 libc.so.6; do \
-		src=$(BUILD)/abi/$(1)/stubs/$$$${lib%%.so.*}; \
-		$(2) -shared -nostdlib -Wl,-soname,$$$$lib -Wl,--version-script=$$$$src.map \
-			-o $(BUILD)/abi/$(1)/stubs/$$$$lib $$$$src.S || exit 1; \
-	done
+	while read -r base soname; do \
+		src=$(BUILD)/abi/$(1)/stubs/$$$$base; \
+		$(2) -shared -nostdlib -Wl,-soname,$$$$soname -Wl,--version-script=$$$$src.map \
+			-o $$$$src.so $$$$src.S || exit 1; \
+	done <$(BUILD)/abi/$(1)/stubs/sonames
 
 # Everything but the objects: the libraries in the order an ordinary link of
 # glibc < 2.34 has them (libpthread and libdl before libc, so that their
-# definitions are found first), kept even though the linker sees no use for them.
+# definitions are found first), kept even though the linker sees no use for them;
+# the dynamic linker only where a symbol of its own is used, as libc.so has it.
 AGENT_FLOOR_LIBS_$(1) = $(AGENT_STATIC) -Wl,--wrap=__libc_start_main -nodefaultlibs \
-	-Wl,--no-as-needed $(BUILD)/abi/$(1)/stubs/libpthread.so.0 $(BUILD)/abi/$(1)/stubs/libdl.so.2 \
-	$(BUILD)/abi/$(1)/stubs/libc.so.6 -Wl,--as-needed "$$$$($(2) -print-file-name=libc_nonshared.a)" -lgcc
+	-Wl,--no-as-needed $(BUILD)/abi/$(1)/stubs/libpthread.so $(BUILD)/abi/$(1)/stubs/libdl.so \
+	$(BUILD)/abi/$(1)/stubs/libc.so -Wl,--as-needed $(BUILD)/abi/$(1)/stubs/ld.so \
+	"$$$$($(2) -print-file-name=libc_nonshared.a)" -lgcc
 
-$(5): $(3) $(BUILD)/abi/$(1)/glibc_compat.o $(4) $(BUILD)/abi/$(1)/stubs/libc.so.6
+$(5): $(3) $(BUILD)/abi/$(1)/glibc_compat.o $(4) $(BUILD)/abi/$(1)/stubs/libc.so
 	$(2) $$(LDFLAGS) -o $$@ $(3) $(BUILD)/abi/$(1)/glibc_compat.o $(4) $$(AGENT_FLOOR_LIBS_$(1))
 
 $(BUILD)/abi/$(1)/ctor-probe: $(BUILD)/abi/$(1)/ctor_probe.o $(BUILD)/abi/$(1)/glibc_compat.o \
-		$(BUILD)/abi/$(1)/stubs/libc.so.6
+		$(BUILD)/abi/$(1)/stubs/libc.so
 	$(2) $$(LDFLAGS) -o $$@ $(BUILD)/abi/$(1)/ctor_probe.o $(BUILD)/abi/$(1)/glibc_compat.o \
 		$$(AGENT_FLOOR_LIBS_$(1))
 endef
@@ -91,7 +94,7 @@ $(BUILD)/abi/aarch64/glibc_compat.o $(BUILD)/abi/aarch64/ctor_probe.o: | aarch64
 AARCH64_LIB_OBJ = $(patsubst $(BUILD)/%,$(AARCH64_BUILD)/%,$(foreach m,$(AGENT_MEMBERS),$(filter %/$(m),$(LIB_OBJ))))
 $(AARCH64_LIB): $(BUILD)/abi/$(NATIVE_ARCH)/agent.full | aarch64-toolchain
 	@$(MAKE) --no-print-directory aarch64-lib-members \
-		AGENT_MEMBERS="$$(sed -n 's|^$(LIB)(\(.*\))$$|\1|p' $(BUILD)/abi/$(NATIVE_ARCH)/agent.map)"
+		AGENT_MEMBERS="$$(sed -n 's|^$(LIB)(\([^)]*\)).*|\1|p' $(BUILD)/abi/$(NATIVE_ARCH)/agent.map | tr '\n' ' ')"
 aarch64-lib-members: $(AARCH64_LIB_OBJ)
 	@test -n "$(AGENT_MEMBERS)" || { echo "clusterdoc: no library members in the agent's link map" >&2; exit 1; }
 	rm -f $(AARCH64_LIB)

@@ -32,6 +32,11 @@ gets a copy relocation sized from the stub. An import with no version at or
 below the floor and no wrapper in the compat object stops the build with a
 message naming it.
 
+A few symbols live in the dynamic linker, not in libc (__stack_chk_guard on
+aarch64, __tls_get_addr on x86_64): the ld.so that libc.so.6 names in its
+DT_NEEDED, found beside it, is read as well and gets a stub of its own, as
+libc.so's AS_NEEDED clause gives it to an ordinary link.
+
 Up to glibc 2.33 the dl* functions lived in libdl.so.2 and the pthread_*
 functions in libpthread.so.0 (2.34 folded both into libc.so.6 and left
 placeholder libraries that still define the old version names). The stubs
@@ -40,9 +45,10 @@ linked with all three (--no-as-needed) so that an old glibc loads libdl and
 libpthread. ld.so matches a versioned symbol by name and version in every
 loaded library, so the attribution only shows in `readelf -V`.
 
-Outputs in --out DIR: libc.S, libc.map, libdl.S, libdl.map, libpthread.S,
-libpthread.map (sources of libc.so.6, libdl.so.2, libpthread.so.0) and
-imports.txt (one line per import: name, version, library or "wrapper").
+Outputs in --out DIR: for each stub BASE (libc, libdl, libpthread, ld) BASE.S
+and BASE.map, its source and version script; sonames, one line "BASE SONAME"
+per stub (libc libc.so.6, ..., ld ld-linux-x86-64.so.2); and imports.txt, one
+line per import: name, version, library, or "wrapper".
 Exit status 1, with the reasons on stderr, when the floor cannot be kept.
 """
 import argparse
@@ -54,11 +60,14 @@ import sys
 # Functions that were in libdl.so.2 up to glibc 2.33.
 LIBDL = {"dlopen", "dlclose", "dlsym", "dlvsym", "dlerror", "dladdr", "dladdr1", "dlinfo", "dlmopen"}
 
-# The stub library (and the soname it stands for) of each import.
-STUBS = (("libc", "libc.so.6"), ("libdl", "libdl.so.2"), ("libpthread", "libpthread.so.0"))
+# The stub libraries and the sonames they stand for; "ld" gets the soname of
+# the target's dynamic linker.
+STUBS = {"libc": "libc.so.6", "libdl": "libdl.so.2", "libpthread": "libpthread.so.0", "ld": None}
 
 
-def library_of(name):
+def library_of(name, ldso):
+    if name in ldso:
+        return "ld"
     if name in LIBDL:
         return "libdl"
     if name.startswith("pthread_") or name.startswith("sem_"):
@@ -91,6 +100,22 @@ def read_symbols(readelf, path, dynamic):
     return rows
 
 
+def read_needed(readelf, path):
+    text = subprocess.run([readelf, "-d", "-W", path], check=True, capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", text)
+
+
+def version_table(readelf, path):
+    """name -> [(version tuple, version text, row)] of the symbols PATH defines."""
+    table = {}
+    for r in read_symbols(readelf, path, True):
+        vt = glibc_version(r["version"])
+        if r["ndx"] == "UND" or vt is None:
+            continue
+        table.setdefault(r["name"], []).append((vt, r["version"], r))
+    return table
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--readelf", default="readelf")
@@ -102,13 +127,15 @@ def main():
     args = ap.parse_args()
     floor = tuple(int(x) for x in args.floor.split("."))
 
-    # name -> list of (version tuple, version text, row) defined by the real libc
-    libc = {}
-    for r in read_symbols(args.readelf, args.libc, True):
-        vt = glibc_version(r["version"])
-        if r["ndx"] == "UND" or vt is None:
-            continue
-        libc.setdefault(r["name"], []).append((vt, r["version"], r))
+    libc = version_table(args.readelf, args.libc)
+    ldso = {}
+    for needed in read_needed(args.readelf, args.libc):
+        if needed.startswith("ld"):
+            STUBS["ld"] = needed
+            ldso = version_table(args.readelf, os.path.join(os.path.dirname(args.libc), needed))
+    # A symbol in both (none today) is libc's, as the link order has it.
+    ldso = {n: d for n, d in ldso.items() if n not in libc}
+    libc.update(ldso)
 
     # What the agent imports: its undefined symbols, and the objects it took
     # by copy relocation (defined in its .bss, but versioned: stdout@GLIBC_2.2.5).
@@ -154,7 +181,7 @@ def main():
             errors.append(f"{name}@{vtext}: a {row['type']} symbol cannot be stubbed")
             continue
         chosen[name] = (vtext, row)
-        report.append(f"{name} {vtext} {dict(STUBS)[library_of(name)]}")
+        report.append(f"{name} {vtext} {STUBS[library_of(name, ldso)]}")
 
     if errors:
         for e in errors:
@@ -163,9 +190,16 @@ def main():
         return 1
 
     os.makedirs(args.out, exist_ok=True)
-    for stub, soname in STUBS:
-        names = sorted(n for n in chosen if library_of(n) == stub)
+    sonames = []
+    for stub, soname in STUBS.items():
+        if soname is None:
+            print(f"glibc-stubs: {args.libc} names no dynamic linker", file=sys.stderr)
+            return 1
+        names = sorted(n for n in chosen if library_of(n, ldso) == stub)
         write_stub(os.path.join(args.out, stub), soname, names, chosen)
+        sonames.append(f"{stub} {soname}")
+    with open(os.path.join(args.out, "sonames"), "w") as f:
+        f.write("\n".join(sonames) + "\n")
     with open(os.path.join(args.out, "imports.txt"), "w") as f:
         f.write("\n".join(report) + "\n")
     return 0
