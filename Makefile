@@ -1,6 +1,6 @@
 # clusterdoc - hand-written Makefile.
 #
-#   make              build ./clusterdoc (head) and ./clusterdoc-agent
+#   make              build ./clusterdoc (head), ./clusterdoc-agent and ./clusterdoc-agent-aarch64
 #   make deps         install the Debian packages the project needs (idempotent)
 #   make test         unit tests, integration tests on the namespace test cluster, fuzz smoke
 #   make asan         the tests under AddressSanitizer + UBSan
@@ -36,13 +36,15 @@ endif
 HEAD_LIBS  := -lssh2 -lcrypto -lcurl -ljansson -lncursesw -lz -lm
 # The agent's only dynamic dependency is libc: jansson and zlib are linked statically,
 # NCCL/CUDA/NVML are dlopen()ed at run time.
-AGENT_LIBS := -Wl,-Bstatic -ljansson -lz -Wl,-Bdynamic -ldl
+AGENT_STATIC := -Wl,-Bstatic -ljansson -lz -Wl,-Bdynamic
+AGENT_LIBS   := $(AGENT_STATIC) -ldl
 
 # Everything under these folders goes into one static library; each program
 # pulls only the objects it needs (the agent must never pull libssh2 users).
 LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c)
 HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
-AGENT_SRC := $(wildcard agent/*.c)
+# agent/glibc_compat.c goes only into the agents linked for the glibc floor (below).
+AGENT_SRC := $(filter-out agent/glibc_compat.c,$(wildcard agent/*.c))
 # Files the head carries to nodes, compiled in as byte arrays (scripts/embed.sh).
 GEN_SRC   := $(BUILD)/gen/mnist_ddp_py.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:%.c=%.o)
@@ -61,11 +63,14 @@ AGENT_BIN := $(BUILD)/clusterdoc-agent
 else
 HEAD_BIN  := clusterdoc
 AGENT_BIN := clusterdoc-agent
+# The agents for other architectures, beside the native one (the head pushes P
+# and every P-* beside it, choosing by the ELF header's e_machine).
+AGENT_CROSS := clusterdoc-agent-aarch64
 endif
 
 .PHONY: FORCE all deps test unit integration fuzz-smoke fuzz asan check-style format install \
         demo bench clean
-all: $(HEAD_BIN) $(AGENT_BIN)
+all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -86,8 +91,14 @@ $(LIB): $(LIB_OBJ)
 $(HEAD_BIN): $(HEAD_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(HEAD_OBJ) $(LIB) $(HEAD_LIBS)
 
+# The sanitizer build links the agent normally (it runs only on this machine);
+# the release agents are linked for the glibc floor (scripts/agent-floor.mk).
+ifeq ($(SANITIZE),1)
 $(AGENT_BIN): $(AGENT_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(AGENT_LIBS)
+else
+include scripts/agent-floor.mk
+endif
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -111,7 +122,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 deps:
 	@scripts/deps.sh
 
-unit: $(UNIT_BIN) $(AGENT_BIN)
+unit: $(UNIT_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 	@tests/run-unit.sh $(UNIT_BIN)
 
 # The NCCL oracle (tests/oracle/): the real NCCL's bootstrap choice, compared
@@ -150,7 +161,7 @@ build-asan/clusterdoc: FORCE
 endif
 FORCE:
 
-integration: $(HEAD_BIN) $(AGENT_BIN) $(ORACLE_BIN) $(ASAN_HEAD)
+integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh
@@ -187,11 +198,11 @@ check-style:
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-install: $(HEAD_BIN) $(AGENT_BIN)
+install: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/clusterdoc \
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(HEAD_BIN) $(DESTDIR)$(PREFIX)/bin/clusterdoc
-	install -m 0755 $(AGENT_BIN) $(DESTDIR)$(PREFIX)/libexec/clusterdoc/clusterdoc-agent
+	install -m 0755 $(AGENT_BIN) $(AGENT_CROSS) $(DESTDIR)$(PREFIX)/libexec/clusterdoc/
 	install -m 0644 docs/clusterdoc.1 $(DESTDIR)$(PREFIX)/share/man/man1/clusterdoc.1
 
 demo: deps all
@@ -201,6 +212,6 @@ bench: all
 	@tests/bench/facts_fanout.sh
 
 clean:
-	rm -rf build build-asan clusterdoc clusterdoc-agent
+	rm -rf build build-asan clusterdoc clusterdoc-agent clusterdoc-agent-aarch64
 
 -include $(LIB_OBJ:.o=.d) $(HEAD_OBJ:.o=.d) $(AGENT_OBJ:.o=.d)

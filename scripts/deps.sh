@@ -6,10 +6,9 @@ PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-ope
 zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
 python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge
-debootstrap
-qemu-user-static
-binfmt-support
-sudo"
+debootstrap binfmt-support sudo
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
+libjansson-dev:arm64 zlib1g-dev:arm64"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -20,6 +19,12 @@ echo "clusterdoc: installing:$missing"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
+# The aarch64 agent links the arm64 jansson and zlib (multiarch, packages NAME:arm64).
+case $missing in
+*:arm64*)
+	dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
+	;;
+esac
 $SUDO apt-get update -qq
 # Some packages ship daemons (prometheus, the pushgateway, slurmctld, munge): the tests start
 # their own on loopback, so keep the packages from starting theirs.
