@@ -259,11 +259,11 @@ char *sudocmd_sudoers(const char *user)
 		    SUDOCMD_IN_PLACE, SUDOCMD_CLEAN, SUDOCMD_REMOVE};
 
 		buf_append_strs(&b, "# ", root_files[f].path, "\n", NULL);
-		for (size_t s = 0; s < CD_ARRAY_LEN(order); s++) {
+		for (size_t k = 0; k < CD_ARRAY_LEN(order); k++) {
 			struct sudocmd c;
 			char *args;
 
-			sudocmd_file(order[s], root_files[f].path, root_files[f].mode, &c);
+			sudocmd_file(order[k], root_files[f].path, root_files[f].mode, &c);
 			args = join_args(c.argv);
 			append_line(&b, user, file_prog_path(c.argv[0]), args);
 			buf_append_str(&b, "\n");
