@@ -20,9 +20,10 @@ const char *const sudocmd_dirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/s
 static const struct {
 	const char *path;
 	unsigned mode; /* for a new file */
+	int created;   /* a fixer may create it: chmod and undo's rm are needed */
 } root_files[] = {
-    {FIX_ETC_HOSTS, 0644},
-    {FIX_SYSCTL_PORTS, 0644},
+    {FIX_ETC_HOSTS, 0644, 0},
+    {FIX_SYSCTL_PORTS, 0644, 1},
 };
 
 /*
@@ -206,6 +207,9 @@ static int is_file_step(const char *const *argv)
 			struct sudocmd c;
 			size_t k = 0;
 
+			if (!root_files[f].created &&
+			    (all[s] == SUDOCMD_CHMOD || all[s] == SUDOCMD_REMOVE))
+				continue;
 			sudocmd_file(all[s], root_files[f].path, root_files[f].mode, &c);
 			while (c.argv[k] && argv[k] && strcmp(c.argv[k], argv[k]) == 0)
 				k++;
@@ -263,6 +267,9 @@ char *sudocmd_sudoers(const char *user)
 			struct sudocmd c;
 			char *args;
 
+			if (!root_files[f].created &&
+			    (order[k] == SUDOCMD_CHMOD || order[k] == SUDOCMD_REMOVE))
+				continue;
 			sudocmd_file(order[k], root_files[f].path, root_files[f].mode, &c);
 			args = join_args(c.argv);
 			append_line(&b, user, file_prog_path(c.argv[0]), args);
