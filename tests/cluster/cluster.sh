@@ -24,14 +24,50 @@
 #                  not from $HOME) reads the run's ~/.ssh in the head namespace (CD_HEAD_PASSWD=0: off)
 # No namespace has a default route; nothing is created in the root namespace.
 # Everything is removed by cluster_down: processes (by PID, start time checked), namespaces,
-# /etc/netns/<ns> dirs, the run directory $CD_RUN (/tmp/cdcluster.XXXXXX).
+# /etc/netns/<ns> dirs, the run directory $CD_RUN (/tmp/cdcluster.XXXXXX), binfmt handlers it
+# registered.
+#
+# Real-node options (cluster_up):
+#   --shared-home  every node's /root is ONE directory, $CD_SHARED_DIR/root (hence one ~/.cache
+#                  and one ~/.bashrc: cluster_node_env I then guards its lines by hostname), and
+#                  with --users every node's /home is $CD_SHARED_DIR/home. $CD_RUN/nI/cache and
+#                  nI/bashrc are not mounted then.
+#   --users        real accounts cdadmin and cdplain on every node (same uid/gid everywhere, the
+#                  first free pair from 2901; shell /bin/bash, password "*" = key only), homes
+#                  /home/cdadmin and /home/cdplain (per node: $CD_RUN/nI/users/USER, or shared)
+#                  holding .ssh/authorized_keys with the run's client key. The host's /etc is
+#                  never touched: /etc/netns/<node ns>/passwd, group, shadow (the node's base
+#                  files + the users) and sudoers.d/clusterdoc-cdadmin are bound over the node's
+#                  /etc (by `ip netns exec`, or by the holder in a node with its own root). The
+#                  fragment is tests/cluster/sudoers.cdadmin verbatim (CD_SUDOERS_ADMIN=FILE:
+#                  another; none: "cdadmin ALL=(root) NOPASSWD: /usr/bin/true, /bin/true"),
+#                  checked with visudo; sudo is the node's real sudo (the host's /etc/sudoers, or
+#                  the root's, includes /etc/sudoers.d). cdplain has no sudo rights.
+#                  $CD_SSH_CONFIG_ADMIN / $CD_SSH_CONFIG_PLAIN: $CD_SSH_CONFIG with User cdadmin /
+#                  User cdplain (clusterdoc -F FILE, or ssh -F FILE).
+#   --old-node I   node I's whole root is Debian 11 bullseye (glibc 2.31, OpenSSH 8.4, python3.9)
+#   --arm-node I   node I's whole root is Debian 12 arm64, run by qemu-aarch64-static through
+#                  binfmt_misc (uname -m: aarch64); its sshd takes seconds to start, each login
+#                  ~0.5 s more than on the others. A handler with the F flag (C too with --users:
+#                  setuid sudo) is used if the system has one, else registered and removed at down.
+#       Both may be repeated for several nodes. A root comes from the cache built by
+#       tests/cluster/roots.sh (${CD_ROOT_CACHE:-/var/cache/clusterdoc-test}/NAME, built with
+#       debootstrap on first use: about 1 min for bullseye-amd64, several for bookworm-arm64;
+#       `cluster.sh roots` builds them ahead). The cache is the read-only lower layer of an
+#       overlay ($CD_RUN/nI/root, upper dir on a tmpfs in the node): runs never change it. The
+#       holder mounts /proc, /sys (its netns), /dev, the host's /tmp (so $CD_RUN has the same
+#       path), the /etc/netns files and the homes in it and chroots; sshd (the root's own
+#       /usr/sbin/sshd) and cluster_node_exec enter that root (nsenter -r -w).
 #
 # Needs root, iproute2, util-linux (unshare, nsenter), openssh-server, /usr/bin/python3 (silent
-# listener only), nft (firewall trap only).
+# listener only), nft (firewall trap only); sudo (--users), debootstrap (--old-node, --arm-node),
+# qemu-user-static (--arm-node).
 #
 # API (all functions return non-zero with a message on stderr when they fail)
 #   cluster_up N [--nic-names "eth0 eth0 enp1s0"] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
-#       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0; CD_VERBOSE=1 times the phases
+#                [--shared-home] [--users] [--old-node I] [--arm-node I]
+#       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0 CD_SHARED_HOME=1 CD_USERS=1
+#       CD_OLD_NODE="I..." CD_ARM_NODE="I..."; CD_VERBOSE=1 times the phases
 #       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
 #   cluster_down                         idempotent; safe from traps and under set -eu
 #   cluster_attach RUN_DIR               load the variables of a cluster made by another process
@@ -46,10 +82,16 @@
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
+#   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
+#   While up, also CD_SHARED_HOME CD_USERS (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers)
+#   CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN ("" when not asked for); cluster_down
+#   gives the option variables back the values the caller had.
 
 _CD_CLUSTER_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/cluster/roots.sh
+source "$_CD_CLUSTER_SH_DIR/roots.sh"
 
 _CD_SSHD=${CD_SSHD:-/usr/sbin/sshd}
 _CD_PY=/usr/bin/python3
@@ -154,7 +196,11 @@ _cd_write_state() {
 			"$CD_RUN" "$CD_PREFIX" "$CD_N" "$CD_NODES" "$CD_SUBNET" "$CD_HEAD_IP"
 		printf 'CD_NS_BR=%q\nCD_NS_HEAD=%q\nCD_HOME=%q\nCD_SSH_CONFIG=%q\nCD_KNOWN_HOSTS=%q\n' \
 			"$CD_NS_BR" "$CD_NS_HEAD" "$CD_HOME" "$CD_SSH_CONFIG" "$CD_KNOWN_HOSTS"
+		printf 'CD_SHARED_HOME=%q\nCD_USERS=%q\nCD_OLD_NODE=%q\nCD_ARM_NODE=%q\nCD_SHARED_DIR=%q\n' \
+			"${CD_SHARED_HOME:-0}" "${CD_USERS:-0}" "${CD_OLD_NODE:-}" "${CD_ARM_NODE:-}" "${CD_SHARED_DIR:-}"
+		printf 'CD_SSH_CONFIG_ADMIN=%q\nCD_SSH_CONFIG_PLAIN=%q\n' "${CD_SSH_CONFIG_ADMIN:-}" "${CD_SSH_CONFIG_PLAIN:-}"
 		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
+		printf 'export CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN\n'
 	} >"$CD_RUN/state.sh"
 }
 
@@ -178,8 +224,9 @@ cluster_node_exec() {
 	_cd_check_node "${1:-}" || return 1
 	local i=$1 h
 	shift
-	h=$(cat "$CD_RUN/n$i/holder.pid")
-	nsenter -t "$h" -n -u -m -- env -u SSH_AUTH_SOCK HOME=/root "$@"
+	h=$(_cd_enter_opts "$i")
+	# shellcheck disable=SC2086
+	nsenter $h -- env -u SSH_AUTH_SOCK HOME=/root "$@"
 }
 
 # cluster_ssh i CMD... : ssh from the head to node i (BatchMode, the run's config)
@@ -219,10 +266,12 @@ EOF
 }
 
 _cd_start_sshd() { # i : start node i's sshd inside its holder's namespaces (does not wait)
-	local i=$1 d=$CD_RUN/n$1 h pid
-	h=$(cat "$d/holder.pid") || return 1
+	local i=$1 d=$CD_RUN/n$1 h pid sshd=$_CD_SSHD
+	h=$(_cd_enter_opts "$i") || return 1
+	[[ -s $d/rootdir ]] && sshd=/usr/sbin/sshd # the root's own
 	rm -f "$d/sshd.pid"
-	nsenter -t "$h" -n -u -m -- "$_CD_SSHD" -D -e -f "$d/sshd_config" </dev/null >>"$d/sshd.log" 2>&1 &
+	# shellcheck disable=SC2086
+	nsenter $h -- "$sshd" -D -e -f "$d/sshd_config" </dev/null >>"$d/sshd.log" 2>&1 &
 	pid=$!
 	_cd_track "$pid" "sshd$i"
 	echo "$pid" >"$d/sshd.listener"
@@ -240,14 +289,16 @@ _cd_wait_sshd_pidfile() { # i [tries] : until sshd has written its PidFile (it d
 }
 
 _cd_ssh_probe() { # i : one BatchMode ssh from the head
-	cluster_head_exec ssh -F "$CD_SSH_CONFIG" -o ConnectTimeout=2 -o KexAlgorithms=curve25519-sha256 \
+	cluster_head_exec ssh -F "$CD_SSH_CONFIG" -o ConnectTimeout="$(_cd_node_is_arm "$1" && echo 10 || echo 2)" -o KexAlgorithms=curve25519-sha256 \
 		"node$1" true </dev/null >/dev/null 2>>"$CD_RUN/n$1/probe.err"
 }
 
 _cd_wait_ssh() { # i : sshd up and accepting our key (bounded)
-	local i=$1 t
-	_cd_wait_sshd_pidfile "$i" 100 || return 1
-	for ((t = 0; t < ${CD_SSH_TRIES:-10}; t++)); do
+	local i=$1 t tries=${CD_SSH_TRIES:-10} pidwait=100
+	# an arm64 node's sshd runs under qemu: seconds to start, and each login re-executes it
+	if _cd_node_is_arm "$i"; then tries=$((tries * 3)) pidwait=1200; fi
+	_cd_wait_sshd_pidfile "$i" "$pidwait" || return 1
+	for ((t = 0; t < tries; t++)); do
 		_cd_ssh_probe "$i" && return 0
 		sleep 0.2
 	done
@@ -274,9 +325,14 @@ cluster_up() {
 	set +e
 	local n=${1:-} t0 i nic mtu=${CD_MTU:-1500} prefix=${CD_NS_PREFIX:-} subnet=""
 	local nics=${CD_NIC_NAMES:-} autotrap=${CD_AUTO_TRAP:-1}
+	local shared=${CD_SHARED_HOME:-0} users=${CD_USERS:-0} old=${CD_OLD_NODE:-} arm=${CD_ARM_NODE:-}
 	shift || true
 	while (($#)); do
 		case $1 in
+		--shared-home) shared=1; shift ;;
+		--users) users=1; shift ;;
+		--old-node) old+=" $2"; shift 2 ;;
+		--arm-node) arm+=" $2"; shift 2 ;;
 		--nic-names) nics=$2; shift 2 ;;
 		--mtu) mtu=$2; shift 2 ;;
 		--prefix) prefix=$2; shift 2 ;;
@@ -306,6 +362,13 @@ cluster_up() {
 		subnet="10.$((100 + h % 150)).$(((h / 150) % 256))"
 	fi
 	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
+	[[ $shared == [01] && $users == [01] ]] || { _cd_err "CD_SHARED_HOME and CD_USERS are 0 or 1"; return 2; }
+	local k rooted=" "
+	for k in $old $arm; do
+		[[ $k =~ ^[0-9]+$ ]] && ((k >= 1 && k <= n)) || { _cd_err "--old-node/--arm-node: no node '$k' in 1..$n"; return 2; }
+		[[ $rooted != *" $k "* ]] || { _cd_err "node $k is named twice by --old-node/--arm-node"; return 2; }
+		rooted+="$k "
+	done
 	local nicarr=()
 	read -r -a nicarr <<<"$nics"
 	for nic in "${nicarr[@]+"${nicarr[@]}"}"; do
@@ -319,10 +382,18 @@ cluster_up() {
 	CD_NODES=""
 	for ((i = 1; i <= n; i++)); do CD_NODES+="${CD_NODES:+ }node$i"; done
 	export CD_NODES
+	# what the caller had in the option variables, put back by cluster_down (they describe this
+	# cluster while it is up; a later cluster_up in the same shell must not inherit them)
+	_CD_SAVED_OPTS=$(declare -p CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE 2>/dev/null)
+	export CD_SHARED_HOME=$shared CD_USERS=$users CD_OLD_NODE=${old# } CD_ARM_NODE=${arm# }
+	CD_SHARED_DIR="" CD_SSH_CONFIG_ADMIN="" CD_SSH_CONFIG_PLAIN=""
+	((shared)) && CD_SHARED_DIR=$CD_RUN/shared
+	((users)) && CD_SSH_CONFIG_ADMIN=$CD_HOME/.ssh/config.cdadmin CD_SSH_CONFIG_PLAIN=$CD_HOME/.ssh/config.cdplain
+	export CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN
 	: >"$CD_RUN/pids"
 	_cd_write_state
 	if [[ $autotrap == 1 ]]; then _cd_install_traps; fi
-	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN"
+	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN$( ((shared)) && echo ", shared home")$( ((users)) && echo ", users cdadmin cdplain")${CD_OLD_NODE:+, Debian 11 node(s) $CD_OLD_NODE}${CD_ARM_NODE:+, arm64 node(s) $CD_ARM_NODE}"
 
 	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}"; then
 		_cd_err "cluster_up failed; tearing down"
@@ -381,16 +452,19 @@ Host *
 EOF
 	chmod 600 "$R/home/.ssh/config" "$R/home/.ssh/known_hosts"
 
+	# --- whole roots (Debian 11, arm64), built once into the cache; homes; test users
+	_cd_phase "roots"
+	_cd_roots_prepare || return 1
+	_cd_homes_prepare || return 1
+	if ((CD_USERS)); then _cd_users_prepare || return 1; fi
+
 	mkdir -p /etc/netns /run/sshd /root/.cache || return 1
 	for ((i = 0; i <= n; i++)); do
 		if ((i == 0)); then p=$CD_NS_HEAD; else p=${P}n$i; fi
 		mkdir -p "/etc/netns/$p" || return 1
 		_cd_hosts_body "$i" >"/etc/netns/$p/hosts"
 		((i == 0)) && continue
-		# private /etc/shadow (root's password, cluster_node_password) and /etc/sysctl.d
-		install -m 640 -g shadow /etc/shadow "/etc/netns/$p/shadow" 2>/dev/null ||
-			install -m 600 /etc/shadow "/etc/netns/$p/shadow" || return 1
-		mkdir -p "/etc/netns/$p/sysctl.d" || return 1
+		_cd_node_etc "$i" || return 1
 	done
 	if [[ ${CD_HEAD_PASSWD:-1} == 1 ]]; then
 		awk -F: -v OFS=: -v h="$R/home" '$3 == 0 { $6 = h } { print }' /etc/passwd >"/etc/netns/$CD_NS_HEAD/passwd"
@@ -423,23 +497,54 @@ EOF
 	} | ip -n "$CD_NS_BR" -b - || return 1
 
 	_cd_phase "holders"
-	# --- per-node holder: own UTS + mount namespace, hostname, bind mounts; sshd joins it
-	local holder_sh='hostname "$1" || exit 1
-mount --bind "$5" /root || exit 1
-mount --bind "$2" /root/.cache || exit 1
-mount --bind "$3" /root/.bashrc || exit 1
-: >"$4"
+	# --- per-node holder: own UTS + mount namespace, hostname, bind mounts; sshd joins it.
+	# A node with its own root ($4 = overlay mount point, lower layer $5 from the cache) gets the
+	# overlay, /proc, /sys (of its netns), /dev, the host's /tmp (so $CD_RUN has the same path
+	# inside) and what `ip netns exec` would bind over /etc, then chroots into it: nsenter -r -w
+	# takes the holder's root, so sshd and cluster_node_exec run the root's own programs.
+	local holder_sh='host=$1 ready=$2 ns=$3 root=$4 lower=$5
+shift 5
+hostname "$host" || exit 1
+if [ "$root" != - ]; then
+	# upper and work dirs on a tmpfs: overlayfs refuses an upper dir on overlayfs (/tmp in a
+	# container); $root.upper holds what cluster_up prepared (etc targets, run/sshd)
+	mount -t tmpfs -o mode=755 tmpfs "$root.rw" || exit 1
+	mkdir "$root.rw/upper" "$root.rw/work" && cp -a "$root.upper/." "$root.rw/upper/" || exit 1
+	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$root.rw/upper,workdir=$root.rw/work" "$root" || exit 1
+	mount -t proc proc "$root/proc" || exit 1
+	mount -t sysfs sysfs "$root/sys" || exit 1
+	mount --rbind /dev "$root/dev" || exit 1
+	mount --bind /tmp "$root/tmp" || exit 1
+	for f in /etc/netns/"$ns"/*; do
+		[ -e "$f" ] || continue
+		mount --bind "$f" "$root/etc/${f##*/}" || exit 1
+	done
+else
+	root=""
+fi
+while [ $# -ge 2 ]; do
+	mount --bind "$1" "$root$2" || exit 1
+	shift 2
+done
+if [ -n "$root" ]; then
+	exec chroot "$root" /bin/sh -c ": >\"\$1\"; exec sleep infinity" holder "$ready"
+fi
+: >"$ready"
 exec sleep infinity'
-	for ((i = 1; i <= n; i++)); do : >"$R/n$i/bashrc" && : >"$R/n$i/home/.bashrc"; done
+	local binds lower rootmnt
 	for ((i = 1; i <= n; i++)); do
 		d=$R/n$i
+		read -r -a binds <<<"$(_cd_node_binds "$i")"
+		rootmnt=- lower=-
+		if [[ -s $d/rootdir ]]; then rootmnt=$d/root lower=$(cat "$d/rootdir"); fi
 		ip netns exec "${P}n$i" unshare --uts --mount --propagation private \
-			sh -c "$holder_sh" holder "node$i" "$d/cache" "$d/bashrc" "$d/ready" "$d/home" </dev/null >"$d/holder.log" 2>&1 &
+			sh -c "$holder_sh" holder "node$i" "$d/ready" "${P}n$i" "$rootmnt" "$lower" "${binds[@]}" \
+			</dev/null >"$d/holder.log" 2>&1 &
 		echo "$!" >"$d/holder.pid"
 		_cd_track "$!" "holder$i"
 	done
 	for ((i = 1; i <= n; i++)); do
-		for ((j = 0; j < 200; j++)); do
+		for ((j = 0; j < 1000; j++)); do
 			[[ -e $R/n$i/ready ]] && break
 			_cd_alive "$(cat "$R/n$i/holder.pid")" || break
 			sleep 0.02
@@ -475,6 +580,143 @@ exec sleep infinity'
 			return 1
 		fi
 	done
+	return 0
+}
+
+# ---------------------------------------------------------------- roots, homes, users
+
+_cd_node_rootdir() { cat "$CD_RUN/n$1/rootdir" 2>/dev/null; } # node i's cached root, or nothing
+_cd_node_is_arm() { [[ " ${CD_ARM_NODE:-} " == *" $1 "* ]]; }
+
+# _cd_enter_opts i : nsenter options that put a command where node i's sshd runs (its netns,
+# UTS and mount namespaces, and for a node with its own root, the holder's root and cwd)
+_cd_enter_opts() {
+	local o="-t $(cat "$CD_RUN/n$1/holder.pid") -n -u -m"
+	[[ -s $CD_RUN/n$1/rootdir ]] && o+=" -r -w"
+	printf '%s\n' "$o"
+}
+
+_cd_roots_prepare() { # the nodes' roots from the cache (built on first use), binfmt for arm64
+	local i name dir reg
+	for i in ${CD_OLD_NODE:-}; do echo bullseye-amd64 >"$CD_RUN/n$i/rootname"; done
+	for i in ${CD_ARM_NODE:-}; do echo bookworm-arm64 >"$CD_RUN/n$i/rootname"; done
+	if [[ -n ${CD_ARM_NODE:-} ]]; then
+		# C (credentials of the binary, not of qemu) only where the users need a setuid sudo
+		if ((CD_USERS)); then reg=$(cluster_root_binfmt "$CD_PREFIX" C); else reg=$(cluster_root_binfmt "$CD_PREFIX"); fi || return 1
+		[[ -z $reg ]] || echo "$reg" >>"$CD_RUN/binfmt"
+	fi
+	for i in ${CD_OLD_NODE:-} ${CD_ARM_NODE:-}; do
+		name=$(cat "$CD_RUN/n$i/rootname")
+		dir=$(cluster_root_ensure "$name") || return 1
+		echo "$dir" >"$CD_RUN/n$i/rootdir"
+		mkdir -p "$CD_RUN/n$i/root" "$CD_RUN/n$i/root.upper/run/sshd" "$CD_RUN/n$i/root.rw" || return 1
+	done
+}
+
+_cd_homes_prepare() { # root's home(s), and the directories over /home when there are users
+	local i d
+	for ((i = 1; i <= CD_N; i++)); do
+		d=$CD_RUN/n$i
+		: >"$d/bashrc" && : >"$d/home/.bashrc" || return 1
+		if ((CD_USERS && !CD_SHARED_HOME)); then mkdir -p "$d/users" && chmod 755 "$d/users" || return 1; fi
+	done
+	if ((CD_SHARED_HOME)); then
+		mkdir -p "$CD_SHARED_DIR/root/.cache" "$CD_SHARED_DIR/home" || return 1
+		: >"$CD_SHARED_DIR/root/.bashrc"
+		chmod 700 "$CD_SHARED_DIR/root" && chmod 755 "$CD_SHARED_DIR" "$CD_SHARED_DIR/home"
+	fi
+}
+
+# _cd_node_binds i : "SOURCE TARGET" pairs the holder binds (TARGET inside the node)
+_cd_node_binds() {
+	local d=$CD_RUN/n$1
+	if ((CD_SHARED_HOME)); then
+		printf '%s %s ' "$CD_SHARED_DIR/root" /root
+		((CD_USERS)) && printf '%s %s ' "$CD_SHARED_DIR/home" /home
+	else
+		printf '%s %s %s %s %s %s ' "$d/home" /root "$d/cache" /root/.cache "$d/bashrc" /root/.bashrc
+		((CD_USERS)) && printf '%s %s ' "$d/users" /home
+	fi
+	echo
+}
+
+_cd_uid_taken() { # uid : used as a uid or gid on the host or in a root the nodes use
+	local f
+	for f in /etc/passwd /etc/group; do
+		awk -F: -v u="$1" '$3 == u { found = 1 } END { exit !found }' "$f" && return 0
+	done
+	for f in "$CD_RUN"/n*/rootdir; do
+		[[ -s $f ]] || continue
+		awk -F: -v u="$1" '$3 == u { found = 1 } END { exit !found }' "$(cat "$f")/etc/passwd" "$(cat "$f")/etc/group" && return 0
+	done
+	return 1
+}
+
+# the default of tests/cluster/sudoers.cdadmin while that file does not exist
+_CD_SUDOERS_FALLBACK='# clusterdoc test cluster: cdadmin may run these as root without a password
+cdadmin ALL=(root) NOPASSWD: /usr/bin/true, /bin/true'
+
+_cd_users_prepare() { # cdadmin (sudo) and cdplain (none): passwd lines, homes, ssh configs
+	local R=$CD_RUN uid=2901 u id base i frag=${CD_SUDOERS_ADMIN:-$_CD_CLUSTER_SH_DIR/sudoers.cdadmin}
+	while _cd_uid_taken "$uid" || _cd_uid_taken $((uid + 1)); do uid=$((uid + 2)); done
+	mkdir -p "$R/users" || return 1
+	printf 'cdadmin:x:%d:%d:clusterdoc test admin:/home/cdadmin:/bin/bash\ncdplain:x:%d:%d:clusterdoc test user:/home/cdplain:/bin/bash\n' \
+		"$uid" "$uid" $((uid + 1)) $((uid + 1)) >"$R/users/passwd"
+	printf 'cdadmin:x:%d:\ncdplain:x:%d:\n' "$uid" $((uid + 1)) >"$R/users/group"
+	# "*": no password, but not locked ("!" would make sshd refuse the key too)
+	printf 'cdadmin:*:19000:0:99999:7:::\ncdplain:*:19000:0:99999:7:::\n' >"$R/users/shadow"
+	if [[ -f $frag ]]; then
+		cp "$frag" "$R/users/sudoers" || return 1
+	else
+		_cd_log "no $frag: cdadmin gets the built-in sudoers fragment (NOPASSWD: true)"
+		printf '%s\n' "$_CD_SUDOERS_FALLBACK" >"$R/users/sudoers"
+	fi
+	if command -v visudo >/dev/null && ! visudo -cqf "$R/users/sudoers" >/dev/null; then
+		_cd_err "sudoers fragment $frag does not parse (visudo -cf)"
+		return 1
+	fi
+	local bases=()
+	if ((CD_SHARED_HOME)); then bases=("$CD_SHARED_DIR/home"); else for ((i = 1; i <= CD_N; i++)); do bases+=("$R/n$i/users"); done; fi
+	for base in "${bases[@]}"; do
+		id=$uid
+		for u in cdadmin cdplain; do
+			mkdir -p "$base/$u/.ssh" && cp "$R/authorized_keys" "$base/$u/.ssh/authorized_keys" &&
+				: >"$base/$u/.bashrc" && chown -R "$id:$id" "$base/$u" &&
+				chmod 700 "$base/$u" "$base/$u/.ssh" && chmod 600 "$base/$u/.ssh/authorized_keys" || return 1
+			id=$((id + 1))
+		done
+	done
+	for u in cdadmin cdplain; do
+		sed 's/^  User root$/  User '$u'/' "$CD_SSH_CONFIG" >"$CD_HOME/.ssh/config.$u" && chmod 600 "$CD_HOME/.ssh/config.$u" || return 1
+	done
+}
+
+# _cd_node_etc i : node i's files that `ip netns exec` (or, for a node with its own root, the
+# holder) binds over /etc: shadow (root's password: cluster_node_password), sysctl.d, and with
+# --users passwd, group and sudoers.d. Made from the node's own root's /etc when it has one.
+_cd_node_etc() {
+	local i=$1 e=/etc/netns/${CD_PREFIX}n$1 base=/etc rd f
+	rd=$(_cd_node_rootdir "$i")
+	[[ -z $rd ]] || base=$rd/etc
+	install -m 640 -g shadow "$base/shadow" "$e/shadow" 2>/dev/null ||
+		install -m 600 "$base/shadow" "$e/shadow" || return 1
+	mkdir -p "$e/sysctl.d" || return 1
+	if ((CD_USERS)); then
+		cat "$base/passwd" "$CD_RUN/users/passwd" >"$e/passwd" && chmod 644 "$e/passwd" || return 1
+		cat "$base/group" "$CD_RUN/users/group" >"$e/group" && chmod 644 "$e/group" || return 1
+		cat "$CD_RUN/users/shadow" >>"$e/shadow" || return 1
+		# sudo reads /etc/sudoers, which includes /etc/sudoers.d (Debian's default on the host
+		# and in the roots); the fragment goes in verbatim
+		mkdir -p "$e/sudoers.d" && chmod 750 "$e/sudoers.d" || return 1
+		install -m 440 -o root -g root "$CD_RUN/users/sudoers" "$e/sudoers.d/clusterdoc-cdadmin" || return 1
+	fi
+	if [[ -n $rd ]]; then # the holder binds over these: make the targets the root lacks
+		mkdir -p "$CD_RUN/n$i/root.upper/etc" || return 1
+		for f in "$e"/*; do
+			[[ -e $rd/etc/${f##*/} ]] && continue
+			if [[ -d $f ]]; then mkdir -p "$CD_RUN/n$i/root.upper/etc/${f##*/}"; else : >"$CD_RUN/n$i/root.upper/etc/${f##*/}"; fi
+		done
+	fi
 	return 0
 }
 
@@ -563,6 +805,14 @@ cluster_down() {
 		[[ -d $p && ${p##*/} =~ ^${CD_PREFIX}(br|head|n[0-9]+|d[0-9]+)$ ]] && rm -rf -- "$p"
 	done
 	_cd_neigh_restore
+	if [[ -n ${CD_RUN:-} && -f $CD_RUN/binfmt ]]; then
+		while read -r p; do cluster_root_unbinfmt "$p"; done <"$CD_RUN/binfmt"
+	fi
+	if [[ -n ${_CD_SAVED_OPTS+x} ]]; then
+		unset CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE
+		eval "${_CD_SAVED_OPTS//declare -/declare -g}"
+		unset _CD_SAVED_OPTS
+	fi
 	if [[ -n ${CD_RUN:-} && $CD_RUN == /tmp/cdcluster.* && -d $CD_RUN ]]; then
 		# a bind mount never points into the run dir from the root namespace, so rm is safe
 		rm -rf -- "$CD_RUN"
@@ -588,7 +838,7 @@ cluster_node_start_sshd() {
 	pid=$(cluster_node_sshd_pid "$i")
 	if [[ -n $pid ]] && _cd_alive "$pid"; then return 0; fi
 	_cd_start_sshd "$i" || return 1
-	_cd_wait_sshd_pidfile "$i" 100 || { _cd_sshd_failed_msg "$i"; return 1; }
+	_cd_wait_sshd_pidfile "$i" "$(_cd_node_is_arm "$i" && echo 1200 || echo 100)" || { _cd_sshd_failed_msg "$i"; return 1; }
 }
 
 # cluster_node_silent i PORT : a listener on node i (all addresses, v4+v6) that accepts TCP
@@ -599,7 +849,8 @@ cluster_node_silent() {
 	[[ $port =~ ^[0-9]+$ ]] || { _cd_err "cluster_node_silent i PORT"; return 2; }
 	rm -f "$d/silent.$port.ready"
 	# a simple command in the background: $! is the python process itself (nsenter and env exec)
-	nsenter -t "$(cat "$d/holder.pid")" -n -u -m -- env HOME=/root "$_CD_PY" -c '
+	# shellcheck disable=SC2046
+	nsenter $(_cd_enter_opts "$i") -- env HOME=/root "$_CD_PY" -c '
 import socket, sys
 port, ready = int(sys.argv[1]), sys.argv[2]
 try:
@@ -767,8 +1018,13 @@ EOF
 # over /root/.bashrc; bash reads it for commands run by sshd)
 cluster_node_env() {
 	_cd_check_node "${1:-}" || return 1
-	local i=$1
+	local i=$1 l
 	shift
+	if ((${CD_SHARED_HOME:-0})); then
+		# one ~/.bashrc for every node: each line only where the hostname is node i
+		for l in "$@"; do printf 'if [ "$(hostname)" = node%s ]; then %s; fi\n' "$i" "$l"; done >>"$CD_SHARED_DIR/root/.bashrc"
+		return
+	fi
 	printf '%s\n' "$@" >>"$CD_RUN/n$i/bashrc"
 }
 
@@ -785,7 +1041,9 @@ cluster_trap_mtu() {
 _cd_cli_usage() {
 	cat >&2 <<'EOF'
 usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
+                       [--shared-home] [--users] [--old-node I] [--arm-node I]
            brings a cluster up and leaves it running; prints shell assignments to eval
+       cluster.sh roots [NAME...]            build the cached roots (bullseye-amd64 bookworm-arm64)
        cluster.sh down [RUN_DIR|PREFIX]      tear down (default: $CD_RUN); PREFIX also finds
                                              the leftovers of a test that was SIGKILLed
        cluster.sh list                       clusters of this machine (run dirs and namespaces)
@@ -822,6 +1080,10 @@ _cd_cli() {
 			return 2
 		fi
 		cluster_down
+		;;
+	roots)
+		(($#)) || set -- bullseye-amd64 bookworm-arm64
+		for f in "$@"; do cluster_root_ensure "$f" || return 1; done
 		;;
 	list)
 		for f in /tmp/cdcluster.*/state.sh; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cluster/selftest.sh [N] - self-test of tests/cluster/cluster.sh (needs root).
 # Brings up N (default 4, min 4) nodes, checks the cluster and every failure/trap helper,
-# tears down, checks nothing is left. Prints "P passed, F failed"; exit 0 iff F == 0,
+# tears down, checks nothing is left. Then (unless CD_SELFTEST_REALNODES=0) the real-node
+# options on a second cluster: tests/cluster/selftest_realnodes.sh. Prints "P passed, F failed"; exit 0 iff F == 0,
 # 77 (skip) when not root or sshd is missing.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,9 +46,11 @@ EOF
 
 # leave a trace of the prefix so the end-of-run check still works after cluster_down
 PREFIX=""
-final_checks() {
+BINFMT_OURS=""
+down_and_check() { # tear the current cluster down and check that nothing of it is left
 	local left p
 	[[ -n $PREFIX && -f $RUN/pids ]] && PIDS=$(awk '{print $1}' "$RUN/pids" | tr '\n' ' ')
+	[[ -n $PREFIX && -f $RUN/binfmt ]] && BINFMT_OURS=$(cat "$RUN/binfmt")
 	cluster_down
 	cluster_down # idempotent
 	if [[ -n $PREFIX ]]; then
@@ -59,7 +62,14 @@ final_checks() {
 		left=""
 		for p in $PIDS; do [[ -d /proc/$p ]] && left+=" $p"; done
 		if [[ -z $left ]]; then ok "teardown: every started process is gone"; else bad "teardown: processes left" "$left"; fi
+		for p in $BINFMT_OURS; do
+			[[ -e /proc/sys/fs/binfmt_misc/$p ]] && bad "teardown: binfmt handler $p left" || ok "teardown: binfmt handler $p unregistered"
+		done
 	fi
+	PREFIX="" PIDS="" BINFMT_OURS=""
+}
+final_checks() {
+	down_and_check
 	echo "$PASS passed, $FAIL failed"
 }
 trap 'rc=$?; final_checks; ((FAIL == 0)) || rc=1; trap - EXIT; exit $rc' EXIT
@@ -206,4 +216,9 @@ out=$(cluster_ssh 2 'cat /sys/class/net/eth0/mtu' 2>&1) || true
 [[ ${CD_SELFTEST_SLEEP:-0} == 0 ]] || sleep "$CD_SELFTEST_SLEEP" # for the interrupt test
 
 echo "== teardown"
+down_and_check
+
+[[ ${CD_SELFTEST_REALNODES:-1} == 1 ]] || exit 0
+# shellcheck source=tests/cluster/selftest_realnodes.sh
+source "$HERE/selftest_realnodes.sh"
 exit 0

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Shared home on 8 nodes: every node's ~ (and so ~/.cache/clusterdoc) is one directory, as on
+# an HPC cluster's NFS/Lustre/GPFS home. `clusterdoc facts` from an empty cache must answer on
+# all 8 nodes every time (they all upload and start the agent at once), then `check` and
+# `bench` must pass on the same cluster. A cached agent that is garbage (a head killed during
+# the upload) is replaced, not a permanent "Exec format error".
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=realnodes_shared
+
+N=8 TRIES=5
+CD_QUIET=1 cluster_up $N --shared-home >/dev/null || { result FAIL "$ITEST_FILE/cluster-up"; exit 1; }
+
+all_answered() { # what
+	expect_eq "$(jget '[n["host"] + ": " + str(n["error"]) for n in d["nodes"] if n["error"] is not None]')" \
+		"[]" "errors $1" || return 1
+	expect_eq "$(jget '[n["hostname"] for n in d["nodes"]]')" \
+		"['node1', 'node2', 'node3', 'node4', 'node5', 'node6', 'node7', 'node8']" "hostnames $1" || return 1
+	expect_eq "$rc" 0 "exit status $1 ($err)"
+}
+
+t_cold_facts_on_8_nodes_sharing_a_home_answer_every_time() {
+	local t
+	for ((t = 1; t <= TRIES; t++)); do
+		rm -rf "$CD_SHARED_DIR/root/.cache/clusterdoc"
+		cd_head facts -w "node[1-$N]" --json
+		all_answered "on cold try $t of $TRIES" || return 1
+	done
+	cd_head facts -w "node[1-$N]" --json
+	all_answered "warm" || return 1
+	expect_eq "$(jget 'sum(1 for n in d["nodes"] if n["agent_uploaded"])')" 0 "uploads on the warm run"
+}
+
+t_a_cached_agent_of_zeros_is_replaced() {
+	local sha f
+	sha=$(sha256sum "$CLUSTERDOC_AGENT" | cut -c1-64)
+	cd_head facts -w node1 --json
+	f=$CD_SHARED_DIR/root/.cache/clusterdoc/agent-$sha
+	[[ -f $f ]] || { echo "    $f missing after a run"; return 1; }
+	head -c "$(stat -c %s "$CLUSTERDOC_AGENT")" /dev/zero >"$f"
+	cd_head facts -w "node[1-$N]" --json
+	all_answered "with an agent of zeros in the cache" || return 1
+	expect_eq "$(sha256sum "$f" | cut -c1-64)" "$sha" "the cached agent's hash afterwards"
+}
+
+t_check_and_bench_pass_on_the_shared_home() {
+	rm -rf "$CD_SHARED_DIR/root/.cache/clusterdoc"
+	cd_head check -w "node[1-$N]" --json --probe-timeout 1000
+	expect_eq "$rc" 0 "exit status of check ($err)" || return 1
+	expect_eq "$(jget "[f['id'] for f in d['findings'] if f['severity'] == 'error']")" "[]" "error findings" || return 1
+	cd_head bench -w "node[1-$N]" --backend tcp --iters 2 --warmup 1 --stall-timeout 5000 -b 4 -e 64K -f 16 --json
+	expect_eq "$rc" 0 "exit status of bench ($err)" || return 1
+	expect_eq "$(jget 'd["nranks"]')" $N "ranks" || return 1
+	expect_eq "$(jget 'sum(r["wrong"] for r in d["results"])')" 0 "wrong elements"
+}
+
+run_test cold_facts_on_8_nodes_sharing_a_home_answer_every_time
+run_test a_cached_agent_of_zeros_is_replaced
+run_test check_and_bench_pass_on_the_shared_home
+cluster_down
+exit $ITEST_STATUS
