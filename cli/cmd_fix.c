@@ -16,6 +16,7 @@
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_run.h"
+#include "fixers/sudocmd.h"
 #include "loop.h"
 #include "phase.h"
 #include "targets.h"
@@ -37,6 +38,8 @@ enum {
 	OPT_PROBE_TIMEOUT,
 	OPT_DEADLINE,
 	OPT_PORT_RANGE,
+	OPT_SUDOERS,
+	OPT_USER,
 };
 
 struct fix_cli {
@@ -45,7 +48,8 @@ struct fix_cli {
 	struct fix_opts fo;
 	const char *master;
 	const char *undo;
-	int apply, yes, list, deadline_s;
+	const char *sudoers_user;
+	int apply, yes, list, deadline_s, sudoers;
 };
 
 static void usage(FILE *f)
@@ -55,6 +59,7 @@ static void usage(FILE *f)
 	    "usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
 	    "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
 	    "       clusterdoc fix --list\n"
+	    "       clusterdoc fix --sudoers [--user NAME]\n"
 	    "Check the nodes, then show what would fix the findings: per node, the file\n"
 	    "edits as diffs and the commands as they would run. Nothing changes without\n"
 	    "--apply, which asks first, applies through non-interactive sudo where root is\n"
@@ -81,6 +86,9 @@ static void usage(FILE *f)
 	    "      --deadline S         end each check after S seconds\n"
 	    "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
 	    "                           (default 49152-65535)\n"
+	    "      --sudoers            print the sudoers lines that let a non-root login\n"
+	    "                           run every root command of the fixers (sudo -n)\n"
+	    "      --user NAME          the user those lines name (default: $USER)\n"
 	    "%s",
 	    targets_help);
 }
@@ -121,6 +129,8 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
 	    {"deadline", required_argument, NULL, OPT_DEADLINE},
 	    {"port-range", required_argument, NULL, OPT_PORT_RANGE},
+	    {"sudoers", no_argument, NULL, OPT_SUDOERS},
+	    {"user", required_argument, NULL, OPT_USER},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -169,6 +179,12 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 		case OPT_PORT_RANGE:
 			if (parse_port_range(optarg, &c->fo) < 0)
 				return -1;
+			break;
+		case OPT_SUDOERS:
+			c->sudoers = 1;
+			break;
+		case OPT_USER:
+			c->sudoers_user = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -460,6 +476,30 @@ out:
 	return rc;
 }
 
+/* The sudoers fragment for user (default $USER, else the effective user's
+ * name); a name that sudoers would misread is refused. */
+static int print_sudoers(const char *user)
+{
+	char *text;
+
+	if (!user || !*user)
+		user = getenv("USER");
+	if (!user || !*user) {
+		fprintf(stderr, "clusterdoc fix: --sudoers: say which user with --user NAME\n");
+		return 2;
+	}
+	if (strspn(user, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+	        strlen(user) ||
+	    user[0] == '-') {
+		fprintf(stderr, "clusterdoc fix: --user \"%s\" is not a plain user name\n", user);
+		return 2;
+	}
+	text = sudocmd_sudoers(user);
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
 static int list_runs(void)
 {
 	char **runs = NULL, err[CD_ERRLEN];
@@ -504,6 +544,10 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (c.list) {
 		rc = list_runs();
+		goto out;
+	}
+	if (c.sudoers) {
+		rc = print_sudoers(c.sudoers_user);
 		goto out;
 	}
 	if (c.undo) {

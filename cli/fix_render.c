@@ -84,6 +84,8 @@ void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_pla
 		const struct fix_result *r = results ? &results[i][k] : NULL;
 
 		fprintf(f, "  [%s]%s %s", a->fixer, a->sudo ? " (root)" : "", a->summary);
+		if (a->shared_by)
+			fprintf(f, " (one file, shared by %s)", a->shared_by);
 		if (r)
 			fprintf(f, "  -> %s%s%s", fix_status_name(r->status),
 			        r->message[0] ? ": " : "", r->message);
@@ -203,6 +205,9 @@ json_t *fix_plan_json(const struct netmodel *m, const struct fix_plan *p,
 				char *d = action_diff(a);
 
 				json_object_set_new(o, "path", json_string(a->path));
+				if (a->shared_by)
+					json_object_set_new(o, "shared_by",
+					                    json_string(a->shared_by));
 				json_object_set_new(o, "diff", json_string(d));
 				free(d);
 			} else {

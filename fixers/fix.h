@@ -31,6 +31,8 @@
 #define FIX_ETC_HOSTS       "/etc/hosts"
 #define FIX_AUTHORIZED_KEYS "~/.ssh/authorized_keys"
 #define FIX_SYSCTL_PORTS    "/etc/sysctl.d/60-clusterdoc-port-range.conf"
+/* A random token the first node to look writes: the home's identity. */
+#define FIX_HOME_ID "~/.local/state/clusterdoc/home-id"
 
 /* The comment every firewall rule clusterdoc adds carries, followed by the run. */
 #define FIX_RULE_COMMENT "clusterdoc fix"
@@ -57,6 +59,10 @@ struct fix_node_state {
 	char home[512];
 	char shell[256];
 	int has_sudo; /* sudo is on the node's PATH */
+	/* The token in FIX_HOME_ID as the node read it after every node wrote
+	 * one if absent: nodes with the same token share the home directory.
+	 * "" when unknown. */
+	char home_id[40];
 	struct fix_file_state *files;
 	size_t nfiles;
 
@@ -101,6 +107,9 @@ struct fix_action {
 	char *after;
 	size_t after_len;
 	unsigned mode; /* for a file that does not exist yet */
+	/* a file in a home directory other nodes share, planned once for all
+	 * of them: their hosts folded ("node[1-4]"), NULL when not shared */
+	char *shared_by;
 
 	/* FIX_CMD: argv (NULL-terminated) and the command that undoes it. In
 	 * undo, the word "{handle}" stands for the number nft printed after
@@ -158,6 +167,13 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
                                 const struct fix_node_state *states, const struct fix_opts *o,
                                 const char *run, char *err, size_t errlen);
 void fix_plan_free(struct fix_plan *p);
+
+/* Shared home directories: nodes whose states have the same home_id and
+ * whose plans change a "~/" file from the same bytes to the same bytes get
+ * one action, on the first of them, with shared_by naming them all; the
+ * others get a note instead. fix_plan_build calls it. */
+void fix_plan_share_homes(const struct netmodel *m, const struct fix_node_state *states,
+                          struct fix_plan *p);
 
 /* Whether the firewall fixer is selected and will act on node i: the gather
  * reads the firewall (which may need sudo) only then. */

@@ -6,6 +6,7 @@
 #include "fix.h"
 #include "blockedit.h"
 #include "fix_internal.h"
+#include "hostlist.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -319,6 +320,95 @@ void fix_argv_free(char **argv)
 	free(argv);
 }
 
+/* ---------------------------------------------------------------- shared homes */
+
+static void drop_action(struct fix_node_plan *np, size_t k)
+{
+	struct fix_action *a = &np->actions[k];
+
+	free(a->summary);
+	free(a->path);
+	free(a->before);
+	free(a->after);
+	free(a->shared_by);
+	fix_argv_free(a->argv);
+	fix_argv_free(a->undo);
+	memmove(a, a + 1, (np->nactions - k - 1) * sizeof(*a));
+	np->nactions--;
+}
+
+static int same_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && (!alen || memcmp(a, b, alen) == 0);
+}
+
+/* Node j's action on path, or NULL. */
+static struct fix_action *file_action(struct fix_node_plan *np, const char *path)
+{
+	for (size_t k = 0; k < np->nactions; k++)
+		if (np->actions[k].kind == FIX_FILE && strcmp(np->actions[k].path, path) == 0)
+			return &np->actions[k];
+	return NULL;
+}
+
+void fix_plan_share_homes(const struct netmodel *m, const struct fix_node_state *states,
+                          struct fix_plan *p)
+{
+	for (size_t i = 0; i < p->nnodes; i++) {
+		struct fix_node_plan *np = &p->nodes[i];
+
+		if (!states[i].home_id[0])
+			continue;
+		for (size_t k = 0; k < np->nactions;) {
+			struct fix_action *a = &np->actions[k], *own = NULL;
+			size_t j;
+
+			if (a->kind != FIX_FILE || strncmp(a->path, "~/", 2) != 0) {
+				k++;
+				continue;
+			}
+			/* the first node of this home that plans the same change
+			 * of the same bytes: the file is one, its change is one */
+			for (j = 0; j < i && !own; j++) {
+				struct fix_action *o =
+				    strcmp(states[j].home_id, states[i].home_id) == 0
+				        ? file_action(&p->nodes[j], a->path)
+				        : NULL;
+
+				if (o && o->before_exists == a->before_exists &&
+				    same_bytes(o->before, o->before_len, a->before,
+				               a->before_len) &&
+				    same_bytes(o->after, o->after_len, a->after, a->after_len))
+					own = o;
+			}
+			if (!own) {
+				k++;
+				continue;
+			}
+			j--;
+			{
+				char *list = cd_asprintf(
+				    "%s,%s", own->shared_by ? own->shared_by : m->nodes[j].host,
+				    m->nodes[i].host);
+				struct hostlist *hl = hostlist_new();
+				char err[CD_ERRLEN];
+
+				free(own->shared_by);
+				own->shared_by = hostlist_parse(hl, list, err, sizeof(err)) == 0
+				                     ? hostlist_fold(hl)
+				                     : cd_strdup(list);
+				hostlist_free(hl);
+				free(list);
+			}
+			fix_note(np,
+			         "%s: %s is in the home directory %s shares: changed once, there",
+			         a->fixer, a->path, m->nodes[j].host);
+			drop_action(np, k);
+			p->nactions--;
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- driver */
 
 int fix_selected(const struct fix_opts *o, const char *id)
@@ -463,6 +553,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	for (size_t i = 0; i < m->nnodes; i++)
 		fix_node_state_fini(&c.work[i]);
 	free(c.work);
+	fix_plan_share_homes(m, states, p);
 	return p;
 }
 
@@ -480,6 +571,7 @@ void fix_plan_free(struct fix_plan *p)
 			free(a->path);
 			free(a->before);
 			free(a->after);
+			free(a->shared_by);
 			fix_argv_free(a->argv);
 			fix_argv_free(a->undo);
 		}

@@ -10,12 +10,14 @@
 #include <string.h>
 
 #include "base64.h"
+#include "buf.h"
 #include "proto.h"
 #include "sha256.h"
+#include "sudocmd.h"
 
 #define RUN_TIMEOUT_MS 20000
 
-enum fx_mode { FX_GATHER, FX_APPLY, FX_UNDO };
+enum fx_mode { FX_GATHER, FX_HOME_ID, FX_APPLY, FX_UNDO };
 
 struct fx_node {
 	struct fix_session *s;
@@ -24,6 +26,16 @@ struct fx_node {
 	int step;
 	int finished;
 	const char *failed_fixer; /* apply: the fixer whose step failed */
+
+	/* apply and undo first ask sudo whether it allows every root command
+	 * the node will run (sudo -n -l), so a refusal changes nothing */
+	int prepared, who_known;
+	unsigned uid;
+	char user[64];
+	json_t *paths;  /* whoami's "paths": where each program is */
+	char ***checks; /* the argvs to ask about */
+	size_t nchecks, checked, nrefused;
+	char refused[CD_ERRLEN];
 };
 
 struct fix_session {
@@ -36,6 +48,8 @@ struct fix_session {
 	int started;
 	void (*done)(void *);
 	void *arg;
+	void (*gather_done)(void *); /* after the home-id pass */
+	void *gather_arg;
 
 	/* gather */
 	struct fix_node_state *states;
@@ -60,6 +74,42 @@ const char *fix_status_name(enum fix_status s)
 }
 
 static void step(struct fx_node *x);
+static json_t *file_write_req(const char *path, const char *data, size_t len, int remove,
+                              const char *expect, unsigned mode, const char *backup, int sudo);
+static void sudo_refusal(struct fx_node *x, const char *const *argv, const char *why, char *out,
+                         size_t len);
+static void prepare_step(struct fx_node *x);
+
+/* argv as one line, words with spaces quoted (new string) */
+static char *fix_command_line_plain(const char *const *argv)
+{
+	struct buf b;
+	char *s;
+
+	buf_init(&b, 1 << 20);
+	for (const char *const *a = argv; a && *a; a++) {
+		int q = !**a || strpbrk(*a, " \t'\"{}") != NULL;
+
+		buf_append_strs(&b, a == argv ? "" : " ", q ? "'" : "", *a, q ? "'" : "", NULL);
+	}
+	s = cd_strndup(b.data ? (const char *)b.data : "", b.len);
+	buf_fini(&b);
+	return s;
+}
+
+/* whoami, asking where the programs sudo may run are */
+static json_t *whoami_req(void)
+{
+	static const char *const progs[] = {"nft",          "iptables", "ip6tables", "ufw",
+	                                    "firewall-cmd", "sysctl",   "cp",        "tee",
+	                                    "chmod",        "mv",       "rm"};
+	json_t *req = proto_request(0, "whoami"), *w = json_array();
+
+	for (size_t k = 0; k < CD_ARRAY_LEN(progs); k++)
+		json_array_append_new(w, json_string(progs[k]));
+	json_object_set_new(req, "which", w);
+	return req;
+}
 
 static void node_finish(struct fx_node *x)
 {
@@ -83,6 +133,19 @@ static int send(struct fx_node *x, json_t *req, sshpool_reply_cb cb)
 
 /* ---------------------------------------------------------------- session */
 
+static void prep_reset(struct fx_node *x)
+{
+	for (size_t k = 0; k < x->nchecks; k++)
+		fix_argv_free(x->checks[k]);
+	free(x->checks);
+	json_decref(x->paths);
+	x->checks = NULL;
+	x->paths = NULL;
+	x->nchecks = x->checked = x->nrefused = 0;
+	x->prepared = x->who_known = 0;
+	x->refused[0] = 0;
+}
+
 struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
                                     const char *const *hosts, size_t n)
 {
@@ -103,9 +166,11 @@ void fix_session_free(struct fix_session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		if (node_state(s->nodes[i].pn) == NODE_READY)
 			sshpool_close_node(s->nodes[i].pn);
+		prep_reset(&s->nodes[i]);
+	}
 	free(s->nodes);
 	free(s);
 }
@@ -114,6 +179,8 @@ static int node_skipped(const struct fix_session *s, size_t i)
 {
 	if (s->mode == FX_GATHER)
 		return s->skip && s->skip[i];
+	if (s->mode == FX_HOME_ID)
+		return !s->states[i].gathered;
 	if (s->mode == FX_APPLY)
 		return s->plan->nodes[i].nactions == 0;
 	for (size_t k = 0; k < s->uj->nchanges; k++)
@@ -126,7 +193,9 @@ static void fail_node(struct fx_node *x, const char *msg)
 {
 	struct fix_session *s = x->s;
 
-	if (s->mode == FX_GATHER) {
+	if (s->mode == FX_HOME_ID) {
+		/* without the token the node counts as having its own home */
+	} else if (s->mode == FX_GATHER) {
 		snprintf(s->states[x->i].error, sizeof(s->states[x->i].error), "%s", msg);
 	} else if (s->mode == FX_APPLY) {
 		for (size_t k = 0; k < s->plan->nodes[x->i].nactions; k++) {
@@ -175,6 +244,7 @@ static void begin(struct fix_session *s)
 	s->left = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		s->nodes[i].step = 0;
+		prep_reset(&s->nodes[i]);
 		s->nodes[i].finished = node_skipped(s, i);
 		s->left += !s->nodes[i].finished;
 	}
@@ -222,10 +292,12 @@ static const char *gather_path(const struct fix_node_state *st, int k)
 	return NULL;
 }
 
-/* The gather's steps: whoami, the files, then the firewall's commands. */
+/* The gather's steps: whoami, the home's token, the files, then the
+ * firewall's commands. */
 enum {
 	GATHER_WHOAMI = 0,
-	GATHER_FILES = 6, /* gather_path's paths are steps 1..GATHER_FILES */
+	GATHER_MARK,
+	GATHER_FILES = 7, /* gather_path's paths are steps 2..GATHER_FILES */
 	GATHER_NFT,
 	GATHER_UFW,
 	GATHER_FIREWALLD,
@@ -268,8 +340,14 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 		snprintf(st->home, sizeof(st->home), "%s", str(res, "home"));
 		snprintf(st->shell, sizeof(st->shell), "%s", str(res, "shell"));
 		st->has_sudo = json_is_string(json_object_get(res, "sudo"));
+		x->uid = st->uid;
+		snprintf(x->user, sizeof(x->user), "%s", st->user);
+		json_decref(x->paths);
+		x->paths = json_incref(json_object_get(res, "paths"));
+	} else if (k == GATHER_MARK) {
+		/* written when absent; a conflict is another node's token */
 	} else if (k <= GATHER_FILES) {
-		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 1));
+		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 2));
 
 		if (!res) {
 			snprintf(f->error, sizeof(f->error), "%s: %s", code, msg);
@@ -298,6 +376,10 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 		case GATHER_NFT:
 			if (status == 0)
 				st->nft_json = cd_strdup(out);
+			else if (res && json_is_string(json_object_get(res, "sudo_error")))
+				sudo_refusal(
+				    x, (const char *const[]){"nft", "-j", "list", "ruleset", NULL},
+				    line, st->nft_error, sizeof(st->nft_error));
 			else if (status == 127)
 				snprintf(st->nft_error, sizeof(st->nft_error),
 				         "nft is not installed");
@@ -352,11 +434,19 @@ static void gather_step(struct fx_node *x)
 	char zarg[160], zone[96];
 
 	if (k == GATHER_WHOAMI) {
-		send(x, proto_request(0, "whoami"), on_gather);
+		send(x, whoami_req(), on_gather);
+	} else if (k == GATHER_MARK) {
+		char token[40];
+
+		cd_random_token(token, sizeof(token));
+		snprintf(token + 32, sizeof(token) - 32, "\n");
+		send(x,
+		     file_write_req(FIX_HOME_ID, token, strlen(token), 0, "absent", 0600, NULL, 0),
+		     on_gather);
 	} else if (k <= GATHER_FILES) {
 		json_t *req = proto_request(0, "file_read");
 
-		json_object_set_new(req, "path", json_string(gather_path(st, k - 1)));
+		json_object_set_new(req, "path", json_string(gather_path(st, k - 2)));
 		send(x, req, on_gather);
 	} else if (k > GATHER_FILES && iface) {
 		const char *nft[] = {"nft", "-j", "list", "ruleset", NULL};
@@ -391,6 +481,39 @@ static void gather_step(struct fx_node *x)
 	}
 }
 
+static void on_home_id(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                       void *arg)
+{
+	struct fx_node *x = arg;
+	struct fix_node_state *st = &x->s->states[x->i];
+	const char *b64 = res ? str(res, "data") : "";
+	size_t len = 0;
+	char *data = json_is_true(json_object_get(res, "exists"))
+	                 ? base64_decode_new(b64, strlen(b64), &len)
+	                 : NULL;
+
+	if (x->finished) {
+		free(data);
+		return;
+	}
+	if (data && len >= 16 && len < sizeof(st->home_id) + 1)
+		snprintf(st->home_id, sizeof(st->home_id), "%.*s", (int)strcspn(data, "\n"), data);
+	free(data);
+	node_finish(x);
+}
+
+/* The second pass, once every node wrote its token if none was there:
+ * each reads the token that stayed, so nodes sharing the home agree. */
+static void home_id_pass(void *arg)
+{
+	struct fix_session *s = arg;
+
+	s->mode = FX_HOME_ID;
+	s->done = s->gather_done;
+	s->arg = s->gather_arg;
+	begin(s);
+}
+
 void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
                         const char *const *fw_iface, void (*done)(void *), void *arg)
 {
@@ -398,15 +521,198 @@ void fix_session_gather(struct fix_session *s, struct fix_node_state *states, co
 	s->states = states;
 	s->skip = skip;
 	s->fw_iface = fw_iface;
-	s->done = done;
-	s->arg = arg;
+	s->gather_done = done;
+	s->gather_arg = arg;
+	s->done = home_id_pass;
+	s->arg = s;
 	begin(s);
+}
+
+/* ---------------------------------------------------------------- sudo first */
+
+/* The message for a root command sudo refuses on this node: the node, the
+ * command, sudo's words and the sudoers line that allows it. */
+static void sudo_refusal(struct fx_node *x, const char *const *argv, const char *why, char *out,
+                         size_t len)
+{
+	const char *path = json_string_value(json_object_get(x->paths, argv[0]));
+	char line[600], *cmd = fix_command_line_plain(argv);
+
+	sudocmd_line_for(x->user[0] ? x->user : "USER", argv, path, line, sizeof(line));
+	char *m =
+	    cd_asprintf("%s: sudo refused `%s` for %s (%s); allow it with the sudoers line: %s",
+	                node_host(x->pn), cmd, x->user[0] ? x->user : "this user",
+	                why && *why ? why : "refused", line);
+
+	snprintf(out, len, "%s", m);
+	free(m);
+	free(cmd);
+}
+
+static void add_check(struct fx_node *x, char **argv_take)
+{
+	char *a = fix_command_line_plain((const char *const *)argv_take);
+
+	for (size_t k = 0; k < x->nchecks; k++) {
+		char *b = fix_command_line_plain((const char *const *)x->checks[k]);
+		int same = strcmp(a, b) == 0;
+
+		free(b);
+		if (same) {
+			free(a);
+			fix_argv_free(argv_take);
+			return;
+		}
+	}
+	free(a);
+	x->checks = cd_realloc(x->checks, (x->nchecks + 1) * sizeof(*x->checks));
+	x->checks[x->nchecks++] = argv_take;
+}
+
+/* The file steps (sudocmd.h) a write or removal of path may run. */
+static void add_file_checks(struct fx_node *x, const char *path, int exists, int remove,
+                            unsigned mode)
+{
+	enum sudocmd_step steps[8];
+	size_t n = sudocmd_file_steps(exists, remove, steps);
+
+	for (size_t k = 0; k < n; k++) {
+		struct sudocmd c;
+
+		if (sudocmd_file(steps[k], path, mode, &c) == 0)
+			add_check(x, fix_argv_copy((char *const *)c.argv));
+	}
+}
+
+/* A command's argv with "{handle}" (known only once nft answers) as 1. */
+static void add_cmd_check(struct fx_node *x, char **argv)
+{
+	char **v = fix_argv_copy(argv);
+
+	for (size_t k = 0; v[k]; k++)
+		if (strcmp(v[k], "{handle}") == 0) {
+			free(v[k]);
+			v[k] = cd_strdup("1");
+		}
+	add_check(x, v);
+}
+
+/* Every root command node x will run in this phase, and its undo's. */
+static void build_checks(struct fx_node *x)
+{
+	struct fix_session *s = x->s;
+
+	if (x->uid == 0)
+		return;
+	if (s->mode == FX_APPLY) {
+		const struct fix_node_plan *np = &s->plan->nodes[x->i];
+
+		for (size_t k = 0; k < np->nactions; k++) {
+			const struct fix_action *a = &np->actions[k];
+
+			if (!a->sudo)
+				continue;
+			if (a->kind == FIX_FILE) {
+				add_file_checks(x, a->path, a->before_exists, 0, a->mode);
+				add_file_checks(x, a->path, 1, !a->before_exists, a->mode);
+			} else {
+				add_cmd_check(x, a->argv);
+				add_cmd_check(x, a->undo);
+			}
+		}
+		return;
+	}
+	for (size_t k = 0; k < s->uj->nchanges; k++) {
+		const struct fix_change *c = &s->uj->changes[k];
+
+		if (!c->sudo || strcmp(c->host, node_host(x->pn)) != 0)
+			continue;
+		if (c->kind == FIX_FILE)
+			add_file_checks(x, c->path, c->after_exists, !c->before_exists, 0644);
+		else
+			add_cmd_check(x, c->undo);
+	}
+}
+
+static void on_prepare(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                       void *arg)
+{
+	struct fx_node *x = arg;
+
+	if (x->finished)
+		return;
+	if (!x->who_known) {
+		if (!res) {
+			fail_node(x, msg);
+			return;
+		}
+		x->who_known = 1;
+		x->uid = (unsigned)json_integer_value(json_object_get(res, "uid"));
+		snprintf(x->user, sizeof(x->user), "%s", str(res, "user"));
+		json_decref(x->paths);
+		x->paths = json_incref(json_object_get(res, "paths"));
+		build_checks(x);
+	} else {
+		const char *const *argv = (const char *const *)x->checks[x->checked];
+		int status = res ? (int)json_integer_value(json_object_get(res, "status")) : -1;
+
+		if (status != 0) {
+			char why[256];
+
+			if (!res)
+				snprintf(why, sizeof(why), "%s", msg);
+			else if (status == 127)
+				snprintf(why, sizeof(why), "sudo is not installed");
+			else
+				first_line(res, why, sizeof(why));
+			if (!x->nrefused++)
+				sudo_refusal(x, argv, why, x->refused, sizeof(x->refused));
+		}
+		x->checked++;
+	}
+	step(x);
+}
+
+/* Before a node's first change: whoami, then `sudo -n -l COMMAND` for each
+ * root command; a refusal fails the node with nothing changed. */
+static void prepare_step(struct fx_node *x)
+{
+	if (!x->who_known) {
+		send(x, whoami_req(), on_prepare);
+	} else if (x->checked < x->nchecks) {
+		const char *head[] = {"sudo", "-n", "-l", NULL};
+		json_t *req = run_req(head, 0), *a = json_object_get(req, "argv");
+
+		for (char **v = x->checks[x->checked]; *v; v++)
+			json_array_append_new(a, json_string(*v));
+		send(x, req, on_prepare);
+	} else if (x->nrefused) {
+		char msg[CD_ERRLEN];
+		size_t n;
+
+		x->prepared = 1;
+		snprintf(msg, sizeof(msg), "%s", x->refused);
+		n = strlen(msg);
+		if (x->nrefused > 1)
+			snprintf(
+			    msg + n, sizeof(msg) - n,
+			    " (and %zu more: clusterdoc fix --sudoers --user %s prints every line)",
+			    x->nrefused - 1, x->user);
+		n = strlen(msg);
+		snprintf(msg + n, sizeof(msg) - n, "; nothing was changed on %s", node_host(x->pn));
+		fail_node(x, msg);
+	} else {
+		x->prepared = 1;
+		step(x);
+	}
 }
 
 /* ---------------------------------------------------------------- apply */
 
-/* "~/.bashrc" -> ".bashrc", "/etc/hosts" -> "etc_hosts" */
-static void backup_path(const char *run, const char *path, int sudo, char *out, size_t len)
+/* The node's copy of a file before the change, in the login user's home so
+ * that user can read it (root files too), and per host, as nodes may share
+ * the home: "~/.bashrc" -> ".bashrc", "/etc/hosts" -> "etc_hosts". */
+static void backup_path(const char *run, const char *host, const char *path, char *out, size_t len)
 {
 	char name[256];
 	size_t n = 0;
@@ -415,10 +721,7 @@ static void backup_path(const char *run, const char *path, int sudo, char *out, 
 	for (; *path && n + 1 < sizeof(name); path++)
 		name[n++] = *path == '/' ? '_' : *path;
 	name[n] = 0;
-	if (sudo)
-		snprintf(out, len, "/var/backups/clusterdoc/%s/%s", run, name);
-	else
-		snprintf(out, len, "~/.local/state/clusterdoc/backup/%s/%s", run, name);
+	snprintf(out, len, "~/.local/state/clusterdoc/backup/%s/%s/%s", run, host, name);
 }
 
 static json_t *file_write_req(const char *path, const char *data, size_t len, int remove,
@@ -530,6 +833,10 @@ static void apply_step(struct fx_node *x)
 	struct fix_session *s = x->s;
 	const struct fix_node_plan *np = &s->plan->nodes[x->i];
 
+	if (!x->prepared) {
+		prepare_step(x);
+		return;
+	}
 	while ((size_t)x->step < np->nactions) {
 		const struct fix_action *a = &np->actions[x->step];
 		struct fix_result *r = &s->results[x->i][x->step];
@@ -547,7 +854,8 @@ static void apply_step(struct fx_node *x)
 				sha256_data_hex(a->before, a->before_len, expect);
 			else
 				snprintf(expect, sizeof(expect), "absent");
-			backup_path(s->plan->run, a->path, a->sudo, backup, sizeof(backup));
+			backup_path(s->plan->run, node_host(x->pn), a->path, backup,
+			            sizeof(backup));
 			send(x,
 			     file_write_req(a->path, a->after, a->after_len, 0, expect, a->mode,
 			                    a->before_exists ? backup : NULL, a->sudo),
@@ -628,9 +936,14 @@ static void on_undo(struct pool_node *pn, json_t *res, const char *code, const c
 
 static void undo_step(struct fx_node *x)
 {
-	long k = undo_index(x);
+	long k;
 	const struct fix_change *c;
 
+	if (!x->prepared) {
+		prepare_step(x);
+		return;
+	}
+	k = undo_index(x);
 	if (k < 0) {
 		node_finish(x);
 		return;
@@ -663,6 +976,13 @@ static void step(struct fx_node *x)
 	case FX_GATHER:
 		gather_step(x);
 		break;
+	case FX_HOME_ID: {
+		json_t *req = proto_request(0, "file_read");
+
+		json_object_set_new(req, "path", json_string(FIX_HOME_ID));
+		send(x, req, on_home_id);
+		break;
+	}
 	case FX_APPLY:
 		apply_step(x);
 		break;

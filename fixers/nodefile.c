@@ -10,6 +10,8 @@
 #include "noderun.h"
 #include "proto.h"
 #include "sha256.h"
+#include "sudocmd.h"
+#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_LINK_HOPS 40
@@ -343,6 +346,35 @@ static json_t *as_root(json_t *req, const char *type, const char *path, const ch
 
 /* ---------------------------------------------------------------- requests */
 
+/* {"name": "/usr/sbin/name" or null} for each program name in names, looked
+ * for where sudo's usual secure_path looks (sudocmd_dirs). */
+static json_t *which_paths(json_t *names)
+{
+	json_t *paths = json_object(), *v;
+	size_t i;
+
+	json_array_foreach(names, i, v)
+	{
+		const char *name = json_string_value(v);
+		json_t *found = json_null();
+
+		if (!name || !*name || strchr(name, '/') || i >= 64)
+			continue;
+		for (const char *const *d = sudocmd_dirs; *d; d++) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/%s", *d, name);
+			if (access(path, X_OK) == 0) {
+				json_decref(found);
+				found = json_string(path);
+				break;
+			}
+		}
+		json_object_set_new(paths, name, found);
+	}
+	return paths;
+}
+
 json_t *nodefile_whoami(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	struct passwd *pw = getpwuid(geteuid());
@@ -359,6 +391,8 @@ json_t *nodefile_whoami(json_t *req, const char **code, char *msg, size_t msglen
 	if (!r)
 		return proto_handler_fail(code, "failed", msg, msglen,
 		                          "the user's name, home or shell is not valid UTF-8");
+	if (json_is_array(json_object_get(req, "which")))
+		json_object_set_new(r, "paths", which_paths(json_object_get(req, "which")));
 	return r;
 }
 
@@ -514,6 +548,167 @@ static json_t *write_result(int changed, const char *before, const char *after, 
 	                 "after_sha256", after, "in_place", in_place, "backup", backup);
 }
 
+/* ---------------------------------------------------------------- root files through sudo */
+
+#define SUDO_STEP_TIMEOUT_MS 30000
+
+/*
+ * Run one file step (sudocmd.h) as `sudo -n -- ARGV` with in on its stdin.
+ * 0, or -1 with *code ("sudo-password", "sudo-denied", "sudo-missing", "io")
+ * and msg; *busy when the step failed because its target cannot be renamed
+ * over (a bind mount).
+ */
+static int sudo_step(const struct sudocmd *c, const void *in, size_t inlen, int *busy,
+                     const char **code, char *msg, size_t msglen)
+{
+	static char *const env[] = {(char *)"LC_ALL=C", NULL};
+	char sudo[PATH_MAX], user[128], err[CD_ERRLEN], line[512] = "";
+	const char *argv[10] = {sudo, "-n", "--"}, *refusal;
+	struct buf out, errout;
+	int status = 0, rc = -1, n = 3;
+
+	noderun_user_name(user, sizeof(user));
+	for (size_t k = 0; c->argv[k]; k++)
+		argv[n++] = c->argv[k];
+	if (noderun_find_sudo(sudo, sizeof(sudo)) < 0) {
+		*code = "sudo-missing";
+		snprintf(msg, msglen,
+		         "%s needs root and sudo is not installed on this node: run clusterdoc fix "
+		         "as root",
+		         c->path);
+		return -1;
+	}
+	buf_init(&out, NODEFILE_MAX_FILE + 1);
+	buf_init(&errout, 64 * 1024);
+	if (child_run_input((char *const *)argv, env, in, inlen, &out, &errout,
+	                    SUDO_STEP_TIMEOUT_MS, &status, err, sizeof(err)) < 0) {
+		*code = "io";
+		snprintf(msg, msglen, "sudo -n %s %s: %s", c->argv[0], c->argv[1], err);
+		goto out;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		rc = 0;
+		goto out;
+	}
+	if (errout.data)
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(errout.data, "\n"), errout.data);
+	*busy = errout.data && (strstr(errout.data, "busy") || strstr(errout.data, "cross-device"));
+	refusal = noderun_sudo_error(errout.data);
+	*code = !refusal                           ? "io"
+	        : strcmp(refusal, "password") == 0 ? "sudo-password"
+	                                           : "sudo-denied";
+	snprintf(msg, msglen, "sudo -n %s %s%s%s failed for %s: %s%s%s%s", c->argv[0], c->argv[1],
+	         c->argv[2] ? " " : "", c->argv[2] ? c->argv[2] : "", user,
+	         line[0] ? line : "no message", refusal ? "; give " : "", refusal ? user : "",
+	         refusal ? " passwordless sudo (NOPASSWD) for this command (clusterdoc fix "
+	                   "--sudoers prints the lines), or run clusterdoc fix as root"
+	                 : "");
+out:
+	buf_fini(&out);
+	buf_fini(&errout);
+	return rc;
+}
+
+/*
+ * A root-owned file changed as a user with sudo: read and checked as the
+ * user (the fixers' root files are world-readable), backed up as the user
+ * (so the backup is the user's to read), then replaced through sudo with
+ * fixed commands: a copy of the file beside it (owner and mode kept), the
+ * new content into it, the rename (sudocmd.h).
+ */
+static json_t *write_as_root(struct write_req *w, json_t *req, const char **code, char *msg,
+                             size_t msglen)
+{
+	char target[PATH_MAX], after[SHA256_HEX_LEN] = "", user[128];
+	enum sudocmd_step steps[8];
+	struct current cur = {0};
+	json_t *result = NULL;
+	int in_place = 0, backed_up = 0, busy = 0;
+	size_t nsteps;
+
+	*code = "bad-request";
+	if (write_req_decode(req, w, msg, msglen) < 0)
+		goto out;
+	*code = "io";
+	if (final_target(w->path, target, sizeof(target), msg, msglen) < 0)
+		goto out;
+	if (current_read(target, NODEFILE_MAX_FILE, &cur, code, msg, msglen) < 0) {
+		size_t n = strlen(msg);
+
+		snprintf(msg + n, msglen - n, " (read as %s, to check it before changing it)",
+		         noderun_user_name(user, sizeof(user)));
+		goto out;
+	}
+	if (!w->remove)
+		sha256_data_hex(w->data ? (const char *)w->data : "", w->len, after);
+	if (w->remove ? !cur.exists
+	              : cur.exists && cur.len == w->len &&
+	                    (!w->len || !memcmp(cur.data, w->data, w->len))) {
+		result = write_result(0, cur.sha, cur.sha, 0, NULL);
+		goto out;
+	}
+	if (check_expect(w, &cur, msg, msglen) < 0) {
+		*code = "conflict";
+		goto out;
+	}
+	if (cur.exists && w->backup[0]) {
+		if (cd_mkdir_parent(w->backup, msg, msglen) < 0 ||
+		    cd_write_file_atomic(w->backup, cur.data ? cur.data : "", cur.len, 0600, msg,
+		                         msglen) < 0)
+			goto out;
+		backed_up = 1;
+	}
+	nsteps = sudocmd_file_steps(cur.exists, w->remove, steps);
+	for (size_t k = 0; k < nsteps; k++) {
+		struct sudocmd c;
+		int fill = steps[k] == SUDOCMD_FILL || steps[k] == SUDOCMD_IN_PLACE;
+		const char *data = fill && w->data ? (const char *)w->data : "";
+
+		/* the fallbacks run only when the rename was refused */
+		if (steps[k] == SUDOCMD_IN_PLACE || steps[k] == SUDOCMD_CLEAN)
+			break;
+		if (sudocmd_file(steps[k], target, (unsigned)w->mode, &c) < 0) {
+			snprintf(msg, msglen, "%s: the path is too long", target);
+			goto out;
+		}
+		if (sudo_step(&c, data, fill ? w->len : 0, &busy, code, msg, msglen) == 0)
+			continue;
+		if (steps[k] == SUDOCMD_RENAME && busy) {
+			struct sudocmd fb, rm;
+			int b2 = 0;
+			char m2[CD_ERRLEN];
+			const char *c2;
+
+			sudocmd_file(SUDOCMD_IN_PLACE, target, 0, &fb);
+			sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm);
+			if (sudo_step(&fb, w->data ? (const char *)w->data : "", w->len, &b2, code,
+			              msg, msglen) < 0) {
+				sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
+				goto out;
+			}
+			sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
+			in_place = 1;
+			break;
+		}
+		if (!w->remove && k > 0) {
+			struct sudocmd rm;
+			char m2[CD_ERRLEN];
+			const char *c2;
+			int b2 = 0;
+
+			sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm);
+			sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
+		}
+		goto out;
+	}
+	result = write_result(1, cur.sha, after, in_place, backed_up ? w->backup : NULL);
+out:
+	current_fini(&cur);
+	free(w->data);
+	w->data = NULL;
+	return result;
+}
+
 json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char target[PATH_MAX], after[SHA256_HEX_LEN] = "";
@@ -526,8 +721,7 @@ json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 	if (write_req_parse(req, &w, msg, msglen) < 0)
 		return NULL;
 	if (noderun_need_sudo(req))
-		return as_root(req, "file_write", w.path, w.backup[0] ? w.backup : NULL, code, msg,
-		               msglen);
+		return write_as_root(&w, req, code, msg, msglen);
 	if (write_req_decode(req, &w, msg, msglen) < 0)
 		goto out;
 	*code = "io";

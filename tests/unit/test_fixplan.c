@@ -350,6 +350,85 @@ static void env_sh_is_the_same_file_on_every_node(void **state)
 	unload(&f);
 }
 
+/* Every node's home has the token id ("" leaves it unknown). */
+static void homes(struct fx *f, const char *const *ids)
+{
+	for (size_t i = 0; i < f->m->nnodes; i++)
+		snprintf(f->st[i].home_id, sizeof(f->st[i].home_id), "%s", ids[i]);
+}
+
+static void shared_home_files_change_once_on_the_first_node(void **state)
+{
+	struct fx f;
+	size_t n0;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	homes(&f, (const char *const[]){"t1", "t1", "t1"});
+	plan(&f, "env");
+	n0 = f.p->nodes[0].nactions;
+	assert_int_equal(n0, 3);
+	for (size_t k = 0; k < n0; k++)
+		assert_string_equal(f.p->nodes[0].actions[k].shared_by, "node[1-3]");
+	assert_string_equal(action_for(&f.p->nodes[0], FIX_ENV_SH)->after, ENV_SH_BLOCK);
+	for (size_t i = 1; i < 3; i++) {
+		assert_int_equal(f.p->nodes[i].nactions, 0);
+		assert_int_equal(f.p->nodes[i].nnotes, 3);
+		assert_string_equal(f.p->nodes[i].notes[0],
+		                    "env: " FIX_ENV_SH
+		                    " is in the home directory node1 shares: changed once, there");
+	}
+	assert_int_equal(f.p->nactions, n0);
+	unload(&f);
+}
+
+static void shared_home_leaves_root_files_to_each_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	homes(&f, (const char *const[]){"t1", "t1", "t1"});
+	plan(&f, "hosts");
+	for (size_t i = 0; i < 3; i++)
+		if (has_action_for(&f.p->nodes[i], FIX_ETC_HOSTS))
+			assert_null(action_for(&f.p->nodes[i], FIX_ETC_HOSTS)->shared_by);
+	unload(&f);
+}
+
+static void separate_homes_each_get_their_own_change(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	homes(&f, (const char *const[]){"t1", "t2", ""});
+	plan(&f, "env");
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(f.p->nodes[i].nactions, 3);
+		assert_null(f.p->nodes[i].actions[0].shared_by);
+	}
+	unload(&f);
+}
+
+static void one_home_with_different_bytes_in_a_file_is_not_one_file(void **state)
+{
+	struct fx f;
+
+	/* the token says one home, yet node2's ~/.bashrc differs: a per-node
+	 * file (a bind mount): it keeps its own change */
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	homes(&f, (const char *const[]){"t1", "t1", "t1"});
+	put_file(&f.st[1], "~/.bashrc", "# node2's own\n");
+	plan(&f, "env");
+	assert_int_equal(f.p->nodes[1].nactions, 1);
+	assert_string_equal(f.p->nodes[1].actions[0].path, "~/.bashrc");
+	assert_null(f.p->nodes[1].actions[0].shared_by);
+	assert_string_equal(action_for(&f.p->nodes[0], "~/.bashrc")->shared_by, "node[1,3]");
+	unload(&f);
+}
+
 static void env_actions_are_env_sh_nccl_conf_then_the_rc_file(void **state)
 {
 	struct fx f;
@@ -1599,6 +1678,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(env_sh_has_one_case_arm_per_set_of_values),
 	    cmocka_unit_test(env_sh_is_the_same_file_on_every_node),
+	    cmocka_unit_test(shared_home_files_change_once_on_the_first_node),
+	    cmocka_unit_test(shared_home_leaves_root_files_to_each_node),
+	    cmocka_unit_test(separate_homes_each_get_their_own_change),
+	    cmocka_unit_test(one_home_with_different_bytes_in_a_file_is_not_one_file),
 	    cmocka_unit_test(env_actions_are_env_sh_nccl_conf_then_the_rc_file),
 	    cmocka_unit_test(nccl_conf_block_goes_before_a_stale_setting),
 	    cmocka_unit_test(bashrc_block_goes_above_the_interactive_guard),

@@ -621,11 +621,11 @@ static void write_over_a_directory_is_io(void **state)
  * rename over it fails with EBUSY. The child's exit code says what went
  * wrong; 77 means it could not set that up.
  */
-static int bind_mount_child(void)
+static int bind_mount_child(int sudo)
 {
 	const char *code = "unset";
 	char msg[CD_ERRLEN];
-	json_t *r;
+	json_t *r, *req;
 	char *s;
 	int rc = 0;
 
@@ -635,7 +635,10 @@ static int bind_mount_child(void)
 	put(at("hosts"), "covered", 0644);
 	if (mount(at("src"), at("hosts"), NULL, MS_BIND, NULL) < 0)
 		return 77;
-	r = nodefile_write(write_req(at("hosts"), "new hosts"), &code, msg, sizeof(msg));
+	req = write_req(at("hosts"), "new hosts");
+	if (sudo)
+		json_object_set_new(req, "sudo", json_true());
+	r = nodefile_write(req, &code, msg, sizeof(msg));
 	if (!r)
 		return 1;
 	if (!json_is_true(json_object_get(r, "in_place")) ||
@@ -653,7 +656,7 @@ static int bind_mount_child(void)
 	return rc;
 }
 
-static void write_to_a_bind_mounted_file_falls_back_to_in_place(void **state)
+static void bind_mount_test(int sudo)
 {
 	int status;
 	pid_t pid;
@@ -665,7 +668,7 @@ static void write_to_a_bind_mounted_file_falls_back_to_in_place(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(bind_mount_child());
+		_exit(bind_mount_child(sudo));
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	if (WEXITSTATUS(status) == 77) {
@@ -674,6 +677,11 @@ static void write_to_a_bind_mounted_file_falls_back_to_in_place(void **state)
 	}
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_only(dir, (const char *const[]){"src", "hosts", NULL});
+}
+
+static void write_to_a_bind_mounted_file_falls_back_to_in_place(void **state)
+{
+	bind_mount_test(0);
 }
 
 /* ---------------------------------------------------------------- whoami */
@@ -889,25 +897,77 @@ static void run_with_sudo_as_root_uses_no_sudo(void **state)
 
 /* ---------------------------------------------------------------- files under sudo */
 
-static void file_write_with_sudo_goes_through_the_agent_under_sudo(void **state)
+static void file_write_with_sudo_copies_fills_and_renames_with_fixed_commands(void **state)
 {
-	char want[2 * PATH_MAX];
+	char *want;
 	json_t *req, *r;
 
-	need_agent();
-	put(at("f"), "old", 0644);
+	put(at("f"), "old", 0640);
 	req = write_req(at("f"), "as root");
 	json_object_set_new(req, "sudo", json_true());
 	json_object_set_new(req, "backup", json_string(at("f.bak")));
 	r = ok(nodefile_write, req);
 	assert_true(bool_of(r, "changed"));
+	assert_false(bool_of(r, "in_place"));
 	assert_string_equal(str_of(r, "backup"), at("f.bak"));
 	assert_file(at("f"), "as root");
+	assert_int_equal(mode_of(at("f")), 0640);
 	assert_file(at("f.bak"), "old");
-	snprintf(want, sizeof(want), "-n -- %s --one-request\n", agent);
+	want = cd_asprintf("-n -- cp -p %s %s\n-n -- tee %s\n-n -- mv -f %s %s\n", at("f"),
+	                   at(".f.clusterdoc"), at(".f.clusterdoc"), at(".f.clusterdoc"), at("f"));
 	assert_file(slog, want);
+	free(want);
 	assert_only(dir, (const char *const[]){"f", "f.bak", NULL});
 	json_decref(r);
+}
+
+static void file_write_with_sudo_of_a_new_file_sets_its_mode(void **state)
+{
+	char *want;
+	json_t *req;
+
+	req = write_req(at("new"), "fresh");
+	json_object_set_new(req, "sudo", json_true());
+	json_object_set_new(req, "mode", json_integer(0604));
+	json_decref(ok(nodefile_write, req));
+	assert_file(at("new"), "fresh");
+	assert_int_equal(mode_of(at("new")), 0604);
+	want = cd_asprintf("-n -- tee %s\n-n -- chmod 0604 %s\n-n -- mv -f %s %s\n",
+	                   at(".new.clusterdoc"), at(".new.clusterdoc"), at(".new.clusterdoc"),
+	                   at("new"));
+	assert_file(slog, want);
+	free(want);
+}
+
+static void file_write_with_sudo_removes_with_rm(void **state)
+{
+	char *want;
+	json_t *req = json_pack("{sssb}", "path", at("gone"), "remove", 1);
+
+	put(at("gone"), "x", 0644);
+	json_object_set_new(req, "sudo", json_true());
+	json_decref(ok(nodefile_write, req));
+	assert_int_equal(access(at("gone"), F_OK), -1);
+	want = cd_asprintf("-n -- rm -f %s\n", at("gone"));
+	assert_file(slog, want);
+	free(want);
+}
+
+static void file_write_with_sudo_of_unchanged_content_runs_no_sudo(void **state)
+{
+	json_t *req = write_req(at("f"), "same"), *r;
+
+	put(at("f"), "same", 0644);
+	json_object_set_new(req, "sudo", json_true());
+	r = ok(nodefile_write, req);
+	assert_false(bool_of(r, "changed"));
+	assert_int_equal(access(slog, F_OK), -1);
+	json_decref(r);
+}
+
+static void write_with_sudo_to_a_bind_mounted_file_tees_in_place(void **state)
+{
+	bind_mount_test(1);
 }
 
 static void file_paths_are_expanded_before_sudo_changes_home(void **state)
@@ -915,7 +975,6 @@ static void file_paths_are_expanded_before_sudo_changes_home(void **state)
 	char path[PATH_MAX + 16];
 	json_t *req;
 
-	need_agent();
 	setenv("FAKE_SUDO_HOME", "/nonexistent-root-home", 1);
 	req = write_req("~/via-sudo", "x");
 	json_object_set_new(req, "sudo", json_true());
@@ -937,12 +996,11 @@ static void file_read_with_sudo_returns_the_agents_result(void **state)
 	json_decref(r);
 }
 
-static void file_write_with_sudo_passes_the_agents_conflict_through(void **state)
+static void file_write_with_sudo_checks_expect_before_any_sudo(void **state)
 {
 	char msg[CD_ERRLEN];
 	json_t *req;
 
-	need_agent();
 	put(at("f"), "there", 0644);
 	req = write_req(at("f"), "new");
 	json_object_set_new(req, "sudo", json_true());
@@ -950,6 +1008,7 @@ static void file_write_with_sudo_passes_the_agents_conflict_through(void **state
 	assert_string_equal(fails(nodefile_write, req, msg, sizeof(msg)), "conflict");
 	assert_non_null(strstr(msg, "changed since the plan was made"));
 	assert_file(at("f"), "there");
+	assert_int_equal(access(slog, F_OK), -1);
 }
 
 static void file_write_with_sudo_wanting_a_password_is_sudo_password(void **state)
@@ -963,6 +1022,22 @@ static void file_write_with_sudo_wanting_a_password_is_sudo_password(void **stat
 	assert_non_null(strstr(msg, "NOPASSWD"));
 	assert_non_null(strstr(msg, "run clusterdoc fix as root"));
 	assert_only(dir, (const char *const[]){NULL});
+}
+
+static void file_write_with_sudo_refused_midway_leaves_no_temporary(void **state)
+{
+	char msg[CD_ERRLEN];
+	json_t *req = write_req(at("f"), "x");
+
+	/* the stand-in refuses mv only: the copy and its content were made */
+	setenv("FAKE_SUDO_DENY", "mv", 1);
+	put(at("f"), "old", 0644);
+	json_object_set_new(req, "sudo", json_true());
+	assert_string_equal(fails(nodefile_write, req, msg, sizeof(msg)), "sudo-denied");
+	assert_non_null(strstr(msg, "mv -f"));
+	unsetenv("FAKE_SUDO_DENY");
+	assert_file(at("f"), "old");
+	assert_only(dir, (const char *const[]){"f", NULL});
 }
 
 static void file_read_with_sudo_refused_by_sudoers_is_sudo_denied(void **state)
@@ -1169,10 +1244,15 @@ int main(void)
 	    SUDO(run_with_sudo_not_on_path_is_127_and_sudo_error_missing),
 	    SUDO(run_with_a_failing_command_under_sudo_has_no_sudo_error),
 	    SUDO(run_with_sudo_as_root_uses_no_sudo),
-	    SUDO(file_write_with_sudo_goes_through_the_agent_under_sudo),
+	    SUDO(file_write_with_sudo_copies_fills_and_renames_with_fixed_commands),
+	    SUDO(file_write_with_sudo_of_a_new_file_sets_its_mode),
+	    SUDO(file_write_with_sudo_removes_with_rm),
+	    SUDO(file_write_with_sudo_of_unchanged_content_runs_no_sudo),
+	    SUDO(write_with_sudo_to_a_bind_mounted_file_tees_in_place),
+	    SUDO(file_write_with_sudo_refused_midway_leaves_no_temporary),
 	    SUDO(file_paths_are_expanded_before_sudo_changes_home),
 	    SUDO(file_read_with_sudo_returns_the_agents_result),
-	    SUDO(file_write_with_sudo_passes_the_agents_conflict_through),
+	    SUDO(file_write_with_sudo_checks_expect_before_any_sudo),
 	    SUDO(file_write_with_sudo_wanting_a_password_is_sudo_password),
 	    SUDO(file_read_with_sudo_refused_by_sudoers_is_sudo_denied),
 	    SUDO(file_read_with_sudo_not_on_path_is_sudo_missing),
