@@ -57,7 +57,7 @@ t_cluster_users_log_in_everywhere_and_only_cdadmin_has_sudo() {
 	for ((i = 1; i <= 4; i++)); do
 		expect_eq "$(ssh_as cdadmin $i 'echo $(id -un) $HOME; sudo -n -l >/dev/null && echo sudo-ok' 2>&1)" \
 			$'cdadmin /home/cdadmin\nsudo-ok' "cdadmin on node$i" || return 1
-		out=$(ssh_as cdplain $i 'echo $(id -un) $HOME; sudo -n true; echo rc=$?' 2>&1)
+		out=$(ssh_as cdplain $i 'echo $(id -un) $HOME; sudo -n true 2>&1; echo rc=$?' 2>&1)
 		expect_match "$out" '^cdplain /home/cdplain$' "cdplain on node$i" || return 1
 		expect_match "$out" 'a password is required' "cdplain's sudo on node$i" || return 1
 	done
