@@ -110,8 +110,9 @@ t_check_has_no_errors_as_root_and_as_cdplain() {
 	local u
 	for u in root cdplain; do
 		if [[ $u == root ]]; then cd_head check -w 'node[1-4]' --json "${PT[@]}"; else as $u check -w 'node[1-4]' --json "${PT[@]}"; fi
+		expect_eq "$(jget '[n["host"] + ": " + n["error"] for n in d["nodes"] if n.get("error")]')" "[]" \
+			"node errors of check as $u" || return 1
 		expect_eq "$rc" 0 "exit status of check as $u ($err)" || return 1
-		expect_eq "$(jget '[n["host"] for n in d["nodes"] if n.get("error")]')" "[]" "nodes with an error as $u" || return 1
 		expect_eq "$(jget "[f['id'] + ' ' + ','.join(f['nodes']) for f in d['findings'] if f['severity'] == 'error']")" \
 			"[]" "error findings as $u" || return 1
 	done
@@ -119,6 +120,7 @@ t_check_has_no_errors_as_root_and_as_cdplain() {
 
 t_bench_ring_is_exact_across_debian_11_and_aarch64_as_cdadmin() {
 	as cdadmin bench -w 'node[1-4]' --backend tcp --iters 2 --warmup 1 --stall-timeout 20000 -b 4 -e 1M -f 8 --json
+	expect_eq "$(jget '[n["host"] + ": " + n["error"] for n in d["nodes"] if n.get("error")]')" "[]" "node errors" || return 1
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["nranks"]')" 4 "ranks" || return 1
 	expect_eq "$(jget '[r["count"] for r in d["results"]]')" "[1, 8, 64, 512, 4096, 32768, 262144]" "element counts" || return 1
