@@ -3,13 +3,13 @@
 # and quiet when everything is already there.
 set -eu
 PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
-zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
-python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
-prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge
 debootstrap
 qemu-user-static
 binfmt-support
-sudo"
+sudo
+zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
+python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
+prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
