@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# (runs under selftest.sh's set -euo pipefail)
 # tests/cluster/selftest_roots.sh - the root cache of tests/cluster/roots.sh, sourced by
 # selftest.sh (uses its ok/bad). No network: a stand-in `debootstrap` first in PATH makes a
 # tiny root (or fails, or hangs), in a throw-away CD_ROOT_CACHE. Checks that only a complete
@@ -36,14 +37,18 @@ setsid bash -c 'CD_QUIET=1 FAKE_MODE=hang FAKE_CALLS=$1/calls CD_ROOT_CACHE=$1/c
 	bash -c "source \"\$2\"; cluster_root_ensure bullseye-amd64" rc "$1" "$2"' rc "$RC_TMP" "$HERE/roots.sh" \
 	</dev/null >/dev/null 2>&1 &
 hang_pid=$!
-for ((t = 0; t < 200; t++)); do [[ -e $RC_TMP/calls.hanging ]] && break; sleep 0.05; done
-kill -KILL -- -"$hang_pid" 2>/dev/null
-wait "$hang_pid" 2>/dev/null
-left=$(ls -d "$C"/.bullseye-amd64.build.* 2>/dev/null | head -1)
+for ((t = 0; t < 200; t++)); do
+	[[ -e $RC_TMP/calls.hanging ]] && break
+	sleep 0.05
+done
+kill -KILL -- -"$hang_pid" 2>/dev/null || true
+wait "$hang_pid" 2>/dev/null || true
+left=$(ls -d "$C"/.bullseye-amd64.build.* 2>/dev/null | head -1) || true
 [[ -e $RC_TMP/calls.hanging && ! -e $C/bullseye-amd64 && -n $left ]] &&
 	ok "a build killed during debootstrap leaves only its temp dir, no bullseye-amd64" || bad "interrupted build" "$(ls -a "$C")"
 # a mount left inside it (debootstrap's /proc when it ran in our namespace) must not stop the cleanup
-mkdir -p "$left/root/proc" "$RC_TMP/mnt" && : >"$RC_TMP/mnt/keep" && mount --bind "$RC_TMP/mnt" "$left/root/proc"
+mkdir -p "$left/root/proc" "$RC_TMP/mnt" && : >"$RC_TMP/mnt/keep" && mount --bind "$RC_TMP/mnt" "$left/root/proc" ||
+	bad "a mount inside the interrupted build's dir"
 
 # 2. a failed build: nothing in place, its log kept
 out=$(rc_ensure fail 2>&1) && bad "a failed debootstrap reported success" "$out" ||
@@ -76,8 +81,8 @@ FAKE_SLEEP=1 rc_ensure ok >"$RC_TMP/a" 2>&1 &
 a=$!
 FAKE_SLEEP=1 rc_ensure ok >"$RC_TMP/b" 2>&1 &
 b=$!
-wait "$a" "$b"
+wait "$a" "$b" || true
 [[ $(wc -l <"$RC_TMP/calls") == 1 && $(cat "$RC_TMP/a") == "$C/bullseye-amd64" && $(cat "$RC_TMP/b") == "$C/bullseye-amd64" ]] &&
 	ok "two builds at once: one debootstrap (lock), both get the root" || bad "concurrent builds" "$(cat "$RC_TMP/calls" "$RC_TMP/a" "$RC_TMP/b")"
-umount -l "$C"/.bullseye-amd64.build.*/root/proc 2>/dev/null
+umount -l "$C"/.bullseye-amd64.build.*/root/proc 2>/dev/null || true
 rm -rf --one-file-system "$RC_TMP"
