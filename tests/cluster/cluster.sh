@@ -591,7 +591,8 @@ _cd_node_is_arm() { [[ " ${CD_ARM_NODE:-} " == *" $1 "* ]]; }
 # _cd_enter_opts i : nsenter options that put a command where node i's sshd runs (its netns,
 # UTS and mount namespaces, and for a node with its own root, the holder's root and cwd)
 _cd_enter_opts() {
-	local o="-t $(cat "$CD_RUN/n$1/holder.pid") -n -u -m"
+	local o
+	o="-t $(cat "$CD_RUN/n$1/holder.pid") -n -u -m" || return 1
 	[[ -s $CD_RUN/n$1/rootdir ]] && o+=" -r -w"
 	printf '%s\n' "$o"
 }

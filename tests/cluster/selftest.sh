@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/cluster/selftest.sh [N] - self-test of tests/cluster/cluster.sh (needs root).
 # Brings up N (default 4, min 4) nodes, checks the cluster and every failure/trap helper,
-# tears down, checks nothing is left. Then (unless CD_SELFTEST_REALNODES=0) the real-node
-# options on a second cluster: tests/cluster/selftest_realnodes.sh. Prints "P passed, F failed"; exit 0 iff F == 0,
+# tears down, checks nothing is left. Then the root cache (tests/cluster/selftest_roots.sh, no
+# network) and (unless CD_SELFTEST_REALNODES=0) the real-node options on a second cluster:
+# tests/cluster/selftest_realnodes.sh. Prints "P passed, F failed"; exit 0 iff F == 0,
 # 77 (skip) when not root or sshd is missing.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -218,6 +219,8 @@ out=$(cluster_ssh 2 'cat /sys/class/net/eth0/mtu' 2>&1) || true
 echo "== teardown"
 down_and_check
 
+# shellcheck source=tests/cluster/selftest_roots.sh
+source "$HERE/selftest_roots.sh"
 [[ ${CD_SELFTEST_REALNODES:-1} == 1 ]] || exit 0
 # shellcheck source=tests/cluster/selftest_realnodes.sh
 source "$HERE/selftest_realnodes.sh"

@@ -46,9 +46,11 @@ t_a_cached_agent_of_zeros_is_replaced() {
 t_check_and_bench_pass_on_the_shared_home() {
 	rm -rf "$CD_SHARED_DIR/root/.cache/clusterdoc"
 	cd_head check -w "node[1-$N]" --json --probe-timeout 1000
+	expect_eq "$(jget '[n["host"] + ": " + n["error"] for n in d["nodes"] if n.get("error")]')" "[]" "node errors of check" || return 1
 	expect_eq "$rc" 0 "exit status of check ($err)" || return 1
 	expect_eq "$(jget "[f['id'] for f in d['findings'] if f['severity'] == 'error']")" "[]" "error findings" || return 1
 	cd_head bench -w "node[1-$N]" --backend tcp --iters 2 --warmup 1 --stall-timeout 5000 -b 4 -e 64K -f 16 --json
+	expect_eq "$(jget '[n["host"] + ": " + n["error"] for n in d["nodes"] if n.get("error")]')" "[]" "node errors of bench" || return 1
 	expect_eq "$rc" 0 "exit status of bench ($err)" || return 1
 	expect_eq "$(jget 'd["nranks"]')" $N "ranks" || return 1
 	expect_eq "$(jget 'sum(r["wrong"] for r in d["results"])')" 0 "wrong elements"
