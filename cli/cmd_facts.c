@@ -105,7 +105,7 @@ static const char *node_error_text(const struct facts_run *r, size_t i)
 
 static void print_table(struct facts_run *r)
 {
-	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
+	printf("%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
 	       "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct pool_node *node = r->nodes[i];
@@ -125,8 +125,9 @@ static void print_table(struct facts_run *r)
 		py = json_object_get(f, "python");
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
-		printf("%-16s %-14.14s %-24.24s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
-		       node_host(node), str(f, "hostname"), str(f, "os"), str(f, "kernel"),
+		printf("%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
+		       node_host(node), str(f, "hostname"),
+		       str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
 		       (long long)json_integer_value(json_object_get(f, "cpus")), mem,
 		       str(py, "version"), str(torch, "version"), str(nccl, "version"),
 		       json_array_size(json_object_get(f, "gpus")), skew);

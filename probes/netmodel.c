@@ -217,6 +217,9 @@ static void parse_facts(struct nm_node *n, json_t *facts)
 	if (!n->hostname[0])
 		copy_str(n->hostname, sizeof(n->hostname), facts, "hostname");
 	copy_str(n->os, sizeof(n->os), facts, "os");
+	copy_str(n->os_short, sizeof(n->os_short), facts, "os_short");
+	if (!n->os_short[0])
+		snprintf(n->os_short, sizeof(n->os_short), "%s", n->os);
 	copy_str(n->kernel, sizeof(n->kernel), facts, "kernel");
 	python = json_object_get(facts, "python");
 	copy_str(n->python_version, sizeof(n->python_version), python, "version");

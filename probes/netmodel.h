@@ -99,6 +99,7 @@ struct nm_node {
 
 	/* From facts. "" when unknown. */
 	char os[64];           /* os-release's PRETTY_NAME */
+	char os_short[64];     /* "Debian 12" (facts_os_short); else os */
 	char kernel[64];       /* uname -r */
 	char nccl_version[32]; /* the NCCL a job would load: torch's, else libnccl */
 	char torch_version[64];

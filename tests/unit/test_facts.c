@@ -463,6 +463,71 @@ static void test_os_release_without_names_is_notfound(void **state)
 	assert_null(os);
 }
 
+/* The short name of each captured os-release in tests/fixtures/os-release/. */
+static void test_os_short_names_real_os_release_files(void **state)
+{
+	static const struct {
+		const char *file, *want;
+	} cases[] = {
+	    {"debian-12", "Debian 12"},
+	    {"debian-11", "Debian 11"},
+	    {"debian-trixie", "Debian trixie"},
+	    {"ubuntu-22.04", "Ubuntu 22.04"},
+	    {"rocky-8.9", "Rocky 8.9"},
+	    {"rhel-8.9", "RHEL 8.9"},
+	    {"almalinux-9.3", "Alma 9.3"},
+	    {"centos-7", "CentOS 7"},
+	    {"centos-stream-9", "CentOS Stream 9"},
+	    {"sles-15-sp5", "SLES 15-SP5"},
+	    {"opensuse-tumbleweed", "openSUSE Tumbleweed"},
+	    {"amzn-2023", "Amazon Linux 2023"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256], err[CD_ERRLEN], *data, *os;
+		size_t len;
+
+		snprintf(path, sizeof(path), "tests/fixtures/os-release/%s", cases[i].file);
+		assert_int_equal(facts_read_file(path, 65536, &data, &len, err, sizeof(err)), 0);
+		os = facts_os_short(data, len);
+		if (!os || strcmp(os, cases[i].want) != 0)
+			fail_msg("%s: \"%s\", expected \"%s\"", cases[i].file, os ? os : "(null)",
+			         cases[i].want);
+		free(os);
+		free(data);
+	}
+}
+
+static void test_os_short_of_sles_without_a_service_pack_is_the_major(void **state)
+{
+	static const char text[] =
+	    "NAME=\"SLES\"\nVERSION=\"15\"\nVERSION_ID=\"15\"\nID=\"sles\"\n";
+	char *os = facts_os_short(text, STRLEN(text));
+
+	assert_string_equal(os, "SLES 15");
+	free(os);
+}
+
+static void test_os_short_of_an_unknown_distribution_drops_linux_from_name(void **state)
+{
+	static const char text[] = "NAME=\"Foo GNU/Linux\"\nID=foo\nVERSION_ID=\"3.1\"\n";
+	static const char id_only[] = "ID=mystery\n";
+	char *os = facts_os_short(text, STRLEN(text));
+
+	assert_string_equal(os, "Foo 3.1");
+	free(os);
+	os = facts_os_short(id_only, STRLEN(id_only));
+	assert_string_equal(os, "mystery");
+	free(os);
+}
+
+static void test_os_short_without_id_or_name_is_null(void **state)
+{
+	static const char text[] = "PRETTY_NAME=\"Something\"\nVERSION_ID=1\n";
+
+	assert_null(facts_os_short(text, STRLEN(text)));
+}
+
 /* --- environment ------------------------------------------------------ */
 
 static void test_env_filter_keeps_exactly_the_job_variables(void **state)
@@ -845,6 +910,10 @@ int main(void)
 	    cmocka_unit_test(test_os_release_unquotes_single_quotes_and_escapes),
 	    cmocka_unit_test(test_os_release_without_pretty_name_uses_name_and_version_id),
 	    cmocka_unit_test(test_os_release_without_names_is_notfound),
+	    cmocka_unit_test(test_os_short_names_real_os_release_files),
+	    cmocka_unit_test(test_os_short_of_sles_without_a_service_pack_is_the_major),
+	    cmocka_unit_test(test_os_short_of_an_unknown_distribution_drops_linux_from_name),
+	    cmocka_unit_test(test_os_short_without_id_or_name_is_null),
 	    cmocka_unit_test(test_env_filter_keeps_exactly_the_job_variables),
 	    cmocka_unit_test(test_env_filter_of_empty_environment_is_empty_object),
 	    cmocka_unit_test(test_nccl_version_code_decodes_both_encodings),
