@@ -50,6 +50,7 @@ void facts_opts_init(struct facts_opts *o);
  *   mem_available_bytes integer, /proc/meminfo MemAvailable
  *   uptime_s            real, /proc/uptime
  *   python, torch       see facts_python.h
+ *   python_candidates   see facts_python.h; only when the login python3 has no torch
  *   nccl                {"version", "library"} or null, see facts_gpu.h
  *   gpus, gpu_driver    array (possibly empty) and string or null, see facts_gpu.h
  *   env                 object, see facts_env_filter

@@ -325,6 +325,64 @@ static void kernel_limits_shm_torch_and_an_unanswered_python(void **state)
 	unload(&f);
 }
 
+/* The finding with this id (the first), for its fix text. */
+static const struct finding *finding(const struct fx *f, const char *id)
+{
+	for (size_t k = 0; k < f->d->nfindings; k++)
+		if (strcmp(f->d->findings[k].id, id) == 0)
+			return &f->d->findings[k];
+	fail_msg("no finding %s", id);
+	return NULL;
+}
+
+/* stale-env.json where s2's /usr/bin/python3 has no torch; with found, the
+ * agent found torch in ~/miniconda3/envs/ml there. */
+static void load_torch_missing(struct fx *f, const char *found, const char *found2)
+{
+	char err[CD_ERRLEN];
+	json_t *doc = json_load_file(FIXTURES "stale-env.json", 0, NULL), *c = json_array();
+
+	assert_non_null(doc);
+	set_in_node(doc, 1, "facts", "torch", json_null());
+	set_in_node(doc, 1, "facts", "python",
+	            json_pack("{ssss}", "path", "/usr/bin/python3", "version", "3.11.2"));
+	if (found)
+		json_array_append_new(c, json_pack("{ssss}", "path", found, "version", "3.11.2"));
+	if (found2)
+		json_array_append_new(c, json_pack("{ssss}", "path", found2, "version", "3.10.12"));
+	set_in_node(doc, 1, "facts", "python_candidates", c);
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	assert_non_null(f->m);
+	f->d = diagnose(f->m);
+}
+
+static void torch_missing_names_the_interpreter_found_and_the_python_to_pass(void **state)
+{
+	struct fx f;
+
+	load_torch_missing(&f, "/home/u/miniconda3/envs/ml/bin/python", "/home/u/.venv/bin/python");
+	expect_finding(&f, "torch-missing", SEV_ERROR, "s2");
+	assert_string_equal(evidence(&f, "torch-missing"),
+	                    "s2: /usr/bin/python3 3.11.2 has no torch; torch is in "
+	                    "/home/u/miniconda3/envs/ml/bin/python (Python 3.11.2) and 1 more\n");
+	assert_non_null(strstr(finding(&f, "torch-missing")->fix,
+	                       "Pass --python /home/u/miniconda3/envs/ml/bin/python to clusterdoc "
+	                       "facts, check and mnist"));
+	unload(&f);
+}
+
+static void torch_missing_without_a_candidate_says_what_to_install(void **state)
+{
+	struct fx f;
+
+	load_torch_missing(&f, NULL, NULL);
+	assert_string_equal(evidence(&f, "torch-missing"),
+	                    "s2: /usr/bin/python3 3.11.2 has no torch\n");
+	assert_non_null(strstr(finding(&f, "torch-missing")->fix, "Install the same torch"));
+	unload(&f);
+}
+
 static void every_finding_id_is_documented(void **state)
 {
 	FILE *fp = fopen("docs/findings.md", "r");
@@ -358,6 +416,8 @@ int main(void)
 	    cmocka_unit_test(stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node),
 	    cmocka_unit_test(no_matrix_means_no_suggestion),
 	    cmocka_unit_test(kernel_limits_shm_torch_and_an_unanswered_python),
+	    cmocka_unit_test(torch_missing_names_the_interpreter_found_and_the_python_to_pass),
+	    cmocka_unit_test(torch_missing_without_a_candidate_says_what_to_install),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 

@@ -7,6 +7,8 @@
 #include "probes/facts.h"
 #include "probes/facts_gpu.h"
 #include "probes/facts_python.h"
+#include "probes/facts_pyfind.h"
+#include "fsutil.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -821,6 +823,104 @@ static void test_python_probe_without_torch_gives_null_torch(void **state)
 	free(py);
 }
 
+/* mkdir -p dir/rel's parent, then an executable script at dir/rel; returns
+ * its path (free it). */
+static char *write_script_at(const char *dir, const char *rel, const char *body)
+{
+	char *path = cd_asprintf("%s/%s", dir, rel), err[CD_ERRLEN], *slash, *made;
+
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	assert_int_equal(cd_mkdir_p(path, err, sizeof(err)), 0);
+	*slash = '/';
+	made = write_script(dir, rel, body);
+	free(made);
+	return path;
+}
+
+#define INFO_LINE(torch)                                                         \
+	"echo '{\"executable\": \"/usr/bin/python3\", \"version\": \"3.11.2\", " \
+	"\"executable_mtime_ns\": 1, \"torch_origin\": " torch ", \"torch_mtime_ns\": null}'\n"
+
+static void test_pyfind_lists_the_usual_places_in_order(void **state)
+{
+	struct tmp *t = *state;
+	char *home = cd_asprintf("%s/home", t->dir), *conda = cd_asprintf("%s/conda", t->dir);
+	char **paths, *want[6];
+	size_t n;
+
+	want[0] = write_script_at(t->dir, "conda/bin/python", "");
+	want[1] = write_script_at(home, "miniconda3/envs/a/bin/python", "");
+	want[2] = write_script_at(home, "miniconda3/envs/b/bin/python", "");
+	want[3] = write_script_at(home, "miniconda3/bin/python", "");
+	want[4] = write_script_at(home, ".venv/bin/python", "");
+	want[5] = write_script_at(home, "venv-torch/bin/python", "");
+	/* not executable: not a candidate */
+	free(write_script_at(home, ".virtualenvs/x/bin/python", ""));
+	{
+		char *nx = cd_asprintf("%s/.virtualenvs/x/bin/python", home);
+
+		assert_int_equal(chmod(nx, 0644), 0);
+		free(nx);
+	}
+	n = facts_pyfind_candidates(home, conda, &paths);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(paths[i], want[i]);
+	assert_null(paths[6]);
+	facts_pyfind_free(paths);
+	/* without HOME and CONDA_PREFIX only /opt/conda is looked at */
+	n = facts_pyfind_candidates(NULL, NULL, &paths);
+	for (size_t i = 0; i < n; i++)
+		assert_true(strncmp(paths[i], "/opt/conda/", 11) == 0);
+	facts_pyfind_free(paths);
+	for (size_t i = 0; i < 6; i++)
+		free(want[i]);
+	free(home);
+	free(conda);
+}
+
+static void test_python_probe_without_torch_lists_the_interpreters_that_have_it(void **state)
+{
+	struct tmp *t = *state;
+	char *home = cd_asprintf("%s/home", t->dir), *old_home = getenv("HOME"),
+	     *old_path = getenv("PATH"), *old_conda = getenv("CONDA_PREFIX");
+	char *venv, *bin = cd_asprintf("%s/bin", t->dir);
+	struct probe p;
+	json_t *c;
+
+	old_home = old_home ? cd_strdup(old_home) : NULL;
+	old_path = old_path ? cd_strdup(old_path) : NULL;
+	old_conda = old_conda ? cd_strdup(old_conda) : NULL;
+	free(write_script_at(t->dir, "bin/python3", INFO_LINE("null")));
+	free(write_script_at(home, "miniconda3/envs/old/bin/python", INFO_LINE("null")));
+	venv = write_script_at(home, ".venv/bin/python", INFO_LINE("\"/v/torch/__init__.py\""));
+	setenv("HOME", home, 1);
+	setenv("PATH", bin, 1);
+	unsetenv("CONDA_PREFIX");
+	probe_python(&p, NULL, t->dir, 5000, 0, NULL);
+	c = json_object_get(p.facts, "python_candidates");
+	assert_int_equal(json_array_size(c), 1);
+	assert_string_equal(str_at(json_array_get(c, 0), "path"), venv);
+	assert_string_equal(str_at(json_array_get(c, 0), "version"), "3.11.2");
+	assert_true(json_is_null(json_object_get(p.facts, "torch")));
+	probe_fini(&p);
+	/* an interpreter named with --python is what is asked about: no search */
+	probe_python(&p, "python3", t->dir, 5000, 0, NULL);
+	assert_null(json_object_get(p.facts, "python_candidates"));
+	probe_fini(&p);
+	old_home ? setenv("HOME", old_home, 1) : unsetenv("HOME");
+	old_path ? setenv("PATH", old_path, 1) : unsetenv("PATH");
+	if (old_conda)
+		setenv("CONDA_PREFIX", old_conda, 1);
+	free(old_home);
+	free(old_path);
+	free(old_conda);
+	free(venv);
+	free(bin);
+	free(home);
+}
+
 static void test_python_probe_named_interpreter_missing_is_an_error(void **state)
 {
 	struct tmp *t = *state;
@@ -936,6 +1036,11 @@ int main(void)
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_python_probe_without_torch_gives_null_torch,
 	                                    tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(test_pyfind_lists_the_usual_places_in_order, tmp_setup,
+	                                    tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_python_probe_without_torch_lists_the_interpreters_that_have_it, tmp_setup,
+	        tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_python_probe_named_interpreter_missing_is_an_error,
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_collect_on_this_machine, tmp_setup, tmp_teardown),
