@@ -80,6 +80,8 @@ static json_t *handle_facts(struct agent *a, json_t *req, const char **code, cha
 		o.python_timeout_ms = (int)json_integer_value(v);
 	if (json_is_boolean(v = json_object_get(req, "no_cache")))
 		o.no_cache = json_is_true(v);
+	if (json_is_string(v = json_object_get(req, "python")))
+		o.python = json_string_value(v);
 	return facts_collect(&o);
 }
 

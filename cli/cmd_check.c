@@ -40,6 +40,7 @@ enum {
 	OPT_DRAIN,
 	OPT_UNDRAIN,
 	OPT_DEADLINE,
+	OPT_PYTHON,
 };
 
 /* The Prolog's default bound on the whole check, in seconds. */
@@ -91,6 +92,8 @@ static void usage(FILE *f, int env)
 	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
 	    "      --no-firewall        do not read the nodes' firewall rules\n"
 	    "      --full-matrix-max N  test every pair up to N nodes (default 64)\n"
+	    "      --python PATH        the interpreter on every node for the torch facts\n"
+	    "                           (a conda env or venv; default: python3 in the login PATH)\n"
 	    "      --deadline S         end the check after S seconds, reporting the nodes\n"
 	    "                           that had not answered (default: none; 30 with\n"
 	    "                           --slurm-prolog)\n"
@@ -124,6 +127,7 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	    {"drain", no_argument, NULL, OPT_DRAIN},
 	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
 	    {"deadline", required_argument, NULL, OPT_DEADLINE},
+	    {"python", required_argument, NULL, OPT_PYTHON},
 	    REPORT_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -183,6 +187,9 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 			if (cli_parse_int(cmd, "--seed", optarg, 0, 1 << 30, &v) < 0)
 				return -1;
 			r->o.seed = (unsigned)v;
+			break;
+		case OPT_PYTHON:
+			r->o.python = optarg;
 			break;
 		case 'h':
 			usage(stdout, env);

@@ -17,8 +17,11 @@
 
 #define FACTS_JSON_VERSION 1
 
+enum { OPT_PYTHON = OPT_TARGETS_END };
+
 struct facts_run {
 	struct targets t;
+	const char *python; /* --python PATH, or NULL */
 	struct loop *loop;
 	struct sshpool *pool;
 	struct pool_node **nodes;
@@ -80,6 +83,8 @@ static void on_ready(struct sshpool *pool, struct pool_node *node, void *arg)
 
 	json_object_set_new(req, "python_timeout_ms",
 	                    json_integer(r->t.pool.request_timeout_ms * 2 / 3));
+	if (r->python)
+		json_object_set_new(req, "python", json_string(r->python));
 	sshpool_request(node, req, r->t.pool.request_timeout_ms, on_facts, r);
 }
 
@@ -105,7 +110,7 @@ static const char *node_error_text(const struct facts_run *r, size_t i)
 
 static void print_table(struct facts_run *r)
 {
-	printf("%-16s %-14s %-24s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
+	printf("%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
 	       "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct pool_node *node = r->nodes[i];
@@ -125,11 +130,31 @@ static void print_table(struct facts_run *r)
 		py = json_object_get(f, "python");
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
-		printf("%-16s %-14.14s %-24.24s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
-		       node_host(node), str(f, "hostname"), str(f, "os"), str(f, "kernel"),
+		printf("%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
+		       node_host(node), str(f, "hostname"),
+		       str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
 		       (long long)json_integer_value(json_object_get(f, "cpus")), mem,
 		       str(py, "version"), str(torch, "version"), str(nccl, "version"),
 		       json_array_size(json_object_get(f, "gpus")), skew);
+	}
+}
+
+/* Under the table: where the agents found torch when the login python3 has
+ * none, and the --python that would use it. */
+static void print_python_hints(const struct facts_run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		json_t *c = json_object_get(r->facts[i], "python_candidates"), *first;
+		const char *py = json_string_value(
+		    json_object_get(json_object_get(r->facts[i], "python"), "path"));
+
+		if (!json_array_size(c))
+			continue;
+		first = json_array_get(c, 0);
+		printf("%s: %s has no torch; torch is in %s (Python %s)%s: pass --python %s\n",
+		       node_host(r->nodes[i]), py ? py : "no python3", str(first, "path"),
+		       str(first, "version"), json_array_size(c) > 1 ? " and others" : "",
+		       str(first, "path"));
 	}
 }
 
@@ -174,7 +199,13 @@ static void usage(FILE *f)
 	        "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
 	        "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
 	        "environment.\n"
-	        "Exit status: 0 when every node answered, 2 otherwise.\n\n%s",
+	        "Exit status: 0 when every node answered, 2 otherwise.\n\n"
+	        "Options:\n"
+	        "      --python PATH        the interpreter to ask about torch on every node (a\n"
+	        "                           conda env or venv; default: python3 in the login\n"
+	        "                           PATH, and where it has no torch, the usual conda\n"
+	        "                           and venv places are searched)\n"
+	        "%s",
 	        targets_help);
 }
 
@@ -182,6 +213,7 @@ int cmd_facts(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
+	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -197,6 +229,10 @@ int cmd_facts(int argc, char **argv)
 			goto out;
 		if (took)
 			continue;
+		if (opt == OPT_PYTHON) {
+			r.python = optarg;
+			continue;
+		}
 		if (opt == 'h') {
 			usage(stdout);
 			rc = 0;
@@ -234,8 +270,10 @@ int cmd_facts(int argc, char **argv)
 
 	if (r.t.json)
 		print_json(&r);
-	else
+	else {
 		print_table(&r);
+		print_python_hints(&r);
+	}
 	for (size_t i = 0; i < r.n; i++)
 		ok += r.facts[i] != NULL;
 	if (!r.t.json && ok < (int)r.n)

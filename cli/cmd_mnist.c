@@ -36,6 +36,7 @@ enum {
 	OPT_STALL_TIMEOUT,
 	OPT_REMOTE_DIR,
 	OPT_QUIET,
+	OPT_PYTHON,
 };
 
 struct mnist_run {
@@ -129,6 +130,8 @@ static void usage(FILE *f)
 	        "                          ~/.cache/clusterdoc/data)\n"
 	        "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
 	        "      --master-port PORT  torch rendezvous port (default 29500)\n"
+	        "      --python PATH       torch: the interpreter on every node (a conda env or\n"
+	        "                          venv; default: python3 in the login PATH)\n"
 	        "      --batch N, --lr X, --seed N   training (default 64 per rank, 0.05, 1)\n"
 	        "      --job-timeout S     stop the job after S seconds (default 1800)\n"
 	        "      --stall-timeout S   stop it after S seconds without output (default 300)\n"
@@ -224,6 +227,9 @@ static int parse_option(struct mnist_run *r, int opt, const char *arg)
 	case OPT_QUIET:
 		r->quiet = 1;
 		return 0;
+	case OPT_PYTHON:
+		r->o.python = arg;
+		return 0;
 	}
 	v = targets_option(&r->t, opt, arg, cmd);
 	return v < 0 ? -1 : v == 1 ? 0 : -2;
@@ -253,6 +259,7 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
 	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};

@@ -30,6 +30,7 @@ enum {
 	OPT_DATA_URL,
 	OPT_ENV_FILE,
 	OPT_EXIT_AFTER,
+	OPT_PYTHON,
 };
 
 static void usage(FILE *f)
@@ -60,6 +61,9 @@ static void usage(FILE *f)
 	        "      --epochs N           epochs (default 2)\n"
 	        "      --data-dir DIR       the MNIST files from DIR instead of a download\n"
 	        "      --data-url URL       the mirror to download MNIST from\n"
+	        "  the check's torch facts and the MNIST job:\n"
+	        "      --python PATH        the interpreter on every node (a conda env or venv;\n"
+	        "                           default: python3 in the login PATH)\n"
 	        "%s",
 	        targets_help);
 }
@@ -133,6 +137,10 @@ static int parse_option(struct tui_run *r, int opt, const char *arg)
 	case OPT_DATA_URL:
 		r->o.session.mnist.data.url = arg;
 		return 0;
+	case OPT_PYTHON:
+		r->o.session.check.python = arg;
+		r->o.session.mnist.python = arg;
+		return 0;
 	case OPT_EXIT_AFTER:
 		return cli_parse_int(cmd, "--exit-after", arg, 1, 86400, &r->o.max_seconds);
 	}
@@ -161,6 +169,7 @@ static int parse_options(struct tui_run *r, int argc, char **argv)
 	    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
 	    {"data-url", required_argument, NULL, OPT_DATA_URL},
 	    {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
+	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};

@@ -41,11 +41,58 @@ static const struct command {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: clusterdoc COMMAND [options]\n\nCommands:\n");
+	fprintf(f, "usage: clusterdoc COMMAND [options]\n"
+	           "       clusterdoc [-w HOSTLIST] [options]   the interactive view (as `tui`)\n"
+	           "\nCommands:\n");
 	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 	        "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
+}
+
+/* Print arg as one shell word: as it is when it is plain, else in single
+ * quotes ("node[1-4]" would be a glob). */
+static void print_shell_word(FILE *f, const char *arg)
+{
+	if (*arg && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                        "0123456789-_.,/:=@%+") == strlen(arg)) {
+		fputs(arg, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *arg; arg++) {
+		if (*arg == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*arg, f);
+	}
+	fputc('\'', f);
+}
+
+/*
+ * `clusterdoc -w HOSTS ...`: options without a command are the TUI's, as
+ * `clusterdoc` alone on a terminal is. Without a terminal the TUI cannot
+ * run; say which commands take the same nodes instead.
+ */
+static int run_tui_or_explain(int argc, char **argv)
+{
+	static const char *const instead[] = {"facts", "check"};
+
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		return cmd_tui(argc, argv);
+	fprintf(stderr,
+	        "clusterdoc: options without a command open the interactive view, which needs "
+	        "a terminal\n(stdin and stdout); without one, name a command, for example:\n");
+	for (size_t i = 0; i < CD_ARRAY_LEN(instead); i++) {
+		fprintf(stderr, "  clusterdoc %s", instead[i]);
+		for (int k = 1; k < argc; k++) {
+			fputc(' ', stderr);
+			print_shell_word(stderr, argv[k]);
+		}
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "Run `clusterdoc --help` for every command.\n");
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -69,6 +116,8 @@ int main(int argc, char **argv)
 		printf("clusterdoc %s\n", CLUSTERDOC_VERSION);
 		return 0;
 	}
+	if (argv[1][0] == '-' && argv[1][1])
+		return run_tui_or_explain(argc, argv);
 	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);

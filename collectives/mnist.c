@@ -171,9 +171,12 @@ static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
 
 	json_object_set_new(req, "no_firewall", json_true());
 	sshpool_request(pn, req, m->o.request_timeout_ms, on_probe, m);
-	if (m->o.mode != MNIST_EMBEDDED)
-		sshpool_request(pn, proto_request(0, "facts"), m->o.request_timeout_ms, on_facts,
-		                m);
+	if (m->o.mode != MNIST_EMBEDDED) {
+		req = proto_request(0, "facts");
+		if (m->o.python)
+			json_object_set_new(req, "python", json_string(m->o.python));
+		sshpool_request(pn, req, m->o.request_timeout_ms, on_facts, m);
+	}
 }
 
 static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
@@ -207,15 +210,28 @@ static void on_data(void *arg, struct mnist_data *data, const char *err)
 static const char *torch_missing(struct mnist *m, size_t i, char *why, size_t len)
 {
 	json_t *f = m->nodes[i].facts, *torch = json_object_get(f, "torch");
-	const char *err = json_string_value(json_object_get(json_object_get(f, "errors"), "torch"));
+	json_t *errors = json_object_get(f, "errors");
+	const char *err = json_string_value(json_object_get(errors, "torch"));
+	const char *found = json_string_value(
+	    json_object_get(json_array_get(json_object_get(f, "python_candidates"), 0), "path"));
+	char hint[CD_ERRLEN] = "";
 
+	/* the interpreter the agent found torch in, when the login one has none */
+	if (found)
+		snprintf(hint, sizeof(hint), " (torch is in %s: pass --python %s)", found, found);
 	if (!json_is_object(json_object_get(f, "python"))) {
-		snprintf(why, len, "%s: no python3 in PATH", m->r.nodes[i].host);
+		const char *perr = json_string_value(json_object_get(errors, "python"));
+
+		if (m->o.python)
+			snprintf(why, len, "%s: %s", m->r.nodes[i].host,
+			         perr ? perr : "the --python interpreter did not answer");
+		else
+			snprintf(why, len, "%s: no python3 in PATH%s", m->r.nodes[i].host, hint);
 		return why;
 	}
 	if (!json_is_object(torch)) {
-		snprintf(why, len, "%s: import torch failed%s%s", m->r.nodes[i].host,
-		         err ? ": " : "", err ? err : "");
+		snprintf(why, len, "%s: import torch failed%s%s%s", m->r.nodes[i].host,
+		         err ? ": " : "", err ? err : "", hint);
 		return why;
 	}
 	return NULL;
@@ -258,7 +274,8 @@ static void choose_mode(struct mnist *m)
 	}
 	mnist_fail_run(m,
 	               "%s: install PyTorch there (Debian: python3-torch; or pip/conda in the PATH "
-	               "the agent sees), or run --mode embedded, which needs nothing on the nodes",
+	               "the agent sees), pass --python with an interpreter that has it, or run "
+	               "--mode embedded, which needs nothing on the nodes",
 	               first);
 }
 

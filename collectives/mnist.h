@@ -51,6 +51,8 @@ struct mnist_opts {
 	double lr, momentum;     /* default 0.05 and 0.9 */
 	unsigned seed;           /* default 1 */
 	const char *iface;       /* NULL = NCCL's predicted interface on each node */
+	const char *python;      /* torch: the interpreter on every node (--python);
+	                            NULL = the login python3 */
 	int master_port;         /* torch; default 29500 */
 	const char *remote_root; /* default "~/.cache/clusterdoc/data" */
 	struct mnist_data_opts data;

@@ -6,6 +6,7 @@
  */
 #include "diagnose.h"
 #include "diagnose_internal.h"
+#include "hostlist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,63 +406,131 @@ static void check_gloo_count(struct dstate *st)
 	free(ev);
 }
 
+/* "h1,node[2-3]" (hostlist_fold) for the nodes of m listed in idx. */
+static char *fold_nodes(const struct netmodel *m, const size_t *idx, size_t n)
+{
+	struct hostlist *hl = hostlist_new();
+	char *s;
+
+	hl->names = cd_calloc(n ? n : 1, sizeof(*hl->names));
+	hl->capacity = n ? n : 1;
+	for (size_t i = 0; i < n; i++)
+		hl->names[hl->count++] = cd_strdup(node_name(m, idx[i]));
+	s = hostlist_fold(hl);
+	hostlist_free(hl);
+	return s;
+}
+
+/* Whether any node's NCCL or Gloo would use addr. */
+static int address_used(struct dstate *st, const char *addr)
+{
+	const struct netmodel *m = st->m;
+
+	for (size_t q = 0; q < m->nnodes; q++) {
+		struct used_addr u[NCCL_PREDICT_MAX_IFS + NCCL_FILTER_MAX_ITEMS + 1];
+		size_t nu =
+		    m->nodes[q].probed ? used_addresses(&st->d->pred[q], u, CD_ARRAY_LEN(u)) : 0;
+
+		for (size_t r = 0; r < nu; r++)
+			if (strcmp(u[r].pick.addr, addr) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* The index of the first probed node before node i (in model order) that
+ * has addr, SIZE_MAX when i is the first. */
+static size_t first_with_address(const struct netmodel *m, size_t i, const char *addr)
+{
+	for (size_t j = 0; j < i; j++) {
+		const struct nm_node *b = &m->nodes[j];
+
+		for (size_t l = 0; b->probed && l < b->naddrs; l++)
+			if (strcmp(b->addrs[l].addr, addr) == 0)
+				return j;
+	}
+	return SIZE_MAX;
+}
+
+/*
+ * One finding per address configured on two or more nodes, with one
+ * evidence line that folds the nodes per interface name:
+ * "172.17.0.1 on docker0: node[1-4]", or
+ * "10.0.0.5 on eth0: node1; on ens3: node2" when the names differ.
+ * Each address is handled once, from the first node that has it.
+ */
 static void check_duplicates(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
+	size_t *who = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*who));
+	const char **ifn = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*ifn));
+	size_t *group = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*group));
 
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct nm_node *a = &m->nodes[i];
 
-		for (size_t k = 0; k < a->naddrs; k++) {
+		for (size_t k = 0; a->probed && k < a->naddrs; k++) {
 			const struct nm_addr *x = &a->addrs[k];
-			int used = 0;
-			char ev[512];
+			enum severity sev;
+			char *ev = NULL;
+			size_t n = 0;
 
-			if (!a->probed || nm_addr_is_loopback(x) || nm_addr_is_link_local(x))
+			if (nm_addr_is_loopback(x) || nm_addr_is_link_local(x) ||
+			    first_with_address(m, i, x->addr) != SIZE_MAX)
 				continue;
-			for (size_t j = i + 1; j < m->nnodes; j++) {
+			/* every node with the address, once, by the interface
+			 * that carries it there (its first, if several do) */
+			for (size_t j = i; j < m->nnodes; j++) {
 				const struct nm_node *b = &m->nodes[j];
 
-				for (size_t l = 0; l < b->naddrs; l++) {
-					if (strcmp(b->addrs[l].addr, x->addr) != 0)
-						continue;
-					for (size_t q = 0; q < m->nnodes; q++) {
-						struct used_addr u[NCCL_PREDICT_MAX_IFS +
-						                   NCCL_FILTER_MAX_ITEMS + 1];
-						size_t nu = m->nodes[q].probed
-						                ? used_addresses(&st->d->pred[q], u,
-						                                 CD_ARRAY_LEN(u))
-						                : 0;
-
-						for (size_t r = 0; r < nu; r++)
-							used |=
-							    strcmp(u[r].pick.addr, x->addr) == 0;
+				for (size_t l = 0; b->probed && l < b->naddrs; l++) {
+					if (strcmp(b->addrs[l].addr, x->addr) == 0) {
+						who[n] = j;
+						ifn[n++] = b->addrs[l].ifname;
+						break;
 					}
-					snprintf(ev, sizeof(ev), "%s: %s on %s", b->host, x->addr,
-					         b->addrs[l].ifname);
-					diagnose_note(
-					    st, "duplicate-address", used ? SEV_ERROR : SEV_WARNING,
-					    x->addr, j,
-					    "%N: the same address is configured on several nodes "
-					    "(a "
-					    "container bridge such as docker0, or a cloned "
-					    "config); a "
-					    "peer that connects to it reaches the wrong machine",
-					    "Make sure NCCL and Gloo never use it: keep it out of "
-					    "NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME (the "
-					    "suggestions "
-					    "below do); give the nodes distinct addresses if it is "
-					    "meant to carry traffic.",
-					    ev);
-					snprintf(ev, sizeof(ev), "%s: %s on %s", a->host, x->addr,
-					         x->ifname);
-					diagnose_note(st, "duplicate-address",
-					              used ? SEV_ERROR : SEV_WARNING, x->addr, i,
-					              "", "", ev);
 				}
 			}
+			if (n < 2)
+				continue;
+			sev = address_used(st, x->addr) ? SEV_ERROR : SEV_WARNING;
+			for (size_t g = 0; g < n; g++) {
+				size_t ng = 0;
+				char *nodes;
+				int seen = 0;
+
+				for (size_t h = 0; h < g; h++)
+					seen |= strcmp(ifn[h], ifn[g]) == 0;
+				if (seen)
+					continue;
+				for (size_t h = g; h < n; h++)
+					if (strcmp(ifn[h], ifn[g]) == 0)
+						group[ng++] = who[h];
+				nodes = fold_nodes(m, group, ng);
+				if (ev)
+					diagnose_sb_addf(&ev, "; on %s: %s", ifn[g], nodes);
+				else
+					diagnose_sb_addf(&ev, "%s on %s: %s", x->addr, ifn[g],
+					                 nodes);
+				free(nodes);
+			}
+			for (size_t g = 0; g < n; g++)
+				diagnose_note(
+				    st, "duplicate-address", sev, x->addr, who[g],
+				    "%N: the same address is configured on several nodes (a "
+				    "container bridge such as docker0, or a cloned config); a "
+				    "peer that connects to it reaches the wrong machine",
+				    "Make sure NCCL and Gloo never use it: keep it out of "
+				    "NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME (the suggestions below "
+				    "do); give the nodes distinct addresses if it is meant to "
+				    "carry traffic.",
+				    g + 1 == n ? ev : NULL);
+			free(ev);
 		}
 	}
+	free(who);
+	free(ifn);
+	free(group);
 }
 
 static void check_master_port(struct dstate *st)

@@ -176,8 +176,6 @@ static void check_software(struct dstate *st)
 	    {"NCCL", offsetof(struct nm_node, nccl_version), SEV_ERROR},
 	    {"Python", offsetof(struct nm_node, python_version), SEV_WARNING},
 	};
-	size_t missing = 0, known = 0;
-	char *ev = NULL;
 
 	for (size_t c = 0; c < CD_ARRAY_LEN(comps); c++) {
 		const char *first = NULL;
@@ -213,41 +211,92 @@ static void check_software(struct dstate *st)
 			    line);
 		}
 	}
+}
+
+/* The interpreter every node that lacks torch has it in, or NULL when they
+ * have none or different ones. */
+static const char *common_torch_python(const struct netmodel *m)
+{
+	const char *common = NULL;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		if (!n->probed || !n->torch_known || n->torch_version[0])
+			continue;
+		if (!n->python_found[0] || (common && strcmp(common, n->python_found) != 0))
+			return NULL;
+		common = n->python_found;
+	}
+	return common;
+}
+
+/*
+ * torch-missing: the interpreter a job would use cannot import torch. When
+ * the agent found torch in another interpreter (facts' python_candidates),
+ * the evidence names it and the fix gives the --python to pass.
+ */
+static void check_torch(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	size_t missing = 0, known = 0, found = 0;
+	const char *common = common_torch_python(m);
+	char *ev = NULL, *fix;
+
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct nm_node *n = &m->nodes[i];
 
 		if (!n->probed || !n->torch_known)
 			continue;
 		known++;
-		if (!n->torch_version[0]) {
-			missing++;
-			diagnose_sb_addf(&ev, "%s%s: python3 %s has no torch", ev ? "\n" : "",
-			                 n->host,
-			                 n->python_version[0] ? n->python_version : "(not found)");
+		if (n->torch_version[0])
+			continue;
+		missing++;
+		diagnose_sb_addf(&ev, "%s%s: %s %s has no torch", ev ? "\n" : "", n->host,
+		                 n->python_path[0] ? n->python_path : "python3",
+		                 n->python_version[0] ? n->python_version : "(not found)");
+		if (n->python_found[0]) {
+			found++;
+			diagnose_sb_addf(&ev, "; torch is in %s (Python %s)", n->python_found,
+			                 n->python_found_version);
+			if (n->python_found_count > 1)
+				diagnose_sb_addf(&ev, " and %d more", n->python_found_count - 1);
 		}
 	}
-	if (missing) {
-		for (size_t i = 0; i < m->nnodes; i++) {
-			const struct nm_node *n = &m->nodes[i];
+	if (!missing) {
+		free(ev);
+		return;
+	}
+	if (common)
+		fix = cd_asprintf("Pass --python %s to clusterdoc facts, check and mnist (torch is "
+		                  "there on every node that lacks it), or activate that "
+		                  "environment in the non-interactive login (~/.bashrc before "
+		                  "the interactive guard).",
+		                  common);
+	else if (found)
+		fix = cd_strdup("Pass --python with an interpreter that has torch on every node "
+		                "(the evidence names what was found on each), or install the "
+		                "same torch on every node.");
+	else
+		fix = cd_strdup("Install the same torch on every node, or activate its "
+		                "environment in the non-interactive login (~/.bashrc before the "
+		                "interactive guard), or pass --python with the interpreter "
+		                "that has it.");
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
 
-			if (n->probed && n->torch_known && !n->torch_version[0])
-				diagnose_note(
-				    st, "torch-missing", missing == known ? SEV_WARNING : SEV_ERROR,
-				    "", i,
-				    missing == known ? "%N: PyTorch is not importable by the "
-				                       "login python3 (a job "
-				                       "started over SSH uses that one)"
-				                     : "%N: PyTorch is missing here but installed "
-				                       "on the other nodes",
-				    "Install the same torch on every node, or activate its "
-				    "environment "
-				    "in the non-interactive login (~/.bashrc before the "
-				    "interactive "
-				    "guard).",
-				    NULL);
-		}
-		diagnose_note(st, "torch-missing", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+		if (n->probed && n->torch_known && !n->torch_version[0])
+			diagnose_note(
+			    st, "torch-missing", missing == known ? SEV_WARNING : SEV_ERROR, "", i,
+			    missing == known ? "%N: PyTorch is not importable by the "
+			                       "python a job would use (the login "
+			                       "python3 over SSH, or --python)"
+			                     : "%N: PyTorch is missing here but installed "
+			                       "on the other nodes",
+			    fix, NULL);
 	}
+	diagnose_note(st, "torch-missing", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+	free(fix);
 	free(ev);
 }
 
@@ -363,6 +412,7 @@ void diagnose_check_setup(struct dstate *st)
 	check_nic_names(st);
 	check_routes(st);
 	check_software(st);
+	check_torch(st);
 	check_shm_and_versions(st);
 	check_neigh_table(st);
 	check_incomplete(st);

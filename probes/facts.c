@@ -361,16 +361,14 @@ static char *os_release_value(const char *v, size_t n)
 	return s;
 }
 
-int facts_parse_os_release(const char *buf, size_t len, char **pretty)
+void facts_os_release_values(const char *buf, size_t len, const char *const *keys, size_t nkeys,
+                             char **val)
 {
-	enum { PRETTY, NAME, VERSION_ID, NKEYS };
-	static const char *const keys[NKEYS] = {
-	    [PRETTY] = "PRETTY_NAME", [NAME] = "NAME", [VERSION_ID] = "VERSION_ID"};
-	char *val[NKEYS] = {0};
 	const char *p = buf, *end = buf + len, *line;
 	size_t n;
 
-	*pretty = NULL;
+	for (size_t k = 0; k < nkeys; k++)
+		val[k] = NULL;
 	while (next_line(&p, end, &line, &n)) {
 		const char *eq, *v;
 		size_t key_n, v_n;
@@ -381,7 +379,7 @@ int facts_parse_os_release(const char *buf, size_t len, char **pretty)
 		key_n = (size_t)(eq - line);
 		v = eq + 1;
 		v_n = n - key_n - 1;
-		for (int k = 0; k < NKEYS; k++) {
+		for (size_t k = 0; k < nkeys; k++) {
 			if (key_is(line, key_n, keys[k])) {
 				/* a later assignment wins, as when the file is sourced */
 				free(val[k]);
@@ -389,6 +387,17 @@ int facts_parse_os_release(const char *buf, size_t len, char **pretty)
 			}
 		}
 	}
+}
+
+int facts_parse_os_release(const char *buf, size_t len, char **pretty)
+{
+	enum { PRETTY, NAME, VERSION_ID, NKEYS };
+	static const char *const keys[NKEYS] = {
+	    [PRETTY] = "PRETTY_NAME", [NAME] = "NAME", [VERSION_ID] = "VERSION_ID"};
+	char *val[NKEYS];
+
+	*pretty = NULL;
+	facts_os_release_values(buf, len, keys, NKEYS, val);
 	if (val[PRETTY] && *val[PRETTY])
 		*pretty = cd_strdup(val[PRETTY]);
 	else if (val[NAME] && val[VERSION_ID] && *val[VERSION_ID])
@@ -481,10 +490,15 @@ static void collect_identity(json_t *facts, json_t *errors, const struct utsname
 	if (rc == 0 && facts_parse_os_release(data, len, &os) < 0)
 		rc =
 		    cd_errf(err, sizeof(err), CD_ERR_PARSE, "no PRETTY_NAME or NAME in os-release");
-	if (rc == 0)
+	if (rc == 0) {
 		set_text(facts, "os", os);
-	else
+		free(os);
+		os = facts_os_short(data, len);
+		if (os)
+			set_text(facts, "os_short", os);
+	} else {
 		facts_set_error(errors, "os", err);
+	}
 	free(data);
 	free(os);
 	if (u)

@@ -41,6 +41,8 @@ void facts_opts_init(struct facts_opts *o);
  *   hostname            string, gethostname()
  *   kernel              string, uname release
  *   os                  string, PRETTY_NAME of /etc/os-release (or /usr/lib/os-release)
+ *   os_short            string, the same distribution for tables (facts_os_short);
+ *                       absent when os-release has neither ID nor NAME
  *   arch                string, uname machine
  *   cpus                integer, online CPUs (sysconf)
  *   cpu_model           string, see facts_parse_cpuinfo; uname machine as a last resort
@@ -48,6 +50,7 @@ void facts_opts_init(struct facts_opts *o);
  *   mem_available_bytes integer, /proc/meminfo MemAvailable
  *   uptime_s            real, /proc/uptime
  *   python, torch       see facts_python.h
+ *   python_candidates   see facts_python.h; only when the login python3 has no torch
  *   nccl                {"version", "library"} or null, see facts_gpu.h
  *   gpus, gpu_driver    array (possibly empty) and string or null, see facts_gpu.h
  *   env                 object, see facts_env_filter
@@ -101,6 +104,21 @@ int facts_parse_meminfo(const char *buf, size_t len, struct facts_meminfo *out, 
 int facts_parse_os_release(const char *buf, size_t len, char **pretty);
 
 /*
+ * A short display name for a node's distribution from its os-release text,
+ * for tables: the distribution's usual short name and VERSION_ID, so
+ * "Debian 12", "Ubuntu 22.04", "Rocky 8.9", "RHEL 8.9", "Alma 9.3",
+ * "CentOS Stream 9", "SLES 15-SP5" (SUSE's VERSION_ID "15.5" written as its
+ * service pack), "openSUSE Leap 15.5", "Amazon Linux 2023", "Fedora 39",
+ * "Arch" (rolling: no version). The distribution is recognised by ID; an
+ * unknown one gives NAME without a trailing " GNU/Linux" or " Linux", then
+ * VERSION_ID ("Foo 3"); without NAME, ID. Debian testing (no VERSION_ID)
+ * gives "Debian trixie" from VERSION_CODENAME. Pure; returns a new string
+ * (caller frees), NULL when neither ID nor NAME is set (a table then shows
+ * PRETTY_NAME).
+ */
+char *facts_os_short(const char *buf, size_t len);
+
+/*
  * The job-relevant part of an environment: every "NAME=value" of envp (a
  * NULL-terminated array like environ, borrowed) whose NAME starts with
  * NCCL_, GLOO_, MASTER_ or TORCH_, or is exactly CUDA_VISIBLE_DEVICES,
@@ -118,6 +136,12 @@ json_t *facts_env_filter(char *const *envp);
 /* A JSON string for len bytes of s; bytes that are not valid UTF-8 (and NUL)
  * become U+FFFD, because jansson rejects invalid UTF-8. Never NULL. */
 json_t *facts_json_text(const char *s, size_t len);
+
+/* The values of the os-release keys keys[0..nkeys) in buf (parsed as
+ * facts_parse_os_release says): val[k] is a new string (caller frees) or
+ * NULL when the key is absent. */
+void facts_os_release_values(const char *buf, size_t len, const char *const *keys, size_t nkeys,
+                             char **val);
 
 /* Set errors[field] to the message (replacing an earlier one). */
 void facts_set_error(json_t *errors, const char *field, const char *msg);

@@ -2,6 +2,7 @@
  * facts_python.h). */
 #include "probes/facts_python.h"
 #include "probes/facts.h"
+#include "probes/facts_pyfind.h"
 #include "cd.h"
 #include "fsutil.h"
 
@@ -562,6 +563,39 @@ static json_t *probe_torch(const char *executable, int64_t deadline, json_t *err
 	return torch;
 }
 
+/*
+ * The login python3 has no torch (or there is none): which interpreters in
+ * conda's and virtualenv's usual places have it (facts_pyfind.h). Each
+ * candidate runs step 1 only (no torch import), within the probe's deadline.
+ * Returns facts["python_candidates"]: [{"path", "version"}], possibly empty.
+ */
+static json_t *find_torch_pythons(int64_t deadline)
+{
+	json_t *found = json_array();
+	char **paths = NULL;
+	size_t n = facts_pyfind_candidates(getenv("HOME"), getenv("CONDA_PREFIX"), &paths);
+
+	for (size_t i = 0; i < n && cd_now_ms() < deadline; i++) {
+		char *argv[] = {paths[i], (char *)"-c", (char *)info_script, NULL};
+		struct facts_python_info info = {0};
+		char err[CD_ERRLEN];
+		struct run r;
+
+		if (run_child(argv, deadline, &r, err, sizeof(err)) == 0 &&
+		    run_failed(paths[i], &r, err, sizeof(err)) == 0 &&
+		    facts_python_parse_info(r.out, r.out_len, &info, err, sizeof(err)) == 0 &&
+		    info.torch_origin)
+			json_array_append_new(
+			    found, json_pack("{s:o, s:o}", "path",
+			                     facts_json_text(paths[i], strlen(paths[i])), "version",
+			                     facts_json_text(info.version, strlen(info.version))));
+		facts_python_info_fini(&info);
+		free(r.out);
+	}
+	facts_pyfind_free(paths);
+	return found;
+}
+
 void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver, json_t *facts,
                           json_t *errors)
 {
@@ -576,7 +610,7 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 
 	rc = run_child(argv, deadline, &r, err, sizeof(err));
 	if (rc == CD_ERR_NOTFOUND && !opts->python)
-		goto out; /* no python3 on this node: a fact, not an error */
+		goto search; /* no python3 on this node: a fact, not an error */
 	if (rc == CD_ERR_TIMEOUT)
 		snprintf(msg, sizeof(msg), "%s did not answer within %.1f s", py,
 		         (double)opts->python_timeout_ms / 1000);
@@ -595,7 +629,7 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	                   facts_json_text(info.executable, strlen(info.executable)), "version",
 	                   facts_json_text(info.version, strlen(info.version)));
 	if (!info.torch_origin)
-		goto out; /* torch is not installed: null, no import */
+		goto search; /* torch is not installed: null, no import */
 
 	key = cache_key(&info, gpu_driver);
 	cache = cache_file(opts);
@@ -618,6 +652,10 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	json_object_set_new(t, "import_ms", ms);
 	json_decref(torch);
 	torch = t;
+	goto out;
+search:
+	if (!opts->python)
+		json_object_set_new(facts, "python_candidates", find_torch_pythons(deadline));
 out:
 	json_object_set_new(facts, "python", python);
 	json_object_set_new(facts, "torch", torch);

@@ -44,6 +44,12 @@
  *           "cached", "import_ms"} or null when torch is not installed.
  *           import_ms (how long `import torch` took) is present only when
  *           cached is false. nccl_version is null unless CUDA is available.
+ *   python_candidates: set only when opts->python is NULL and the login
+ *           python3 has no torch (or there is no python3): the interpreters
+ *           in conda's and virtualenv's usual places (facts_pyfind.h) whose
+ *           step 1 finds torch, [{"path", "version"}] in search order,
+ *           possibly empty; path is the candidate as found, to pass as
+ *           --python. The search shares the probe's deadline.
  * On failure the value is null and errors["python"] or errors["torch"] says
  * why ("importing torch took longer than 20.0 s"); when errors["python"] is
  * set, torch was not probed. A cache that cannot be written sets

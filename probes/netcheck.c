@@ -167,6 +167,8 @@ static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
 
 	json_object_set_new(req, "python_timeout_ms",
 	                    json_integer(c->o.request_timeout_ms * 2 / 3));
+	if (c->o.python)
+		json_object_set_new(req, "python", json_string(c->o.python));
 	sshpool_request(pn, req, c->o.request_timeout_ms, on_facts, c);
 	req = proto_request(0, "netprobe");
 	if (c->o.no_firewall)

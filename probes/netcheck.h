@@ -41,6 +41,8 @@ struct netcheck_opts {
 	int random_peers;       /* default 4 */
 	unsigned seed;          /* for the random peers; default 1 */
 	int no_firewall;        /* do not run the firewall tools on the nodes */
+	const char *python;     /* the interpreter whose torch facts count (--python);
+	                           NULL = the login python3 */
 };
 
 void netcheck_opts_init(struct netcheck_opts *o);

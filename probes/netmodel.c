@@ -209,7 +209,7 @@ static void parse_vars(struct nm_node *n, json_t *probe, json_t *facts)
 
 static void parse_facts(struct nm_node *n, json_t *facts)
 {
-	json_t *torch, *nccl, *python, *gpus, *errors, *perr;
+	json_t *torch, *nccl, *python, *gpus, *errors, *perr, *found;
 	const char *tv = NULL;
 
 	if (!facts)
@@ -217,9 +217,18 @@ static void parse_facts(struct nm_node *n, json_t *facts)
 	if (!n->hostname[0])
 		copy_str(n->hostname, sizeof(n->hostname), facts, "hostname");
 	copy_str(n->os, sizeof(n->os), facts, "os");
+	copy_str(n->os_short, sizeof(n->os_short), facts, "os_short");
+	if (!n->os_short[0])
+		snprintf(n->os_short, sizeof(n->os_short), "%s", n->os);
 	copy_str(n->kernel, sizeof(n->kernel), facts, "kernel");
 	python = json_object_get(facts, "python");
 	copy_str(n->python_version, sizeof(n->python_version), python, "version");
+	copy_str(n->python_path, sizeof(n->python_path), python, "path");
+	found = json_object_get(facts, "python_candidates");
+	n->python_found_count = (int)json_array_size(found);
+	copy_str(n->python_found, sizeof(n->python_found), json_array_get(found, 0), "path");
+	copy_str(n->python_found_version, sizeof(n->python_found_version), json_array_get(found, 0),
+	         "version");
 	torch = json_object_get(facts, "torch");
 	/* A python that did not answer (a timeout under load, a broken
 	 * install) says nothing about torch: unknown, not missing. */

@@ -99,10 +99,15 @@ struct nm_node {
 
 	/* From facts. "" when unknown. */
 	char os[64];           /* os-release's PRETTY_NAME */
+	char os_short[64];     /* "Debian 12" (facts_os_short); else os */
 	char kernel[64];       /* uname -r */
 	char nccl_version[32]; /* the NCCL a job would load: torch's, else libnccl */
 	char torch_version[64];
 	char python_version[32];
+	char python_path[256];  /* the interpreter probed (sys.executable) */
+	char python_found[256]; /* the first of python_candidates: has torch */
+	char python_found_version[32];
+	int python_found_count;       /* how many python_candidates have torch */
 	int torch_known;              /* 1 when facts said whether torch is there */
 	char python_error[CD_ERRLEN]; /* why facts could not tell, or "" */
 	int gpus;

@@ -262,7 +262,7 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 			snprintf(findings, sizeof(findings), "%zu",
 			         session_node_findings(&t->s, i));
 			ui_print(row, x, w - x, base, "%-*.*s %-*.*s %3d %-*.*s %4s", whn, whn,
-			         nd->hostname, wos, wos, nd->os, nd->gpus, wtn, wtn, tn,
+			         nd->hostname, wos, wos, nd->os_short, nd->gpus, wtn, wtn, tn,
 			         t->s.d ? findings : "");
 		} else if (nd && nd->error[0] && c == UI_FAIL) {
 			ui_print(row, x, w - x, sel ? base : ui_attr(t, UI_DIM), "%s", nd->error);

@@ -121,7 +121,8 @@ t_docker0_everywhere_is_a_duplicate_address() {
 	expect_eq "$rc" 0 "exit status (NCCL's default excludes docker)" || return 1
 	has duplicate-address node1,node2,node3 || return 1
 	expect_eq "$(severity_of duplicate-address)" "['warning']" "severity while unused" || return 1
-	expect_match "$(jget 'd["findings"][0]["evidence"]')" "172.17.0.1 on docker0" "evidence"
+	expect_eq "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "duplicate-address"]')" \
+		"[['172.17.0.1 on docker0: node[1-3]']]" "evidence: one line, the nodes folded"
 }
 
 t_stale_ifname_env_selecting_docker0_is_an_error() {
@@ -228,6 +229,8 @@ t_all_traps_together_each_on_its_node() {
 	has hostname-loopback node2 || return 1
 	has nic-name-mismatch node1,node2,node3,node4 || return 1
 	has duplicate-address node1,node2,node3,node4 || return 1
+	expect_eq "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "duplicate-address"]')" \
+		"[['172.17.0.1 on docker0: node[1-4]']]" "duplicate-address evidence" || return 1
 	has firewall-blocks-port node4 || return 1
 	has mtu-mismatch node1,node2,node3,node4 || return 1
 	expect_eq "$(jget 'd["findings"][0]["severity"]')" error "worst first" || return 1

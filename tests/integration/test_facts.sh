@@ -35,6 +35,7 @@ t_facts_include_os_cpus_python_and_skew() {
 	expect_eq "$rc" 0 "exit status" || return 1
 	expect_eq "$(jget 'd["nodes"][0]["cpus"] == '"$(nproc)")" True "cpus" || return 1
 	expect_match "$(jget 'd["nodes"][0]["os"]')" "Debian|Ubuntu" "os" || return 1
+	expect_match "$(jget 'd["nodes"][0]["os_short"]')" "^(Debian|Ubuntu) [0-9.]+$" "os_short" || return 1
 	expect_eq "$(jget 'abs(d["nodes"][0]["clock_skew_ms"]) < 1000')" True "clock skew on one machine" || return 1
 	expect_eq "$(jget 'type(d["nodes"][0]["env"]).__name__')" dict "env"
 }

@@ -198,6 +198,17 @@ t_q_quits_with_status_0_and_gives_the_terminal_back() {
 	return 0
 }
 
+t_options_without_a_command_open_the_tui_and_name_commands_without_a_terminal() {
+	tui_start -- -w 'node[1-3]' "${PT[@]}" || return 1
+	tui_wait 'check done: 3 node\(s\)' 60 || return 1
+	tui_keys q
+	expect_eq "$(tui_exit_status 10)" 0 "exit status" || return 1
+	cd_head -w 'node[1-3]'
+	expect_eq "$rc" 2 "exit status without a terminal" || return 1
+	expect_match "$err" "needs a terminal" "the reason" || return 1
+	expect_match "$err" "^  clusterdoc facts -w 'node\[1-3\]'$" "the command to run instead"
+}
+
 t_alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist() {
 	tui_start -- || return 1
 	tui_wait '^Nodes \(hostlist\):$' 10 || return 1
@@ -281,6 +292,7 @@ for t in the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason \
 	the_screen_follows_a_resize \
 	colours_pair_with_words_and_no_color_turns_them_off \
 	q_quits_with_status_0_and_gives_the_terminal_back \
+	options_without_a_command_open_the_tui_and_name_commands_without_a_terminal \
 	alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist \
 	q_while_the_check_runs_asks_again_before_quitting \
 	make_demo_opens_the_tui_on_the_demo_cluster \

@@ -125,11 +125,90 @@ static void virbr_and_veth_on_old_nccl(void **state)
 	/* 2.27.7 excludes only docker and lo: virbr0 comes first */
 	assert_string_equal(f.d->pred[0].nccl.picks[0].ifname, "virbr0");
 	expect_finding(&f, "virtual-iface-selected", SEV_WARNING, "h1,h2");
-	expect_finding(&f, "duplicate-address", SEV_ERROR, "h2,h1");
+	expect_finding(&f, "duplicate-address", SEV_ERROR, "h1,h2");
 	expect_finding(&f, "link-local-selected", SEV_ERROR, "h1,h2");
 	/* the suggestion keeps only eth0 */
 	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
 	assert_string_equal(f.d->pred[1].data_iface, "eth0");
+	unload(&f);
+}
+
+/* The fixture's two nodes plus copies of h2 named h3.. (count in all) with
+ * their own eth0 address (10.1.0.3..), so that only virbr0's 192.168.122.1
+ * is on every node; node rename_node's virbr0 is renamed to rename_to. */
+static void load_copies(struct fx *f, size_t count, size_t rename_node, const char *rename_to)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc, *nodes, *node, *addrs;
+	size_t k, a;
+
+	doc = json_load_file(FIXTURES "virbr-veth-2.27.json", 0, &jerr);
+	if (!doc)
+		fail_msg("%s", jerr.text);
+	nodes = json_object_get(doc, "nodes");
+	for (k = 2; k < count; k++) {
+		char host[16];
+
+		snprintf(host, sizeof(host), "h%zu", k + 1);
+		node = json_deep_copy(json_array_get(nodes, 1));
+		json_object_set_new(node, "host", json_string(host));
+		json_object_set_new(json_object_get(node, "probe"), "hostname", json_string(host));
+		addrs = json_object_get(json_object_get(node, "probe"), "addresses");
+		for (a = 0; a < json_array_size(addrs); a++) {
+			json_t *x = json_array_get(addrs, a);
+			char addr[32];
+
+			snprintf(addr, sizeof(addr), "10.1.0.%zu", k + 1);
+			if (strcmp(json_string_value(json_object_get(x, "ifname")), "eth0") == 0)
+				json_object_set_new(x, "address", json_string(addr));
+		}
+		json_array_append_new(nodes, node);
+	}
+	if (rename_to) {
+		addrs = json_object_get(
+		    json_object_get(json_array_get(nodes, rename_node), "probe"), "addresses");
+
+		for (a = 0; a < json_array_size(addrs); a++) {
+			json_t *x = json_array_get(addrs, a);
+
+			if (strcmp(json_string_value(json_object_get(x, "ifname")), "virbr0") == 0)
+				json_object_set_new(x, "ifname", json_string(rename_to));
+		}
+	}
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("%s", err);
+	f->d = diagnose(f->m);
+}
+
+static void duplicate_address_evidence_is_one_line_per_address(void **state)
+{
+	struct fx f;
+
+	load(&f, "virbr-veth-2.27.json");
+	assert_string_equal(evidence(&f, "duplicate-address"), "192.168.122.1 on virbr0: h[1-2]\n");
+	unload(&f);
+}
+
+static void duplicate_address_on_four_nodes_folds_them(void **state)
+{
+	struct fx f;
+
+	load_copies(&f, 4, 0, NULL);
+	expect_finding(&f, "duplicate-address", SEV_ERROR, "h1,h2,h3,h4");
+	assert_string_equal(evidence(&f, "duplicate-address"), "192.168.122.1 on virbr0: h[1-4]\n");
+	unload(&f);
+}
+
+static void duplicate_address_on_differently_named_interfaces_groups_them(void **state)
+{
+	struct fx f;
+
+	load_copies(&f, 4, 2, "br0");
+	assert_string_equal(evidence(&f, "duplicate-address"),
+	                    "192.168.122.1 on virbr0: h[1-2,4]; on br0: h3\n");
 	unload(&f);
 }
 
@@ -246,6 +325,64 @@ static void kernel_limits_shm_torch_and_an_unanswered_python(void **state)
 	unload(&f);
 }
 
+/* The finding with this id (the first), for its fix text. */
+static const struct finding *finding(const struct fx *f, const char *id)
+{
+	for (size_t k = 0; k < f->d->nfindings; k++)
+		if (strcmp(f->d->findings[k].id, id) == 0)
+			return &f->d->findings[k];
+	fail_msg("no finding %s", id);
+	return NULL;
+}
+
+/* stale-env.json where s2's /usr/bin/python3 has no torch; with found, the
+ * agent found torch in ~/miniconda3/envs/ml there. */
+static void load_torch_missing(struct fx *f, const char *found, const char *found2)
+{
+	char err[CD_ERRLEN];
+	json_t *doc = json_load_file(FIXTURES "stale-env.json", 0, NULL), *c = json_array();
+
+	assert_non_null(doc);
+	set_in_node(doc, 1, "facts", "torch", json_null());
+	set_in_node(doc, 1, "facts", "python",
+	            json_pack("{ssss}", "path", "/usr/bin/python3", "version", "3.11.2"));
+	if (found)
+		json_array_append_new(c, json_pack("{ssss}", "path", found, "version", "3.11.2"));
+	if (found2)
+		json_array_append_new(c, json_pack("{ssss}", "path", found2, "version", "3.10.12"));
+	set_in_node(doc, 1, "facts", "python_candidates", c);
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	assert_non_null(f->m);
+	f->d = diagnose(f->m);
+}
+
+static void torch_missing_names_the_interpreter_found_and_the_python_to_pass(void **state)
+{
+	struct fx f;
+
+	load_torch_missing(&f, "/home/u/miniconda3/envs/ml/bin/python", "/home/u/.venv/bin/python");
+	expect_finding(&f, "torch-missing", SEV_ERROR, "s2");
+	assert_string_equal(evidence(&f, "torch-missing"),
+	                    "s2: /usr/bin/python3 3.11.2 has no torch; torch is in "
+	                    "/home/u/miniconda3/envs/ml/bin/python (Python 3.11.2) and 1 more\n");
+	assert_non_null(strstr(finding(&f, "torch-missing")->fix,
+	                       "Pass --python /home/u/miniconda3/envs/ml/bin/python to clusterdoc "
+	                       "facts, check and mnist"));
+	unload(&f);
+}
+
+static void torch_missing_without_a_candidate_says_what_to_install(void **state)
+{
+	struct fx f;
+
+	load_torch_missing(&f, NULL, NULL);
+	assert_string_equal(evidence(&f, "torch-missing"),
+	                    "s2: /usr/bin/python3 3.11.2 has no torch\n");
+	assert_non_null(strstr(finding(&f, "torch-missing")->fix, "Install the same torch"));
+	unload(&f);
+}
+
 static void every_finding_id_is_documented(void **state)
 {
 	FILE *fp = fopen("docs/findings.md", "r");
@@ -271,11 +408,16 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ib0_with_only_link_local_is_flagged_and_excluded),
 	    cmocka_unit_test(virbr_and_veth_on_old_nccl),
+	    cmocka_unit_test(duplicate_address_evidence_is_one_line_per_address),
+	    cmocka_unit_test(duplicate_address_on_four_nodes_folds_them),
+	    cmocka_unit_test(duplicate_address_on_differently_named_interfaces_groups_them),
 	    cmocka_unit_test(different_names_need_an_exact_list_when_a_prefix_overmatches),
 	    cmocka_unit_test(two_nics_on_one_subnet_route_through_the_other),
 	    cmocka_unit_test(stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node),
 	    cmocka_unit_test(no_matrix_means_no_suggestion),
 	    cmocka_unit_test(kernel_limits_shm_torch_and_an_unanswered_python),
+	    cmocka_unit_test(torch_missing_names_the_interpreter_found_and_the_python_to_pass),
+	    cmocka_unit_test(torch_missing_without_a_candidate_says_what_to_install),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 

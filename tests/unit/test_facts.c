@@ -7,6 +7,8 @@
 #include "probes/facts.h"
 #include "probes/facts_gpu.h"
 #include "probes/facts_python.h"
+#include "probes/facts_pyfind.h"
+#include "fsutil.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -463,6 +465,71 @@ static void test_os_release_without_names_is_notfound(void **state)
 	assert_null(os);
 }
 
+/* The short name of each captured os-release in tests/fixtures/os-release/. */
+static void test_os_short_names_real_os_release_files(void **state)
+{
+	static const struct {
+		const char *file, *want;
+	} cases[] = {
+	    {"debian-12", "Debian 12"},
+	    {"debian-11", "Debian 11"},
+	    {"debian-trixie", "Debian trixie"},
+	    {"ubuntu-22.04", "Ubuntu 22.04"},
+	    {"rocky-8.9", "Rocky 8.9"},
+	    {"rhel-8.9", "RHEL 8.9"},
+	    {"almalinux-9.3", "Alma 9.3"},
+	    {"centos-7", "CentOS 7"},
+	    {"centos-stream-9", "CentOS Stream 9"},
+	    {"sles-15-sp5", "SLES 15-SP5"},
+	    {"opensuse-tumbleweed", "openSUSE Tumbleweed"},
+	    {"amzn-2023", "Amazon Linux 2023"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256], err[CD_ERRLEN], *data, *os;
+		size_t len;
+
+		snprintf(path, sizeof(path), "tests/fixtures/os-release/%s", cases[i].file);
+		assert_int_equal(facts_read_file(path, 65536, &data, &len, err, sizeof(err)), 0);
+		os = facts_os_short(data, len);
+		if (!os || strcmp(os, cases[i].want) != 0)
+			fail_msg("%s: \"%s\", expected \"%s\"", cases[i].file, os ? os : "(null)",
+			         cases[i].want);
+		free(os);
+		free(data);
+	}
+}
+
+static void test_os_short_of_sles_without_a_service_pack_is_the_major(void **state)
+{
+	static const char text[] =
+	    "NAME=\"SLES\"\nVERSION=\"15\"\nVERSION_ID=\"15\"\nID=\"sles\"\n";
+	char *os = facts_os_short(text, STRLEN(text));
+
+	assert_string_equal(os, "SLES 15");
+	free(os);
+}
+
+static void test_os_short_of_an_unknown_distribution_drops_linux_from_name(void **state)
+{
+	static const char text[] = "NAME=\"Foo GNU/Linux\"\nID=foo\nVERSION_ID=\"3.1\"\n";
+	static const char id_only[] = "ID=mystery\n";
+	char *os = facts_os_short(text, STRLEN(text));
+
+	assert_string_equal(os, "Foo 3.1");
+	free(os);
+	os = facts_os_short(id_only, STRLEN(id_only));
+	assert_string_equal(os, "mystery");
+	free(os);
+}
+
+static void test_os_short_without_id_or_name_is_null(void **state)
+{
+	static const char text[] = "PRETTY_NAME=\"Something\"\nVERSION_ID=1\n";
+
+	assert_null(facts_os_short(text, STRLEN(text)));
+}
+
 /* --- environment ------------------------------------------------------ */
 
 static void test_env_filter_keeps_exactly_the_job_variables(void **state)
@@ -756,6 +823,104 @@ static void test_python_probe_without_torch_gives_null_torch(void **state)
 	free(py);
 }
 
+/* mkdir -p dir/rel's parent, then an executable script at dir/rel; returns
+ * its path (free it). */
+static char *write_script_at(const char *dir, const char *rel, const char *body)
+{
+	char *path = cd_asprintf("%s/%s", dir, rel), err[CD_ERRLEN], *slash, *made;
+
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	assert_int_equal(cd_mkdir_p(path, err, sizeof(err)), 0);
+	*slash = '/';
+	made = write_script(dir, rel, body);
+	free(made);
+	return path;
+}
+
+#define INFO_LINE(torch)                                                         \
+	"echo '{\"executable\": \"/usr/bin/python3\", \"version\": \"3.11.2\", " \
+	"\"executable_mtime_ns\": 1, \"torch_origin\": " torch ", \"torch_mtime_ns\": null}'\n"
+
+static void test_pyfind_lists_the_usual_places_in_order(void **state)
+{
+	struct tmp *t = *state;
+	char *home = cd_asprintf("%s/home", t->dir), *conda = cd_asprintf("%s/conda", t->dir);
+	char **paths, *want[6];
+	size_t n;
+
+	want[0] = write_script_at(t->dir, "conda/bin/python", "");
+	want[1] = write_script_at(home, "miniconda3/envs/a/bin/python", "");
+	want[2] = write_script_at(home, "miniconda3/envs/b/bin/python", "");
+	want[3] = write_script_at(home, "miniconda3/bin/python", "");
+	want[4] = write_script_at(home, ".venv/bin/python", "");
+	want[5] = write_script_at(home, "venv-torch/bin/python", "");
+	/* not executable: not a candidate */
+	free(write_script_at(home, ".virtualenvs/x/bin/python", ""));
+	{
+		char *nx = cd_asprintf("%s/.virtualenvs/x/bin/python", home);
+
+		assert_int_equal(chmod(nx, 0644), 0);
+		free(nx);
+	}
+	n = facts_pyfind_candidates(home, conda, &paths);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(paths[i], want[i]);
+	assert_null(paths[6]);
+	facts_pyfind_free(paths);
+	/* without HOME and CONDA_PREFIX only /opt/conda is looked at */
+	n = facts_pyfind_candidates(NULL, NULL, &paths);
+	for (size_t i = 0; i < n; i++)
+		assert_true(strncmp(paths[i], "/opt/conda/", 11) == 0);
+	facts_pyfind_free(paths);
+	for (size_t i = 0; i < 6; i++)
+		free(want[i]);
+	free(home);
+	free(conda);
+}
+
+static void test_python_probe_without_torch_lists_the_interpreters_that_have_it(void **state)
+{
+	struct tmp *t = *state;
+	char *home = cd_asprintf("%s/home", t->dir), *old_home = getenv("HOME"),
+	     *old_path = getenv("PATH"), *old_conda = getenv("CONDA_PREFIX");
+	char *venv, *bin = cd_asprintf("%s/bin", t->dir);
+	struct probe p;
+	json_t *c;
+
+	old_home = old_home ? cd_strdup(old_home) : NULL;
+	old_path = old_path ? cd_strdup(old_path) : NULL;
+	old_conda = old_conda ? cd_strdup(old_conda) : NULL;
+	free(write_script_at(t->dir, "bin/python3", INFO_LINE("null")));
+	free(write_script_at(home, "miniconda3/envs/old/bin/python", INFO_LINE("null")));
+	venv = write_script_at(home, ".venv/bin/python", INFO_LINE("\"/v/torch/__init__.py\""));
+	setenv("HOME", home, 1);
+	setenv("PATH", bin, 1);
+	unsetenv("CONDA_PREFIX");
+	probe_python(&p, NULL, t->dir, 5000, 0, NULL);
+	c = json_object_get(p.facts, "python_candidates");
+	assert_int_equal(json_array_size(c), 1);
+	assert_string_equal(str_at(json_array_get(c, 0), "path"), venv);
+	assert_string_equal(str_at(json_array_get(c, 0), "version"), "3.11.2");
+	assert_true(json_is_null(json_object_get(p.facts, "torch")));
+	probe_fini(&p);
+	/* an interpreter named with --python is what is asked about: no search */
+	probe_python(&p, "python3", t->dir, 5000, 0, NULL);
+	assert_null(json_object_get(p.facts, "python_candidates"));
+	probe_fini(&p);
+	old_home ? setenv("HOME", old_home, 1) : unsetenv("HOME");
+	old_path ? setenv("PATH", old_path, 1) : unsetenv("PATH");
+	if (old_conda)
+		setenv("CONDA_PREFIX", old_conda, 1);
+	free(old_home);
+	free(old_path);
+	free(old_conda);
+	free(venv);
+	free(bin);
+	free(home);
+}
+
 static void test_python_probe_named_interpreter_missing_is_an_error(void **state)
 {
 	struct tmp *t = *state;
@@ -845,6 +1010,10 @@ int main(void)
 	    cmocka_unit_test(test_os_release_unquotes_single_quotes_and_escapes),
 	    cmocka_unit_test(test_os_release_without_pretty_name_uses_name_and_version_id),
 	    cmocka_unit_test(test_os_release_without_names_is_notfound),
+	    cmocka_unit_test(test_os_short_names_real_os_release_files),
+	    cmocka_unit_test(test_os_short_of_sles_without_a_service_pack_is_the_major),
+	    cmocka_unit_test(test_os_short_of_an_unknown_distribution_drops_linux_from_name),
+	    cmocka_unit_test(test_os_short_without_id_or_name_is_null),
 	    cmocka_unit_test(test_env_filter_keeps_exactly_the_job_variables),
 	    cmocka_unit_test(test_env_filter_of_empty_environment_is_empty_object),
 	    cmocka_unit_test(test_nccl_version_code_decodes_both_encodings),
@@ -867,6 +1036,11 @@ int main(void)
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_python_probe_without_torch_gives_null_torch,
 	                                    tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(test_pyfind_lists_the_usual_places_in_order, tmp_setup,
+	                                    tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_python_probe_without_torch_lists_the_interpreters_that_have_it, tmp_setup,
+	        tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_python_probe_named_interpreter_missing_is_an_error,
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_collect_on_this_machine, tmp_setup, tmp_teardown),

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
+#   1. build (make all; or the binaries already in the tree when the build deps are missing);
+#   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
+#      driver and memory, the NCCL library, torch and its CUDA;
+#   3. `clusterdoc bench --backend nccl` with one rank and with one rank per GPU: every size
+#      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
+#      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
+#   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA.
+# Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
+# build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
+# loading in the agent) it prints SKIP and exits 0: `make test` runs it (through
+# tests/run-integration.sh), so CI proves that it skips cleanly. Nothing is installed and
+# nothing leaves the machine; what is missing (build deps, NCCL, torch with CUDA) is said
+# and the rest still runs.
+# Exit status: 0 everything that could run passed (or SKIP); 1 a check failed.
+# Env: GPU_BENCH_MAX (largest bench size, default 256M), GPU_BENCH_ITERS (default 20),
+#      GPU_JOBS (make -j, default: the CPUs).
+source "$(dirname "$0")/../lib.sh"
+cd "$CD_TOP" || exit 1
+
+RES=${OUT:+$OUT/gpu-results.txt}
+RES=${RES:-$CD_TOP/build/gpu-results.txt}
+mkdir -p "$(dirname "$RES")"
+: >"$RES"
+CD=${CLUSTERDOC:-$CD_TOP/clusterdoc}
+AGENT=${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}
+export CLUSTERDOC_AGENT=$AGENT
+BENCH_MAX=${GPU_BENCH_MAX:-256M}
+BENCH_ITERS=${GPU_BENCH_ITERS:-20}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+status=0
+
+say() { printf '%s\n' "$*" | tee -a "$RES"; }
+# check NAME OK|FAIL|SKIP [detail]: one verdict, in the results file and in $CD_RESULTS
+check() {
+	say "$2 $1${3:+: $3}"
+	case $2 in
+	OK) result PASS "gpu/$1" ;;
+	FAIL) result FAIL "gpu/$1" "$3"; status=1 ;;
+	*) result SKIP "gpu/$1" "$3" ;;
+	esac
+}
+skip_all() {
+	say "SKIP gpu: $1"
+	result SKIP "gpu" "$1"
+	exit 0
+}
+# py EXPR FILE: evaluate a Python expression on the JSON document d read from FILE
+py() { python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$1" "$2"; }
+
+say "# clusterdoc GPU run, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+say "# $(uname -srm); $(nproc) CPUs; commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+# --- is there a GPU at all? (before any build: CI has none and must stay fast)
+[ -e /dev/nvidia0 ] || skip_all "no GPU (/dev/nvidia0 is absent)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+	if ! smi=$(nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1); then
+		skip_all "nvidia-smi fails: $(head -c 300 <<<"$smi")"
+	fi
+	say "## nvidia-smi"
+	say "$smi"
+else
+	say "(nvidia-smi is not installed; NVML through the agent decides)"
+fi
+command -v python3 >/dev/null 2>&1 || say "MISSING python3: the JSON checks below cannot run (raw output is kept)"
+
+# --- build
+say "## build"
+missing=()
+for h in libssh2.h jansson.h curl/curl.h zlib.h openssl/evp.h; do
+	[ -e "/usr/include/$h" ] || [ -e "/usr/include/x86_64-linux-gnu/$h" ] ||
+		[ -e "/usr/include/aarch64-linux-gnu/$h" ] || missing+=("$h")
+done
+[ -e /usr/include/ncursesw/curses.h ] || [ -e /usr/include/curses.h ] || missing+=(ncursesw/curses.h)
+command -v cc >/dev/null 2>&1 || missing+=(cc)
+command -v make >/dev/null 2>&1 || missing+=(make)
+if ((${#missing[@]})); then
+	say "MISSING build deps: ${missing[*]} (Debian: scripts/deps.sh lists the packages)"
+fi
+if make -j"${GPU_JOBS:-$(nproc)}" all >"$WORK/build.log" 2>&1; then
+	check build OK
+elif [ -x "$CD" ] && [ -x "$AGENT" ]; then
+	check build SKIP "make failed ($(grep -m1 -E 'error|fatal' "$WORK/build.log")); using the binaries already here"
+else
+	check build FAIL "$(grep -m1 -E 'error|fatal' "$WORK/build.log")"
+	exit 1
+fi
+if ldd "$CD" 2>/dev/null | grep -q 'not found'; then
+	check head-libs FAIL "$(ldd "$CD" | grep 'not found' | tr -s ' \t\n' ' ')"
+	exit 1
+fi
+
+# --- NCCL and the CUDA runtime: the system's, else the ones a pip torch brings
+# (nvidia/nccl/lib, nvidia/cuda_runtime/lib); the agent inherits LD_LIBRARY_PATH
+# over the local transport.
+if command -v python3 >/dev/null 2>&1; then
+	extra=$(python3 - <<'EOF' 2>/dev/null
+import glob, os, site, sys
+dirs = []
+for sp in site.getsitepackages() + [site.getusersitepackages()]:
+    for sub in ("nvidia/nccl/lib", "nvidia/cuda_runtime/lib"):
+        d = os.path.join(sp, sub)
+        if glob.glob(os.path.join(d, "lib*.so*")):
+            dirs.append(d)
+print(":".join(dirs))
+EOF
+)
+	if [ -n "$extra" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
+		export LD_LIBRARY_PATH=$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		say "(no system libnccl.so.2: using torch's, LD_LIBRARY_PATH=$extra)"
+	fi
+fi
+
+# --- facts
+say "## facts -w localhost"
+"$CD" facts -w localhost -t 120 --json >"$WORK/facts.json" 2>"$WORK/facts.err"
+rc=$?
+"$CD" facts -w localhost -t 120 2>&1 | tee -a "$RES" >/dev/null
+ngpu=0
+PYARGS=()
+if [ $rc -ne 0 ] || ! command -v python3 >/dev/null 2>&1; then
+	cat "$WORK/facts.json" "$WORK/facts.err" >>"$RES"
+	check facts FAIL "exit status $rc"
+else
+	ngpu=$(py 'len(d["nodes"][0]["gpus"])' "$WORK/facts.json")
+	if [ "$ngpu" = 0 ]; then
+		skip_all "NVML found no GPU: $(py 'd["nodes"][0]["errors"].get("gpus", "no error given")' "$WORK/facts.json")"
+	fi
+	py '"\n".join("gpu %d: %s, %.1f GiB, %s" % (g["index"], g["name"], g["memory_bytes"] / 2**30, g["uuid"]) for g in d["nodes"][0]["gpus"])' "$WORK/facts.json" | tee -a "$RES"
+	say "driver: $(py 'd["nodes"][0]["gpu_driver"]' "$WORK/facts.json")"
+	say "nccl: $(py 'd["nodes"][0]["nccl"]' "$WORK/facts.json")"
+	say "python: $(py 'd["nodes"][0]["python"]' "$WORK/facts.json")"
+	say "torch: $(py 'd["nodes"][0]["torch"]' "$WORK/facts.json")"
+	say "facts errors: $(py 'd["nodes"][0]["errors"]' "$WORK/facts.json")"
+	check facts OK "$ngpu GPU(s) through NVML"
+	# torch in a conda env or venv rather than the login python3: use what facts found
+	found=$(py '(d["nodes"][0].get("python_candidates") or [{}])[0].get("path", "")' "$WORK/facts.json")
+	if [ -n "$found" ]; then
+		PYARGS=(--python "$found")
+		say "## facts --python $found (the login python3 has no torch)"
+		"$CD" facts -w localhost -t 120 "${PYARGS[@]}" --json >"$WORK/facts.json" 2>>"$WORK/facts.err"
+		say "torch: $(py 'd["nodes"][0]["torch"]' "$WORK/facts.json")"
+	fi
+fi
+
+# --- bench: exact, and busbw = algbw x 2(n-1)/n
+# bench_ranks NAME GPUS_PER_NODE
+bench_ranks() {
+	local name=$1 g=$2 out=$WORK/$1.json
+	say "## bench --backend nccl, $g rank(s)"
+	"$CD" bench -w localhost --backend nccl --gpus-per-node "$g" -b 8 -e "$BENCH_MAX" \
+		--iters "$BENCH_ITERS" -t 120 --json >"$out" 2>"$WORK/$name.err"
+	local rc=$?
+	if ! command -v python3 >/dev/null 2>&1; then
+		cat "$out" "$WORK/$name.err" >>"$RES"
+		check "$name" SKIP "no python3 to read the results (exit status $rc)"
+		return
+	fi
+	if [ $rc -ne 0 ] && ! py 'len(d.get("results", []))' "$out" >/dev/null 2>&1; then
+		cat "$WORK/$name.err" "$out" | head -40 >>"$RES"
+		check "$name" FAIL "exit status $rc"
+		return
+	fi
+	# the table, as nccl-tests prints it, with the formula next to the bench's busbw
+	python3 - "$out" <<'EOF' | tee -a "$RES"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = d["nranks"]
+print("nranks %d, backend %s" % (n, d["backend"]))
+print("%12s %10s %12s %12s %14s %7s" % ("bytes", "time_us", "algbw_GB/s", "busbw_GB/s", "2(n-1)/n*alg", "wrong"))
+bad = 0
+for r in d["results"]:
+    want = r["algbw_gbps"] * 2 * (n - 1) / n if n > 1 else 0.0
+    ok = abs(r["busbw_gbps"] - want) <= 1e-9 + 1e-6 * want and r["wrong"] == 0
+    bad += not ok
+    print("%12d %10.2f %12.3f %12.3f %14.3f %7d%s" % (r["bytes"], r["time_us"], r["algbw_gbps"],
+          r["busbw_gbps"], want, r["wrong"], "" if ok else "  <-- MISMATCH"))
+print("CHECK %s" % ("ok" if bad == 0 and d["results"] else "bad %d" % bad))
+EOF
+	if grep -q '^CHECK ok' <(tail -1 "$RES"); then
+		check "$name" OK "$(py '"%d sizes exact; busbw at %d B: %.2f GB/s" % (len(d["results"]), d["results"][-1]["bytes"], d["results"][-1]["busbw_gbps"])' "$out")"
+	else
+		check "$name" FAIL "wrong results or busbw off nccl-tests' formula (see the table)"
+	fi
+}
+if [ "$ngpu" -gt 0 ] && [ "$(py 'd["nodes"][0]["nccl"] is not None' "$WORK/facts.json")" = True ]; then
+	bench_ranks bench-nccl-1 1
+	if [ "$ngpu" -gt 1 ]; then
+		bench_ranks "bench-nccl-$ngpu" "$ngpu"
+	else
+		check bench-nccl-all SKIP "one GPU: the one-rank run is the whole machine"
+	fi
+else
+	check bench-nccl SKIP "no NCCL library the agent can load (libnccl.so.2; Debian: libnccl2, or a pip torch's nvidia-nccl)"
+fi
+
+# --- mnist with NCCL, one rank, where torch has CUDA
+if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" = True ]; then
+	say "## mnist --mode torch --backend nccl, 1 rank"
+	python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$WORK/mnist" 6000 1000 >/dev/null &&
+		"$CD" mnist -w localhost --mode torch --backend nccl --nproc-per-node 1 --epochs 2 "${PYARGS[@]}" \
+			--data-dir "$WORK/mnist" --data-md5 "$WORK/mnist/MD5SUMS" --remote-dir "$WORK/remote" -t 120 --json >"$WORK/mnist.json" 2>"$WORK/mnist.err"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		py '"backend %s, ranks %d, epochs %s, test %s, timing_ms %s" % (d["backend"], d["nranks"], d["epochs"], d["test"], d["timing_ms"])' "$WORK/mnist.json" | tee -a "$RES"
+		check mnist-nccl OK
+	else
+		tail -20 "$WORK/mnist.err" >>"$RES"
+		py 'd.get("failure")' "$WORK/mnist.json" >>"$RES" 2>/dev/null
+		check mnist-nccl FAIL "exit status $rc"
+	fi
+else
+	check mnist-nccl SKIP "the login python3 has no torch with CUDA ($(py '(d["nodes"][0]["torch"], d["nodes"][0]["errors"].get("torch"))' "$WORK/facts.json" 2>/dev/null))"
+fi
+say "# results in $RES"
+exit $status
