@@ -158,6 +158,28 @@ static void print_python_hints(const struct facts_run *r)
 	}
 }
 
+/* Under the table: where agents run when that is worth knowing (a cache
+ * shared by several nodes, a fallback directory), once per directory. */
+static void print_agent_dirs(struct facts_run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const char *dir = node_agent_dir(r->nodes[i]), *note = node_agent_note(r->nodes[i]);
+		size_t shared = node_agent_dir_shared(r->nodes[i]), j;
+
+		if (note)
+			printf("%s: %s\n", node_host(r->nodes[i]), note);
+		if (!dir || shared < 2)
+			continue;
+		for (j = 0; j < i; j++)
+			if (node_agent_dir(r->nodes[j]) &&
+			    strcmp(node_agent_dir(r->nodes[j]), dir) == 0 &&
+			    node_agent_dir_shared(r->nodes[j]) == shared)
+				break;
+		if (j == i)
+			printf("agent cache %s: shared by %zu nodes\n", dir, shared);
+	}
+}
+
 static void print_json(struct facts_run *r)
 {
 	json_t *doc =
@@ -179,6 +201,14 @@ static void print_json(struct facts_run *r)
 		                    r->facts[i] || !code ? json_null() : json_string(code));
 		json_object_set_new(o, "transport", json_string(node_transport(node)));
 		json_object_set_new(o, "agent_uploaded", json_boolean(node_uploaded(node)));
+		json_object_set_new(o, "agent_dir",
+		                    node_agent_dir(node) ? json_string(node_agent_dir(node))
+		                                         : json_null());
+		json_object_set_new(o, "agent_dir_shared_by",
+		                    json_integer((json_int_t)node_agent_dir_shared(node)));
+		json_object_set_new(o, "agent_note",
+		                    node_agent_note(node) ? json_string(node_agent_note(node))
+		                                          : json_null());
 		if (r->facts[i]) {
 			json_object_update_missing(o, r->facts[i]);
 			json_object_set_new(o, "clock_skew_ms", json_integer(r->skew_ms[i]));
@@ -273,6 +303,7 @@ int cmd_facts(int argc, char **argv)
 	else {
 		print_table(&r);
 		print_python_hints(&r);
+		print_agent_dirs(&r);
 	}
 	for (size_t i = 0; i < r.n; i++)
 		ok += r.facts[i] != NULL;

@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import sys
+import socket
 import time
 
 import numpy as np
@@ -117,7 +118,11 @@ def main():
                accuracy=counts[0].item() / counts[1].item())
         if args.checkpoint:
             os.makedirs(os.path.dirname(args.checkpoint) or ".", exist_ok=True)
-            torch.save(model.module.state_dict(), args.checkpoint)
+            # A temp name of this writer, then a rename: a reader (or a node
+            # sharing this home) never sees a half-written checkpoint.
+            tmp = "%s.tmp.%s.%d" % (args.checkpoint, socket.gethostname(), os.getpid())
+            torch.save(model.module.state_dict(), tmp)
+            os.replace(tmp, args.checkpoint)
             report(event="checkpoint", path=args.checkpoint)
     dist.barrier()
     dist.destroy_process_group()

@@ -114,7 +114,7 @@ static int inflate_exact(const unsigned char *z, size_t zlen, unsigned char *out
 json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	json_t *zdata = json_object_get(req, "zdata");
-	char path[PATH_MAX], part[PATH_MAX + 8];
+	char path[PATH_MAX], part[PATH_MAX + 320];
 	unsigned char *z = NULL, *raw = NULL;
 	long long offset = -1, raw_len = -1, zlen;
 	json_t *result = NULL;
@@ -142,7 +142,7 @@ json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
 	if (inflate_exact(z, (size_t)zlen, raw, (size_t)raw_len, msg, msglen) < 0)
 		goto out;
 	*code = "io";
-	snprintf(part, sizeof(part), "%s.part", path);
+	filerecv_part_path(path, part, sizeof(part));
 	if (cd_mkdir_parent(part, msg, msglen) < 0)
 		goto out;
 	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0600);
@@ -171,9 +171,14 @@ out:
 	return result;
 }
 
+void filerecv_part_path(const char *path, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s.part.%s", path, cd_writer_tag());
+}
+
 json_t *filerecv_commit(json_t *req, const char **code, char *msg, size_t msglen)
 {
-	char path[PATH_MAX], part[PATH_MAX + 8], hex[SHA256_HEX_LEN];
+	char path[PATH_MAX], part[PATH_MAX + 320], hex[SHA256_HEX_LEN];
 	const char *sha;
 	long long size;
 	struct stat st;
@@ -182,7 +187,7 @@ json_t *filerecv_commit(json_t *req, const char **code, char *msg, size_t msglen
 		*code = "bad-request";
 		return NULL;
 	}
-	snprintf(part, sizeof(part), "%s.part", path);
+	filerecv_part_path(path, part, sizeof(part));
 	if (stat(part, &st) < 0)
 		return proto_handler_fail(code, "io", msg, msglen, "%s: %s", part, strerror(errno));
 	if (st.st_size != size) {

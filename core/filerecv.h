@@ -8,15 +8,19 @@
  *               exists with exactly that size and SHA-256
  *   file_put    {"path", "offset", "raw_len", "zdata"}: zdata is the base64
  *               of one zlib stream that inflates to exactly raw_len bytes,
- *               written at offset of "<path>.part" (offset 0 truncates it
+ *               written at offset of the part file (offset 0 truncates it
  *               first; parent directories are created 0700) -> {}
- *   file_commit {"path", "size", "sha256"}: "<path>.part" must have exactly
+ *   file_commit {"path", "size", "sha256"}: the part file must have exactly
  *               that size and SHA-256; it is renamed to path -> {}
+ *
+ * The part file is "<path>.part.<writer>" (filerecv_part_path): this agent's
+ * own, so that nodes sharing a home each write their own and the last
+ * rename of identical content wins.
  *
  * path is absolute or starts with "~/" (the agent's $HOME); a path with a
  * ".." component is refused. Errors: "bad-request" (malformed), "io" (a
  * system call failed, errno named), "mismatch" (size or SHA-256 differ:
- * the .part file is removed).
+ * the part file is removed).
  */
 #ifndef CD_FILERECV_H
 #define CD_FILERECV_H
@@ -29,6 +33,9 @@
 json_t *filerecv_stat(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *filerecv_commit(json_t *req, const char **code, char *msg, size_t msglen);
+
+/* The part file of path (already expanded) for this process, into out. */
+void filerecv_part_path(const char *path, char *out, size_t outlen);
 
 /* "~/x" -> "$HOME/x"; other absolute paths unchanged. 0, or -1 with msg
  * (relative path, "..", too long, no $HOME). */

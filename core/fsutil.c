@@ -12,6 +12,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *cd_writer_tag(void)
+{
+	static char tag[300];
+	static pid_t for_pid;
+	char host[256] = "", rnd[9];
+
+	if (for_pid == getpid())
+		return tag;
+	gethostname(host, sizeof(host) - 1);
+	for (char *c = host; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+		            *c))
+			*c = '_';
+	cd_random_token(rnd, sizeof(rnd));
+	snprintf(tag, sizeof(tag), "%s.%ld.%s", host[0] ? host : "host", (long)getpid(), rnd);
+	for_pid = getpid();
+	return tag;
+}
+
 int cd_mkdir_p(const char *path, char *err, size_t errlen)
 {
 	char *dir = cd_strdup(path);
@@ -108,11 +127,11 @@ int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 		e = EISDIR;
 		goto out;
 	}
-	tmp = cd_asprintf("%.*s.%s.tmp.%ld", (int)(name - path), path, name, (long)getpid());
+	tmp = cd_asprintf("%.*s.%s.tmp.%s", (int)(name - path), path, name, cd_writer_tag());
 	for (int tries = 0; fd < 0 && tries < 2; tries++) {
 		fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-		/* A temporary of ours that a crash left behind: in a container the
-		 * PID repeats from run to run, so it would block every later write. */
+		/* Ours alone (cd_writer_tag); one that exists anyway is a leftover
+		 * of this very process: replace it. */
 		if (fd < 0 && errno == EEXIST && tries == 0)
 			unlink(tmp);
 		else if (fd < 0)

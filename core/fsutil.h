@@ -23,11 +23,21 @@ int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len,
                  size_t errlen);
 
 /*
+ * This process's name as a writer of shared files: "HOST.PID.RANDOM" (the
+ * host name with anything but [A-Za-z0-9._-] as '_', 8 random hex digits
+ * drawn once per process). Temporary names built from it are unique even
+ * when every node of a cluster writes into one shared home at once, where
+ * the pid alone repeats (containers) and the host alone is not enough (two
+ * writers on one node). Borrowed, valid for the process's life.
+ */
+const char *cd_writer_tag(void);
+
+/*
  * Replace path with data[0..len) atomically: write a temporary file in the
- * same directory (".NAME.tmp.PID", so a reader globbing *.prom or *.xml never
- * sees it), fsync it, chmod it to mode, rename it over path. The directory
- * must exist. 0, or CD_ERR_IO with "cannot write PATH: strerror" in err; no
- * temporary file is left behind.
+ * same directory (".NAME.tmp.TAG", TAG from cd_writer_tag, so a reader
+ * globbing *.prom or *.xml never sees it and no other writer shares it), fsync it, chmod it to
+ * mode, rename it over path. The directory must exist. 0, or CD_ERR_IO with "cannot write PATH:
+ * strerror" in err; no temporary file is left behind.
  */
 int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, char *err,
                          size_t errlen);

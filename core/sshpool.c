@@ -1,5 +1,7 @@
 /* sshpool.c - fan-out of agent sessions over the transports (see sshpool.h). */
 #include "sshpool.h"
+#include "agentset.h"
+#include "bootstrap.h"
 #include "cd.h"
 #include "child.h"
 #include "proto.h"
@@ -20,6 +22,14 @@
 
 #define BOOT_NOISE_MAX 200 /* lines a login shell may print before our bootstrap speaks */
 #define SSH_G_OUT_MAX  (64 * 1024)
+#define BOOT_RUNS_MAX  6 /* bootstrap runs per node: first, fallbacks, one fresh upload */
+
+/* Where a node stands with the agent upload of its directory. */
+enum upload_role {
+	UP_NONE,
+	UP_SENDING, /* this node uploads into a directory (maybe for others too) */
+	UP_WAITING, /* a node sharing the directory uploads: wait for it */
+};
 
 struct pending {
 	struct pool_node *node;
@@ -44,7 +54,22 @@ struct pool_node {
 	json_t *hello;
 	int uploaded;
 	int boot_lines;
-	int booted; /* the bootstrap said "exec": protocol lines follow */
+	/* the bootstrap (bootstrap.h) */
+	const struct agent_bin *bin; /* the agent the node's uname -m picked */
+	char token[17];              /* random: the upload temp names are ours alone */
+	int boot_runs;
+	int force;        /* this run replaces a cached agent that proved bad */
+	char *skip;       /* "|DIR|...|": directories that cannot take an agent */
+	char *skip_notes; /* "DIR: reason; ..." for those, in words */
+	char *boot_tmp;   /* next run: install (or, failed, clean up) this SFTP upload */
+	int boot_tmp_failed;
+	uint64_t reboot_timer;
+	enum upload_role role;
+	char *up_tmp; /* the temp name this node's upload goes to */
+	char *dir;    /* where the agent runs from (after "exec") */
+	char *dir_id; /* that directory's marker, "-" when it has none */
+	char *note;   /* a fallback worth saying, or NULL */
+	int booted;   /* the bootstrap said "exec": protocol lines follow */
 	long long next_id;
 	struct pending *pending, *pending_tail;
 	struct child ssh_g; /* `ssh -G` while in NODE_CONFIG */
@@ -62,7 +87,7 @@ struct sshpool {
 	size_t n, cap;
 	size_t next_queued; /* index of the first node not yet started */
 	size_t active;      /* nodes between config and ready */
-	char arch[65];
+	struct agentset agents;
 	char home[512];
 	int have_openssh;
 };
@@ -103,8 +128,6 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
                             size_t errlen)
 {
 	struct sshpool *pool = cd_calloc(1, sizeof(*pool));
-	struct utsname u;
-	struct stat st;
 	const char *home = getenv("HOME");
 
 	pool->loop = loop;
@@ -118,18 +141,24 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 	pool->cfg.password = opts->password;
 	pool->cfg.hostkey_consent = opts->hostkey_consent;
 	pool->cfg.consent_arg = opts->consent_arg;
-	if (!opts->agent_path || stat(opts->agent_path, &st) < 0 ||
-	    sha256_file_hex(opts->agent_path, pool->cfg.agent_sha256, err, errlen) < 0) {
+	if (!opts->agent_path) {
 		cd_errf(err, errlen, CD_ERR_NOTFOUND,
-		        "cannot read the agent binary %s: %s (build it with `make`, or set "
-		        "CLUSTERDOC_AGENT)",
-		        opts->agent_path ? opts->agent_path : "(none)", strerror(errno));
+		        "no agent binary (build it with `make`, or set CLUSTERDOC_AGENT)");
 		free(pool);
 		return NULL;
 	}
-	pool->cfg.agent_size = st.st_size;
-	uname(&u);
-	snprintf(pool->arch, sizeof(pool->arch), "%s", u.machine);
+	if (agentset_load(&pool->agents, opts->agent_path, err, errlen) < 0) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, " (build it with `make`, or set CLUSTERDOC_AGENT)");
+		free(pool);
+		return NULL;
+	}
+	snprintf(pool->cfg.agent_sha256, sizeof(pool->cfg.agent_sha256), "%s",
+	         pool->agents.bins[0].sha256);
+	for (size_t i = 0; i < pool->agents.n; i++)
+		if (pool->agents.bins[i].size > pool->cfg.agent_size)
+			pool->cfg.agent_size = pool->agents.bins[i].size;
 	if (!home) {
 		struct passwd *pw = getpwuid(getuid());
 
@@ -169,6 +198,25 @@ json_t *node_hello(const struct pool_node *node)
 int node_uploaded(const struct pool_node *node)
 {
 	return node->uploaded;
+}
+const char *node_agent_dir(const struct pool_node *node)
+{
+	return node->dir;
+}
+const char *node_agent_note(const struct pool_node *node)
+{
+	return node->note;
+}
+size_t node_agent_dir_shared(const struct pool_node *node)
+{
+	const struct sshpool *pool = node->pool;
+	size_t n = 0;
+
+	if (!node->dir_id || strcmp(node->dir_id, "-") == 0)
+		return node->dir ? 1 : 0;
+	for (size_t i = 0; i < pool->n; i++)
+		n += pool->nodes[i]->dir_id && strcmp(pool->nodes[i]->dir_id, node->dir_id) == 0;
+	return n;
 }
 const char *node_transport(const struct pool_node *node)
 {
@@ -238,6 +286,10 @@ static void ssh_g_stop(struct pool_node *node)
 static void node_release(struct pool_node *node)
 {
 	node_cancel_deadline(node);
+	if (node->reboot_timer) {
+		loop_timer_cancel(node->pool->loop, node->reboot_timer);
+		node->reboot_timer = 0;
+	}
 	ssh_g_stop(node);
 	if (node->conn_started && node->conn.ops) {
 		node->conn.ops->close(&node->conn);
@@ -261,6 +313,7 @@ static void node_fail_pending(struct pool_node *node, const char *code, const ch
 
 static void node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static void node_release_waiters(struct pool_node *node, int ok);
 
 static void node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
 {
@@ -274,6 +327,9 @@ static void node_fail(struct pool_node *node, const char *code, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (node->role == UP_SENDING)
+		node_release_waiters(node, 0);
+	node->role = UP_NONE;
 	node->state = NODE_FAILED;
 	node->error_code = cd_strdup(code);
 	node->error_msg = cd_strdup(msg);
@@ -314,39 +370,8 @@ static void node_set_deadline(struct pool_node *node, int ms, const char *code)
 	node->deadline = loop_timer_add(node->pool->loop, ms, on_deadline, node);
 }
 
-/*
- * The remote bootstrap: check the architecture, run the cached agent when
- * that exact build is there, otherwise say so (and, for UPLOAD_STREAM, read
- * the binary from stdin into a temp name and rename it). Plain POSIX sh,
- * single-quoted for the user's login shell.
- */
-static char *bootstrap_command(const struct sshpool *pool, enum upload_mode mode)
-{
-	const struct conn_config *cfg = &pool->cfg;
-	char *fetch;
-	char *cmd;
-
-	if (mode == UPLOAD_STREAM)
-		fetch =
-		    cd_asprintf("t=\"$d/.agent-%s.$$\"; echo CDBOOT missing \"$d\"; "
-		                "head -c %lld > \"$t\" && chmod 700 \"$t\" && mv -f \"$t\" \"$a\" "
-		                "|| { rm -f \"$t\"; echo CDBOOT error upload failed; exit 0; }",
-		                cfg->agent_sha256, cfg->agent_size);
-	else
-		fetch = cd_strdup("echo CDBOOT missing \"$d\"; exit 0");
-	cmd = cd_asprintf("exec /bin/sh -c '"
-	                  "d=\"$HOME/.cache/clusterdoc\"; a=\"$d/agent-%s\"; m=$(uname -m); "
-	                  "if [ \"$m\" != \"%s\" ]; then echo CDBOOT arch \"$m\"; exit 0; fi; "
-	                  "if [ ! -x \"$a\" ]; then "
-	                  "[ -d \"$d\" ] || mkdir -p -m 700 \"$d\" || "
-	                  "{ echo CDBOOT error cannot create \"$d\"; exit 0; }; %s; fi; "
-	                  "echo CDBOOT exec; exec \"$a\" --stdio'",
-	                  cfg->agent_sha256, pool->arch, fetch);
-	free(fetch);
-	return cmd;
-}
-
 static void node_send_hello(struct pool_node *node);
+static void node_connect(struct pool_node *node);
 
 /* Queue msg for the agent; a message over the cap fails the node. */
 static void node_write(struct pool_node *node, json_t *msg)
@@ -359,18 +384,99 @@ static void node_write(struct pool_node *node, json_t *msg)
 		node->conn.ops->flush(&node->conn);
 }
 
+/* The words for a bootstrap's CODE (bootstrap.h). */
+static const char *boot_code_words(const char *code)
+{
+	static const struct {
+		const char *code, *words;
+	} codes[] = {
+	    {"nospace", "no space left on device"},
+	    {"rofs", "read-only file system"},
+	    {"perm", "permission denied"},
+	    {"quota", "disk quota exceeded"},
+	    {"unsafe", "not a 0700 directory of this user, or a symlink: not used"},
+	    {"short", "the upload was cut short"},
+	    {"checksum", "the uploaded agent did not match its SHA-256"},
+	    {"gone", "the agent vanished right after it was put in place"},
+	    {"other", "cannot be written"},
+	};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(codes); i++)
+		if (strcmp(codes[i].code, code) == 0)
+			return codes[i].words;
+	return "cannot be written";
+}
+
+/* A directory the head may send back inside the bootstrap's quotes. */
+static int boot_path_ok(const char *p)
+{
+	return *p && !strpbrk(p, "'\"`$\\|\n");
+}
+
+/* Restart the bootstrap on a fresh connection, from the loop (never from
+ * inside a transport callback, which may still use the conn). */
+static void on_reboot(struct loop *loop, void *arg)
+{
+	struct pool_node *node = arg;
+
+	node->reboot_timer = 0;
+	node_connect(node);
+}
+
+static void node_release_waiters(struct pool_node *node, int ok);
+
+static void node_reboot(struct pool_node *node)
+{
+	if (node->role == UP_SENDING)
+		node_release_waiters(node, 0);
+	node->role = UP_NONE;
+	if (node->boot_runs >= BOOT_RUNS_MAX) {
+		node_fail(node, "upload", "%s: the agent did not start after %d tries%s%s",
+		          node->host, node->boot_runs, node->skip_notes ? ": " : "",
+		          node->skip_notes ? node->skip_notes : "");
+		return;
+	}
+	node_release(node);
+	/* Only the hello can be pending before the node is ready: the next
+	 * run sends its own. */
+	while (node->pending) {
+		struct pending *p = node->pending;
+
+		node->pending = p->next;
+		loop_timer_cancel(node->pool->loop, p->timer);
+		free(p);
+	}
+	node->pending_tail = NULL;
+	node->state = NODE_CONNECTING;
+	node->reboot_timer = loop_timer_add(node->pool->loop, 0, on_reboot, node);
+}
+
+/* DIR cannot take an agent (CODE): remember it in words, skip it next time. */
+static void node_skip_dir(struct pool_node *node, const char *code, const char *dir)
+{
+	char *s = cd_asprintf("%s%s|", node->skip ? node->skip : "|", dir);
+	char *n = cd_asprintf("%s%s%s: %s", node->skip_notes ? node->skip_notes : "",
+	                      node->skip_notes ? "; " : "", dir, boot_code_words(code));
+
+	free(node->skip);
+	free(node->skip_notes);
+	node->skip = s;
+	node->skip_notes = n;
+}
+
 static void node_stream_agent(struct pool_node *node)
 {
-	const struct conn_config *cfg = &node->pool->cfg;
-	FILE *f = fopen(cfg->agent_path, "rb");
+	const char *path = node->bin->path;
+	FILE *f = fopen(path, "rb");
 	char chunk[65536];
 	size_t n;
 
 	if (!f) {
-		node_fail(node, "upload", "%s: cannot read %s: %s", node->host, cfg->agent_path,
+		node_fail(node, "upload", "%s: cannot read %s: %s", node->host, path,
 		          strerror(errno));
 		return;
 	}
+	buf_append_str(&node->conn.out, "send\n");
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (buf_append(&node->conn.out, chunk, n) < 0) {
 			fclose(f);
@@ -385,10 +491,165 @@ static void node_stream_agent(struct pool_node *node)
 	node->conn.ops->flush(&node->conn);
 }
 
+/* Upload this node's agent to its temp name (the bootstrap then checks and
+ * installs it: by its stdin for a stream, on the next run for SFTP). */
+static void node_send_agent(struct pool_node *node)
+{
+	node->role = UP_SENDING;
+	if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
+		node_stream_agent(node);
+		return;
+	}
+	free(node->boot_tmp);
+	node->boot_tmp = cd_strdup(node->up_tmp);
+	node->boot_tmp_failed = 0;
+	free(node->conn.command);
+	node->conn.command = bootstrap_command(
+	    &node->pool->agents, &(struct boot_params){.force = node->force,
+	                                               .skip = node->skip ? node->skip : "",
+	                                               .tmp = node->boot_tmp,
+	                                               .token = node->token});
+	node->uploaded = 1;
+	node->conn.upload_path = node->bin->path;
+	node->conn.ops->upload(&node->conn, node->up_tmp, NULL);
+}
+
+/* Look in the directory again: the node sharing it put the agent there. */
+static void node_look_again(struct pool_node *node)
+{
+	node->role = UP_NONE;
+	if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
+		buf_append_str(&node->conn.out, "again\n");
+		node->conn.ops->flush(&node->conn);
+	} else {
+		node->conn.ops->upload(&node->conn, NULL, NULL); /* run the command again */
+	}
+}
+
+static int same_upload(const struct pool_node *a, const struct pool_node *b)
+{
+	return a != b && a->bin == b->bin && a->dir_id && b->dir_id &&
+	       strcmp(a->dir_id, "-") != 0 && strcmp(a->dir_id, b->dir_id) == 0;
+}
+
+/*
+ * The node that uploaded into a shared directory is done: the nodes that
+ * waited for it look again (ok), or one of them uploads in its place.
+ */
+static void node_release_waiters(struct pool_node *node, int ok)
+{
+	struct sshpool *pool = node->pool;
+	struct pool_node *next = NULL;
+
+	node->role = UP_NONE;
+	for (size_t i = 0; i < pool->n; i++) {
+		struct pool_node *w = pool->nodes[i];
+
+		if (w->role != UP_WAITING || w->state != NODE_STARTING || !same_upload(node, w))
+			continue;
+		if (ok) {
+			node_look_again(w);
+		} else if (!next) {
+			next = w;
+			node_send_agent(w);
+		}
+	}
+}
+
+/* "missing SHA ID TMP": upload, unless a node sharing the directory
+ * already does; then wait for it. */
+static void node_on_missing(struct pool_node *node, const char *detail)
+{
+	struct sshpool *pool = node->pool;
+	char sha[65] = "", id[40] = "";
+	int off = 0;
+
+	if (sscanf(detail, "%64s %39s %n", sha, id, &off) < 2 || !off ||
+	    !(node->bin = agentset_by_sha(&pool->agents, sha))) {
+		node_fail(node, "upload", "%s: the bootstrap asked for an unknown agent: %s",
+		          node->host, detail);
+		return;
+	}
+	if (!boot_path_ok(detail + off)) {
+		node_fail(node, "upload",
+		          "%s: the agent's directory has a quote, $, | or \\ in its name: %s",
+		          node->host, detail + off);
+		return;
+	}
+	free(node->up_tmp);
+	node->up_tmp = cd_strdup(detail + off);
+	free(node->dir_id);
+	node->dir_id = cd_strdup(id);
+	for (size_t i = 0; i < pool->n; i++) {
+		struct pool_node *o = pool->nodes[i];
+
+		if (o->role == UP_SENDING && o->state == NODE_STARTING && same_upload(node, o)) {
+			node->role = UP_WAITING;
+			if (node->conn.ops->upload_mode == UPLOAD_SFTP)
+				node->conn.ops->upload(&node->conn, NULL, NULL); /* hold */
+			return;
+		}
+	}
+	node_send_agent(node);
+}
+
+/* "exec SHA ID DIR": the agent starts in DIR. */
+static void node_on_exec(struct pool_node *node, const char *detail)
+{
+	struct sshpool *pool = node->pool;
+	char sha[65] = "", id[40] = "";
+	const char *home = "/.cache/clusterdoc";
+	size_t hl = strlen(home), dl;
+	int off = 0;
+
+	if (sscanf(detail, "%64s %39s %n", sha, id, &off) < 2 || !off ||
+	    !(node->bin = agentset_by_sha(&pool->agents, sha))) {
+		node_fail(node, "agent", "%s: the bootstrap started an unknown agent: %s",
+		          node->host, detail);
+		return;
+	}
+	free(node->dir);
+	node->dir = cd_strdup(detail + off);
+	free(node->dir_id);
+	node->dir_id = cd_strdup(id);
+	dl = strlen(node->dir);
+	free(node->note);
+	node->note = NULL;
+	if (node->skip_notes)
+		node->note =
+		    cd_asprintf("%s; the agent is kept in %s instead", node->skip_notes, node->dir);
+	else if (dl < hl || strcmp(node->dir + dl - hl, home) != 0)
+		node->note = cd_asprintf("the agent is kept in %s (~/.cache/clusterdoc could not "
+		                         "take it)",
+		                         node->dir);
+	if (node->role == UP_SENDING)
+		node_release_waiters(node, 1);
+	node->booted = 1;
+	node_send_hello(node);
+}
+
+/* "fail CODE DIR": writing into DIR failed; try the next directory. */
+static void node_on_boot_fail(struct pool_node *node, const char *detail)
+{
+	char code[16] = "";
+	int off = 0;
+
+	sscanf(detail, "%15s %n", code, &off);
+	if (strcmp(code, "gone") == 0 || strcmp(code, "checksum") == 0 || !off ||
+	    !boot_path_ok(detail + off)) {
+		node_fail(node, "upload", "%s: %s: %s", node->host, off ? detail + off : "?",
+		          boot_code_words(code));
+		return;
+	}
+	node_skip_dir(node, code, detail + off);
+	node_reboot(node);
+}
+
 /* A bootstrap line "CDBOOT <word> [detail]". */
 static void node_boot_line(struct pool_node *node, const char *line, size_t len)
 {
-	char word[16] = "", detail[256] = "";
+	char word[16] = "", detail[480] = "";
+	char archs[128];
 
 	if (len < 7 || memcmp(line, "CDBOOT ", 7) != 0) {
 		if (++node->boot_lines > BOOT_NOISE_MAX)
@@ -399,33 +660,28 @@ static void node_boot_line(struct pool_node *node, const char *line, size_t len)
 			    node->host, BOOT_NOISE_MAX);
 		return;
 	}
-	sscanf(line + 7, "%15s %255[^\n]", word, detail);
+	sscanf(line + 7, "%15s %479[^\n]", word, detail);
 	if (strcmp(word, "exec") == 0) {
-		node->booted = 1;
-		node_send_hello(node);
-	} else if (strcmp(word, "arch") == 0) {
-		node_fail(
-		    node, "arch",
-		    "%s: the node is %s but this agent was built for %s; build clusterdoc-agent "
-		    "for %s and point CLUSTERDOC_AGENT at it",
-		    node->host, detail, node->pool->arch, detail);
+		node_on_exec(node, detail);
 	} else if (strcmp(word, "missing") == 0) {
-		if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
-			node_stream_agent(node);
-		} else if (node->conn.ops->upload_mode == UPLOAD_SFTP && !node->uploaded) {
-			char *tmp = cd_asprintf("%s/.agent-%s.%ld", detail,
-			                        node->pool->cfg.agent_sha256, (long)getpid());
-			char *fin =
-			    cd_asprintf("%s/agent-%s", detail, node->pool->cfg.agent_sha256);
+		node_on_missing(node, detail);
+	} else if (strcmp(word, "skip") == 0) {
+		char code[16] = "";
+		int off = 0;
 
-			node->uploaded = 1;
-			node->conn.ops->upload(&node->conn, tmp, fin);
-			free(tmp);
-			free(fin);
-		} else {
-			node_fail(node, "upload", "%s: the agent is still missing after the upload",
-			          node->host);
-		}
+		if (sscanf(detail, "%15s %n", code, &off) == 1 && off && boot_path_ok(detail + off))
+			node_skip_dir(node, code, detail + off);
+	} else if (strcmp(word, "fail") == 0) {
+		node_on_boot_fail(node, detail);
+	} else if (strcmp(word, "nowhere") == 0) {
+		node_fail(node, "upload", "%s: no directory can take the agent: %s", node->host,
+		          node->skip_notes ? node->skip_notes : "none is writable");
+	} else if (strcmp(word, "arch") == 0) {
+		agentset_arch_list(&node->pool->agents, archs, sizeof(archs));
+		node_fail(node, "arch",
+		          "%s: the node's architecture is %s and there is no agent for it "
+		          "(agents: %s)",
+		          node->host, detail, archs);
 	} else {
 		node_fail(node, "upload", "%s: bootstrap failed: %s %s", node->host, word, detail);
 	}
@@ -545,6 +801,25 @@ static void ev_authenticated(struct conn *c)
 	node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
 }
 
+/*
+ * The cached agent was started but never answered hello (an exec that
+ * failed: "Exec format error" from a file of zeros): it is not trusted any
+ * longer. Run the bootstrap again with a fresh upload, once. Returns 1 when
+ * that was done.
+ */
+static int node_agent_suspect(struct pool_node *node, const char *why)
+{
+	if (!node->booted || node->hello || node->force || !node->bin ||
+	    node->conn.ops == &transport_local)
+		return 0;
+	node->force = 1;
+	node->booted = 0;
+	free(node->skip_notes);
+	node->skip_notes = NULL;
+	node_reboot(node);
+	return 1;
+}
+
 static void ev_closed(struct conn *c)
 {
 	struct pool_node *node = c->owner;
@@ -552,6 +827,8 @@ static void ev_closed(struct conn *c)
 
 	conn_stderr_last_line(c, last, sizeof(last));
 	if (node->state == NODE_CLOSED)
+		return;
+	if (node_agent_suspect(node, last))
 		return;
 	if (!node->booted)
 		node_fail(node, "agent",
@@ -566,6 +843,18 @@ static void ev_failed(struct conn *c, const char *code, const char *msg)
 {
 	struct pool_node *node = c->owner;
 
+	if (node->role == UP_SENDING && node->conn.ops->upload_mode == UPLOAD_SFTP &&
+	    strcmp(code, "upload") == 0 && node->up_tmp) {
+		/* SFTP says only "failure": the next run finds out why in words,
+		 * and removes what was written. */
+		free(node->boot_tmp);
+		node->boot_tmp = cd_strdup(node->up_tmp);
+		node->boot_tmp_failed = 1;
+		node_reboot(node);
+		return;
+	}
+	if (node_agent_suspect(node, msg))
+		return;
 	if (node->booted && strcmp(code, "agent") == 0)
 		node_fail(node, code, "%s: the agent died: %s", node->host, msg);
 	else
@@ -585,6 +874,8 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
                      void *arg)
 {
 	struct sshpool *pool = node->pool;
+	const struct agent_bin *bin;
+	const char *got, *want;
 	json_t *proto, *sha;
 
 	if (!result) {
@@ -600,13 +891,18 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
 		          node->host, (long long)json_integer_value(proto), PROTO_VERSION);
 		return;
 	}
-	if (!json_is_string(sha) || strcmp(json_string_value(sha), pool->cfg.agent_sha256) != 0) {
-		node_fail(
-		    node, "agent",
-		    "%s: the agent's sha256 is %.16s..., expected %.16s...: the cached copy is "
-		    "corrupt; remove ~/.cache/clusterdoc/agent-%.16s* on the node",
-		    node->host, json_is_string(sha) ? json_string_value(sha) : "unknown",
-		    pool->cfg.agent_sha256, pool->cfg.agent_sha256);
+	bin = node->bin ? node->bin : &pool->agents.bins[0];
+	got = json_string_value(bin->build_id[0] ? json_object_get(result, "build_id") : sha);
+	want = bin->build_id[0] ? bin->build_id : bin->sha256;
+	if (!got || strcmp(got, want) != 0) {
+		/* Another build under this agent's name: replace it, once. */
+		if (node_agent_suspect(node, "another build"))
+			return;
+		node_fail(node, "agent",
+		          "%s: the agent in %s is build %.16s, expected %.16s, even after a fresh "
+		          "upload",
+		          node->host, node->dir ? node->dir : "its cache", got ? got : "unknown",
+		          want);
 		return;
 	}
 	node->hello = json_incref(result);
@@ -623,6 +919,9 @@ static void node_send_hello(struct pool_node *node)
 	json_t *req = proto_request(0, "hello");
 
 	json_object_set_new(req, "protocol", json_integer(PROTO_VERSION));
+	/* Without a build id, the agent proves its content by hashing itself. */
+	if (!(node->bin ? node->bin : &node->pool->agents.bins[0])->build_id[0])
+		json_object_set_new(req, "verify", json_true());
 	/* The bootstrap deadline still runs; hello's own is a backstop. */
 	sshpool_request(node, req, node->pool->opts.request_timeout_ms, on_hello, NULL);
 }
@@ -718,9 +1017,7 @@ static void node_start_transport(struct pool_node *node)
 	c->cfg = &pool->cfg;
 	c->owner = node;
 	c->label = node->host;
-	buf_init(&c->in, 2 * PROTO_MAX_LINE);
-	buf_init(&c->out, (size_t)pool->cfg.agent_size + 4 * PROTO_MAX_LINE);
-	buf_init(&c->errtail, 4096);
+	cd_random_token(node->token, sizeof(node->token));
 	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
 		c->ops = &transport_local;
 	} else if (pool->opts.backend == SSH_BACKEND_OPENSSH) {
@@ -735,11 +1032,43 @@ static void node_start_transport(struct pool_node *node)
 	} else {
 		c->ops = &transport_ssh;
 	}
+	node_connect(node);
+}
+
+/* Connect with the transport chosen, and run the bootstrap: the first time,
+ * and again on a fresh connection after a fallback or a bad cached agent. */
+static void node_connect(struct pool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	struct conn *c = &node->conn;
+
+	if (node->boot_runs++) {
+		buf_fini(&c->in);
+		buf_fini(&c->out);
+		buf_fini(&c->errtail);
+		free(c->command);
+		c->command = NULL;
+		node->booted = 0;
+		node->boot_lines = 0;
+	}
+	buf_init(&c->in, 2 * PROTO_MAX_LINE);
+	buf_init(&c->out, (size_t)pool->cfg.agent_size + 4 * PROTO_MAX_LINE);
+	buf_init(&c->errtail, 4096);
 	if (c->ops == &transport_local) {
 		node->booted = 1; /* no bootstrap: the agent itself runs */
 		node->state = NODE_CONNECTING;
 	} else {
-		c->command = bootstrap_command(pool, c->ops->upload_mode);
+		c->command = bootstrap_command(
+		    &pool->agents,
+		    &(struct boot_params){.stream = c->ops->upload_mode == UPLOAD_STREAM,
+		                          .force = node->force,
+		                          .skip = node->skip ? node->skip : "",
+		                          .tmp = node->boot_tmp,
+		                          .tmp_failed = node->boot_tmp_failed,
+		                          .token = node->token});
+		free(node->boot_tmp);
+		node->boot_tmp = NULL;
+		node->boot_tmp_failed = 0;
 		node->state = NODE_CONNECTING;
 		/* openssh reports no phases: one deadline covers connect to login. */
 		if (c->ops == &transport_openssh)
@@ -906,9 +1235,17 @@ void sshpool_free(struct sshpool *pool)
 		free(node->host);
 		free(node->error_code);
 		free(node->error_msg);
+		free(node->skip);
+		free(node->skip_notes);
+		free(node->boot_tmp);
+		free(node->up_tmp);
+		free(node->dir);
+		free(node->dir_id);
+		free(node->note);
 		json_decref(node->hello);
 		free(node);
 	}
 	free(pool->nodes);
+	agentset_fini(&pool->agents);
 	free(pool);
 }

@@ -124,6 +124,15 @@ json_t *node_hello(const struct pool_node *node);             /* borrowed; NULL 
  * *keytype when not NULL); "" before the handshake or with openssh. */
 const char *node_hostkey_fp(const struct pool_node *node, const char **keytype);
 int node_uploaded(const struct pool_node *node); /* the agent was uploaded */
+/* Where the node's agent runs from ("/root/.cache/clusterdoc"), NULL before
+ * the bootstrap said or for the local transport. */
+const char *node_agent_dir(const struct pool_node *node);
+/* A fallback worth telling the user once ("~/.cache/clusterdoc: no space
+ * left on device; the agent is kept in /tmp/clusterdoc-0 instead"), or NULL. */
+const char *node_agent_note(const struct pool_node *node);
+/* How many nodes of the pool keep their agent in this node's directory
+ * (the same marker: a shared home); 1 when not shared, 0 when unknown. */
+size_t node_agent_dir_shared(const struct pool_node *node);
 const char *node_transport(const struct pool_node *node);
 void node_set_data(struct pool_node *node, void *data);
 void *node_data(const struct pool_node *node);

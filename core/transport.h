@@ -67,8 +67,11 @@ struct transport_ops {
 	int (*start)(struct conn *c);
 	/* c->out has new bytes for the agent's stdin. */
 	void (*flush)(struct conn *c);
-	/* UPLOAD_SFTP only: copy cfg->agent_path to remote_tmp, rename it to
-	 * remote_final, then run c->command again on a new channel. */
+	/* UPLOAD_SFTP only: when the running command's channel closes, copy
+	 * c->upload_path to remote_tmp, rename it to remote_final (unless that
+	 * is NULL), then run c->command again on a new channel. With
+	 * remote_tmp NULL: nothing is copied and the conn holds after the
+	 * channel closes; a second call while it holds runs c->command again. */
 	int (*upload)(struct conn *c, const char *remote_tmp, const char *remote_final);
 	/* Stop everything and release transport state. Safe to call twice. */
 	void (*close)(struct conn *c);
@@ -85,6 +88,7 @@ struct conn {
 	struct ssh_settings ssh; /* hostname, user, port, keys, known_hosts... */
 	char *command;           /* the remote command line */
 	char *proxy_jump;        /* ProxyJump from ssh_config (openssh transport only) */
+	const char *upload_path; /* the local agent binary ops->upload copies */
 	struct buf in;           /* agent stdout, capped */
 	struct buf out;          /* to agent stdin */
 	struct buf errtail;      /* agent/ssh stderr, capped */

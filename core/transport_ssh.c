@@ -49,6 +49,7 @@ enum ssh_state {
 	S_SFTP_CLOSE,
 	S_SFTP_RENAME,
 	S_SFTP_SHUTDOWN,
+	S_HOLD, /* the bootstrap's channel closed; its owner says when to go on */
 	S_DONE,
 };
 
@@ -82,7 +83,8 @@ struct sshc {
 	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *sftp_file;
 	char *remote_tmp, *remote_final;
-	int upload_pending;
+	int upload_pending; /* at the channel's close: upload (remote_tmp), or hold */
+	int rerun;          /* ... or run the command again at once */
 	int local_fd;
 	char chunk[SFTP_CHUNK];
 	size_t chunk_len, chunk_off;
@@ -842,9 +844,19 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				goto wait;
 			libssh2_channel_free(s->channel);
 			s->channel = NULL;
-			if (s->upload_pending) {
+			if (s->upload_pending && s->remote_tmp) {
 				sftp_begin(c);
 				continue;
+			}
+			if (s->upload_pending) {
+				s->upload_pending = 0;
+				if (s->rerun) {
+					start_exec(c);
+					continue;
+				}
+				s->state = S_HOLD;
+				loop_unwatch(c->loop, s->fd);
+				return;
 			}
 			s->state = S_DONE;
 			s->reported = 1;
@@ -872,7 +884,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				if (libssh2_session_last_errno(s->session) == LIBSSH2_ERROR_EAGAIN)
 					goto wait;
 				ssh_fail(c, "upload",
-				         "cannot create %s on the node (SFTP error %lu)",
+				         "cannot create %s on the node (SFTP status %lu)",
 				         s->remote_tmp, libssh2_sftp_last_error(s->sftp));
 				return;
 			}
@@ -884,7 +896,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 			if (s->chunk_off == s->chunk_len) {
 				n = read(s->local_fd, s->chunk, sizeof(s->chunk));
 				if (n < 0) {
-					ssh_fail(c, "upload", "reading %s: %s", c->cfg->agent_path,
+					ssh_fail(c, "upload", "reading %s: %s", c->upload_path,
 					         strerror(errno));
 					return;
 				}
@@ -902,7 +914,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 				goto wait;
 			if (n < 0) {
 				ssh_fail(c, "upload",
-				         "writing %s on the node failed (SFTP error %lu)",
+				         "writing %s on the node failed (SFTP status %lu)",
 				         s->remote_tmp, libssh2_sftp_last_error(s->sftp));
 				return;
 			}
@@ -914,7 +926,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				goto wait;
 			s->sftp_file = NULL;
-			s->state = S_SFTP_RENAME;
+			s->state = s->remote_final ? S_SFTP_RENAME : S_SFTP_SHUTDOWN;
 			continue;
 		case S_SFTP_RENAME:
 			rc = libssh2_sftp_rename_ex(
@@ -940,6 +952,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 			s->local_fd = -1;
 			start_exec(c);
 			continue;
+		case S_HOLD:
 		case S_DONE:
 			return;
 		}
@@ -952,9 +965,9 @@ static void sftp_begin(struct conn *c)
 {
 	struct sshc *s = c->priv;
 
-	s->local_fd = open(c->cfg->agent_path, O_RDONLY | O_CLOEXEC);
+	s->local_fd = open(c->upload_path, O_RDONLY | O_CLOEXEC);
 	if (s->local_fd < 0) {
-		ssh_fail(c, "upload", "cannot read %s: %s", c->cfg->agent_path, strerror(errno));
+		ssh_fail(c, "upload", "cannot read %s: %s", c->upload_path, strerror(errno));
 		return;
 	}
 	s->upload_pending = 0;
@@ -966,13 +979,35 @@ static int ssh_upload(struct conn *c, const char *remote_tmp, const char *remote
 {
 	struct sshc *s = c->priv;
 
+	if (!s || s->reported)
+		return CD_ERR_IO;
+	if (s->state == S_HOLD) {
+		/* The owner goes on: upload now, or run the command again. */
+		free(s->remote_tmp);
+		free(s->remote_final);
+		s->remote_tmp = remote_tmp ? cd_strdup(remote_tmp) : NULL;
+		s->remote_final = remote_final ? cd_strdup(remote_final) : NULL;
+		if (remote_tmp)
+			sftp_begin(c);
+		else
+			start_exec(c);
+		ssh_enter(s);
+		ssh_run(c, s);
+		ssh_leave(c, s);
+		return 0;
+	}
+	if (!remote_tmp && s->upload_pending && !s->remote_tmp) {
+		s->rerun = 1; /* released before the channel even closed */
+		return 0;
+	}
 	free(s->remote_tmp);
 	free(s->remote_final);
-	s->remote_tmp = cd_strdup(remote_tmp);
-	s->remote_final = cd_strdup(remote_final);
+	s->remote_tmp = remote_tmp ? cd_strdup(remote_tmp) : NULL;
+	s->remote_final = remote_final ? cd_strdup(remote_final) : NULL;
 	s->upload_pending = 1;
+	s->rerun = 0;
 	/* The bootstrap exits after saying "missing": let its channel close,
-	 * then S_CHANNEL_CLOSE starts the SFTP upload. */
+	 * then S_CHANNEL_CLOSE starts the SFTP upload (or holds). */
 	return 0;
 }
 

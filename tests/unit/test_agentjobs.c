@@ -170,6 +170,17 @@ static const char *in_home(const char *rel)
 	return path;
 }
 
+/* This agent's part file of ~/rel (filerecv.h: one per writer). */
+static const char *part_of(const char *rel)
+{
+	static char path[PATH_MAX + 400];
+	char full[PATH_MAX + 64];
+
+	snprintf(full, sizeof(full), "%s/%s", home, rel);
+	filerecv_part_path(full, path, sizeof(path));
+	return path;
+}
+
 static void sha_of(const void *data, size_t len, char hex[SHA256_HEX_LEN])
 {
 	struct sha256 s;
@@ -291,7 +302,56 @@ static void two_chunk_put_and_commit_give_the_exact_file(void **state)
 	assert_non_null(got);
 	assert_int_equal(len, sizeof(data));
 	assert_memory_equal(got, data, sizeof(data));
-	assert_false(exists(in_home("d/f.bin.part")));
+	assert_false(exists(part_of("d/f.bin")));
+	free(got);
+}
+
+/* Nodes sharing a home push the same file at once: each agent writes its
+ * own part file (host, pid, random in its name) and the renames of
+ * identical content all succeed. A second process stands in for a node. */
+static void two_writers_of_one_path_each_use_their_own_part(void **state)
+{
+	unsigned char data[1000], *got;
+	char sha[SHA256_HEX_LEN], mine[PATH_MAX + 400], host[256] = "";
+	const char *code;
+	int pipefd[2], status;
+	size_t len = 0;
+	pid_t child;
+	char c;
+
+	fill_bytes(data, sizeof(data), 5);
+	sha_of(data, sizeof(data), sha);
+	snprintf(mine, sizeof(mine), "%s", part_of("s/f.bin"));
+	gethostname(host, sizeof(host) - 1);
+	assert_non_null(strstr(mine, host));
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	if (child == 0) {
+		/* the other writer: half its file, then the rest after ours is in */
+		json_t *r = call(filerecv_put, put_request("~/s/f.bin", 0, data, 500, 500), &code);
+		int ok = r && strcmp(part_of("s/f.bin"), mine) != 0;
+
+		json_decref(r);
+		ok = ok && write(pipefd[1], "x", 1) == 1 && read(pipefd[0], &c, 1) == 1;
+		r = call(filerecv_put, put_request("~/s/f.bin", 500, data + 500, 500, 500), &code);
+		ok = ok && r;
+		json_decref(r);
+		r = call(filerecv_commit, target_request("~/s/f.bin", 1000, sha), &code);
+		_exit(ok && r ? 0 : 1);
+	}
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	expect_empty_object(
+	    call(filerecv_put, put_request("~/s/f.bin", 0, data, 1000, 1000), &code));
+	expect_empty_object(call(filerecv_commit, target_request("~/s/f.bin", 1000, sha), &code));
+	assert_int_equal(write(pipefd[1], "y", 1), 1);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	got = slurp(in_home("s/f.bin"), &len);
+	assert_int_equal(len, sizeof(data));
+	assert_memory_equal(got, data, sizeof(data));
+	assert_false(exists(mine));
 	free(got);
 }
 
@@ -304,7 +364,7 @@ static void put_at_offset_zero_truncates_the_part_file(void **state)
 	fill_bytes(data, sizeof(data), 3);
 	expect_empty_object(call(filerecv_put, put_request("~/t", 0, data, 100, 100), &code));
 	expect_empty_object(call(filerecv_put, put_request("~/t", 0, "short", 5, 5), &code));
-	got = slurp(in_home("t.part"), &len);
+	got = slurp(part_of("t"), &len);
 	assert_non_null(got);
 	assert_int_equal(len, 5);
 	assert_memory_equal(got, "short", 5);
@@ -340,7 +400,7 @@ static void commit_with_a_wrong_sha256_is_a_mismatch_and_removes_the_part(void *
 	expect_empty_object(call(filerecv_put, put_request("~/m", 0, data, 300, 300), &code));
 	expect_failure(call(filerecv_commit, target_request("~/m", 300, wrong), &code), &code,
 	               "mismatch");
-	assert_false(exists(in_home("m.part")));
+	assert_false(exists(part_of("m")));
 	assert_false(exists(in_home("m")));
 }
 
@@ -355,7 +415,7 @@ static void commit_with_a_wrong_size_is_a_mismatch_and_removes_the_part(void **s
 	expect_empty_object(call(filerecv_put, put_request("~/m", 0, data, 300, 300), &code));
 	expect_failure(call(filerecv_commit, target_request("~/m", 301, sha), &code), &code,
 	               "mismatch");
-	assert_false(exists(in_home("m.part")));
+	assert_false(exists(part_of("m")));
 	assert_false(exists(in_home("m")));
 }
 
@@ -369,7 +429,7 @@ static void zdata_inflating_to_another_length_than_raw_len_is_a_bad_request(void
 	               "bad-request");
 	expect_failure(call(filerecv_put, put_request("~/z", 0, data, 200, 201), &code), &code,
 	               "bad-request");
-	assert_false(exists(in_home("z.part")));
+	assert_false(exists(part_of("z")));
 }
 
 static void zdata_that_is_not_base64_is_a_bad_request(void **state)
@@ -379,7 +439,7 @@ static void zdata_that_is_not_base64_is_a_bad_request(void **state)
 	                        "eJxLy8/XBwAK!gL=");
 
 	expect_failure(call(filerecv_put, req, &code), &code, "bad-request");
-	assert_false(exists(in_home("z.part")));
+	assert_false(exists(part_of("z")));
 }
 
 static void relative_and_climbing_paths_are_bad_requests(void **state)
@@ -409,7 +469,7 @@ static void raw_len_above_the_max_chunk_is_a_bad_request(void **state)
 	         put_request("~/big", 0, zeros, FILERECV_MAX_CHUNK + 1, FILERECV_MAX_CHUNK + 1),
 	         &code),
 	    &code, "bad-request");
-	assert_false(exists(in_home("big.part")));
+	assert_false(exists(part_of("big")));
 	free(zeros);
 }
 
@@ -422,7 +482,7 @@ static void raw_len_of_exactly_the_max_chunk_is_accepted(void **state)
 	expect_empty_object(
 	    call(filerecv_put,
 	         put_request("~/big", 0, zeros, FILERECV_MAX_CHUNK, FILERECV_MAX_CHUNK), &code));
-	assert_int_equal(stat(in_home("big.part"), &st), 0);
+	assert_int_equal(stat(part_of("big"), &st), 0);
 	assert_int_equal(st.st_size, FILERECV_MAX_CHUNK);
 	free(zeros);
 }
@@ -901,6 +961,7 @@ int main(void)
 	    cmocka_unit_test(base64_refuses_three_or_four_pads),
 	    cmocka_unit_test(base64_refuses_output_that_does_not_fit_cap),
 	    FR(two_chunk_put_and_commit_give_the_exact_file),
+	    FR(two_writers_of_one_path_each_use_their_own_part),
 	    FR(put_at_offset_zero_truncates_the_part_file),
 	    FR(stat_is_present_only_for_the_exact_size_and_sha256),
 	    FR(commit_with_a_wrong_sha256_is_a_mismatch_and_removes_the_part),

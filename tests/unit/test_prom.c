@@ -417,7 +417,7 @@ static void write_file_over_a_stale_temporary_succeeds(void **state)
 
 	tmpdir_make(&d);
 	snprintf(path, sizeof(path), "%s/node.prom", d.path);
-	snprintf(stale, sizeof(stale), "%s/.node.prom.tmp.%ld", d.path, (long)getpid());
+	snprintf(stale, sizeof(stale), "%s/.node.prom.tmp.%s", d.path, cd_writer_tag());
 	fd = open(stale, O_CREAT | O_WRONLY, 0600);
 	assert_true(fd >= 0);
 	close(fd);
