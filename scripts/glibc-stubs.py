@@ -96,7 +96,7 @@ def read_symbols(readelf, path, dynamic):
         version = version.lstrip("@")
         size = int(f[2], 0)
         rows.append({"name": name, "version": version, "default": default, "size": size,
-                     "type": f[3], "bind": f[4], "ndx": f[6]})
+                     "type": f[3], "bind": f[4], "ndx": f[6], "value": int(f[1], 16)})
     return rows
 
 
@@ -183,6 +183,25 @@ def main():
         chosen[name] = (vtext, row)
         report.append(f"{name} {vtext} {STUBS[library_of(name, ldso)]}")
 
+    # A copied object must keep the aliases it has in libc (environ and
+    # __environ are one variable): ld then exports them from the executable at
+    # the copy's address, and libc's own references (it sets __environ at
+    # start-up) land in the copy the agent reads. Distinct stub objects would
+    # leave the agent's environ empty.
+    for name in sorted(n for n in chosen if chosen[n][1]["type"] == "OBJECT"):
+        row = chosen[name][1]
+        if row.get("alias_of"):
+            continue
+        for other, defs in libc.items():
+            if other == name or library_of(other, ldso) != library_of(name, ldso):
+                continue
+            same = [d for d in defs if d[0] <= floor and d[2]["type"] == "OBJECT"
+                    and d[2]["value"] == row["value"]]
+            if same:
+                vt, vtext, orow = max(same, key=lambda d: d[0])
+                chosen[other] = (vtext, dict(orow, alias_of=name))
+                report.append(f"{other} {vtext} {STUBS[library_of(other, ldso)]} alias of {name}")
+
     if errors:
         for e in errors:
             print(f"glibc-stubs: {e}", file=sys.stderr)
@@ -212,10 +231,17 @@ def write_stub(base, soname, names, chosen):
     asm = [f"/* Link-time stub of {soname}, written by scripts/glibc-stubs.py. Never loaded. */"]
     for n in names:
         row = chosen[n][1]
+        if row.get("alias_of"):
+            continue
         if row["type"] == "OBJECT":
             size = max(row["size"], 1)
-            asm += ["\t.data", "\t.balign 16", f"\t.globl {n}", f"\t.type {n}, %object", f"\t.size {n}, {size}",
-                    f"{n}:", f"\t.zero {size}"]
+            asm += ["\t.data", "\t.balign 16"]
+            # The binding too: ld gives a copied weak object (environ) the
+            # address of its strong alias (__environ) only when it sees them so.
+            for a in [n] + [m for m in names if chosen[m][1].get("alias_of") == n]:
+                bind = ".weak" if chosen[a][1]["bind"] == "WEAK" else ".globl"
+                asm += [f"\t{bind} {a}", f"\t.type {a}, %object", f"\t.size {a}, {size}", f"{a}:"]
+            asm.append(f"\t.zero {size}")
         else:
             asm += ["\t.text", f"\t.globl {n}", f"\t.type {n}, %function", f"{n}:", "\t.byte 0",
                     f"\t.size {n}, 1"]

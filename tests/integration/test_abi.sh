@@ -113,6 +113,52 @@ t_every_agent_answers_hello() {
 	done
 }
 
+# environ and __environ are one variable in libc: a stub that made them two
+# left the agent with an empty environment (libc sets __environ at start-up,
+# the agent read its own environ). Every object the agent copies from libc must
+# come with each alias libc has for it, at the copy's address.
+copied_without_aliases() { # AGENT LIBC
+	python3 - "$1" "$2" <<'EOF'
+import subprocess, sys
+def objects(path):
+    text = subprocess.run(["readelf", "--dyn-syms", "-W", path], capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "OBJECT" and f[6] != "UND":
+            rows.append((int(f[1], 16), f[7].split("@")[0]))
+    return rows
+at, by_addr = {}, {}
+for addr, name in objects(sys.argv[1]):
+    at.setdefault(addr, set()).add(name)
+for addr, name in objects(sys.argv[2]):
+    by_addr.setdefault(addr, set()).add(name)
+alias = {n: names for names in by_addr.values() for n in names}
+for names in at.values():
+    for n in sorted(names):
+        missing = alias.get(n, {n}) - names
+        if missing:
+            print(f"{n}: copied without {', '.join(sorted(missing))}")
+EOF
+}
+
+t_every_copied_libc_object_keeps_its_aliases() {
+	local a arch libc bad
+	for a in $(agents); do
+		arch=$(elf_arch "$a")
+		libc=/usr/$arch-linux-gnu/lib/libc.so.6
+		[ "$arch" = "$(uname -m)" ] && libc=/lib/$arch-linux-gnu/libc.so.6
+		bad=$(copied_without_aliases "$a" "$libc")
+		expect_eq "$bad" "" "$arch agent's copied libc objects" || return 1
+	done
+}
+
+t_the_agent_sees_its_environment() {
+	local out
+	out=$(NCCL_SOCKET_IFNAME=abi-probe "$CLUSTERDOC" facts -w localhost --json 2>&1)
+	expect_match "$out" '"NCCL_SOCKET_IFNAME": ?"abi-probe"' "the agent's environment in facts" || return 1
+}
+
 t_the_agent_runs_on_debian_11_glibc() {
 	local ld="$OLD_ROOT/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" out
 	if [ ! -x "$ld" ] || [ "$(uname -m)" != x86_64 ]; then
