@@ -834,6 +834,11 @@ static void ev_closed(struct conn *c)
 		node_fail(node, "agent",
 		          "%s: the remote command ended before the agent started%s%s", node->host,
 		          last[0] ? ": " : "", last);
+	else if (!node->hello && node->force)
+		node_fail(
+		    node, "agent",
+		    "%s: the agent in %s ended before its hello, even after a fresh upload%s%s",
+		    node->host, node->dir ? node->dir : "its cache", last[0] ? ": " : "", last);
 	else
 		node_fail(node, "agent", "%s: the agent exited%s%s", node->host,
 		          last[0] ? ": " : "", last);

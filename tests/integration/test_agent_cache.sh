@@ -123,6 +123,15 @@ t_nothing_writable_is_a_clear_error() {
 	[ -z "$(ls -A "$CD_RUN/rotmp")" ] || { echo "    left: $(ls -A "$CD_RUN/rotmp")"; return 1; }
 }
 
+# An agent that dies before its hello even when freshly uploaded: one clear error, no loop.
+t_agent_failing_after_a_fresh_upload_is_a_clear_error() {
+	printf '#!/bin/sh\nexit 1\n' >"$CD_RUN/dying-agent" && chmod 755 "$CD_RUN/dying-agent"
+	cd_head facts -w node8 --agent "$CD_RUN/dying-agent" --json
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["error"]')" \
+		"node8: the agent in /root/.cache/clusterdoc ended before its hello, even after a fresh upload" "error"
+}
+
 # Agents per architecture: the node's uname -m picks the agent; an unknown one is named.
 t_agent_is_chosen_by_uname_m() {
 	local d=$CD_RUN/agents asha
@@ -150,6 +159,7 @@ for t in cold_shared_cache_ten_runs_every_node_answers cold_shared_cache_openssh
 	zero_filled_agent_is_replaced_by_a_fresh_upload \
 	full_cache_falls_back_to_tmp_and_says_so read_only_cache_falls_back_and_says_so \
 	tmp_fallback_that_is_a_symlink_is_not_followed nothing_writable_is_a_clear_error \
+	agent_failing_after_a_fresh_upload_is_a_clear_error \
 	agent_is_chosen_by_uname_m; do
 	run_test "$t"
 done
