@@ -500,14 +500,12 @@ static void node_send_agent(struct pool_node *node)
 		node_stream_agent(node);
 		return;
 	}
-	free(node->boot_tmp);
-	node->boot_tmp = cd_strdup(node->up_tmp);
-	node->boot_tmp_failed = 0;
+	/* The next run (on this channel, after the copy) installs up_tmp. */
 	free(node->conn.command);
 	node->conn.command = bootstrap_command(
 	    &node->pool->agents, &(struct boot_params){.force = node->force,
 	                                               .skip = node->skip ? node->skip : "",
-	                                               .tmp = node->boot_tmp,
+	                                               .tmp = node->up_tmp,
 	                                               .token = node->token});
 	node->uploaded = 1;
 	node->conn.upload_path = node->bin->path;
