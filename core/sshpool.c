@@ -500,14 +500,12 @@ static void node_send_agent(struct pool_node *node)
 		node_stream_agent(node);
 		return;
 	}
-	free(node->boot_tmp);
-	node->boot_tmp = cd_strdup(node->up_tmp);
-	node->boot_tmp_failed = 0;
+	/* The next run (on this channel, after the copy) installs up_tmp. */
 	free(node->conn.command);
 	node->conn.command = bootstrap_command(
 	    &node->pool->agents, &(struct boot_params){.force = node->force,
 	                                               .skip = node->skip ? node->skip : "",
-	                                               .tmp = node->boot_tmp,
+	                                               .tmp = node->up_tmp,
 	                                               .token = node->token});
 	node->uploaded = 1;
 	node->conn.upload_path = node->bin->path;
@@ -834,6 +832,11 @@ static void ev_closed(struct conn *c)
 		node_fail(node, "agent",
 		          "%s: the remote command ended before the agent started%s%s", node->host,
 		          last[0] ? ": " : "", last);
+	else if (!node->hello && node->force)
+		node_fail(
+		    node, "agent",
+		    "%s: the agent in %s ended before its hello, even after a fresh upload%s%s",
+		    node->host, node->dir ? node->dir : "its cache", last[0] ? ": " : "", last);
 	else
 		node_fail(node, "agent", "%s: the agent exited%s%s", node->host,
 		          last[0] ? ": " : "", last);

@@ -48,6 +48,20 @@ t_table_says_the_cache_is_shared() {
 	expect_match "$out" "agent cache /root/.cache/clusterdoc: shared by $N nodes" "shared line"
 }
 
+# The issue's first symptom: every node pushed train-images-idx3-ubyte to one .part file in the
+# shared home and failed the SHA-256 check. Now each agent writes its own part file.
+t_mnist_embedded_on_a_cold_shared_cache_trains() {
+	local data=$CD_RUN/mnist run
+	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$data" 1000 200 >/dev/null || return 1
+	for run in 1 2 3; do
+		cold
+		cd_head mnist -w 'node[1-4]' --mode embedded --epochs 1 --data-dir "$data" \
+			--data-md5 "$data/MD5SUMS" --cache-dir "$CD_RUN/head-cache" --json
+		expect_eq "$rc" 0 "exit status of run $run ($(tail -c 600 <<<"$err"))" || return 1
+		[ -z "$(find "$SHARED" -name '*.part*')" ] || { echo "    part files left: $(find "$SHARED" -name '*.part*')"; return 1; }
+	done
+}
+
 t_zero_filled_agent_is_replaced_by_a_fresh_upload() {
 	cold
 	mkdir -p "$SHARED/clusterdoc" && head -c "$SIZE" /dev/zero >"$SHARED/clusterdoc/agent-$SHA" &&
@@ -109,6 +123,15 @@ t_nothing_writable_is_a_clear_error() {
 	[ -z "$(ls -A "$CD_RUN/rotmp")" ] || { echo "    left: $(ls -A "$CD_RUN/rotmp")"; return 1; }
 }
 
+# An agent that dies before its hello even when freshly uploaded: one clear error, no loop.
+t_agent_failing_after_a_fresh_upload_is_a_clear_error() {
+	printf '#!/bin/sh\nexit 1\n' >"$CD_RUN/dying-agent" && chmod 755 "$CD_RUN/dying-agent"
+	cd_head facts -w node8 --agent "$CD_RUN/dying-agent" --json
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["error"]')" \
+		"node8: the agent in /root/.cache/clusterdoc ended before its hello, even after a fresh upload" "error"
+}
+
 # Agents per architecture: the node's uname -m picks the agent; an unknown one is named.
 t_agent_is_chosen_by_uname_m() {
 	local d=$CD_RUN/agents asha
@@ -132,9 +155,11 @@ t_agent_is_chosen_by_uname_m() {
 }
 
 for t in cold_shared_cache_ten_runs_every_node_answers cold_shared_cache_openssh_backend \
-	table_says_the_cache_is_shared zero_filled_agent_is_replaced_by_a_fresh_upload \
+	table_says_the_cache_is_shared mnist_embedded_on_a_cold_shared_cache_trains \
+	zero_filled_agent_is_replaced_by_a_fresh_upload \
 	full_cache_falls_back_to_tmp_and_says_so read_only_cache_falls_back_and_says_so \
 	tmp_fallback_that_is_a_symlink_is_not_followed nothing_writable_is_a_clear_error \
+	agent_failing_after_a_fresh_upload_is_a_clear_error \
 	agent_is_chosen_by_uname_m; do
 	run_test "$t"
 done

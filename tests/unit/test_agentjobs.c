@@ -314,7 +314,7 @@ static void two_writers_of_one_path_each_use_their_own_part(void **state)
 	unsigned char data[1000], *got;
 	char sha[SHA256_HEX_LEN], mine[PATH_MAX + 400], host[256] = "";
 	const char *code;
-	int to_parent[2], to_child[2], status;
+	int up[2], down[2], status; /* child -> parent, parent -> child */
 	size_t len = 0;
 	pid_t child;
 	char c;
@@ -324,40 +324,33 @@ static void two_writers_of_one_path_each_use_their_own_part(void **state)
 	snprintf(mine, sizeof(mine), "%s", part_of("s/f.bin"));
 	gethostname(host, sizeof(host) - 1);
 	assert_non_null(strstr(mine, host));
-	/* One pipe per direction: with a single pipe the child could read back
-	 * its own byte. Each side closes the ends it does not use, so a child
-	 * that fails early ends the parent's read instead of hanging it. */
-	assert_int_equal(pipe(to_parent), 0);
-	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
 	child = fork();
 	if (child == 0) {
 		/* the other writer: half its file, then the rest after ours is in */
 		json_t *r = call(filerecv_put, put_request("~/s/f.bin", 0, data, 500, 500), &code);
 		int ok = r && strcmp(part_of("s/f.bin"), mine) != 0;
 
-		close(to_parent[0]);
-		close(to_child[1]);
 		json_decref(r);
-		ok = ok && write(to_parent[1], "x", 1) == 1;
-		close(to_parent[1]);
-		ok = ok && read(to_child[0], &c, 1) == 1;
+		ok = ok && write(up[1], "x", 1) == 1 && read(down[0], &c, 1) == 1;
 		r = call(filerecv_put, put_request("~/s/f.bin", 500, data + 500, 500, 500), &code);
 		ok = ok && r;
 		json_decref(r);
 		r = call(filerecv_commit, target_request("~/s/f.bin", 1000, sha), &code);
 		_exit(ok && r ? 0 : 1);
 	}
-	close(to_parent[1]);
-	close(to_child[0]);
-	assert_int_equal(read(to_parent[0], &c, 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
 	expect_empty_object(
 	    call(filerecv_put, put_request("~/s/f.bin", 0, data, 1000, 1000), &code));
 	expect_empty_object(call(filerecv_commit, target_request("~/s/f.bin", 1000, sha), &code));
-	assert_int_equal(write(to_child[1], "y", 1), 1);
-	close(to_child[1]);
+	assert_int_equal(write(down[1], "y", 1), 1);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(to_parent[0]);
+	for (int k = 0; k < 2; k++) {
+		close(up[k]);
+		close(down[k]);
+	}
 	got = slurp(in_home("s/f.bin"), &len);
 	assert_int_equal(len, sizeof(data));
 	assert_memory_equal(got, data, sizeof(data));
