@@ -1575,6 +1575,40 @@ static void journal_keeps_an_absent_file_as_empty_before(void **state)
 	fix_journal_free(j);
 }
 
+/* A change to a file in a shared home keeps the nodes that read it, and the
+ * run counts the nodes its changes reach, not the nodes it was given. */
+static void journal_counts_the_nodes_a_shared_file_reaches(void **state)
+{
+	const char *hosts[] = {"node1", "node2", "node3", "node4", "node5"};
+	struct fix_journal *j = fix_journal_new(RUN, hosts, 5), *back;
+	struct fix_action a = {.fixer = "env",
+	                       .kind = FIX_FILE,
+	                       .summary = "rc",
+	                       .path = "~/.bashrc",
+	                       .after = "x",
+	                       .after_len = 1,
+	                       .shared_by = "node[1-3]"};
+	struct fix_action h = {.fixer = "hosts",
+	                       .kind = FIX_FILE,
+	                       .summary = "hosts",
+	                       .sudo = 1,
+	                       .path = FIX_ETC_HOSTS,
+	                       .after = "y",
+	                       .after_len = 1};
+
+	assert_int_equal(fix_journal_nodes_changed(j), 0);
+	fix_journal_add(j, "node1", &h);
+	assert_int_equal(fix_journal_nodes_changed(j), 1);
+	fix_journal_add(j, "node1", &a);
+	fix_journal_add(j, "node4", &h);
+	back = save_and_load(j);
+	assert_string_equal(back->changes[1].shared_by, "node[1-3]");
+	assert_null(back->changes[0].shared_by);
+	assert_int_equal(fix_journal_nodes_changed(back), 4);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
 static void journal_keeps_a_commands_argv_and_undo(void **state)
 {
 	static const char *const argv[] = {"nft", "insert", "rule", "comment", COMMENTQ, NULL};
@@ -1767,6 +1801,7 @@ int main(void)
 	    cmocka_unit_test(run_id_is_utc_time_and_four_hex_digits),
 	    JTEST(journal_keeps_a_files_before_bytes_and_after_digest),
 	    JTEST(journal_keeps_an_absent_file_as_empty_before),
+	    JTEST(journal_counts_the_nodes_a_shared_file_reaches),
 	    JTEST(journal_keeps_a_commands_argv_and_undo),
 	    JTEST(journal_keeps_hosts_creation_and_undone_times),
 	    JTEST(journal_file_is_0600_in_a_0700_directory),
