@@ -5,6 +5,7 @@
 #   - as cdplain (no sudo): every node that needs root is refused before its first change,
 #     with the node, the command and the sudoers line in the message; nothing changes on any
 #     node (files and `nft list ruleset` compared); the home-only fixer (--only env) works;
+#     with the default fixers node1's home changes while node2, refused, changes nothing;
 #   - with the shared home: the env fixer changes the one ~/.bashrc once, with per-host values
 #     in env.sh, and --list / --undo restore it byte for byte.
 source "$(dirname "$0")/../lib.sh"
@@ -60,6 +61,28 @@ t_cdplain_home_only_fixer_still_works() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(jget 'sorted(set(a["status"] for n in d["nodes"] for a in n["actions"]))')" "['applied']" "statuses" || return 1
 	as cdplain fix --undo "$(jget 'd["run"]')"
+	expect_eq "$rc" 0 "undo ($out $err)" || return 1
+	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
+}
+
+t_cdplain_default_fixers_stop_the_refused_node_and_the_others_go_on() {
+	# node1 needs only its home (env); node2 needs root for /etc/hosts, so
+	# none of its changes is made, its env ones included; node3's firewall
+	# cannot even be read
+	as cdplain fix -w "$W" --apply --yes --json "${PT[@]}"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	local run
+	run=$(jget 'd["run"]')
+	expect_eq "$(jget '[sorted(set(a["status"] for a in n["actions"])) for n in d["nodes"]]')" \
+		"[['applied'], ['failed'], [], []]" "statuses per node" || return 1
+	expect_match "$(jget "d['nodes'][1]['actions'][0]['message']")" \
+		"^node2: sudo refused \`.*\` for cdplain .*allow it with the sudoers line: cdplain ALL=\(root\) NOPASSWD: /.*; nothing was changed on node2" "node2's message" || return 1
+	expect_match "$(jget "d['nodes'][2]['notes']")" \
+		"node3: sudo refused \`nft -j list ruleset\` for cdplain .*cdplain ALL=\(root\) NOPASSWD: /usr/sbin/nft -j list ruleset" "node3's note" || return 1
+	expect_eq "$(snapshot | grep -v '^node1 cdplain')" "$(grep -v '^node1 cdplain' <<<"$BEFORE")" "every file but node1's home" || return 1
+	as cdplain fix --list
+	expect_match "$out" "^$run  3 changes on 1 node$" "--list" || return 1
+	as cdplain fix --undo "$run"
 	expect_eq "$rc" 0 "undo ($out $err)" || return 1
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
 }
