@@ -7,7 +7,8 @@
 #     node (files and `nft list ruleset` compared); the home-only fixer (--only env) works;
 #     with the default fixers node1's home changes while node2, refused, changes nothing;
 #   - with the shared home: the env fixer changes the one ~/.bashrc once, with per-host values
-#     in env.sh, and --list / --undo restore it byte for byte.
+#     in env.sh (node3's NIC has another name, and ssh to it sees its own), and --list /
+#     --undo restore it byte for byte.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=fix_realnodes
@@ -103,7 +104,8 @@ t_cdadmin_applies_through_sudo_and_undo_restores_every_byte() {
 
 t_shared_home_bashrc_changes_once_with_per_host_values() {
 	cluster_down
-	CD_QUIET=1 cluster_up 4 --shared-home >/dev/null || return 1
+	# node3's NIC is named differently: its GLOO_SOCKET_IFNAME differs
+	CD_QUIET=1 cluster_up 4 --shared-home --nic-names "eth0 eth0 eno1 eth0" >/dev/null || return 1
 	cluster_trap_ipv6_only_nic 1 ens6 || return 1
 	local rc_before
 	rc_before=$(sha256sum <"$CD_SHARED_DIR/root/.bashrc")
@@ -114,6 +116,12 @@ t_shared_home_bashrc_changes_once_with_per_host_values() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	RUN=$(jget 'd["run"]')
 	expect_match "$(cat "$CD_SHARED_DIR/root/.config/clusterdoc/env.sh")" 'case "\$\(uname -n\)" in' "env.sh keyed by host" || return 1
+	local i want
+	for i in 1 2 3 4; do # what a command run by ssh sees, through the one ~/.bashrc
+		want=eth0
+		((i == 3)) && want=eno1
+		expect_eq "$(cluster_ssh "$i" 'echo $GLOO_SOCKET_IFNAME')" "$want" "node$i's GLOO_SOCKET_IFNAME" || return 1
+	done
 	cd_head fix --list
 	expect_match "$out" "^$RUN  3 changes on 4 nodes" "--list" || return 1
 	cd_head fix --undo "$RUN"
