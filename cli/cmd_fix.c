@@ -515,8 +515,11 @@ static int list_runs(void)
 		struct fix_journal *j = NULL;
 
 		if (fix_journal_load(runs[k], &j, err, sizeof(err)) == 0) {
+			/* the nodes the changes reach, not the nodes the run asked */
+			size_t nodes = fix_journal_nodes_changed(j);
+
 			printf("%s  %zu change%s on %zu node%s%s\n", runs[k], j->nchanges,
-			       j->nchanges == 1 ? "" : "s", j->nhosts, j->nhosts == 1 ? "" : "s",
+			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
 			       j->undone ? "  (undone)" : "");
 			fix_journal_free(j);
 		} else {

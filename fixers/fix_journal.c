@@ -13,6 +13,7 @@
 
 #include "base64.h"
 #include "fsutil.h"
+#include "hostlist.h"
 #include "sha256.h"
 
 #define JOURNAL_MAX (64u << 20) /* a run's old file contents, base64 */
@@ -87,11 +88,37 @@ struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
 		c->before_len = a->before_len;
 		c->after_exists = a->after != NULL;
 		sha256_data_hex(a->after, a->after_len, c->after_sha256);
+		c->shared_by = a->shared_by ? cd_strdup(a->shared_by) : NULL;
 	} else {
 		c->argv = fix_argv_copy(a->argv);
 		c->undo = fix_argv_copy(a->undo);
 	}
 	return c;
+}
+
+size_t fix_journal_nodes_changed(const struct fix_journal *j)
+{
+	struct hostlist *hl = hostlist_new();
+	char err[CD_ERRLEN];
+	size_t n = 0;
+
+	for (size_t k = 0; k < j->nchanges; k++) {
+		const struct fix_change *c = &j->changes[k];
+		size_t q;
+
+		/* a name hostlist_parse refuses still counts, once */
+		if (hostlist_parse(hl, c->host, err, sizeof(err)) < 0) {
+			for (q = 0; q < k && strcmp(j->changes[q].host, c->host) != 0; q++)
+				;
+			n += q == k;
+		}
+		if (c->shared_by)
+			(void)hostlist_parse(hl, c->shared_by, err, sizeof(err));
+	}
+	hostlist_sort_uniq(hl);
+	n += hostlist_count(hl);
+	hostlist_free(hl);
+	return n;
 }
 
 void fix_journal_free(struct fix_journal *j)
@@ -110,6 +137,7 @@ void fix_journal_free(struct fix_journal *j)
 		free(c->path);
 		free(c->before);
 		free(c->backup);
+		free(c->shared_by);
 		fix_argv_free(c->argv);
 		fix_argv_free(c->undo);
 	}
@@ -156,6 +184,8 @@ static json_t *journal_json(const struct fix_journal *j)
 			json_object_set_new(e, "after_sha256", json_string(c->after_sha256));
 			json_object_set_new(e, "backup",
 			                    c->backup ? json_string(c->backup) : json_null());
+			if (c->shared_by)
+				json_object_set_new(e, "shared_by", json_string(c->shared_by));
 			free(b64);
 		} else {
 			json_object_set_new(e, "argv", argv_json(c->argv));
@@ -217,6 +247,7 @@ static int change_from(json_t *e, struct fix_change *c)
 		const char *b64 = json_string_value(json_object_get(e, "before"));
 		const char *sha = json_string_value(json_object_get(e, "after_sha256"));
 		const char *backup = json_string_value(json_object_get(e, "backup"));
+		const char *shared = json_string_value(json_object_get(e, "shared_by"));
 
 		c->kind = FIX_FILE;
 		if (!path || !b64 || !sha || strlen(sha) != 64)
@@ -229,6 +260,7 @@ static int change_from(json_t *e, struct fix_change *c)
 		if (!c->before)
 			return -1;
 		c->backup = backup ? cd_strdup(backup) : NULL;
+		c->shared_by = shared ? cd_strdup(shared) : NULL;
 		return 0;
 	}
 	if (strcmp(kind, "cmd") != 0 || !json_is_array(json_object_get(e, "argv")) ||

@@ -14,7 +14,9 @@
  * "hosts": [...], "undone": unix seconds or absent, "changes": [{"host",
  * "fixer", "summary", "kind": "file"|"cmd", "sudo", file: "path",
  * "before_exists", "before" (base64), "after_exists", "after_sha256",
- * "backup" (the node's copy, or null); cmd: "argv", "undo"}]}.
+ * "backup" (the node's copy, or null), "shared_by" (the nodes that read the
+ * file, as a host list, when a shared home makes it more than host);
+ * cmd: "argv", "undo"}]}.
  */
 #ifndef CD_FIXERS_FIX_JOURNAL_H
 #define CD_FIXERS_FIX_JOURNAL_H
@@ -37,6 +39,7 @@ struct fix_change {
 	int after_exists;
 	char after_sha256[65];
 	char *backup;
+	char *shared_by; /* NULL, or a host list: a file in a shared home */
 	/* cmd */
 	char **argv;
 	char **undo;
@@ -66,6 +69,10 @@ void fix_journal_free(struct fix_journal *j);
 /* Append a change (copied) made by action a on host. */
 struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
                                    const struct fix_action *a);
+
+/* How many nodes the recorded changes reach: each change's host and, for a
+ * file in a shared home, every node that reads it. */
+size_t fix_journal_nodes_changed(const struct fix_journal *j);
 
 /* Write the journal atomically (directory created 0700, file 0600). */
 int fix_journal_save(const struct fix_journal *j, char *err, size_t errlen);

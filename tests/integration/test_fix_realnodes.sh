@@ -5,8 +5,10 @@
 #   - as cdplain (no sudo): every node that needs root is refused before its first change,
 #     with the node, the command and the sudoers line in the message; nothing changes on any
 #     node (files and `nft list ruleset` compared); the home-only fixer (--only env) works;
+#     with the default fixers node1's home changes while node2, refused, changes nothing;
 #   - with the shared home: the env fixer changes the one ~/.bashrc once, with per-host values
-#     in env.sh, and --list / --undo restore it byte for byte.
+#     in env.sh (node3's NIC has another name, and ssh to it sees its own), and --list /
+#     --undo restore it byte for byte.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=fix_realnodes
@@ -64,6 +66,28 @@ t_cdplain_home_only_fixer_still_works() {
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
 }
 
+t_cdplain_default_fixers_stop_the_refused_node_and_the_others_go_on() {
+	# node1 needs only its home (env); node2 needs root for /etc/hosts, so
+	# none of its changes is made, its env ones included; node3's firewall
+	# cannot even be read
+	as cdplain fix -w "$W" --apply --yes --json "${PT[@]}"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	local run
+	run=$(jget 'd["run"]')
+	expect_eq "$(jget '[sorted(set(a["status"] for a in n["actions"])) for n in d["nodes"]]')" \
+		"[['applied'], ['failed'], [], []]" "statuses per node" || return 1
+	expect_match "$(jget "d['nodes'][1]['actions'][0]['message']")" \
+		"^node2: sudo refused \`.*\` for cdplain .*allow it with the sudoers line: cdplain ALL=\(root\) NOPASSWD: /.*; nothing was changed on node2" "node2's message" || return 1
+	expect_match "$(jget "d['nodes'][2]['notes']")" \
+		"node3: sudo refused \`nft -j list ruleset\` for cdplain .*cdplain ALL=\(root\) NOPASSWD: /usr/sbin/nft -j list ruleset" "node3's note" || return 1
+	expect_eq "$(snapshot | grep -v '^node1 cdplain')" "$(grep -v '^node1 cdplain' <<<"$BEFORE")" "every file but node1's home" || return 1
+	as cdplain fix --list
+	expect_match "$out" "^$run  3 changes on 1 node$" "--list" || return 1
+	as cdplain fix --undo "$run"
+	expect_eq "$rc" 0 "undo ($out $err)" || return 1
+	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
+}
+
 RUN=
 t_cdadmin_applies_through_sudo_and_undo_restores_every_byte() {
 	as cdadmin fix -w "$W" --apply --yes --json "${PT[@]}"
@@ -80,7 +104,8 @@ t_cdadmin_applies_through_sudo_and_undo_restores_every_byte() {
 
 t_shared_home_bashrc_changes_once_with_per_host_values() {
 	cluster_down
-	CD_QUIET=1 cluster_up 4 --shared-home >/dev/null || return 1
+	# node3's NIC is named differently: its GLOO_SOCKET_IFNAME differs
+	CD_QUIET=1 cluster_up 4 --shared-home --nic-names "eth0 eth0 eno1 eth0" >/dev/null || return 1
 	cluster_trap_ipv6_only_nic 1 ens6 || return 1
 	local rc_before
 	rc_before=$(sha256sum <"$CD_SHARED_DIR/root/.bashrc")
@@ -91,6 +116,12 @@ t_shared_home_bashrc_changes_once_with_per_host_values() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	RUN=$(jget 'd["run"]')
 	expect_match "$(cat "$CD_SHARED_DIR/root/.config/clusterdoc/env.sh")" 'case "\$\(uname -n\)" in' "env.sh keyed by host" || return 1
+	local i want
+	for i in 1 2 3 4; do # what a command run by ssh sees, through the one ~/.bashrc
+		want=eth0
+		((i == 3)) && want=eno1
+		expect_eq "$(cluster_ssh "$i" 'echo $GLOO_SOCKET_IFNAME')" "$want" "node$i's GLOO_SOCKET_IFNAME" || return 1
+	done
 	cd_head fix --list
 	expect_match "$out" "^$RUN  3 changes on 4 nodes" "--list" || return 1
 	cd_head fix --undo "$RUN"

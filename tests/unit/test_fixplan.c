@@ -382,6 +382,38 @@ static void shared_home_files_change_once_on_the_first_node(void **state)
 	unload(&f);
 }
 
+/* Only node1 is named by a finding: only it plans, yet the file it changes
+ * is the one every node of its home reads, and shared_by says so. */
+static void shared_home_file_one_node_changes_names_every_reader(void **state)
+{
+	struct fx f;
+
+	load(&f, "env-hosts.json");
+	for (size_t k = 0; k < f.d->nfindings; k++) {
+		struct finding *fd = &f.d->findings[k];
+		size_t keep = 0;
+
+		for (size_t q = 0; q < fd->nnodes; q++)
+			if (fd->nodes[q] == 0)
+				fd->nodes[keep++] = 0;
+		fd->nnodes = keep;
+	}
+	gathered(&f, 1000, "/bin/bash");
+	homes(&f, (const char *const[]){"t1", "t1", "t2"});
+	plan(&f, "env");
+	assert_int_equal(f.p->nodes[0].nactions, 3);
+	for (size_t k = 0; k < 3; k++)
+		assert_string_equal(f.p->nodes[0].actions[k].shared_by, "node[1-2]");
+	assert_int_equal(f.p->nodes[1].nactions, 0);
+	assert_int_equal(f.p->nodes[2].nactions, 0);
+	/* node2's ~/.bashrc is its own file (other bytes): not shared */
+	put_file(&f.st[1], "~/.bashrc", "# node2's own\n");
+	plan(&f, "env");
+	assert_null(action_for(&f.p->nodes[0], "~/.bashrc")->shared_by);
+	assert_string_equal(action_for(&f.p->nodes[0], FIX_ENV_SH)->shared_by, "node[1-2]");
+	unload(&f);
+}
+
 static void shared_home_leaves_root_files_to_each_node(void **state)
 {
 	struct fx f;
@@ -1543,6 +1575,40 @@ static void journal_keeps_an_absent_file_as_empty_before(void **state)
 	fix_journal_free(j);
 }
 
+/* A change to a file in a shared home keeps the nodes that read it, and the
+ * run counts the nodes its changes reach, not the nodes it was given. */
+static void journal_counts_the_nodes_a_shared_file_reaches(void **state)
+{
+	const char *hosts[] = {"node1", "node2", "node3", "node4", "node5"};
+	struct fix_journal *j = fix_journal_new(RUN, hosts, 5), *back;
+	struct fix_action a = {.fixer = "env",
+	                       .kind = FIX_FILE,
+	                       .summary = "rc",
+	                       .path = "~/.bashrc",
+	                       .after = "x",
+	                       .after_len = 1,
+	                       .shared_by = "node[1-3]"};
+	struct fix_action h = {.fixer = "hosts",
+	                       .kind = FIX_FILE,
+	                       .summary = "hosts",
+	                       .sudo = 1,
+	                       .path = FIX_ETC_HOSTS,
+	                       .after = "y",
+	                       .after_len = 1};
+
+	assert_int_equal(fix_journal_nodes_changed(j), 0);
+	fix_journal_add(j, "node1", &h);
+	assert_int_equal(fix_journal_nodes_changed(j), 1);
+	fix_journal_add(j, "node1", &a);
+	fix_journal_add(j, "node4", &h);
+	back = save_and_load(j);
+	assert_string_equal(back->changes[1].shared_by, "node[1-3]");
+	assert_null(back->changes[0].shared_by);
+	assert_int_equal(fix_journal_nodes_changed(back), 4);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
 static void journal_keeps_a_commands_argv_and_undo(void **state)
 {
 	static const char *const argv[] = {"nft", "insert", "rule", "comment", COMMENTQ, NULL};
@@ -1679,6 +1745,7 @@ int main(void)
 	    cmocka_unit_test(env_sh_has_one_case_arm_per_set_of_values),
 	    cmocka_unit_test(env_sh_is_the_same_file_on_every_node),
 	    cmocka_unit_test(shared_home_files_change_once_on_the_first_node),
+	    cmocka_unit_test(shared_home_file_one_node_changes_names_every_reader),
 	    cmocka_unit_test(shared_home_leaves_root_files_to_each_node),
 	    cmocka_unit_test(separate_homes_each_get_their_own_change),
 	    cmocka_unit_test(one_home_with_different_bytes_in_a_file_is_not_one_file),
@@ -1734,6 +1801,7 @@ int main(void)
 	    cmocka_unit_test(run_id_is_utc_time_and_four_hex_digits),
 	    JTEST(journal_keeps_a_files_before_bytes_and_after_digest),
 	    JTEST(journal_keeps_an_absent_file_as_empty_before),
+	    JTEST(journal_counts_the_nodes_a_shared_file_reaches),
 	    JTEST(journal_keeps_a_commands_argv_and_undo),
 	    JTEST(journal_keeps_hosts_creation_and_undone_times),
 	    JTEST(journal_file_is_0600_in_a_0700_directory),
