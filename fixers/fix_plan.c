@@ -322,10 +322,9 @@ void fix_argv_free(char **argv)
 
 /* ---------------------------------------------------------------- shared homes */
 
-static void drop_action(struct fix_node_plan *np, size_t k)
+/* What one action owns; the action itself is an element of its node's array. */
+static void action_fini(struct fix_action *a)
 {
-	struct fix_action *a = &np->actions[k];
-
 	free(a->summary);
 	free(a->path);
 	free(a->before);
@@ -333,6 +332,13 @@ static void drop_action(struct fix_node_plan *np, size_t k)
 	free(a->shared_by);
 	fix_argv_free(a->argv);
 	fix_argv_free(a->undo);
+}
+
+static void drop_action(struct fix_node_plan *np, size_t k)
+{
+	struct fix_action *a = &np->actions[k];
+
+	action_fini(a);
 	memmove(a, a + 1, (np->nactions - k - 1) * sizeof(*a));
 	np->nactions--;
 }
@@ -639,17 +645,8 @@ void fix_plan_free(struct fix_plan *p)
 	for (size_t i = 0; i < p->nnodes; i++) {
 		struct fix_node_plan *np = &p->nodes[i];
 
-		for (size_t k = 0; k < np->nactions; k++) {
-			struct fix_action *a = &np->actions[k];
-
-			free(a->summary);
-			free(a->path);
-			free(a->before);
-			free(a->after);
-			free(a->shared_by);
-			fix_argv_free(a->argv);
-			fix_argv_free(a->undo);
-		}
+		for (size_t k = 0; k < np->nactions; k++)
+			action_fini(&np->actions[k]);
 		free(np->actions);
 		for (size_t k = 0; k < np->nnotes; k++)
 			free(np->notes[k]);
