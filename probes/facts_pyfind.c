@@ -30,6 +30,13 @@ static const struct place {
     {.in_home = 1, .pattern = ".venv/bin/python"},
     {.in_home = 1, .pattern = "venv*/bin/python"},
     {.in_home = 1, .pattern = ".virtualenvs/*/bin/python"},
+    /* pyenv's builds (not its shims, which are scripts that pick one by the
+     * directory they run in) */
+    {.in_home = 1, .pattern = ".pyenv/versions/*/bin/python"},
+    /* the distribution's own, which a pyenv or module-provided python3 first
+     * in PATH hides (Debian's and Ubuntu's python3-torch live there) */
+    {.in_home = 0, .pattern = "/usr/local/bin/python3"},
+    {.in_home = 0, .pattern = "/usr/bin/python3"},
 };
 
 static int usable(const char *path)

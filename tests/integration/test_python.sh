@@ -23,9 +23,9 @@ t_facts_finds_the_venv_with_torch_and_names_the_python_to_pass() {
 		"['/root/notorch/bin/python3', '/root/notorch/bin/python3']" "the login python3" || return 1
 	expect_eq "$(jget '[n["torch"] for n in d["nodes"]]')" "[None, None]" "torch of the login python3" || return 1
 	expect_eq "$(jget '[[c["path"] for c in n["python_candidates"]] for n in d["nodes"]]')" \
-		"[['$VENV'], ['$VENV']]" "what was found" || return 1
+		"[['$VENV', '/usr/bin/python3'], ['$VENV', '/usr/bin/python3']]" "what was found (the venv, then Debian's python3 with python3-torch, hidden by the login PATH)" || return 1
 	cd_head facts -w 'node[1-2]'
-	expect_match "$out" "^node1: /root/notorch/bin/python3 has no torch; torch is in $VENV \(Python [0-9.]+\): pass --python $VENV$" \
+	expect_match "$out" "^node1: /root/notorch/bin/python3 has no torch; torch is in $VENV \(Python [0-9.]+\) and others: pass --python $VENV$" \
 		"the table's hint"
 }
 
@@ -34,7 +34,7 @@ t_check_names_the_venv_in_torch_missing() {
 	expect_eq "$(jget '[f["severity"] for f in d["findings"] if f["id"] == "torch-missing"]')" "['warning']" \
 		"torch-missing (missing everywhere)" || return 1
 	expect_match "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "torch-missing"][0][0]')" \
-		"^node1: /root/notorch/bin/python3 [0-9.]+ has no torch; torch is in $VENV \(Python [0-9.]+\)$" "evidence" || return 1
+		"^node1: /root/notorch/bin/python3 [0-9.]+ has no torch; torch is in $VENV \(Python [0-9.]+\) and 1 more$" "evidence" || return 1
 	expect_match "$(jget '[f["fix"] for f in d["findings"] if f["id"] == "torch-missing"][0]')" \
 		"^Pass --python $VENV to clusterdoc facts, check and mnist" "fix"
 }
