@@ -159,9 +159,11 @@ static char *find_agent(void)
 {
 	char self[PATH_MAX], *dir, *path;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *env = getenv("CLUSTERDOC_AGENT");
 
-	if (getenv("CLUSTERDOC_AGENT"))
-		return cd_strdup(getenv("CLUSTERDOC_AGENT"));
+	/* CLUSTERDOC_AGENT= (empty) is unset, not a file named "" */
+	if (env && *env)
+		return cd_strdup(env);
 	if (n <= 0)
 		return NULL;
 	self[n] = '\0';
