@@ -1,6 +1,6 @@
 # itest.sh - helpers for integration tests. Source it after tests/lib.sh.
 #   CLUSTERDOC / CLUSTERDOC_AGENT: the binaries under test (set by make).
-#   run_test NAME: runs the function t_NAME, records PASS/FAIL.
+#   run_test NAME: runs the function t_NAME, records PASS/FAIL; itest_run_all runs them all.
 #   Assertions print what differed and return 1.
 source "$CD_TOP/tests/cluster/cluster.sh"
 CLUSTERDOC=${CLUSTERDOC:-$CD_TOP/clusterdoc}
@@ -47,3 +47,22 @@ run_test() {
 	rm -f "$log"
 }
 ITEST_STATUS=0
+
+# itest_need_root: a test file that builds namespaces records a SKIP and ends without root.
+itest_need_root() {
+	[ "$(id -u)" -eq 0 ] && return 0
+	result SKIP "$ITEST_FILE (needs root for network namespaces)"
+	exit 0
+}
+
+# itest_run_all: run every t_NAME of the calling file in file order (a test may reuse the
+# cluster an earlier one brought up; ONLY=REGEX runs the matching ones), then take the
+# cluster down and exit with the file's status.
+itest_run_all() {
+	local t
+	for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
+		[[ -z ${ONLY:-} || $t =~ $ONLY ]] && run_test "$t"
+	done
+	cluster_down
+	exit "$ITEST_STATUS"
+}

@@ -201,13 +201,6 @@ t_a_killed_rank_ends_the_run_naming_it_and_leaves_nothing() {
 	expect_eq "$(agents_left)" 0 "agents left on the nodes"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 # In file order: the tests after the first reuse its cluster.
-for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-	run_test "$t"
-done
-cluster_down
-exit $ITEST_STATUS
+itest_run_all

@@ -241,13 +241,6 @@ t_all_traps_together_each_on_its_node() {
 	expect_eq "$rc" 0 "exit status with the suggested environment ($(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]'))"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 # In file order: some tests continue on the cluster the previous one made.
-for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-	run_test "$t"
-done
-cluster_down
-exit $ITEST_STATUS
+itest_run_all

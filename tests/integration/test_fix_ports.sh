@@ -124,13 +124,6 @@ t_an_unknown_fixer_is_refused_before_any_check() {
 	expect_eq "$out" "" "output (no check ran)"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 # In file order: each test continues on the cluster and state the previous one left.
-for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-	run_test "$t"
-done
-cluster_down
-exit $ITEST_STATUS
+itest_run_all

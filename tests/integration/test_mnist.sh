@@ -237,10 +237,7 @@ t_a_hung_rank_is_stopped_at_the_stall_deadline() {
 	expect_nothing_left
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	result SKIP "$ITEST_FILE (Debian's python3-torch is not installed)"
 	exit 0

@@ -48,18 +48,11 @@ t_exact_list_matches() { same 1 'NCCL_SOCKET_IFNAME==eth0,ens6'; }
 t_name_matching_nothing_fails_the_same_way() { same 1 NCCL_SOCKET_IFNAME=ib; }
 t_one_character_value_is_ignored() { same 1 NCCL_SOCKET_IFNAME=e; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 if [ -z "${NCCL_ORACLE:-}" ] || [ ! -x "$NCCL_ORACLE" ]; then
 	result SKIP "$ITEST_FILE (NCCL is not installed: no oracle)"
 	exit 0
 fi
 CD_QUIET=1 cluster_up 1 >/dev/null || { result FAIL "$ITEST_FILE/cluster-up"; exit 1; }
 cluster_trap_ipv6_only_nic 1 ens6 && cluster_trap_docker0 1 || { result FAIL "$ITEST_FILE/traps"; exit 1; }
-for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-	run_test "$t"
-done
-cluster_down
-exit $ITEST_STATUS
+itest_run_all

@@ -74,10 +74,7 @@ t_mnist_torch_mode_names_the_python_then_trains_with_it() {
 		"mode, epochs and the torch of --python"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 if ! TORCH=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null); then
 	result SKIP "$ITEST_FILE (Debian's python3-torch is not installed)"
 	exit 0
@@ -86,8 +83,4 @@ if ! /usr/bin/python3 -m venv --help >/dev/null 2>&1; then
 	result SKIP "$ITEST_FILE (python3's venv module is missing)"
 	exit 0
 fi
-for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-	run_test "$t"
-done
-cluster_down
-exit $ITEST_STATUS
+itest_run_all

@@ -285,10 +285,7 @@ t_bench_prom_and_junit_have_every_size() {
 		"below 0.9 x 100000" "the slow case"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 for tool in promtool prometheus-pushgateway xmllint; do
 	command -v "$tool" >/dev/null || { result FAIL "$ITEST_FILE" "$tool is missing: make deps"; exit 1; }
 done

@@ -158,10 +158,7 @@ t_clusterdoc_fix_undo_restores_what_the_tui_changed() {
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes after both undos"
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 # In file order: each test continues on the cluster and the TUI the previous one left.
 for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
 	run_test "$t"

@@ -190,10 +190,7 @@ report_numbers() {
 	fi
 }
 
-if [ "$(id -u)" -ne 0 ]; then
-	result SKIP "$ITEST_FILE (needs root for network namespaces)"
-	exit 0
-fi
+itest_need_root
 if ! command -v tmux >/dev/null; then
 	result SKIP "$ITEST_FILE (needs tmux)"
 	exit 0
