@@ -22,8 +22,7 @@ static void buf_printf(struct buf *b, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		cd_fatal("out of memory");
+	s = cd_vasprintf(fmt, ap);
 	va_end(ap);
 	if (buf_append_str(b, s) < 0)
 		cd_fatal("the bootstrap command is over %zu bytes", b->max);

@@ -107,17 +107,23 @@ char *cd_strndup(const char *s, size_t n)
 	return d;
 }
 
+char *cd_vasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		cd_fatal("out of memory formatting a string");
+	return s;
+}
+
 char *cd_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = cd_vasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		cd_fatal("out of memory formatting a string");
 	return s;
 }
 

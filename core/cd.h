@@ -9,6 +9,7 @@
 #ifndef CD_H
 #define CD_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,8 @@ void *cd_realloc(void *p, size_t n);
 char *cd_strdup(const char *s);
 char *cd_strndup(const char *s, size_t n);
 char *cd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cd_asprintf with a va_list (which it consumes); fatal on out-of-memory. */
+char *cd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* A per-run secret: 32 random lowercase hex characters (getrandom) and a
  * NUL into hex (len >= 33; a shorter buffer gets fewer). cd_fatal when the

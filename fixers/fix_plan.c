@@ -181,8 +181,7 @@ void fix_note(struct fix_node_plan *p, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		cd_fatal("out of memory");
+	s = cd_vasprintf(fmt, ap);
 	va_end(ap);
 	p->notes = cd_realloc(p->notes, (p->nnotes + 1) * sizeof(*p->notes));
 	p->notes[p->nnotes++] = s;
