@@ -71,7 +71,7 @@ mnist_cold() { # NODES MODE ARGS...
 }
 mnist_trained() { # NRANKS what
 	local n=$1
-	expect_eq "$rc" 0 "exit status $2 ($(tail -c 600 <<<"$err"))" || return 1
+	expect_eq "$rc" 0 "exit status $2 ($(tail -c 600 <<<"$err") $(jget 'd["failure"], [(n["host"], n["error"]) for n in d["nodes"] if n["error"]]' 2>/dev/null))" || return 1
 	expect_eq "$(jget 'd["failed"], d["nranks"], len(d["epochs"])')" "(False, $n, 2)" "failed, ranks, epochs $2" || return 1
 	expect_eq "$(jget '[(n["started"], n["ended"], n["exit_code"], n["error"]) for n in d["nodes"]]')" \
 		"$(python3 -c "print([(True, True, 0, None)] * $n)")" "every rank started, ended and exited 0 $2" || return 1
