@@ -133,6 +133,30 @@ t_bench_ring_is_exact_across_debian_11_and_aarch64_as_cdadmin() {
 	expect_eq "$(jget 'sum(r["wrong"] for r in d["results"])')" 0 "wrong elements"
 }
 
+# The agent's own trainer (no torch) as the user without sudo, from a cold data directory in
+# the shared home, on the Debian 11 node and two Debian 12 nodes (not on node ARM: training
+# under qemu-user is slow).
+t_mnist_embedded_as_cdplain_across_debian_11_and_12() {
+	local data=$CD_RUN/mnist uid
+	uid=$(ssh_as cdplain 1 'id -u') || return 1
+	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$data" 1000 200 >/dev/null || return 1
+	rm -rf "$CD_SHARED_DIR/home/cdplain/.cache/clusterdoc/data"
+	as cdplain mnist -w "node[1,$OLD,4]" --mode embedded --data-dir "$data" --data-md5 "$data/MD5SUMS" \
+		--cache-dir "$CD_RUN/head-cache" --stall-timeout 120 --json
+	expect_eq "$rc" 0 "exit status ($(tail -c 600 <<<"$err") $(jget 'd["failure"], [(n["host"], n["error"]) for n in d["nodes"] if n["error"]]' 2>/dev/null))" || return 1
+	expect_eq "$(jget 'd["mode"], d["failed"], d["nranks"], len(d["epochs"])')" "('embedded', False, 3, 2)" \
+		"mode, failed, ranks, epochs" || return 1
+	expect_eq "$(jget '[(n["host"], n["started"], n["ended"], n["exit_code"], n["error"]) for n in d["nodes"]]')" \
+		"[('node1', True, True, 0, None), ('node$OLD', True, True, 0, None), ('node4', True, True, 0, None)]" \
+		"every rank started, ended and exited 0" || return 1
+	expect_eq "$(jget 'd["epochs"][1]["loss"] < d["epochs"][0]["loss"]')" True "the loss drops ($(jget 'd["epochs"]'))" || return 1
+	expect_eq "$(jget 'd["params_identical"] and d["test"]["total"] == 200')" True \
+		"identical parameters, test set evaluated ($(jget 'd["test"]'))" || return 1
+	expect_eq "$(find "$CD_SHARED_DIR/home/cdplain/.cache/clusterdoc/data" ! -uid "$uid" | head -3)" "" \
+		"what in cdplain's data directory is not owned by cdplain (uid $uid)" || return 1
+	expect_eq "$(find "$CD_SHARED_DIR" \( -name '*.part*' -o -name '*.tmp*' \) | head -3)" "" "temp files left"
+}
+
 run_test cluster_users_log_in_everywhere_and_only_cdadmin_has_sudo
 run_test cluster_old_node_is_debian_11_with_glibc_2_31
 run_test cluster_arm_node_is_aarch64
@@ -141,5 +165,6 @@ run_test facts_as_root_from_a_cold_shared_cache
 run_test facts_as_cdplain_and_cdadmin_from_a_cold_shared_cache
 run_test check_reaches_every_node_and_finds_only_the_roots_differences
 run_test bench_ring_is_exact_across_debian_11_and_aarch64_as_cdadmin
+run_test mnist_embedded_as_cdplain_across_debian_11_and_12
 cluster_down
 exit $ITEST_STATUS

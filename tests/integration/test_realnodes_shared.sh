@@ -3,7 +3,8 @@
 # an HPC cluster's NFS/Lustre/GPFS home. `clusterdoc facts` from an empty cache must answer on
 # all 8 nodes every time (they all upload and start the agent at once), then `check` and
 # `bench` must pass on the same cluster. A cached agent that is garbage (a head killed during
-# the upload) is replaced, not a permanent "Exec format error".
+# the upload) is replaced, not a permanent "Exec format error". `mnist` in both modes trains
+# from a cold data directory in the shared home, and no node leaves a temp file there.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=realnodes_shared
@@ -56,8 +57,54 @@ t_check_and_bench_pass_on_the_shared_home() {
 	expect_eq "$(jget 'sum(r["wrong"] for r in d["results"])')" 0 "wrong elements"
 }
 
+# mnist from a cold ~/.cache/clusterdoc/data in the shared home: every node pushes (or finds)
+# the same files there at once. A small dataset of MNIST's format made by the test.
+MNIST_DATA=""
+mnist_cold() { # NODES MODE ARGS...
+	if [[ -z $MNIST_DATA ]]; then
+		MNIST_DATA=$CD_RUN/mnist
+		/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$MNIST_DATA" 1000 200 >/dev/null || return 1
+	fi
+	rm -rf "$CD_SHARED_DIR/root/.cache/clusterdoc/data"
+	cd_head mnist -w "$1" --mode "$2" --data-dir "$MNIST_DATA" --data-md5 "$MNIST_DATA/MD5SUMS" \
+		--cache-dir "$CD_RUN/head-cache" --stall-timeout 120 --json "${@:3}"
+}
+mnist_trained() { # NRANKS what
+	local n=$1
+	expect_eq "$rc" 0 "exit status $2 ($(tail -c 600 <<<"$err") $(jget 'd["failure"], [(n["host"], n["error"]) for n in d["nodes"] if n["error"]]' 2>/dev/null))" || return 1
+	expect_eq "$(jget 'd["failed"], d["nranks"], len(d["epochs"])')" "(False, $n, 2)" "failed, ranks, epochs $2" || return 1
+	expect_eq "$(jget '[(n["started"], n["ended"], n["exit_code"], n["error"]) for n in d["nodes"]]')" \
+		"$(python3 -c "print([(True, True, 0, None)] * $n)")" "every rank started, ended and exited 0 $2" || return 1
+	expect_eq "$(jget 'd["epochs"][1]["loss"] < d["epochs"][0]["loss"]')" True "the loss drops $2 ($(jget 'd["epochs"]'))" || return 1
+	expect_eq "$(jget 'd["test"] is not None and d["test"]["total"] == 200')" True "test set evaluated $2 ($(jget 'd["test"]'))"
+}
+no_temp_files_in_the_shared_home() {
+	local left
+	left=$(find "$CD_SHARED_DIR" \( -name '*.part*' -o -name '*.tmp*' -o -name '.agent-*' \) 2>/dev/null)
+	[[ -z $left ]] || { echo "    temp files left in the shared home: $left"; return 1; }
+}
+
+t_mnist_torch_on_2_nodes_from_a_cold_shared_data_dir() {
+	mnist_cold 'node[1-2]' torch --backend gloo --nproc-per-node 1
+	mnist_trained 2 "(torch)" || return 1
+	expect_eq "$(jget 'sum(n["pushed_files"] for n in d["nodes"]) >= 5')" True "the 4 data files and the script pushed into the cold directory" || return 1
+	expect_eq "$(jget 'd["mode"], d["backend"]')" "('torch', 'gloo')" "mode and backend" || return 1
+	[[ -s $CD_SHARED_DIR/root/.cache/clusterdoc/data/mnist_mlp.pt ]] || { echo "    no checkpoint in the shared home"; return 1; }
+	no_temp_files_in_the_shared_home
+}
+
+t_mnist_embedded_on_4_nodes_from_a_cold_shared_data_dir() {
+	mnist_cold 'node[1-4]' embedded
+	mnist_trained 4 "(embedded)" || return 1
+	expect_eq "$(jget 'sum(n["pushed_files"] for n in d["nodes"]) >= 4')" True "the 4 data files pushed into the cold directory" || return 1
+	expect_eq "$(jget 'd["mode"], d["params_identical"]')" "('embedded', True)" "mode, identical parameters" || return 1
+	no_temp_files_in_the_shared_home
+}
+
 run_test cold_facts_on_8_nodes_sharing_a_home_answer_every_time
 run_test a_cached_agent_of_zeros_is_replaced
 run_test check_and_bench_pass_on_the_shared_home
+run_test mnist_torch_on_2_nodes_from_a_cold_shared_data_dir
+run_test mnist_embedded_on_4_nodes_from_a_cold_shared_data_dir
 cluster_down
 exit $ITEST_STATUS
