@@ -1,6 +1,7 @@
 /* fetch.c - downloads with libcurl's multi interface on our loop (see fetch.h). */
 #include "fetch.h"
 #include "cd.h"
+#include "fsutil.h"
 #include "loop.h"
 
 #include <curl/curl.h>
@@ -637,7 +638,7 @@ int fetcher_get(struct fetcher *f, const struct fetch_opts *o, fetch_progress_cb
 	x->fd = -1;
 	x->url = cd_strdup(o->url);
 	x->dest = cd_strdup(o->dest_path);
-	x->part = cd_asprintf("%s.part", o->dest_path);
+	x->part = cd_asprintf("%s.part.%s", o->dest_path, cd_writer_tag());
 	memcpy(x->md5, md5, sizeof(md5));
 	if (md5[0] && !(x->md5ctx = EVP_MD_CTX_new()))
 		cd_fatal("EVP_MD_CTX_new: out of memory");

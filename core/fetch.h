@@ -4,8 +4,10 @@
  * A fetcher drives libcurl's multi interface from our loop (loop.h): curl's
  * sockets are loop watchers and its timeout is a loop timer, so nothing here
  * blocks and several downloads run at once. Each download goes to
- * dest_path + ".part" (truncated at every attempt) and is renamed to
- * dest_path only when complete and, if asked, its MD5 matches.
+ * dest_path + ".part." + its writer's tag (cd_writer_tag: host, pid, random;
+ * truncated at every attempt, so two heads sharing a home never write one
+ * file) and is renamed to dest_path only when complete and, if asked, its
+ * MD5 matches.
  *
  * Only http:// and https:// are fetched, redirects included (at most 5
  * followed). Requests carry "User-Agent: clusterdoc[/<CD_VERSION>]". An HTTP
@@ -35,7 +37,7 @@ struct fetcher;
 /* Zero-initialise, then set what differs: a field left 0 gets its default. */
 struct fetch_opts {
 	const char *url;        /* http:// or https:// */
-	const char *dest_path;  /* written to dest_path + ".part", renamed on success */
+	const char *dest_path;  /* written to dest_path + ".part.TAG", renamed on success */
 	int retries;            /* extra attempts after the first for transient failures;
 	                           0 = FETCH_DEFAULT_RETRIES, < 0 = none */
 	int backoff_ms;         /* first back-off, doubled each retry; 0 = default 1000 */
