@@ -358,9 +358,50 @@ static void plan(struct mnist *m)
 
 /* ---------------------------------------------------------------- push */
 
-static void remote_path(const struct mnist *m, const char *name, char *out, size_t len)
+/* The data root of every node whose agent runs where it should. */
+static const char *shared_root(const struct mnist *m)
 {
-	snprintf(out, len, "%s/MNIST/raw/%s", m->o.remote_root, name);
+	return m->o.remote_root ? m->o.remote_root : MNIST_REMOTE_ROOT;
+}
+
+/* Node i's data root: the user's when given; beside the agent when the
+ * bootstrap had to leave ~/.cache (full or read-only: the dataset would not
+ * go there either); else the shared one. */
+static void choose_root(struct mnist *m, size_t i)
+{
+	struct mnode *mn = &m->nodes[i];
+	const char *dir = node_agent_dir(mn->pn);
+
+	if (!m->o.remote_root && node_agent_note(mn->pn) && dir)
+		snprintf(mn->root, sizeof(mn->root), "%s/data", dir);
+	else
+		snprintf(mn->root, sizeof(mn->root), "%s", shared_root(m));
+}
+
+/* The files to push under root into files[0..MNIST_NFILES]: their count. */
+static size_t files_init(const struct mnist *m, const char *root, struct push_file *files)
+{
+	char path[512], hex[SHA256_HEX_LEN];
+	size_t n = 0;
+
+	for (int f = 0; f < MNIST_NFILES; f++) {
+		snprintf(path, sizeof(path), "%s/MNIST/raw/%s", root,
+		         mnist_file_name((enum mnist_file)f));
+		push_file_init(&files[n++], path, m->data->f[f].raw, m->data->f[f].len,
+		               m->data->f[f].sha256);
+	}
+	if (m->r.mode == MNIST_TORCH) {
+		sha256_data_hex(mnist_ddp_py, mnist_ddp_py_len, hex);
+		snprintf(path, sizeof(path), "%s/%s", root, SCRIPT_NAME);
+		push_file_init(&files[n++], path, mnist_ddp_py, mnist_ddp_py_len, hex);
+	}
+	return n;
+}
+
+static void files_free(struct push_file *files, size_t n)
+{
+	for (size_t f = 0; f < n; f++)
+		push_file_fini(&files[f]);
 }
 
 static void on_pushed(void *arg, size_t i, int err, const char *msg)
@@ -379,27 +420,28 @@ static void on_pushed(void *arg, size_t i, int err, const char *msg)
 	settle(m, i, 0);
 }
 
+/* The nodes under the shared root share its files (and their compressed
+ * chunks); a node with a root of its own gets files of its own. */
 static void send_pushes(struct mnist *m)
 {
-	char path[512], hex[SHA256_HEX_LEN];
-
 	m->push_started = cd_now_ms();
-	for (int f = 0; f < MNIST_NFILES; f++) {
-		remote_path(m, mnist_file_name((enum mnist_file)f), path, sizeof(path));
-		push_file_init(&m->files[f], path, m->data->f[f].raw, m->data->f[f].len,
-		               m->data->f[f].sha256);
-	}
-	m->nfiles = MNIST_NFILES;
-	if (m->r.mode == MNIST_TORCH) {
-		sha256_data_hex(mnist_ddp_py, mnist_ddp_py_len, hex);
-		snprintf(path, sizeof(path), "%s/%s", m->o.remote_root, SCRIPT_NAME);
-		push_file_init(&m->files[m->nfiles++], path, mnist_ddp_py, mnist_ddp_py_len, hex);
-	}
+	m->nfiles = files_init(m, shared_root(m), m->files);
 	say_phase(m, "push");
 	for (size_t i = 0; i < m->n; i++) {
-		m->nodes[i].waiting = 1;
-		m->nodes[i].push = push_start(m->nodes[i].pn, m->files, m->nfiles,
-		                              m->o.request_timeout_ms, on_pushed, m, i);
+		struct mnode *mn = &m->nodes[i];
+		struct push_file *files = m->files;
+		size_t nfiles = m->nfiles;
+
+		choose_root(m, i);
+		if (strcmp(mn->root, shared_root(m)) != 0) {
+			mn->files = cd_calloc(MNIST_NFILES + 1, sizeof(*mn->files));
+			mn->nfiles = files_init(m, mn->root, mn->files);
+			files = mn->files;
+			nfiles = mn->nfiles;
+		}
+		mn->waiting = 1;
+		mn->push =
+		    push_start(mn->pn, files, nfiles, m->o.request_timeout_ms, on_pushed, m, i);
 	}
 }
 
@@ -484,7 +526,7 @@ static json_t *embedded_request(const struct mnist *m, size_t i)
 {
 	const struct mnist_node *n = &m->r.nodes[i];
 	json_t *req = proto_request(0, "mnist_start"), *ranks = json_array();
-	char root[512];
+	char root[sizeof(m->nodes[i].root) + sizeof("/MNIST/raw")];
 
 	for (int l = 0; l < n->nranks; l++) {
 		int rank = n->first_rank + l, port;
@@ -495,7 +537,7 @@ static json_t *embedded_request(const struct mnist *m, size_t i)
 		                      json_pack("{sis{sssi}}", "rank", rank, "right", "address",
 		                                m->r.nodes[rn].addr, "port", port));
 	}
-	snprintf(root, sizeof(root), "%s/MNIST/raw", m->o.remote_root);
+	snprintf(root, sizeof(root), "%s/MNIST/raw", m->nodes[i].root);
 	json_object_set_new(req, "token", json_string(m->token));
 	json_object_set_new(req, "nranks", json_integer(m->r.nranks));
 	json_object_set_new(req, "stall_ms", json_integer(m->o.ring_stall_ms));
@@ -514,14 +556,10 @@ static json_t *torch_request(const struct mnist *m, size_t i)
 {
 	const struct mnist_node *n = &m->r.nodes[i], *master = &m->r.nodes[0];
 	json_t *req = proto_request(0, "proc_start");
-	char script[512], root[512], ckpt[512];
 
-	snprintf(script, sizeof(script), "%s/%s", m->o.remote_root, SCRIPT_NAME);
-	snprintf(root, sizeof(root), "%s", m->o.remote_root);
-	snprintf(ckpt, sizeof(ckpt), "%s/mnist_mlp.pt", m->o.remote_root);
 	/* The agent runs argv without a shell, so "~/" is expanded here by the
 	 * job's cwd: the paths are given relative to the run directory. */
-	json_object_set_new(req, "cwd", json_string(m->o.remote_root));
+	json_object_set_new(req, "cwd", json_string(m->nodes[i].root));
 	json_object_set_new(req, "argv",
 	                    mnist_torch_argv(m->nodes[i].python, n->torch_version, (int)m->n,
 	                                     (int)i, n->nranks, master->addr, m->o.master_port,
@@ -639,7 +677,6 @@ void mnist_opts_init(struct mnist_opts *o)
 	o->momentum = 0.9;
 	o->seed = 1;
 	o->master_port = 29500;
-	o->remote_root = "~/.cache/clusterdoc/data";
 	o->timeout_ms = 30 * 60 * 1000;
 	o->stall_ms = 5 * 60 * 1000;
 	o->ring_stall_ms = 60000;
@@ -722,9 +759,10 @@ void mnist_free(struct mnist *m)
 		json_decref(m->nodes[i].probe);
 		json_decref(m->nodes[i].facts);
 		push_free(m->nodes[i].push);
+		files_free(m->nodes[i].files, m->nodes[i].nfiles);
+		free(m->nodes[i].files);
 	}
-	for (size_t f = 0; f < m->nfiles; f++)
-		push_file_fini(&m->files[f]);
+	files_free(m->files, m->nfiles);
 	mnist_data_free(m->data);
 	free(m->nodes);
 	free(m->r.nodes);

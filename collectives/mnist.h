@@ -13,7 +13,8 @@
  *                  embedded, saying why), each node's address and interface
  *                  (--iface, else NCCL's pick, as bench does), the ranks
  *   3. push        the four IDX files (and the training script) to every node
- *                  under <root>/MNIST/raw/, skipped where already present
+ *                  under <root>/MNIST/raw/, skipped where already present;
+ *                  <root> is the node's own (mnist_opts.remote_root)
  *   4. start       torch: `proc_start` of torchrun on every node;
  *                  embedded: `bench_listen` then `mnist_start` on every node
  *   5. watch       `job_poll` every node until every job has ended; lines are
@@ -41,6 +42,8 @@
 
 enum mnist_mode { MNIST_AUTO, MNIST_TORCH, MNIST_EMBEDDED };
 
+#define MNIST_REMOTE_ROOT "~/.cache/clusterdoc/data"
+
 struct mnist_opts {
 	enum mnist_mode mode;
 	const char *backend;     /* torch: "gloo", "nccl" or "auto" (nccl when every node
@@ -54,7 +57,11 @@ struct mnist_opts {
 	const char *python;      /* torch: the interpreter on every node (--python);
 	                            NULL = the login python3 */
 	int master_port;         /* torch; default 29500 */
-	const char *remote_root; /* default "~/.cache/clusterdoc/data" */
+	const char *remote_root; /* where the files go on every node (--remote-dir);
+	                            NULL (default): per node, MNIST_REMOTE_ROOT, or
+	                            <agent dir>/data where the agent runs from a
+	                            fallback directory (a full or read-only
+	                            ~/.cache: node_agent_note) */
 	struct mnist_data_opts data;
 	int timeout_ms;         /* the whole job once started; default 30 min */
 	int stall_ms;           /* no output from any node; default 5 min */

@@ -60,6 +60,9 @@ struct mnode {
 	int gone;
 	json_t *probe, *facts;
 	struct push *push;
+	char root[512];          /* the data root there: mnist_opts.remote_root */
+	struct push_file *files; /* its own files when root is not the shared one */
+	size_t nfiles;           /* (owned, freed by mnist_free), else NULL */
 	const char *python;
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* embedded: each local rank's listener */
 	long long next_line;
@@ -81,7 +84,7 @@ struct mnist {
 	struct mnist_prep *prep;
 	struct mnist_data *data;
 	int data_pending;
-	struct push_file files[MNIST_NFILES + 1];
+	struct push_file files[MNIST_NFILES + 1]; /* under the shared root */
 	size_t nfiles;
 	char token[33];
 

@@ -89,6 +89,30 @@ t_full_cache_falls_back_to_tmp_and_says_so() {
 	expect_match "$out" "node2: the agent is kept in $TMPDIR0" "table note on the warm run"
 }
 
+# Node 7's ~/.cache a full tmpfs: its agent runs from /tmp/clusterdoc-0, so mnist puts the
+# dataset in /tmp/clusterdoc-0/data there (not in the full cache) and trains on every rank.
+t_mnist_on_a_node_with_a_full_cache_uses_the_fallback_dir() {
+	local data=$CD_RUN/mnist
+	[ -f "$data/MD5SUMS" ] || /usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$data" 1000 200 >/dev/null || return 1
+	cold && rm -rf $TMPDIR0
+	cluster_node_exec 7 sh -c 'mount -t tmpfs -o size=256k tmpfs /root/.cache &&
+		dd if=/dev/zero of=/root/.cache/fill bs=4k 2>/dev/null; true'
+	cd_head mnist -w 'node[6-7]' --mode embedded --epochs 1 --data-dir "$data" \
+		--data-md5 "$data/MD5SUMS" --cache-dir "$CD_RUN/head-cache" --json
+	local full
+	full=$(cluster_node_exec 7 sh -c 'find /root/.cache -mindepth 1 | sort | tr "\n" " "; umount /root/.cache')
+	expect_eq "$rc" 0 "exit status ($(jget 'd["failure"]'); $(tail -c 600 <<<"$err"))" || return 1
+	expect_eq "$(jget '[n["exit_code"] for n in d["nodes"]]')" "[0, 0]" "exit codes" || return 1
+	expect_eq "$(jget 'len(d["epochs"])')" 1 "epochs done" || return 1
+	expect_eq "$(jget '[bool(n["param_sha256"]) for n in d["nodes"]]+[d["params_identical"]]')" \
+		"[True, True, True]" "every rank's final parameters, identical" || return 1
+	expect_eq "$(cluster_node_exec 7 sh -c "cd $TMPDIR0/data/MNIST/raw && ls" | tr '\n' ' ')" \
+		"t10k-images-idx3-ubyte t10k-labels-idx1-ubyte train-images-idx3-ubyte train-labels-idx1-ubyte " \
+		"files in $TMPDIR0/data/MNIST/raw on node7" || return 1
+	# the bootstrap's empty clusterdoc directory, from before it fell back, and nothing else
+	expect_eq "$full" "/root/.cache/clusterdoc /root/.cache/fill " "what the full cache holds"
+}
+
 t_read_only_cache_falls_back_and_says_so() {
 	cold && rm -rf $TMPDIR0
 	cluster_node_exec 3 mount -o remount,bind,ro /root/.cache
@@ -157,7 +181,8 @@ t_agent_is_chosen_by_uname_m() {
 for t in cold_shared_cache_ten_runs_every_node_answers cold_shared_cache_openssh_backend \
 	table_says_the_cache_is_shared mnist_embedded_on_a_cold_shared_cache_trains \
 	zero_filled_agent_is_replaced_by_a_fresh_upload \
-	full_cache_falls_back_to_tmp_and_says_so read_only_cache_falls_back_and_says_so \
+	full_cache_falls_back_to_tmp_and_says_so mnist_on_a_node_with_a_full_cache_uses_the_fallback_dir \
+	read_only_cache_falls_back_and_says_so \
 	tmp_fallback_that_is_a_symlink_is_not_followed nothing_writable_is_a_clear_error \
 	agent_failing_after_a_fresh_upload_is_a_clear_error \
 	agent_is_chosen_by_uname_m; do
