@@ -350,24 +350,6 @@ void check_print_text(const struct check_result *r, int checked)
 
 /* ---------------------------------------------------------------- env */
 
-/* Single-quote a value for the shell when it holds anything unusual. */
-static void print_shell_value(FILE *f, const char *v)
-{
-	if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-:,=^/") ==
-	    strlen(v)) {
-		fputs(v, f);
-		return;
-	}
-	putc('\'', f);
-	for (; *v; v++) {
-		if (*v == '\'')
-			fputs("'\\''", f);
-		else
-			putc(*v, f);
-	}
-	putc('\'', f);
-}
-
 int check_write_env(FILE *f, const struct check_result *r, const char *only)
 {
 	const struct netmodel *m = r->m;
@@ -389,7 +371,7 @@ int check_write_env(FILE *f, const struct check_result *r, const char *only)
 		node_env_of(r, i, &e);
 		for (int k = 0; k < e.n; k++) {
 			fprintf(f, "export %s=", e.name[k]);
-			print_shell_value(f, e.value[k]);
+			cd_fput_shell_word(f, e.value[k]);
 			putc('\n', f);
 		}
 		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||

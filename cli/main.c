@@ -50,25 +50,6 @@ static void usage(FILE *f)
 	        "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
 }
 
-/* Print arg as one shell word: as it is when it is plain, else in single
- * quotes ("node[1-4]" would be a glob). */
-static void print_shell_word(FILE *f, const char *arg)
-{
-	if (*arg && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                        "0123456789-_.,/:=@%+") == strlen(arg)) {
-		fputs(arg, f);
-		return;
-	}
-	fputc('\'', f);
-	for (; *arg; arg++) {
-		if (*arg == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*arg, f);
-	}
-	fputc('\'', f);
-}
-
 /*
  * `clusterdoc -w HOSTS ...`: options without a command are the TUI's, as
  * `clusterdoc` alone on a terminal is. Without a terminal the TUI cannot
@@ -87,7 +68,7 @@ static int run_tui_or_explain(int argc, char **argv)
 		fprintf(stderr, "  clusterdoc %s", instead[i]);
 		for (int k = 1; k < argc; k++) {
 			fputc(' ', stderr);
-			print_shell_word(stderr, argv[k]);
+			cd_fput_shell_word(stderr, argv[k]);
 		}
 		fputc('\n', stderr);
 	}

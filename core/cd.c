@@ -107,6 +107,23 @@ char *cd_strndup(const char *s, size_t n)
 	return d;
 }
 
+void cd_fput_shell_word(FILE *f, const char *s)
+{
+	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                    "0123456789-_.,/:=@%+^") == strlen(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
 char *cd_vasprintf(const char *fmt, va_list ap)
 {
 	char *s;

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CD_ERRLEN 512
 
@@ -57,6 +58,9 @@ void *cd_realloc(void *p, size_t n);
 char *cd_strdup(const char *s);
 char *cd_strndup(const char *s, size_t n);
 char *cd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write s to f as one shell word: as it is when every character is plain,
+ * else single-quoted ("node[1-4]" would be a glob, "a b" two words). */
+void cd_fput_shell_word(FILE *f, const char *s);
 /* cd_asprintf with a va_list (which it consumes); fatal on out-of-memory. */
 char *cd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
