@@ -609,6 +609,19 @@ out:
 	return rc;
 }
 
+/* Remove the temp file beside target that a refused or failed step left;
+ * best effort: the step's own error is what the caller reports. */
+static void sudo_clean(const char *target)
+{
+	struct sudocmd rm;
+	char msg[CD_ERRLEN];
+	const char *code;
+	int busy = 0;
+
+	if (sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm) == 0)
+		sudo_step(&rm, NULL, 0, &busy, &code, msg, sizeof(msg));
+}
+
 /*
  * A root-owned file changed as a user with sudo: read and checked as the
  * user (the fixers' root files are world-readable), backed up as the user
@@ -674,31 +687,20 @@ static json_t *write_as_root(struct write_req *w, json_t *req, const char **code
 		if (sudo_step(&c, data, fill ? w->len : 0, &busy, code, msg, msglen) == 0)
 			continue;
 		if (steps[k] == SUDOCMD_RENAME && busy) {
-			struct sudocmd fb, rm;
-			int b2 = 0;
-			char m2[CD_ERRLEN];
-			const char *c2;
+			struct sudocmd fb;
+			int b2 = 0, ok;
 
 			sudocmd_file(SUDOCMD_IN_PLACE, target, 0, &fb);
-			sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm);
-			if (sudo_step(&fb, w->data ? (const char *)w->data : "", w->len, &b2, code,
-			              msg, msglen) < 0) {
-				sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
+			ok = sudo_step(&fb, w->data ? (const char *)w->data : "", w->len, &b2, code,
+			               msg, msglen) == 0;
+			sudo_clean(target);
+			if (!ok)
 				goto out;
-			}
-			sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
 			in_place = 1;
 			break;
 		}
-		if (!w->remove && k > 0) {
-			struct sudocmd rm;
-			char m2[CD_ERRLEN];
-			const char *c2;
-			int b2 = 0;
-
-			sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm);
-			sudo_step(&rm, NULL, 0, &b2, &c2, m2, sizeof(m2));
-		}
+		if (!w->remove && k > 0)
+			sudo_clean(target);
 		goto out;
 	}
 	result = write_result(1, cur.sha, after, in_place, backed_up ? w->backup : NULL);
