@@ -75,7 +75,7 @@ void diagnose_sb_addf(char **s, const char *fmt, ...)
 }
 
 /* The hosts of a node set, folded like nodeset -f ("node[1-3]"). */
-static char *fold_nodes(const struct netmodel *m, const size_t *idx, size_t n)
+char *diagnose_fold_nodes(const struct netmodel *m, const size_t *idx, size_t n)
 {
 	struct hostlist *hl = hostlist_new();
 	char *s;
@@ -181,7 +181,7 @@ static void finish_findings(struct dstate *st)
 	for (size_t i = 0; i < st->np; i++) {
 		struct pending *p = &st->p[i];
 		struct finding *f = &d->findings[d->nfindings++];
-		char *nodes = fold_nodes(st->m, p->nodes, p->nnodes);
+		char *nodes = diagnose_fold_nodes(st->m, p->nodes, p->nnodes);
 
 		f->id = p->id;
 		f->severity = p->severity;

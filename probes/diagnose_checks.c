@@ -406,21 +406,6 @@ static void check_gloo_count(struct dstate *st)
 	free(ev);
 }
 
-/* "h1,node[2-3]" (hostlist_fold) for the nodes of m listed in idx. */
-static char *fold_nodes(const struct netmodel *m, const size_t *idx, size_t n)
-{
-	struct hostlist *hl = hostlist_new();
-	char *s;
-
-	hl->names = cd_calloc(n ? n : 1, sizeof(*hl->names));
-	hl->capacity = n ? n : 1;
-	for (size_t i = 0; i < n; i++)
-		hl->names[hl->count++] = cd_strdup(node_name(m, idx[i]));
-	s = hostlist_fold(hl);
-	hostlist_free(hl);
-	return s;
-}
-
 /* Whether any node's NCCL or Gloo would use addr. */
 static int address_used(struct dstate *st, const char *addr)
 {
@@ -506,7 +491,7 @@ static void check_duplicates(struct dstate *st)
 				for (size_t h = g; h < n; h++)
 					if (strcmp(ifn[h], ifn[g]) == 0)
 						group[ng++] = who[h];
-				nodes = fold_nodes(m, group, ng);
+				nodes = diagnose_fold_nodes(m, group, ng);
 				if (ev)
 					diagnose_sb_addf(&ev, "; on %s: %s", ifn[g], nodes);
 				else
