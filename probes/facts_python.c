@@ -569,7 +569,7 @@ static json_t *probe_torch(const char *executable, int64_t deadline, json_t *err
  * candidate runs step 1 only (no torch import), within the probe's deadline.
  * Returns facts["python_candidates"]: [{"path", "version"}], possibly empty.
  */
-static json_t *find_torch_pythons(int64_t deadline)
+static json_t *find_torch_pythons(int64_t deadline, const char *probed)
 {
 	json_t *found = json_array();
 	char **paths = NULL;
@@ -579,8 +579,11 @@ static json_t *find_torch_pythons(int64_t deadline)
 		char *argv[] = {paths[i], (char *)"-c", (char *)info_script, NULL};
 		struct facts_python_info info = {0};
 		char err[CD_ERRLEN];
-		struct run r;
+		struct run r = {0};
 
+		/* the login interpreter was just asked: it has no torch */
+		if (probed && strcmp(paths[i], probed) == 0)
+			continue;
 		if (run_child(argv, deadline, &r, err, sizeof(err)) == 0 &&
 		    run_failed(paths[i], &r, err, sizeof(err)) == 0 &&
 		    facts_python_parse_info(r.out, r.out_len, &info, err, sizeof(err)) == 0 &&
@@ -655,7 +658,8 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	goto out;
 search:
 	if (!opts->python)
-		json_object_set_new(facts, "python_candidates", find_torch_pythons(deadline));
+		json_object_set_new(facts, "python_candidates",
+		                    find_torch_pythons(deadline, info.executable));
 out:
 	json_object_set_new(facts, "python", python);
 	json_object_set_new(facts, "torch", torch);
