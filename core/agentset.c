@@ -33,7 +33,8 @@ static const struct {
     {.machine = 243, .arch = "riscv64"},
 };
 
-const char *elf_machine_arch(unsigned machine)
+/* The uname -m spelling of an ELF e_machine value, or NULL. */
+static const char *elf_machine_arch(unsigned machine)
 {
 	for (size_t i = 0; i < CD_ARRAY_LEN(machines); i++)
 		if (machines[i].machine == machine)
@@ -154,14 +155,11 @@ static int bin_load(struct agent_bin *b, const char *path, int configured, char 
 		memcpy(b->build_id, info.build_id, sizeof(b->build_id));
 		sha256_data_hex(data, len, b->sha256);
 		b->size = (long long)len;
+		b->data = data;
+		data = NULL;
 	}
 	free(data);
 	return rc;
-}
-
-static int has_arch(const struct agentset *set, const char *arch)
-{
-	return agentset_for_arch(set, arch) != NULL;
 }
 
 int agentset_load(struct agentset *set, const char *path, char *err, size_t errlen)
@@ -195,9 +193,10 @@ int agentset_load(struct agentset *set, const char *path, char *err, size_t errl
 		 * not one of the set: skipped, not an error. */
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
 		    bin_load(&b, p, 0, sub, sizeof(sub)) == 0) {
-			if (has_arch(set, b.arch))
+			if (agentset_for_arch(set, b.arch)) {
 				free(b.path);
-			else
+				free(b.data);
+			} else
 				set->bins[set->n++] = b;
 		}
 		free(p);
@@ -211,8 +210,10 @@ out:
 
 void agentset_fini(struct agentset *set)
 {
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->n; i++) {
 		free(set->bins[i].path);
+		free(set->bins[i].data);
+	}
 	set->n = 0;
 }
 

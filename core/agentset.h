@@ -31,11 +31,9 @@ struct elf_info {
 int elf_info_parse(const unsigned char *buf, size_t len, struct elf_info *out, char *err,
                    size_t errlen);
 
-/* The uname -m spelling of an ELF e_machine value, or NULL. */
-const char *elf_machine_arch(unsigned machine);
-
 struct agent_bin {
 	char *path;
+	unsigned char *data; /* the whole file, read once at load: what is streamed */
 	char arch[32];
 	char sha256[65];
 	long long size;

@@ -154,8 +154,6 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 		free(pool);
 		return NULL;
 	}
-	snprintf(pool->cfg.agent_sha256, sizeof(pool->cfg.agent_sha256), "%s",
-	         pool->agents.bins[0].sha256);
 	for (size_t i = 0; i < pool->agents.n; i++)
 		if (pool->agents.bins[i].size > pool->cfg.agent_size)
 			pool->cfg.agent_size = pool->agents.bins[i].size;
@@ -466,27 +464,14 @@ static void node_skip_dir(struct pool_node *node, const char *code, const char *
 
 static void node_stream_agent(struct pool_node *node)
 {
-	const char *path = node->bin->path;
-	FILE *f = fopen(path, "rb");
-	char chunk[65536];
-	size_t n;
+	const struct agent_bin *bin = node->bin;
 
-	if (!f) {
-		node_fail(node, "upload", "%s: cannot read %s: %s", node->host, path,
-		          strerror(errno));
+	if (buf_append_str(&node->conn.out, "send\n") < 0 ||
+	    buf_append(&node->conn.out, bin->data, (size_t)bin->size) < 0) {
+		node_fail(node, "upload", "%s: the agent binary is larger than the upload buffer",
+		          node->host);
 		return;
 	}
-	buf_append_str(&node->conn.out, "send\n");
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (buf_append(&node->conn.out, chunk, n) < 0) {
-			fclose(f);
-			node_fail(node, "upload",
-			          "%s: the agent binary is larger than the upload buffer",
-			          node->host);
-			return;
-		}
-	}
-	fclose(f);
 	node->uploaded = 1;
 	node->conn.ops->flush(&node->conn);
 }
@@ -805,7 +790,7 @@ static void ev_authenticated(struct conn *c)
  * longer. Run the bootstrap again with a fresh upload, once. Returns 1 when
  * that was done.
  */
-static int node_agent_suspect(struct pool_node *node, const char *why)
+static int node_agent_suspect(struct pool_node *node)
 {
 	if (!node->booted || node->hello || node->force || !node->bin ||
 	    node->conn.ops == &transport_local)
@@ -826,7 +811,7 @@ static void ev_closed(struct conn *c)
 	conn_stderr_last_line(c, last, sizeof(last));
 	if (node->state == NODE_CLOSED)
 		return;
-	if (node_agent_suspect(node, last))
+	if (node_agent_suspect(node))
 		return;
 	if (!node->booted)
 		node_fail(node, "agent",
@@ -856,7 +841,7 @@ static void ev_failed(struct conn *c, const char *code, const char *msg)
 		node_reboot(node);
 		return;
 	}
-	if (node_agent_suspect(node, msg))
+	if (node_agent_suspect(node))
 		return;
 	if (node->booted && strcmp(code, "agent") == 0)
 		node_fail(node, code, "%s: the agent died: %s", node->host, msg);
@@ -899,7 +884,7 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
 	want = bin->build_id[0] ? bin->build_id : bin->sha256;
 	if (!got || strcmp(got, want) != 0) {
 		/* Another build under this agent's name: replace it, once. */
-		if (node_agent_suspect(node, "another build"))
+		if (node_agent_suspect(node))
 			return;
 		node_fail(node, "agent",
 		          "%s: the agent in %s is build %.16s, expected %.16s, even after a fresh "

@@ -43,7 +43,6 @@ struct conn_config {
 	int accept_new;         /* record unknown host keys (never changed ones) */
 	const char *ssh_config; /* -F FILE, or NULL */
 	const char *agent_path; /* local agent binary (uploaded, or run by `local`) */
-	char agent_sha256[65];
 	long long agent_size;
 	int connect_timeout_ms; /* passed to ssh's ConnectTimeout by openssh */
 	/* libssh2 only. When the node refuses every key: log in with this
