@@ -254,5 +254,7 @@ char **fix_argv(const char *first, ...) __attribute__((sentinel));
 /* A copy of a NULL-terminated argv (NULL gives an empty one). */
 char **fix_argv_copy(char *const *argv);
 void fix_argv_free(char **argv);
+/* Whether two NULL-terminated argvs are the same words (NULL is empty). */
+int fix_argv_equal(const char *const *a, const char *const *b);
 
 #endif

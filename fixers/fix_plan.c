@@ -312,6 +312,18 @@ char **fix_argv_copy(char *const *argv)
 	return c;
 }
 
+int fix_argv_equal(const char *const *a, const char *const *b)
+{
+	static const char *const empty[] = {NULL};
+	size_t k = 0;
+
+	a = a ? a : empty;
+	b = b ? b : empty;
+	while (a[k] && b[k] && strcmp(a[k], b[k]) == 0)
+		k++;
+	return !a[k] && !b[k];
+}
+
 void fix_argv_free(char **argv)
 {
 	for (char **s = argv; s && *s; s++)

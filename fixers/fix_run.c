@@ -551,20 +551,13 @@ static void sudo_refusal(struct fx_node *x, const char *const *argv, const char 
 
 static void add_check(struct fx_node *x, char **argv_take)
 {
-	char *a = fix_command_line_plain((const char *const *)argv_take);
-
 	for (size_t k = 0; k < x->nchecks; k++) {
-		char *b = fix_command_line_plain((const char *const *)x->checks[k]);
-		int same = strcmp(a, b) == 0;
-
-		free(b);
-		if (same) {
-			free(a);
+		if (fix_argv_equal((const char *const *)argv_take,
+		                   (const char *const *)x->checks[k])) {
 			fix_argv_free(argv_take);
 			return;
 		}
 	}
-	free(a);
 	x->checks = cd_realloc(x->checks, (x->nchecks + 1) * sizeof(*x->checks));
 	x->checks[x->nchecks++] = argv_take;
 }
