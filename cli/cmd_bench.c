@@ -10,7 +10,7 @@
 #include "collectives/bench_agent.h"
 #include "commands.h"
 #include "loop.h"
-#include "report.h"
+#include "report/report.h"
 #include "targets.h"
 
 #include <stdio.h>

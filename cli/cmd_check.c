@@ -15,11 +15,11 @@
  */
 #include "cd.h"
 #include "check_once.h"
-#include "check_render.h"
+#include "report/check_render.h"
 #include "check_slurm.h"
 #include "commands.h"
 #include "probes/diagnose.h"
-#include "report.h"
+#include "report/report.h"
 #include "targets.h"
 
 #include <stdio.h>

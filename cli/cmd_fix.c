@@ -12,7 +12,7 @@
 #include "check_once.h"
 #include "commands.h"
 #include "fix_login.h"
-#include "fix_render.h"
+#include "report/fix_render.h"
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_run.h"

@@ -2,8 +2,6 @@
 #ifndef CD_COMMANDS_H
 #define CD_COMMANDS_H
 
-#define CLUSTERDOC_VERSION "0.1.0"
-
 int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -5,7 +5,7 @@
 #include "buf.h"
 #include "cd.h"
 #include "child.h"
-#include "fix_render.h"
+#include "report/fix_render.h"
 #include "fixers/fix_run.h"
 #include "phase.h"
 #include "secret.h"

@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The version clusterdoc reports (--version, hello, the clusterdoc_info metric). */
+#define CLUSTERDOC_VERSION "0.1.0"
+
 #define CD_ERRLEN 512
 
 enum cd_err {

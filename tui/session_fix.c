@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/fix_login.h"
-#include "cli/fix_render.h"
+#include "report/fix_render.h"
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_run.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/check_render.h"
+#include "report/check_render.h"
 
 /* ---------------------------------------------------------------- the lines */
 

@@ -5,7 +5,6 @@
 #include "report.h"
 
 #include "cd.h"
-#include "commands.h"
 
 #include <stdio.h>
 #include <string.h>
