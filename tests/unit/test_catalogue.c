@@ -31,8 +31,9 @@ static void every_finding_a_fixer_answers_is_in_the_catalogue(void **state)
 		assert_non_null(fx->findings);
 		for (const char *const *id = fx->findings; *id; id++) {
 			if (!catalogue_find(*id))
-				fail_msg("fixer %s answers \"%s\", which is not in finding_catalogue", fx->id,
-				         *id);
+				fail_msg(
+				    "fixer %s answers \"%s\", which is not in finding_catalogue",
+				    fx->id, *id);
 			answered++;
 		}
 	}
@@ -80,9 +81,9 @@ static void every_catalogue_id_is_documented(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_finding_a_fixer_answers_is_in_the_catalogue),
-		cmocka_unit_test(fixer_and_finding_ids_are_unique),
-		cmocka_unit_test(every_catalogue_id_is_documented),
+	    cmocka_unit_test(every_finding_a_fixer_answers_is_in_the_catalogue),
+	    cmocka_unit_test(fixer_and_finding_ids_are_unique),
+	    cmocka_unit_test(every_catalogue_id_is_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
