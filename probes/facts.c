@@ -4,6 +4,7 @@
 #include "probes/facts_gpu.h"
 #include "probes/facts_python.h"
 #include "cd.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,84 +95,7 @@ void facts_set_error(json_t *errors, const char *field, const char *msg)
 int facts_read_file(const char *path, size_t max, char **data, size_t *len, char *errbuf,
                     size_t errlen)
 {
-	size_t cap = 4096, n = 0;
-	char *buf = NULL;
-	int fd, rc = 0;
-
-	*data = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cd_errf(errbuf, errlen, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO,
-		               "cannot read %s: %s", path, strerror(errno));
-	buf = cd_malloc(cap + 1);
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			if (cap > max) {
-				rc = cd_errf(errbuf, errlen, CD_ERR_TOOBIG,
-				             "%s is larger than %zu bytes", path, max);
-				goto out;
-			}
-			cap *= 2;
-			buf = cd_realloc(buf, cap + 1);
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot read %s: %s", path,
-			             strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (n > max) {
-		rc = cd_errf(errbuf, errlen, CD_ERR_TOOBIG, "%s is larger than %zu bytes", path,
-		             max);
-		goto out;
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
-/*
- * Line cursor over (buf, len): sets *line and *n to the next line without its
- * '\n' and advances *p. Returns 0 at the end.
- */
-static int next_line(const char **p, const char *end, const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*p >= end)
-		return 0;
-	nl = memchr(*p, '\n', (size_t)(end - *p));
-	*line = *p;
-	*n = (size_t)((nl ? nl : end) - *p);
-	*p = nl ? nl + 1 : end;
-	return 1;
-}
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_blank(**s))
-		(*s)++, (*n)--;
-	while (*n && is_blank((*s)[*n - 1]))
-		(*n)--;
+	return scan_read_file(path, max, SCAN_FILE_TO_EOF, data, len, errbuf, errlen);
 }
 
 static int key_is(const char *key, size_t n, const char *want)
@@ -243,7 +167,7 @@ int facts_parse_cpuinfo(const char *buf, size_t len, char **model)
 	size_t val_n[CPU_NKEYS] = {0}, n;
 
 	*model = NULL;
-	while (next_line(&p, end, &line, &n)) {
+	while (scan_next_line(&p, end, &line, &n)) {
 		const char *colon = memchr(line, ':', n), *key = line, *v;
 		size_t key_n, v_n;
 
@@ -252,8 +176,8 @@ int facts_parse_cpuinfo(const char *buf, size_t len, char **model)
 		key_n = (size_t)(colon - line);
 		v = colon + 1;
 		v_n = n - key_n - 1;
-		trim(&key, &key_n);
-		trim(&v, &v_n);
+		scan_trim(&key, &key_n);
+		scan_trim(&v, &v_n);
 		for (int k = 0; k < CPU_NKEYS; k++) {
 			if (!val[k] && v_n && key_is(key, key_n, cpu_keys[k])) {
 				val[k] = v;
@@ -290,7 +214,7 @@ static int parse_mem_value(const char *v, size_t n, int64_t *bytes)
 	}
 	v += i;
 	n -= i;
-	trim(&v, &n);
+	scan_trim(&v, &n);
 	if (n == 0) {
 		*bytes = x;
 		return 0;
@@ -316,7 +240,7 @@ int facts_parse_meminfo(const char *buf, size_t len, struct facts_meminfo *out, 
 
 	out->total_bytes = -1;
 	out->available_bytes = -1;
-	while (next_line(&p, end, &line, &n)) {
+	while (scan_next_line(&p, end, &line, &n)) {
 		const char *colon = memchr(line, ':', n), *v;
 		size_t v_n;
 
@@ -324,7 +248,7 @@ int facts_parse_meminfo(const char *buf, size_t len, struct facts_meminfo *out, 
 			continue;
 		v = colon + 1;
 		v_n = n - (size_t)(colon - line) - 1;
-		trim(&v, &v_n);
+		scan_trim(&v, &v_n);
 		for (size_t k = 0; k < CD_ARRAY_LEN(wanted); k++) {
 			int64_t *dst = (int64_t *)(void *)((char *)out + wanted[k].off);
 
@@ -369,11 +293,11 @@ void facts_os_release_values(const char *buf, size_t len, const char *const *key
 
 	for (size_t k = 0; k < nkeys; k++)
 		val[k] = NULL;
-	while (next_line(&p, end, &line, &n)) {
+	while (scan_next_line(&p, end, &line, &n)) {
 		const char *eq, *v;
 		size_t key_n, v_n;
 
-		trim(&line, &n);
+		scan_trim(&line, &n);
 		if (!n || line[0] == '#' || !(eq = memchr(line, '=', n)))
 			continue;
 		key_n = (size_t)(eq - line);
