@@ -3,6 +3,7 @@
  */
 #include "fsutil.h"
 #include "cd.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,45 +73,13 @@ int cd_mkdir_parent(const char *path, char *err, size_t errlen)
 int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len, char *err,
                  size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	unsigned char *b = NULL;
-	struct stat st;
-	size_t got = 0;
+	char *data;
+	size_t n;
+	int rc = scan_read_file(path, cap, SCAN_FILE_REGULAR, &data, &n, err, errlen);
 
-	*out = NULL;
-	if (fd < 0)
-		return cd_errf(err, errlen, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO, "%s: %s",
-		               path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = cd_errf(err, errlen, CD_ERR_IO, "%s: not a readable regular file", path);
-		goto out;
-	}
-	if ((unsigned long long)st.st_size > cap) {
-		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
-		             "%s: %lld bytes, more than the %zu expected", path,
-		             (long long)st.st_size, cap);
-		goto out;
-	}
-	b = cd_malloc((size_t)st.st_size + 1);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = cd_errf(err, errlen, CD_ERR_IO, "%s: %s", path,
-			             n ? strerror(errno) : "shrank while being read");
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	b[got] = '\0';
-	*out = b;
-	*len = got;
-	b = NULL;
-out:
-	free(b);
-	close(fd);
+	*out = (unsigned char *)data;
+	if (rc == 0)
+		*len = n;
 	return rc;
 }
 

@@ -17,7 +17,9 @@ int cd_mkdir_parent(const char *path, char *err, size_t errlen);
 /*
  * Read the regular file path, at most cap bytes, into *out (new, one NUL
  * byte past the end; free it) and *len. 0, or CD_ERR_NOTFOUND, CD_ERR_IO or
- * CD_ERR_TOOBIG with a message naming path in err; *out is NULL then.
+ * CD_ERR_TOOBIG with a message naming path in err; *out is NULL then (*len
+ * is left alone). scan_read_file in its SCAN_FILE_REGULAR mode (scan.h),
+ * for the callers that hold bytes rather than text.
  */
 int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len, char *err,
                  size_t errlen);

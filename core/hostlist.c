@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "cd.h"
 #include "rangeset.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,11 +21,6 @@
 static int is_digit(int c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 static int is_op(int c)
@@ -217,7 +213,7 @@ static int perr(const struct parser *p, size_t off, int code, const char *fmt, .
 
 static void skip_spaces(struct parser *p)
 {
-	while (is_space((unsigned char)p->expr[p->pos]))
+	while (scan_is_space(p->expr[p->pos]))
 		p->pos++;
 }
 
@@ -309,7 +305,7 @@ static int parse_term(struct parser *p, struct hostlist *out)
 
 	for (;;) {
 		c = (unsigned char)p->expr[p->pos];
-		if (c == '\0' || is_space(c) || is_op(c))
+		if (c == '\0' || scan_is_space((char)c) || is_op(c))
 			break;
 		if (c == ']') {
 			rc = perr(p, p->pos, CD_ERR_PARSE, "']' without a matching '['");

@@ -2,6 +2,7 @@
 #include "rangeset.h"
 
 #include "cd.h"
+#include "scan.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -28,11 +29,6 @@ static int is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-static int is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 static int peek(const struct cursor *c)
 {
 	return c->pos < c->len ? (unsigned char)c->s[c->pos] : -1;
@@ -40,7 +36,7 @@ static int peek(const struct cursor *c)
 
 static void skip_blanks(struct cursor *c)
 {
-	while (c->pos < c->len && is_blank((unsigned char)c->s[c->pos]))
+	while (c->pos < c->len && scan_is_space(c->s[c->pos]))
 		c->pos++;
 }
 
@@ -137,7 +133,7 @@ static int parse_element(struct cursor *c, struct rangeset_range *r, size_t *err
 	}
 	/* The text of the element, for messages, without trailing blanks. */
 	size_t end = c->pos;
-	while (end > start && is_blank((unsigned char)c->s[end - 1]))
+	while (end > start && scan_is_space(c->s[end - 1]))
 		end--;
 	int tlen = (int)(end - start);
 	const char *text = c->s + start;

@@ -150,7 +150,8 @@ void facts_set_error(json_t *errors, const char *field, const char *msg);
  * Read a whole file of at most max bytes into a new NUL-terminated buffer
  * (*data, caller frees; *len without the NUL). Returns 0, CD_ERR_IO or
  * CD_ERR_NOTFOUND (message in errbuf), CD_ERR_TOOBIG when the file holds
- * more than max bytes.
+ * more than max bytes. The same as scan_read_file(path, max,
+ * SCAN_FILE_TO_EOF, ...) (scan.h), which the probes call directly.
  */
 int facts_read_file(const char *path, size_t max, char **data, size_t *len, char *errbuf,
                     size_t errlen);

@@ -5,6 +5,7 @@
 #include "probes/facts_pyfind.h"
 #include "cd.h"
 #include "fsutil.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -453,7 +454,7 @@ static json_t *cache_load(const char *path, json_t *key)
 	char *data = NULL;
 	size_t len;
 
-	if (facts_read_file(path, CACHE_MAX, &data, &len, NULL, 0) < 0)
+	if (scan_read_file(path, CACHE_MAX, SCAN_FILE_TO_EOF, &data, &len, NULL, 0) < 0)
 		goto out;
 	j = json_loadb(data, len, 0, NULL);
 	if (opt_int(json_object_get(j, "format")) != CACHE_FORMAT ||

@@ -53,34 +53,6 @@ const char *netprobe_or_empty(const char *s)
 	return s ? s : "";
 }
 
-int netprobe_is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-void netprobe_trim(const char **s, size_t *n)
-{
-	while (*n && netprobe_is_space(**s))
-		(*s)++, (*n)--;
-	while (*n && netprobe_is_space((*s)[*n - 1]))
-		(*n)--;
-}
-
-/* Line cursor over [*p, end): sets *line and *n to the next line without its
- * '\n' and advances *p. Returns 0 at the end. */
-int netprobe_next_line(const char **p, const char *end, const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*p >= end)
-		return 0;
-	nl = memchr(*p, '\n', (size_t)(end - *p));
-	*line = *p;
-	*n = (size_t)((nl ? nl : end) - *p);
-	*p = nl ? nl + 1 : end;
-	return 1;
-}
-
 void netprobe_close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -95,9 +67,9 @@ char *netprobe_read_attr(const char *path)
 	char *data;
 	size_t len;
 
-	if (facts_read_file(path, ATTR_MAX, &data, &len, NULL, 0) < 0)
+	if (scan_read_file(path, ATTR_MAX, SCAN_FILE_TO_EOF, &data, &len, NULL, 0) < 0)
 		return NULL;
-	while (len && netprobe_is_space(data[len - 1]))
+	while (len && scan_is_space(data[len - 1]))
 		data[--len] = '\0';
 	return data;
 }
@@ -286,7 +258,8 @@ static json_t *collect_hosts_lines(const char *etc_root, const char *host, json_
 	json_t *lines;
 	size_t len;
 
-	if (facts_read_file(path, SMALL_FILE_MAX, &data, &len, err, sizeof(err)) < 0) {
+	if (scan_read_file(path, SMALL_FILE_MAX, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) <
+	    0) {
 		facts_set_error(errors, "hosts_lines", err);
 		lines = json_array();
 	} else {
@@ -307,7 +280,7 @@ static json_t *collect_port_range(json_t *errors)
 	size_t len;
 	int lo, hi;
 
-	if (facts_read_file(path, ATTR_MAX, &data, &len, err, sizeof(err)) < 0)
+	if (scan_read_file(path, ATTR_MAX, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
 		facts_set_error(errors, "port_range", err);
 	else if (netprobe_parse_port_range(data, &lo, &hi) < 0)
 		facts_set_error(errors, "port_range", "malformed ip_local_port_range");
@@ -360,7 +333,8 @@ long long netprobe_neigh_table_fulls(void)
 
 	for (size_t i = 0; i < CD_ARRAY_LEN(files); i++) {
 		data = NULL;
-		if (facts_read_file(files[i], 64 * 1024, &data, &len, err, sizeof(err)) == 0 &&
+		if (scan_read_file(files[i], 64 * 1024, SCAN_FILE_TO_EOF, &data, &len, err,
+		                   sizeof(err)) == 0 &&
 		    netprobe_parse_neigh_stat(data, len, &fulls) == 0)
 			total = (total < 0 ? 0 : total) + fulls;
 		free(data);
@@ -461,7 +435,8 @@ static void add_nccl_conf(json_t *list, const char *path, json_t *errors)
 {
 	char *data = NULL, err[CD_ERRLEN];
 	size_t len;
-	int rc = facts_read_file(path, SMALL_FILE_MAX, &data, &len, err, sizeof(err));
+	int rc =
+	    scan_read_file(path, SMALL_FILE_MAX, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err));
 
 	if (rc == CD_ERR_NOTFOUND)
 		return;

@@ -370,11 +370,11 @@ static int ufw_conf_enabled(const char *etc_root)
 	size_t len, n;
 	int enabled = 0;
 
-	if (facts_read_file(path, SMALL_FILE_MAX, &data, &len, NULL, 0) == 0) {
+	if (scan_read_file(path, SMALL_FILE_MAX, SCAN_FILE_TO_EOF, &data, &len, NULL, 0) == 0) {
 		p = data;
 		end = data + len;
-		while (netprobe_next_line(&p, end, &line, &n)) {
-			netprobe_trim(&line, &n);
+		while (scan_next_line(&p, end, &line, &n)) {
+			scan_trim(&line, &n);
 			if (n < 8 || strncmp(line, "ENABLED=", 8) != 0)
 				continue;
 			line += 8, n -= 8;
@@ -430,7 +430,7 @@ static const char *firewalld_state(int pid_alive, const struct tool_run *cmd, js
 	}
 	s = cmd->out;
 	n = cmd->out_len;
-	netprobe_trim(&s, &n);
+	scan_trim(&s, &n);
 	return n == 7 && memcmp(s, "running", 7) == 0 ? "running" : "not running";
 }
 

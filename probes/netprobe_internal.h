@@ -1,6 +1,6 @@
 /*
  * netprobe_internal.h - what the files of the network probe share and nothing
- * else uses: small text and file helpers (defined in netprobe.c) and the parts
+ * else uses: small JSON and file helpers (defined in netprobe.c) and the parts
  * of netprobe_collect that live in their own files. Not a public interface:
  * include it only from probes/netprobe*.c.
  */
@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "probes/netprobe.h"
+#include "scan.h" /* the text cursors and the file reader every netprobe file uses */
 
 #define SMALL_FILE_MAX (64u << 10) /* /etc/hosts, nccl.conf, ufw.conf */
 
@@ -25,16 +26,6 @@ json_t *netprobe_text_or_null(const char *s);
 
 /* s, or "" when s is NULL. */
 const char *netprobe_or_empty(const char *s);
-
-/* Whether c is one of " \t\r\n\v\f" (never locale-dependent). */
-int netprobe_is_space(char c);
-
-/* Narrow [*s, *s + *n) to leave out leading and trailing whitespace. */
-void netprobe_trim(const char **s, size_t *n);
-
-/* Line cursor over [*p, end): sets *line and *n to the next line without its
- * '\n' and advances *p. Returns 0 at the end. */
-int netprobe_next_line(const char **p, const char *end, const char **line, size_t *n);
 
 /* close(*fd) unless it is -1; *fd becomes -1. */
 void netprobe_close_fd(int *fd);

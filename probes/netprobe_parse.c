@@ -2,9 +2,9 @@
  * local port range, /etc/hosts lines naming the host, nccl.conf files, and
  * the scope of an address. */
 #include "probes/netprobe.h"
-#include "probes/netprobe_internal.h"
 #include "probes/facts.h"
 #include "cd.h"
+#include "scan.h"
 
 #include <netinet/in.h>
 #include <stdint.h>
@@ -13,47 +13,20 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-/* Field cursor over [*p, end): sets *f and *n to the next run of non-blanks
- * and advances *p. Returns 0 when none is left. */
-static int next_field(const char **p, const char *end, const char **f, size_t *n)
-{
-	const char *s = *p;
-
-	while (s < end && netprobe_is_space(*s))
-		s++;
-	if (s == end) {
-		*p = s;
-		return 0;
-	}
-	*f = s;
-	while (s < end && !netprobe_is_space(*s))
-		s++;
-	*n = (size_t)(s - *f);
-	*p = s;
-	return 1;
-}
-
-/* A decimal of at most 65535 at *p; advances *p past it. */
+/* A decimal of at most 65535 at *p (NUL-terminated); advances *p past it. */
 static int parse_port(const char **p, int *out)
 {
-	const char *s = *p;
-	long v = 0;
+	uint64_t v;
 
-	if (*s < '0' || *s > '9')
+	if (scan_uint(p, *p + strlen(*p), 10, 65535, &v) < 0)
 		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		v = v * 10 + (*s - '0');
-		if (v > 65535)
-			return -1;
-	}
-	*p = s;
 	*out = (int)v;
 	return 0;
 }
 
 static const char *skip_spaces(const char *s)
 {
-	while (*s && netprobe_is_space(*s))
+	while (*s && scan_is_space(*s))
 		s++;
 	return s;
 }
@@ -66,7 +39,7 @@ int netprobe_parse_port_range(const char *text_in, int *lo, int *hi)
 	if (!text_in)
 		return CD_ERR_PARSE;
 	s = skip_spaces(text_in);
-	if (parse_port(&s, &a) < 0 || !netprobe_is_space(*s))
+	if (parse_port(&s, &a) < 0 || !scan_is_space(*s))
 		return CD_ERR_PARSE;
 	s = skip_spaces(s);
 	if (parse_port(&s, &b) < 0 || *skip_spaces(s) != '\0' || a > b)
@@ -91,7 +64,7 @@ static int hosts_line_names(const char *line, size_t n, const char *host, size_t
 	size_t fn;
 	int first = 1;
 
-	while (next_field(&p, end, &f, &fn)) {
+	while (scan_next_word(&p, end, &f, &fn)) {
 		if (!first && (name_is(f, fn, host, host_n) || name_is(f, fn, host, short_n)))
 			return 1;
 		first = 0;
@@ -107,7 +80,7 @@ static json_t *collapsed_line(const char *line, size_t n)
 	size_t out = 0, fn;
 	json_t *j;
 
-	while (next_field(&p, end, &f, &fn)) {
+	while (scan_next_word(&p, end, &f, &fn)) {
 		if (out)
 			buf[out++] = ' ';
 		memcpy(buf + out, f, fn);
@@ -129,7 +102,7 @@ json_t *netprobe_hosts_lines(const char *text_in, size_t len, const char *hostna
 	end = text_in + len;
 	host_n = strlen(hostname);
 	short_n = strcspn(hostname, ".");
-	while (netprobe_next_line(&p, end, &line, &n)) {
+	while (scan_next_line(&p, end, &line, &n)) {
 		if ((hash = memchr(line, '#', n)))
 			n = (size_t)(hash - line);
 		if (hosts_line_names(line, n, hostname, host_n, short_n))
@@ -157,16 +130,16 @@ json_t *netprobe_parse_nccl_conf(const char *text_in, size_t len)
 	if (!text_in)
 		return vars;
 	end = text_in + len;
-	while (netprobe_next_line(&p, end, &line, &n)) {
-		netprobe_trim(&line, &n);
+	while (scan_next_line(&p, end, &line, &n)) {
+		scan_trim(&line, &n);
 		if (!n || line[0] == '#' || !(eq = memchr(line, '=', n)))
 			continue;
 		key = line;
 		key_n = (size_t)(eq - line);
 		val = eq + 1;
 		val_n = n - key_n - 1;
-		netprobe_trim(&key, &key_n);
-		netprobe_trim(&val, &val_n);
+		scan_trim(&key, &key_n);
+		scan_trim(&val, &val_n);
 		if (key_n)
 			set_first(vars, key, key_n, val, val_n);
 	}
@@ -202,24 +175,17 @@ const char *netprobe_addr_scope(int family, const void *addr)
  * hexadecimal. */
 static int hex_field(const char *p, const char *eol, size_t col, long long *v)
 {
-	const char *f = NULL;
+	const char *f = NULL, *digits;
 	size_t n = 0, k = 0;
-	unsigned long long x = 0;
+	uint64_t x;
 
-	while (next_field(&p, eol, &f, &n) && k < col)
+	while (scan_next_word(&p, eol, &f, &n) && k < col)
 		k++;
 	if (k != col || !f || n == 0 || n > 15)
 		return CD_ERR_PARSE;
-	for (size_t i = 0; i < n; i++) {
-		char c = f[i];
-		int d = c >= '0' && c <= '9'   ? c - '0'
-		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		        : c >= 'A' && c <= 'F' ? c - 'A' + 10
-		                               : -1;
-		if (d < 0)
-			return CD_ERR_PARSE;
-		x = x * 16 + (unsigned)d;
-	}
+	digits = f;
+	if (scan_uint(&digits, f + n, 16, UINT64_MAX, &x) < 0 || digits != f + n)
+		return CD_ERR_PARSE;
 	*v = (long long)x;
 	return 0;
 }
@@ -235,7 +201,7 @@ int netprobe_parse_neigh_stat(const char *text, size_t len, long long *fulls)
 		return CD_ERR_PARSE;
 	eol = memchr(p, '\n', len);
 	eol = eol ? eol : end;
-	while (next_field(&p, eol, &f, &n)) { /* the header names the columns */
+	while (scan_next_word(&p, eol, &f, &n)) { /* the header names the columns */
 		if (n == 11 && memcmp(f, "table_fulls", 11) == 0) {
 			found = 1;
 			break;
@@ -250,7 +216,7 @@ int netprobe_parse_neigh_stat(const char *text, size_t len, long long *fulls)
 			break;
 		eol = memchr(p, '\n', (size_t)(end - p));
 		eol = eol ? eol : end;
-		if (!next_field(&(const char *){p}, eol, &f, &n))
+		if (!scan_next_word(&(const char *){p}, eol, &f, &n))
 			continue; /* a blank line */
 		if (hex_field(p, eol, col, &v) < 0 || sum > INT64_MAX - v)
 			return CD_ERR_PARSE;

@@ -1,12 +1,14 @@
 /*
- * predict.c - emulate NCCL's and Gloo's network interface selection on one
- * node of the model (predict.h has the rules and their sources).
+ * predict.c - emulate NCCL's network interface selection on one node of the
+ * model (predict.h has the rules and their sources), and the helpers the
+ * Gloo emulation (predict_gloo.c) shares.
  *
  * Everything here walks the node's addresses in getifaddrs order, exactly as
  * NCCL and Gloo walk getifaddrs(), and never makes a system call: address
  * text is parsed with inet_pton only.
  */
 #include "predict.h"
+#include "predict_internal.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -25,16 +27,7 @@ static const char comm_id_format_error[] =
     "Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> or [<ipv6>]:<port> or "
     "<hostname>:<port>";
 
-static const char gloo_loopback_warning[] =
-    "Unable to resolve hostname to a (local) address. Using the loopback address as fallback. "
-    "Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.";
-
-/* Append to a NUL-terminated buffer of len bytes, truncating silently:
- * rule and log texts are evidence, not data. */
-static void text_append(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void text_append(char *buf, size_t len, const char *fmt, ...)
+void predict_text_append(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strnlen(buf, len);
 	va_list ap;
@@ -46,7 +39,7 @@ static void text_append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void copy_text(char *dst, size_t len, const char *src)
+void predict_copy_text(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src);
 }
@@ -201,25 +194,25 @@ void net_env_of(const struct nm_node *n, struct net_env *e)
 
 /* "NAME=value (from <source>)", the source only when value is the node's
  * own effective value (a caller may predict with a proposed one). */
-static void append_variable(char *buf, size_t len, const struct nm_node *n, const char *name,
-                            const char *value)
+void predict_append_variable(char *buf, size_t len, const struct nm_node *n, const char *name,
+                             const char *value)
 {
 	const struct nm_var *v = nm_var_get(n, name);
 
-	text_append(buf, len, "%s=%s", name, value);
+	predict_text_append(buf, len, "%s=%s", name, value);
 	if (v && v->value && strcmp(v->value, value) == 0 && v->source[0])
-		text_append(buf, len, " (from %s)", v->source);
+		predict_text_append(buf, len, " (from %s)", v->source);
 }
 
 /*
  * Addresses
  */
 
-static int text_is_loopback(int family, const char *addr)
+int predict_text_is_loopback(int family, const char *addr)
 {
 	struct nm_addr a = {.family = family};
 
-	copy_text(a.addr, sizeof(a.addr), addr);
+	predict_copy_text(a.addr, sizeof(a.addr), addr);
 	return nm_addr_is_loopback(&a);
 }
 
@@ -236,10 +229,10 @@ const char *predict_iface_of_addr(const struct nm_node *n, const char *addr)
 	return "";
 }
 
-static void pick_from_addr(struct net_pick *p, const struct nm_addr *a)
+void predict_pick_from_addr(struct net_pick *p, const struct nm_addr *a)
 {
-	copy_text(p->ifname, sizeof(p->ifname), a->ifname);
-	copy_text(p->addr, sizeof(p->addr), a->addr);
+	predict_copy_text(p->ifname, sizeof(p->ifname), a->ifname);
+	predict_copy_text(p->addr, sizeof(p->addr), a->addr);
 	p->family = a->family;
 	p->scope_id = a->scope_id;
 }
@@ -256,7 +249,7 @@ static int addr_iface_running(const struct nm_node *n, const struct nm_addr *a)
 	char base[NM_NAME];
 	const struct nm_iface *f;
 
-	copy_text(base, sizeof(base), a->ifname);
+	predict_copy_text(base, sizeof(base), a->ifname);
 	base[strcspn(base, ":")] = '\0';
 	f = nm_iface_find(n, base);
 	return !f || f->running;
@@ -309,7 +302,7 @@ static void find_interfaces(const struct nm_node *n, const char *list, const str
 			continue;
 		if (!nccl_filter_match(&f, a->ifname) || already_picked(out, a->ifname))
 			continue;
-		pick_from_addr(&out->picks[out->npicks++], a);
+		predict_pick_from_addr(&out->picks[out->npicks++], a);
 	}
 }
 
@@ -419,7 +412,7 @@ static void find_subnet_match(const struct nm_node *n, const struct comm_addr *c
 	out->npicks = 0;
 	for (size_t i = 0; i < n->naddrs; i++) {
 		if (addr_subnet_holds(&n->addrs[i], ca)) {
-			pick_from_addr(&out->picks[0], &n->addrs[i]);
+			predict_pick_from_addr(&out->picks[0], &n->addrs[i]);
 			out->npicks = 1;
 			return;
 		}
@@ -434,16 +427,17 @@ static void set_cannot_predict_comm_id(const struct nm_node *n, const char *comm
 	out->npicks = 0;
 	out->cannot_predict = 1;
 	out->rule[0] = '\0';
-	append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
+	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
 	if (why == COMM_ADDR_HOSTNAME) {
-		text_append(out->rule, sizeof(out->rule), ": a host name, resolved on the node");
-		copy_text(
+		predict_text_append(out->rule, sizeof(out->rule),
+		                    ": a host name, resolved on the node");
+		predict_copy_text(
 		    out->error, sizeof(out->error),
 		    "cannot predict: NCCL_COMM_ID names a host that NCCL resolves at run time");
 	} else {
-		text_append(out->rule, sizeof(out->rule), ": no IPv6 address between []");
-		copy_text(out->error, sizeof(out->error),
-		          "cannot predict: NCCL_COMM_ID holds no readable IPv6 address");
+		predict_text_append(out->rule, sizeof(out->rule), ": no IPv6 address between []");
+		predict_copy_text(out->error, sizeof(out->error),
+		                  "cannot predict: NCCL_COMM_ID holds no readable IPv6 address");
 	}
 }
 
@@ -457,20 +451,21 @@ static void predict_bootstrap_comm_id(const struct nm_node *n, const char *comm_
 	enum comm_parse parsed = parse_comm_id(n, comm_id, &ca);
 
 	if (parsed == COMM_ADDR_INVALID) {
-		append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-		copy_text(out->error, sizeof(out->error), comm_id_format_error);
+		predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
+		predict_copy_text(out->error, sizeof(out->error), comm_id_format_error);
 		return;
 	}
 	if (parsed != COMM_ADDR_OK) {
 		set_cannot_predict_comm_id(n, comm_id, parsed, out);
 		return;
 	}
-	append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-	text_append(out->rule, sizeof(out->rule), ": its subnet (NCCL_SOCKET_IFNAME not used)");
+	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
+	predict_text_append(out->rule, sizeof(out->rule),
+	                    ": its subnet (NCCL_SOCKET_IFNAME not used)");
 	find_subnet_match(n, &ca, out);
 	if (out->npicks == 0)
-		copy_text(out->error, sizeof(out->error),
-		          "NET/Socket : No usable listening interface found");
+		predict_copy_text(out->error, sizeof(out->error),
+		                  "NET/Socket : No usable listening interface found");
 }
 
 /* The default path's COMM_ID hint (after "ib"). Returns 1 when it settled
@@ -486,11 +481,11 @@ static int try_comm_id_hint(const struct nm_node *n, const char *comm_id,
 	parsed = parse_comm_id(n, comm_id, &ca);
 	if (parsed == COMM_ADDR_INVALID) {
 		/* ncclFindInterfaces fails with the parser's own warning */
-		append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-		copy_text(out->error, sizeof(out->error),
-		          comm_id[0] == '['
-		              ? "Net : No valid [IPv6]:port pair found"
-		              : "Net : No valid <IPv4_or_hostname>:<port> pair found");
+		predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
+		predict_copy_text(out->error, sizeof(out->error),
+		                  comm_id[0] == '['
+		                      ? "Net : No valid [IPv6]:port pair found"
+		                      : "Net : No valid <IPv4_or_hostname>:<port> pair found");
 		return 1;
 	}
 	if (parsed != COMM_ADDR_OK) {
@@ -500,8 +495,8 @@ static int try_comm_id_hint(const struct nm_node *n, const char *comm_id,
 	find_subnet_match(n, &ca, out);
 	if (out->npicks == 0)
 		return 0;
-	append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-	text_append(out->rule, sizeof(out->rule), ": its subnet");
+	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
+	predict_text_append(out->rule, sizeof(out->rule), ": its subnet");
 	return 1;
 }
 
@@ -517,7 +512,7 @@ static void predict_default(const struct nm_node *n, const struct net_env *e, in
 
 	find_interfaces(n, "ib", o, out);
 	if (out->npicks > 0) {
-		text_append(out->rule, sizeof(out->rule), "default: ib");
+		predict_text_append(out->rule, sizeof(out->rule), "default: ib");
 		return;
 	}
 	if (try_comm_id_hint(n, e->nccl_comm_id, out))
@@ -525,13 +520,14 @@ static void predict_default(const struct nm_node *n, const struct net_env *e, in
 	for (size_t i = 0; i < nlists; i++) {
 		find_interfaces(n, lists[i], o, out);
 		if (out->npicks > 0) {
-			text_append(out->rule, sizeof(out->rule), "default: %s", lists[i]);
+			predict_text_append(out->rule, sizeof(out->rule), "default: %s", lists[i]);
 			return;
 		}
 	}
-	text_append(out->rule, sizeof(out->rule), "default: ib, %s%s all empty",
-	            newer ? "^docker,lo,virbr, docker, lo, virbr" : "^docker,lo, docker, lo",
-	            e->nccl_comm_id && strlen(e->nccl_comm_id) > 1 ? ", NCCL_COMM_ID subnet" : "");
+	predict_text_append(
+	    out->rule, sizeof(out->rule), "default: ib, %s%s all empty",
+	    newer ? "^docker,lo,virbr, docker, lo, virbr" : "^docker,lo, docker, lo",
+	    e->nccl_comm_id && strlen(e->nccl_comm_id) > 1 ? ", NCCL_COMM_ID subnet" : "");
 }
 
 static void append_family_note(const struct nm_node *n, const struct net_env *e,
@@ -539,11 +535,11 @@ static void append_family_note(const struct nm_node *n, const struct net_env *e,
 {
 	if (!e->nccl_socket_family)
 		return;
-	text_append(out->rule, sizeof(out->rule), "; ");
-	append_variable(out->rule, sizeof(out->rule), n, "NCCL_SOCKET_FAMILY",
-	                e->nccl_socket_family);
+	predict_text_append(out->rule, sizeof(out->rule), "; ");
+	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_SOCKET_FAMILY",
+	                        e->nccl_socket_family);
 	if (socket_family_of(e->nccl_socket_family) == -1)
-		text_append(out->rule, sizeof(out->rule), " ignored");
+		predict_text_append(out->rule, sizeof(out->rule), " ignored");
 }
 
 void nccl_predict(const struct nm_node *n, const struct net_env *e,
@@ -566,22 +562,23 @@ void nccl_predict(const struct nm_node *n, const struct net_env *e,
 		return;
 	}
 	if (ifname && strlen(ifname) > 1) {
-		append_variable(out->rule, sizeof(out->rule), n, "NCCL_SOCKET_IFNAME", ifname);
+		predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_SOCKET_IFNAME",
+		                        ifname);
 		find_interfaces(n, ifname, &o, out);
 	} else {
 		predict_default(n, e, newer, &o, out);
 		if (ifname && !out->cannot_predict)
-			text_append(out->rule, sizeof(out->rule),
-			            " (NCCL_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
-			            strlen(ifname), strlen(ifname) == 1 ? "" : "s");
+			predict_text_append(out->rule, sizeof(out->rule),
+			                    " (NCCL_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)",
+			                    ifname, strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 	}
 	if (out->cannot_predict || out->error[0])
 		return;
 	append_family_note(n, e, out);
 	if (out->npicks == 0)
-		copy_text(out->error, sizeof(out->error),
-		          out->bootstrap ? "Bootstrap : no socket interface found"
-		                         : "NET/Socket : no interface found");
+		predict_copy_text(out->error, sizeof(out->error),
+		                  out->bootstrap ? "Bootstrap : no socket interface found"
+		                                 : "NET/Socket : no interface found");
 }
 
 /* What getnameinfo(NI_NUMERICHOST) prints: a link-local IPv6 address with
@@ -590,7 +587,7 @@ static void format_nccl_addr(char *buf, size_t len, const struct net_pick *p)
 {
 	struct nm_addr a = {.family = p->family};
 
-	copy_text(a.addr, sizeof(a.addr), p->addr);
+	predict_copy_text(a.addr, sizeof(a.addr), p->addr);
 	if (p->family != AF_INET6 || p->scope_id == 0)
 		snprintf(buf, len, "%s", p->addr);
 	else if (nm_addr_is_link_local(&a))
@@ -607,121 +604,18 @@ void nccl_log_line(const struct nccl_prediction *p, char *buf, size_t len)
 		return;
 	buf[0] = '\0';
 	if (p->npicks == 0) {
-		text_append(buf, len, "%s", p->error);
+		predict_text_append(buf, len, "%s", p->error);
 		return;
 	}
 	if (p->bootstrap) {
 		format_nccl_addr(addr, sizeof(addr), &p->picks[0]);
-		text_append(buf, len, "Bootstrap: Using %s:%s<0>", p->picks[0].ifname, addr);
+		predict_text_append(buf, len, "Bootstrap: Using %s:%s<0>", p->picks[0].ifname,
+		                    addr);
 		return;
 	}
-	text_append(buf, len, "NET/Socket : Using");
+	predict_text_append(buf, len, "NET/Socket : Using");
 	for (int i = 0; i < p->npicks; i++) {
 		format_nccl_addr(addr, sizeof(addr), &p->picks[i]);
-		text_append(buf, len, " [%d]%s:%s<0>", i, p->picks[i].ifname, addr);
+		predict_text_append(buf, len, " [%d]%s:%s<0>", i, p->picks[i].ifname, addr);
 	}
-}
-
-/*
- * Gloo
- */
-
-/* Gloo's lookupAddrForIface: the first IPv4 or IPv6 entry of exactly that
- * name, whatever its flags or scope. */
-static const struct nm_addr *first_addr_of_iface(const struct nm_node *n, const char *ifname)
-{
-	for (size_t i = 0; i < n->naddrs; i++) {
-		const struct nm_addr *a = &n->addrs[i];
-
-		if ((a->family == AF_INET || a->family == AF_INET6) &&
-		    strcmp(a->ifname, ifname) == 0)
-			return a;
-	}
-	return NULL;
-}
-
-/* One device per item of GLOO_SOCKET_IFNAME, split on ',' as std::getline
- * does (an empty item between two commas stays, a trailing one does not).
- * The first item without an address fails the whole process group. */
-static void predict_gloo_ifnames(const struct nm_node *n, const char *value,
-                                 struct gloo_prediction *out)
-{
-	const char *p = value;
-
-	append_variable(out->rule, sizeof(out->rule), n, "GLOO_SOCKET_IFNAME", value);
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		char item[NM_NAME];
-		const struct nm_addr *a = NULL;
-
-		snprintf(item, sizeof(item), "%.*s", (int)len, p);
-		if (len < sizeof(item))
-			a = first_addr_of_iface(n, item);
-		if (!a) {
-			snprintf(out->error, sizeof(out->error), "Unable to find address for: %.*s",
-			         (int)len, p);
-			out->npicks = 0;
-			return;
-		}
-		if (out->npicks < NCCL_FILTER_MAX_ITEMS)
-			pick_from_addr(&out->picks[out->npicks++], a);
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-}
-
-static void pick_from_hostaddr(const struct nm_node *n, struct net_pick *p, int family,
-                               const char *addr)
-{
-	const char *ifname = predict_iface_of_addr(n, addr);
-
-	/* 127.0.1.1 is on no interface, yet lo answers for all of 127/8 */
-	if (!ifname[0] && text_is_loopback(family, addr))
-		ifname = "lo";
-	copy_text(p->ifname, sizeof(p->ifname), ifname);
-	copy_text(p->addr, sizeof(p->addr), addr);
-	p->family = family;
-	p->scope_id = 0;
-}
-
-/* No GLOO_SOCKET_IFNAME: the hostname's first getaddrinfo answer that can
- * be bound (which a 127.0.1.1 line in /etc/hosts passes), else 127.0.0.1. */
-static void predict_gloo_hostname(const struct nm_node *n, struct gloo_prediction *out)
-{
-	out->from_hostname = 1;
-	for (size_t i = 0; i < n->nhostaddrs; i++) {
-		const struct nm_hostaddr *h = &n->hostaddrs[i];
-
-		if (!h->bindable)
-			continue;
-		pick_from_hostaddr(n, &out->picks[0], h->family, h->addr);
-		out->npicks = 1;
-		text_append(out->rule, sizeof(out->rule),
-		            "hostname %s: first bindable address (answer %zu of %zu)", n->hostname,
-		            i + 1, n->nhostaddrs);
-		return;
-	}
-	pick_from_hostaddr(n, &out->picks[0], AF_INET, "127.0.0.1");
-	out->npicks = 1;
-	out->loopback_fallback = 1;
-	text_append(out->rule, sizeof(out->rule), "hostname %s: %s; loopback fallback", n->hostname,
-	            n->nhostaddrs ? "no bindable address" : "does not resolve");
-	copy_text(out->error, sizeof(out->error), gloo_loopback_warning);
-}
-
-void gloo_predict(const struct nm_node *n, const struct net_env *e, struct gloo_prediction *out)
-{
-	const char *ifname = e->gloo_socket_ifname;
-
-	memset(out, 0, sizeof(*out));
-	if (ifname && strlen(ifname) > 1) {
-		predict_gloo_ifnames(n, ifname, out);
-		return;
-	}
-	predict_gloo_hostname(n, out);
-	if (ifname)
-		text_append(out->rule, sizeof(out->rule),
-		            " (GLOO_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
-		            strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 }

@@ -3,18 +3,25 @@
  * probe (probes/netprobe.h): whatever a node's /proc, /etc/hosts or
  * nccl.conf holds must never crash the agent.
  *
- * The first input byte picks the parser (its low two bits, so the seeds
+ * The first input byte picks the parser (its low three bits, so the seeds
  * start with an ASCII digit); the rest of the input is fed to it:
  *   0 netprobe_parse_port_range (NUL-terminated copy)
  *   1 netprobe_hosts_lines: the first line is the hostname, the rest the
  *     hosts text (not NUL-terminated)
  *   2 netprobe_parse_nccl_conf (not NUL-terminated)
- *   3 all of the above
+ *   3 netprobe_parse_neigh_stat (not NUL-terminated)
+ *   4 netprobe_addr_scope of the first 16 bytes (zero-padded), as IPv4,
+ *     IPv6 and another family
+ *   5-7 all of the above
  * Seeds: tests/fuzz/corpus/netprobe/.
+ *
+ * The harness links probes/netprobe_parse.c with only what it needs (see
+ * the Makefile): the parsers must never call into the collectors.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cd.h"
 #include "probes/netprobe.h"
@@ -130,14 +137,42 @@ static void fuzz_nccl_conf(const char *buf, size_t len)
 	json_decref(vars);
 }
 
+static void fuzz_neigh_stat(const char *buf, size_t len)
+{
+	long long fulls = -7;
+	int rc = netprobe_parse_neigh_stat(buf, len, &fulls);
+
+	if (rc == 0 ? fulls < 0 : (rc != CD_ERR_PARSE || fulls != -7))
+		abort();
+}
+
+static int known_scope(const char *s)
+{
+	static const char *const scopes[] = {"host", "link", "site", "ula", "global"};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(scopes); i++)
+		if (s && strcmp(s, scopes[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void fuzz_addr_scope(const char *buf, size_t len)
+{
+	unsigned char addr[16] = {0};
+
+	memcpy(addr, buf, len < sizeof(addr) ? len : sizeof(addr));
+	if (!known_scope(netprobe_addr_scope(AF_INET, addr)) ||
+	    !known_scope(netprobe_addr_scope(AF_INET6, addr)) ||
+	    strcmp(netprobe_addr_scope(AF_UNIX, addr), "global") != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static void (*const parsers[])(const char *, size_t) = {
-	    fuzz_port_range,
-	    fuzz_hosts,
-	    fuzz_nccl_conf,
+	    fuzz_port_range, fuzz_hosts, fuzz_nccl_conf, fuzz_neigh_stat, fuzz_addr_scope,
 	};
 	const char *buf = (const char *)data + 1;
 	size_t len;
@@ -145,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	sel = data[0] & 3u;
+	sel = data[0] & 7u;
 	len = size - 1;
 	if (sel < CD_ARRAY_LEN(parsers)) {
 		parsers[sel](buf, len);
