@@ -494,7 +494,7 @@ static void node_send_agent(struct pool_node *node)
 	                                               .token = node->token});
 	node->uploaded = 1;
 	node->conn.upload_path = node->bin->path;
-	node->conn.ops->upload(&node->conn, node->up_tmp, NULL);
+	node->conn.ops->upload(&node->conn, node->up_tmp);
 }
 
 /* Look in the directory again: the node sharing it put the agent there. */
@@ -505,7 +505,7 @@ static void node_look_again(struct pool_node *node)
 		buf_append_str(&node->conn.out, "again\n");
 		node->conn.ops->flush(&node->conn);
 	} else {
-		node->conn.ops->upload(&node->conn, NULL, NULL); /* run the command again */
+		node->conn.ops->resume(&node->conn);
 	}
 }
 
@@ -569,7 +569,7 @@ static void node_on_missing(struct pool_node *node, const char *detail)
 		if (o->role == UP_SENDING && o->state == NODE_STARTING && same_upload(node, o)) {
 			node->role = UP_WAITING;
 			if (node->conn.ops->upload_mode == UPLOAD_SFTP)
-				node->conn.ops->upload(&node->conn, NULL, NULL); /* hold */
+				node->conn.ops->hold(&node->conn);
 			return;
 		}
 	}
