@@ -8,6 +8,7 @@
  */
 #include "cd.h"
 #include "buf.h"
+#include "elfnote.h"
 #include "filerecv.h"
 #include "fixers/nodefile.h"
 #include "fixers/noderun.h"
@@ -52,32 +53,15 @@ typedef json_t *(*agent_handler)(struct agent *a, json_t *req, const char **code
  * the cached copy is the build it expects without hashing it. */
 static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	char *hex = arg;
+	const int big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-		const unsigned char *end = p + ph->p_memsz;
 
-		if (ph->p_type != PT_NOTE)
-			continue;
-		while (p + 12 <= end) {
-			ElfW(Nhdr) n;
-			const unsigned char *desc;
-
-			memcpy(&n, p, sizeof(n));
-			desc = p + sizeof(n) + ((n.n_namesz + 3) & ~3u);
-			if (desc + n.n_descsz > end)
-				break;
-			if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 &&
-			    memcmp(p + sizeof(n), "GNU", 4) == 0 && n.n_descsz <= 64) {
-				for (unsigned k = 0; k < n.n_descsz; k++)
-					snprintf(hex + 2 * k, 3, "%02x", desc[k]);
-				return 1;
-			}
-			p = desc + ((n.n_descsz + 3) & ~3u);
-		}
+		if (ph->p_type == PT_NOTE && elfnote_build_id(p, ph->p_memsz, big, arg))
+			break;
 	}
 	return 1; /* the first object is the executable itself */
 }
@@ -92,7 +76,7 @@ static json_t *handle_hello(struct agent *a, json_t *req, const char **code, cha
                             size_t msglen)
 {
 	json_t *want = json_object_get(req, "protocol");
-	char hex[SHA256_HEX_LEN] = "", build_id[129] = "", host[256] = "";
+	char hex[SHA256_HEX_LEN] = "", build_id[ELF_BUILD_ID_HEX] = "", host[256] = "";
 	struct utsname u;
 	json_t *r;
 

@@ -3,6 +3,7 @@
  */
 #include "agentset.h"
 #include "cd.h"
+#include "elfnote.h"
 #include "fsutil.h"
 #include "sha256.h"
 
@@ -15,11 +16,10 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#define AGENT_SIZE_MAX   (256u << 20)
-#define EM_X86_64_       62
-#define EM_AARCH64_      183
-#define PT_NOTE_         4
-#define NT_GNU_BUILD_ID_ 3
+#define AGENT_SIZE_MAX (256u << 20)
+#define EM_X86_64_     62
+#define EM_AARCH64_    183
+#define PT_NOTE_       4
 
 static const struct {
 	unsigned machine;
@@ -67,29 +67,6 @@ static uint64_t get(struct elf_rd *r, uint64_t off, unsigned size)
 	return v;
 }
 
-static void note_build_id(struct elf_rd *r, uint64_t off, uint64_t size, struct elf_info *out)
-{
-	uint64_t end = off + size;
-
-	if (end < off || end > r->len)
-		return;
-	while (off + 12 <= end && !out->build_id[0]) {
-		uint64_t namesz = get(r, off, 4), descsz = get(r, off + 4, 4);
-		uint64_t type = get(r, off + 8, 4);
-		uint64_t name = off + 12, desc = name + ((namesz + 3) & ~3ull);
-		uint64_t next = desc + ((descsz + 3) & ~3ull);
-
-		if (r->bad || next > end || next <= off)
-			return;
-		if (type == NT_GNU_BUILD_ID_ && namesz == 4 && memcmp(r->b + name, "GNU", 4) == 0 &&
-		    descsz > 0 && descsz <= ELF_BUILD_ID_MAX) {
-			for (uint64_t i = 0; i < descsz; i++)
-				snprintf(out->build_id + 2 * i, 3, "%02x", r->b[desc + i]);
-		}
-		off = next;
-	}
-}
-
 int elf_info_parse(const unsigned char *buf, size_t len, struct elf_info *out, char *err,
                    size_t errlen)
 {
@@ -121,8 +98,9 @@ int elf_info_parse(const unsigned char *buf, size_t len, struct elf_info *out, c
 			return cd_errf(err, errlen, CD_ERR_PARSE,
 			               "program header %llu lies outside the file",
 			               (unsigned long long)i);
-		if (type == PT_NOTE_)
-			note_build_id(&r, off, size, out);
+		/* The first PT_NOTE with a build id names it. */
+		if (type == PT_NOTE_ && !out->build_id[0] && off <= len && size <= len - off)
+			elfnote_build_id(buf + off, size, r.big, out->build_id);
 	}
 	return 0;
 }

@@ -12,10 +12,11 @@
 #ifndef CD_AGENTSET_H
 #define CD_AGENTSET_H
 
+#include "elfnote.h"
+
 #include <stddef.h>
 
-#define AGENTSET_MAX     8
-#define ELF_BUILD_ID_MAX 64 /* bytes; GNU ld writes 20 (sha1) */
+#define AGENTSET_MAX 8
 
 struct elf_info {
 	unsigned machine;                        /* e_machine */

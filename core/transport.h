@@ -66,12 +66,22 @@ struct transport_ops {
 	int (*start)(struct conn *c);
 	/* c->out has new bytes for the agent's stdin. */
 	void (*flush)(struct conn *c);
-	/* UPLOAD_SFTP only: when the running command's channel closes, copy
-	 * c->upload_path to remote_tmp, rename it to remote_final (unless that
-	 * is NULL), then run c->command again on a new channel. With
-	 * remote_tmp NULL: nothing is copied and the conn holds after the
-	 * channel closes; a second call while it holds runs c->command again. */
-	int (*upload)(struct conn *c, const char *remote_tmp, const char *remote_final);
+	/*
+	 * UPLOAD_SFTP only. The running command (the bootstrap) exits after
+	 * it asked for the agent; what follows its channel's close:
+	 *   upload  copy c->upload_path to remote_tmp (the bootstrap, run
+	 *           again, checks it and renames it into place), then run
+	 *           c->command again on a new channel; at once when the conn
+	 *           holds.
+	 *   hold    run nothing and wait for upload or resume (a node that
+	 *           shares the agent's directory with another one uploading).
+	 *   resume  run c->command again: at once when the conn holds, else
+	 *           as soon as the channel closes.
+	 * Each returns 0, or CD_ERR_IO when the conn has already failed.
+	 */
+	int (*upload)(struct conn *c, const char *remote_tmp);
+	int (*hold)(struct conn *c);
+	int (*resume)(struct conn *c);
 	/* Stop everything and release transport state. Safe to call twice. */
 	void (*close)(struct conn *c);
 };

@@ -13,6 +13,7 @@
 #include "agentset.h"
 #include "bootstrap.h"
 #include "cd.h"
+#include "elfnote.h"
 #include "fsutil.h"
 #include "sha256.h"
 
@@ -280,11 +281,41 @@ static void stream_bootstrap_installs_then_reuses_the_agent(void **state)
 	agentset_fini(&set);
 }
 
+/* Two notes, big-endian: another note first, then the GNU build id. */
+static void elfnote_big_endian_build_id_after_another_note_is_found(void **state)
+{
+	static const unsigned char notes[] = {
+	    0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 'G', 'N', 'U', 0, 1,    2,    3,    4,
+	    0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 3, 'G', 'N', 'U', 0, 0xab, 0xcd, 0xef, 0,
+	};
+	char hex[ELF_BUILD_ID_HEX] = "";
+
+	(void)state;
+	assert_int_equal(elfnote_build_id(notes, sizeof(notes), 1, hex), 1);
+	assert_string_equal(hex, "abcdef");
+}
+
+static void elfnote_note_running_past_the_segment_is_not_read(void **state)
+{
+	/* little-endian: namesz 4, descsz 20, type 3, "GNU", but only 4 bytes of desc */
+	static const unsigned char notes[] = {
+	    4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 1, 2, 3, 4,
+	};
+	char hex[ELF_BUILD_ID_HEX] = "untouched";
+
+	(void)state;
+	assert_int_equal(elfnote_build_id(notes, sizeof(notes), 0, hex), 0);
+	assert_string_equal(hex, "untouched");
+	assert_int_equal(elfnote_build_id(notes, 11, 0, hex), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(elf64_aarch64_is_read_with_its_build_id),
 	    cmocka_unit_test(elf32_big_endian_machine_is_read),
+	    cmocka_unit_test(elfnote_big_endian_build_id_after_another_note_is_found),
+	    cmocka_unit_test(elfnote_note_running_past_the_segment_is_not_read),
 	    cmocka_unit_test(not_elf_truncated_and_outside_offsets_are_refused),
 	    cmocka_unit_test(running_test_binary_has_this_machines_arch_and_a_build_id),
 	    cmocka_unit_test(set_is_the_agent_and_every_other_arch_beside_it),

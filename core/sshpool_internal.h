@@ -1,0 +1,144 @@
+/*
+ * sshpool_internal.h - the inside of sshpool (sshpool.h), shared by its
+ * files and by nothing else:
+ *
+ *   sshpool.c          the pool and each node's life: the window, the
+ *                      deadlines, the transport and its events, failing
+ *                      and closing
+ *   sshpool_config.c   NODE_CONFIG: the node's ssh settings (`ssh -G`,
+ *                      then the command line's overrides)
+ *   sshpool_boot.c     NODE_STARTING before the agent speaks: the
+ *                      bootstrap's "CDBOOT" lines, the agent upload and
+ *                      the nodes that share one agent directory
+ *   sshpool_request.c  the agent protocol: hello, requests, their replies
+ *                      and progress, their deadlines
+ */
+#ifndef CD_SSHPOOL_INTERNAL_H
+#define CD_SSHPOOL_INTERNAL_H
+
+#include "agentset.h"
+#include "buf.h"
+#include "child.h"
+#include "sshpool.h"
+
+#define BOOT_NOISE_MAX 200 /* lines a login shell may print before our bootstrap speaks */
+#define SSH_G_OUT_MAX  (64 * 1024)
+#define BOOT_RUNS_MAX  6 /* bootstrap runs per node: first, fallbacks, one fresh upload */
+
+/* Where a node stands with the agent upload of its directory. */
+enum upload_role {
+	UP_NONE,
+	UP_SENDING, /* this node uploads into a directory (maybe for others too) */
+	UP_WAITING, /* a node sharing the directory uploads: wait for it */
+};
+
+struct pending {
+	struct pool_node *node;
+	long long id;
+	sshpool_reply_cb cb;
+	sshpool_progress_cb progress_cb; /* NULL: progress not asked for */
+	void *arg;
+	uint64_t timer;
+	struct pending *next;
+};
+
+struct pool_node {
+	struct sshpool *pool;
+	char *host;
+	enum node_state state;
+	struct conn conn;
+	int conn_started;
+	uint64_t deadline; /* the current phase's timer */
+	const char *deadline_code;
+	char *error_code;
+	char *error_msg;
+	json_t *hello;
+	int uploaded;
+	int boot_lines;
+	/* the bootstrap (bootstrap.h) */
+	const struct agent_bin *bin; /* the agent the node's uname -m picked */
+	char token[17];              /* random: the upload temp names are ours alone */
+	int boot_runs;
+	int force;        /* this run replaces a cached agent that proved bad */
+	char *skip;       /* "|DIR|...|": directories that cannot take an agent */
+	char *skip_notes; /* "DIR: reason; ..." for those, in words */
+	char *boot_tmp;   /* next run: install (or, failed, clean up) this SFTP upload */
+	int boot_tmp_failed;
+	uint64_t reboot_timer;
+	enum upload_role role;
+	char *up_tmp; /* the temp name this node's upload goes to */
+	char *dir;    /* where the agent runs from (after "exec") */
+	char *dir_id; /* that directory's marker, "-" when it has none */
+	char *note;   /* a fallback worth saying, or NULL */
+	int booted;   /* the bootstrap said "exec": protocol lines follow */
+	long long next_id;
+	struct pending *pending, *pending_tail;
+	struct child ssh_g; /* `ssh -G` while in NODE_CONFIG */
+	struct buf ssh_g_out;
+	void *data;
+};
+
+struct sshpool {
+	struct loop *loop;
+	struct sshpool_opts opts;
+	struct conn_config cfg;
+	const struct sshpool_handlers *h;
+	void *harg;
+	struct pool_node **nodes;
+	size_t n, cap;
+	size_t next_queued; /* index of the first node not yet started */
+	size_t active;      /* nodes between config and ready */
+	struct agentset agents;
+	char home[512];
+	int have_openssh;
+};
+
+/* sshpool.c */
+/* Start nodes from the queue while the window has room. */
+void pool_fill_window(struct sshpool *pool);
+/* Fail the node once (code, message): release it, fail its requests, tell
+ * the owner, and let the next queued node in. Nothing after a failure. */
+void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Stop the node's timers, `ssh -G` and transport (its state stays). */
+void pool_node_release(struct pool_node *node);
+/* The current phase's deadline: code is the failure's code when it fires. */
+void pool_node_set_deadline(struct pool_node *node, int ms, const char *code);
+void pool_node_cancel_deadline(struct pool_node *node);
+/* Choose the node's transport (its settings are known), then connect. */
+void pool_node_start_transport(struct pool_node *node);
+/* Connect and run the bootstrap: the first time, and again on a fresh
+ * connection after a fallback or a bad cached agent. */
+void pool_node_connect(struct pool_node *node);
+
+/* sshpool_config.c */
+/* Enter NODE_CONFIG: find the node's settings, then start its transport. */
+void pool_node_config_begin(struct pool_node *node);
+/* Stop `ssh -G` (if it runs) and free its output. */
+void pool_node_config_stop(struct pool_node *node);
+/* Only the command line's settings (for a transport that reads
+ * ssh_config itself). */
+void pool_node_reset_to_overrides(struct pool_node *node);
+
+/* sshpool_boot.c */
+/* Consume the bootstrap's lines from the conn's input, until it says exec. */
+void pool_node_boot_input(struct pool_node *node);
+/* Run the bootstrap again on a fresh connection, from the loop's next
+ * turn; after BOOT_RUNS_MAX runs the node fails instead. */
+void pool_node_reboot(struct pool_node *node);
+/* The node that uploaded into a shared directory is done: the nodes that
+ * waited for it look again (ok), or one of them uploads in its place. */
+void pool_node_release_waiters(struct pool_node *node, int ok);
+/* A cached agent that never said hello (or is another build) is replaced
+ * by a fresh upload, once. Returns 1 when that was started. */
+int pool_node_agent_suspect(struct pool_node *node);
+
+/* sshpool_request.c */
+/* Consume the agent's protocol messages from the conn's input. */
+void pool_node_proto_input(struct pool_node *node);
+/* Say hello to the agent that just started (readiness follows its reply). */
+void pool_node_send_hello(struct pool_node *node);
+/* Fail every pending request, without touching the node's state. */
+void pool_node_fail_pending(struct pool_node *node, const char *code, const char *msg);
+
+#endif
