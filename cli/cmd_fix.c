@@ -11,7 +11,7 @@
 #include "cd.h"
 #include "check_once.h"
 #include "commands.h"
-#include "fix_login.h"
+#include "fixers/fix_login.h"
 #include "report/fix_render.h"
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"

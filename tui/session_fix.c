@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fix_login.h"
+#include "fixers/fix_login.h"
 #include "report/fix_render.h"
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"

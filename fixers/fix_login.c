@@ -7,7 +7,7 @@
 #include "child.h"
 #include "report/fix_render.h"
 #include "fixers/fix_run.h"
-#include "phase.h"
+#include "cli/phase.h"
 #include "secret.h"
 #include "sshconfig.h"
 

@@ -11,8 +11,8 @@
  * is asked once (secret.h: the terminal, or SSH_ASKPASS), only when a node
  * refused the keys, is tried once per node, and is wiped after the stage.
  */
-#ifndef CD_CLI_FIX_LOGIN_H
-#define CD_CLI_FIX_LOGIN_H
+#ifndef CD_FIXERS_FIX_LOGIN_H
+#define CD_FIXERS_FIX_LOGIN_H
 
 #include <jansson.h>
 #include <stdio.h>
