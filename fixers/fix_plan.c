@@ -20,7 +20,8 @@ const struct fixer fixer_table[] = {
      .title = "the head's key in authorized_keys of nodes that refuse it, and their host keys",
      .by_default = 1,
      .findings = fix_sshkey_findings,
-     .plan = fix_sshkey_plan},
+     .plan = fix_sshkey_plan,
+     .login_stage = 1},
     {.id = "env",
      .title = "the verified interface variables in every login shell",
      .by_default = 1,
@@ -35,12 +36,15 @@ const struct fixer fixer_table[] = {
      .title = "TCP from the cluster's subnet allowed on the data interface",
      .by_default = 1,
      .findings = fix_firewall_findings,
-     .plan = fix_firewall_plan},
+     .plan = fix_firewall_plan,
+     .reads_firewall = 1},
     {.id = "port-range",
      .title = "a narrower ip_local_port_range, and the firewall opens only it and MASTER_PORT",
      .by_default = 0,
      .findings = fix_ports_findings,
-     .plan = fix_ports_plan},
+     .plan = fix_ports_plan,
+     .narrows_ports = 1,
+     .verify = fix_ports_verify},
 };
 const size_t fixer_table_len = CD_ARRAY_LEN(fixer_table);
 
@@ -510,6 +514,30 @@ int fix_selected(const struct fix_opts *o, const char *id)
 	return f && selected(o, f);
 }
 
+int fix_login_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].login_stage && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
+}
+
+int fix_ports_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].narrows_ports && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
+}
+
+int fix_checked_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (!fixer_table[k].login_stage && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
+}
+
 void fix_port_range(const struct fix_opts *o, int *lo, int *hi)
 {
 	int given = o && o->port_lo && o->port_hi;
@@ -564,9 +592,15 @@ int fix_check_only(const struct fix_opts *o, char *err, size_t errlen)
 int fix_wants_firewall(const struct netmodel *m, const struct diagnosis *d,
                        const struct fix_opts *o, size_t i)
 {
-	const struct fixer *f = fixer_find("firewall");
+	if (i >= m->nnodes)
+		return 0;
+	for (size_t k = 0; k < fixer_table_len; k++) {
+		const struct fixer *f = &fixer_table[k];
 
-	return i < m->nnodes && selected(o, f) && fixer_applies(f, d, i);
+		if (f->reads_firewall && selected(o, f) && fixer_applies(f, d, i))
+			return 1;
+	}
+	return 0;
 }
 
 static void copy_state(struct fix_node_state *dst, const struct fix_node_state *src)
@@ -596,7 +630,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 		return NULL;
 	p = cd_calloc(1, sizeof(*p));
 	snprintf(p->run, sizeof(p->run), "%s", run);
-	if (fix_selected(o, "port-range"))
+	if (fix_ports_selected(o))
 		fix_port_range(o, &p->port_lo, &p->port_hi);
 	p->nnodes = m->nnodes;
 	p->nodes = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*p->nodes));
@@ -623,8 +657,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 			const struct fixer *f = &fixer_table[k];
 			size_t before = np->nactions;
 
-			if (!selected(o, f) ||
-			    (!m->nodes[i].probed && strcmp(f->id, "ssh-key") != 0))
+			if (!selected(o, f) || (!m->nodes[i].probed && !f->login_stage))
 				continue;
 			/* port-range style fixers act when asked; the others when
 			 * one of their findings names the node */
