@@ -233,6 +233,8 @@ extern const struct fixer fixer_table[];
 extern const size_t fixer_table_len;
 
 const struct fixer *fixer_find(const char *id);
+/* The fixer with the login_stage role (ssh-key). */
+const struct fixer *fixer_login_stage(void);
 
 /* Whether fixer f answers findings with this id. */
 int fixer_answers(const struct fixer *f, const char *id);

@@ -271,7 +271,7 @@ static void on_gathered(void *arg)
 {
 	struct fix_login_run *r = arg;
 
-	r->fo.only = "ssh-key";
+	r->fo.only = fixer_login_stage()->id;
 	r->fo.login = r->l->login;
 	r->fo.head_pubkey = r->l->key.publine;
 	r->p = fix_plan_build(r->m, r->d, r->states, &r->fo, r->j->run, r->error, sizeof(r->error));

@@ -56,6 +56,14 @@ const struct fixer *fixer_find(const char *id)
 	return NULL;
 }
 
+const struct fixer *fixer_login_stage(void)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].login_stage)
+			return &fixer_table[k];
+	return NULL;
+}
+
 int fixer_answers(const struct fixer *f, const char *id)
 {
 	for (const char *const *p = f->findings; p && *p; p++)

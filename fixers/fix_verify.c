@@ -60,15 +60,6 @@ void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
 	}
 }
 
-/* The fixer whose nodes the login stage reaches (ssh-key). */
-static const char *login_fixer(void)
-{
-	for (size_t k = 0; k < fixer_table_len; k++)
-		if (fixer_table[k].login_stage)
-			return fixer_table[k].id;
-	return "?";
-}
-
 void fix_verify_login(struct fix_verification *out, const struct fix_login *l,
                       const struct netmodel *m2)
 {
@@ -78,7 +69,7 @@ void fix_verify_login(struct fix_verification *out, const struct fix_login *l,
 
 		if (!l->login[i])
 			continue;
-		v = add(out, FIX_VERDICT_LOGIN, i, login_fixer());
+		v = add(out, FIX_VERDICT_LOGIN, i, fixer_login_stage()->id);
 		v->verified = n->probed;
 		if (!n->probed)
 			snprintf(v->still, sizeof(v->still), "%s (%s)", n->error, n->error_code);
