@@ -31,6 +31,9 @@ void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 int fix_ports_verify(const struct netmodel *m2, const struct fix_plan *p, size_t i, char *still,
                      size_t len);
 
+/* Frees what an action holds (fix_plan.c, fix_share.c). */
+void fix_action_fini(struct fix_action *a);
+
 /* Root is needed unless the node's user is root. */
 int fix_needs_sudo(const struct fix_ctx *c, size_t i);
 
