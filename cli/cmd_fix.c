@@ -369,8 +369,9 @@ static int fix(struct fix_cli *c)
 	}
 	wait_flow(&ph);
 	r = fix_flow_report(flow);
-	if (r->state == FIX_FLOW_FAILED) {
-		fprintf(stderr, "clusterdoc fix: %s\n", r->error);
+	if (r->state != FIX_FLOW_PLANNED) {
+		fprintf(stderr, "clusterdoc fix: %s\n",
+		        r->state == FIX_FLOW_FAILED ? r->error : "the plan was not made");
 		goto out;
 	}
 	if (!checked && !r->login.nlogin) {
@@ -406,6 +407,10 @@ static int fix(struct fix_cli *c)
 		goto out;
 	}
 	answer_login(flow, &ph);
+	if (r->state != FIX_FLOW_APPLIED) {
+		fprintf(stderr, "clusterdoc fix: the apply did not finish\n");
+		goto out;
+	}
 	if (r->login_ran && r->login_outcome.journal_error[0])
 		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
 		        r->login_outcome.journal_error);

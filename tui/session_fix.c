@@ -1,6 +1,8 @@
 /*
- * session_fix.c - applying a fix from the TUI (session_fix.h): plan, apply,
- * verify, with the same modules and the same text as `clusterdoc fix`.
+ * session_fix.c - applying a fix from the TUI (session_fix.h): the fix flow
+ * (fixers/fix_flow.h) on the session's loop, answered from the screen; here
+ * only its text (report/fix_render.h) and the session's check, which the
+ * flow's verification waits for.
  */
 #include "session.h"
 
