@@ -28,9 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The most a password may hold (secret.h asks into a buffer this size). */
-#define PASSWORD_MAX 1024
-
 enum {
 	OPT_APPLY = OPT_TARGETS_END,
 	OPT_YES,
@@ -279,19 +276,19 @@ static void wait_flow(struct phase *ph)
 static void answer_login(struct fix_flow *flow, struct phase *ph)
 {
 	const struct fix_flow_report *r = fix_flow_report(flow);
-	char *pw = cd_calloc(1, PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
+	char *pw = cd_calloc(1, FIX_PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
 
 	for (;;) {
 		wait_flow(ph);
 		if (r->state == FIX_FLOW_PASSWORD) {
 			fix_flow_password_prompt(flow, prompt, sizeof(prompt));
-			if (secret_ask(prompt, pw, PASSWORD_MAX, err, sizeof(err)) == 0) {
+			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
 				fix_flow_password(flow, pw, err, sizeof(err));
 			} else {
 				fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
 				fix_flow_skip_login(flow, err, sizeof(err));
 			}
-			secret_wipe(pw, PASSWORD_MAX);
+			secret_wipe(pw, FIX_PASSWORD_MAX);
 		} else if (r->state == FIX_FLOW_LOGIN_FAILED) {
 			fprintf(stderr, "clusterdoc fix: %s\n", r->error);
 			fix_flow_skip_login(flow, err, sizeof(err));

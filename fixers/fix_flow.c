@@ -14,8 +14,6 @@
 
 #include "secret.h"
 
-#define PASSWORD_MAX 1024
-
 struct fix_flow {
 	struct fix_flow_report r;
 	struct loop *loop;
@@ -31,7 +29,7 @@ struct fix_flow {
 	const char **fw;
 	int key_pending, gather_pending; /* planning waits for both */
 	struct fix_login_run *login_run;
-	char *pw; /* PASSWORD_MAX bytes, wiped once the login stage has it */
+	char *pw; /* FIX_PASSWORD_MAX bytes, wiped once the login stage has it */
 	int have_pw;
 };
 
@@ -78,7 +76,7 @@ static void disconnect(struct fix_flow *f)
 
 static void wipe_password(struct fix_flow *f)
 {
-	secret_wipe(f->pw, PASSWORD_MAX);
+	secret_wipe(f->pw, FIX_PASSWORD_MAX);
 	f->have_pw = 0;
 }
 
@@ -156,7 +154,7 @@ struct fix_flow *fix_flow_start(struct loop *loop, const struct fix_flow_opts *o
 	f->o = *o;
 	f->changed = changed;
 	f->arg = arg;
-	f->pw = cd_calloc(1, PASSWORD_MAX);
+	f->pw = cd_calloc(1, FIX_PASSWORD_MAX);
 	f->r.state = FIX_FLOW_PLANNING;
 	fix_login_init(&f->r.login, o->m, &o->fo);
 	f->pool = sshpool_new(loop, o->pool, err, errlen);
@@ -274,7 +272,7 @@ int fix_flow_apply(struct fix_flow *f, const char *password, char *err, size_t e
 	if (refuse(f, FIX_FLOW_PLANNED, err, errlen) < 0)
 		return CD_ERR_REFUSED;
 	if (password) {
-		snprintf(f->pw, PASSWORD_MAX, "%s", password);
+		snprintf(f->pw, FIX_PASSWORD_MAX, "%s", password);
 		f->have_pw = 1;
 	}
 	r->j = fix_journal_new(r->run, f->o.hosts, f->o.nhosts);
@@ -298,7 +296,7 @@ int fix_flow_password(struct fix_flow *f, const char *password, char *err, size_
 {
 	if (refuse(f, FIX_FLOW_PASSWORD, err, errlen) < 0)
 		return CD_ERR_REFUSED;
-	snprintf(f->pw, PASSWORD_MAX, "%s", password ? password : "");
+	snprintf(f->pw, FIX_PASSWORD_MAX, "%s", password ? password : "");
 	f->have_pw = 1;
 	f->r.state = FIX_FLOW_APPLYING;
 	start_login(f);
@@ -356,7 +354,7 @@ void fix_flow_free(struct fix_flow *f)
 	fix_plan_free(r->p);
 	fix_journal_free(r->j);
 	fix_verification_fini(&r->verdicts);
-	secret_wipe(f->pw, PASSWORD_MAX);
+	secret_wipe(f->pw, FIX_PASSWORD_MAX);
 	free(f->pw);
 	free(f);
 }

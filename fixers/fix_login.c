@@ -13,8 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PASSWORD_MAX 1024
-
 static int is_login_code(const char *code)
 {
 	return !strcmp(code, "auth") || !strcmp(code, "auth-rsa-sha1") ||
@@ -245,7 +243,7 @@ struct fix_login_run {
 	struct sshpool_opts po;
 	struct consent cons;
 	struct fix_journal *j;
-	char *pw; /* PASSWORD_MAX bytes, wiped when the run is freed */
+	char *pw; /* FIX_PASSWORD_MAX bytes, wiped when the run is freed */
 	struct fix_node_state *states;
 	int *skip;
 	struct fix_result **results;
@@ -307,7 +305,7 @@ struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
 	                            .po = *pool,
 	                            .cons = {.l = l, .m = m},
 	                            .j = j,
-	                            .pw = cd_calloc(1, PASSWORD_MAX),
+	                            .pw = cd_calloc(1, FIX_PASSWORD_MAX),
 	                            .states = cd_calloc(l->n + 1, sizeof(*r->states)),
 	                            .skip = cd_calloc(l->n + 1, sizeof(*r->skip)),
 	                            .results = cd_calloc(l->n + 1, sizeof(*r->results)),
@@ -318,7 +316,7 @@ struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
 		r->skip[i] = !l->login[i];
 	}
 	if (password) {
-		snprintf(r->pw, PASSWORD_MAX, "%s", password);
+		snprintf(r->pw, FIX_PASSWORD_MAX, "%s", password);
 		r->po.password = r->pw;
 	}
 	r->po.backend = SSH_BACKEND_LIBSSH2; /* the openssh transport cannot take a password */
@@ -368,7 +366,7 @@ void fix_login_run_disconnect(struct fix_login_run *r)
 {
 	if (!r)
 		return;
-	secret_wipe(r->pw, PASSWORD_MAX);
+	secret_wipe(r->pw, FIX_PASSWORD_MAX);
 	fix_session_free(r->s);
 	r->s = NULL;
 	sshpool_free(r->pool);
@@ -379,7 +377,7 @@ void fix_login_run_free(struct fix_login_run *r)
 {
 	if (!r)
 		return;
-	secret_wipe(r->pw, PASSWORD_MAX);
+	secret_wipe(r->pw, FIX_PASSWORD_MAX);
 	free(r->pw);
 	for (size_t i = 0; i < r->l->n; i++) {
 		if (r->results)

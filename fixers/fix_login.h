@@ -28,6 +28,10 @@
 
 struct childrun;
 
+/* The most a password may hold, its NUL included: the buffers the front
+ * ends ask into (secret.h) and the stage's copy are this size. */
+#define FIX_PASSWORD_MAX 1024
+
 /* The end of fix_login_find_key or fix_login_create_key: rc 0, or < 0 with
  * err. Called from the loop. */
 typedef void (*fix_login_cb)(void *arg, int rc, const char *err);
