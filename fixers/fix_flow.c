@@ -325,7 +325,7 @@ int fix_flow_verify(struct fix_flow *f, const struct netmodel *m2, const struct 
 	if (f->timer)
 		loop_timer_cancel(f->loop, f->timer); /* APPLIED was heard of, or is moot */
 	f->timer = 0;
-	fix_verify_plan(&r->verdicts, m2, r->p, after);
+	fix_verify_plan(&r->verdicts, m2, r->p, r->results, after);
 	fix_verify_login(&r->verdicts, &r->login, m2);
 	r->state = FIX_FLOW_DONE;
 	return 0;

@@ -34,8 +34,28 @@ static void still_found(const struct fixer *fx, const struct diagnosis *after, s
 	}
 }
 
+/* What the apply did for fixer fx on node i. */
+static enum fix_verdict_change
+change_of(const struct fix_plan *p, struct fix_result *const *results, size_t i, const char *fx)
+{
+	const struct fix_node_plan *np = &p->nodes[i];
+	enum fix_verdict_change c = FIX_CHANGE_NOT_PLANNED;
+
+	for (size_t k = 0; k < np->nactions; k++) {
+		enum fix_status st = results ? results[i][k].status : FIX_PENDING;
+
+		if (strcmp(np->actions[k].fixer, fx) != 0)
+			continue;
+		if (st == FIX_FAILED || st == FIX_SKIPPED || st == FIX_PENDING)
+			return FIX_CHANGE_FAILED;
+		c = FIX_CHANGE_APPLIED;
+	}
+	return c;
+}
+
 void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
-                     const struct fix_plan *p, const struct diagnosis *after)
+                     const struct fix_plan *p, struct fix_result *const *results,
+                     const struct diagnosis *after)
 {
 	for (size_t i = 0; i < p->nnodes; i++) {
 		const struct fix_node_plan *np = &p->nodes[i];
@@ -43,6 +63,8 @@ void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
 		for (size_t q = 0; q < np->nwanted; q++) {
 			const struct fixer *fx = fixer_find(np->wanted[q]);
 			struct fix_verdict *v = add(out, FIX_VERDICT_FIXER, i, fx->id);
+
+			v->change = change_of(p, results, i, fx->id);
 
 			if (fx->verify)
 				fx->verify(m2, p, i, v->still, sizeof(v->still));

@@ -16,18 +16,27 @@
 
 #include "fix.h"
 #include "fix_login.h"
+#include "fix_run.h"
 
 enum fix_verdict_kind {
 	FIX_VERDICT_FIXER, /* a fixer of the plan on a node its findings named */
 	FIX_VERDICT_LOGIN, /* a node of the login stage (ssh-key) */
 };
 
+/* What the apply did for a (node, fixer) pair, beside what the check says. */
+enum fix_verdict_change {
+	FIX_CHANGE_NOT_PLANNED, /* no action of the fixer on the node */
+	FIX_CHANGE_APPLIED,     /* every action applied (or already as planned) */
+	FIX_CHANGE_FAILED,      /* an action failed or was skipped */
+};
+
 struct fix_verdict {
 	enum fix_verdict_kind kind;
-	size_t node;                /* the node's index in the models */
-	const char *fixer;          /* the fixer's id (static) */
-	int verified;               /* 1: verified, 0: NOT FIXED */
-	char still[CD_ERRLEN + 64]; /* NOT FIXED: why ("" when verified) */
+	enum fix_verdict_change change; /* FIX_VERDICT_FIXER with results */
+	size_t node;                    /* the node's index in the models */
+	const char *fixer;              /* the fixer's id (static) */
+	int verified;                   /* 1: verified, 0: NOT FIXED */
+	char still[CD_ERRLEN + 64];     /* NOT FIXED: why ("" when verified) */
 };
 
 struct fix_verification {
@@ -38,9 +47,11 @@ struct fix_verification {
 
 /* Add the plan's verdicts: per node, each selected fixer whose findings
  * named the node before (planned or not), against m2 and its diagnosis
- * after (NULL: the second check did not run). */
+ * after (NULL: the second check did not run). results (as fix_run.h's
+ * apply filled them; NULL: not applied) give each verdict's change. */
 void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
-                     const struct fix_plan *p, const struct diagnosis *after);
+                     const struct fix_plan *p, struct fix_result *const *results,
+                     const struct diagnosis *after);
 
 /* Add the login stage's verdicts: each of its nodes against m2. */
 void fix_verify_login(struct fix_verification *out, const struct fix_login *l,

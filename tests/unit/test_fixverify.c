@@ -48,7 +48,7 @@ static void port_range_is_verified_when_the_new_check_reads_the_target_range(voi
 	struct diagnosis after = {0};
 	struct fix_verification v = {0};
 
-	fix_verify_plan(&v, m2, p, &after);
+	fix_verify_plan(&v, m2, p, NULL, &after);
 	assert_int_equal(v.n, 1);
 	assert_int_equal(v.bad, 0);
 	assert_int_equal(v.v[0].kind, FIX_VERDICT_FIXER);
@@ -68,7 +68,7 @@ static void port_range_is_not_fixed_when_the_node_reads_another_range(void **sta
 	struct diagnosis after = {0};
 	struct fix_verification v = {0};
 
-	fix_verify_plan(&v, m2, p, &after);
+	fix_verify_plan(&v, m2, p, NULL, &after);
 	assert_int_equal(v.bad, 1);
 	assert_false(v.v[0].verified);
 	assert_string_equal(v.v[0].still, "ip_local_port_range is 32768-60999, not 40000-40999");
@@ -83,7 +83,7 @@ static void every_pair_is_not_fixed_when_the_second_check_did_not_run(void **sta
 	struct fix_plan *p = plan_wanting("env");
 	struct fix_verification v = {0};
 
-	fix_verify_plan(&v, m2, p, NULL);
+	fix_verify_plan(&v, m2, p, NULL, NULL);
 	assert_int_equal(v.bad, 1);
 	assert_string_equal(v.v[0].still, "the second check did not run");
 	fix_verification_fini(&v);
@@ -100,9 +100,37 @@ static void a_node_the_new_check_did_not_reach_is_not_fixed(void **state)
 
 	m2->nodes[0].probed = 0;
 	snprintf(m2->nodes[0].error, sizeof(m2->nodes[0].error), "connection refused");
-	fix_verify_plan(&v, m2, p, &after);
+	fix_verify_plan(&v, m2, p, NULL, &after);
 	assert_int_equal(v.bad, 1);
 	assert_string_equal(v.v[0].still, "not checked: connection refused");
+	fix_verification_fini(&v);
+	fix_plan_free(p);
+	netmodel_free(m2);
+}
+
+static void each_verdict_says_what_the_apply_did_for_its_fixer(void **state)
+{
+	struct netmodel *m2 = model(0, 0);
+	struct fix_plan *p = plan_wanting("env");
+	struct diagnosis after = {0};
+	struct fix_verification v = {0};
+	struct fix_action acts[2] = {{.fixer = "env"}, {.fixer = "hosts"}};
+	struct fix_result r0[2] = {{.status = FIX_APPLIED}, {.status = FIX_FAILED}};
+	struct fix_result *results[2] = {r0, NULL};
+
+	p->nodes[0].wanted = cd_realloc(p->nodes[0].wanted, 3 * sizeof(*p->nodes[0].wanted));
+	p->nodes[0].wanted[1] = "hosts";
+	p->nodes[0].wanted[2] = "firewall";
+	p->nodes[0].nwanted = 3;
+	p->nodes[0].actions = acts;
+	p->nodes[0].nactions = 2;
+	fix_verify_plan(&v, m2, p, results, &after);
+	assert_int_equal(v.n, 3);
+	assert_int_equal(v.v[0].change, FIX_CHANGE_APPLIED);
+	assert_int_equal(v.v[1].change, FIX_CHANGE_FAILED);
+	assert_int_equal(v.v[2].change, FIX_CHANGE_NOT_PLANNED);
+	p->nodes[0].actions = NULL; /* the test's, not the plan's */
+	p->nodes[0].nactions = 0;
 	fix_verification_fini(&v);
 	fix_plan_free(p);
 	netmodel_free(m2);
@@ -167,6 +195,7 @@ int main(void)
 	    cmocka_unit_test(port_range_is_not_fixed_when_the_node_reads_another_range),
 	    cmocka_unit_test(every_pair_is_not_fixed_when_the_second_check_did_not_run),
 	    cmocka_unit_test(a_node_the_new_check_did_not_reach_is_not_fixed),
+	    cmocka_unit_test(each_verdict_says_what_the_apply_did_for_its_fixer),
 	    cmocka_unit_test(login_nodes_are_verified_when_the_new_check_logged_in_by_key),
 	    cmocka_unit_test(the_roles_are_fields_of_the_table),
 	    cmocka_unit_test(selection_by_role_follows_only),
