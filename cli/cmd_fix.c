@@ -11,14 +11,15 @@
 #include "cd.h"
 #include "check_once.h"
 #include "commands.h"
-#include "fix_login.h"
-#include "report/fix_render.h"
 #include "fixers/fix.h"
+#include "fixers/fix_flow.h"
 #include "fixers/fix_journal.h"
 #include "fixers/fix_run.h"
 #include "fixers/sudocmd.h"
 #include "loop.h"
 #include "phase.h"
+#include "report/fix_render.h"
+#include "secret.h"
 #include "targets.h"
 
 #include <stdio.h>
@@ -230,20 +231,17 @@ static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 }
 
 /* Ask on the terminal; no terminal and no --yes is a refusal. */
-static int confirm(const struct fix_plan *p, const struct fix_login *l, size_t changes)
+static int confirm(const struct fix_flow_report *r)
 {
 	char line[16];
-	size_t nodes = 0;
 
-	for (size_t i = 0; i < p->nnodes; i++)
-		nodes += p->nodes[i].nactions > 0 || l->login[i];
 	if (!isatty(STDIN_FILENO)) {
 		fprintf(stderr, "clusterdoc fix: --apply asks before changing anything and there "
 		                "is no terminal to ask on: add --yes\n");
 		return 0;
 	}
-	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", changes,
-	        changes == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", r->changes,
+	        r->changes == 1 ? "" : "s", r->nodes, r->nodes == 1 ? "" : "s");
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
 	return line[0] == 'y' || line[0] == 'Y';
@@ -261,36 +259,119 @@ static void print_findings(const struct netmodel *m, const struct diagnosis *d)
 	}
 }
 
-/* Gather, plan, show; with --apply: confirm, apply, check again. */
+/* The flow waits for us: stop the loop (fix_flow.h's changed). */
+static void on_flow(struct fix_flow *flow, void *arg)
+{
+	phase_done(arg);
+}
+
+static void wait_flow(struct phase *ph)
+{
+	ph->done = 0;
+	phase_wait(ph);
+}
+
+/* What the flow asks while it applies: the password on the terminal (or
+ * SSH_ASKPASS), and going on without the login stage when it failed. */
+static void answer_login(struct fix_flow *flow, struct phase *ph)
+{
+	const struct fix_flow_report *r = fix_flow_report(flow);
+	char *pw = cd_calloc(1, FIX_PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
+
+	for (;;) {
+		wait_flow(ph);
+		if (r->state == FIX_FLOW_PASSWORD) {
+			fix_flow_password_prompt(flow, prompt, sizeof(prompt));
+			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
+				fix_flow_password(flow, pw, err, sizeof(err));
+			} else {
+				fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+				fix_flow_skip_login(flow, err, sizeof(err));
+			}
+			secret_wipe(pw, FIX_PASSWORD_MAX);
+		} else if (r->state == FIX_FLOW_LOGIN_FAILED) {
+			fprintf(stderr, "clusterdoc fix: %s\n", r->error);
+			fix_flow_skip_login(flow, err, sizeof(err));
+		} else {
+			break;
+		}
+	}
+	free(pw);
+}
+
+static void print_json(const struct fix_flow_report *r, const struct netmodel *m,
+                       const struct netmodel *m2)
+{
+	json_t *o = fix_plan_json(m, r->p, m2 ? r->results : NULL);
+
+	json_object_set_new(o, "login", fix_login_json(&r->login, m));
+	if (m2) {
+		json_t *ver = json_array(), *login = json_array();
+
+		if (r->login_ran)
+			fix_login_run_json(login, &r->login, m, &r->login_outcome);
+		fix_verify_json(ver, m2, &r->verdicts);
+		json_object_set_new(o, "login_applied", login);
+		json_object_set_new(o, "applied", json_true());
+		json_object_set_new(o, "verify", ver);
+	}
+	json_dumpf(o, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(o);
+}
+
+/* What was applied and how the new check verified it, as text. */
+static void print_applied(const struct fix_cli *c, const struct fix_flow_report *r,
+                          const struct netmodel *m, const struct netmodel *m2)
+{
+	printf("\napplied (run %s):\n", r->run);
+	if (r->login_ran)
+		fix_print_login_run(stdout, &r->login, m, &r->login_outcome);
+	if (r->p->nactions)
+		fix_print_plan(stdout, m, r->p, r->results);
+	printf("\nverified by a new check:\n");
+	fix_print_verify(stdout, m2, &r->verdicts);
+	if (r->login.nlogin && fix_checked_selected(&c->fo))
+		printf("\nnodes reached by key only now were not checked before: run "
+		       "clusterdoc fix again for their other fixes\n");
+	if (r->j->nchanges)
+		printf("\nundo with: clusterdoc fix --undo %s\n", r->run);
+}
+
+/* Check, then the fix flow (fix_flow.h): plan and show; with --apply,
+ * confirm, apply and verify with a new check. */
 static int fix(struct fix_cli *c)
 {
 	const char *const *hosts = (const char *const *)c->t.hosts->names;
 	size_t n = hostlist_count(c->t.hosts);
 	struct netmodel *m = netmodel_new(hosts, n), *m2 = NULL;
 	struct diagnosis *d = NULL, *d2 = NULL;
-	struct fix_node_state *states = cd_calloc(n, sizeof(*states));
-	int *skip = cd_calloc(n, sizeof(*skip));
-	const char **fw = cd_calloc(n, sizeof(*fw));
-	struct fix_result **results = NULL;
-	struct fix_plan *p = NULL;
-	struct fix_journal *j = NULL;
-	struct sshpool *pool = NULL;
-	struct fix_session *s = NULL;
 	struct phase ph = {.loop = loop_new()};
-	struct fix_login login = {0};
-	json_t *login_json = c->t.json ? json_array() : NULL;
-	char err[CD_ERRLEN], run[40], jerr[CD_ERRLEN] = "";
-	int rc = 2, checked, failed = 0, gathered = 0;
-	size_t changes;
+	struct fix_flow *flow = NULL;
+	const struct fix_flow_report *r;
+	char err[CD_ERRLEN];
+	int rc = 2, checked;
 
 	checked = check(c, m, &d);
 	if (checked < 0)
 		goto out;
-	if (fix_login_prepare(&login, m, &c->fo, &c->t.pool, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+	flow = fix_flow_start(
+	    ph.loop,
+	    &(struct fix_flow_opts){
+	        .fo = c->fo, .pool = &c->t.pool, .hosts = hosts, .nhosts = n, .m = m, .d = d},
+	    on_flow, &ph, err, sizeof(err));
+	if (!flow) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
-	if (!checked && !login.nlogin) {
+	wait_flow(&ph);
+	r = fix_flow_report(flow);
+	if (r->state != FIX_FLOW_PLANNED) {
+		fprintf(stderr, "clusterdoc fix: %s\n",
+		        r->state == FIX_FLOW_FAILED ? r->error : "the plan was not made");
+		goto out;
+	}
+	if (!checked && !r->login.nlogin) {
 		fprintf(stderr, "clusterdoc fix: no node could be checked\n");
 		goto out;
 	}
@@ -298,77 +379,41 @@ static int fix(struct fix_cli *c)
 		printf("check: %d error%s, %d warning%s\n", d->errors, d->errors == 1 ? "" : "s",
 		       d->warnings, d->warnings == 1 ? "" : "s");
 		print_findings(m, d);
-	}
-	fix_gather_inputs(m, d, &c->fo, states, skip, fw);
-	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
-	if (!pool) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	s = fix_session_new(ph.loop, pool, hosts, n);
-	fix_session_gather(s, states, skip, fw, phase_done, &ph);
-	phase_wait(&ph);
-	for (size_t i = 0; i < n; i++)
-		gathered += states[i].gathered;
-
-	fix_run_id(run, sizeof(run));
-	p = fix_plan_build(m, d, states, &c->fo, run, err, sizeof(err));
-	if (!p) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	if (!c->t.json) {
-		printf("\nplan (run %s)%s:\n", run,
+		printf("\nplan (run %s)%s:\n", r->run,
 		       c->apply ? "" : "; nothing changes without --apply");
-		fix_print_plan(stdout, m, p, NULL);
-		fix_login_print(stdout, &login, m);
+		fix_print_plan(stdout, m, r->p, NULL);
+		fix_print_login(stdout, &r->login, m);
 	}
-	changes = p->nactions + fix_login_changes(&login, m);
-	rc = gathered < checked || (size_t)checked + login.nlogin < n ? 2 : changes ? 1 : 0;
-	if (!c->apply || !changes) {
-		if (c->t.json) {
-			json_t *o = fix_plan_json(m, p, NULL);
-
-			json_object_set_new(o, "login", fix_login_json(&login, m));
-			json_dumpf(o, stdout, JSON_INDENT(2));
-			putchar('\n');
-			json_decref(o);
-		} else if (c->apply) {
+	rc = r->gathered < (size_t)checked || (size_t)checked + r->login.nlogin < n ? 2
+	     : r->changes                                                           ? 1
+	                                                                            : 0;
+	if (!c->apply || !r->changes) {
+		if (c->t.json)
+			print_json(r, m, NULL);
+		else if (c->apply)
 			printf("\nnothing to change\n");
-		}
 		goto out;
 	}
-	if (!c->yes && !confirm(p, &login, changes)) {
+	if (!c->yes && !confirm(r)) {
 		fprintf(stderr, "clusterdoc fix: nothing was changed\n");
 		rc = 2;
 		goto out;
 	}
-
-	results = cd_calloc(n, sizeof(*results));
-	for (size_t i = 0; i < n; i++)
-		results[i] = cd_calloc(p->nodes[i].nactions + 1, sizeof(**results));
-	j = fix_journal_new(run, hosts, n);
-	/* ssh-key first: it stands alone (its nodes were not checked) */
-	if (login.nlogin) {
-		if (!c->t.json)
-			printf("\napplied (run %s):\n", run);
-		failed += fix_login_apply(&login, m, d, &c->fo, &c->t.pool, hosts, j,
-		                          c->t.json ? NULL : stdout, login_json);
+	if (fix_flow_apply(flow, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		goto out;
 	}
-	if (p->nactions) {
-		fix_session_apply(s, p, j, results, jerr, sizeof(jerr), phase_done, &ph);
-		phase_wait(&ph);
+	answer_login(flow, &ph);
+	if (r->state != FIX_FLOW_APPLIED) {
+		fprintf(stderr, "clusterdoc fix: the apply did not finish\n");
+		goto out;
 	}
-	fix_session_free(s);
-	s = NULL;
-	sshpool_free(pool);
-	pool = NULL;
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < p->nodes[i].nactions; k++)
-			failed += results[i][k].status == FIX_FAILED ||
-			          results[i][k].status == FIX_SKIPPED;
-	if (jerr[0])
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", jerr);
+	if (r->login_ran && r->login_outcome.journal_error[0])
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		        r->login_outcome.journal_error);
+	if (r->journal_error[0])
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		        r->journal_error);
 
 	/* verify with a check of its own: new agents, new login shells */
 	m2 = netmodel_new(hosts, n);
@@ -376,50 +421,15 @@ static int fix(struct fix_cli *c)
 		diagnosis_free(d2);
 		d2 = NULL;
 	}
-	if (c->t.json) {
-		json_t *o = fix_plan_json(m, p, results), *ver = json_array();
-
-		failed += fix_print_verify(NULL, m2, p, d2, ver);
-		failed += fix_login_verify(NULL, &login, m2, ver);
-		json_object_set_new(o, "login", fix_login_json(&login, m));
-		json_object_set_new(o, "login_applied", login_json);
-		login_json = NULL;
-		json_object_set_new(o, "applied", json_true());
-		json_object_set_new(o, "verify", ver);
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(o);
-	} else {
-		if (!login.nlogin)
-			printf("\napplied (run %s):\n", run);
-		if (p->nactions)
-			fix_print_plan(stdout, m, p, results);
-		printf("\nverified by a new check:\n");
-		failed += fix_print_verify(stdout, m2, p, d2, NULL);
-		failed += fix_login_verify(stdout, &login, m2, NULL);
-		if (login.nlogin && fix_selected(&c->fo, "env"))
-			printf("\nnodes reached by key only now were not checked before: run "
-			       "clusterdoc fix again for their other fixes\n");
-		if (j->nchanges)
-			printf("\nundo with: clusterdoc fix --undo %s\n", run);
-	}
-	rc = failed || jerr[0] ? 1 : 0;
+	fix_flow_verify(flow, m2, d2, err, sizeof(err));
+	if (c->t.json)
+		print_json(r, m, m2);
+	else
+		print_applied(c, r, m, m2);
+	rc = r->failed || r->verdicts.bad || r->journal_error[0] ? 1 : 0;
 out:
-	fix_login_fini(&login);
-	json_decref(login_json);
-	for (size_t i = 0; results && i < n; i++)
-		free(results[i]);
-	free(results);
-	fix_journal_free(j);
-	fix_plan_free(p);
-	fix_session_free(s);
-	sshpool_free(pool);
+	fix_flow_free(flow);
 	loop_free(ph.loop);
-	for (size_t i = 0; i < n; i++)
-		fix_node_state_fini(&states[i]);
-	free(states);
-	free(skip);
-	free(fw);
 	diagnosis_free(d);
 	diagnosis_free(d2);
 	netmodel_free(m);

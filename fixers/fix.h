@@ -155,6 +155,12 @@ int fix_check_only(const struct fix_opts *o, char *err, size_t errlen);
 /* Whether the fixer id is selected by o (--only, else the default ones). */
 int fix_selected(const struct fix_opts *o, const char *id);
 
+/* Whether a fixer selected by o has the role: login_stage, narrows_ports;
+ * fix_checked_selected: one that plans from the check (not login_stage). */
+int fix_login_selected(const struct fix_opts *o);
+int fix_ports_selected(const struct fix_opts *o);
+int fix_checked_selected(const struct fix_opts *o);
+
 /* port-range's target: o's range, else IANA's dynamic ports 49152-65535. */
 void fix_port_range(const struct fix_opts *o, int *lo, int *hi);
 
@@ -207,12 +213,28 @@ struct fixer {
 	const char *const *findings; /* the finding ids it answers (NULL-terminated) */
 	/* add node i's actions and notes to p */
 	void (*plan)(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+
+	/* Its roles beyond planning (0 / NULL for none): */
+	/* it plans for nodes the check could not log in to, which fix_login.h's
+	 * stage reaches first (ssh-key) */
+	int login_stage;
+	/* the gather reads the node's firewall for it (firewall) */
+	int reads_firewall;
+	/* its target range (fix_port_range) becomes the plan's port_lo/hi, and
+	 * the firewall's rule opens only it and MASTER_PORT (port-range) */
+	int narrows_ports;
+	/* verified by what the new check m2 read on node i, besides its
+	 * findings: 0, or -1 with why not in still (port-range: the range) */
+	int (*verify)(const struct netmodel *m2, const struct fix_plan *p, size_t i, char *still,
+	              size_t len);
 };
 
 extern const struct fixer fixer_table[];
 extern const size_t fixer_table_len;
 
 const struct fixer *fixer_find(const char *id);
+/* The fixer with the login_stage role (ssh-key). */
+const struct fixer *fixer_login_stage(void);
 
 /* Whether fixer f answers findings with this id. */
 int fixer_answers(const struct fixer *f, const char *id);

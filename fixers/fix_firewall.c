@@ -115,7 +115,7 @@ static int rule_ports(const struct fix_ctx *c, struct fix_node_plan *p, struct p
 
 	memset(pt, 0, sizeof(*pt));
 	snprintf(pt->what, sizeof(pt->what), "TCP");
-	if (!fix_selected(o, "port-range"))
+	if (!fix_ports_selected(o))
 		return 0;
 	pt->narrow = 1;
 	pt->master = c->m->master_port;

@@ -27,6 +27,12 @@ void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* port-range (only with --only): net.ipv4.ip_local_port_range narrowed to
  * fix_opts' range, now (sysctl -w) and at boot (FIX_SYSCTL_PORTS). */
 void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
+/* port-range's verification: the new check reads the plan's target range. */
+int fix_ports_verify(const struct netmodel *m2, const struct fix_plan *p, size_t i, char *still,
+                     size_t len);
+
+/* Frees what an action holds (fix_plan.c, fix_share.c). */
+void fix_action_fini(struct fix_action *a);
 
 /* Root is needed unless the node's user is root. */
 int fix_needs_sudo(const struct fix_ctx *c, size_t i);

@@ -6,7 +6,6 @@
 #include "fix.h"
 #include "blockedit.h"
 #include "fix_internal.h"
-#include "hostlist.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +19,8 @@ const struct fixer fixer_table[] = {
      .title = "the head's key in authorized_keys of nodes that refuse it, and their host keys",
      .by_default = 1,
      .findings = fix_sshkey_findings,
-     .plan = fix_sshkey_plan},
+     .plan = fix_sshkey_plan,
+     .login_stage = 1},
     {.id = "env",
      .title = "the verified interface variables in every login shell",
      .by_default = 1,
@@ -35,12 +35,15 @@ const struct fixer fixer_table[] = {
      .title = "TCP from the cluster's subnet allowed on the data interface",
      .by_default = 1,
      .findings = fix_firewall_findings,
-     .plan = fix_firewall_plan},
+     .plan = fix_firewall_plan,
+     .reads_firewall = 1},
     {.id = "port-range",
      .title = "a narrower ip_local_port_range, and the firewall opens only it and MASTER_PORT",
      .by_default = 0,
      .findings = fix_ports_findings,
-     .plan = fix_ports_plan},
+     .plan = fix_ports_plan,
+     .narrows_ports = 1,
+     .verify = fix_ports_verify},
 };
 const size_t fixer_table_len = CD_ARRAY_LEN(fixer_table);
 
@@ -48,6 +51,14 @@ const struct fixer *fixer_find(const char *id)
 {
 	for (size_t k = 0; k < fixer_table_len; k++)
 		if (strcmp(fixer_table[k].id, id) == 0)
+			return &fixer_table[k];
+	return NULL;
+}
+
+const struct fixer *fixer_login_stage(void)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].login_stage)
 			return &fixer_table[k];
 	return NULL;
 }
@@ -331,10 +342,9 @@ void fix_argv_free(char **argv)
 	free(argv);
 }
 
-/* ---------------------------------------------------------------- shared homes */
+/* ---------------------------------------------------------------- driver */
 
-/* What one action owns; the action itself is an element of its node's array. */
-static void action_fini(struct fix_action *a)
+void fix_action_fini(struct fix_action *a)
 {
 	free(a->summary);
 	free(a->path);
@@ -345,169 +355,35 @@ static void action_fini(struct fix_action *a)
 	fix_argv_free(a->undo);
 }
 
-static void drop_action(struct fix_node_plan *np, size_t k)
-{
-	struct fix_action *a = &np->actions[k];
-
-	action_fini(a);
-	memmove(a, a + 1, (np->nactions - k - 1) * sizeof(*a));
-	np->nactions--;
-}
-
-static int same_bytes(const char *a, size_t alen, const char *b, size_t blen)
-{
-	return alen == blen && (!alen || memcmp(a, b, alen) == 0);
-}
-
-/* Node j's action on path, or NULL. */
-static struct fix_action *file_action(struct fix_node_plan *np, const char *path)
-{
-	for (size_t k = 0; k < np->nactions; k++)
-		if (np->actions[k].kind == FIX_FILE && strcmp(np->actions[k].path, path) == 0)
-			return &np->actions[k];
-	return NULL;
-}
-
-/* Whether nodes i and j read one file at path: one home, and the gather
- * read the same bytes there on both (a bind mount over one file in a shared
- * home is its own file). */
-static int same_home_file(const struct fix_node_state *states, size_t i, size_t j, const char *path)
-{
-	const struct fix_file_state *a = fix_state_file(&states[i], path),
-	                            *b = fix_state_file(&states[j], path);
-
-	return states[i].home_id[0] && strcmp(states[i].home_id, states[j].home_id) == 0 &&
-	       states[j].gathered && a && b && a->read && b->read && a->exists == b->exists &&
-	       same_bytes(a->data, a->len, b->data, b->len);
-}
-
-/* shared_by for node i's action a: every node that reads the file a
- * changes, when that is more than node i; owner[j] is i + 1 where node j's
- * own change of it was dropped for this one. */
-static void name_sharers(const struct netmodel *m, const struct fix_node_state *states,
-                         struct fix_plan *p, size_t i, struct fix_action *a, const size_t *owner)
-{
-	struct hostlist *hl = hostlist_new();
-	char err[CD_ERRLEN];
-	size_t n = 1;
-
-	if (hostlist_parse(hl, m->nodes[i].host, err, sizeof(err)) < 0)
-		n = 0;
-	for (size_t j = 0; j < p->nnodes && n; j++) {
-		if (j == i)
-			continue;
-		/* a node with its own change of this path has its own file */
-		if (owner[j] ? owner[j] != i + 1
-		             : file_action(&p->nodes[j], a->path) ||
-		                   !same_home_file(states, i, j, a->path))
-			continue;
-		if (hostlist_parse(hl, m->nodes[j].host, err, sizeof(err)) < 0)
-			n = 0;
-		else
-			n++;
-	}
-	free(a->shared_by);
-	a->shared_by = n > 1 ? hostlist_fold(hl) : NULL;
-	hostlist_free(hl);
-}
-
-void fix_plan_share_homes(const struct netmodel *m, const struct fix_node_state *states,
-                          struct fix_plan *p)
-{
-	/* owner[q * n + i]: j + 1 where node i's change of paths[q] was
-	 * dropped for node j's (a node has one action per path) */
-	size_t n = p->nnodes;
-	char **paths = NULL;
-	size_t npaths = 0, *owner = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		struct fix_node_plan *np = &p->nodes[i];
-
-		if (!states[i].home_id[0])
-			continue;
-		for (size_t k = 0; k < np->nactions;) {
-			struct fix_action *a = &np->actions[k], *own = NULL;
-			size_t j, q;
-
-			if (a->kind != FIX_FILE || strncmp(a->path, "~/", 2) != 0) {
-				k++;
-				continue;
-			}
-			/* the first node of this home that plans the same change
-			 * of the same bytes: the file is one, its change is one */
-			for (j = 0; j < i && !own; j++) {
-				struct fix_action *o =
-				    strcmp(states[j].home_id, states[i].home_id) == 0
-				        ? file_action(&p->nodes[j], a->path)
-				        : NULL;
-
-				if (o && o->before_exists == a->before_exists &&
-				    same_bytes(o->before, o->before_len, a->before,
-				               a->before_len) &&
-				    same_bytes(o->after, o->after_len, a->after, a->after_len))
-					own = o;
-			}
-			if (!own) {
-				k++;
-				continue;
-			}
-			j--;
-			/* remember that node i's change went to node j's */
-			for (q = 0; q < npaths && strcmp(paths[q], a->path) != 0; q++)
-				;
-			if (q == npaths) {
-				paths = cd_realloc(paths, (npaths + 1) * sizeof(*paths));
-				paths[npaths] = cd_strdup(a->path);
-				owner = cd_realloc(owner, (npaths + 1) * n * sizeof(*owner));
-				memset(owner + npaths * n, 0, n * sizeof(*owner));
-				npaths++;
-			}
-			owner[q * n + i] = j + 1;
-			fix_note(np,
-			         "%s: %s is in the home directory %s shares: changed once, there",
-			         a->fixer, a->path, m->nodes[j].host);
-			drop_action(np, k);
-			p->nactions--;
-		}
-	}
-	/* every change of a file in a home that other nodes read too names
-	 * them, whether or not they had a change of their own to give up */
-	for (size_t i = 0; i < n; i++) {
-		struct fix_node_plan *np = &p->nodes[i];
-
-		if (!states[i].home_id[0])
-			continue;
-		for (size_t k = 0; k < np->nactions; k++) {
-			struct fix_action *a = &np->actions[k];
-			size_t q;
-
-			if (a->kind != FIX_FILE || strncmp(a->path, "~/", 2) != 0)
-				continue;
-			for (q = 0; q < npaths && strcmp(paths[q], a->path) != 0; q++)
-				;
-			if (q < npaths) {
-				name_sharers(m, states, p, i, a, owner + q * n);
-			} else {
-				size_t *none = cd_calloc(n ? n : 1, sizeof(*none));
-
-				name_sharers(m, states, p, i, a, none);
-				free(none);
-			}
-		}
-	}
-	for (size_t q = 0; q < npaths; q++)
-		free(paths[q]);
-	free(paths);
-	free(owner);
-}
-
-/* ---------------------------------------------------------------- driver */
-
 int fix_selected(const struct fix_opts *o, const char *id)
 {
 	const struct fixer *f = fixer_find(id);
 
 	return f && selected(o, f);
+}
+
+int fix_login_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].login_stage && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
+}
+
+int fix_ports_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (fixer_table[k].narrows_ports && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
+}
+
+int fix_checked_selected(const struct fix_opts *o)
+{
+	for (size_t k = 0; k < fixer_table_len; k++)
+		if (!fixer_table[k].login_stage && selected(o, &fixer_table[k]))
+			return 1;
+	return 0;
 }
 
 void fix_port_range(const struct fix_opts *o, int *lo, int *hi)
@@ -564,9 +440,15 @@ int fix_check_only(const struct fix_opts *o, char *err, size_t errlen)
 int fix_wants_firewall(const struct netmodel *m, const struct diagnosis *d,
                        const struct fix_opts *o, size_t i)
 {
-	const struct fixer *f = fixer_find("firewall");
+	if (i >= m->nnodes)
+		return 0;
+	for (size_t k = 0; k < fixer_table_len; k++) {
+		const struct fixer *f = &fixer_table[k];
 
-	return i < m->nnodes && selected(o, f) && fixer_applies(f, d, i);
+		if (f->reads_firewall && selected(o, f) && fixer_applies(f, d, i))
+			return 1;
+	}
+	return 0;
 }
 
 static void copy_state(struct fix_node_state *dst, const struct fix_node_state *src)
@@ -596,7 +478,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 		return NULL;
 	p = cd_calloc(1, sizeof(*p));
 	snprintf(p->run, sizeof(p->run), "%s", run);
-	if (fix_selected(o, "port-range"))
+	if (fix_ports_selected(o))
 		fix_port_range(o, &p->port_lo, &p->port_hi);
 	p->nnodes = m->nnodes;
 	p->nodes = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*p->nodes));
@@ -623,8 +505,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 			const struct fixer *f = &fixer_table[k];
 			size_t before = np->nactions;
 
-			if (!selected(o, f) ||
-			    (!m->nodes[i].probed && strcmp(f->id, "ssh-key") != 0))
+			if (!selected(o, f) || (!m->nodes[i].probed && !f->login_stage))
 				continue;
 			/* port-range style fixers act when asked; the others when
 			 * one of their findings names the node */
@@ -657,7 +538,7 @@ void fix_plan_free(struct fix_plan *p)
 		struct fix_node_plan *np = &p->nodes[i];
 
 		for (size_t k = 0; k < np->nactions; k++)
-			action_fini(&np->actions[k]);
+			fix_action_fini(&np->actions[k]);
 		free(np->actions);
 		for (size_t k = 0; k < np->nnotes; k++)
 			free(np->notes[k]);

@@ -100,3 +100,15 @@ void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 	fix_plan_cmd(p, "port-range", sudo, summary, fix_argv("sysctl", "-w", set, NULL),
 	             fix_argv("sysctl", "-w", old, NULL));
 }
+
+int fix_ports_verify(const struct netmodel *m2, const struct fix_plan *p, size_t i, char *still,
+                     size_t len)
+{
+	const struct nm_node *n = &m2->nodes[i];
+
+	if (n->port_lo == p->port_lo && n->port_hi == p->port_hi)
+		return 0;
+	snprintf(still, len, "ip_local_port_range is %d-%d, not %d-%d", n->port_lo, n->port_hi,
+	         p->port_lo, p->port_hi);
+	return -1;
+}

@@ -2,7 +2,9 @@
  * fix_run.h - the head's side of `clusterdoc fix`: through the SSH pool,
  * gather what the fixers need from each node, apply a plan, and undo a
  * journal. Non-blocking: every phase runs from the event loop and calls
- * done(arg) once when every node has finished or failed.
+ * done(arg) once when every node has finished or failed, on a loop turn of
+ * its own (core/fanout.h), never from inside a pool callback or the call
+ * that started the phase: done may start the next phase or free the session.
  *
  * The agent requests used are fixers/nodefile.h's (whoami, file_read,
  * file_write) and fixers/noderun.h's (run); root goes through the agent's

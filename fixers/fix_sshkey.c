@@ -133,14 +133,14 @@ int head_key_find(char *const *files, size_t n, const char *home, struct head_ke
 	return 0;
 }
 
-int head_key_create(struct head_key *k, const char *comment, char *err, size_t errlen)
+int head_key_create_argv(struct head_key *k, const char *comment, char *argv[HEAD_KEY_ARGV],
+                         char *err, size_t errlen)
 {
-	char *argv[] = {"ssh-keygen",    "-q", "-t",    "ed25519", "-N", "", "-C",
-	                (char *)comment, "-f", k->path, NULL};
-	struct buf o, e;
+	char *const words[HEAD_KEY_ARGV] = {"ssh-keygen", "-q",    "-t", "ed25519",
+	                                    "-N",         "",      "-C", (char *)comment,
+	                                    "-f",         k->path, NULL};
 	struct stat st;
 	char dir[PATH_MAX], *slash;
-	int status = 0, rc;
 
 	if (lstat(k->path, &st) == 0)
 		return cd_errf(err, errlen, CD_ERR_IO, "%s already exists; it is left as is",
@@ -154,16 +154,35 @@ int head_key_create(struct head_key *k, const char *comment, char *err, size_t e
 			return cd_errf(err, errlen, CD_ERR_IO, "cannot create %s: %s", dir,
 			               strerror(errno));
 	}
+	memcpy(argv, words, sizeof(words));
+	return 0;
+}
+
+int head_key_created(struct head_key *k, int status, const char *errout, char *err, size_t errlen)
+{
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		return cd_errf(err, errlen, CD_ERR_IO, "ssh-keygen could not create %s: %.*s",
+		               k->path, (int)strcspn(errout ? errout : "", "\n"),
+		               errout ? errout : "");
+	return read_pub(k, err, errlen);
+}
+
+int head_key_create(struct head_key *k, const char *comment, char *err, size_t errlen)
+{
+	char *argv[HEAD_KEY_ARGV];
+	struct buf o, e;
+	int status = 0, rc;
+
+	if (head_key_create_argv(k, comment, argv, err, errlen) < 0)
+		return CD_ERR_IO;
 	buf_init(&o, 4096);
 	buf_init(&e, 4096);
-	rc = child_run(argv, &o, &e, 30000, &status, err, errlen);
-	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-		rc =
-		    cd_errf(err, errlen, CD_ERR_IO, "ssh-keygen could not create %s: %.*s", k->path,
-		            (int)strcspn(e.data ? e.data : "", "\n"), e.data ? e.data : "");
+	rc = child_run(argv, &o, &e, HEAD_KEY_TIMEOUT_MS, &status, err, errlen);
+	if (rc == 0)
+		rc = head_key_created(k, status, e.data, err, errlen);
 	buf_fini(&o);
 	buf_fini(&e);
-	return rc < 0 ? rc : read_pub(k, err, errlen);
+	return rc;
 }
 
 void head_key_fini(struct head_key *k)

@@ -37,6 +37,16 @@ int head_key_find(char *const *files, size_t n, const char *home, struct head_ke
  */
 int head_key_create(struct head_key *k, const char *comment, char *err, size_t errlen);
 
+/* head_key_create in two halves, for a caller that runs ssh-keygen as a
+ * child of its event loop (childrun.h): the checks and the directory, and
+ * the NULL-terminated argv to run (borrowing comment and k->path), then,
+ * from its wait status and stderr, the key read back. Same errors. */
+#define HEAD_KEY_ARGV       11
+#define HEAD_KEY_TIMEOUT_MS 30000
+int head_key_create_argv(struct head_key *k, const char *comment, char *argv[HEAD_KEY_ARGV],
+                         char *err, size_t errlen);
+int head_key_created(struct head_key *k, int status, const char *errout, char *err, size_t errlen);
+
 void head_key_fini(struct head_key *k);
 
 /*

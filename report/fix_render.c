@@ -110,57 +110,144 @@ void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_pla
 		fprintf(f, "  note: %s\n", np->notes[k]);
 }
 
-int fix_print_verify(FILE *f, const struct netmodel *m, const struct fix_plan *p,
-                     const struct diagnosis *after, json_t *json_out)
+void fix_print_verify(FILE *f, const struct netmodel *m2, const struct fix_verification *v)
 {
-	int bad = 0;
+	for (size_t k = 0; k < v->n; k++) {
+		const struct fix_verdict *x = &v->v[k];
+		const char *host = m2->nodes[x->node].host;
 
-	for (size_t i = 0; i < p->nnodes; i++) {
-		const struct fix_node_plan *np = &p->nodes[i];
-
-		for (size_t q = 0; q < np->nwanted; q++) {
-			const struct fixer *fx = fixer_find(np->wanted[q]);
-			char still[CD_ERRLEN + 64] = "";
-			const char *how = "verified";
-
-			/* port-range answers no finding: verified when the new check
-			 * reads the plan's target range */
-			if (strcmp(fx->id, "port-range") == 0 &&
-			    (m->nodes[i].port_lo != p->port_lo ||
-			     m->nodes[i].port_hi != p->port_hi))
-				snprintf(still, sizeof(still),
-				         "ip_local_port_range is %d-%d, not %d-%d",
-				         m->nodes[i].port_lo, m->nodes[i].port_hi, p->port_lo,
-				         p->port_hi);
-			for (size_t k = 0; after && k < after->nfindings; k++) {
-				const struct finding *fd = &after->findings[k];
-
-				if (finding_names(fd, i) && fd->severity == SEV_ERROR &&
-				    fixer_answers(fx, fd->id))
-					snprintf(still + strlen(still),
-					         sizeof(still) - strlen(still), "%s%s",
-					         still[0] ? ", " : "", fd->id);
-			}
-			if (!after)
-				snprintf(still, sizeof(still), "the second check did not run");
-			else if (!m->nodes[i].probed)
-				snprintf(still, sizeof(still), "not checked: %s",
-				         m->nodes[i].error);
-			if (still[0]) {
-				how = "NOT FIXED: ";
-				bad++;
-			}
-			if (f)
-				fprintf(f, "  %-12s %-9s %s%s\n", m->nodes[i].host, fx->id, how,
-				        still);
-			if (json_out)
-				json_array_append_new(
-				    json_out,
-				    json_pack("{sssssbss}", "node", m->nodes[i].host, "fixer",
-				              fx->id, "verified", !still[0], "still", still));
-		}
+		if (x->kind == FIX_VERDICT_FIXER)
+			fprintf(f, "  %-12s %-9s %s%s\n", host, x->fixer,
+			        x->verified ? "verified" : "NOT FIXED: ", x->still);
+		else if (x->verified)
+			fprintf(f, "  %s: %s verified (logged in by key)\n", host, x->fixer);
+		else
+			fprintf(f, "  %s: %s NOT FIXED: %s\n", host, x->fixer, x->still);
 	}
-	return bad;
+}
+
+void fix_verify_json(json_t *out, const struct netmodel *m2, const struct fix_verification *v)
+{
+	for (size_t k = 0; k < v->n; k++) {
+		const struct fix_verdict *x = &v->v[k];
+		const char *host = m2->nodes[x->node].host;
+
+		if (x->kind == FIX_VERDICT_FIXER)
+			json_array_append_new(out, json_pack("{sssssbss}", "node", host, "fixer",
+			                                     x->fixer, "verified", x->verified,
+			                                     "still", x->still));
+		else
+			json_array_append_new(out,
+			                      json_pack("{s:s, s:s, s:b}", "node", host, "fixer",
+			                                x->fixer, "verified", x->verified));
+	}
+}
+
+static const char *login_user(const struct fix_login *l)
+{
+	return l->user[0] ? l->user : "the login user";
+}
+
+void fix_print_login(FILE *f, const struct fix_login *l, const struct netmodel *m)
+{
+	if (!l->nlogin)
+		return;
+	fprintf(f, "\nlog in (ssh-key):\n");
+	if (!l->key.exists)
+		fprintf(f,
+		        "  head: create %s (ed25519, no passphrase: the logins that follow are "
+		        "unattended)\n",
+		        l->key.path);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		if (!l->login[i])
+			continue;
+		fprintf(f, "  %s (%s):\n", n->host, n->error_code);
+		if (fix_login_records_hostkey(n))
+			fprintf(
+			    f,
+			    "    record its host key %s %s in known_hosts; compare it first with "
+			    "`ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub` on the node's console\n",
+			    n->hostkey_type, n->hostkey_fp,
+			    strstr(n->hostkey_type, "ed25519") ? "ed25519"
+			    : strstr(n->hostkey_type, "ecdsa") ? "ecdsa"
+			                                       : "rsa");
+		fprintf(
+		    f,
+		    "    %s %s%s%s%s (%s.pub) to %s's ~/.ssh/authorized_keys, logging in once by "
+		    "password or keyboard-interactive\n",
+		    fix_login_refused_keys(n) ? "add" : "if it refuses the keys, add",
+		    l->key.exists ? "the head's key " : "the new key", l->key.type,
+		    l->key.exists ? " " : "", l->key.fp, l->key.path, login_user(l));
+	}
+}
+
+json_t *fix_login_json(const struct fix_login *l, const struct netmodel *m)
+{
+	json_t *o = json_object(), *nodes = json_array();
+
+	json_object_set_new(o, "head_key",
+	                    json_pack("{s:s, s:b, s:s?}", "path", l->key.path, "exists",
+	                              l->key.exists, "fingerprint",
+	                              l->key.exists ? l->key.fp : NULL));
+	for (size_t i = 0; i < l->n; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		if (!l->login[i])
+			continue;
+		json_array_append_new(
+		    nodes, json_pack("{s:s, s:s, s:o, s:b}", "host", n->host, "error_code",
+		                     n->error_code, "record_hostkey",
+		                     fix_login_records_hostkey(n)
+		                         ? json_pack("{s:s, s:s}", "type", n->hostkey_type,
+		                                     "fingerprint", n->hostkey_fp)
+		                         : json_null(),
+		                     "password", fix_login_refused_keys(n)));
+	}
+	json_object_set_new(o, "nodes", nodes);
+	return o;
+}
+
+void fix_print_login_run(FILE *f, const struct fix_login *l, const struct netmodel *m,
+                         const struct fix_login_outcome *o)
+{
+	if (l->key_created)
+		fprintf(f, "\nhead: created %s (%s %s)\n", l->key.path, l->key.type, l->key.fp);
+	if (!o->p) {
+		fprintf(f, "\nssh-key: %s\n", o->error);
+		return;
+	}
+	fprintf(f, "\nlogged in (ssh-key):\n");
+	for (size_t i = 0; i < l->n; i++)
+		if (l->login[i])
+			fix_print_plan_node(f, m, o->p, i, o->results, 1);
+}
+
+void fix_login_run_json(json_t *out, const struct fix_login *l, const struct netmodel *m,
+                        const struct fix_login_outcome *o)
+{
+	if (!o->p)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct fix_node_plan *np = &o->p->nodes[i];
+		json_t *acts;
+
+		if (!l->login[i])
+			continue;
+		acts = json_array();
+		for (size_t k = 0; k < np->nactions; k++) {
+			const struct fix_result *res = &o->results[i][k];
+
+			json_array_append_new(
+			    acts, json_pack("{s:s, s:s, s:s, s:s}", "fixer", np->actions[k].fixer,
+			                    "summary", np->actions[k].summary, "status",
+			                    fix_status_name(res->status), "message", res->message));
+		}
+		json_array_append_new(
+		    out, json_pack("{s:s, s:o, s:s?}", "host", m->nodes[i].host, "actions", acts,
+		                   "error", o->states[i].gathered ? NULL : o->states[i].error));
+	}
 }
 
 void fix_print_undo(FILE *f, const struct fix_journal *j, const struct fix_result *results)

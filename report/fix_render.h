@@ -11,7 +11,9 @@
 
 #include "fixers/fix.h"
 #include "fixers/fix_journal.h"
+#include "fixers/fix_login.h"
 #include "fixers/fix_run.h"
+#include "fixers/fix_verify.h"
 
 /* The plan as text: per node its actions (file actions with a unified diff,
  * commands as they will run, sudo included), then its notes. results may be
@@ -23,12 +25,27 @@ void fix_print_plan(FILE *f, const struct netmodel *m, const struct fix_plan *p,
 void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_plan *p, size_t i,
                          struct fix_result *const *results, int diffs);
 
-/* The verification after applying: per node, each selected fixer whose
- * findings named the node before (applied, failed or not planned), and the
- * error findings it answers that the second check still found. Returns the
- * number of (node, fixer) pairs not verified. */
-int fix_print_verify(FILE *f, const struct netmodel *m, const struct fix_plan *p,
-                     const struct diagnosis *after, json_t *json_out);
+/* The verification after applying (fix_verify.h's verdicts, m2 the new
+ * check's model): a line per verdict, "verified" or "NOT FIXED: " and why. */
+void fix_print_verify(FILE *f, const struct netmodel *m2, const struct fix_verification *v);
+/* The same as JSON: {"node", "fixer", "verified", "still"} per fixer
+ * verdict, {"node", "fixer", "verified"} per login one, appended to out. */
+void fix_verify_json(json_t *out, const struct netmodel *m2, const struct fix_verification *v);
+
+/* The login stage's plan (fix_login.h), as text (nothing when no node is
+ * concerned). */
+void fix_print_login(FILE *f, const struct fix_login *l, const struct netmodel *m);
+/* The same as JSON: {"head_key": {...}, "nodes": [...]}; new reference. */
+json_t *fix_login_json(const struct fix_login *l, const struct netmodel *m);
+
+/* What the login stage did: the key created, then per node its actions and
+ * results (fix_print_plan_node with diffs), or why it could not plan. */
+void fix_print_login_run(FILE *f, const struct fix_login *l, const struct netmodel *m,
+                         const struct fix_login_outcome *o);
+/* The same as {"host", "actions": [...], "error"} objects appended to out
+ * (nothing when it could not plan). */
+void fix_login_run_json(json_t *out, const struct fix_login *l, const struct netmodel *m,
+                        const struct fix_login_outcome *o);
 
 /* An undo's results, one line per change. */
 void fix_print_undo(FILE *f, const struct fix_journal *j, const struct fix_result *results);

@@ -1,6 +1,8 @@
 /*
- * session_fix.c - applying a fix from the TUI (session_fix.h): plan, apply,
- * verify, with the same modules and the same text as `clusterdoc fix`.
+ * session_fix.c - applying a fix from the TUI (session_fix.h): the fix flow
+ * (fixers/fix_flow.h) on the session's loop, answered from the screen; here
+ * only its text (report/fix_render.h) and the session's check, which the
+ * flow's verification waits for.
  */
 #include "session.h"
 
@@ -9,31 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fix_login.h"
-#include "report/fix_render.h"
 #include "fixers/fix.h"
-#include "fixers/fix_journal.h"
-#include "fixers/fix_run.h"
+#include "fixers/fix_flow.h"
+#include "report/fix_render.h"
 
 struct fixflow_work {
 	struct fix_opts fo;
-	struct sshpool *pool;
-	struct fix_session *fs;
-	struct fix_node_state *states;
-	int *skip;
-	const char **fw;
-	struct fix_plan *p;
-	struct fix_login login;
-	struct fix_login_run *login_run;
-	struct fix_journal *j;
-	struct fix_result **results;
-	char jerr[CD_ERRLEN];
+	struct fix_flow *flow;
 	/* the check the plan was made from: the session's until the verifying
 	 * check starts, then the flow's own (m_owned) */
 	struct netmodel *m;
 	struct diagnosis *d;
 	int m_owned;
-	uint64_t timer;
 };
 
 const char *fixflow_state_name(enum fixflow_state st)
@@ -55,37 +44,11 @@ static void changed(struct session *s)
 
 /* ---------------------------------------------------------------- state */
 
-/* The agents and the pool (never from inside their own callbacks). */
-static void work_disconnect(struct fixflow_work *w)
+static void work_free(struct fixflow_work *w)
 {
-	fix_login_run_free(w->login_run);
-	w->login_run = NULL;
-	fix_session_free(w->fs);
-	w->fs = NULL;
-	sshpool_free(w->pool);
-	w->pool = NULL;
-}
-
-static void work_free(struct session *s, struct fixflow_work *w)
-{
-	size_t n = s->nhosts;
-
 	if (!w)
 		return;
-	if (w->timer)
-		loop_timer_cancel(s->loop, w->timer);
-	work_disconnect(w);
-	for (size_t i = 0; w->states && i < n; i++)
-		fix_node_state_fini(&w->states[i]);
-	for (size_t i = 0; w->results && i < n; i++)
-		free(w->results[i]);
-	free(w->results);
-	free(w->states);
-	free(w->skip);
-	free(w->fw);
-	fix_plan_free(w->p);
-	fix_login_fini(&w->login);
-	fix_journal_free(w->j);
+	fix_flow_free(w->flow);
 	if (w->m_owned) {
 		diagnosis_free(w->d);
 		netmodel_free(w->m);
@@ -97,7 +60,7 @@ void session_fix_close(struct session *s)
 {
 	struct fixflow *f = &s->fix;
 
-	work_free(s, f->w);
+	work_free(f->w);
 	free(f->text);
 	memset(f, 0, sizeof(*f));
 	changed(s);
@@ -113,13 +76,6 @@ static void fail(struct session *s, const char *fmt, ...)
 	va_end(ap);
 	s->fix.state = FIXFLOW_FAILED;
 	changed(s);
-}
-
-/* Run cb on the loop's next turn: the fix session and the login stage call
- * back from inside their own callbacks. */
-static void next_turn(struct session *s, loop_timer_cb cb)
-{
-	s->fix.w->timer = loop_timer_add(s->loop, 0, cb, s);
 }
 
 /* Text written by fix_render.h's functions, appended to the flow's. */
@@ -151,51 +107,56 @@ static void text_append(struct session *s, struct text_out *o)
 
 /* ---------------------------------------------------------------- plan */
 
-static void on_planned(struct loop *loop, void *arg)
+static void on_planned(struct session *s)
 {
-	struct session *s = arg;
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
+	const struct fix_flow_report *r = fix_flow_report(w->flow);
 	struct text_out o;
-	char err[CD_ERRLEN];
-	size_t gathered = 0, checked = 0;
 
-	w->timer = 0;
-	for (size_t i = 0; i < s->nhosts; i++) {
-		gathered += w->states[i].gathered;
-		checked += !w->skip[i];
-	}
-	fix_run_id(f->run, sizeof(f->run));
-	w->p = fix_plan_build(w->m, w->d, w->states, &w->fo, f->run, err, sizeof(err));
-	if (!w->p) {
-		fail(s, "%s", err);
-		return;
-	}
+	snprintf(f->run, sizeof(f->run), "%s", r->run);
 	text_open(&o);
 	fprintf(o.f, "plan (run %s); nothing has changed yet:\n", f->run);
-	fix_login_print(o.f, &w->login, w->m); /* applied first */
-	fix_print_plan(o.f, w->m, w->p, NULL);
-	if (gathered < checked)
+	fix_print_login(o.f, &r->login, w->m); /* applied first */
+	fix_print_plan(o.f, w->m, r->p, NULL);
+	if (r->gathered < r->checked)
 		fprintf(o.f,
 		        "\n%zu of %zu checked node(s) could not be read: their changes are "
 		        "not planned\n",
-		        checked - gathered, checked);
+		        r->checked - r->gathered, r->checked);
 	text_append(s, &o);
-	f->changes = w->p->nactions + fix_login_changes(&w->login, w->m);
-	for (size_t i = 0; i < s->nhosts; i++)
-		f->nodes += w->p->nodes[i].nactions > 0 || w->login.login[i];
-	f->hostkeys = fix_login_hostkeys(&w->login, w->m);
-	f->need_password = w->login.need_password;
+	f->changes = r->changes;
+	f->nodes = r->nodes;
+	f->hostkeys = fix_login_hostkeys(&r->login, w->m);
+	f->need_password = r->login.need_password;
 	if (f->need_password)
-		fix_login_password_prompt(&w->login, w->m, f->password_prompt,
-		                          sizeof(f->password_prompt));
+		fix_flow_password_prompt(w->flow, f->password_prompt, sizeof(f->password_prompt));
 	f->state = FIXFLOW_PLANNED;
 	changed(s);
 }
 
-static void on_gathered(void *arg)
+static void on_applied(struct session *s);
+
+/* The flow waits for the screen (fix_flow.h): on a loop turn of its own. */
+static void on_flow(struct fix_flow *flow, void *arg)
 {
-	next_turn(arg, on_planned);
+	struct session *s = arg;
+	const struct fix_flow_report *r = fix_flow_report(flow);
+
+	switch (r->state) {
+	case FIX_FLOW_PLANNED:
+		on_planned(s);
+		break;
+	case FIX_FLOW_APPLIED:
+		on_applied(s);
+		break;
+	case FIX_FLOW_PASSWORD: /* the screen gives it with the apply */
+		fail(s, "ssh-key: no password given");
+		break;
+	default: /* FAILED, LOGIN_FAILED: the flow says why */
+		fail(s, "%s", r->error);
+		break;
+	}
 }
 
 int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen)
@@ -221,23 +182,19 @@ int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen
 	w->fo.only = f->only;
 	w->m = s->m;
 	w->d = s->d;
-	w->states = cd_calloc(s->nhosts, sizeof(*w->states));
-	w->skip = cd_calloc(s->nhosts, sizeof(*w->skip));
-	w->fw = cd_calloc(s->nhosts, sizeof(*w->fw));
-	fix_gather_inputs(s->m, s->d, &w->fo, w->states, w->skip, w->fw);
-	/* ssh -G once, for the login user and the head's key (ssh-key only) */
-	if (fix_login_prepare(&w->login, s->m, &w->fo, s->o.pool, err, errlen) < 0) {
+	w->flow = fix_flow_start(s->loop,
+	                         &(struct fix_flow_opts){.fo = w->fo,
+	                                                 .pool = s->o.pool,
+	                                                 .hosts = (const char *const *)s->hosts,
+	                                                 .nhosts = s->nhosts,
+	                                                 .m = s->m,
+	                                                 .d = s->d},
+	                         on_flow, s, err, errlen);
+	if (!w->flow) {
 		session_fix_close(s);
 		return -1;
 	}
-	w->pool = sshpool_new(s->loop, s->o.pool, err, errlen);
-	if (!w->pool) {
-		session_fix_close(s);
-		return -1;
-	}
-	w->fs = fix_session_new(s->loop, w->pool, (const char *const *)s->hosts, s->nhosts);
 	f->state = FIXFLOW_PLANNING;
-	fix_session_gather(w->fs, w->states, w->skip, w->fw, on_gathered, s);
 	changed(s);
 	return 0;
 }
@@ -272,16 +229,23 @@ void session_fix_check_done(struct session *s)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
+	const struct fix_flow_report *r;
+	char err[CD_ERRLEN];
 	struct text_out o;
 
 	if (f->state != FIXFLOW_VERIFYING)
 		return;
+	r = fix_flow_report(w->flow);
+	if (!s->m || fix_flow_verify(w->flow, s->m, s->d, err, sizeof(err)) < 0) {
+		fail(s, "%s", s->m ? err : "the verifying check left no model");
+		return;
+	}
 	text_open(&o);
 	fprintf(o.f, "\nverified by a new check:\n");
-	f->failed += fix_print_verify(o.f, w->m, w->p, s->d, NULL);
-	f->failed += fix_login_verify(o.f, &w->login, s->m, NULL);
+	fix_print_verify(o.f, s->m, &r->verdicts);
+	f->failed += r->verdicts.bad;
 	finding_after(s, o.f);
-	if (w->login.nlogin && strcmp(f->only, "ssh-key") != 0)
+	if (r->login.nlogin && fix_checked_selected(&w->fo))
 		fprintf(o.f, "\nnodes reached by key only now were not checked before: fix again "
 		             "for their other findings\n");
 	text_append(s, &o);
@@ -313,64 +277,31 @@ static void verify(struct session *s)
 	changed(s);
 }
 
-static void on_applied(struct loop *loop, void *arg)
+static void on_applied(struct session *s)
 {
-	struct session *s = arg;
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
+	const struct fix_flow_report *r = fix_flow_report(w->flow);
+	const char *lerr = r->login_ran ? r->login_outcome.journal_error : "";
 	struct text_out o;
-	const char *lerr = w->login_run ? fix_login_run_journal_error(w->login_run) : "";
 
-	w->timer = 0;
 	free(f->text);
 	f->text = NULL;
 	text_open(&o);
 	fprintf(o.f, "applied (run %s):\n", f->run);
-	if (w->login_run)
-		f->failed += fix_login_run_report(w->login_run, o.f, NULL);
-	if (w->p->nactions)
-		fix_print_plan(o.f, w->m, w->p, w->results);
-	for (size_t i = 0; i < s->nhosts; i++)
-		for (size_t k = 0; k < w->p->nodes[i].nactions; k++)
-			f->failed += w->results[i][k].status == FIX_FAILED ||
-			             w->results[i][k].status == FIX_SKIPPED;
-	if (w->jerr[0] || lerr[0])
+	if (r->login_ran)
+		fix_print_login_run(o.f, &r->login, w->m, &r->login_outcome);
+	if (r->p->nactions)
+		fix_print_plan(o.f, w->m, r->p, r->results);
+	f->failed += r->failed;
+	if (r->journal_error[0] || lerr[0])
 		fprintf(o.f, "\nthe undo journal could not be saved: %s\n",
-		        w->jerr[0] ? w->jerr : lerr);
-	f->journalled = w->j->nchanges > 0 && !w->jerr[0] && !lerr[0];
+		        r->journal_error[0] ? r->journal_error : lerr);
+	f->journalled = r->j->nchanges > 0 && !r->journal_error[0] && !lerr[0];
 	if (f->journalled)
 		fprintf(o.f, "\nundo with: clusterdoc fix --undo %s\n", f->run);
 	text_append(s, &o);
-	work_disconnect(w);
 	verify(s);
-}
-
-static void on_plan_applied(void *arg)
-{
-	next_turn(arg, on_applied);
-}
-
-/* After the ssh-key stage (or at once without one): the plan's actions. */
-static void apply_plan(struct loop *loop, void *arg)
-{
-	struct session *s = arg;
-	struct fixflow_work *w = s->fix.w;
-
-	w->timer = 0;
-	if (!w->p->nactions) {
-		on_applied(loop, s);
-		return;
-	}
-	w->results = cd_calloc(s->nhosts, sizeof(*w->results));
-	for (size_t i = 0; i < s->nhosts; i++)
-		w->results[i] = cd_calloc(w->p->nodes[i].nactions + 1, sizeof(**w->results));
-	fix_session_apply(w->fs, w->p, w->j, w->results, w->jerr, sizeof(w->jerr), on_plan_applied,
-	                  s);
-}
-
-static void on_logged_in(void *arg)
-{
-	next_turn(arg, apply_plan);
 }
 
 int session_fix_apply(struct session *s, const char *password, char *err, size_t errlen)
@@ -388,20 +319,9 @@ int session_fix_apply(struct session *s, const char *password, char *err, size_t
 	if (f->need_password && (!password || !*password))
 		return cd_errf(err, errlen, CD_ERR_REFUSED,
 		               "no password given: nothing was changed");
-	w->j = fix_journal_new(f->run, (const char *const *)s->hosts, s->nhosts);
+	if (fix_flow_apply(w->flow, f->need_password ? password : NULL, err, errlen) < 0)
+		return -1;
 	f->state = FIXFLOW_APPLYING;
-	if (w->login.nlogin) {
-		w->login_run = fix_login_start(s->loop, &w->login, w->m, w->d, &w->fo, s->o.pool,
-		                               f->need_password ? password : NULL,
-		                               (const char *const *)s->hosts, w->j, on_logged_in, s,
-		                               err, errlen);
-		if (!w->login_run) {
-			fail(s, "ssh-key: %s", err);
-			return -1;
-		}
-	} else {
-		next_turn(s, apply_plan);
-	}
 	changed(s);
 	return 0;
 }

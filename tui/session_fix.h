@@ -1,7 +1,7 @@
 /*
- * session_fix.h - applying a fix from the TUI: the steps of `clusterdoc fix
- * --only FIXERS --apply` (cli/cmd_fix.c) on the session's loop and its last
- * check, in the order the screen drives them:
+ * session_fix.h - applying a fix from the TUI: the fix flow of `clusterdoc
+ * fix --only FIXERS --apply` (fixers/fix_flow.h) on the session's loop and
+ * its last check, in the order the screen drives them:
  *
  *   session_fix_plan   gather what the fixers read on every checked node
  *                      and build the plan. Nothing changes; the plan's text

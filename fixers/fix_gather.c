@@ -1,0 +1,253 @@
+/*
+ * fix_gather.c - the gather of a fix session (fix_run.h): on every node,
+ * who logs in, the home's token, the files the fixers edit and, where the
+ * firewall fixer acts, the firewall; then a second pass reads the home's
+ * token back so nodes sharing a home agree.
+ */
+#include "fix_run_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base64.h"
+#include "proto.h"
+
+static const char *gather_path(const struct fix_node_state *st, int k)
+{
+	int by_ssh;
+
+	switch (k) {
+	case 0:
+		return fix_rc_file(st->shell, &by_ssh);
+	case 1:
+		return FIX_ENV_SH;
+	case 2:
+		return FIX_NCCL_CONF;
+	case 3:
+		return FIX_ETC_HOSTS;
+	case 4:
+		return FIX_AUTHORIZED_KEYS;
+	case 5:
+		return FIX_SYSCTL_PORTS;
+	}
+	return NULL;
+}
+
+/* The gather's steps: whoami, the home's token, the files, then the
+ * firewall's commands. */
+enum {
+	GATHER_WHOAMI = 0,
+	GATHER_MARK,
+	GATHER_FILES = 7, /* gather_path's paths are steps 2..GATHER_FILES */
+	GATHER_NFT,
+	GATHER_UFW,
+	GATHER_FIREWALLD,
+	GATHER_FWD_ZONE,
+	GATHER_FWD_RULES,
+	GATHER_END,
+};
+
+static void on_gather(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                      void *arg)
+{
+	struct fx_node *x = arg;
+	struct fix_node_state *st = &x->s->states[x->i];
+	int k = x->step;
+
+	if (x->finished)
+		return;
+	if (k == GATHER_WHOAMI) {
+		if (!res) {
+			fix_run_node_fail(x, msg);
+			return;
+		}
+		st->uid = (unsigned)json_integer_value(json_object_get(res, "uid"));
+		snprintf(st->user, sizeof(st->user), "%s", fix_run_str(res, "user"));
+		snprintf(st->home, sizeof(st->home), "%s", fix_run_str(res, "home"));
+		snprintf(st->shell, sizeof(st->shell), "%s", fix_run_str(res, "shell"));
+		st->has_sudo = json_is_string(json_object_get(res, "sudo"));
+		x->uid = st->uid;
+		snprintf(x->user, sizeof(x->user), "%s", st->user);
+		json_decref(x->paths);
+		x->paths = json_incref(json_object_get(res, "paths"));
+	} else if (k == GATHER_MARK) {
+		/* written when absent; a conflict is another node's token */
+	} else if (k <= GATHER_FILES) {
+		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 2));
+
+		if (!res) {
+			snprintf(f->error, sizeof(f->error), "%s: %s", code, msg);
+		} else {
+			const char *b64 = fix_run_str(res, "data");
+
+			f->read = 1;
+			f->exists = json_is_true(json_object_get(res, "exists"));
+			f->mode = (unsigned)json_integer_value(json_object_get(res, "mode"));
+			if (f->exists &&
+			    !(f->data = base64_decode_new(b64, strlen(b64), &f->len))) {
+				f->read = 0;
+				snprintf(f->error, sizeof(f->error), "the agent sent bad base64");
+			}
+		}
+	} else {
+		int status = res ? (int)json_integer_value(json_object_get(res, "status")) : -1;
+		const char *out = res ? fix_run_str(res, "stdout") : "";
+		char line[256];
+
+		if (res)
+			fix_run_first_line(res, line, sizeof(line));
+		else
+			snprintf(line, sizeof(line), "%s", msg);
+		switch (k) {
+		case GATHER_NFT:
+			if (status == 0)
+				st->nft_json = cd_strdup(out);
+			else if (res && json_is_string(json_object_get(res, "sudo_error")))
+				fix_run_sudo_refusal(
+				    x, (const char *const[]){"nft", "-j", "list", "ruleset", NULL},
+				    line, st->nft_error, sizeof(st->nft_error));
+			else if (status == 127)
+				snprintf(st->nft_error, sizeof(st->nft_error),
+				         "nft is not installed");
+			else
+				snprintf(st->nft_error, sizeof(st->nft_error), "nft: %s", line);
+			break;
+		case GATHER_UFW:
+			if (status == 0 && strstr(out, "Status: active")) {
+				st->ufw_active = 1;
+				st->ufw_status = cd_strdup(out);
+			} else if (status == 0) {
+				st->ufw_active = 0;
+			}
+			break;
+		case GATHER_FIREWALLD:
+			st->firewalld_running = status == 127 || status < 0             ? -1
+			                        : strstr(out, "running") && status == 0 ? 1
+			                                                                : 0;
+			break;
+		case GATHER_FWD_ZONE:
+			if (status == 0)
+				snprintf(st->firewalld_zone, sizeof(st->firewalld_zone), "%.*s",
+				         (int)strcspn(out, "\n"), out);
+			break;
+		case GATHER_FWD_RULES:
+			if (status == 0)
+				st->firewalld_rules = cd_strdup(out);
+			break;
+		}
+	}
+	x->step++;
+	fix_run_step(x);
+}
+
+void fix_run_gather_step(struct fx_node *x)
+{
+	struct fix_node_state *st = &x->s->states[x->i];
+	const char *iface = x->s->fw_iface ? x->s->fw_iface[x->i] : NULL;
+	int k = x->step, sudo = st->uid != 0;
+	char zarg[160], zone[96];
+
+	if (k == GATHER_WHOAMI) {
+		fix_run_send(x, fix_run_req_whoami(), on_gather);
+	} else if (k == GATHER_MARK) {
+		char token[40];
+
+		cd_random_token(token, sizeof(token));
+		snprintf(token + 32, sizeof(token) - 32, "\n");
+		fix_run_send(x,
+		             fix_run_req_file_write(FIX_HOME_ID, token, strlen(token), 0, "absent",
+		                                    0600, NULL, 0),
+		             on_gather);
+	} else if (k <= GATHER_FILES) {
+		json_t *req = proto_request(0, "file_read");
+
+		json_object_set_new(req, "path", json_string(gather_path(st, k - 2)));
+		fix_run_send(x, req, on_gather);
+	} else if (k > GATHER_FILES && iface) {
+		const char *nft[] = {"nft", "-j", "list", "ruleset", NULL};
+		const char *ufw[] = {"ufw", "status", NULL};
+		const char *fwd[] = {"firewall-cmd", "--state", NULL};
+		const char *zq[] = {"firewall-cmd", zarg, NULL};
+		const char *rq[] = {"firewall-cmd", zone, "--list-rich-rules", NULL};
+
+		st->fw_gathered = 1;
+		snprintf(zarg, sizeof(zarg), "--get-zone-of-interface=%s", iface);
+		snprintf(zone, sizeof(zone), "--zone=%s", st->firewalld_zone);
+		if (k == GATHER_NFT)
+			fix_run_send(x, fix_run_req_run(nft, sudo), on_gather);
+		else if (k == GATHER_UFW)
+			fix_run_send(x, fix_run_req_run(ufw, sudo), on_gather);
+		else if (k == GATHER_FIREWALLD)
+			fix_run_send(x, fix_run_req_run(fwd, sudo), on_gather);
+		else if (k == GATHER_FWD_ZONE && st->firewalld_running == 1)
+			fix_run_send(x, fix_run_req_run(zq, sudo), on_gather);
+		else if (k == GATHER_FWD_RULES && st->firewalld_zone[0])
+			fix_run_send(x, fix_run_req_run(rq, sudo), on_gather);
+		else if (k < GATHER_END) {
+			x->step++;
+			fix_run_step(x);
+		} else {
+			st->gathered = 1;
+			fix_run_node_done(x);
+		}
+	} else {
+		st->gathered = 1;
+		fix_run_node_done(x);
+	}
+}
+
+static void on_home_id(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+                       void *arg)
+{
+	struct fx_node *x = arg;
+	struct fix_node_state *st = &x->s->states[x->i];
+	const char *b64 = res ? fix_run_str(res, "data") : "";
+	size_t len = 0;
+	char *data = json_is_true(json_object_get(res, "exists"))
+	                 ? base64_decode_new(b64, strlen(b64), &len)
+	                 : NULL;
+
+	if (x->finished) {
+		free(data);
+		return;
+	}
+	if (data && len >= 16 && len < sizeof(st->home_id) + 1)
+		snprintf(st->home_id, sizeof(st->home_id), "%.*s", (int)strcspn(data, "\n"), data);
+	free(data);
+	fix_run_node_done(x);
+}
+
+void fix_run_home_id_step(struct fx_node *x)
+{
+	json_t *req = proto_request(0, "file_read");
+
+	json_object_set_new(req, "path", json_string(FIX_HOME_ID));
+	fix_run_send(x, req, on_home_id);
+}
+
+/* The second pass, once every node wrote its token if none was there:
+ * each reads the token that stayed, so nodes sharing the home agree. */
+static void home_id_pass(void *arg)
+{
+	struct fix_session *s = arg;
+
+	s->mode = FX_HOME_ID;
+	s->done = s->gather_done;
+	s->arg = s->gather_arg;
+	fix_run_begin(s);
+}
+
+void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
+                        const char *const *fw_iface, void (*done)(void *), void *arg)
+{
+	s->mode = FX_GATHER;
+	s->states = states;
+	s->skip = skip;
+	s->fw_iface = fw_iface;
+	s->gather_done = done;
+	s->gather_arg = arg;
+	s->done = home_id_pass;
+	s->arg = s;
+	fix_run_begin(s);
+}
