@@ -1,13 +1,14 @@
 /*
  * netcheck.c - the network check's phases over the SSH pool (netcheck.h).
  *
- * Every node carries a count of answers still awaited in the current
- * phase; a phase ends when no live node awaits anything. A node that fails
- * settles its count at once, so one dead or hung node costs the others at
- * most its request deadline.
+ * A fanout (fanout.h) counts the answers each node still owes in the
+ * current phase; a phase ends when no live node owes anything. A node that
+ * fails settles its count at once, so one dead or hung node costs the
+ * others at most its request deadline.
  */
 #include "netcheck.h"
 #include "diagnose.h"
+#include "fanout.h"
 #include "predict.h"
 #include "proto.h"
 
@@ -24,10 +25,10 @@ enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE
  * nodes. */
 #define LISTEN_BATCH 8
 
-struct cnode {
+/* What the check holds of one node between its phases. */
+struct netcheck_node_state {
 	struct pool_node *pn;
 	json_t *facts, *probe;
-	int waiting;     /* answers awaited in the current phase */
 	json_t *targets; /* the connect request's targets, kept to read the results */
 };
 
@@ -36,13 +37,13 @@ struct netcheck {
 	struct sshpool *pool;
 	struct netmodel *m;
 	struct netcheck_opts o;
-	struct cnode *nodes;
-	size_t n, left; /* nodes still busy in the current phase */
+	struct netcheck_node_state *nodes;
+	size_t n;
+	struct fanout *fan; /* the answers each node owes in the current phase */
 	enum phase phase;
 	char token[33];
 	void (*done)(void *arg);
 	void *arg;
-	uint64_t next_timer;
 	/* the listen phase while its requests go out: the predictions the route
 	 * requests are built from, the next node, the next turn's timer */
 	struct diagnosis *listen_pred;
@@ -50,6 +51,11 @@ struct netcheck {
 	uint64_t listen_timer;
 	int64_t phase_start;
 	struct netcheck_stats stats;
+	/* the check's own deadline (netcheck_set_deadline) */
+	int deadline_s, deadline_hit;
+	uint64_t deadline_timer;
+	void (*expired)(void *arg);
+	void *expired_arg;
 	unsigned rng;
 };
 
@@ -70,26 +76,14 @@ static size_t index_of(const struct pool_node *pn)
 }
 
 static void start_phase(struct netcheck *c, enum phase p);
+static void deadline_stop(struct netcheck *c);
 
-static void advance(struct loop *loop, void *arg)
+/* Nothing is owed any more: the next phase, from the loop's next turn. */
+static void advance(void *arg)
 {
 	struct netcheck *c = arg;
 
-	c->next_timer = 0;
 	start_phase(c, c->phase + 1);
-}
-
-/* Settle k awaited answers of node i; the phase ends when nothing is left.
- * The next phase starts from the loop, never inside a pool callback. */
-static void settle(struct netcheck *c, size_t i, int all)
-{
-	struct cnode *cn = &c->nodes[i];
-
-	if (cn->waiting <= 0)
-		return;
-	cn->waiting = all ? 0 : cn->waiting - 1;
-	if (cn->waiting == 0 && --c->left == 0 && !c->next_timer)
-		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
 }
 
 /* A node's failure: before its probe answered it is "not checked"; after,
@@ -102,7 +96,7 @@ static void node_broke(struct netcheck *c, size_t i, const char *code, const cha
 		netmodel_node_failed(c->m, i, code, msg);
 	else if (!n->error[0])
 		snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
-	settle(c, i, 1);
+	fanout_settle_all(c->fan, i);
 }
 
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -145,7 +139,7 @@ static void on_netprobe(struct pool_node *pn, json_t *result, const char *code, 
 		return;
 	c->nodes[i].probe = json_incref(result);
 	netmodel_set_node(c->m, i, c->nodes[i].probe, c->nodes[i].facts);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -157,7 +151,7 @@ static void on_facts(struct pool_node *pn, json_t *result, const char *code, con
 	if (reply_failed(c, pn, result, code, msg, "facts"))
 		return;
 	c->nodes[i].facts = json_incref(result);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -195,7 +189,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 	if (reply_failed(c, pn, result, code, msg, "listen"))
 		return;
 	netmodel_add_listeners(c->m, i, result);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_route(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -207,7 +201,7 @@ static void on_route(struct pool_node *pn, json_t *result, const char *code, con
 	if (reply_failed(c, pn, result, code, msg, "route"))
 		return;
 	netmodel_add_routes(c->m, i, json_object_get(result, "routes"));
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static json_t *listen_request(struct netcheck *c, size_t i)
@@ -295,7 +289,7 @@ static void listen_stop(struct netcheck *c)
 }
 
 /* The next LISTEN_BATCH nodes' listen and route requests; a node that
- * failed since the phase began (waiting settled to 0) is passed over. */
+ * failed since the phase began (it owes nothing) is passed over. */
 static void send_listens(struct loop *loop, void *arg)
 {
 	struct netcheck *c = arg;
@@ -306,7 +300,7 @@ static void send_listens(struct loop *loop, void *arg)
 		size_t i = c->listen_next;
 		struct pool_node *pn = c->nodes[i].pn;
 
-		if (c->nodes[i].waiting != 2)
+		if (fanout_owed(c->fan, i) != 2)
 			continue;
 		sshpool_request(pn, listen_request(c, i), c->o.request_timeout_ms, on_listen, c);
 		sshpool_request(pn, route_request(c, i, c->listen_pred),
@@ -325,10 +319,8 @@ static void phase_listen(struct netcheck *c)
 	c->listen_pred = diagnose_predictions(c->m);
 	c->listen_next = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (!live(c, i))
-			continue;
-		c->nodes[i].waiting = 2;
-		c->left++;
+		if (live(c, i))
+			fanout_expect(c->fan, i, 2);
 	}
 	send_listens(c->loop, c);
 }
@@ -451,7 +443,7 @@ static void on_connect(struct pool_node *pn, json_t *result, const char *code, c
 		attempt_set_result(a, r);
 		c->stats.attempts++;
 	}
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 /* Send node i its `connect` request with c->nodes[i].targets. */
@@ -472,13 +464,11 @@ static void phase_connect(struct netcheck *c)
 
 	c->m->matrix_done = 1;
 	for (size_t i = 0; i < c->n; i++) {
-		if (!live(c, i))
-			continue;
-		c->nodes[i].waiting = 1;
-		c->left++;
+		if (live(c, i))
+			fanout_expect(c->fan, i, 1);
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->nodes[i].waiting != 1)
+		if (fanout_owed(c->fan, i) != 1)
 			continue;
 		c->nodes[i].targets = connect_targets(c, i, pick);
 		send_connect(c, i);
@@ -532,8 +522,7 @@ static void phase_confirm(struct netcheck *c)
 	for (size_t i = 0; i < c->n; i++) {
 		if (!retry[i])
 			continue;
-		c->nodes[i].waiting = 1;
-		c->left++;
+		fanout_expect(c->fan, i, 1);
 		json_decref(c->nodes[i].targets);
 		c->nodes[i].targets = retry[i];
 		send_connect(c, i);
@@ -558,7 +547,6 @@ static void start_phase(struct netcheck *c, enum phase p)
 	listen_stop(c); /* every live node failed before its requests went out */
 	c->phase = p;
 	c->phase_start = now;
-	c->left = 0;
 	if (p == PHASE_LISTEN)
 		phase_listen(c);
 	else if (p == PHASE_CONNECT)
@@ -566,6 +554,7 @@ static void start_phase(struct netcheck *c, enum phase p)
 	else if (p == PHASE_CONFIRM)
 		phase_confirm(c);
 	if (p == PHASE_DONE) {
+		deadline_stop(c);
 		for (size_t i = 0; i < c->n; i++) {
 			if (node_state(c->nodes[i].pn) == NODE_READY)
 				sshpool_close_node(c->nodes[i].pn);
@@ -573,8 +562,7 @@ static void start_phase(struct netcheck *c, enum phase p)
 		c->done(c->arg);
 		return;
 	}
-	if (c->left == 0 && !c->next_timer) /* no live node: skip ahead */
-		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
+	fanout_begin(c->fan); /* no live node: the next turn skips ahead */
 }
 
 struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
@@ -595,17 +583,16 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	c->rng = o->seed ? o->seed : 1;
 	c->n = m->nnodes;
 	c->nodes = cd_calloc(c->n ? c->n : 1, sizeof(*c->nodes));
+	c->fan = fanout_new(loop, c->n, advance, c);
 	cd_random_token(c->token, sizeof(c->token));
 	c->phase = PHASE_PROBE;
 	c->phase_start = cd_now_ms();
 	for (size_t i = 0; i < c->n; i++) {
 		c->nodes[i].pn = sshpool_add(pool, m->nodes[i].host);
 		node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
-		c->nodes[i].waiting = 2; /* facts, netprobe */
+		fanout_expect(c->fan, i, 2); /* facts, netprobe */
 	}
-	c->left = c->n;
-	if (c->n == 0)
-		c->next_timer = loop_timer_add(loop, 0, advance, c);
+	fanout_begin(c->fan);
 	sshpool_start(pool, &pool_handlers, c);
 	return c;
 }
@@ -662,8 +649,8 @@ void netcheck_free(struct netcheck *c)
 {
 	if (!c)
 		return;
-	if (c->next_timer)
-		loop_timer_cancel(c->loop, c->next_timer);
+	fanout_free(c->fan);
+	deadline_stop(c);
 	listen_stop(c);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
@@ -680,7 +667,7 @@ void netcheck_expire(struct netcheck *c, const char *why)
 		struct nm_node *n = &c->m->nodes[i];
 		char msg[CD_ERRLEN];
 
-		if (c->phase == PHASE_DONE || c->nodes[i].waiting <= 0)
+		if (c->phase == PHASE_DONE || fanout_owed(c->fan, i) <= 0)
 			continue;
 		/* closing fails its pending requests into our callbacks first;
 		 * the deadline is then recorded over what they said */
@@ -690,11 +677,55 @@ void netcheck_expire(struct netcheck *c, const char *why)
 			netmodel_node_failed(c->m, i, "deadline", msg);
 		else
 			snprintf(n->error, sizeof(n->error), "%s", msg);
-		settle(c, i, 1);
+		fanout_settle_all(c->fan, i);
 	}
 }
 
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 {
 	*s = c->stats;
+}
+
+/* ---------------------------------------------------------------- deadline */
+
+static void deadline_stop(struct netcheck *c)
+{
+	if (c->deadline_timer)
+		loop_timer_cancel(c->loop, c->deadline_timer);
+	c->deadline_timer = 0;
+}
+
+/* The nodes that still owe an answer are closed; the check then ends with
+ * the others. Set again for the phases that follow, which get 2 s each. */
+static void on_deadline(struct loop *loop, void *arg)
+{
+	struct netcheck *c = arg;
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	         "no answer within the check's deadline (--deadline %d s); the node or its "
+	         "agent may be hung",
+	         c->deadline_s);
+	c->deadline_hit = 1;
+	c->deadline_timer = loop_timer_add(loop, 2000, on_deadline, c);
+	netcheck_expire(c, why);
+	if (c->expired)
+		c->expired(c->expired_arg);
+}
+
+void netcheck_set_deadline(struct netcheck *c, int deadline_s, void (*expired)(void *arg),
+                           void *arg)
+{
+	deadline_stop(c);
+	c->deadline_s = deadline_s;
+	c->expired = expired;
+	c->expired_arg = arg;
+	if (deadline_s > 0 && c->phase != PHASE_DONE)
+		c->deadline_timer =
+		    loop_timer_add(c->loop, (int64_t)deadline_s * 1000, on_deadline, c);
+}
+
+int netcheck_deadline_hit(const struct netcheck *c)
+{
+	return c->deadline_hit;
 }
