@@ -6,6 +6,7 @@
 #include "collectives/bench.h"
 #include "collectives/bench_internal.h"
 #include "collectives/bench_agent.h"
+#include "fanout.h"
 #include "proto.h"
 #include "cd.h"
 
@@ -18,10 +19,10 @@
 
 enum phase { PH_PROBE, PH_PLAN, PH_LISTEN, PH_RUN, PH_DONE };
 
-struct bnode {
+/* What the bench holds of one node between its phases and rounds. */
+struct bench_node_state {
 	struct pool_node *pn;
 	json_t *probe, *caps;
-	int waiting;                      /* answers awaited in the current phase */
 	int ring;                         /* the ring it is in this round, -1 = none */
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
 	json_t *ranks_out;                /* bench_run's answer */
@@ -47,14 +48,15 @@ struct bench {
 	struct sshpool *pool;
 	struct bench_opts o;
 	struct netmodel *m;
-	struct bnode *nodes;
+	struct bench_node_state *nodes;
 	size_t n;
+	struct fanout *fan; /* the answers each node owes in the current phase */
 	enum phase phase;
 	void (*done)(void *arg);
 	void *arg;
 	void (*moved)(void *arg); /* bench_on_progress */
 	void *moved_arg;
-	uint64_t next_timer, grace_timer;
+	uint64_t grace_timer;
 	int64_t started;
 	size_t sizes[BENCH_MAX_SIZES], nsizes;
 	int ranks_per_node;
@@ -77,49 +79,14 @@ static size_t index_of(const struct pool_node *pn)
 	return (size_t)(uintptr_t)node_data(pn);
 }
 
-/* The phase ends when no node awaits an answer: counted over the nodes
- * each time, so no answer can be counted twice or missed. */
-static int nothing_awaited(const struct bench *b)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->nodes[i].waiting > 0)
-			return 0;
-	}
-	return 1;
-}
-
 static void start_phase(struct bench *b, enum phase p);
 
-static void advance(struct loop *loop, void *arg)
+/* No node owes an answer (fanout.h): the next phase, on the loop's turn. */
+static void advance(void *arg)
 {
 	struct bench *b = arg;
 
-	b->next_timer = 0;
-	if (nothing_awaited(b)) /* an answer awaited since it was scheduled waits */
-		start_phase(b, b->phase + 1);
-}
-
-static void schedule_advance(struct bench *b)
-{
-	if (!b->next_timer && nothing_awaited(b))
-		b->next_timer = loop_timer_add(b->loop, 0, advance, b);
-}
-
-static void settle(struct bench *b, size_t i, int all)
-{
-	struct bnode *bn = &b->nodes[i];
-
-	if (bn->waiting <= 0)
-		return;
-	bn->waiting = all ? 0 : bn->waiting - 1;
-	if (bn->waiting == 0)
-		schedule_advance(b);
-}
-
-/* Ask node i for n more answers in this phase. */
-static void expect(struct bench *b, size_t i, int n)
-{
-	b->nodes[i].waiting += n;
+	start_phase(b, b->phase + 1);
 }
 
 static struct bench_failure *add_failure(struct bench *b, int rank, size_t node, const char *kind)
@@ -173,7 +140,7 @@ static void node_broke(struct bench *b, size_t i, const char *code, const char *
 			start_grace(b);
 		}
 	}
-	settle(b, i, 1);
+	fanout_settle_all(b->fan, i);
 }
 
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -191,7 +158,7 @@ static int reply_failed(struct bench *b, struct pool_node *pn, json_t *result, c
 	if (result)
 		return 0;
 	if (node_state(pn) == NODE_FAILED) {
-		settle(b, index_of(pn), 1);
+		fanout_settle_all(b->fan, index_of(pn));
 		return 1;
 	}
 	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
@@ -207,10 +174,10 @@ static void close_busy(struct loop *loop, void *arg)
 
 	b->grace_timer = 0;
 	for (size_t i = 0; i < b->n; i++) {
-		struct bnode *bn = &b->nodes[i];
+		struct bench_node_state *bn = &b->nodes[i];
 		struct bench_failure *f;
 
-		if (bn->waiting <= 0 || bn->gone)
+		if (fanout_owed(b->fan, i) <= 0 || bn->gone)
 			continue;
 		f = add_failure(b, -1, i, "unfinished");
 		snprintf(f->message, sizeof(f->message),
@@ -218,7 +185,7 @@ static void close_busy(struct loop *loop, void *arg)
 		         bn->pn ? node_host(bn->pn) : "?", b->o.stall_ms + BENCH_GRACE_MS);
 		bn->gone = 1;
 		sshpool_close_node(bn->pn);
-		settle(b, i, 1);
+		fanout_settle_all(b->fan, i);
 	}
 }
 
@@ -233,7 +200,7 @@ static void on_probe(struct pool_node *pn, json_t *result, const char *code, con
 	if (reply_failed(b, pn, result, code, msg, "netprobe"))
 		return;
 	b->nodes[i].probe = json_incref(result);
-	settle(b, i, 0);
+	fanout_settle(b->fan, i);
 }
 
 static void on_caps(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -245,7 +212,7 @@ static void on_caps(struct pool_node *pn, json_t *result, const char *code, cons
 	if (reply_failed(b, pn, result, code, msg, "bench_caps"))
 		return;
 	b->nodes[i].caps = json_incref(result);
-	settle(b, i, 0);
+	fanout_settle(b->fan, i);
 }
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -430,7 +397,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 		}
 		b->nodes[i].ports[k] = (int)json_integer_value(json_object_get(l, "port"));
 	}
-	settle(b, i, 0);
+	fanout_settle(b->fan, i);
 }
 
 static void on_nccl_id(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -445,7 +412,7 @@ static void on_nccl_id(struct pool_node *pn, json_t *result, const char *code, c
 	id = json_string_value(json_object_get(result, "id"));
 	if (b->nodes[i].ring >= 0 && id)
 		snprintf(b->rings[b->nodes[i].ring].nccl_id, sizeof(b->rings[0].nccl_id), "%s", id);
-	settle(b, i, 0);
+	fanout_settle(b->fan, i);
 }
 
 /* The rank number of node j's local rank l in ring rp. */
@@ -469,7 +436,7 @@ static void send_listens(struct bench *b)
 			if (b->r.backend == BENCH_NCCL) {
 				if (j != 0)
 					continue;
-				expect(b, i, 1);
+				fanout_expect(b->fan, i, 1);
 				sshpool_request(b->nodes[i].pn, proto_request(0, "bench_nccl_id"),
 				                b->o.request_timeout_ms, on_nccl_id, b);
 				continue;
@@ -483,7 +450,7 @@ static void send_listens(struct bench *b)
 			req = proto_request(0, "bench_listen");
 			json_object_set_new(req, "token", json_string(rp->token));
 			json_object_set_new(req, "ranks", ranks);
-			expect(b, i, 1);
+			fanout_expect(b->fan, i, 1);
 			sshpool_request(b->nodes[i].pn, req, b->o.request_timeout_ms, on_listen, b);
 		}
 	}
@@ -557,7 +524,7 @@ static void on_run(struct pool_node *pn, json_t *result, const char *code, const
 		ring_of_node_failed(b, i);
 		start_grace(b);
 	}
-	settle(b, i, 0);
+	fanout_settle(b->fan, i);
 }
 
 static json_t *run_request(const struct bench *b, const struct ring_plan *rp, size_t j)
@@ -644,7 +611,7 @@ static void send_runs(struct bench *b)
 			json_decref(b->nodes[i].ranks_out);
 			b->nodes[i].ranks_out = NULL;
 			b->nodes[i].running = 1;
-			expect(b, i, 1);
+			fanout_expect(b->fan, i, 1);
 			sshpool_request_progress(b->nodes[i].pn, run_request(b, rp, j),
 			                         BENCH_RUN_SLACK_S * 1000, on_run_progress, on_run,
 			                         b);
@@ -774,7 +741,7 @@ static void start_phase(struct bench *b, enum phase p)
 		start_phase(b, PH_LISTEN);
 		return;
 	}
-	schedule_advance(b);
+	fanout_begin(b->fan);
 }
 
 struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *const *hosts,
@@ -793,6 +760,7 @@ struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *c
 	b->nsizes = bench_sizes(o, b->sizes, BENCH_MAX_SIZES);
 	b->m = netmodel_new(hosts, nhosts);
 	b->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->nodes));
+	b->fan = fanout_new(loop, nhosts, advance, b);
 	b->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->r.nodes));
 	b->r.nnodes = nhosts;
 	b->phase = PH_PROBE;
@@ -801,10 +769,9 @@ struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *c
 		b->nodes[i].ring = -1;
 		b->nodes[i].pn = sshpool_add(pool, hosts[i]);
 		node_set_data(b->nodes[i].pn, (void *)(uintptr_t)i);
-		expect(b, i, 2); /* netprobe, bench_caps */
+		fanout_expect(b->fan, i, 2); /* netprobe, bench_caps */
 	}
-	if (nhosts == 0)
-		b->next_timer = loop_timer_add(loop, 0, advance, b);
+	fanout_begin(b->fan); /* no node: the next turn goes on */
 	sshpool_start(pool, &pool_handlers, b);
 	return b;
 }
@@ -852,7 +819,7 @@ void bench_progress(const struct bench *b, struct bench_progress *p)
 		p->sizes_done = round_sizes_done(b);
 	for (size_t i = 0; i < b->n; i++) {
 		p->probed += b->nodes[i].probe && b->nodes[i].caps;
-		p->answered += b->nodes[i].waiting == 0 && !b->nodes[i].gone;
+		p->answered += fanout_owed(b->fan, i) == 0 && !b->nodes[i].gone;
 	}
 	for (size_t k = 0; k < b->npairs; k++)
 		last_round = b->round_of[k] > last_round ? b->round_of[k] : last_round;
@@ -864,8 +831,7 @@ void bench_free(struct bench *b)
 {
 	if (!b)
 		return;
-	if (b->next_timer)
-		loop_timer_cancel(b->loop, b->next_timer);
+	fanout_free(b->fan);
 	if (b->grace_timer)
 		loop_timer_cancel(b->loop, b->grace_timer);
 	for (size_t i = 0; i < b->n; i++) {

@@ -30,43 +30,18 @@ static void say_phase(struct mnist *m, const char *what)
 
 /* ---------------------------------------------------------------- phases */
 
-static int nothing_awaited(const struct mnist *m)
-{
-	if (m->data_pending)
-		return 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->nodes[i].waiting > 0)
-			return 0;
-	}
-	return 1;
-}
+/* The dataset's member of the barrier: the one after the nodes. */
+#define DATA_MEMBER(m) ((m)->n)
 
 static void start_phase(struct mnist *m, enum phase p);
 
-static void advance(struct loop *loop, void *arg)
+/* Nothing is owed (fanout.h): the next phase, on the loop's turn. The watch
+ * phase is not one the barrier ends: the jobs' ends do (mnist_finish). */
+static void advance(void *arg)
 {
 	struct mnist *m = arg;
 
-	m->next_timer = 0;
-	if (nothing_awaited(m))
-		start_phase(m, m->phase + 1);
-}
-
-static void schedule_advance(struct mnist *m)
-{
-	if (!m->next_timer && nothing_awaited(m) && m->phase < PH_WATCH)
-		m->next_timer = loop_timer_add(m->loop, 0, advance, m);
-}
-
-static void settle(struct mnist *m, size_t i, int all)
-{
-	struct mnode *mn = &m->nodes[i];
-
-	if (mn->waiting <= 0)
-		return;
-	mn->waiting = all ? 0 : mn->waiting - 1;
-	if (mn->waiting == 0)
-		schedule_advance(m);
+	start_phase(m, m->phase + 1);
 }
 
 /* The run failed before or while training: the first cause is kept. */
@@ -95,7 +70,7 @@ void mnist_node_error(struct mnist *m, size_t i, const char *code, const char *m
 /* Node i is lost (its agent went away, a request failed). */
 static void node_broke(struct mnist *m, size_t i, const char *code, const char *msg)
 {
-	struct mnode *mn = &m->nodes[i];
+	struct mnist_node_state *mn = &m->nodes[i];
 
 	if (mn->gone)
 		return;
@@ -110,7 +85,7 @@ static void node_broke(struct mnist *m, size_t i, const char *code, const char *
 		mnist_begin_stop(m, 0);
 		return;
 	}
-	settle(m, i, 1);
+	fanout_settle_all(m->fan, i);
 }
 
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -131,7 +106,7 @@ int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, co
 	if (result)
 		return 0;
 	if (node_state(pn) == NODE_FAILED) {
-		settle(m, mnist_index_of(pn), 1);
+		fanout_settle_all(m->fan, mnist_index_of(pn));
 		return 1;
 	}
 	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
@@ -150,7 +125,7 @@ static void on_probe(struct pool_node *pn, json_t *result, const char *code, con
 	if (mnist_reply_failed(m, pn, result, code, msg, "netprobe"))
 		return;
 	m->nodes[mnist_index_of(pn)].probe = json_incref(result);
-	settle(m, mnist_index_of(pn), 0);
+	fanout_settle(m->fan, mnist_index_of(pn));
 }
 
 static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -161,7 +136,7 @@ static void on_facts(struct pool_node *pn, json_t *result, const char *code, con
 	if (mnist_reply_failed(m, pn, result, code, msg, "facts"))
 		return;
 	m->nodes[mnist_index_of(pn)].facts = json_incref(result);
-	settle(m, mnist_index_of(pn), 0);
+	fanout_settle(m->fan, mnist_index_of(pn));
 }
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -193,15 +168,13 @@ static void on_data(void *arg, struct mnist_data *data, const char *err)
 {
 	struct mnist *m = arg;
 
-	m->data_pending = 0;
+	fanout_settle(m->fan, DATA_MEMBER(m));
 	m->data = data;
 	m->r.data_ms = cd_now_ms() - m->data_started;
 	if (!data) {
 		mnist_fail_run(m, "the dataset: %s", err ? err : "could not be prepared");
 		mnist_finish(m); /* nothing can run: no need to wait for the nodes */
-		return;
 	}
-	schedule_advance(m);
 }
 
 /* ---------------------------------------------------------------- plan */
@@ -369,7 +342,7 @@ static const char *shared_root(const struct mnist *m)
  * go there either); else the shared one. */
 static void choose_root(struct mnist *m, size_t i)
 {
-	struct mnode *mn = &m->nodes[i];
+	struct mnist_node_state *mn = &m->nodes[i];
 	const char *dir = node_agent_dir(mn->pn);
 
 	if (!m->o.remote_root && node_agent_note(mn->pn) && dir)
@@ -417,7 +390,7 @@ static void on_pushed(void *arg, size_t i, int err, const char *msg)
 		node_broke(m, i, "push", text);
 		return;
 	}
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 /* The nodes under the shared root share its files (and their compressed
@@ -428,7 +401,7 @@ static void send_pushes(struct mnist *m)
 	m->nfiles = files_init(m, shared_root(m), m->files);
 	say_phase(m, "push");
 	for (size_t i = 0; i < m->n; i++) {
-		struct mnode *mn = &m->nodes[i];
+		struct mnist_node_state *mn = &m->nodes[i];
 		struct push_file *files = m->files;
 		size_t nfiles = m->nfiles;
 
@@ -439,7 +412,7 @@ static void send_pushes(struct mnist *m)
 			files = mn->files;
 			nfiles = mn->nfiles;
 		}
-		mn->waiting = 1;
+		fanout_expect(m->fan, i, 1);
 		mn->push =
 		    push_start(mn->pn, files, nfiles, m->o.request_timeout_ms, on_pushed, m, i);
 	}
@@ -472,7 +445,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 		}
 		m->nodes[i].ports[local] = (int)json_integer_value(json_object_get(l, "port"));
 	}
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 static void send_listens(struct mnist *m)
@@ -487,7 +460,7 @@ static void send_listens(struct mnist *m)
 			                                       "address", n->addr));
 		json_object_set_new(req, "token", json_string(m->token));
 		json_object_set_new(req, "ranks", ranks);
-		m->nodes[i].waiting = 1;
+		fanout_expect(m->fan, i, 1);
 		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_listen, m);
 	}
 }
@@ -503,7 +476,7 @@ static void on_started(struct pool_node *pn, json_t *result, const char *code, c
 	if (mnist_reply_failed(m, pn, result, code, msg, "starting the job"))
 		return;
 	m->r.nodes[i].started = 1;
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 /* The node and port of global rank r (embedded). */
@@ -578,7 +551,7 @@ static void send_starts(struct mnist *m)
 		json_t *req =
 		    m->r.mode == MNIST_TORCH ? torch_request(m, i) : embedded_request(m, i);
 
-		m->nodes[i].waiting = 1;
+		fanout_expect(m->fan, i, 1);
 		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_started, m);
 	}
 }
@@ -597,6 +570,7 @@ void mnist_finish(struct mnist *m)
 		m->r.train_ms = cd_now_ms() - m->train_started;
 	}
 	m->phase = PH_DONE;
+	fanout_close(m->fan);
 	if (m->poll_timer)
 		loop_timer_cancel(m->loop, m->poll_timer);
 	if (m->stop_timer)
@@ -660,7 +634,7 @@ static void start_phase(struct mnist *m, enum phase p)
 		mnist_finish(m);
 		return;
 	}
-	schedule_advance(m);
+	fanout_begin(m->fan);
 }
 
 /* ---------------------------------------------------------------- api */
@@ -711,6 +685,7 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	m->n = nhosts;
 	m->m = netmodel_new(hosts, nhosts);
 	m->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->nodes));
+	m->fan = fanout_new(loop, nhosts + 1, advance, m);
 	m->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->r.nodes));
 	m->r.nnodes = nhosts;
 	m->r.mode = o->mode;
@@ -720,22 +695,22 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 		m->r.nodes[i].host = m->m->nodes[i].host;
 		m->nodes[i].pn = sshpool_add(pool, hosts[i]);
 		node_set_data(m->nodes[i].pn, (void *)(uintptr_t)i);
-		m->nodes[i].waiting = o->mode == MNIST_EMBEDDED ? 1 : 2; /* netprobe (, facts) */
+		/* netprobe (, facts) */
+		fanout_expect(m->fan, i, o->mode == MNIST_EMBEDDED ? 1 : 2);
 	}
 	say_phase(m, "data");
-	m->data_pending = 1;
+	fanout_expect(m->fan, DATA_MEMBER(m), 1);
 	m->prep =
 	    mnist_data_prepare(loop, &o->data, on_data_progress, on_data, m, err, sizeof(err));
 	if (!m->prep) {
-		m->data_pending = 0;
+		fanout_settle(m->fan, DATA_MEMBER(m));
 		mnist_fail_run(m, "the dataset: %s", err);
 	}
 	if (nhosts == 0)
 		mnist_fail_run(m, "no nodes");
+	fanout_begin(m->fan);
 	if (!m->r.failed)
 		sshpool_start(pool, &pool_handlers, m);
-	else
-		m->next_timer = loop_timer_add(loop, 0, advance, m);
 	return m;
 }
 
@@ -748,8 +723,7 @@ void mnist_free(struct mnist *m)
 {
 	if (!m)
 		return;
-	if (m->next_timer)
-		loop_timer_cancel(m->loop, m->next_timer);
+	fanout_free(m->fan);
 	if (m->poll_timer)
 		loop_timer_cancel(m->loop, m->poll_timer);
 	if (m->stop_timer)

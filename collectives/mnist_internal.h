@@ -9,6 +9,7 @@
 
 #include "collectives/bench_agent.h"
 #include "collectives/mnist.h"
+#include "fanout.h"
 
 #include <jansson.h>
 
@@ -54,9 +55,9 @@ void push_free(struct push *p);
 
 enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
 
-struct mnode {
+/* What the run holds of one node between its phases. */
+struct mnist_node_state {
 	struct pool_node *pn;
-	int waiting; /* answers awaited in this phase */
 	int gone;
 	json_t *probe, *facts;
 	struct push *push;
@@ -76,14 +77,17 @@ struct mnist {
 	const struct mnist_events *ev;
 	void *arg;
 	struct netmodel *m;
-	struct mnode *nodes;
+	struct mnist_node_state *nodes;
 	size_t n;
+	/* the answers each node owes in the current phase; its member n (after
+	 * the nodes) is the dataset's preparation, which the probe phase also
+	 * waits for */
+	struct fanout *fan;
 	enum phase phase;
-	uint64_t next_timer, poll_timer, stop_timer;
+	uint64_t poll_timer, stop_timer;
 
 	struct mnist_prep *prep;
 	struct mnist_data *data;
-	int data_pending;
 	struct push_file files[MNIST_NFILES + 1]; /* under the shared root */
 	size_t nfiles;
 	char token[33];

@@ -110,7 +110,7 @@ static void on_poll(struct pool_node *pn, json_t *result, const char *code, cons
 {
 	struct mnist *m = arg;
 	size_t i = mnist_index_of(pn);
-	struct mnode *mn = &m->nodes[i];
+	struct mnist_node_state *mn = &m->nodes[i];
 
 	mn->polling = 0;
 	if (m->phase != PH_WATCH || m->r.nodes[i].ended)
@@ -206,7 +206,7 @@ static void poll_nodes(struct loop *loop, void *arg)
 		mnist_begin_stop(m, 1);
 	}
 	for (size_t i = 0; i < m->n; i++) {
-		struct mnode *mn = &m->nodes[i];
+		struct mnist_node_state *mn = &m->nodes[i];
 		json_t *req;
 
 		if (mn->gone || mn->polling || mn->stop_sent || m->r.nodes[i].ended)
