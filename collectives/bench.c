@@ -6,6 +6,7 @@
 #include "collectives/bench.h"
 #include "collectives/bench_internal.h"
 #include "collectives/bench_agent.h"
+#include "collectives/jobphase.h"
 #include "fanout.h"
 #include "proto.h"
 #include "cd.h"
@@ -21,8 +22,6 @@ enum phase { PH_PROBE, PH_PLAN, PH_LISTEN, PH_RUN, PH_DONE };
 
 /* What the bench holds of one node between its phases and rounds. */
 struct bench_node_state {
-	struct pool_node *pn;
-	json_t *probe, *caps;
 	int ring;                         /* the ring it is in this round, -1 = none */
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
 	json_t *ranks_out;                /* bench_run's answer */
@@ -50,7 +49,8 @@ struct bench {
 	struct netmodel *m;
 	struct bench_node_state *nodes;
 	size_t n;
-	struct fanout *fan; /* the answers each node owes in the current phase */
+	struct fanout *fan;  /* the answers each node owes in the current phase */
+	struct jobphase job; /* the pool nodes, their probe answers (caps: info) */
 	enum phase phase;
 	void (*done)(void *arg);
 	void *arg;
@@ -73,11 +73,6 @@ struct bench {
 
 	struct bench_report r;
 };
-
-static size_t index_of(const struct pool_node *pn)
-{
-	return (size_t)(uintptr_t)node_data(pn);
-}
 
 static void start_phase(struct bench *b, enum phase p);
 
@@ -143,29 +138,20 @@ static void node_broke(struct bench *b, size_t i, const char *code, const char *
 	fanout_settle_all(b->fan, i);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_broke(void *arg, size_t i, const char *code, const char *msg)
 {
-	struct bench *b = arg;
-
-	node_broke(b, index_of(pn), node_error_code(pn), node_error_message(pn));
+	node_broke(arg, i, code, msg);
 }
+
+/* The probe phase asks for bench_caps too; a node whose request failed is
+ * also closed: the bench goes on without it. */
+static const struct jobphase_ops job_ops = {
+    .info_cmd = "bench_caps", .broke = on_broke, .close_on_error = 1};
 
 static int reply_failed(struct bench *b, struct pool_node *pn, json_t *result, const char *code,
                         const char *msg, const char *what)
 {
-	char text[CD_ERRLEN];
-
-	if (result)
-		return 0;
-	if (node_state(pn) == NODE_FAILED) {
-		fanout_settle_all(b->fan, index_of(pn));
-		return 1;
-	}
-	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
-	         msg ? msg : "no answer");
-	node_broke(b, index_of(pn), code ? code : "agent", text);
-	sshpool_close_node(pn);
-	return 1;
+	return jobphase_reply_failed(&b->job, pn, result, code, msg, what);
 }
 
 static void close_busy(struct loop *loop, void *arg)
@@ -182,50 +168,13 @@ static void close_busy(struct loop *loop, void *arg)
 		f = add_failure(b, -1, i, "unfinished");
 		snprintf(f->message, sizeof(f->message),
 		         "%s: still running %d ms after another rank failed; closed",
-		         bn->pn ? node_host(bn->pn) : "?", b->o.stall_ms + BENCH_GRACE_MS);
+		         b->job.nodes[i].pn ? node_host(b->job.nodes[i].pn) : "?",
+		         b->o.stall_ms + BENCH_GRACE_MS);
 		bn->gone = 1;
-		sshpool_close_node(bn->pn);
+		sshpool_close_node(b->job.nodes[i].pn);
 		fanout_settle_all(b->fan, i);
 	}
 }
-
-/* ---------------------------------------------------------------- probe */
-
-static void on_probe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                     void *arg)
-{
-	struct bench *b = arg;
-	size_t i = index_of(pn);
-
-	if (reply_failed(b, pn, result, code, msg, "netprobe"))
-		return;
-	b->nodes[i].probe = json_incref(result);
-	fanout_settle(b->fan, i);
-}
-
-static void on_caps(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                    void *arg)
-{
-	struct bench *b = arg;
-	size_t i = index_of(pn);
-
-	if (reply_failed(b, pn, result, code, msg, "bench_caps"))
-		return;
-	b->nodes[i].caps = json_incref(result);
-	fanout_settle(b->fan, i);
-}
-
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
-{
-	struct bench *b = arg;
-	json_t *req = proto_request(0, "netprobe");
-
-	json_object_set_new(req, "no_firewall", json_true());
-	sshpool_request(pn, req, b->o.request_timeout_ms, on_probe, b);
-	sshpool_request(pn, proto_request(0, "bench_caps"), b->o.request_timeout_ms, on_caps, b);
-}
-
-static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
 
 /* ---------------------------------------------------------------- plan */
 
@@ -297,11 +246,11 @@ static void plan(struct bench *b)
 	for (size_t i = 0; i < b->n; i++) {
 		struct bench_node *n = &b->r.nodes[i];
 
-		if (b->nodes[i].gone || !b->nodes[i].probe || !b->nodes[i].caps)
+		if (b->nodes[i].gone || !b->job.nodes[i].probe || !b->job.nodes[i].info)
 			continue;
-		netmodel_set_node(b->m, i, b->nodes[i].probe, NULL);
+		netmodel_set_node(b->m, i, b->job.nodes[i].probe, NULL);
 		n->probed = 1;
-		read_caps(n, b->nodes[i].caps);
+		read_caps(n, b->job.nodes[i].info);
 		if (bench_pick_address(&b->m->nodes[i], b->o.iface, n) < 0)
 			continue;
 		b->live[b->nlive++] = i;
@@ -378,7 +327,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
                       void *arg)
 {
 	struct bench *b = arg;
-	size_t i = index_of(pn), k;
+	size_t i = jobphase_index(pn), k;
 	json_t *l;
 
 	if (reply_failed(b, pn, result, code, msg, "bench_listen"))
@@ -404,7 +353,7 @@ static void on_nccl_id(struct pool_node *pn, json_t *result, const char *code, c
                        void *arg)
 {
 	struct bench *b = arg;
-	size_t i = index_of(pn);
+	size_t i = jobphase_index(pn);
 	const char *id;
 
 	if (reply_failed(b, pn, result, code, msg, "bench_nccl_id"))
@@ -437,7 +386,8 @@ static void send_listens(struct bench *b)
 				if (j != 0)
 					continue;
 				fanout_expect(b->fan, i, 1);
-				sshpool_request(b->nodes[i].pn, proto_request(0, "bench_nccl_id"),
+				sshpool_request(b->job.nodes[i].pn,
+				                proto_request(0, "bench_nccl_id"),
 				                b->o.request_timeout_ms, on_nccl_id, b);
 				continue;
 			}
@@ -451,7 +401,8 @@ static void send_listens(struct bench *b)
 			json_object_set_new(req, "token", json_string(rp->token));
 			json_object_set_new(req, "ranks", ranks);
 			fanout_expect(b->fan, i, 1);
-			sshpool_request(b->nodes[i].pn, req, b->o.request_timeout_ms, on_listen, b);
+			sshpool_request(b->job.nodes[i].pn, req, b->o.request_timeout_ms, on_listen,
+			                b);
 		}
 	}
 }
@@ -475,7 +426,7 @@ static void on_run_progress(struct pool_node *pn, json_t *progress, void *arg)
 	json_t *done = json_object_get(progress, "sizes_done");
 
 	if (json_is_integer(done) && json_integer_value(done) >= 0)
-		sizes_moved(arg, index_of(pn), (size_t)json_integer_value(done));
+		sizes_moved(arg, jobphase_index(pn), (size_t)json_integer_value(done));
 }
 
 /* The sizes every local rank of an answer completed. */
@@ -497,7 +448,7 @@ static void on_run(struct pool_node *pn, json_t *result, const char *code, const
                    void *arg)
 {
 	struct bench *b = arg;
-	size_t i = index_of(pn), k;
+	size_t i = jobphase_index(pn), k;
 	json_t *r;
 
 	if (reply_failed(b, pn, result, code, msg, "bench_run"))
@@ -612,7 +563,7 @@ static void send_runs(struct bench *b)
 			b->nodes[i].ranks_out = NULL;
 			b->nodes[i].running = 1;
 			fanout_expect(b->fan, i, 1);
-			sshpool_request_progress(b->nodes[i].pn, run_request(b, rp, j),
+			sshpool_request_progress(b->job.nodes[i].pn, run_request(b, rp, j),
 			                         BENCH_RUN_SLACK_S * 1000, on_run_progress, on_run,
 			                         b);
 		}
@@ -761,18 +712,17 @@ struct bench *bench_start(struct loop *loop, struct sshpool *pool, const char *c
 	b->m = netmodel_new(hosts, nhosts);
 	b->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->nodes));
 	b->fan = fanout_new(loop, nhosts, advance, b);
+	/* netprobe, bench_caps */
+	jobphase_init(&b->job, pool, hosts, nhosts, b->fan, o->request_timeout_ms, 1, &job_ops, b);
 	b->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*b->r.nodes));
 	b->r.nnodes = nhosts;
 	b->phase = PH_PROBE;
 	for (size_t i = 0; i < nhosts; i++) {
 		b->r.nodes[i].host = b->m->nodes[i].host;
 		b->nodes[i].ring = -1;
-		b->nodes[i].pn = sshpool_add(pool, hosts[i]);
-		node_set_data(b->nodes[i].pn, (void *)(uintptr_t)i);
-		fanout_expect(b->fan, i, 2); /* netprobe, bench_caps */
 	}
 	fanout_begin(b->fan); /* no node: the next turn goes on */
-	sshpool_start(pool, &pool_handlers, b);
+	jobphase_start(&b->job, pool);
 	return b;
 }
 
@@ -818,7 +768,7 @@ void bench_progress(const struct bench *b, struct bench_progress *p)
 	if (b->phase == PH_RUN)
 		p->sizes_done = round_sizes_done(b);
 	for (size_t i = 0; i < b->n; i++) {
-		p->probed += b->nodes[i].probe && b->nodes[i].caps;
+		p->probed += b->job.nodes[i].probe && b->job.nodes[i].info;
 		p->answered += fanout_owed(b->fan, i) == 0 && !b->nodes[i].gone;
 	}
 	for (size_t k = 0; k < b->npairs; k++)
@@ -834,9 +784,8 @@ void bench_free(struct bench *b)
 	fanout_free(b->fan);
 	if (b->grace_timer)
 		loop_timer_cancel(b->loop, b->grace_timer);
+	jobphase_fini(&b->job);
 	for (size_t i = 0; i < b->n; i++) {
-		json_decref(b->nodes[i].probe);
-		json_decref(b->nodes[i].caps);
 		json_decref(b->nodes[i].ranks_out);
 		free(b->nodes[i].listen_answer);
 	}

@@ -17,11 +17,6 @@
 extern const unsigned char mnist_ddp_py[];
 extern const size_t mnist_ddp_py_len;
 
-size_t mnist_index_of(const struct pool_node *pn)
-{
-	return (size_t)(uintptr_t)node_data(pn);
-}
-
 static void say_phase(struct mnist *m, const char *what)
 {
 	if (m->ev && m->ev->phase)
@@ -88,73 +83,37 @@ static void node_broke(struct mnist *m, size_t i, const char *code, const char *
 	fanout_settle_all(m->fan, i);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_broke(void *arg, size_t i, const char *code, const char *msg)
+{
+	node_broke(arg, i, code, msg);
+}
+
+static void on_lost(void *arg, size_t i)
 {
 	struct mnist *m = arg;
 
-	node_broke(m, mnist_index_of(pn), node_error_code(pn), node_error_message(pn));
 	if (m->phase == PH_WATCH)
 		mnist_finish(m); /* when it was the last one running */
 }
+
+/* facts asks for the --python interpreter's torch. */
+static void facts_args(void *arg, json_t *req)
+{
+	struct mnist *m = arg;
+
+	if (m->o.python)
+		json_object_set_new(req, "python", json_string(m->o.python));
+}
+
+static const struct jobphase_ops job_ops = {
+    .info_cmd = "facts", .info_args = facts_args, .broke = on_broke, .lost = on_lost};
 
 /* 1 when the answer is a failure (and the node is then out). */
 int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
                        const char *msg, const char *what)
 {
-	char text[CD_ERRLEN];
-
-	if (result)
-		return 0;
-	if (node_state(pn) == NODE_FAILED) {
-		fanout_settle_all(m->fan, mnist_index_of(pn));
-		return 1;
-	}
-	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
-	         msg ? msg : "no answer");
-	node_broke(m, mnist_index_of(pn), code ? code : "agent", text);
-	return 1;
+	return jobphase_reply_failed(&m->job, pn, result, code, msg, what);
 }
-
-/* ---------------------------------------------------------------- probe */
-
-static void on_probe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                     void *arg)
-{
-	struct mnist *m = arg;
-
-	if (mnist_reply_failed(m, pn, result, code, msg, "netprobe"))
-		return;
-	m->nodes[mnist_index_of(pn)].probe = json_incref(result);
-	fanout_settle(m->fan, mnist_index_of(pn));
-}
-
-static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                     void *arg)
-{
-	struct mnist *m = arg;
-
-	if (mnist_reply_failed(m, pn, result, code, msg, "facts"))
-		return;
-	m->nodes[mnist_index_of(pn)].facts = json_incref(result);
-	fanout_settle(m->fan, mnist_index_of(pn));
-}
-
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
-{
-	struct mnist *m = arg;
-	json_t *req = proto_request(0, "netprobe");
-
-	json_object_set_new(req, "no_firewall", json_true());
-	sshpool_request(pn, req, m->o.request_timeout_ms, on_probe, m);
-	if (m->o.mode != MNIST_EMBEDDED) {
-		req = proto_request(0, "facts");
-		if (m->o.python)
-			json_object_set_new(req, "python", json_string(m->o.python));
-		sshpool_request(pn, req, m->o.request_timeout_ms, on_facts, m);
-	}
-}
-
-static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
 
 static void on_data_progress(void *arg, enum mnist_file f, long long got, long long total)
 {
@@ -182,7 +141,7 @@ static void on_data(void *arg, struct mnist_data *data, const char *err)
 /* Why node i cannot run torch (its facts), or NULL when it can. */
 static const char *torch_missing(struct mnist *m, size_t i, char *why, size_t len)
 {
-	json_t *f = m->nodes[i].facts, *torch = json_object_get(f, "torch");
+	json_t *f = m->job.nodes[i].info, *torch = json_object_get(f, "torch");
 	json_t *errors = json_object_get(f, "errors");
 	const char *err = json_string_value(json_object_get(errors, "torch"));
 	const char *found = json_string_value(
@@ -262,12 +221,12 @@ static void choose_backend(struct mnist *m)
 		return;
 	}
 	for (size_t i = 0; i < m->n; i++)
-		all_cuda &= cuda_ready(m->nodes[i].facts);
+		all_cuda &= cuda_ready(m->job.nodes[i].info);
 	if (strcmp(b, "auto") == 0)
 		b = all_cuda ? "nccl" : "gloo";
 	if (strcmp(b, "nccl") == 0 && !all_cuda) {
 		for (size_t i = 0; i < m->n; i++) {
-			if (!cuda_ready(m->nodes[i].facts)) {
+			if (!cuda_ready(m->job.nodes[i].info)) {
 				mnist_node_error(m, i, "no-cuda",
 				                 "torch there has no CUDA or no NCCL");
 				mnist_fail_run(
@@ -304,9 +263,9 @@ static void plan(struct mnist *m)
 		return;
 	for (size_t i = 0; i < m->n; i++) {
 		struct mnist_node *n = &m->r.nodes[i];
-		json_t *torch = json_object_get(m->nodes[i].facts, "torch");
+		json_t *torch = json_object_get(m->job.nodes[i].info, "torch");
 
-		netmodel_set_node(m->m, i, m->nodes[i].probe, NULL);
+		netmodel_set_node(m->m, i, m->job.nodes[i].probe, NULL);
 		memset(&bn, 0, sizeof(bn));
 		bn.host = n->host;
 		if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
@@ -321,7 +280,7 @@ static void plan(struct mnist *m)
 		             ? json_string_value(json_object_get(torch, "version"))
 		             : "");
 		m->nodes[i].python = json_string_value(
-		    json_object_get(json_object_get(m->nodes[i].facts, "python"), "path"));
+		    json_object_get(json_object_get(m->job.nodes[i].info, "python"), "path"));
 		n->first_rank = rank;
 		n->nranks = m->o.nproc_per_node;
 		rank += n->nranks;
@@ -343,9 +302,9 @@ static const char *shared_root(const struct mnist *m)
 static void choose_root(struct mnist *m, size_t i)
 {
 	struct mnist_node_state *mn = &m->nodes[i];
-	const char *dir = node_agent_dir(mn->pn);
+	const char *dir = node_agent_dir(m->job.nodes[i].pn);
 
-	if (!m->o.remote_root && node_agent_note(mn->pn) && dir)
+	if (!m->o.remote_root && node_agent_note(m->job.nodes[i].pn) && dir)
 		snprintf(mn->root, sizeof(mn->root), "%s/data", dir);
 	else
 		snprintf(mn->root, sizeof(mn->root), "%s", shared_root(m));
@@ -413,8 +372,8 @@ static void send_pushes(struct mnist *m)
 			nfiles = mn->nfiles;
 		}
 		fanout_expect(m->fan, i, 1);
-		mn->push =
-		    push_start(mn->pn, files, nfiles, m->o.request_timeout_ms, on_pushed, m, i);
+		mn->push = push_start(m->job.nodes[i].pn, files, nfiles, m->o.request_timeout_ms,
+		                      on_pushed, m, i);
 	}
 }
 
@@ -424,7 +383,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
                       void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn), k;
+	size_t i = jobphase_index(pn), k;
 	json_t *l;
 
 	if (mnist_reply_failed(m, pn, result, code, msg, "bench_listen"))
@@ -461,7 +420,7 @@ static void send_listens(struct mnist *m)
 		json_object_set_new(req, "token", json_string(m->token));
 		json_object_set_new(req, "ranks", ranks);
 		fanout_expect(m->fan, i, 1);
-		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_listen, m);
+		sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms, on_listen, m);
 	}
 }
 
@@ -471,7 +430,7 @@ static void on_started(struct pool_node *pn, json_t *result, const char *code, c
                        void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn);
+	size_t i = jobphase_index(pn);
 
 	if (mnist_reply_failed(m, pn, result, code, msg, "starting the job"))
 		return;
@@ -552,7 +511,7 @@ static void send_starts(struct mnist *m)
 		    m->r.mode == MNIST_TORCH ? torch_request(m, i) : embedded_request(m, i);
 
 		fanout_expect(m->fan, i, 1);
-		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_started, m);
+		sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms, on_started, m);
 	}
 }
 
@@ -686,18 +645,16 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	m->m = netmodel_new(hosts, nhosts);
 	m->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->nodes));
 	m->fan = fanout_new(loop, nhosts + 1, advance, m);
+	/* netprobe (, facts) */
+	jobphase_init(&m->job, pool, hosts, nhosts, m->fan, o->request_timeout_ms,
+	              o->mode != MNIST_EMBEDDED, &job_ops, m);
 	m->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->r.nodes));
 	m->r.nnodes = nhosts;
 	m->r.mode = o->mode;
 	m->r.hashes_identical = 1;
 	m->phase = PH_PROBE;
-	for (size_t i = 0; i < nhosts; i++) {
+	for (size_t i = 0; i < nhosts; i++)
 		m->r.nodes[i].host = m->m->nodes[i].host;
-		m->nodes[i].pn = sshpool_add(pool, hosts[i]);
-		node_set_data(m->nodes[i].pn, (void *)(uintptr_t)i);
-		/* netprobe (, facts) */
-		fanout_expect(m->fan, i, o->mode == MNIST_EMBEDDED ? 1 : 2);
-	}
 	say_phase(m, "data");
 	fanout_expect(m->fan, DATA_MEMBER(m), 1);
 	m->prep =
@@ -710,7 +667,7 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 		mnist_fail_run(m, "no nodes");
 	fanout_begin(m->fan);
 	if (!m->r.failed)
-		sshpool_start(pool, &pool_handlers, m);
+		jobphase_start(&m->job, pool);
 	return m;
 }
 
@@ -729,9 +686,8 @@ void mnist_free(struct mnist *m)
 	if (m->stop_timer)
 		loop_timer_cancel(m->loop, m->stop_timer);
 	mnist_prep_free(m->prep);
+	jobphase_fini(&m->job);
 	for (size_t i = 0; i < m->n; i++) {
-		json_decref(m->nodes[i].probe);
-		json_decref(m->nodes[i].facts);
 		push_free(m->nodes[i].push);
 		files_free(m->nodes[i].files, m->nodes[i].nfiles);
 		free(m->nodes[i].files);

@@ -8,6 +8,7 @@
 #define CD_COLLECTIVES_MNIST_INTERNAL_H
 
 #include "collectives/bench_agent.h"
+#include "collectives/jobphase.h"
 #include "collectives/mnist.h"
 #include "fanout.h"
 
@@ -57,9 +58,7 @@ enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
 
 /* What the run holds of one node between its phases. */
 struct mnist_node_state {
-	struct pool_node *pn;
 	int gone;
-	json_t *probe, *facts;
 	struct push *push;
 	char root[512];          /* the data root there: mnist_opts.remote_root */
 	struct push_file *files; /* its own files when root is not the shared one */
@@ -83,6 +82,7 @@ struct mnist {
 	 * the nodes) is the dataset's preparation, which the probe phase also
 	 * waits for */
 	struct fanout *fan;
+	struct jobphase job; /* the pool nodes, their probe answers (facts: info) */
 	enum phase phase;
 	uint64_t poll_timer, stop_timer;
 
@@ -97,7 +97,6 @@ struct mnist {
 	struct mnist_report r;
 };
 
-size_t mnist_index_of(const struct pool_node *pn);
 /* The run failed: the first cause is kept for the summary. */
 void mnist_fail_run(struct mnist *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Node i's error (the first one is kept). */
