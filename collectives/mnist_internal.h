@@ -109,6 +109,11 @@ int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, co
  * called once. */
 void mnist_finish(struct mnist *m);
 
+/* mnist_plan.c: choose the mode and the backend, and each node's address
+ * and ranks (m->r), from the probe phase's answers. On a failure the run
+ * is failed (mnist_fail_run) and the nodes at fault have their error. */
+void mnist_plan(struct mnist *m);
+
 /* mnist_watch.c: poll the started jobs until each has ended. */
 void mnist_watch_start(struct mnist *m);
 /* Stop the jobs still running: now, or after STOP_GRACE_MS in which they
