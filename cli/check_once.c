@@ -19,23 +19,6 @@ static void on_done(void *arg)
 	loop_stop(((struct once *)arg)->loop);
 }
 
-/* The deadline closes the nodes that still owe an answer; the check then
- * ends with the others. Re-armed for the phases that follow, which get 2 s
- * each. */
-static void on_deadline(struct loop *loop, void *arg)
-{
-	struct once *w = arg;
-	char why[128];
-
-	snprintf(why, sizeof(why),
-	         "no answer within the check's deadline (--deadline %d s); the node or its "
-	         "agent may be hung",
-	         w->c->deadline_s);
-	w->c->deadline_hit = 1;
-	netcheck_expire(w->nc, why);
-	loop_timer_add(loop, 2000, on_deadline, w);
-}
-
 int check_once_run(struct check_once *c, char *err, size_t errlen)
 {
 	struct once w = {.c = c};
@@ -60,9 +43,10 @@ int check_once_run(struct check_once *c, char *err, size_t errlen)
 	}
 	c->o.request_timeout_ms = c->pool->request_timeout_ms;
 	w.nc = netcheck_start(w.loop, pool, c->m, &c->o, on_done, &w);
-	if (c->deadline_s)
-		loop_timer_add(w.loop, (int64_t)c->deadline_s * 1000, on_deadline, &w);
+	netcheck_set_deadline(w.nc, c->deadline_s, NULL, NULL);
 	loop_run(w.loop);
+	if (netcheck_deadline_hit(w.nc))
+		c->deadline_hit = 1;
 	c->d = diagnose(c->m);
 	c->checked = 0;
 	for (size_t i = 0; i < c->m->nnodes; i++)

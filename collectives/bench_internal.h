@@ -1,12 +1,16 @@
 /*
- * bench_internal.h - what the head's bench phases (bench.c) and its pure
- * planning and arithmetic (bench_plan.c) share. Not a public interface:
- * include it only from collectives/bench*.c and the unit tests.
+ * bench_internal.h - what the head's bench phases (bench.c), its plan and
+ * results of each round (bench_round.c) and its pure planning and
+ * arithmetic (bench_plan.c) share. Not a public interface: include it only
+ * from collectives/bench*.c, mnist*.c and the unit tests.
  */
 #ifndef CD_COLLECTIVES_BENCH_INTERNAL_H
 #define CD_COLLECTIVES_BENCH_INTERNAL_H
 
 #include "collectives/bench.h"
+#include "collectives/bench_agent.h"
+#include "collectives/jobphase.h"
+#include "fanout.h"
 #include "probes/netmodel.h"
 
 /* Node i's ring address: on opts->iface (IPv4 first, then a global IPv6,
@@ -39,5 +43,80 @@ double bench_busbw(double algbw, int nranks);
  * out ("node3 (3 of 3 links slow)"; "" when none). */
 void bench_mark_slow(struct bench_link *links, size_t nlinks, const struct bench_node *nodes,
                      size_t nnodes, char *out, size_t outlen);
+
+/* ------------------------------------------------------------ the run */
+
+enum bench_phase {
+	BENCH_PHASE_PROBE,
+	BENCH_PHASE_PLAN,
+	BENCH_PHASE_LISTEN,
+	BENCH_PHASE_RUN,
+	BENCH_PHASE_DONE
+};
+
+/* What the bench holds of one node between its phases and rounds. */
+struct bench_node_state {
+	int ring;                         /* the ring it is in this round, -1 = none */
+	int ports[BENCH_MAX_LOCAL_RANKS]; /* per local rank, from bench_listen */
+	json_t *ranks_out;                /* bench_run's answer */
+	int running;                      /* bench_run was sent this round */
+	size_t sizes_done;                /* of this round: every local rank's (progress) */
+	int gone;                         /* failed or closed: out of every later round */
+	char *listen_answer;              /* the last bench_listen result, for a failure message */
+};
+
+/* One ring of the current round: its nodes in order. */
+struct bench_ring {
+	size_t nodes[2];
+	size_t *members; /* all nodes of a full run; points at nodes for a pair */
+	size_t nmembers;
+	int nranks;
+	char token[33];
+	char nccl_id[257];
+	int failed;
+};
+
+struct bench {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct bench_opts o;
+	struct netmodel *m;
+	struct bench_node_state *nodes;
+	size_t n;
+	struct fanout *fan;  /* the answers each node owes in the current phase */
+	struct jobphase job; /* the pool nodes, their probe answers (caps: info) */
+	enum bench_phase phase;
+	void (*done)(void *arg);
+	void *arg;
+	void (*moved)(void *arg); /* bench_on_progress */
+	void *moved_arg;
+	uint64_t grace_timer;
+	int64_t started;
+	size_t sizes[BENCH_MAX_SIZES], nsizes;
+	int ranks_per_node;
+
+	/* the rounds: one for a full ring; with --pairs, one per round of pairs */
+	size_t *live;
+	size_t nlive;
+	struct bench_pair *pairs;
+	int *round_of;
+	size_t npairs, next_pair;
+	int round;
+	struct bench_ring *rings;
+	size_t nrings;
+
+	struct bench_report r;
+};
+
+/* bench_round.c: the plan once the probe phase ended: the live nodes with
+ * their capabilities and addresses, the backend, the ranks per node and,
+ * with --pairs, the rounds. Nodes that cannot take part get their error. */
+void bench_plan_nodes(struct bench *b);
+/* The rings of the next round: the whole live set once, or the next round
+ * of pairs. 0 when nothing is left to run. */
+size_t bench_next_round(struct bench *b);
+/* The answers of the round that ended, into the report (the sizes of a
+ * full ring, or a link per pair). */
+void bench_gather_round(struct bench *b);
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * mnist.c - `clusterdoc mnist` on the head: the phases of mnist.h over the
  * SSH pool. The pure parts (job output, the torchrun command) are in
- * mnist_log.c, the file push in mnist_push.c.
+ * mnist_log.c, the plan in mnist_plan.c, the file push in mnist_push.c.
  */
 #include "collectives/mnist.h"
 #include "collectives/bench_agent.h"
-#include "collectives/bench_internal.h"
 #include "collectives/mnist_internal.h"
+#include "probes/netmodel.h"
 #include "proto.h"
 #include "sha256.h"
 
@@ -17,11 +17,6 @@
 extern const unsigned char mnist_ddp_py[];
 extern const size_t mnist_ddp_py_len;
 
-size_t mnist_index_of(const struct pool_node *pn)
-{
-	return (size_t)(uintptr_t)node_data(pn);
-}
-
 static void say_phase(struct mnist *m, const char *what)
 {
 	if (m->ev && m->ev->phase)
@@ -30,43 +25,18 @@ static void say_phase(struct mnist *m, const char *what)
 
 /* ---------------------------------------------------------------- phases */
 
-static int nothing_awaited(const struct mnist *m)
-{
-	if (m->data_pending)
-		return 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->nodes[i].waiting > 0)
-			return 0;
-	}
-	return 1;
-}
+/* The dataset's member of the barrier: the one after the nodes. */
+#define DATA_MEMBER(m) ((m)->n)
 
 static void start_phase(struct mnist *m, enum phase p);
 
-static void advance(struct loop *loop, void *arg)
+/* Nothing is owed (fanout.h): the next phase, on the loop's turn. The watch
+ * phase is not one the barrier ends: the jobs' ends do (mnist_finish). */
+static void advance(void *arg)
 {
 	struct mnist *m = arg;
 
-	m->next_timer = 0;
-	if (nothing_awaited(m))
-		start_phase(m, m->phase + 1);
-}
-
-static void schedule_advance(struct mnist *m)
-{
-	if (!m->next_timer && nothing_awaited(m) && m->phase < PH_WATCH)
-		m->next_timer = loop_timer_add(m->loop, 0, advance, m);
-}
-
-static void settle(struct mnist *m, size_t i, int all)
-{
-	struct mnode *mn = &m->nodes[i];
-
-	if (mn->waiting <= 0)
-		return;
-	mn->waiting = all ? 0 : mn->waiting - 1;
-	if (mn->waiting == 0)
-		schedule_advance(m);
+	start_phase(m, m->phase + 1);
 }
 
 /* The run failed before or while training: the first cause is kept. */
@@ -95,7 +65,7 @@ void mnist_node_error(struct mnist *m, size_t i, const char *code, const char *m
 /* Node i is lost (its agent went away, a request failed). */
 static void node_broke(struct mnist *m, size_t i, const char *code, const char *msg)
 {
-	struct mnode *mn = &m->nodes[i];
+	struct mnist_node_state *mn = &m->nodes[i];
 
 	if (mn->gone)
 		return;
@@ -110,76 +80,40 @@ static void node_broke(struct mnist *m, size_t i, const char *code, const char *
 		mnist_begin_stop(m, 0);
 		return;
 	}
-	settle(m, i, 1);
+	fanout_settle_all(m->fan, i);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_broke(void *arg, size_t i, const char *code, const char *msg)
+{
+	node_broke(arg, i, code, msg);
+}
+
+static void on_lost(void *arg, size_t i)
 {
 	struct mnist *m = arg;
 
-	node_broke(m, mnist_index_of(pn), node_error_code(pn), node_error_message(pn));
 	if (m->phase == PH_WATCH)
 		mnist_finish(m); /* when it was the last one running */
 }
+
+/* facts asks for the --python interpreter's torch. */
+static void facts_args(void *arg, json_t *req)
+{
+	struct mnist *m = arg;
+
+	if (m->o.python)
+		json_object_set_new(req, "python", json_string(m->o.python));
+}
+
+static const struct jobphase_ops job_ops = {
+    .info_cmd = "facts", .info_args = facts_args, .broke = on_broke, .lost = on_lost};
 
 /* 1 when the answer is a failure (and the node is then out). */
 int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
                        const char *msg, const char *what)
 {
-	char text[CD_ERRLEN];
-
-	if (result)
-		return 0;
-	if (node_state(pn) == NODE_FAILED) {
-		settle(m, mnist_index_of(pn), 1);
-		return 1;
-	}
-	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
-	         msg ? msg : "no answer");
-	node_broke(m, mnist_index_of(pn), code ? code : "agent", text);
-	return 1;
+	return jobphase_reply_failed(&m->job, pn, result, code, msg, what);
 }
-
-/* ---------------------------------------------------------------- probe */
-
-static void on_probe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                     void *arg)
-{
-	struct mnist *m = arg;
-
-	if (mnist_reply_failed(m, pn, result, code, msg, "netprobe"))
-		return;
-	m->nodes[mnist_index_of(pn)].probe = json_incref(result);
-	settle(m, mnist_index_of(pn), 0);
-}
-
-static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                     void *arg)
-{
-	struct mnist *m = arg;
-
-	if (mnist_reply_failed(m, pn, result, code, msg, "facts"))
-		return;
-	m->nodes[mnist_index_of(pn)].facts = json_incref(result);
-	settle(m, mnist_index_of(pn), 0);
-}
-
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
-{
-	struct mnist *m = arg;
-	json_t *req = proto_request(0, "netprobe");
-
-	json_object_set_new(req, "no_firewall", json_true());
-	sshpool_request(pn, req, m->o.request_timeout_ms, on_probe, m);
-	if (m->o.mode != MNIST_EMBEDDED) {
-		req = proto_request(0, "facts");
-		if (m->o.python)
-			json_object_set_new(req, "python", json_string(m->o.python));
-		sshpool_request(pn, req, m->o.request_timeout_ms, on_facts, m);
-	}
-}
-
-static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed = on_failed};
 
 static void on_data_progress(void *arg, enum mnist_file f, long long got, long long total)
 {
@@ -193,167 +127,13 @@ static void on_data(void *arg, struct mnist_data *data, const char *err)
 {
 	struct mnist *m = arg;
 
-	m->data_pending = 0;
+	fanout_settle(m->fan, DATA_MEMBER(m));
 	m->data = data;
 	m->r.data_ms = cd_now_ms() - m->data_started;
 	if (!data) {
 		mnist_fail_run(m, "the dataset: %s", err ? err : "could not be prepared");
 		mnist_finish(m); /* nothing can run: no need to wait for the nodes */
-		return;
 	}
-	schedule_advance(m);
-}
-
-/* ---------------------------------------------------------------- plan */
-
-/* Why node i cannot run torch (its facts), or NULL when it can. */
-static const char *torch_missing(struct mnist *m, size_t i, char *why, size_t len)
-{
-	json_t *f = m->nodes[i].facts, *torch = json_object_get(f, "torch");
-	json_t *errors = json_object_get(f, "errors");
-	const char *err = json_string_value(json_object_get(errors, "torch"));
-	const char *found = json_string_value(
-	    json_object_get(json_array_get(json_object_get(f, "python_candidates"), 0), "path"));
-	char hint[CD_ERRLEN] = "";
-
-	/* the interpreter the agent found torch in, when the login one has none */
-	if (found)
-		snprintf(hint, sizeof(hint), " (torch is in %s: pass --python %s)", found, found);
-	if (!json_is_object(json_object_get(f, "python"))) {
-		const char *perr = json_string_value(json_object_get(errors, "python"));
-
-		if (m->o.python)
-			snprintf(why, len, "%s: %s", m->r.nodes[i].host,
-			         perr ? perr : "the --python interpreter did not answer");
-		else
-			snprintf(why, len, "%s: no python3 in PATH%s", m->r.nodes[i].host, hint);
-		return why;
-	}
-	if (!json_is_object(torch)) {
-		snprintf(why, len, "%s: import torch failed%s%s%s", m->r.nodes[i].host,
-		         err ? ": " : "", err ? err : "", hint);
-		return why;
-	}
-	return NULL;
-}
-
-static int cuda_ready(json_t *facts)
-{
-	json_t *torch = json_object_get(facts, "torch");
-
-	return json_is_true(json_object_get(torch, "cuda_available")) &&
-	       !json_is_null(json_object_get(torch, "nccl_version")) &&
-	       json_object_get(torch, "nccl_version");
-}
-
-static void choose_mode(struct mnist *m)
-{
-	char why[CD_ERRLEN];
-	const char *first = NULL;
-
-	if (m->o.mode == MNIST_EMBEDDED) {
-		m->r.mode = MNIST_EMBEDDED;
-		return;
-	}
-	for (size_t i = 0; i < m->n && !first; i++)
-		first = torch_missing(m, i, why, sizeof(why));
-	if (!first) {
-		m->r.mode = MNIST_TORCH;
-		return;
-	}
-	if (m->o.mode == MNIST_AUTO) {
-		m->r.mode = MNIST_EMBEDDED;
-		snprintf(m->r.mode_note, sizeof(m->r.mode_note),
-		         "embedded, because %s (torch mode needs PyTorch on every node)", first);
-		return;
-	}
-	m->r.mode = MNIST_TORCH;
-	for (size_t i = 0; i < m->n; i++) {
-		if (torch_missing(m, i, why, sizeof(why)))
-			mnist_node_error(m, i, "no-torch", why);
-	}
-	mnist_fail_run(m,
-	               "%s: install PyTorch there (Debian: python3-torch; or pip/conda in the PATH "
-	               "the agent sees), pass --python with an interpreter that has it, or run "
-	               "--mode embedded, which needs nothing on the nodes",
-	               first);
-}
-
-static void choose_backend(struct mnist *m)
-{
-	const char *b = m->o.backend ? m->o.backend : "auto";
-	int all_cuda = 1;
-
-	if (m->r.mode == MNIST_EMBEDDED) {
-		snprintf(m->r.backend, sizeof(m->r.backend), "tcp");
-		return;
-	}
-	for (size_t i = 0; i < m->n; i++)
-		all_cuda &= cuda_ready(m->nodes[i].facts);
-	if (strcmp(b, "auto") == 0)
-		b = all_cuda ? "nccl" : "gloo";
-	if (strcmp(b, "nccl") == 0 && !all_cuda) {
-		for (size_t i = 0; i < m->n; i++) {
-			if (!cuda_ready(m->nodes[i].facts)) {
-				mnist_node_error(m, i, "no-cuda",
-				                 "torch there has no CUDA or no NCCL");
-				mnist_fail_run(
-				    m,
-				    "%s: torch there has no CUDA or no NCCL, so --backend nccl "
-				    "cannot run; use --backend gloo",
-				    m->r.nodes[i].host);
-				break;
-			}
-		}
-	}
-	snprintf(m->r.backend, sizeof(m->r.backend), "%s", b);
-}
-
-static void plan(struct mnist *m)
-{
-	struct bench_node bn;
-	int rank = 0;
-
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->nodes[i].gone) {
-			mnist_fail_run(m, "%s (a training job needs every node)",
-			               m->r.nodes[i].error);
-			return;
-		}
-	}
-	if (m->r.failed)
-		return;
-	choose_mode(m);
-	if (m->r.failed)
-		return;
-	choose_backend(m);
-	if (m->r.failed)
-		return;
-	for (size_t i = 0; i < m->n; i++) {
-		struct mnist_node *n = &m->r.nodes[i];
-		json_t *torch = json_object_get(m->nodes[i].facts, "torch");
-
-		netmodel_set_node(m->m, i, m->nodes[i].probe, NULL);
-		memset(&bn, 0, sizeof(bn));
-		bn.host = n->host;
-		if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
-			mnist_node_error(m, i, "address", bn.error);
-			mnist_fail_run(m, "%s", bn.error);
-			return;
-		}
-		snprintf(n->ifname, sizeof(n->ifname), "%s", bn.ifname);
-		snprintf(n->addr, sizeof(n->addr), "%s", bn.addr);
-		snprintf(n->torch_version, sizeof(n->torch_version), "%s",
-		         json_string_value(json_object_get(torch, "version"))
-		             ? json_string_value(json_object_get(torch, "version"))
-		             : "");
-		m->nodes[i].python = json_string_value(
-		    json_object_get(json_object_get(m->nodes[i].facts, "python"), "path"));
-		n->first_rank = rank;
-		n->nranks = m->o.nproc_per_node;
-		rank += n->nranks;
-	}
-	m->r.nranks = rank;
 }
 
 /* ---------------------------------------------------------------- push */
@@ -369,10 +149,10 @@ static const char *shared_root(const struct mnist *m)
  * go there either); else the shared one. */
 static void choose_root(struct mnist *m, size_t i)
 {
-	struct mnode *mn = &m->nodes[i];
-	const char *dir = node_agent_dir(mn->pn);
+	struct mnist_node_state *mn = &m->nodes[i];
+	const char *dir = node_agent_dir(m->job.nodes[i].pn);
 
-	if (!m->o.remote_root && node_agent_note(mn->pn) && dir)
+	if (!m->o.remote_root && node_agent_note(m->job.nodes[i].pn) && dir)
 		snprintf(mn->root, sizeof(mn->root), "%s/data", dir);
 	else
 		snprintf(mn->root, sizeof(mn->root), "%s", shared_root(m));
@@ -417,7 +197,7 @@ static void on_pushed(void *arg, size_t i, int err, const char *msg)
 		node_broke(m, i, "push", text);
 		return;
 	}
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 /* The nodes under the shared root share its files (and their compressed
@@ -428,7 +208,7 @@ static void send_pushes(struct mnist *m)
 	m->nfiles = files_init(m, shared_root(m), m->files);
 	say_phase(m, "push");
 	for (size_t i = 0; i < m->n; i++) {
-		struct mnode *mn = &m->nodes[i];
+		struct mnist_node_state *mn = &m->nodes[i];
 		struct push_file *files = m->files;
 		size_t nfiles = m->nfiles;
 
@@ -439,9 +219,9 @@ static void send_pushes(struct mnist *m)
 			files = mn->files;
 			nfiles = mn->nfiles;
 		}
-		mn->waiting = 1;
-		mn->push =
-		    push_start(mn->pn, files, nfiles, m->o.request_timeout_ms, on_pushed, m, i);
+		fanout_expect(m->fan, i, 1);
+		mn->push = push_start(m->job.nodes[i].pn, files, nfiles, m->o.request_timeout_ms,
+		                      on_pushed, m, i);
 	}
 }
 
@@ -451,7 +231,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
                       void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn), k;
+	size_t i = jobphase_index(pn), k;
 	json_t *l;
 
 	if (mnist_reply_failed(m, pn, result, code, msg, "bench_listen"))
@@ -472,7 +252,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 		}
 		m->nodes[i].ports[local] = (int)json_integer_value(json_object_get(l, "port"));
 	}
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 static void send_listens(struct mnist *m)
@@ -487,8 +267,8 @@ static void send_listens(struct mnist *m)
 			                                       "address", n->addr));
 		json_object_set_new(req, "token", json_string(m->token));
 		json_object_set_new(req, "ranks", ranks);
-		m->nodes[i].waiting = 1;
-		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_listen, m);
+		fanout_expect(m->fan, i, 1);
+		sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms, on_listen, m);
 	}
 }
 
@@ -498,12 +278,12 @@ static void on_started(struct pool_node *pn, json_t *result, const char *code, c
                        void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn);
+	size_t i = jobphase_index(pn);
 
 	if (mnist_reply_failed(m, pn, result, code, msg, "starting the job"))
 		return;
 	m->r.nodes[i].started = 1;
-	settle(m, i, 0);
+	fanout_settle(m->fan, i);
 }
 
 /* The node and port of global rank r (embedded). */
@@ -578,8 +358,8 @@ static void send_starts(struct mnist *m)
 		json_t *req =
 		    m->r.mode == MNIST_TORCH ? torch_request(m, i) : embedded_request(m, i);
 
-		m->nodes[i].waiting = 1;
-		sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms, on_started, m);
+		fanout_expect(m->fan, i, 1);
+		sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms, on_started, m);
 	}
 }
 
@@ -597,6 +377,7 @@ void mnist_finish(struct mnist *m)
 		m->r.train_ms = cd_now_ms() - m->train_started;
 	}
 	m->phase = PH_DONE;
+	fanout_close(m->fan);
 	if (m->poll_timer)
 		loop_timer_cancel(m->loop, m->poll_timer);
 	if (m->stop_timer)
@@ -622,7 +403,7 @@ static void start_phase(struct mnist *m, enum phase p)
 	case PH_PROBE:
 		return;
 	case PH_PUSH:
-		plan(m);
+		mnist_plan(m);
 		if (m->r.failed) {
 			mnist_finish(m);
 			return;
@@ -660,7 +441,7 @@ static void start_phase(struct mnist *m, enum phase p)
 		mnist_finish(m);
 		return;
 	}
-	schedule_advance(m);
+	fanout_begin(m->fan);
 }
 
 /* ---------------------------------------------------------------- api */
@@ -711,31 +492,30 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	m->n = nhosts;
 	m->m = netmodel_new(hosts, nhosts);
 	m->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->nodes));
+	m->fan = fanout_new(loop, nhosts + 1, advance, m);
+	/* netprobe (, facts) */
+	jobphase_init(&m->job, pool, hosts, nhosts, m->fan, o->request_timeout_ms,
+	              o->mode != MNIST_EMBEDDED, &job_ops, m);
 	m->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->r.nodes));
 	m->r.nnodes = nhosts;
 	m->r.mode = o->mode;
 	m->r.hashes_identical = 1;
 	m->phase = PH_PROBE;
-	for (size_t i = 0; i < nhosts; i++) {
+	for (size_t i = 0; i < nhosts; i++)
 		m->r.nodes[i].host = m->m->nodes[i].host;
-		m->nodes[i].pn = sshpool_add(pool, hosts[i]);
-		node_set_data(m->nodes[i].pn, (void *)(uintptr_t)i);
-		m->nodes[i].waiting = o->mode == MNIST_EMBEDDED ? 1 : 2; /* netprobe (, facts) */
-	}
 	say_phase(m, "data");
-	m->data_pending = 1;
+	fanout_expect(m->fan, DATA_MEMBER(m), 1);
 	m->prep =
 	    mnist_data_prepare(loop, &o->data, on_data_progress, on_data, m, err, sizeof(err));
 	if (!m->prep) {
-		m->data_pending = 0;
+		fanout_settle(m->fan, DATA_MEMBER(m));
 		mnist_fail_run(m, "the dataset: %s", err);
 	}
 	if (nhosts == 0)
 		mnist_fail_run(m, "no nodes");
+	fanout_begin(m->fan);
 	if (!m->r.failed)
-		sshpool_start(pool, &pool_handlers, m);
-	else
-		m->next_timer = loop_timer_add(loop, 0, advance, m);
+		jobphase_start(&m->job, pool);
 	return m;
 }
 
@@ -748,16 +528,14 @@ void mnist_free(struct mnist *m)
 {
 	if (!m)
 		return;
-	if (m->next_timer)
-		loop_timer_cancel(m->loop, m->next_timer);
+	fanout_free(m->fan);
 	if (m->poll_timer)
 		loop_timer_cancel(m->loop, m->poll_timer);
 	if (m->stop_timer)
 		loop_timer_cancel(m->loop, m->stop_timer);
 	mnist_prep_free(m->prep);
+	jobphase_fini(&m->job);
 	for (size_t i = 0; i < m->n; i++) {
-		json_decref(m->nodes[i].probe);
-		json_decref(m->nodes[i].facts);
 		push_free(m->nodes[i].push);
 		files_free(m->nodes[i].files, m->nodes[i].nfiles);
 		free(m->nodes[i].files);

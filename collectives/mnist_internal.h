@@ -8,7 +8,9 @@
 #define CD_COLLECTIVES_MNIST_INTERNAL_H
 
 #include "collectives/bench_agent.h"
+#include "collectives/jobphase.h"
 #include "collectives/mnist.h"
+#include "fanout.h"
 
 #include <jansson.h>
 
@@ -54,11 +56,9 @@ void push_free(struct push *p);
 
 enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
 
-struct mnode {
-	struct pool_node *pn;
-	int waiting; /* answers awaited in this phase */
+/* What the run holds of one node between its phases. */
+struct mnist_node_state {
 	int gone;
-	json_t *probe, *facts;
 	struct push *push;
 	char root[512];          /* the data root there: mnist_opts.remote_root */
 	struct push_file *files; /* its own files when root is not the shared one */
@@ -76,14 +76,18 @@ struct mnist {
 	const struct mnist_events *ev;
 	void *arg;
 	struct netmodel *m;
-	struct mnode *nodes;
+	struct mnist_node_state *nodes;
 	size_t n;
+	/* the answers each node owes in the current phase; its member n (after
+	 * the nodes) is the dataset's preparation, which the probe phase also
+	 * waits for */
+	struct fanout *fan;
+	struct jobphase job; /* the pool nodes, their probe answers (facts: info) */
 	enum phase phase;
-	uint64_t next_timer, poll_timer, stop_timer;
+	uint64_t poll_timer, stop_timer;
 
 	struct mnist_prep *prep;
 	struct mnist_data *data;
-	int data_pending;
 	struct push_file files[MNIST_NFILES + 1]; /* under the shared root */
 	size_t nfiles;
 	char token[33];
@@ -93,7 +97,6 @@ struct mnist {
 	struct mnist_report r;
 };
 
-size_t mnist_index_of(const struct pool_node *pn);
 /* The run failed: the first cause is kept for the summary. */
 void mnist_fail_run(struct mnist *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Node i's error (the first one is kept). */
@@ -105,6 +108,11 @@ int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, co
 /* End the run when nothing runs any more: the report is final, done is
  * called once. */
 void mnist_finish(struct mnist *m);
+
+/* mnist_plan.c: choose the mode and the backend, and each node's address
+ * and ranks (m->r), from the probe phase's answers. On a failure the run
+ * is failed (mnist_fail_run) and the nodes at fault have their error. */
+void mnist_plan(struct mnist *m);
 
 /* mnist_watch.c: poll the started jobs until each has ended. */
 void mnist_watch_start(struct mnist *m);

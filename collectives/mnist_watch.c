@@ -109,8 +109,8 @@ static void on_poll(struct pool_node *pn, json_t *result, const char *code, cons
                     void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn);
-	struct mnode *mn = &m->nodes[i];
+	size_t i = jobphase_index(pn);
+	struct mnist_node_state *mn = &m->nodes[i];
 
 	mn->polling = 0;
 	if (m->phase != PH_WATCH || m->r.nodes[i].ended)
@@ -159,7 +159,7 @@ static void on_stopped(struct pool_node *pn, json_t *result, const char *code, c
                        void *arg)
 {
 	struct mnist *m = arg;
-	size_t i = mnist_index_of(pn);
+	size_t i = jobphase_index(pn);
 
 	if (m->r.nodes[i].ended)
 		return;
@@ -182,8 +182,8 @@ static void send_stop(struct mnist *m, size_t i)
 	req = proto_request(0, "job_stop");
 	json_object_set_new(req, "grace_ms", json_integer(JOB_STOP_WAIT));
 	json_object_set_new(req, "since", json_integer(m->nodes[i].next_line));
-	sshpool_request(m->nodes[i].pn, req, m->o.request_timeout_ms + JOB_STOP_WAIT, on_stopped,
-	                m);
+	sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms + JOB_STOP_WAIT,
+	                on_stopped, m);
 }
 
 static void poll_nodes(struct loop *loop, void *arg)
@@ -206,7 +206,7 @@ static void poll_nodes(struct loop *loop, void *arg)
 		mnist_begin_stop(m, 1);
 	}
 	for (size_t i = 0; i < m->n; i++) {
-		struct mnode *mn = &m->nodes[i];
+		struct mnist_node_state *mn = &m->nodes[i];
 		json_t *req;
 
 		if (mn->gone || mn->polling || mn->stop_sent || m->r.nodes[i].ended)
@@ -214,7 +214,7 @@ static void poll_nodes(struct loop *loop, void *arg)
 		req = proto_request(0, "job_poll");
 		json_object_set_new(req, "since", json_integer(mn->next_line));
 		mn->polling = 1;
-		sshpool_request(mn->pn, req, m->o.request_timeout_ms, on_poll, m);
+		sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms, on_poll, m);
 	}
 	if (m->phase == PH_WATCH)
 		m->poll_timer = loop_timer_add(m->loop, POLL_EVERY_MS, poll_nodes, m);

@@ -1,12 +1,14 @@
 /*
- * netcheck.c - the network check's phases over the SSH pool (netcheck.h).
+ * netcheck.c - the network check's phases over the SSH pool (netcheck.h):
+ * the probe and listen phases, the driver and the deadline; the connect
+ * matrix and its confirm phase are in netcheck_matrix.c.
  *
- * Every node carries a count of answers still awaited in the current
- * phase; a phase ends when no live node awaits anything. A node that fails
- * settles its count at once, so one dead or hung node costs the others at
- * most its request deadline.
+ * A fanout (fanout.h) counts the answers each node still owes in the
+ * current phase; a phase ends when no live node owes anything. A node that
+ * fails settles its count at once, so one dead or hung node costs the
+ * others at most its request deadline.
  */
-#include "netcheck.h"
+#include "netcheck_internal.h"
 #include "diagnose.h"
 #include "predict.h"
 #include "proto.h"
@@ -16,42 +18,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-enum phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
-
 /* The listen phase's requests go out this many nodes per loop turn: each
  * route request names every peer's picks, so building them all in one turn
  * is O(N^2) and held the loop (and the TUI's keys) for tens of ms at 100
  * nodes. */
 #define LISTEN_BATCH 8
-
-struct cnode {
-	struct pool_node *pn;
-	json_t *facts, *probe;
-	int waiting;     /* answers awaited in the current phase */
-	json_t *targets; /* the connect request's targets, kept to read the results */
-};
-
-struct netcheck {
-	struct loop *loop;
-	struct sshpool *pool;
-	struct netmodel *m;
-	struct netcheck_opts o;
-	struct cnode *nodes;
-	size_t n, left; /* nodes still busy in the current phase */
-	enum phase phase;
-	char token[33];
-	void (*done)(void *arg);
-	void *arg;
-	uint64_t next_timer;
-	/* the listen phase while its requests go out: the predictions the route
-	 * requests are built from, the next node, the next turn's timer */
-	struct diagnosis *listen_pred;
-	size_t listen_next;
-	uint64_t listen_timer;
-	int64_t phase_start;
-	struct netcheck_stats stats;
-	unsigned rng;
-};
 
 void netcheck_opts_init(struct netcheck_opts *o)
 {
@@ -64,32 +35,20 @@ void netcheck_opts_init(struct netcheck_opts *o)
 	o->seed = 1;
 }
 
-static size_t index_of(const struct pool_node *pn)
+size_t netcheck_index_of(const struct pool_node *pn)
 {
 	return (size_t)(uintptr_t)node_data(pn);
 }
 
-static void start_phase(struct netcheck *c, enum phase p);
+static void start_phase(struct netcheck *c, enum netcheck_phase p);
+static void deadline_stop(struct netcheck *c);
 
-static void advance(struct loop *loop, void *arg)
+/* Nothing is owed any more: the next phase, from the loop's next turn. */
+static void advance(void *arg)
 {
 	struct netcheck *c = arg;
 
-	c->next_timer = 0;
 	start_phase(c, c->phase + 1);
-}
-
-/* Settle k awaited answers of node i; the phase ends when nothing is left.
- * The next phase starts from the loop, never inside a pool callback. */
-static void settle(struct netcheck *c, size_t i, int all)
-{
-	struct cnode *cn = &c->nodes[i];
-
-	if (cn->waiting <= 0)
-		return;
-	cn->waiting = all ? 0 : cn->waiting - 1;
-	if (cn->waiting == 0 && --c->left == 0 && !c->next_timer)
-		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
 }
 
 /* A node's failure: before its probe answered it is "not checked"; after,
@@ -102,23 +61,23 @@ static void node_broke(struct netcheck *c, size_t i, const char *code, const cha
 		netmodel_node_failed(c->m, i, code, msg);
 	else if (!n->error[0])
 		snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
-	settle(c, i, 1);
+	fanout_settle_all(c->fan, i);
 }
 
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
-	struct nm_node *n = &c->m->nodes[index_of(pn)];
+	struct nm_node *n = &c->m->nodes[netcheck_index_of(pn)];
 	const char *type, *fp = node_hostkey_fp(pn, &type);
 
 	snprintf(n->hostkey_type, sizeof(n->hostkey_type), "%s", type);
 	snprintf(n->hostkey_fp, sizeof(n->hostkey_fp), "%s", fp);
-	node_broke(c, index_of(pn), node_error_code(pn), node_error_message(pn));
+	node_broke(c, netcheck_index_of(pn), node_error_code(pn), node_error_message(pn));
 }
 
 /* A request's error: the node's own failure is reported by on_failed. */
-static int reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result, const char *code,
-                        const char *msg, const char *what)
+int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result,
+                          const char *code, const char *msg, const char *what)
 {
 	char text[CD_ERRLEN];
 
@@ -128,7 +87,7 @@ static int reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result
 		return 1;
 	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
 	         msg ? msg : "no answer");
-	node_broke(c, index_of(pn), code ? code : "agent", text);
+	node_broke(c, netcheck_index_of(pn), code ? code : "agent", text);
 	sshpool_close_node(pn);
 	return 1;
 }
@@ -139,25 +98,25 @@ static void on_netprobe(struct pool_node *pn, json_t *result, const char *code, 
                         void *arg)
 {
 	struct netcheck *c = arg;
-	size_t i = index_of(pn);
+	size_t i = netcheck_index_of(pn);
 
-	if (reply_failed(c, pn, result, code, msg, "netprobe"))
+	if (netcheck_reply_failed(c, pn, result, code, msg, "netprobe"))
 		return;
 	c->nodes[i].probe = json_incref(result);
 	netmodel_set_node(c->m, i, c->nodes[i].probe, c->nodes[i].facts);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct netcheck *c = arg;
-	size_t i = index_of(pn);
+	size_t i = netcheck_index_of(pn);
 
-	if (reply_failed(c, pn, result, code, msg, "facts"))
+	if (netcheck_reply_failed(c, pn, result, code, msg, "facts"))
 		return;
 	c->nodes[i].facts = json_incref(result);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
@@ -180,7 +139,7 @@ static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed
 
 /* ---------------------------------------------------------------- phase 2 */
 
-static int live(const struct netcheck *c, size_t i)
+int netcheck_node_live(const struct netcheck *c, size_t i)
 {
 	return c->m->nodes[i].probed && !c->m->nodes[i].error[0] &&
 	       node_state(c->nodes[i].pn) == NODE_READY;
@@ -190,24 +149,24 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
                       void *arg)
 {
 	struct netcheck *c = arg;
-	size_t i = index_of(pn);
+	size_t i = netcheck_index_of(pn);
 
-	if (reply_failed(c, pn, result, code, msg, "listen"))
+	if (netcheck_reply_failed(c, pn, result, code, msg, "listen"))
 		return;
 	netmodel_add_listeners(c->m, i, result);
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static void on_route(struct pool_node *pn, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct netcheck *c = arg;
-	size_t i = index_of(pn);
+	size_t i = netcheck_index_of(pn);
 
-	if (reply_failed(c, pn, result, code, msg, "route"))
+	if (netcheck_reply_failed(c, pn, result, code, msg, "route"))
 		return;
 	netmodel_add_routes(c->m, i, json_object_get(result, "routes"));
-	settle(c, i, 0);
+	fanout_settle(c->fan, i);
 }
 
 static json_t *listen_request(struct netcheck *c, size_t i)
@@ -295,7 +254,7 @@ static void listen_stop(struct netcheck *c)
 }
 
 /* The next LISTEN_BATCH nodes' listen and route requests; a node that
- * failed since the phase began (waiting settled to 0) is passed over. */
+ * failed since the phase began (it owes nothing) is passed over. */
 static void send_listens(struct loop *loop, void *arg)
 {
 	struct netcheck *c = arg;
@@ -306,7 +265,7 @@ static void send_listens(struct loop *loop, void *arg)
 		size_t i = c->listen_next;
 		struct pool_node *pn = c->nodes[i].pn;
 
-		if (c->nodes[i].waiting != 2)
+		if (fanout_owed(c->fan, i) != 2)
 			continue;
 		sshpool_request(pn, listen_request(c, i), c->o.request_timeout_ms, on_listen, c);
 		sshpool_request(pn, route_request(c, i, c->listen_pred),
@@ -325,225 +284,15 @@ static void phase_listen(struct netcheck *c)
 	c->listen_pred = diagnose_predictions(c->m);
 	c->listen_next = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (!live(c, i))
-			continue;
-		c->nodes[i].waiting = 2;
-		c->left++;
+		if (netcheck_node_live(c, i))
+			fanout_expect(c->fan, i, 2);
 	}
 	send_listens(c->loop, c);
 }
 
-/* ---------------------------------------------------------------- phase 3 */
-
-static unsigned next_rand(struct netcheck *c)
-{
-	c->rng = c->rng * 1103515245u + 12345u;
-	return c->rng >> 8;
-}
-
-/* Does node i test node j? All pairs up to full_matrix_max nodes; beyond,
- * the master, ring neighbours and random peers (marked in `pick`). */
-static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
-{
-	size_t n = c->n;
-
-	memset(pick, 0, n);
-	if (n <= (size_t)c->o.full_matrix_max) {
-		memset(pick, 1, n);
-	} else {
-		pick[c->o.master] = 1;
-		pick[(i + 1) % n] = 1;
-		pick[(i + n - 1) % n] = 1;
-		for (int k = 0; k < c->o.random_peers; k++)
-			pick[next_rand(c) % n] = 1;
-		/* Everyone tests the master, so the master tests everyone. */
-		if (i == c->o.master)
-			memset(pick, 1, n);
-	}
-	pick[i] = 0;
-}
-
-static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
-                       int fixed)
-{
-	json_array_append_new(
-	    targets, json_pack("{sIsIsssIsIsb}", "id", (json_int_t)json_array_size(targets), "node",
-	                       (json_int_t)j, "address", addr, "scope_id", (json_int_t)scope_id,
-	                       "port", (json_int_t)port, "fixed", fixed));
-}
-
-static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
-{
-	const struct netmodel *m = c->m;
-	json_t *targets = json_array();
-
-	choose_peers(c, i, pick);
-	for (size_t k = 0; k < m->nlisteners; k++) {
-		const struct nm_listener *l = &m->listeners[k];
-		const struct nm_node *peer = &m->nodes[l->node];
-
-		if (!pick[l->node] || !l->port || l->error[0] || !live(c, l->node))
-			continue;
-		if (!l->fixed_port) {
-			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0);
-			continue;
-		}
-		/* A wildcard listener: reach it on every routable address. */
-		for (size_t a = 0; a < peer->naddrs; a++) {
-			const struct nm_addr *pa = &peer->addrs[a];
-
-			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
-				continue;
-			add_target(targets, l->node, pa->addr, 0, l->port, 1);
-		}
-	}
-	return targets;
-}
-
-/* Copy one connect result (reach.h) into an attempt. */
-static void attempt_set_result(struct nm_attempt *a, json_t *r)
-{
-	const char *s = json_string_value(json_object_get(r, "result"));
-	json_t *rtt = json_object_get(r, "rtt_us");
-
-	snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
-	s = json_string_value(json_object_get(r, "errno_name"));
-	snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
-	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
-}
-
-static void on_connect(struct pool_node *pn, json_t *result, const char *code, const char *msg,
-                       void *arg)
-{
-	struct netcheck *c = arg;
-	size_t i = index_of(pn), k;
-	json_t *r, *targets = c->nodes[i].targets;
-
-	if (reply_failed(c, pn, result, code, msg, "connect"))
-		return;
-	netmodel_add_neigh_fulls(c->m, i, json_object_get(result, "neigh_table_fulls"));
-	json_array_foreach(json_object_get(result, "results"), k, r)
-	{
-		json_t *t =
-		    json_array_get(targets, (size_t)json_integer_value(json_object_get(r, "id")));
-		struct nm_attempt *a;
-
-		if (!t)
-			continue;
-		if (c->phase == PHASE_CONFIRM) {
-			/* A retry replaces the attempt it confirms. */
-			size_t at = (size_t)json_integer_value(json_object_get(t, "attempt"));
-
-			if (at >= c->m->nattempts)
-				continue;
-			attempt_set_result(&c->m->attempts[at], r);
-			c->stats.retried++;
-			continue;
-		}
-		a = netmodel_add_attempt(c->m);
-		a->from = i;
-		a->to = (size_t)json_integer_value(json_object_get(t, "node"));
-		snprintf(a->addr, sizeof(a->addr), "%s",
-		         json_string_value(json_object_get(t, "address")));
-		a->scope_id = (unsigned)json_integer_value(json_object_get(t, "scope_id"));
-		a->port = (int)json_integer_value(json_object_get(t, "port"));
-		a->fixed_port = json_is_true(json_object_get(t, "fixed"));
-		attempt_set_result(a, r);
-		c->stats.attempts++;
-	}
-	settle(c, i, 0);
-}
-
-/* Send node i its `connect` request with c->nodes[i].targets. */
-static void send_connect(struct netcheck *c, size_t i)
-{
-	json_t *req = proto_request(0, "connect");
-
-	json_object_set_new(req, "token", json_string(c->token));
-	json_object_set_new(req, "node", json_integer((json_int_t)i));
-	json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
-	json_object_set(req, "targets", c->nodes[i].targets);
-	sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect, c);
-}
-
-static void phase_connect(struct netcheck *c)
-{
-	unsigned char *pick = cd_calloc(c->n ? c->n : 1, 1);
-
-	c->m->matrix_done = 1;
-	for (size_t i = 0; i < c->n; i++) {
-		if (!live(c, i))
-			continue;
-		c->nodes[i].waiting = 1;
-		c->left++;
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->nodes[i].waiting != 1)
-			continue;
-		c->nodes[i].targets = connect_targets(c, i, pick);
-		send_connect(c, i);
-	}
-	free(pick);
-}
-
-/* ---------------------------------------------------------------- confirm */
-
-/* Did another node reach what attempt k failed to reach? */
-static int others_reached(const struct netmodel *m, size_t k)
-{
-	const struct nm_attempt *a = &m->attempts[k];
-
-	for (size_t q = 0; q < m->nattempts; q++) {
-		const struct nm_attempt *b = &m->attempts[q];
-
-		if (q != k && b->to == a->to && b->port == a->port && b->from != a->from &&
-		    strcmp(b->addr, a->addr) == 0 && strcmp(b->result, "ok") == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * A failure that other nodes did not see (one lost SYN among thousands sent
- * at once) is retried once before it is believed. Failures every peer saw
- * (a firewall, a dead route) are not: they cost no second deadline.
- */
-static void phase_confirm(struct netcheck *c)
-{
-	json_t **retry = cd_calloc(c->n ? c->n : 1, sizeof(json_t *));
-
-	for (size_t k = 0; k < c->m->nattempts; k++) {
-		const struct nm_attempt *a = &c->m->attempts[k];
-		size_t from = a->from;
-
-		if (strcmp(a->result, "timeout") != 0 && strcmp(a->result, "bad-answer") != 0)
-			continue;
-		if (!live(c, from) || !live(c, a->to) || !others_reached(c->m, k))
-			continue;
-		if (!retry[from])
-			retry[from] = json_array();
-		json_array_append_new(retry[from],
-		                      json_pack("{sIsIsssIsIsI}", "id",
-		                                (json_int_t)json_array_size(retry[from]), "node",
-		                                (json_int_t)a->to, "address", a->addr, "scope_id",
-		                                (json_int_t)a->scope_id, "port",
-		                                (json_int_t)a->port, "attempt", (json_int_t)k));
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		if (!retry[i])
-			continue;
-		c->nodes[i].waiting = 1;
-		c->left++;
-		json_decref(c->nodes[i].targets);
-		c->nodes[i].targets = retry[i];
-		send_connect(c, i);
-	}
-	free(retry);
-}
-
 /* ---------------------------------------------------------------- driver */
 
-static void start_phase(struct netcheck *c, enum phase p)
+static void start_phase(struct netcheck *c, enum netcheck_phase p)
 {
 	int64_t now = cd_now_ms();
 
@@ -558,14 +307,14 @@ static void start_phase(struct netcheck *c, enum phase p)
 	listen_stop(c); /* every live node failed before its requests went out */
 	c->phase = p;
 	c->phase_start = now;
-	c->left = 0;
 	if (p == PHASE_LISTEN)
 		phase_listen(c);
 	else if (p == PHASE_CONNECT)
-		phase_connect(c);
+		netcheck_phase_connect(c);
 	else if (p == PHASE_CONFIRM)
-		phase_confirm(c);
+		netcheck_phase_confirm(c);
 	if (p == PHASE_DONE) {
+		deadline_stop(c);
 		for (size_t i = 0; i < c->n; i++) {
 			if (node_state(c->nodes[i].pn) == NODE_READY)
 				sshpool_close_node(c->nodes[i].pn);
@@ -573,8 +322,7 @@ static void start_phase(struct netcheck *c, enum phase p)
 		c->done(c->arg);
 		return;
 	}
-	if (c->left == 0 && !c->next_timer) /* no live node: skip ahead */
-		c->next_timer = loop_timer_add(c->loop, 0, advance, c);
+	fanout_begin(c->fan); /* no live node: the next turn skips ahead */
 }
 
 struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
@@ -595,17 +343,16 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	c->rng = o->seed ? o->seed : 1;
 	c->n = m->nnodes;
 	c->nodes = cd_calloc(c->n ? c->n : 1, sizeof(*c->nodes));
+	c->fan = fanout_new(loop, c->n, advance, c);
 	cd_random_token(c->token, sizeof(c->token));
 	c->phase = PHASE_PROBE;
 	c->phase_start = cd_now_ms();
 	for (size_t i = 0; i < c->n; i++) {
 		c->nodes[i].pn = sshpool_add(pool, m->nodes[i].host);
 		node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
-		c->nodes[i].waiting = 2; /* facts, netprobe */
+		fanout_expect(c->fan, i, 2); /* facts, netprobe */
 	}
-	c->left = c->n;
-	if (c->n == 0)
-		c->next_timer = loop_timer_add(loop, 0, advance, c);
+	fanout_begin(c->fan);
 	sshpool_start(pool, &pool_handlers, c);
 	return c;
 }
@@ -662,8 +409,8 @@ void netcheck_free(struct netcheck *c)
 {
 	if (!c)
 		return;
-	if (c->next_timer)
-		loop_timer_cancel(c->loop, c->next_timer);
+	fanout_free(c->fan);
+	deadline_stop(c);
 	listen_stop(c);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
@@ -680,7 +427,7 @@ void netcheck_expire(struct netcheck *c, const char *why)
 		struct nm_node *n = &c->m->nodes[i];
 		char msg[CD_ERRLEN];
 
-		if (c->phase == PHASE_DONE || c->nodes[i].waiting <= 0)
+		if (c->phase == PHASE_DONE || fanout_owed(c->fan, i) <= 0)
 			continue;
 		/* closing fails its pending requests into our callbacks first;
 		 * the deadline is then recorded over what they said */
@@ -690,11 +437,55 @@ void netcheck_expire(struct netcheck *c, const char *why)
 			netmodel_node_failed(c->m, i, "deadline", msg);
 		else
 			snprintf(n->error, sizeof(n->error), "%s", msg);
-		settle(c, i, 1);
+		fanout_settle_all(c->fan, i);
 	}
 }
 
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 {
 	*s = c->stats;
+}
+
+/* ---------------------------------------------------------------- deadline */
+
+static void deadline_stop(struct netcheck *c)
+{
+	if (c->deadline_timer)
+		loop_timer_cancel(c->loop, c->deadline_timer);
+	c->deadline_timer = 0;
+}
+
+/* The nodes that still owe an answer are closed; the check then ends with
+ * the others. Set again for the phases that follow, which get 2 s each. */
+static void on_deadline(struct loop *loop, void *arg)
+{
+	struct netcheck *c = arg;
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	         "no answer within the check's deadline (--deadline %d s); the node or its "
+	         "agent may be hung",
+	         c->deadline_s);
+	c->deadline_hit = 1;
+	c->deadline_timer = loop_timer_add(loop, 2000, on_deadline, c);
+	netcheck_expire(c, why);
+	if (c->expired)
+		c->expired(c->expired_arg);
+}
+
+void netcheck_set_deadline(struct netcheck *c, int deadline_s, void (*expired)(void *arg),
+                           void *arg)
+{
+	deadline_stop(c);
+	c->deadline_s = deadline_s;
+	c->expired = expired;
+	c->expired_arg = arg;
+	if (deadline_s > 0 && c->phase != PHASE_DONE)
+		c->deadline_timer =
+		    loop_timer_add(c->loop, (int64_t)deadline_s * 1000, on_deadline, c);
+}
+
+int netcheck_deadline_hit(const struct netcheck *c)
+{
+	return c->deadline_hit;
 }

@@ -67,6 +67,19 @@ void netcheck_free(struct netcheck *c);
  */
 void netcheck_expire(struct netcheck *c, const char *why);
 
+/*
+ * The check's own deadline (--deadline): deadline_s seconds from now, the
+ * nodes that still owe an answer are expired as above, with a message
+ * naming the deadline; the phases that follow get 2 s each. expired(arg),
+ * when not NULL, is called from the loop after each expiry (a display
+ * redraws). The deadline ends with the check (before its done callback)
+ * or with netcheck_free. deadline_s <= 0: none.
+ */
+void netcheck_set_deadline(struct netcheck *c, int deadline_s, void (*expired)(void *arg),
+                           void *arg);
+/* 1 once the deadline has passed during the check. */
+int netcheck_deadline_hit(const struct netcheck *c);
+
 /* Where one node is in the check, for a live display (the TUI). */
 enum netcheck_stage {
 	NCS_QUEUED,     /* waiting for a slot in the fan-out window */

@@ -37,9 +37,6 @@ void session_init(struct session *s, struct loop *loop, const struct session_opt
 
 static void check_stop(struct session *s)
 {
-	if (s->check_deadline)
-		loop_timer_cancel(s->loop, s->check_deadline);
-	s->check_deadline = 0;
 	netcheck_free(s->nc);
 	s->nc = NULL;
 	sshpool_free(s->check_pool);
@@ -60,9 +57,6 @@ static void on_check_done(void *arg)
 {
 	struct session *s = arg;
 
-	if (s->check_deadline)
-		loop_timer_cancel(s->loop, s->check_deadline);
-	s->check_deadline = 0;
 	s->d = diagnose(s->m);
 	s->check_state = TASK_DONE;
 	s->check_ended_ms = cd_now_ms();
@@ -70,20 +64,12 @@ static void on_check_done(void *arg)
 	changed(s);
 }
 
-/* As check_once.c: the nodes that still owe an answer are closed, and the
- * phases that follow get 2 s each. */
-static void on_check_deadline(struct loop *loop, void *arg)
+/* The check's deadline closed the nodes that still owed an answer. */
+static void on_check_expired(void *arg)
 {
 	struct session *s = arg;
-	char why[128];
 
-	snprintf(why, sizeof(why),
-	         "no answer within the check's deadline (--deadline %d s); the node or its "
-	         "agent may be hung",
-	         s->o.deadline_s);
 	s->check_deadline_hit = 1;
-	s->check_deadline = loop_timer_add(loop, 2000, on_check_deadline, s);
-	netcheck_expire(s->nc, why);
 	changed(s);
 }
 
@@ -114,9 +100,7 @@ int session_check_start(struct session *s, char *err, size_t errlen)
 	s->check_ended_ms = 0;
 	s->o.check.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->nc = netcheck_start(s->loop, s->check_pool, s->m, &s->o.check, on_check_done, s);
-	if (s->o.deadline_s)
-		s->check_deadline =
-		    loop_timer_add(s->loop, (int64_t)s->o.deadline_s * 1000, on_check_deadline, s);
+	netcheck_set_deadline(s->nc, s->o.deadline_s, on_check_expired, s);
 	changed(s);
 	return 0;
 }

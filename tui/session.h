@@ -63,11 +63,10 @@ struct session {
 	char check_error[CD_ERRLEN]; /* why it could not start */
 	struct sshpool *check_pool;
 	struct netcheck *nc;
-	struct netmodel *m;  /* filled live while the check runs; NULL before */
-	struct diagnosis *d; /* NULL until the check is done */
-	uint64_t check_deadline;
-	int check_deadline_hit;
-	int check_runs; /* how many checks were started */
+	struct netmodel *m;     /* filled live while the check runs; NULL before */
+	struct diagnosis *d;    /* NULL until the check is done */
+	int check_deadline_hit; /* the check's deadline expired nodes */
+	int check_runs;         /* how many checks were started */
 	int64_t check_started_ms, check_ended_ms;
 
 	/* the bench */

@@ -1,0 +1,160 @@
+/*
+ * mnist_plan.c - the plan of the MNIST job (mnist_plan in mnist_internal.h):
+ * torch or embedded mode, the backend, and each node's address and ranks,
+ * from the probe phase's answers. Nothing is sent from here.
+ */
+#include "collectives/bench_internal.h"
+#include "collectives/mnist_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Why node i cannot run torch (its facts), or NULL when it can. */
+static const char *torch_missing(struct mnist *m, size_t i, char *why, size_t len)
+{
+	json_t *f = m->job.nodes[i].info, *torch = json_object_get(f, "torch");
+	json_t *errors = json_object_get(f, "errors");
+	const char *err = json_string_value(json_object_get(errors, "torch"));
+	const char *found = json_string_value(
+	    json_object_get(json_array_get(json_object_get(f, "python_candidates"), 0), "path"));
+	char hint[CD_ERRLEN] = "";
+
+	/* the interpreter the agent found torch in, when the login one has none */
+	if (found)
+		snprintf(hint, sizeof(hint), " (torch is in %s: pass --python %s)", found, found);
+	if (!json_is_object(json_object_get(f, "python"))) {
+		const char *perr = json_string_value(json_object_get(errors, "python"));
+
+		if (m->o.python)
+			snprintf(why, len, "%s: %s", m->r.nodes[i].host,
+			         perr ? perr : "the --python interpreter did not answer");
+		else
+			snprintf(why, len, "%s: no python3 in PATH%s", m->r.nodes[i].host, hint);
+		return why;
+	}
+	if (!json_is_object(torch)) {
+		snprintf(why, len, "%s: import torch failed%s%s%s", m->r.nodes[i].host,
+		         err ? ": " : "", err ? err : "", hint);
+		return why;
+	}
+	return NULL;
+}
+
+static int cuda_ready(json_t *facts)
+{
+	json_t *torch = json_object_get(facts, "torch");
+
+	return json_is_true(json_object_get(torch, "cuda_available")) &&
+	       !json_is_null(json_object_get(torch, "nccl_version")) &&
+	       json_object_get(torch, "nccl_version");
+}
+
+static void choose_mode(struct mnist *m)
+{
+	char why[CD_ERRLEN];
+	const char *first = NULL;
+
+	if (m->o.mode == MNIST_EMBEDDED) {
+		m->r.mode = MNIST_EMBEDDED;
+		return;
+	}
+	for (size_t i = 0; i < m->n && !first; i++)
+		first = torch_missing(m, i, why, sizeof(why));
+	if (!first) {
+		m->r.mode = MNIST_TORCH;
+		return;
+	}
+	if (m->o.mode == MNIST_AUTO) {
+		m->r.mode = MNIST_EMBEDDED;
+		snprintf(m->r.mode_note, sizeof(m->r.mode_note),
+		         "embedded, because %s (torch mode needs PyTorch on every node)", first);
+		return;
+	}
+	m->r.mode = MNIST_TORCH;
+	for (size_t i = 0; i < m->n; i++) {
+		if (torch_missing(m, i, why, sizeof(why)))
+			mnist_node_error(m, i, "no-torch", why);
+	}
+	mnist_fail_run(m,
+	               "%s: install PyTorch there (Debian: python3-torch; or pip/conda in the PATH "
+	               "the agent sees), pass --python with an interpreter that has it, or run "
+	               "--mode embedded, which needs nothing on the nodes",
+	               first);
+}
+
+static void choose_backend(struct mnist *m)
+{
+	const char *b = m->o.backend ? m->o.backend : "auto";
+	int all_cuda = 1;
+
+	if (m->r.mode == MNIST_EMBEDDED) {
+		snprintf(m->r.backend, sizeof(m->r.backend), "tcp");
+		return;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		all_cuda &= cuda_ready(m->job.nodes[i].info);
+	if (strcmp(b, "auto") == 0)
+		b = all_cuda ? "nccl" : "gloo";
+	if (strcmp(b, "nccl") == 0 && !all_cuda) {
+		for (size_t i = 0; i < m->n; i++) {
+			if (!cuda_ready(m->job.nodes[i].info)) {
+				mnist_node_error(m, i, "no-cuda",
+				                 "torch there has no CUDA or no NCCL");
+				mnist_fail_run(
+				    m,
+				    "%s: torch there has no CUDA or no NCCL, so --backend nccl "
+				    "cannot run; use --backend gloo",
+				    m->r.nodes[i].host);
+				break;
+			}
+		}
+	}
+	snprintf(m->r.backend, sizeof(m->r.backend), "%s", b);
+}
+
+void mnist_plan(struct mnist *m)
+{
+	struct bench_node bn;
+	int rank = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->nodes[i].gone) {
+			mnist_fail_run(m, "%s (a training job needs every node)",
+			               m->r.nodes[i].error);
+			return;
+		}
+	}
+	if (m->r.failed)
+		return;
+	choose_mode(m);
+	if (m->r.failed)
+		return;
+	choose_backend(m);
+	if (m->r.failed)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		struct mnist_node *n = &m->r.nodes[i];
+		json_t *torch = json_object_get(m->job.nodes[i].info, "torch");
+
+		netmodel_set_node(m->m, i, m->job.nodes[i].probe, NULL);
+		memset(&bn, 0, sizeof(bn));
+		bn.host = n->host;
+		if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
+			mnist_node_error(m, i, "address", bn.error);
+			mnist_fail_run(m, "%s", bn.error);
+			return;
+		}
+		snprintf(n->ifname, sizeof(n->ifname), "%s", bn.ifname);
+		snprintf(n->addr, sizeof(n->addr), "%s", bn.addr);
+		snprintf(n->torch_version, sizeof(n->torch_version), "%s",
+		         json_string_value(json_object_get(torch, "version"))
+		             ? json_string_value(json_object_get(torch, "version"))
+		             : "");
+		m->nodes[i].python = json_string_value(
+		    json_object_get(json_object_get(m->job.nodes[i].info, "python"), "path"));
+		n->first_rank = rank;
+		n->nranks = m->o.nproc_per_node;
+		rank += n->nranks;
+	}
+	m->r.nranks = rank;
+}

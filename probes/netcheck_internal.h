@@ -1,0 +1,65 @@
+/*
+ * netcheck_internal.h - what the network check's phases (netcheck.c) and
+ * its connect matrix (netcheck_matrix.c) share. Not a public interface:
+ * include it only from probes/netcheck*.c.
+ */
+#ifndef CD_PROBES_NETCHECK_INTERNAL_H
+#define CD_PROBES_NETCHECK_INTERNAL_H
+
+#include "fanout.h"
+#include "netcheck.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+enum netcheck_phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
+
+/* What the check holds of one node between its phases. */
+struct netcheck_node_state {
+	struct pool_node *pn;
+	json_t *facts, *probe;
+	json_t *targets; /* the connect request's targets, kept to read the results */
+};
+
+struct netcheck {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct netmodel *m;
+	struct netcheck_opts o;
+	struct netcheck_node_state *nodes;
+	size_t n;
+	struct fanout *fan; /* the answers each node owes in the current phase */
+	enum netcheck_phase phase;
+	char token[33];
+	void (*done)(void *arg);
+	void *arg;
+	/* the listen phase while its requests go out: the predictions the route
+	 * requests are built from, the next node, the next turn's timer */
+	struct diagnosis *listen_pred;
+	size_t listen_next;
+	uint64_t listen_timer;
+	int64_t phase_start;
+	struct netcheck_stats stats;
+	/* the check's own deadline (netcheck_set_deadline) */
+	int deadline_s, deadline_hit;
+	uint64_t deadline_timer;
+	void (*expired)(void *arg);
+	void *expired_arg;
+	unsigned rng;
+};
+
+/* The index of one of the check's pool nodes. */
+size_t netcheck_index_of(const struct pool_node *pn);
+/* Node i was probed and has neither failed nor been closed since. */
+int netcheck_node_live(const struct netcheck *c, size_t i);
+/* 1 when a reply is a failure: the node is then out of the check (its
+ * error recorded, its answers settled, the node closed). */
+int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result,
+                          const char *code, const char *msg, const char *what);
+
+/* netcheck_matrix.c: phase 3, every live node connects to its peers'
+ * listeners; phase 4, the timeouts others did not see are retried. */
+void netcheck_phase_connect(struct netcheck *c);
+void netcheck_phase_confirm(struct netcheck *c);
+
+#endif

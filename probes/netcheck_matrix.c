@@ -1,0 +1,217 @@
+/*
+ * netcheck_matrix.c - the network check's connect matrix (phases 3 and 4 of
+ * netcheck.h): which peers each node tests, the `connect` requests and
+ * their results in the model, and the confirm phase's retries.
+ */
+#include "netcheck_internal.h"
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- phase 3 */
+
+static unsigned next_rand(struct netcheck *c)
+{
+	c->rng = c->rng * 1103515245u + 12345u;
+	return c->rng >> 8;
+}
+
+/* Does node i test node j? All pairs up to full_matrix_max nodes; beyond,
+ * the master, ring neighbours and random peers (marked in `pick`). */
+static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
+{
+	size_t n = c->n;
+
+	memset(pick, 0, n);
+	if (n <= (size_t)c->o.full_matrix_max) {
+		memset(pick, 1, n);
+	} else {
+		pick[c->o.master] = 1;
+		pick[(i + 1) % n] = 1;
+		pick[(i + n - 1) % n] = 1;
+		for (int k = 0; k < c->o.random_peers; k++)
+			pick[next_rand(c) % n] = 1;
+		/* Everyone tests the master, so the master tests everyone. */
+		if (i == c->o.master)
+			memset(pick, 1, n);
+	}
+	pick[i] = 0;
+}
+
+static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
+                       int fixed)
+{
+	json_array_append_new(
+	    targets, json_pack("{sIsIsssIsIsb}", "id", (json_int_t)json_array_size(targets), "node",
+	                       (json_int_t)j, "address", addr, "scope_id", (json_int_t)scope_id,
+	                       "port", (json_int_t)port, "fixed", fixed));
+}
+
+static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
+{
+	const struct netmodel *m = c->m;
+	json_t *targets = json_array();
+
+	choose_peers(c, i, pick);
+	for (size_t k = 0; k < m->nlisteners; k++) {
+		const struct nm_listener *l = &m->listeners[k];
+		const struct nm_node *peer = &m->nodes[l->node];
+
+		if (!pick[l->node] || !l->port || l->error[0] || !netcheck_node_live(c, l->node))
+			continue;
+		if (!l->fixed_port) {
+			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0);
+			continue;
+		}
+		/* A wildcard listener: reach it on every routable address. */
+		for (size_t a = 0; a < peer->naddrs; a++) {
+			const struct nm_addr *pa = &peer->addrs[a];
+
+			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
+				continue;
+			add_target(targets, l->node, pa->addr, 0, l->port, 1);
+		}
+	}
+	return targets;
+}
+
+/* Copy one connect result (reach.h) into an attempt. */
+static void attempt_set_result(struct nm_attempt *a, json_t *r)
+{
+	const char *s = json_string_value(json_object_get(r, "result"));
+	json_t *rtt = json_object_get(r, "rtt_us");
+
+	snprintf(a->result, sizeof(a->result), "%s", s ? s : "error");
+	s = json_string_value(json_object_get(r, "errno_name"));
+	snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
+	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+}
+
+static void on_connect(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+                       void *arg)
+{
+	struct netcheck *c = arg;
+	size_t i = netcheck_index_of(pn), k;
+	json_t *r, *targets = c->nodes[i].targets;
+
+	if (netcheck_reply_failed(c, pn, result, code, msg, "connect"))
+		return;
+	netmodel_add_neigh_fulls(c->m, i, json_object_get(result, "neigh_table_fulls"));
+	json_array_foreach(json_object_get(result, "results"), k, r)
+	{
+		json_t *t =
+		    json_array_get(targets, (size_t)json_integer_value(json_object_get(r, "id")));
+		struct nm_attempt *a;
+
+		if (!t)
+			continue;
+		if (c->phase == PHASE_CONFIRM) {
+			/* A retry replaces the attempt it confirms. */
+			size_t at = (size_t)json_integer_value(json_object_get(t, "attempt"));
+
+			if (at >= c->m->nattempts)
+				continue;
+			attempt_set_result(&c->m->attempts[at], r);
+			c->stats.retried++;
+			continue;
+		}
+		a = netmodel_add_attempt(c->m);
+		a->from = i;
+		a->to = (size_t)json_integer_value(json_object_get(t, "node"));
+		snprintf(a->addr, sizeof(a->addr), "%s",
+		         json_string_value(json_object_get(t, "address")));
+		a->scope_id = (unsigned)json_integer_value(json_object_get(t, "scope_id"));
+		a->port = (int)json_integer_value(json_object_get(t, "port"));
+		a->fixed_port = json_is_true(json_object_get(t, "fixed"));
+		attempt_set_result(a, r);
+		c->stats.attempts++;
+	}
+	fanout_settle(c->fan, i);
+}
+
+/* Send node i its `connect` request with c->nodes[i].targets. */
+static void send_connect(struct netcheck *c, size_t i)
+{
+	json_t *req = proto_request(0, "connect");
+
+	json_object_set_new(req, "token", json_string(c->token));
+	json_object_set_new(req, "node", json_integer((json_int_t)i));
+	json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
+	json_object_set(req, "targets", c->nodes[i].targets);
+	sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect, c);
+}
+
+void netcheck_phase_connect(struct netcheck *c)
+{
+	unsigned char *pick = cd_calloc(c->n ? c->n : 1, 1);
+
+	c->m->matrix_done = 1;
+	for (size_t i = 0; i < c->n; i++) {
+		if (netcheck_node_live(c, i))
+			fanout_expect(c->fan, i, 1);
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (fanout_owed(c->fan, i) != 1)
+			continue;
+		c->nodes[i].targets = connect_targets(c, i, pick);
+		send_connect(c, i);
+	}
+	free(pick);
+}
+
+/* ---------------------------------------------------------------- confirm */
+
+/* Did another node reach what attempt k failed to reach? */
+static int others_reached(const struct netmodel *m, size_t k)
+{
+	const struct nm_attempt *a = &m->attempts[k];
+
+	for (size_t q = 0; q < m->nattempts; q++) {
+		const struct nm_attempt *b = &m->attempts[q];
+
+		if (q != k && b->to == a->to && b->port == a->port && b->from != a->from &&
+		    strcmp(b->addr, a->addr) == 0 && strcmp(b->result, "ok") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A failure that other nodes did not see (one lost SYN among thousands sent
+ * at once) is retried once before it is believed. Failures every peer saw
+ * (a firewall, a dead route) are not: they cost no second deadline.
+ */
+void netcheck_phase_confirm(struct netcheck *c)
+{
+	json_t **retry = cd_calloc(c->n ? c->n : 1, sizeof(json_t *));
+
+	for (size_t k = 0; k < c->m->nattempts; k++) {
+		const struct nm_attempt *a = &c->m->attempts[k];
+		size_t from = a->from;
+
+		if (strcmp(a->result, "timeout") != 0 && strcmp(a->result, "bad-answer") != 0)
+			continue;
+		if (!netcheck_node_live(c, from) || !netcheck_node_live(c, a->to) ||
+		    !others_reached(c->m, k))
+			continue;
+		if (!retry[from])
+			retry[from] = json_array();
+		json_array_append_new(retry[from],
+		                      json_pack("{sIsIsssIsIsI}", "id",
+		                                (json_int_t)json_array_size(retry[from]), "node",
+		                                (json_int_t)a->to, "address", a->addr, "scope_id",
+		                                (json_int_t)a->scope_id, "port",
+		                                (json_int_t)a->port, "attempt", (json_int_t)k));
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (!retry[i])
+			continue;
+		fanout_expect(c->fan, i, 1);
+		json_decref(c->nodes[i].targets);
+		c->nodes[i].targets = retry[i];
+		send_connect(c, i);
+	}
+	free(retry);
+}
