@@ -10,6 +10,7 @@
 #include "collectives/bench_agent.h"
 #include "commands.h"
 #include "loop.h"
+#include "optgroups.h"
 #include "report/bench_render.h"
 #include "report/report.h"
 #include "targets.h"
@@ -20,19 +21,7 @@
 #include <time.h>
 
 enum {
-	OPT_BACKEND = OPT_TARGETS_END,
-	OPT_ITERS,
-	OPT_WARMUP,
-	OPT_RANKS_PER_NODE,
-	OPT_GPUS_PER_NODE,
-	OPT_IFACE,
-	OPT_CONNS,
-	OPT_DTYPE,
-	OPT_CHECK_MIN_BW,
-	OPT_PAIRS,
-	OPT_NO_CHECK,
-	OPT_STALL_TIMEOUT,
-	OPT_PAIRS_ALL_MAX,
+	OPT_CHECK_MIN_BW = OPT_TARGETS_END,
 	OPT_PROGRESS,
 };
 
@@ -81,87 +70,25 @@ static void on_progress(void *arg)
 
 static void usage(FILE *f)
 {
+	fputs("usage: clusterdoc bench -w HOSTLIST [options]\n\n"
+	      "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
+	      "GPU nodes. Output as nccl-tests prints it.\n\n",
+	      f);
+	benchopt_help(f, 'b', BENCHOPT_PAIRS_ALL_MAX);
+	fputs("      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
+	      "                       0.9 x GBPS (every link with --pairs)\n",
+	      f);
+	benchopt_help(f, BENCHOPT_NO_CHECK, BENCHOPT_STALL_TIMEOUT);
 	fprintf(f,
-	        "usage: clusterdoc bench -w HOSTLIST [options]\n\n"
-	        "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
-	        "GPU nodes. Output as nccl-tests prints it.\n\n"
-	        "  -b SIZE              smallest size per rank (default 8; K, M, G suffixes)\n"
-	        "  -e SIZE              largest size (default 256M)\n"
-	        "  -f N                 size factor (default 2)\n"
-	        "      --backend B      tcp, nccl or auto (default auto: nccl where every node\n"
-	        "                       has it and a GPU, else tcp)\n"
-	        "      --iters N        timed iterations per size (default 20)\n"
-	        "      --warmup N       untimed iterations first (default 5)\n"
-	        "      --dtype T        float, double, int32 or bfloat16 (default float)\n"
-	        "      --ranks-per-node N   tcp ranks on each node (default 1)\n"
-	        "      --gpus-per-node N    nccl ranks (one GPU each) per node (default: all)\n"
-	        "      --iface NAME     the network to test (default: NCCL's pick on each node)\n"
-	        "      --conns N        TCP connections per neighbour (default: the agent's)\n"
-	        "      --pairs          per-link bandwidth of every pair (ring neighbours beyond\n"
-	        "                       --pairs-all-max nodes, default 16) at the largest size\n"
-	        "      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
-	        "                       0.9 x GBPS (every link with --pairs)\n"
-	        "      --no-check       do not verify the results\n"
-	        "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
-	        "                       run (default 10000)\n"
 	        "      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n"
 	        "%s%s",
 	        report_help, targets_help);
 }
 
+/* The command's own options: 0, -1 after an error, -2 when not one. */
 static int parse_option(struct bench_run *r, int opt, const char *arg)
 {
-	const char *cmd = "bench";
-	int v;
-
 	switch (opt) {
-	case 'b':
-	case 'e':
-		if (cli_parse_size(arg, opt == 'b' ? &r->o.min_bytes : &r->o.max_bytes) < 0) {
-			fprintf(stderr,
-			        "clusterdoc bench: -%c wants a size from 1 to 4G, not \"%s\"\n",
-			        opt, arg);
-			return -1;
-		}
-		return 0;
-	case 'f':
-		return cli_parse_int(cmd, "-f", arg, 2, 1 << 20, &r->o.factor);
-	case OPT_BACKEND:
-		if (strcmp(arg, "tcp") == 0)
-			r->o.backend = BENCH_TCP;
-		else if (strcmp(arg, "nccl") == 0)
-			r->o.backend = BENCH_NCCL;
-		else if (strcmp(arg, "auto") == 0)
-			r->o.backend = BENCH_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc bench: --backend is tcp, nccl or auto\n");
-			return -1;
-		}
-		return 0;
-	case OPT_ITERS:
-		return cli_parse_int(cmd, "--iters", arg, 1, 1000000, &r->o.iters);
-	case OPT_WARMUP:
-		return cli_parse_int(cmd, "--warmup", arg, 0, 1000000, &r->o.warmup);
-	case OPT_RANKS_PER_NODE:
-		return cli_parse_int(cmd, "--ranks-per-node", arg, 1, 64, &r->o.ranks_per_node);
-	case OPT_GPUS_PER_NODE:
-		return cli_parse_int(cmd, "--gpus-per-node", arg, 1, 64, &r->o.gpus_per_node);
-	case OPT_CONNS:
-		return cli_parse_int(cmd, "--conns", arg, 1, 16, &r->o.conns);
-	case OPT_STALL_TIMEOUT:
-		return cli_parse_int(cmd, "--stall-timeout", arg, 100, 3600000, &r->o.stall_ms);
-	case OPT_PAIRS_ALL_MAX:
-		return cli_parse_int(cmd, "--pairs-all-max", arg, 2, 4096, &r->o.pairs_all_max);
-	case OPT_IFACE:
-		r->o.iface = arg;
-		return 0;
-	case OPT_DTYPE:
-		if (coll_dtype_parse(arg, &r->o.dtype) < 0) {
-			fprintf(stderr,
-			        "clusterdoc bench: --dtype is float, double, int32 or bfloat16\n");
-			return -1;
-		}
-		return 0;
 	case OPT_CHECK_MIN_BW:
 		r->min_bw = strtod(arg, NULL);
 		if (r->min_bw <= 0) {
@@ -169,20 +96,11 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 			return -1;
 		}
 		return 0;
-	case OPT_PAIRS:
-		r->o.pairs = 1;
-		return 0;
-	case OPT_NO_CHECK:
-		r->o.check = 0;
-		return 0;
 	case OPT_PROGRESS:
 		r->progress = 1;
 		return 0;
 	}
-	if (report_option(&r->rep_o, opt, arg))
-		return 0;
-	v = targets_option(&r->t, opt, arg, cmd);
-	return v < 0 ? -1 : v == 1 ? 0 : -2;
+	return report_option(&r->rep_o, opt, arg) ? 0 : -2;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -191,30 +109,20 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
 	    REPORT_LONGOPTS,
-	    {"backend", required_argument, NULL, OPT_BACKEND},
-	    {"iters", required_argument, NULL, OPT_ITERS},
-	    {"warmup", required_argument, NULL, OPT_WARMUP},
-	    {"ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE},
-	    {"gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE},
-	    {"iface", required_argument, NULL, OPT_IFACE},
-	    {"conns", required_argument, NULL, OPT_CONNS},
-	    {"dtype", required_argument, NULL, OPT_DTYPE},
 	    {"check-min-bw", required_argument, NULL, OPT_CHECK_MIN_BW},
-	    {"pairs", no_argument, NULL, OPT_PAIRS},
-	    {"pairs-all-max", required_argument, NULL, OPT_PAIRS_ALL_MAX},
-	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
-	    {"minbytes", required_argument, NULL, 'b'},
-	    {"maxbytes", required_argument, NULL, 'e'},
-	    {"stepfactor", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	struct optset set;
 	int opt, rc;
 
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &benchopt_group, NULL, &r->o);
 	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
-	while ((opt = getopt_long(argc, argv, "w:x:F:l:p:i:t:b:e:f:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
+	                          set.longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 1;
@@ -223,7 +131,10 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 			usage(stderr);
 			return -1;
 		}
-		rc = parse_option(r, opt, optarg);
+		rc = optset_option(&set, opt, optarg, "bench");
+		if (!rc)
+			rc = targets_option(&r->t, opt, optarg, "bench");
+		rc = rc < 0 ? -1 : rc > 0 ? 0 : parse_option(r, opt, optarg);
 		if (rc == -2) {
 			usage(stderr);
 			return -1;
@@ -235,10 +146,8 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 		fprintf(stderr, "clusterdoc bench: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	if (r->o.min_bytes > r->o.max_bytes) {
-		fprintf(stderr, "clusterdoc bench: -b is larger than -e\n");
+	if (optset_finish(&set, "bench") < 0)
 		return -1;
-	}
 	return targets_finish(&r->t, "bench") < 0 ? -1 : 0;
 }
 

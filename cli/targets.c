@@ -101,6 +101,7 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		t->pool.identity = arg;
 		return 1;
 	case 'f':
+	case OPT_FANOUT:
 		if ((v = parse_int(arg, 1, 100000)) < 0)
 			goto bad_value;
 		t->pool.fanout = v;
@@ -149,6 +150,8 @@ bad_hostlist:
 	fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
 	return -1;
 bad_value:
+	if (opt == OPT_FANOUT)
+		opt = 'f'; /* as the message has always named it */
 	fprintf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
 	        opt < 256 ? opt : '-');
 	return -1;

@@ -20,8 +20,11 @@ struct targets {
 };
 
 /* The getopt_long options targets_option understands; append them to a
- * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:". */
-#define TARGETS_SHORTOPTS "w:x:F:l:p:i:f:t:"
+ * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:".
+ * A command whose -f is its own (bench: the size factor, BENCHOPT_SHORTOPTS)
+ * takes TARGETS_SHORTOPTS_NOF; its fan-out stays --fanout. */
+#define TARGETS_SHORTOPTS_NOF "w:x:F:l:p:i:t:"
+#define TARGETS_SHORTOPTS     TARGETS_SHORTOPTS_NOF "f:"
 enum {
 	OPT_HOSTFILE = 1000,
 	OPT_SSH,
@@ -30,6 +33,7 @@ enum {
 	OPT_AUTH_TIMEOUT,
 	OPT_JSON,
 	OPT_AGENT,
+	OPT_FANOUT,      /* --fanout; -f too, where the command leaves it to the targets */
 	OPT_TARGETS_END, /* commands number their own long options from here */
 };
 #define TARGETS_LONGOPTS                                                                          \
@@ -39,7 +43,7 @@ enum {
 	    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                    \
 	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                          \
 	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
-	    {"fanout", required_argument, NULL, 'f'},                                             \
+	    {"fanout", required_argument, NULL, OPT_FANOUT},                                      \
 	{                                                                                         \
 		"timeout", required_argument, NULL, 't'                                           \
 	}
