@@ -9,6 +9,7 @@
 #include "collectives/mnist.h"
 #include "commands.h"
 #include "loop.h"
+#include "optgroups.h"
 #include "report/mnist_render.h"
 #include "targets.h"
 
@@ -18,25 +19,7 @@
 #include <unistd.h>
 
 enum {
-	OPT_MODE = OPT_TARGETS_END,
-	OPT_EPOCHS,
-	OPT_BACKEND,
-	OPT_NPROC,
-	OPT_DATA_URL,
-	OPT_DATA_DIR,
-	OPT_DATA_MD5,
-	OPT_CACHE_DIR,
-	OPT_RETRIES,
-	OPT_IFACE,
-	OPT_MASTER_PORT,
-	OPT_BATCH,
-	OPT_LR,
-	OPT_SEED,
-	OPT_JOB_TIMEOUT,
-	OPT_STALL_TIMEOUT,
-	OPT_REMOTE_DIR,
-	OPT_QUIET,
-	OPT_PYTHON,
+	OPT_QUIET = OPT_TARGETS_END,
 };
 
 struct mnist_run {
@@ -110,130 +93,13 @@ static const struct mnist_events events = {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
-	        "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
-	        "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
-	        "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n"
-	        "      --mode M            torch, embedded or auto (default: torch where every\n"
-	        "                          node has PyTorch, else embedded)\n"
-	        "      --epochs N          default 2\n"
-	        "      --backend B         torch: gloo, nccl or auto (default: nccl where every\n"
-	        "                          node's torch has CUDA and NCCL, else gloo)\n"
-	        "      --nproc-per-node N  ranks per node (default 1)\n"
-	        "      --data-url URL      MNIST mirror (default %s)\n"
-	        "      --data-dir DIR      use a local copy (raw IDX files or .gz) instead\n"
-	        "      --data-md5 FILE     MD5s of the .gz files, as md5sum prints them\n"
-	        "      --cache-dir DIR     downloads cache (default ~/.cache/clusterdoc/mnist)\n"
-	        "      --retries N         download retries (default 3)\n"
-	        "      --remote-dir DIR    data and script on the nodes (default\n"
-	        "                          ~/.cache/clusterdoc/data; where the agent left a\n"
-	        "                          full or read-only ~/.cache, <agent dir>/data)\n"
-	        "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
-	        "      --master-port PORT  torch rendezvous port (default 29500)\n"
-	        "      --python PATH       torch: the interpreter on every node (a conda env or\n"
-	        "                          venv; default: python3 in the login PATH)\n"
-	        "      --batch N, --lr X, --seed N   training (default 64 per rank, 0.05, 1)\n"
-	        "      --job-timeout S     stop the job after S seconds (default 1800)\n"
-	        "      --stall-timeout S   stop it after S seconds without output (default 300)\n"
-	        "      --quiet             no live output, only the summary\n"
-	        "%s",
-	        MNIST_DEFAULT_URL, targets_help);
-}
-
-static int parse_option(struct mnist_run *r, int opt, const char *arg)
-{
-	const char *cmd = "mnist";
-	int v;
-
-	switch (opt) {
-	case OPT_MODE:
-		if (strcmp(arg, "torch") == 0)
-			r->o.mode = MNIST_TORCH;
-		else if (strcmp(arg, "embedded") == 0)
-			r->o.mode = MNIST_EMBEDDED;
-		else if (strcmp(arg, "auto") == 0)
-			r->o.mode = MNIST_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc mnist: --mode is torch, embedded or auto\n");
-			return -1;
-		}
-		return 0;
-	case OPT_BACKEND:
-		if (strcmp(arg, "gloo") != 0 && strcmp(arg, "nccl") != 0 &&
-		    strcmp(arg, "auto") != 0) {
-			fprintf(stderr, "clusterdoc mnist: --backend is gloo, nccl or auto\n");
-			return -1;
-		}
-		r->o.backend = arg;
-		return 0;
-	case OPT_EPOCHS:
-		return cli_parse_int(cmd, "--epochs", arg, 1, TRAIN_MAX_EPOCHS, &r->o.epochs);
-	case OPT_NPROC:
-		return cli_parse_int(cmd, "--nproc-per-node", arg, 1, 64, &r->o.nproc_per_node);
-	case OPT_BATCH:
-		return cli_parse_int(cmd, "--batch", arg, 1, 4096, &r->o.batch);
-	case OPT_MASTER_PORT:
-		return cli_parse_int(cmd, "--master-port", arg, 1, 65535, &r->o.master_port);
-	case OPT_RETRIES:
-		if (cli_parse_int(cmd, "--retries", arg, 0, 100, &v) < 0)
-			return -1;
-		r->o.data.retries = v ? v : -1;
-		return 0;
-	case OPT_SEED:
-		if (cli_parse_int(cmd, "--seed", arg, 0, 1 << 30, &v) < 0)
-			return -1;
-		r->o.seed = (unsigned)v;
-		return 0;
-	case OPT_JOB_TIMEOUT:
-		if (cli_parse_int(cmd, "--job-timeout", arg, 1, 7 * 86400, &v) < 0)
-			return -1;
-		r->o.timeout_ms = v * 1000;
-		return 0;
-	case OPT_STALL_TIMEOUT:
-		if (cli_parse_int(cmd, "--stall-timeout", arg, 1, 86400, &v) < 0)
-			return -1;
-		r->o.stall_ms = v * 1000;
-		return 0;
-	case OPT_LR:
-		r->o.lr = strtod(arg, NULL);
-		if (r->o.lr <= 0 || r->o.lr > 100) {
-			fprintf(stderr, "clusterdoc mnist: --lr wants a number above 0\n");
-			return -1;
-		}
-		return 0;
-	case OPT_DATA_URL:
-		r->o.data.url = arg;
-		return 0;
-	case OPT_DATA_DIR:
-		r->o.data.data_dir = arg;
-		return 0;
-	case OPT_DATA_MD5:
-		r->o.data.md5_file = arg;
-		return 0;
-	case OPT_CACHE_DIR:
-		r->o.data.cache_dir = arg;
-		return 0;
-	case OPT_REMOTE_DIR:
-		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			fprintf(stderr, "clusterdoc mnist: --remote-dir must be absolute or start "
-			                "with ~/\n");
-			return -1;
-		}
-		r->o.remote_root = arg;
-		return 0;
-	case OPT_IFACE:
-		r->o.iface = arg;
-		return 0;
-	case OPT_QUIET:
-		r->quiet = 1;
-		return 0;
-	case OPT_PYTHON:
-		r->o.python = arg;
-		return 0;
-	}
-	v = targets_option(&r->t, opt, arg, cmd);
-	return v < 0 ? -1 : v == 1 ? 0 : -2;
+	fputs("usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
+	      "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
+	      "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
+	      "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n",
+	      f);
+	optgroup_help(f, &jobopt_group, NULL);
+	fprintf(f, "      --quiet             no live output, only the summary\n%s", targets_help);
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -241,32 +107,17 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"epochs", required_argument, NULL, OPT_EPOCHS},
-	    {"backend", required_argument, NULL, OPT_BACKEND},
-	    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
-	    {"nproc_per_node", required_argument, NULL, OPT_NPROC},
-	    {"data-url", required_argument, NULL, OPT_DATA_URL},
-	    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
-	    {"data-md5", required_argument, NULL, OPT_DATA_MD5},
-	    {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
-	    {"retries", required_argument, NULL, OPT_RETRIES},
-	    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
-	    {"iface", required_argument, NULL, OPT_IFACE},
-	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
-	    {"batch", required_argument, NULL, OPT_BATCH},
-	    {"lr", required_argument, NULL, OPT_LR},
-	    {"seed", required_argument, NULL, OPT_SEED},
-	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
-	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
-	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	struct optset set;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", longopts, NULL)) != -1) {
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &jobopt_group, NULL, &r->o);
+	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", set.longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 1;
@@ -275,8 +126,14 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 			usage(stderr);
 			return -1;
 		}
-		rc = parse_option(r, opt, optarg);
-		if (rc == -2) {
+		if (opt == OPT_QUIET) {
+			r->quiet = 1;
+			continue;
+		}
+		rc = optset_option(&set, opt, optarg, "mnist");
+		if (!rc)
+			rc = targets_option(&r->t, opt, optarg, "mnist");
+		if (!rc) {
 			usage(stderr);
 			return -1;
 		}
