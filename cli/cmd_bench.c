@@ -79,10 +79,9 @@ static void usage(FILE *f)
 	      "                       0.9 x GBPS (every link with --pairs)\n",
 	      f);
 	benchopt_help(f, BENCHOPT_NO_CHECK, BENCHOPT_STALL_TIMEOUT);
-	fprintf(f,
-	        "      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n"
-	        "%s%s",
-	        report_help, targets_help);
+	fputs("      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n", f);
+	optgroup_help(f, &reportopt_group, NULL);
+	fputs(targets_help, f);
 }
 
 /* The command's own options: 0, -1 after an error, -2 when not one. */
@@ -100,7 +99,7 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 		r->progress = 1;
 		return 0;
 	}
-	return report_option(&r->rep_o, opt, arg) ? 0 : -2;
+	return -2;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -108,7 +107,6 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    REPORT_LONGOPTS,
 	    {"check-min-bw", required_argument, NULL, OPT_CHECK_MIN_BW},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"help", no_argument, NULL, 'h'},
@@ -120,6 +118,7 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &benchopt_group, NULL, &r->o);
+	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
 	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
 	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
 	                          set.longopts, NULL)) != -1) {

@@ -94,20 +94,21 @@ static void usage(FILE *f, int env)
 		        "for error findings on\nthe local node.\n\n");
 	fputs("Options:\n", f);
 	optgroup_help(f, &checkopt_group, check_help);
-	fprintf(
-	    f, "%s%s%s",
-	    env ? "      --node HOST          print only this node's lines\n"
-	        : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
-	          "for\n"
-	          "                           error findings on this node (docs/slurm.md)\n"
-	          "      --node HOST          this node, for --slurm-prolog (default\n"
-	          "                           $SLURMD_NODENAME, else the hostname); with\n"
-	          "                           --drain/--undrain: act on this node only\n"
-	          "      --drain              drain the nodes with error findings (scontrol,\n"
-	          "                           Reason=\"clusterdoc: IDS\")\n"
-	          "      --undrain            resume the nodes that pass and were drained by\n"
-	          "                           clusterdoc\n",
-	    env ? "" : report_help, targets_help);
+	fputs(env ? "      --node HOST          print only this node's lines\n"
+	          : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
+	            "for\n"
+	            "                           error findings on this node (docs/slurm.md)\n"
+	            "      --node HOST          this node, for --slurm-prolog (default\n"
+	            "                           $SLURMD_NODENAME, else the hostname); with\n"
+	            "                           --drain/--undrain: act on this node only\n"
+	            "      --drain              drain the nodes with error findings (scontrol,\n"
+	            "                           Reason=\"clusterdoc: IDS\")\n"
+	            "      --undrain            resume the nodes that pass and were drained by\n"
+	            "                           clusterdoc\n",
+	      f);
+	if (!env)
+		optgroup_help(f, &reportopt_group, NULL);
+	fputs(targets_help, f);
 }
 
 static int parse_options(struct check_run *r, int argc, char **argv, int env)
@@ -118,7 +119,6 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	    {"slurm-prolog", no_argument, NULL, OPT_SLURM_PROLOG},
 	    {"drain", no_argument, NULL, OPT_DRAIN},
 	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
-	    REPORT_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -130,17 +130,21 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &checkopt_group, NULL, &ck);
+	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
 
 	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", set.longopts, NULL)) != -1) {
 		int took = targets_option(&r->t, opt, optarg, cmd);
 
+		/* env writes no reports: it knows their options, as check's, and refuses them */
+		if (env && opt >= REPORTOPT_PROM && opt <= REPORTOPT_JUNIT) {
+			usage(stderr, env);
+			return -1;
+		}
 		if (!took)
 			took = optset_option(&set, opt, optarg, cmd);
 		if (took < 0)
 			return -1;
 		if (took)
-			continue;
-		if (!env && report_option(&r->rep_o, opt, optarg))
 			continue;
 		switch (opt) {
 		case OPT_NODE:

@@ -1,12 +1,13 @@
 /*
  * optgroups.h - the option groups commands share (optgroup.h): the check's
  * knobs (probes/netcheck.h: check, env, fix, tui), the bench's
- * (collectives/bench.h: bench, tui) and the MNIST job's (collectives/mnist.h:
- * mnist, tui). Each is defined once, in opt_check.c, opt_bench.c and
- * opt_job.c: its long options, its help lines, its bounds and its errors.
+ * (collectives/bench.h: bench, tui), the MNIST job's (collectives/mnist.h:
+ * mnist, tui) and the reports' (report/report.h: check, bench). Each is
+ * defined once, in opt_check.c, opt_bench.c, opt_job.c and opt_report.c:
+ * its long options, its help lines, its bounds and its errors.
  *
  * Option ids: the targets' are below OPT_TARGETS_END (targets.h), each
- * command's own from there, report.h's from 1100; the groups' from 1200.
+ * command's own from there; the groups' from 1100.
  */
 #ifndef CD_OPTGROUPS_H
 #define CD_OPTGROUPS_H
@@ -15,6 +16,18 @@
 #include "collectives/mnist.h"
 #include "optgroup.h"
 #include "probes/netcheck.h"
+#include "report/report.h"
+
+/* ---------------------------------------------------------------- reports */
+
+enum {
+	REPORTOPT_PROM = 1100, /* --prom FILE */
+	REPORTOPT_PUSH,        /* --push URL */
+	REPORTOPT_JUNIT,       /* --junit FILE */
+};
+
+/* dst: struct report_opts. */
+extern const struct optgroup reportopt_group;
 
 /* ---------------------------------------------------------------- check */
 
