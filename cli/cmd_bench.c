@@ -68,7 +68,7 @@ static void on_progress(void *arg)
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
 	fputs("usage: clusterdoc bench -w HOSTLIST [options]\n\n"
 	      "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
@@ -84,9 +84,11 @@ static void usage(FILE *f)
 	fputs(targets_help, f);
 }
 
-/* The command's own options: 0, -1 after an error, -2 when not one. */
-static int parse_option(struct bench_run *r, int opt, const char *arg)
+/* bench's own options (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
 {
+	struct bench_run *r = ctx;
+
 	switch (opt) {
 	case OPT_CHECK_MIN_BW:
 		r->min_bw = strtod(arg, NULL);
@@ -112,41 +114,23 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
+	static const struct targets_cmd c = {
+	    .name = "bench",
+	    .shortopts = TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct optset set;
-	int opt, rc;
+	int p;
 
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &benchopt_group, NULL, &r->o);
 	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
-	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
-	                          set.longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			usage(stderr);
-			return -1;
-		}
-		rc = optset_option(&set, opt, optarg, "bench");
-		if (!rc)
-			rc = targets_option(&r->t, opt, optarg, "bench");
-		rc = rc < 0 ? -1 : rc > 0 ? 0 : parse_option(r, opt, optarg);
-		if (rc == -2) {
-			usage(stderr);
-			return -1;
-		}
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc bench: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (optset_finish(&set, "bench") < 0)
-		return -1;
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	return targets_finish(&r->t, "bench") < 0 ? -1 : 0;
 }
 

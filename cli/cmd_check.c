@@ -40,6 +40,7 @@ enum {
 #define PROLOG_DEADLINE_S 30
 
 struct check_run {
+	int env; /* `clusterdoc env` */
 	struct targets t;
 	struct report_opts rep_o;
 	struct netcheck_opts o;
@@ -72,8 +73,10 @@ static const struct optuse check_help[] = {
     {0},
 };
 
-static void usage(FILE *f, int env)
+static void usage(FILE *f, void *arg)
 {
+	int env = ((const struct check_run *)arg)->env;
+
 	if (env)
 		fprintf(f,
 		        "usage: clusterdoc env -w HOSTLIST [--node HOST] [options]\n"
@@ -111,6 +114,28 @@ static void usage(FILE *f, int env)
 	fputs(targets_help, f);
 }
 
+/* check's and env's own options (targets_cmd.own). */
+static int parse_option(void *arg, int opt, const char *val)
+{
+	struct check_run *r = arg;
+
+	switch (opt) {
+	case OPT_NODE:
+		r->only = val;
+		return 0;
+	case OPT_SLURM_PROLOG:
+	case OPT_DRAIN:
+	case OPT_UNDRAIN:
+		if (r->env)
+			return -2;
+		r->prolog |= opt == OPT_SLURM_PROLOG;
+		r->drain |= opt == OPT_DRAIN;
+		r->undrain |= opt == OPT_UNDRAIN;
+		return 0;
+	}
+	return -2;
+}
+
 static int parse_options(struct check_run *r, int argc, char **argv, int env)
 {
 	static const struct option longopts[] = {
@@ -122,57 +147,25 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	const struct targets_cmd c = {
+	    .name = env ? "env" : "check",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct checkopt_dst ck = {.o = &r->o, .master = &r->master, .deadline_s = &r->deadline_s};
 	struct optset set;
-	const char *cmd = env ? "env" : "check";
-	int opt;
+	int p;
 
+	r->env = env;
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &checkopt_group, NULL, &ck);
-	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
-
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", set.longopts, NULL)) != -1) {
-		int took = targets_option(&r->t, opt, optarg, cmd);
-
-		/* env writes no reports: it knows their options, as check's, and refuses them */
-		if (env && opt >= REPORTOPT_PROM && opt <= REPORTOPT_JUNIT) {
-			usage(stderr, env);
-			return -1;
-		}
-		if (!took)
-			took = optset_option(&set, opt, optarg, cmd);
-		if (took < 0)
-			return -1;
-		if (took)
-			continue;
-		switch (opt) {
-		case OPT_NODE:
-			r->only = optarg;
-			break;
-		case OPT_SLURM_PROLOG:
-		case OPT_DRAIN:
-		case OPT_UNDRAIN:
-			if (env) {
-				usage(stderr, env);
-				return -1;
-			}
-			r->prolog |= opt == OPT_SLURM_PROLOG;
-			r->drain |= opt == OPT_DRAIN;
-			r->undrain |= opt == OPT_UNDRAIN;
-			break;
-		case 'h':
-			usage(stdout, env);
-			return 1;
-		default:
-			usage(stderr, env);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
-		return -1;
-	}
+	/* env writes no reports: it knows their options, as check does, and refuses them */
+	optset_add_group(&set, &reportopt_group, NULL, env ? NULL : &r->rep_o);
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	if (!env && r->only && !r->prolog && !r->drain && !r->undrain) {
 		fprintf(stderr,
 		        "clusterdoc check: --node names the local node of --slurm-prolog, "
@@ -181,7 +174,7 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	}
 	if (r->prolog && !r->deadline_s)
 		r->deadline_s = PROLOG_DEADLINE_S;
-	return targets_finish(&r->t, cmd) < 0 ? -1 : 0;
+	return targets_finish(&r->t, c.name) < 0 ? -1 : 0;
 }
 
 /* --slurm-prolog: 1 only when an error finding names the local node. */

@@ -59,7 +59,7 @@ static const struct optuse fix_check_opts[] = {
     {0},
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
 	fputs("usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
 	      "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
@@ -118,6 +118,39 @@ bad:
 	return -1;
 }
 
+/* fix's own options (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct fix_cli *c = ctx;
+
+	switch (opt) {
+	case OPT_APPLY:
+		c->apply = 1;
+		return 0;
+	case 'y':
+		c->yes = 1;
+		return 0;
+	case OPT_ONLY:
+		c->fo.only = arg;
+		return 0;
+	case OPT_UNDO:
+		c->undo = arg;
+		return 0;
+	case OPT_LIST:
+		c->list = 1;
+		return 0;
+	case OPT_PORT_RANGE:
+		return parse_port_range(arg, &c->fo);
+	case OPT_SUDOERS:
+		c->sudoers = 1;
+		return 0;
+	case OPT_USER:
+		c->sudoers_user = arg;
+		return 0;
+	}
+	return -2;
+}
+
 static int parse_options(struct fix_cli *c, int argc, char **argv)
 {
 	char err[CD_ERRLEN];
@@ -134,61 +167,22 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	static const struct targets_cmd cmd = {
+	    .name = "fix",
+	    .shortopts = TARGETS_SHORTOPTS "yh",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct checkopt_dst ck = {.o = &c->o, .master = &c->master, .deadline_s = &c->deadline_s};
 	struct optset set;
-	int opt;
+	int p;
 
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &checkopt_group, fix_check_opts, &ck);
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "yh", set.longopts, NULL)) != -1) {
-		int took = targets_option(&c->t, opt, optarg, "fix");
-
-		if (!took)
-			took = optset_option(&set, opt, optarg, "fix");
-
-		if (took < 0)
-			return -1;
-		if (took)
-			continue;
-		switch (opt) {
-		case OPT_APPLY:
-			c->apply = 1;
-			break;
-		case 'y':
-			c->yes = 1;
-			break;
-		case OPT_ONLY:
-			c->fo.only = optarg;
-			break;
-		case OPT_UNDO:
-			c->undo = optarg;
-			break;
-		case OPT_LIST:
-			c->list = 1;
-			break;
-		case OPT_PORT_RANGE:
-			if (parse_port_range(optarg, &c->fo) < 0)
-				return -1;
-			break;
-		case OPT_SUDOERS:
-			c->sudoers = 1;
-			break;
-		case OPT_USER:
-			c->sudoers_user = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc fix: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
+	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
+	if (p != 0)
+		return p;
 	if (fix_check_only(&c->fo, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;

@@ -91,7 +91,7 @@ static const struct mnist_events events = {
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
 	fputs("usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
 	      "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
@@ -100,6 +100,17 @@ static void usage(FILE *f)
 	      f);
 	optgroup_help(f, &jobopt_group, NULL);
 	fprintf(f, "      --quiet             no live output, only the summary\n%s", targets_help);
+}
+
+/* mnist's own option (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct mnist_run *r = ctx;
+
+	if (opt != OPT_QUIET)
+		return -2;
+	r->quiet = 1;
+	return 0;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -111,39 +122,21 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	static const struct targets_cmd c = {
+	    .name = "mnist",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct optset set;
-	int opt, rc;
+	int p;
 
 	optset_init(&set);
 	optset_add(&set, longopts);
 	optset_add_group(&set, &jobopt_group, NULL, &r->o);
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", set.longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			usage(stderr);
-			return -1;
-		}
-		if (opt == OPT_QUIET) {
-			r->quiet = 1;
-			continue;
-		}
-		rc = optset_option(&set, opt, optarg, "mnist");
-		if (!rc)
-			rc = targets_option(&r->t, opt, optarg, "mnist");
-		if (!rc) {
-			usage(stderr);
-			return -1;
-		}
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc mnist: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	return targets_finish(&r->t, "mnist") < 0 ? -1 : 0;
 }
 

@@ -56,7 +56,7 @@ static const struct optuse job_opts[] = {
     {0},
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
 	fputs("usage: clusterdoc tui [-w HOSTLIST] [options]\n"
 	      "The interactive view of the cluster: nodes as they connect and are probed, the\n"
@@ -87,9 +87,11 @@ struct tui_run {
 	int exit_after;
 };
 
-/* The TUI's own options: 0, -1 after an error, -2 when not one. */
-static int parse_option(struct tui_run *r, int opt, const char *arg)
+/* The TUI's own options (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
 {
+	struct tui_run *r = ctx;
+
 	switch (opt) {
 	case OPT_NO_COLOR:
 		r->o.no_color = 1;
@@ -121,8 +123,14 @@ static int parse_options(struct tui_run *r, int argc, char **argv)
 	struct session_opts *so = &r->o.session;
 	struct checkopt_dst ck = {
 	    .o = &so->check, .master = &r->master, .deadline_s = &so->deadline_s};
+	static const struct targets_cmd c = {
+	    .name = "tui",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct optset set;
-	int opt, rc;
+	int p;
 
 	optset_init(&set);
 	optset_add(&set, longopts);
@@ -130,32 +138,9 @@ static int parse_options(struct tui_run *r, int argc, char **argv)
 	optset_add_group(&set, &checkopt_group, python_opt, &ck);
 	optset_add_group(&set, &benchopt_group, bench_opts, &so->bench);
 	optset_add_group(&set, &jobopt_group, job_opts, &so->mnist);
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", set.longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			usage(stderr);
-			return -1;
-		}
-		rc = optset_option(&set, opt, optarg, "tui");
-		if (!rc)
-			rc = targets_option(&r->t, opt, optarg, "tui");
-		rc = rc < 0 ? -1 : rc > 0 ? 0 : parse_option(r, opt, optarg);
-		if (rc == -2) {
-			usage(stderr);
-			return -1;
-		}
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc tui: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (optset_finish(&set, "tui") < 0)
-		return -1;
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	so->mnist.python = so->check.python;
 	r->t.hosts_optional = 1;
 	return targets_finish(&r->t, "tui") < 0 ? -1 : 0;

@@ -81,7 +81,7 @@ int optset_option(const struct optset *s, int opt, const char *arg, const char *
 {
 	const struct optset_entry *e = find_entry(s, opt);
 
-	if (!e || !e->g)
+	if (!e || !e->g || !e->dst)
 		return 0;
 	return e->g->parse(e->dst, opt, arg, cmd, e->shown) < 0 ? -1 : 1;
 }
@@ -89,7 +89,8 @@ int optset_option(const struct optset *s, int opt, const char *arg, const char *
 int optset_finish(const struct optset *s, const char *cmd)
 {
 	for (size_t i = 0; i < s->ngroups; i++) {
-		if (s->groups[i].g->finish && s->groups[i].g->finish(s->groups[i].dst, cmd, s) < 0)
+		if (s->groups[i].dst && s->groups[i].g->finish &&
+		    s->groups[i].g->finish(s->groups[i].dst, cmd, s) < 0)
 			return -1;
 	}
 	return 0;

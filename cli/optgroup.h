@@ -83,13 +83,15 @@ void optset_add(struct optset *s, const struct option *opts);
 
 /* Append the options of g named in uses ({0}-ended), or every option of g
  * when uses is NULL; their values go into dst (the group's documented
- * type). Past OPTSET_MAX options or OPTSET_MAXGR groups is a programmer
- * error (fatal). */
+ * type). dst NULL: the options are known to getopt_long but no group takes
+ * them (optset_option returns 0: the command refuses them). Past OPTSET_MAX options or OPTSET_MAXGR
+ * groups is a programmer error (fatal). */
 void optset_add_group(struct optset *s, const struct optgroup *g, const struct optuse *uses,
                       void *dst);
 
 /* Handle one value getopt_long returned: 1 when a group of s took it, 0 when
- * it is not a group's (the command's own, or the targets'), -1 after
+ * it is not a group's (the command's own, the targets', or a group's added
+ * with no dst), -1 after
  * printing an error naming the option. */
 int optset_option(const struct optset *s, int opt, const char *arg, const char *cmd);
 

@@ -157,6 +157,34 @@ bad_value:
 	return -1;
 }
 
+int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct targets *t,
+                   void *ctx, int argc, char **argv)
+{
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			c->usage(stdout, ctx);
+			return 1;
+		}
+		rc = opt == '?' ? -2 : optset_option(s, opt, optarg, c->name);
+		if (!rc)
+			rc = targets_option(t, opt, optarg, c->name);
+		if (!rc)
+			rc = c->own ? c->own(ctx, opt, optarg) : -2;
+		if (rc == -2)
+			c->usage(stderr, ctx);
+		if (rc < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", c->name,
+		        argv[optind]);
+		return -1;
+	}
+	return optset_finish(s, c->name);
+}
+
 /* The agent next to this executable, or in ../libexec/clusterdoc/ once installed. */
 static char *find_agent(void)
 {
