@@ -1,18 +1,17 @@
 /*
  * optgroup.h - option groups as data: the options of one module's knobs
- * (the check's, the bench's, the MNIST job's) are defined once, as a table
- * of long options with their help lines, a parse function and a check run
- * after parsing. Every command that takes a group, or some of its options,
- * builds its getopt_long table from it and parses those options the same
- * way; its own options stay in its own table.
+ * (the check's, the bench's, the MNIST job's, the reports') are defined
+ * once, as a table of long options with their help lines, a parse function
+ * and a check run after parsing. Every command that takes a group, or some
+ * of its options, builds its getopt_long table from it and parses those
+ * options the same way; its own options stay in its own table.
  *
  *	struct optset s;
  *	optset_init(&s);
  *	optset_add(&s, own_longopts);                        own options, {0}-ended
  *	optset_add_group(&s, &checkopt_group, NULL, &dst);   all of the group
- *	while ((opt = getopt_long(argc, argv, SHORT, s.longopts, NULL)) != -1)
- *		switch (optset_option(&s, opt, optarg, cmd)) ...  1 took, 0 not a group's, -1
- *	optset_finish(&s, cmd);
+ *	targets_getopt(&cmd, &s, &t, ctx, argc, argv);       the loop (targets.h):
+ *		optset_option for each option, optset_finish at the end
  *
  * The groups and what their options fill are in optgroups.h.
  */
