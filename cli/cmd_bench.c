@@ -10,6 +10,8 @@
 #include "collectives/bench_agent.h"
 #include "commands.h"
 #include "loop.h"
+#include "optgroups.h"
+#include "report/bench_render.h"
 #include "report/report.h"
 #include "targets.h"
 
@@ -19,19 +21,7 @@
 #include <time.h>
 
 enum {
-	OPT_BACKEND = OPT_TARGETS_END,
-	OPT_ITERS,
-	OPT_WARMUP,
-	OPT_RANKS_PER_NODE,
-	OPT_GPUS_PER_NODE,
-	OPT_IFACE,
-	OPT_CONNS,
-	OPT_DTYPE,
-	OPT_CHECK_MIN_BW,
-	OPT_PAIRS,
-	OPT_NO_CHECK,
-	OPT_STALL_TIMEOUT,
-	OPT_PAIRS_ALL_MAX,
+	OPT_CHECK_MIN_BW = OPT_TARGETS_END,
 	OPT_PROGRESS,
 };
 
@@ -78,89 +68,28 @@ static void on_progress(void *arg)
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
-	fprintf(f,
-	        "usage: clusterdoc bench -w HOSTLIST [options]\n\n"
-	        "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
-	        "GPU nodes. Output as nccl-tests prints it.\n\n"
-	        "  -b SIZE              smallest size per rank (default 8; K, M, G suffixes)\n"
-	        "  -e SIZE              largest size (default 256M)\n"
-	        "  -f N                 size factor (default 2)\n"
-	        "      --backend B      tcp, nccl or auto (default auto: nccl where every node\n"
-	        "                       has it and a GPU, else tcp)\n"
-	        "      --iters N        timed iterations per size (default 20)\n"
-	        "      --warmup N       untimed iterations first (default 5)\n"
-	        "      --dtype T        float, double, int32 or bfloat16 (default float)\n"
-	        "      --ranks-per-node N   tcp ranks on each node (default 1)\n"
-	        "      --gpus-per-node N    nccl ranks (one GPU each) per node (default: all)\n"
-	        "      --iface NAME     the network to test (default: NCCL's pick on each node)\n"
-	        "      --conns N        TCP connections per neighbour (default: the agent's)\n"
-	        "      --pairs          per-link bandwidth of every pair (ring neighbours beyond\n"
-	        "                       --pairs-all-max nodes, default 16) at the largest size\n"
-	        "      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
-	        "                       0.9 x GBPS (every link with --pairs)\n"
-	        "      --no-check       do not verify the results\n"
-	        "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
-	        "                       run (default 10000)\n"
-	        "      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n"
-	        "%s%s",
-	        report_help, targets_help);
+	fputs("usage: clusterdoc bench -w HOSTLIST [options]\n\n"
+	      "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
+	      "GPU nodes. Output as nccl-tests prints it.\n\n",
+	      f);
+	benchopt_help(f, 'b', BENCHOPT_PAIRS_ALL_MAX);
+	fputs("      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
+	      "                       0.9 x GBPS (every link with --pairs)\n",
+	      f);
+	benchopt_help(f, BENCHOPT_NO_CHECK, BENCHOPT_STALL_TIMEOUT);
+	fputs("      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n", f);
+	optgroup_help(f, &reportopt_group, NULL);
+	fputs(targets_help, f);
 }
 
-static int parse_option(struct bench_run *r, int opt, const char *arg)
+/* bench's own options (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
 {
-	const char *cmd = "bench";
-	int v;
+	struct bench_run *r = ctx;
 
 	switch (opt) {
-	case 'b':
-	case 'e':
-		if (cli_parse_size(arg, opt == 'b' ? &r->o.min_bytes : &r->o.max_bytes) < 0) {
-			fprintf(stderr,
-			        "clusterdoc bench: -%c wants a size from 1 to 4G, not \"%s\"\n",
-			        opt, arg);
-			return -1;
-		}
-		return 0;
-	case 'f':
-		return cli_parse_int(cmd, "-f", arg, 2, 1 << 20, &r->o.factor);
-	case OPT_BACKEND:
-		if (strcmp(arg, "tcp") == 0)
-			r->o.backend = BENCH_TCP;
-		else if (strcmp(arg, "nccl") == 0)
-			r->o.backend = BENCH_NCCL;
-		else if (strcmp(arg, "auto") == 0)
-			r->o.backend = BENCH_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc bench: --backend is tcp, nccl or auto\n");
-			return -1;
-		}
-		return 0;
-	case OPT_ITERS:
-		return cli_parse_int(cmd, "--iters", arg, 1, 1000000, &r->o.iters);
-	case OPT_WARMUP:
-		return cli_parse_int(cmd, "--warmup", arg, 0, 1000000, &r->o.warmup);
-	case OPT_RANKS_PER_NODE:
-		return cli_parse_int(cmd, "--ranks-per-node", arg, 1, 64, &r->o.ranks_per_node);
-	case OPT_GPUS_PER_NODE:
-		return cli_parse_int(cmd, "--gpus-per-node", arg, 1, 64, &r->o.gpus_per_node);
-	case OPT_CONNS:
-		return cli_parse_int(cmd, "--conns", arg, 1, 16, &r->o.conns);
-	case OPT_STALL_TIMEOUT:
-		return cli_parse_int(cmd, "--stall-timeout", arg, 100, 3600000, &r->o.stall_ms);
-	case OPT_PAIRS_ALL_MAX:
-		return cli_parse_int(cmd, "--pairs-all-max", arg, 2, 4096, &r->o.pairs_all_max);
-	case OPT_IFACE:
-		r->o.iface = arg;
-		return 0;
-	case OPT_DTYPE:
-		if (coll_dtype_parse(arg, &r->o.dtype) < 0) {
-			fprintf(stderr,
-			        "clusterdoc bench: --dtype is float, double, int32 or bfloat16\n");
-			return -1;
-		}
-		return 0;
 	case OPT_CHECK_MIN_BW:
 		r->min_bw = strtod(arg, NULL);
 		if (r->min_bw <= 0) {
@@ -168,20 +97,11 @@ static int parse_option(struct bench_run *r, int opt, const char *arg)
 			return -1;
 		}
 		return 0;
-	case OPT_PAIRS:
-		r->o.pairs = 1;
-		return 0;
-	case OPT_NO_CHECK:
-		r->o.check = 0;
-		return 0;
 	case OPT_PROGRESS:
 		r->progress = 1;
 		return 0;
 	}
-	if (report_option(&r->rep_o, opt, arg))
-		return 0;
-	v = targets_option(&r->t, opt, arg, cmd);
-	return v < 0 ? -1 : v == 1 ? 0 : -2;
+	return -2;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -189,206 +109,29 @@ static int parse_options(struct bench_run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    REPORT_LONGOPTS,
-	    {"backend", required_argument, NULL, OPT_BACKEND},
-	    {"iters", required_argument, NULL, OPT_ITERS},
-	    {"warmup", required_argument, NULL, OPT_WARMUP},
-	    {"ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE},
-	    {"gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE},
-	    {"iface", required_argument, NULL, OPT_IFACE},
-	    {"conns", required_argument, NULL, OPT_CONNS},
-	    {"dtype", required_argument, NULL, OPT_DTYPE},
 	    {"check-min-bw", required_argument, NULL, OPT_CHECK_MIN_BW},
-	    {"pairs", no_argument, NULL, OPT_PAIRS},
-	    {"pairs-all-max", required_argument, NULL, OPT_PAIRS_ALL_MAX},
-	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
-	    {"minbytes", required_argument, NULL, 'b'},
-	    {"maxbytes", required_argument, NULL, 'e'},
-	    {"stepfactor", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	int opt, rc;
-
 	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
-	while ((opt = getopt_long(argc, argv, "w:x:F:l:p:i:t:b:e:f:h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			usage(stderr);
-			return -1;
-		}
-		rc = parse_option(r, opt, optarg);
-		if (rc == -2) {
-			usage(stderr);
-			return -1;
-		}
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc bench: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (r->o.min_bytes > r->o.max_bytes) {
-		fprintf(stderr, "clusterdoc bench: -b is larger than -e\n");
-		return -1;
-	}
+	static const struct targets_cmd c = {
+	    .name = "bench",
+	    .shortopts = TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct optset set;
+	int p;
+
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &benchopt_group, NULL, &r->o);
+	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	return targets_finish(&r->t, "bench") < 0 ? -1 : 0;
-}
-
-/* ---------------------------------------------------------------- text */
-
-static void print_nodes(const struct bench_report *rep)
-{
-	for (size_t i = 0; i < rep->nnodes; i++) {
-		const struct bench_node *n = &rep->nodes[i];
-
-		if (n->error[0])
-			printf("#  %-12s NOT IN THE RUN: %s\n", n->host, n->error);
-		else if (n->nranks == 1)
-			printf("#  %-12s rank %d  %s %s  (%s)\n", n->host, n->first_rank, n->ifname,
-			       n->addr, n->addr_rule);
-		else if (n->nranks > 1)
-			printf("#  %-12s ranks %d-%d  %s %s  (%s)\n", n->host, n->first_rank,
-			       n->first_rank + n->nranks - 1, n->ifname, n->addr, n->addr_rule);
-	}
-}
-
-/* nccl-tests' columns (out-of-place only). */
-static void print_table(const struct bench_report *rep, const struct bench_opts *o)
-{
-	long long wrong = 0;
-
-	printf("#\n#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
-	       "root", "time", "algbw", "busbw", "#wrong");
-	printf("#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
-	       "(GB/s)", "(GB/s)", "");
-	for (size_t s = 0; s < rep->nsizes; s++) {
-		const struct bench_size *z = &rep->sizes[s];
-		char w[24];
-
-		if (z->wrong < 0)
-			snprintf(w, sizeof(w), "N/A");
-		else
-			snprintf(w, sizeof(w), "%lld", z->wrong);
-		printf(" %12zu %13zu %9s %7s %7d %10.2f %8.2f %8.2f %6s\n", z->bytes, z->count,
-		       coll_dtype_name(o->dtype), "sum", -1, z->time_us, z->algbw, z->busbw, w);
-		wrong += z->wrong > 0 ? z->wrong : 0;
-	}
-	printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
-	printf("# Avg bus bandwidth    : %g \n", rep->avg_busbw);
-}
-
-static void print_links(const struct bench_report *rep, const struct bench_opts *o)
-{
-	printf("#\n# pairwise: %zu link(s), %zu bytes each\n", rep->nlinks, o->max_bytes);
-	printf("#%-32s %12s %12s\n", " link", "busbw(GB/s)", "time(us)");
-	for (size_t k = 0; k < rep->nlinks; k++) {
-		const struct bench_link *l = &rep->links[k];
-		char name[300];
-
-		snprintf(name, sizeof(name), "%s <-> %s", rep->nodes[l->a].host,
-		         rep->nodes[l->b].host);
-		if (l->failed)
-			printf("  %-31s FAILED: %s\n", name, l->error);
-		else
-			printf("  %-31s %12.2f %12.1f%s\n", name, l->busbw, l->time_us,
-			       l->slow ? "  SLOW" : "");
-	}
-	if (rep->slow_nodes[0])
-		printf("# slow nodes: %s\n", rep->slow_nodes);
-}
-
-static void print_failures(const struct bench_report *rep)
-{
-	for (size_t k = 0; k < rep->nfailures; k++) {
-		const struct bench_failure *f = &rep->failures[k];
-
-		if (f->rank >= 0)
-			fprintf(stderr, "clusterdoc bench: rank %d (%s) %s: %s\n", f->rank,
-			        rep->nodes[f->node].host, f->kind, f->message);
-		else
-			fprintf(stderr, "clusterdoc bench: %s %s: %s\n", rep->nodes[f->node].host,
-			        f->kind, f->message);
-	}
-}
-
-/* ---------------------------------------------------------------- json */
-
-static json_t *report_json(const struct bench_report *rep, const struct bench_opts *o)
-{
-	json_t *nodes = json_array(), *sizes = json_array(), *fails = json_array();
-	json_t *links = json_array(), *j;
-
-	for (size_t i = 0; i < rep->nnodes; i++) {
-		const struct bench_node *n = &rep->nodes[i];
-
-		j = json_pack("{ss sb}", "host", n->host, "in_run", n->nranks > 0 && !n->error[0]);
-		if (n->error[0]) {
-			json_object_set_new(j, "error", json_string(n->error));
-			json_object_set_new(j, "error_code", json_string(n->error_code));
-		} else {
-			json_object_set_new(j, "iface", json_string(n->ifname));
-			json_object_set_new(j, "address", json_string(n->addr));
-			json_object_set_new(j, "address_rule", json_string(n->addr_rule));
-			json_object_set_new(j, "first_rank", json_integer(n->first_rank));
-			json_object_set_new(j, "ranks", json_integer(n->nranks));
-		}
-		json_object_set_new(
-		    j, "nccl",
-		    n->nccl_available
-		        ? json_pack("{sbsiss}", "available", 1, "gpus", n->gpus, "version",
-		                    n->nccl_version)
-		        : json_pack("{sbss}", "available", 0, "reason", n->nccl_reason));
-		json_array_append_new(nodes, j);
-	}
-	for (size_t s = 0; s < rep->nsizes; s++) {
-		const struct bench_size *z = &rep->sizes[s];
-
-		json_array_append_new(
-		    sizes, json_pack("{sIsIsssssfsfsfsI}", "bytes", (json_int_t)z->bytes, "count",
-		                     (json_int_t)z->count, "type", coll_dtype_name(o->dtype),
-		                     "redop", "sum", "time_us", z->time_us, "algbw_gbps", z->algbw,
-		                     "busbw_gbps", z->busbw, "wrong", (json_int_t)z->wrong));
-	}
-	for (size_t k = 0; k < rep->nfailures; k++) {
-		const struct bench_failure *f = &rep->failures[k];
-
-		json_array_append_new(fails,
-		                      json_pack("{sisssssisIss}", "rank", f->rank, "node",
-		                                rep->nodes[f->node].host, "kind", f->kind,
-		                                "peer_rank", f->peer_rank, "bytes",
-		                                (json_int_t)f->bytes, "message", f->message));
-	}
-	for (size_t k = 0; k < rep->nlinks; k++) {
-		const struct bench_link *l = &rep->links[k];
-
-		j = json_pack("{ssss}", "a", rep->nodes[l->a].host, "b", rep->nodes[l->b].host);
-		if (l->failed)
-			json_object_set_new(j, "error", json_string(l->error));
-		else {
-			json_object_set_new(j, "busbw_gbps", json_real(l->busbw));
-			json_object_set_new(j, "time_us", json_real(l->time_us));
-			json_object_set_new(j, "slow", json_boolean(l->slow));
-		}
-		json_array_append_new(links, j);
-	}
-	j = json_pack("{sisssssisosososfsssI}", "version", 1, "command", "bench", "backend",
-	              bench_backend_name(rep->backend), "nranks", rep->nranks, "nodes", nodes,
-	              "results", sizes, "failures", fails, "avg_busbw_gbps", rep->avg_busbw,
-	              "slow_nodes", rep->slow_nodes, "elapsed_ms", (json_int_t)rep->elapsed_ms);
-	if (rep->backend_note[0])
-		json_object_set_new(j, "backend_note", json_string(rep->backend_note));
-	if (o->pairs)
-		json_object_set_new(j, "links", links);
-	else
-		json_decref(links);
-	return j;
 }
 
 /* ---------------------------------------------------------------- verdict */
@@ -475,25 +218,11 @@ int cmd_bench(int argc, char **argv)
 		bench_on_progress(r.b, on_progress, &r);
 	loop_run(r.loop);
 	rep = bench_report(r.b);
-	if (r.t.json) {
-		json_t *j = report_json(rep, &r.o);
-
-		json_dumpf(j, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(j);
-	} else {
-		printf("# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
-		       bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(r.o.dtype),
-		       r.o.iters, r.o.warmup);
-		if (rep->backend_note[0])
-			printf("# %s\n", rep->backend_note);
-		print_nodes(rep);
-		if (r.o.pairs)
-			print_links(rep, &r.o);
-		else
-			print_table(rep, &r.o);
-	}
-	print_failures(rep);
+	if (r.t.json)
+		bench_print_json(rep, &r.o);
+	else
+		bench_print_text(rep, &r.o);
+	bench_print_failures(rep);
 	rc = verdict(rep, &r.o, r.min_bw);
 	if (report_wanted(&r.rep_o)) {
 		struct prom *prom;

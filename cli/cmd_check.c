@@ -18,6 +18,7 @@
 #include "report/check_render.h"
 #include "check_slurm.h"
 #include "commands.h"
+#include "optgroups.h"
 #include "probes/diagnose.h"
 #include "report/report.h"
 #include "targets.h"
@@ -29,24 +30,17 @@
 #include <time.h>
 
 enum {
-	OPT_MASTER = OPT_TARGETS_END,
-	OPT_PORT,
-	OPT_PROBE_TIMEOUT,
-	OPT_NO_FIREWALL,
-	OPT_NODE,
-	OPT_FULL_MATRIX_MAX,
-	OPT_SEED,
+	OPT_NODE = OPT_TARGETS_END,
 	OPT_SLURM_PROLOG,
 	OPT_DRAIN,
 	OPT_UNDRAIN,
-	OPT_DEADLINE,
-	OPT_PYTHON,
 };
 
 /* The Prolog's default bound on the whole check, in seconds. */
 #define PROLOG_DEADLINE_S 30
 
 struct check_run {
+	int env; /* `clusterdoc env` */
 	struct targets t;
 	struct report_opts rep_o;
 	struct netcheck_opts o;
@@ -64,8 +58,25 @@ struct check_run {
 
 /* ---------------------------------------------------------------- command */
 
-static void usage(FILE *f, int env)
+/* the check group, in its order, with the deadline in the check's words */
+static const struct optuse check_help[] = {
+    {.id = CHECKOPT_MASTER},
+    {.id = CHECKOPT_PORT},
+    {.id = CHECKOPT_PROBE_TIMEOUT},
+    {.id = CHECKOPT_NO_FIREWALL},
+    {.id = CHECKOPT_FULL_MATRIX_MAX},
+    {.id = CHECKOPT_PYTHON},
+    {.id = CHECKOPT_DEADLINE,
+     .help = "      --deadline S         end the check after S seconds, reporting the nodes\n"
+             "                           that had not answered (default: none; 30 with\n"
+             "                           --slurm-prolog)\n"},
+    {0},
+};
+
+static void usage(FILE *f, void *arg)
 {
+	int env = ((const struct check_run *)arg)->env;
+
 	if (env)
 		fprintf(f,
 		        "usage: clusterdoc env -w HOSTLIST [--node HOST] [options]\n"
@@ -84,125 +95,77 @@ static void usage(FILE *f, int env)
 		        "Exit status: 0 no error findings, 1 error findings, 2 a node could not "
 		        "be checked\n(or a report or drain failed). With --slurm-prolog: 1 only "
 		        "for error findings on\nthe local node.\n\n");
-	fprintf(
-	    f,
-	    "Options:\n"
-	    "      --master HOST        the node that will be rank 0 (default: the first)\n"
-	    "      --port N             the MASTER_PORT candidate (default 29500)\n"
-	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
-	    "      --no-firewall        do not read the nodes' firewall rules\n"
-	    "      --full-matrix-max N  test every pair up to N nodes (default 64)\n"
-	    "      --python PATH        the interpreter on every node for the torch facts\n"
-	    "                           (a conda env or venv; default: python3 in the login PATH)\n"
-	    "      --deadline S         end the check after S seconds, reporting the nodes\n"
-	    "                           that had not answered (default: none; 30 with\n"
-	    "                           --slurm-prolog)\n"
-	    "%s%s%s",
-	    env ? "      --node HOST          print only this node's lines\n"
-	        : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
-	          "for\n"
-	          "                           error findings on this node (docs/slurm.md)\n"
-	          "      --node HOST          this node, for --slurm-prolog (default\n"
-	          "                           $SLURMD_NODENAME, else the hostname); with\n"
-	          "                           --drain/--undrain: act on this node only\n"
-	          "      --drain              drain the nodes with error findings (scontrol,\n"
-	          "                           Reason=\"clusterdoc: IDS\")\n"
-	          "      --undrain            resume the nodes that pass and were drained by\n"
-	          "                           clusterdoc\n",
-	    env ? "" : report_help, targets_help);
+	fputs("Options:\n", f);
+	optgroup_help(f, &checkopt_group, check_help);
+	fputs(env ? "      --node HOST          print only this node's lines\n"
+	          : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
+	            "for\n"
+	            "                           error findings on this node (docs/slurm.md)\n"
+	            "      --node HOST          this node, for --slurm-prolog (default\n"
+	            "                           $SLURMD_NODENAME, else the hostname); with\n"
+	            "                           --drain/--undrain: act on this node only\n"
+	            "      --drain              drain the nodes with error findings (scontrol,\n"
+	            "                           Reason=\"clusterdoc: IDS\")\n"
+	            "      --undrain            resume the nodes that pass and were drained by\n"
+	            "                           clusterdoc\n",
+	      f);
+	if (!env)
+		optgroup_help(f, &reportopt_group, NULL);
+	fputs(targets_help, f);
+}
+
+/* check's and env's own options (targets_cmd.own). */
+static int parse_option(void *arg, int opt, const char *val)
+{
+	struct check_run *r = arg;
+
+	switch (opt) {
+	case OPT_NODE:
+		r->only = val;
+		return 0;
+	case OPT_SLURM_PROLOG:
+	case OPT_DRAIN:
+	case OPT_UNDRAIN:
+		if (r->env)
+			return -2;
+		r->prolog |= opt == OPT_SLURM_PROLOG;
+		r->drain |= opt == OPT_DRAIN;
+		r->undrain |= opt == OPT_UNDRAIN;
+		return 0;
+	}
+	return -2;
 }
 
 static int parse_options(struct check_run *r, int argc, char **argv, int env)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    {"master", required_argument, NULL, OPT_MASTER},
-	    {"port", required_argument, NULL, OPT_PORT},
-	    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
-	    {"no-firewall", no_argument, NULL, OPT_NO_FIREWALL},
 	    {"node", required_argument, NULL, OPT_NODE},
-	    {"full-matrix-max", required_argument, NULL, OPT_FULL_MATRIX_MAX},
-	    {"seed", required_argument, NULL, OPT_SEED},
 	    {"slurm-prolog", no_argument, NULL, OPT_SLURM_PROLOG},
 	    {"drain", no_argument, NULL, OPT_DRAIN},
 	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
-	    {"deadline", required_argument, NULL, OPT_DEADLINE},
-	    {"python", required_argument, NULL, OPT_PYTHON},
-	    REPORT_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *cmd = env ? "env" : "check";
-	int opt, v;
+	const struct targets_cmd c = {
+	    .name = env ? "env" : "check",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct checkopt_dst ck = {.o = &r->o, .master = &r->master, .deadline_s = &r->deadline_s};
+	struct optset set;
+	int p;
 
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", longopts, NULL)) != -1) {
-		int took = targets_option(&r->t, opt, optarg, cmd);
-
-		if (took < 0)
-			return -1;
-		if (took)
-			continue;
-		if (!env && report_option(&r->rep_o, opt, optarg))
-			continue;
-		switch (opt) {
-		case OPT_MASTER:
-			r->master = optarg;
-			break;
-		case OPT_PORT:
-			if (cli_parse_int(cmd, "--port", optarg, 1, 65525, &r->o.master_port) < 0)
-				return -1;
-			break;
-		case OPT_PROBE_TIMEOUT:
-			if (cli_parse_int(cmd, "--probe-timeout", optarg, 50, 600000,
-			                  &r->o.probe_timeout_ms) < 0)
-				return -1;
-			break;
-		case OPT_NO_FIREWALL:
-			r->o.no_firewall = 1;
-			break;
-		case OPT_NODE:
-			r->only = optarg;
-			break;
-		case OPT_SLURM_PROLOG:
-		case OPT_DRAIN:
-		case OPT_UNDRAIN:
-			if (env) {
-				usage(stderr, env);
-				return -1;
-			}
-			r->prolog |= opt == OPT_SLURM_PROLOG;
-			r->drain |= opt == OPT_DRAIN;
-			r->undrain |= opt == OPT_UNDRAIN;
-			break;
-		case OPT_DEADLINE:
-			if (cli_parse_int(cmd, "--deadline", optarg, 1, 86400, &r->deadline_s) < 0)
-				return -1;
-			break;
-		case OPT_FULL_MATRIX_MAX:
-			if (cli_parse_int(cmd, "--full-matrix-max", optarg, 2, 100000,
-			                  &r->o.full_matrix_max) < 0)
-				return -1;
-			break;
-		case OPT_SEED:
-			if (cli_parse_int(cmd, "--seed", optarg, 0, 1 << 30, &v) < 0)
-				return -1;
-			r->o.seed = (unsigned)v;
-			break;
-		case OPT_PYTHON:
-			r->o.python = optarg;
-			break;
-		case 'h':
-			usage(stdout, env);
-			return 1;
-		default:
-			usage(stderr, env);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
-		return -1;
-	}
+	r->env = env;
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &checkopt_group, NULL, &ck);
+	/* env writes no reports: it knows their options, as check does, and refuses them */
+	optset_add_group(&set, &reportopt_group, NULL, env ? NULL : &r->rep_o);
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	if (!env && r->only && !r->prolog && !r->drain && !r->undrain) {
 		fprintf(stderr,
 		        "clusterdoc check: --node names the local node of --slurm-prolog, "
@@ -211,7 +174,7 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	}
 	if (r->prolog && !r->deadline_s)
 		r->deadline_s = PROLOG_DEADLINE_S;
-	return targets_finish(&r->t, cmd) < 0 ? -1 : 0;
+	return targets_finish(&r->t, c.name) < 0 ? -1 : 0;
 }
 
 /* --slurm-prolog: 1 only when an error finding names the local node. */

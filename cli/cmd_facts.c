@@ -222,7 +222,7 @@ static void print_json(struct facts_run *r)
 	json_decref(doc);
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
 	fprintf(f,
 	        "usage: clusterdoc facts -w HOSTLIST [options]\n"
@@ -239,6 +239,15 @@ static void usage(FILE *f)
 	        targets_help);
 }
 
+/* facts' own option (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	if (opt != OPT_PYTHON)
+		return -2;
+	((struct facts_run *)ctx)->python = arg;
+	return 0;
+}
+
 int cmd_facts(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -247,32 +256,23 @@ int cmd_facts(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	static const struct targets_cmd c = {
+	    .name = "facts",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
 	struct facts_run r = {0};
+	struct optset set;
 	char err[CD_ERRLEN];
-	int opt, rc = 2, ok = 0;
+	int p, rc = 2, ok = 0;
 
 	targets_init(&r.t);
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", longopts, NULL)) != -1) {
-		int took = targets_option(&r.t, opt, optarg, "facts");
-
-		if (took < 0)
-			goto out;
-		if (took)
-			continue;
-		if (opt == OPT_PYTHON) {
-			r.python = optarg;
-			continue;
-		}
-		if (opt == 'h') {
-			usage(stdout);
-			rc = 0;
-		} else {
-			usage(stderr);
-		}
-		goto out;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc facts: unexpected argument \"%s\"\n", argv[optind]);
+	optset_init(&set);
+	optset_add(&set, longopts);
+	p = targets_getopt(&c, &set, &r.t, &r, argc, argv);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
 	if (targets_finish(&r.t, "facts") < 0)

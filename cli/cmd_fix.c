@@ -17,6 +17,7 @@
 #include "fixers/fix_run.h"
 #include "fixers/sudocmd.h"
 #include "loop.h"
+#include "optgroups.h"
 #include "phase.h"
 #include "report/fix_render.h"
 #include "secret.h"
@@ -34,10 +35,6 @@ enum {
 	OPT_ONLY,
 	OPT_UNDO,
 	OPT_LIST,
-	OPT_MASTER,
-	OPT_PORT,
-	OPT_PROBE_TIMEOUT,
-	OPT_DEADLINE,
 	OPT_PORT_RANGE,
 	OPT_SUDOERS,
 	OPT_USER,
@@ -53,45 +50,52 @@ struct fix_cli {
 	int apply, yes, list, deadline_s, sudoers;
 };
 
-static void usage(FILE *f)
+/* The check group's options fix takes; its checks run with them. */
+static const struct optuse fix_check_opts[] = {
+    {.id = CHECKOPT_MASTER},
+    {.id = CHECKOPT_PORT},
+    {.id = CHECKOPT_PROBE_TIMEOUT},
+    {.id = CHECKOPT_DEADLINE,
+     .help = "      --deadline S         end each check after S seconds\n"},
+    {0},
+};
+
+static void usage(FILE *f, void *arg)
 {
-	fprintf(
-	    f,
-	    "usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
-	    "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
-	    "       clusterdoc fix --list\n"
-	    "       clusterdoc fix --sudoers [--user NAME]\n"
-	    "Check the nodes, then show what would fix the findings: per node, the file\n"
-	    "edits as diffs and the commands as they would run. Nothing changes without\n"
-	    "--apply, which asks first, applies through non-interactive sudo where root is\n"
-	    "needed, keeps an undo journal and checks again.\n\n"
-	    "Fixers: env (the verified NCCL/Gloo interface variables in env.sh, ~/.nccl.conf\n"
-	    "and the shell's rc file), hosts (the hostname on the data address in /etc/hosts),\n"
-	    "firewall (TCP from the cluster's subnet on the data interface, never disabling\n"
-	    "the firewall), ssh-key (nodes that refuse the head's key get it in\n"
-	    "~/.ssh/authorized_keys, logging in once by password: asked on the terminal or\n"
-	    "through SSH_ASKPASS), port-range (only with --only: a narrower\n"
-	    "ip_local_port_range, and the firewall opens only it and MASTER_PORT).\n\n"
-	    "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
-	    "planned (or a fix failed or did not verify), 2 could not check.\n\n"
-	    "Options:\n"
-	    "      --apply              make the changes (asks unless --yes)\n"
-	    "  -y, --yes                do not ask\n"
-	    "      --only ID,...        only these fixers\n"
-	    "      --undo RUN           restore what that run changed (its journal is in\n"
-	    "                           ~/.local/state/clusterdoc/runs/)\n"
-	    "      --list               the runs that can be undone\n"
-	    "      --master HOST        the node that will be rank 0 (default: the first)\n"
-	    "      --port N             the MASTER_PORT candidate (default 29500)\n"
-	    "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"
-	    "      --deadline S         end each check after S seconds\n"
-	    "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
-	    "                           (default 49152-65535)\n"
-	    "      --sudoers            print the sudoers lines that let a non-root login\n"
-	    "                           run every root command of the fixers (sudo -n)\n"
-	    "      --user NAME          the user those lines name (default: $USER)\n"
-	    "%s",
-	    targets_help);
+	fputs("usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
+	      "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
+	      "       clusterdoc fix --list\n"
+	      "       clusterdoc fix --sudoers [--user NAME]\n"
+	      "Check the nodes, then show what would fix the findings: per node, the file\n"
+	      "edits as diffs and the commands as they would run. Nothing changes without\n"
+	      "--apply, which asks first, applies through non-interactive sudo where root is\n"
+	      "needed, keeps an undo journal and checks again.\n\n"
+	      "Fixers: env (the verified NCCL/Gloo interface variables in env.sh, ~/.nccl.conf\n"
+	      "and the shell's rc file), hosts (the hostname on the data address in /etc/hosts),\n"
+	      "firewall (TCP from the cluster's subnet on the data interface, never disabling\n"
+	      "the firewall), ssh-key (nodes that refuse the head's key get it in\n"
+	      "~/.ssh/authorized_keys, logging in once by password: asked on the terminal or\n"
+	      "through SSH_ASKPASS), port-range (only with --only: a narrower\n"
+	      "ip_local_port_range, and the firewall opens only it and MASTER_PORT).\n\n"
+	      "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
+	      "planned (or a fix failed or did not verify), 2 could not check.\n\n"
+	      "Options:\n"
+	      "      --apply              make the changes (asks unless --yes)\n"
+	      "  -y, --yes                do not ask\n"
+	      "      --only ID,...        only these fixers\n"
+	      "      --undo RUN           restore what that run changed (its journal is in\n"
+	      "                           ~/.local/state/clusterdoc/runs/)\n"
+	      "      --list               the runs that can be undone\n",
+	      f);
+	optgroup_help(f, &checkopt_group, fix_check_opts);
+	fprintf(f,
+	        "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
+	        "                           (default 49152-65535)\n"
+	        "      --sudoers            print the sudoers lines that let a non-root login\n"
+	        "                           run every root command of the fixers (sudo -n)\n"
+	        "      --user NAME          the user those lines name (default: $USER)\n"
+	        "%s",
+	        targets_help);
 }
 
 /* --port-range LO-HI: 1024 <= LO < HI <= 65535. */
@@ -115,6 +119,39 @@ bad:
 	return -1;
 }
 
+/* fix's own options (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct fix_cli *c = ctx;
+
+	switch (opt) {
+	case OPT_APPLY:
+		c->apply = 1;
+		return 0;
+	case 'y':
+		c->yes = 1;
+		return 0;
+	case OPT_ONLY:
+		c->fo.only = arg;
+		return 0;
+	case OPT_UNDO:
+		c->undo = arg;
+		return 0;
+	case OPT_LIST:
+		c->list = 1;
+		return 0;
+	case OPT_PORT_RANGE:
+		return parse_port_range(arg, &c->fo);
+	case OPT_SUDOERS:
+		c->sudoers = 1;
+		return 0;
+	case OPT_USER:
+		c->sudoers_user = arg;
+		return 0;
+	}
+	return -2;
+}
+
 static int parse_options(struct fix_cli *c, int argc, char **argv)
 {
 	char err[CD_ERRLEN];
@@ -125,80 +162,28 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	    {"only", required_argument, NULL, OPT_ONLY},
 	    {"undo", required_argument, NULL, OPT_UNDO},
 	    {"list", no_argument, NULL, OPT_LIST},
-	    {"master", required_argument, NULL, OPT_MASTER},
-	    {"port", required_argument, NULL, OPT_PORT},
-	    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
-	    {"deadline", required_argument, NULL, OPT_DEADLINE},
 	    {"port-range", required_argument, NULL, OPT_PORT_RANGE},
 	    {"sudoers", no_argument, NULL, OPT_SUDOERS},
 	    {"user", required_argument, NULL, OPT_USER},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	int opt;
+	static const struct targets_cmd cmd = {
+	    .name = "fix",
+	    .shortopts = TARGETS_SHORTOPTS "yh",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct checkopt_dst ck = {.o = &c->o, .master = &c->master, .deadline_s = &c->deadline_s};
+	struct optset set;
+	int p;
 
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "yh", longopts, NULL)) != -1) {
-		int took = targets_option(&c->t, opt, optarg, "fix");
-
-		if (took < 0)
-			return -1;
-		if (took)
-			continue;
-		switch (opt) {
-		case OPT_APPLY:
-			c->apply = 1;
-			break;
-		case 'y':
-			c->yes = 1;
-			break;
-		case OPT_ONLY:
-			c->fo.only = optarg;
-			break;
-		case OPT_UNDO:
-			c->undo = optarg;
-			break;
-		case OPT_LIST:
-			c->list = 1;
-			break;
-		case OPT_MASTER:
-			c->master = optarg;
-			break;
-		case OPT_PORT:
-			if (cli_parse_int("fix", "--port", optarg, 1, 65525, &c->o.master_port) < 0)
-				return -1;
-			break;
-		case OPT_PROBE_TIMEOUT:
-			if (cli_parse_int("fix", "--probe-timeout", optarg, 50, 600000,
-			                  &c->o.probe_timeout_ms) < 0)
-				return -1;
-			break;
-		case OPT_DEADLINE:
-			if (cli_parse_int("fix", "--deadline", optarg, 1, 86400, &c->deadline_s) <
-			    0)
-				return -1;
-			break;
-		case OPT_PORT_RANGE:
-			if (parse_port_range(optarg, &c->fo) < 0)
-				return -1;
-			break;
-		case OPT_SUDOERS:
-			c->sudoers = 1;
-			break;
-		case OPT_USER:
-			c->sudoers_user = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc fix: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &checkopt_group, fix_check_opts, &ck);
+	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
+	if (p != 0)
+		return p;
 	if (fix_check_only(&c->fo, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;

@@ -9,34 +9,17 @@
 #include "collectives/mnist.h"
 #include "commands.h"
 #include "loop.h"
+#include "optgroups.h"
+#include "report/mnist_render.h"
 #include "targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 enum {
-	OPT_MODE = OPT_TARGETS_END,
-	OPT_EPOCHS,
-	OPT_BACKEND,
-	OPT_NPROC,
-	OPT_DATA_URL,
-	OPT_DATA_DIR,
-	OPT_DATA_MD5,
-	OPT_CACHE_DIR,
-	OPT_RETRIES,
-	OPT_IFACE,
-	OPT_MASTER_PORT,
-	OPT_BATCH,
-	OPT_LR,
-	OPT_SEED,
-	OPT_JOB_TIMEOUT,
-	OPT_STALL_TIMEOUT,
-	OPT_REMOTE_DIR,
-	OPT_QUIET,
-	OPT_PYTHON,
+	OPT_QUIET = OPT_TARGETS_END,
 };
 
 struct mnist_run {
@@ -108,132 +91,26 @@ static const struct mnist_events events = {
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
-	fprintf(f,
-	        "usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
-	        "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
-	        "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
-	        "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n"
-	        "      --mode M            torch, embedded or auto (default: torch where every\n"
-	        "                          node has PyTorch, else embedded)\n"
-	        "      --epochs N          default 2\n"
-	        "      --backend B         torch: gloo, nccl or auto (default: nccl where every\n"
-	        "                          node's torch has CUDA and NCCL, else gloo)\n"
-	        "      --nproc-per-node N  ranks per node (default 1)\n"
-	        "      --data-url URL      MNIST mirror (default %s)\n"
-	        "      --data-dir DIR      use a local copy (raw IDX files or .gz) instead\n"
-	        "      --data-md5 FILE     MD5s of the .gz files, as md5sum prints them\n"
-	        "      --cache-dir DIR     downloads cache (default ~/.cache/clusterdoc/mnist)\n"
-	        "      --retries N         download retries (default 3)\n"
-	        "      --remote-dir DIR    data and script on the nodes (default\n"
-	        "                          ~/.cache/clusterdoc/data; where the agent left a\n"
-	        "                          full or read-only ~/.cache, <agent dir>/data)\n"
-	        "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
-	        "      --master-port PORT  torch rendezvous port (default 29500)\n"
-	        "      --python PATH       torch: the interpreter on every node (a conda env or\n"
-	        "                          venv; default: python3 in the login PATH)\n"
-	        "      --batch N, --lr X, --seed N   training (default 64 per rank, 0.05, 1)\n"
-	        "      --job-timeout S     stop the job after S seconds (default 1800)\n"
-	        "      --stall-timeout S   stop it after S seconds without output (default 300)\n"
-	        "      --quiet             no live output, only the summary\n"
-	        "%s",
-	        MNIST_DEFAULT_URL, targets_help);
+	fputs("usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
+	      "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
+	      "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
+	      "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n",
+	      f);
+	optgroup_help(f, &jobopt_group, NULL);
+	fprintf(f, "      --quiet             no live output, only the summary\n%s", targets_help);
 }
 
-static int parse_option(struct mnist_run *r, int opt, const char *arg)
+/* mnist's own option (targets_cmd.own). */
+static int parse_option(void *ctx, int opt, const char *arg)
 {
-	const char *cmd = "mnist";
-	int v;
+	struct mnist_run *r = ctx;
 
-	switch (opt) {
-	case OPT_MODE:
-		if (strcmp(arg, "torch") == 0)
-			r->o.mode = MNIST_TORCH;
-		else if (strcmp(arg, "embedded") == 0)
-			r->o.mode = MNIST_EMBEDDED;
-		else if (strcmp(arg, "auto") == 0)
-			r->o.mode = MNIST_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc mnist: --mode is torch, embedded or auto\n");
-			return -1;
-		}
-		return 0;
-	case OPT_BACKEND:
-		if (strcmp(arg, "gloo") != 0 && strcmp(arg, "nccl") != 0 &&
-		    strcmp(arg, "auto") != 0) {
-			fprintf(stderr, "clusterdoc mnist: --backend is gloo, nccl or auto\n");
-			return -1;
-		}
-		r->o.backend = arg;
-		return 0;
-	case OPT_EPOCHS:
-		return cli_parse_int(cmd, "--epochs", arg, 1, TRAIN_MAX_EPOCHS, &r->o.epochs);
-	case OPT_NPROC:
-		return cli_parse_int(cmd, "--nproc-per-node", arg, 1, 64, &r->o.nproc_per_node);
-	case OPT_BATCH:
-		return cli_parse_int(cmd, "--batch", arg, 1, 4096, &r->o.batch);
-	case OPT_MASTER_PORT:
-		return cli_parse_int(cmd, "--master-port", arg, 1, 65535, &r->o.master_port);
-	case OPT_RETRIES:
-		if (cli_parse_int(cmd, "--retries", arg, 0, 100, &v) < 0)
-			return -1;
-		r->o.data.retries = v ? v : -1;
-		return 0;
-	case OPT_SEED:
-		if (cli_parse_int(cmd, "--seed", arg, 0, 1 << 30, &v) < 0)
-			return -1;
-		r->o.seed = (unsigned)v;
-		return 0;
-	case OPT_JOB_TIMEOUT:
-		if (cli_parse_int(cmd, "--job-timeout", arg, 1, 7 * 86400, &v) < 0)
-			return -1;
-		r->o.timeout_ms = v * 1000;
-		return 0;
-	case OPT_STALL_TIMEOUT:
-		if (cli_parse_int(cmd, "--stall-timeout", arg, 1, 86400, &v) < 0)
-			return -1;
-		r->o.stall_ms = v * 1000;
-		return 0;
-	case OPT_LR:
-		r->o.lr = strtod(arg, NULL);
-		if (r->o.lr <= 0 || r->o.lr > 100) {
-			fprintf(stderr, "clusterdoc mnist: --lr wants a number above 0\n");
-			return -1;
-		}
-		return 0;
-	case OPT_DATA_URL:
-		r->o.data.url = arg;
-		return 0;
-	case OPT_DATA_DIR:
-		r->o.data.data_dir = arg;
-		return 0;
-	case OPT_DATA_MD5:
-		r->o.data.md5_file = arg;
-		return 0;
-	case OPT_CACHE_DIR:
-		r->o.data.cache_dir = arg;
-		return 0;
-	case OPT_REMOTE_DIR:
-		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			fprintf(stderr, "clusterdoc mnist: --remote-dir must be absolute or start "
-			                "with ~/\n");
-			return -1;
-		}
-		r->o.remote_root = arg;
-		return 0;
-	case OPT_IFACE:
-		r->o.iface = arg;
-		return 0;
-	case OPT_QUIET:
-		r->quiet = 1;
-		return 0;
-	case OPT_PYTHON:
-		r->o.python = arg;
-		return 0;
-	}
-	v = targets_option(&r->t, opt, arg, cmd);
-	return v < 0 ? -1 : v == 1 ? 0 : -2;
+	if (opt != OPT_QUIET)
+		return -2;
+	r->quiet = 1;
+	return 0;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -241,56 +118,29 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    {"mode", required_argument, NULL, OPT_MODE},
-	    {"epochs", required_argument, NULL, OPT_EPOCHS},
-	    {"backend", required_argument, NULL, OPT_BACKEND},
-	    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
-	    {"nproc_per_node", required_argument, NULL, OPT_NPROC},
-	    {"data-url", required_argument, NULL, OPT_DATA_URL},
-	    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
-	    {"data-md5", required_argument, NULL, OPT_DATA_MD5},
-	    {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
-	    {"retries", required_argument, NULL, OPT_RETRIES},
-	    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
-	    {"iface", required_argument, NULL, OPT_IFACE},
-	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
-	    {"batch", required_argument, NULL, OPT_BATCH},
-	    {"lr", required_argument, NULL, OPT_LR},
-	    {"seed", required_argument, NULL, OPT_SEED},
-	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
-	    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
-	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	int opt, rc;
+	static const struct targets_cmd c = {
+	    .name = "mnist",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct optset set;
+	int p;
 
-	while ((opt = getopt_long(argc, argv, TARGETS_SHORTOPTS "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			usage(stderr);
-			return -1;
-		}
-		rc = parse_option(r, opt, optarg);
-		if (rc == -2) {
-			usage(stderr);
-			return -1;
-		}
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "clusterdoc mnist: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
+	optset_init(&set);
+	optset_add(&set, longopts);
+	optset_add_group(&set, &jobopt_group, NULL, &r->o);
+	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
+	if (p != 0)
+		return p;
 	return targets_finish(&r->t, "mnist") < 0 ? -1 : 0;
 }
 
-/* ---------------------------------------------------------------- report */
+/* ---------------------------------------------------------------- status */
 
 static int started_any(const struct mnist_report *rep)
 {
@@ -299,152 +149,6 @@ static int started_any(const struct mnist_report *rep)
 			return 1;
 	}
 	return 0;
-}
-
-/* Node indexes with an error, the earliest first error line first (later
- * errors are usually consequences of the first), then the rest. */
-static size_t errors_in_order(const struct mnist_report *rep, size_t *order)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < rep->nnodes; i++) {
-		if (rep->nodes[i].error[0] || rep->nodes[i].first_error[0])
-			order[n++] = i;
-	}
-	for (size_t a = 1; a < n; a++) {
-		for (size_t b = a; b > 0; b--) {
-			const struct mnist_node *x = &rep->nodes[order[b - 1]],
-			                        *y = &rep->nodes[order[b]];
-			int64_t tx = x->first_error_ms ? x->first_error_ms : INT64_MAX;
-			int64_t ty = y->first_error_ms ? y->first_error_ms : INT64_MAX;
-
-			if (tx <= ty)
-				break;
-			size_t t = order[b - 1];
-			order[b - 1] = order[b];
-			order[b] = t;
-		}
-	}
-	return n;
-}
-
-static void print_clock(int64_t wall_ms, char *out, size_t len)
-{
-	time_t s = (time_t)(wall_ms / 1000);
-	struct tm tm;
-
-	localtime_r(&s, &tm);
-	snprintf(out, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         (int)(wall_ms % 1000));
-}
-
-static void print_text(const struct mnist_report *rep)
-{
-	size_t *order = cd_calloc(rep->nnodes ? rep->nnodes : 1, sizeof(*order)), n;
-
-	printf("# clusterdoc mnist: %s mode (%s), %d rank(s) on %zu node(s)\n",
-	       mnist_mode_name(rep->mode), rep->backend[0] ? rep->backend : "-", rep->nranks,
-	       rep->nnodes);
-	if (rep->mode_note[0])
-		printf("# %s\n", rep->mode_note);
-	for (size_t i = 0; i < rep->nnodes; i++) {
-		const struct mnist_node *nd = &rep->nodes[i];
-
-		if (nd->addr[0])
-			printf("#  %-16s %-10s %-20s ranks %d-%d%s%s\n", nd->host, nd->ifname,
-			       nd->addr, nd->first_rank, nd->first_rank + nd->nranks - 1,
-			       nd->torch_version[0] ? "  torch " : "", nd->torch_version);
-	}
-	for (int e = 0; e < rep->epochs_done; e++)
-		printf("epoch %d: loss %.4f (%.1f s)\n", e + 1, rep->loss[e],
-		       rep->epoch_seconds[e]);
-	if (rep->have_accuracy)
-		printf("test accuracy: %.2f%% (%lld/%lld)\n", rep->test_accuracy * 100,
-		       rep->test_correct, rep->test_total);
-	if (rep->mode == MNIST_EMBEDDED && rep->param_sha256[0])
-		printf("parameters: %s on all %d ranks (sha256 %s)\n",
-		       rep->hashes_identical ? "identical" : "DIFFERENT", rep->nranks,
-		       rep->param_sha256);
-	printf("time: data %.1f s, push %.1f s, training %.1f s, total %.1f s\n",
-	       rep->data_ms / 1e3, rep->push_ms / 1e3, rep->train_ms / 1e3, rep->elapsed_ms / 1e3);
-	if (rep->failed) {
-		printf("FAILED: %s\n", rep->failure);
-		n = errors_in_order(rep, order);
-		if (n)
-			printf("errors by node, earliest first (later ones are usually "
-			       "consequences):\n");
-		for (size_t k = 0; k < n; k++) {
-			const struct mnist_node *nd = &rep->nodes[order[k]];
-			char clock[32];
-
-			if (nd->first_error[0]) {
-				print_clock(nd->first_error_ms, clock, sizeof(clock));
-				printf("  %s at %s: %s\n", nd->host, clock, nd->first_error);
-			}
-			if (nd->error[0] && strcmp(nd->error, nd->first_error) != 0)
-				printf("  %s: %s\n", nd->host, nd->error);
-		}
-	}
-	free(order);
-}
-
-static json_t *report_json(const struct mnist_report *rep)
-{
-	json_t *nodes = json_array(), *epochs = json_array(), *o;
-
-	for (size_t i = 0; i < rep->nnodes; i++) {
-		const struct mnist_node *nd = &rep->nodes[i];
-		json_t *n = json_pack(
-		    "{sssssssisisssisIsbsb}", "host", nd->host, "ifname", nd->ifname, "address",
-		    nd->addr, "first_rank", nd->first_rank, "nranks", nd->nranks, "torch_version",
-		    nd->torch_version, "pushed_files", nd->pushed_files, "pushed_bytes",
-		    (json_int_t)nd->pushed_bytes, "started", nd->started, "ended", nd->ended);
-
-		json_object_set_new(n, "exit_code",
-		                    nd->ended ? json_integer(nd->exit_code) : json_null());
-		json_object_set_new(n, "signal",
-		                    nd->signal ? json_integer(nd->signal) : json_null());
-		json_object_set_new(n, "error_code",
-		                    nd->error_code[0] ? json_string(nd->error_code) : json_null());
-		json_object_set_new(n, "error",
-		                    nd->error[0] ? json_string(nd->error) : json_null());
-		json_object_set_new(n, "first_error",
-		                    nd->first_error[0] ? json_string(nd->first_error)
-		                                       : json_null());
-		json_object_set_new(n, "first_error_wall_ms",
-		                    nd->first_error_ms ? json_integer(nd->first_error_ms)
-		                                       : json_null());
-		json_object_set_new(n, "param_sha256",
-		                    nd->param_sha256[0] ? json_string(nd->param_sha256)
-		                                        : json_null());
-		json_array_append_new(nodes, n);
-	}
-	for (int e = 0; e < rep->epochs_done; e++)
-		json_array_append_new(epochs,
-		                      json_pack("{sisfsf}", "epoch", e + 1, "loss", rep->loss[e],
-		                                "seconds", rep->epoch_seconds[e]));
-	o = json_pack("{sisssssssiso so}", "version", 1, "mode", mnist_mode_name(rep->mode),
-	              "mode_note", rep->mode_note, "backend", rep->backend, "nranks", rep->nranks,
-	              "nodes", nodes, "epochs", epochs);
-	json_object_set_new(o, "test",
-	                    rep->have_accuracy
-	                        ? json_pack("{sfsIsI}", "accuracy", rep->test_accuracy, "correct",
-	                                    (json_int_t)rep->test_correct, "total",
-	                                    (json_int_t)rep->test_total)
-	                        : json_null());
-	if (rep->mode == MNIST_EMBEDDED) {
-		json_object_set_new(o, "params_identical", json_boolean(rep->hashes_identical));
-		json_object_set_new(o, "param_sha256",
-		                    rep->param_sha256[0] ? json_string(rep->param_sha256)
-		                                         : json_null());
-	}
-	json_object_set_new(o, "failed", json_boolean(rep->failed));
-	json_object_set_new(o, "failure", rep->failed ? json_string(rep->failure) : json_null());
-	json_object_set_new(o, "timing_ms",
-	                    json_pack("{sIsIsIsI}", "data", (json_int_t)rep->data_ms, "push",
-	                              (json_int_t)rep->push_ms, "train", (json_int_t)rep->train_ms,
-	                              "total", (json_int_t)rep->elapsed_ms));
-	return o;
 }
 
 int cmd_mnist(int argc, char **argv)
@@ -473,15 +177,10 @@ int cmd_mnist(int argc, char **argv)
 	r.m = mnist_start(r.loop, r.pool, r.hosts, hostlist_count(r.t.hosts), &r.o, &events, &r);
 	loop_run(r.loop);
 	rep = mnist_report(r.m);
-	if (r.t.json) {
-		json_t *j = report_json(rep);
-
-		json_dumpf(j, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(j);
-	} else {
-		print_text(rep);
-	}
+	if (r.t.json)
+		mnist_print_json(rep);
+	else
+		mnist_print_text(rep);
 	rc = !rep->failed ? 0 : started_any(rep) ? 1 : 2;
 out:
 	sshpool_free(r.pool); /* first: it fails what is pending, into mnist's callbacks */

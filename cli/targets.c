@@ -101,6 +101,7 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		t->pool.identity = arg;
 		return 1;
 	case 'f':
+	case OPT_FANOUT:
 		if ((v = parse_int(arg, 1, 100000)) < 0)
 			goto bad_value;
 		t->pool.fanout = v;
@@ -149,9 +150,39 @@ bad_hostlist:
 	fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
 	return -1;
 bad_value:
+	if (opt == OPT_FANOUT)
+		opt = 'f'; /* as the message has always named it */
 	fprintf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
 	        opt < 256 ? opt : '-');
 	return -1;
+}
+
+int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct targets *t,
+                   void *ctx, int argc, char **argv)
+{
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			c->usage(stdout, ctx);
+			return 1;
+		}
+		rc = opt == '?' ? -2 : optset_option(s, opt, optarg, c->name);
+		if (!rc)
+			rc = targets_option(t, opt, optarg, c->name);
+		if (!rc)
+			rc = c->own ? c->own(ctx, opt, optarg) : -2;
+		if (rc == -2)
+			c->usage(stderr, ctx);
+		if (rc < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", c->name,
+		        argv[optind]);
+		return -1;
+	}
+	return optset_finish(s, c->name);
 }
 
 /* The agent next to this executable, or in ../libexec/clusterdoc/ once installed. */

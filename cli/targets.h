@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 
+#include "cli/optgroup.h"
 #include "hostlist.h"
 #include "sshpool.h"
 
@@ -20,8 +21,11 @@ struct targets {
 };
 
 /* The getopt_long options targets_option understands; append them to a
- * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:". */
-#define TARGETS_SHORTOPTS "w:x:F:l:p:i:f:t:"
+ * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:".
+ * A command whose -f is its own (bench: the size factor, BENCHOPT_SHORTOPTS)
+ * takes TARGETS_SHORTOPTS_NOF; its fan-out stays --fanout. */
+#define TARGETS_SHORTOPTS_NOF "w:x:F:l:p:i:t:"
+#define TARGETS_SHORTOPTS     TARGETS_SHORTOPTS_NOF "f:"
 enum {
 	OPT_HOSTFILE = 1000,
 	OPT_SSH,
@@ -30,6 +34,7 @@ enum {
 	OPT_AUTH_TIMEOUT,
 	OPT_JSON,
 	OPT_AGENT,
+	OPT_FANOUT,      /* --fanout; -f too, where the command leaves it to the targets */
 	OPT_TARGETS_END, /* commands number their own long options from here */
 };
 #define TARGETS_LONGOPTS                                                                          \
@@ -39,7 +44,7 @@ enum {
 	    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                    \
 	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                          \
 	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
-	    {"fanout", required_argument, NULL, 'f'},                                             \
+	    {"fanout", required_argument, NULL, OPT_FANOUT},                                      \
 	{                                                                                         \
 		"timeout", required_argument, NULL, 't'                                           \
 	}
@@ -50,6 +55,26 @@ void targets_fini(struct targets *t);
 /* Handle one option; returns 1 when it was a targets option, 0 when not
  * ours, or -1 after printing an error naming the option. */
 int targets_option(struct targets *t, int opt, const char *arg, const char *cmd);
+
+/* How a node-targeting command parses its options (targets_getopt). */
+struct targets_cmd {
+	const char *name;      /* "bench": errors say "clusterdoc bench: ..." */
+	const char *shortopts; /* TARGETS_SHORTOPTS "h" and the command's own */
+	void (*usage)(FILE *f, void *ctx);
+	/* The command's own option: 0, -1 after printing an error, or -2 when
+	 * it is not one (the usage goes to stderr). NULL: it has none. */
+	int (*own)(void *ctx, int opt, const char *arg);
+};
+
+/* The option loop every node-targeting command runs: getopt_long over s's
+ * table (the command's own options, the targets' and its groups'); -h and
+ * --help print the usage to stdout; each option goes to s's groups, then to
+ * targets_option, then to c->own; an unknown option prints the usage to
+ * stderr. Then an argument left over is an error, and the groups' finish
+ * runs. Returns 0 (targets_finish and the command's own checks are the
+ * caller's), 1 after --help, or -1 after printing an error. */
+int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct targets *t,
+                   void *ctx, int argc, char **argv);
 
 /* After option parsing: apply -x, fall back to $SLURM_JOB_NODELIST, find the
  * agent binary. Returns 0, or -1 after printing what to do. */

@@ -45,6 +45,9 @@ struct netcheck_opts {
 	                           NULL = the login python3 */
 };
 
+/* The highest MASTER_PORT candidate: the check also listens on port+10. */
+#define NETCHECK_PORT_MAX 65525
+
 void netcheck_opts_init(struct netcheck_opts *o);
 
 struct netcheck;

@@ -1,5 +1,5 @@
 /*
- * report.c - the --prom, --push and --junit options, and writing or pushing
+ * report.c - what --prom, --push and --junit ask for: writing or pushing
  * what report_check.c and report_bench.c built.
  */
 #include "report.h"
@@ -10,29 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-const char report_help[] =
-    "      --prom FILE          also write the results as Prometheus metrics, atomically\n"
-    "                           (for node_exporter's textfile collector)\n"
-    "      --push URL           also PUT the metrics to a Pushgateway at URL\n"
-    "      --junit FILE         also write the results as JUnit XML, for CI systems\n";
-
-int report_option(struct report_opts *o, int opt, const char *arg)
-{
-	switch (opt) {
-	case OPT_PROM:
-		o->prom_path = arg;
-		return 1;
-	case OPT_PUSH:
-		o->push_url = arg;
-		return 1;
-	case OPT_JUNIT:
-		o->junit_path = arg;
-		return 1;
-	default:
-		return 0;
-	}
-}
 
 int report_wanted(const struct report_opts *o)
 {

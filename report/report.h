@@ -8,39 +8,22 @@
 #ifndef CD_REPORT_H
 #define CD_REPORT_H
 
-#include <getopt.h>
-
 #include "collectives/bench.h"
 #include "junit.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
 #include "prom.h"
 
+/* What --prom, --push and --junit asked for (their parsing and help are the
+ * front end's: cli/opt_report.c). */
 struct report_opts {
 	const char *prom_path;  /* --prom FILE */
 	const char *push_url;   /* --push URL */
 	const char *junit_path; /* --junit FILE */
 };
 
-enum {
-	OPT_PROM = 1100, /* above every command's own options */
-	OPT_PUSH,
-	OPT_JUNIT,
-};
-#define REPORT_LONGOPTS                                                                           \
-	{"prom", required_argument, NULL, OPT_PROM}, {"push", required_argument, NULL, OPT_PUSH}, \
-	{                                                                                         \
-		"junit", required_argument, NULL, OPT_JUNIT                                       \
-	}
-
-/* Handle one option: 1 when it was a report option, 0 when not. */
-int report_option(struct report_opts *o, int opt, const char *arg);
-
 /* Whether any report was asked for. */
 int report_wanted(const struct report_opts *o);
-
-/* The option help of the three options. */
-extern const char report_help[];
 
 /* What a command knows at its end, for the reports. */
 struct report_run {

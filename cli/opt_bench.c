@@ -1,0 +1,138 @@
+/*
+ * opt_bench.c - the bench's option group (optgroups.h): the knobs of
+ * collectives/bench.h as `clusterdoc bench` and the TUI take them.
+ */
+#include "collectives/bench_agent.h"
+#include "optgroups.h"
+#include "targets.h"
+
+#include <string.h>
+
+static const struct optdef defs[] = {
+    {"minbytes", required_argument, 'b', "-b",
+     "  -b SIZE              smallest size per rank (default 8; K, M, G suffixes)\n"},
+    {"maxbytes", required_argument, 'e', "-e",
+     "  -e SIZE              largest size (default 256M)\n"},
+    {"stepfactor", required_argument, 'f', "-f",
+     "  -f N                 size factor (default 2)\n"},
+    {"backend", required_argument, BENCHOPT_BACKEND, "--backend",
+     "      --backend B      tcp, nccl or auto (default auto: nccl where every node\n"
+     "                       has it and a GPU, else tcp)\n"},
+    {"iters", required_argument, BENCHOPT_ITERS, "--iters",
+     "      --iters N        timed iterations per size (default 20)\n"},
+    {"warmup", required_argument, BENCHOPT_WARMUP, "--warmup",
+     "      --warmup N       untimed iterations first (default 5)\n"},
+    {"dtype", required_argument, BENCHOPT_DTYPE, "--dtype",
+     "      --dtype T        float, double, int32 or bfloat16 (default float)\n"},
+    {"ranks-per-node", required_argument, BENCHOPT_RANKS_PER_NODE, "--ranks-per-node",
+     "      --ranks-per-node N   tcp ranks on each node (default 1)\n"},
+    {"gpus-per-node", required_argument, BENCHOPT_GPUS_PER_NODE, "--gpus-per-node",
+     "      --gpus-per-node N    nccl ranks (one GPU each) per node (default: all)\n"},
+    {"iface", required_argument, BENCHOPT_IFACE, "--iface",
+     "      --iface NAME     the network to test (default: NCCL's pick on each node)\n"},
+    {"conns", required_argument, BENCHOPT_CONNS, "--conns",
+     "      --conns N        TCP connections per neighbour (default: the agent's)\n"},
+    {"pairs", no_argument, BENCHOPT_PAIRS, "--pairs",
+     "      --pairs          per-link bandwidth of every pair (ring neighbours beyond\n"
+     "                       --pairs-all-max nodes, default 16) at the largest size\n"},
+    {"pairs-all-max", required_argument, BENCHOPT_PAIRS_ALL_MAX, "--pairs-all-max", NULL},
+    {"no-check", no_argument, BENCHOPT_NO_CHECK, "--no-check",
+     "      --no-check       do not verify the results\n"},
+    {"stall-timeout", required_argument, BENCHOPT_STALL_TIMEOUT, "--stall-timeout",
+     "      --stall-timeout MS   a rank waiting this long without progress fails the\n"
+     "                       run (default 10000)\n"},
+};
+
+static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+{
+	struct bench_opts *o = dst;
+
+	switch (id) {
+	case 'b':
+	case 'e':
+		if (cli_parse_size(arg, id == 'b' ? &o->min_bytes : &o->max_bytes) < 0) {
+			fprintf(stderr, "clusterdoc %s: %s wants a size from 1 to 4G, not \"%s\"\n",
+			        cmd, shown, arg);
+			return -1;
+		}
+		return 0;
+	case 'f':
+		return cli_parse_int(cmd, shown, arg, 2, 1 << 20, &o->factor);
+	case BENCHOPT_BACKEND:
+		if (strcmp(arg, "tcp") == 0)
+			o->backend = BENCH_TCP;
+		else if (strcmp(arg, "nccl") == 0)
+			o->backend = BENCH_NCCL;
+		else if (strcmp(arg, "auto") == 0)
+			o->backend = BENCH_AUTO;
+		else {
+			fprintf(stderr, "clusterdoc %s: %s is tcp, nccl or auto\n", cmd, shown);
+			return -1;
+		}
+		return 0;
+	case BENCHOPT_ITERS:
+		return cli_parse_int(cmd, shown, arg, 1, 1000000, &o->iters);
+	case BENCHOPT_WARMUP:
+		return cli_parse_int(cmd, shown, arg, 0, 1000000, &o->warmup);
+	case BENCHOPT_RANKS_PER_NODE:
+		return cli_parse_int(cmd, shown, arg, 1, 64, &o->ranks_per_node);
+	case BENCHOPT_GPUS_PER_NODE:
+		return cli_parse_int(cmd, shown, arg, 1, 64, &o->gpus_per_node);
+	case BENCHOPT_CONNS:
+		return cli_parse_int(cmd, shown, arg, 1, 16, &o->conns);
+	case BENCHOPT_STALL_TIMEOUT:
+		return cli_parse_int(cmd, shown, arg, 100, 3600000, &o->stall_ms);
+	case BENCHOPT_PAIRS_ALL_MAX:
+		return cli_parse_int(cmd, shown, arg, 2, 4096, &o->pairs_all_max);
+	case BENCHOPT_IFACE:
+		o->iface = arg;
+		return 0;
+	case BENCHOPT_DTYPE:
+		if (coll_dtype_parse(arg, &o->dtype) < 0) {
+			fprintf(stderr, "clusterdoc %s: %s is float, double, int32 or bfloat16\n",
+			        cmd, shown);
+			return -1;
+		}
+		return 0;
+	case BENCHOPT_PAIRS:
+		o->pairs = 1;
+		return 0;
+	case BENCHOPT_NO_CHECK:
+		o->check = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int finish(void *dst, const char *cmd, const struct optset *s)
+{
+	const struct bench_opts *o = dst;
+
+	if (o->min_bytes > o->max_bytes) {
+		fprintf(stderr, "clusterdoc %s: %s is larger than %s\n", cmd, optset_shown(s, 'b'),
+		        optset_shown(s, 'e'));
+		return -1;
+	}
+	return 0;
+}
+
+const struct optgroup benchopt_group = {
+    .defs = defs,
+    .ndefs = CD_ARRAY_LEN(defs),
+    .parse = parse,
+    .finish = finish,
+};
+
+void benchopt_help(FILE *f, int first, int last)
+{
+	size_t i = 0;
+
+	while (i < CD_ARRAY_LEN(defs) && defs[i].id != first)
+		i++;
+	for (; i < CD_ARRAY_LEN(defs); i++) {
+		if (defs[i].help)
+			fputs(defs[i].help, f);
+		if (defs[i].id == last)
+			break;
+	}
+}

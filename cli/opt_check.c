@@ -1,0 +1,63 @@
+/*
+ * opt_check.c - the check's option group (optgroups.h): the knobs of
+ * probes/netcheck.h as check, env, fix and the TUI take them.
+ */
+#include "optgroups.h"
+#include "targets.h"
+
+static const struct optdef defs[] = {
+    {"master", required_argument, CHECKOPT_MASTER, "--master",
+     "      --master HOST        the node that will be rank 0 (default: the first)\n"},
+    {"port", required_argument, CHECKOPT_PORT, "--port",
+     "      --port N             the MASTER_PORT candidate (default 29500)\n"},
+    {"probe-timeout", required_argument, CHECKOPT_PROBE_TIMEOUT, "--probe-timeout",
+     "      --probe-timeout MS   deadline of each TCP attempt (default 3000)\n"},
+    {"no-firewall", no_argument, CHECKOPT_NO_FIREWALL, "--no-firewall",
+     "      --no-firewall        do not read the nodes' firewall rules\n"},
+    {"full-matrix-max", required_argument, CHECKOPT_FULL_MATRIX_MAX, "--full-matrix-max",
+     "      --full-matrix-max N  test every pair up to N nodes (default 64)\n"},
+    {"python", required_argument, CHECKOPT_PYTHON, "--python",
+     "      --python PATH        the interpreter on every node for the torch facts\n"
+     "                           (a conda env or venv; default: python3 in the login PATH)\n"},
+    {"deadline", required_argument, CHECKOPT_DEADLINE, "--deadline",
+     "      --deadline S         end the check after S seconds (default: none)\n"},
+    {"seed", required_argument, CHECKOPT_SEED, "--seed", NULL},
+};
+
+static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+{
+	struct checkopt_dst *d = dst;
+	int v;
+
+	switch (id) {
+	case CHECKOPT_MASTER:
+		*d->master = arg;
+		return 0;
+	case CHECKOPT_PORT:
+		return cli_parse_int(cmd, shown, arg, 1, NETCHECK_PORT_MAX, &d->o->master_port);
+	case CHECKOPT_PROBE_TIMEOUT:
+		return cli_parse_int(cmd, shown, arg, 50, 600000, &d->o->probe_timeout_ms);
+	case CHECKOPT_NO_FIREWALL:
+		d->o->no_firewall = 1;
+		return 0;
+	case CHECKOPT_FULL_MATRIX_MAX:
+		return cli_parse_int(cmd, shown, arg, 2, 100000, &d->o->full_matrix_max);
+	case CHECKOPT_PYTHON:
+		d->o->python = arg;
+		return 0;
+	case CHECKOPT_DEADLINE:
+		return cli_parse_int(cmd, shown, arg, 1, 86400, d->deadline_s);
+	case CHECKOPT_SEED:
+		if (cli_parse_int(cmd, shown, arg, 0, 1 << 30, &v) < 0)
+			return -1;
+		d->o->seed = (unsigned)v;
+		return 0;
+	}
+	return -1;
+}
+
+const struct optgroup checkopt_group = {
+    .defs = defs,
+    .ndefs = CD_ARRAY_LEN(defs),
+    .parse = parse,
+};

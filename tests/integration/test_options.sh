@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The option groups (cli/optgroups.h): every command that takes an option of a group parses it
+# the same way, with the same bounds and the same error. Only the head runs: no cluster, no
+# nodes are reached (each case fails, or is taken, before any connection).
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=options
+
+# opt CMD ARGS...: run the head with a node that is never reached; sets rc and err
+opt() {
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@" -w node1 2>&1 >/dev/null </dev/null)
+	rc=$?
+}
+
+t_a_port_above_65525_is_refused_by_every_command_that_takes_the_check_port() {
+	# the check also listens on port+10
+	local cmd
+	for cmd in check env fix tui; do
+		opt "$cmd" --port 65530
+		expect_eq "$rc" 2 "$cmd --port 65530: exit status" || return 1
+		expect_eq "$err" "clusterdoc $cmd: --port wants a number from 1 to 65525, not \"65530\"" \
+			"$cmd --port 65530: error" || return 1
+	done
+}
+
+t_the_tui_takes_port_65525_like_check() {
+	opt tui --port 65525
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" 'the TUI needs a terminal' "the error after the options were taken"
+}
+
+t_bench_minus_f_is_the_size_factor_and_fanout_the_fan_out() {
+	opt bench -f 1
+	expect_eq "$err" 'clusterdoc bench: -f wants a number from 2 to 1048576, not "1"' "-f 1" || return 1
+	opt bench --stepfactor 1
+	expect_eq "$err" 'clusterdoc bench: -f wants a number from 2 to 1048576, not "1"' "--stepfactor 1" || return 1
+	opt bench --fanout 0
+	expect_eq "$err" 'clusterdoc bench: invalid value "0" for -f' "--fanout 0 (the targets' error)" || return 1
+	opt check --fanout 0
+	expect_eq "$err" 'clusterdoc check: invalid value "0" for -f' "check --fanout 0"
+}
+
+t_the_bench_sizes_are_checked_alike_in_bench_and_the_tui() {
+	opt bench -b 1M -e 1K
+	expect_eq "$err" 'clusterdoc bench: -b is larger than -e' "bench" || return 1
+	opt tui --bench-min 1M --bench-max 1K
+	expect_eq "$err" 'clusterdoc tui: --bench-min is larger than --bench-max' "tui" || return 1
+	opt bench --iters 1000001
+	expect_eq "$err" 'clusterdoc bench: --iters wants a number from 1 to 1000000, not "1000001"' "bench --iters" || return 1
+	opt tui --bench-iters 1000001
+	expect_eq "$err" 'clusterdoc tui: --bench-iters wants a number from 1 to 1000000, not "1000001"' "tui --bench-iters"
+}
+
+t_the_job_options_are_checked_alike_in_mnist_and_the_tui() {
+	local cmd
+	for cmd in mnist tui; do
+		opt "$cmd" --mode fast
+		expect_eq "$err" "clusterdoc $cmd: --mode is torch, embedded or auto" "$cmd --mode" || return 1
+		opt "$cmd" --epochs 101
+		expect_eq "$err" "clusterdoc $cmd: --epochs wants a number from 1 to 100, not \"101\"" "$cmd --epochs" || return 1
+	done
+}
+
+itest_run_all
