@@ -42,7 +42,7 @@ static int64_t wall_ms(void)
 
 static size_t node_index(const struct pool_node *node)
 {
-	return (size_t)(uintptr_t)node_data(node);
+	return (size_t)(uintptr_t)sshpool_node_data(node);
 }
 
 static void node_finished(struct facts_run *r)
@@ -67,8 +67,8 @@ static void on_facts(struct pool_node *node, json_t *result, const char *code, c
 			r->skew_ms[i] = json_integer_value(wall) - wall_ms();
 		sshpool_close_node(node);
 		node_finished(r);
-	} else if (node_state(node) != NODE_FAILED) {
-		r->errors[i] = cd_asprintf("%s: %s", node_host(node), msg ? msg : "failed");
+	} else if (sshpool_node_state(node) != SSHPOOL_NODE_FAILED) {
+		r->errors[i] = cd_asprintf("%s: %s", sshpool_node_host(node), msg ? msg : "failed");
 		r->codes[i] = cd_strdup(code ? code : "agent");
 		sshpool_close_node(node);
 		node_finished(r);
@@ -105,7 +105,7 @@ static const char *str(json_t *o, const char *key)
 /* Why node i gave no facts: a failed request, or the node's own failure. */
 static const char *node_error_text(const struct facts_run *r, size_t i)
 {
-	return r->errors[i] ? r->errors[i] : node_error_message(r->nodes[i]);
+	return r->errors[i] ? r->errors[i] : sshpool_node_error_message(r->nodes[i]);
 }
 
 static void print_table(struct facts_run *r)
@@ -120,7 +120,8 @@ static void print_table(struct facts_run *r)
 		if (!f) {
 			const char *err = node_error_text(r, i);
 
-			printf("%-16s UNREACHABLE  %s\n", node_host(node), err ? err : "no answer");
+			printf("%-16s UNREACHABLE  %s\n", sshpool_node_host(node),
+			       err ? err : "no answer");
 			continue;
 		}
 		snprintf(mem, sizeof(mem), "%.1fG",
@@ -131,7 +132,7 @@ static void print_table(struct facts_run *r)
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
 		printf("%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
-		       node_host(node), str(f, "hostname"),
+		       sshpool_node_host(node), str(f, "hostname"),
 		       str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
 		       (long long)json_integer_value(json_object_get(f, "cpus")), mem,
 		       str(py, "version"), str(torch, "version"), str(nccl, "version"),
@@ -152,7 +153,7 @@ static void print_python_hints(const struct facts_run *r)
 			continue;
 		first = json_array_get(c, 0);
 		printf("%s: %s has no torch; torch is in %s (Python %s)%s: pass --python %s\n",
-		       node_host(r->nodes[i]), py ? py : "no python3", str(first, "path"),
+		       sshpool_node_host(r->nodes[i]), py ? py : "no python3", str(first, "path"),
 		       str(first, "version"), json_array_size(c) > 1 ? " and others" : "",
 		       str(first, "path"));
 	}
@@ -163,17 +164,18 @@ static void print_python_hints(const struct facts_run *r)
 static void print_agent_dirs(struct facts_run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		const char *dir = node_agent_dir(r->nodes[i]), *note = node_agent_note(r->nodes[i]);
-		size_t shared = node_agent_dir_shared(r->nodes[i]), j;
+		const char *dir = sshpool_node_agent_dir(r->nodes[i]),
+		           *note = sshpool_node_agent_note(r->nodes[i]);
+		size_t shared = sshpool_node_agent_dir_shared(r->nodes[i]), j;
 
 		if (note)
-			printf("%s: %s\n", node_host(r->nodes[i]), note);
+			printf("%s: %s\n", sshpool_node_host(r->nodes[i]), note);
 		if (!dir || shared < 2)
 			continue;
 		for (j = 0; j < i; j++)
-			if (node_agent_dir(r->nodes[j]) &&
-			    strcmp(node_agent_dir(r->nodes[j]), dir) == 0 &&
-			    node_agent_dir_shared(r->nodes[j]) == shared)
+			if (sshpool_node_agent_dir(r->nodes[j]) &&
+			    strcmp(sshpool_node_agent_dir(r->nodes[j]), dir) == 0 &&
+			    sshpool_node_agent_dir_shared(r->nodes[j]) == shared)
 				break;
 		if (j == i)
 			printf("agent cache %s: shared by %zu nodes\n", dir, shared);
@@ -192,23 +194,25 @@ static void print_json(struct facts_run *r)
 		const char *err = node_error_text(r, i);
 		const char *code;
 
-		json_object_set_new(o, "host", json_string(node_host(node)));
+		json_object_set_new(o, "host", json_string(sshpool_node_host(node)));
 		json_object_set_new(o, "reachable", json_boolean(r->facts[i] != NULL));
 		json_object_set_new(o, "error",
 		                    r->facts[i] || !err ? json_null() : json_string(err));
-		code = r->codes[i] ? r->codes[i] : node_error_code(node);
+		code = r->codes[i] ? r->codes[i] : sshpool_node_error_code(node);
 		json_object_set_new(o, "error_code",
 		                    r->facts[i] || !code ? json_null() : json_string(code));
-		json_object_set_new(o, "transport", json_string(node_transport(node)));
-		json_object_set_new(o, "agent_uploaded", json_boolean(node_uploaded(node)));
+		json_object_set_new(o, "transport", json_string(sshpool_node_transport(node)));
+		json_object_set_new(o, "agent_uploaded", json_boolean(sshpool_node_uploaded(node)));
 		json_object_set_new(o, "agent_dir",
-		                    node_agent_dir(node) ? json_string(node_agent_dir(node))
-		                                         : json_null());
+		                    sshpool_node_agent_dir(node)
+		                        ? json_string(sshpool_node_agent_dir(node))
+		                        : json_null());
 		json_object_set_new(o, "agent_dir_shared_by",
-		                    json_integer((json_int_t)node_agent_dir_shared(node)));
+		                    json_integer((json_int_t)sshpool_node_agent_dir_shared(node)));
 		json_object_set_new(o, "agent_note",
-		                    node_agent_note(node) ? json_string(node_agent_note(node))
-		                                          : json_null());
+		                    sshpool_node_agent_note(node)
+		                        ? json_string(sshpool_node_agent_note(node))
+		                        : json_null());
 		if (r->facts[i]) {
 			json_object_update_missing(o, r->facts[i]);
 			json_object_set_new(o, "clock_skew_ms", json_integer(r->skew_ms[i]));
@@ -292,7 +296,7 @@ int cmd_facts(int argc, char **argv)
 	r.skew_ms = cd_calloc(r.n, sizeof(*r.skew_ms));
 	for (size_t i = 0; i < r.n; i++) {
 		r.nodes[i] = sshpool_add(r.pool, r.t.hosts->names[i]);
-		node_set_data(r.nodes[i], (void *)(uintptr_t)i);
+		sshpool_node_set_data(r.nodes[i], (void *)(uintptr_t)i);
 	}
 	sshpool_start(r.pool, &handlers, &r);
 	if (r.done < r.n)

@@ -123,9 +123,9 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 1;
 	case OPT_SSH:
 		if (strcmp(arg, "libssh2") == 0) {
-			t->pool.backend = SSH_BACKEND_LIBSSH2;
+			t->pool.backend = SSHPOOL_BACKEND_LIBSSH2;
 		} else if (strcmp(arg, "openssh") == 0) {
-			t->pool.backend = SSH_BACKEND_OPENSSH;
+			t->pool.backend = SSHPOOL_BACKEND_OPENSSH;
 		} else {
 			fprintf(stderr,
 			        "clusterdoc %s: --ssh takes libssh2 or openssh, not \"%s\"\n", cmd,

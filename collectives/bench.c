@@ -113,7 +113,7 @@ static void close_busy(struct loop *loop, void *arg)
 		f = add_failure(b, -1, i, "unfinished");
 		snprintf(f->message, sizeof(f->message),
 		         "%s: still running %d ms after another rank failed; closed",
-		         b->job.nodes[i].pn ? node_host(b->job.nodes[i].pn) : "?",
+		         b->job.nodes[i].pn ? sshpool_node_host(b->job.nodes[i].pn) : "?",
 		         b->o.stall_ms + BENCH_GRACE_MS);
 		bn->gone = 1;
 		sshpool_close_node(b->job.nodes[i].pn);

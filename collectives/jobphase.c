@@ -12,7 +12,7 @@
 
 size_t jobphase_index(const struct pool_node *pn)
 {
-	return (size_t)(uintptr_t)node_data(pn);
+	return (size_t)(uintptr_t)sshpool_node_data(pn);
 }
 
 int jobphase_reply_failed(struct jobphase *jp, struct pool_node *pn, json_t *result,
@@ -22,11 +22,11 @@ int jobphase_reply_failed(struct jobphase *jp, struct pool_node *pn, json_t *res
 
 	if (result)
 		return 0;
-	if (node_state(pn) == NODE_FAILED) {
+	if (sshpool_node_state(pn) == SSHPOOL_NODE_FAILED) {
 		fanout_settle_all(jp->fan, jobphase_index(pn));
 		return 1;
 	}
-	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
+	snprintf(text, sizeof(text), "%s: %s failed: %s", sshpool_node_host(pn), what,
 	         msg ? msg : "no answer");
 	jp->ops->broke(jp->arg, jobphase_index(pn), code ? code : "agent", text);
 	if (jp->ops->close_on_error)
@@ -79,7 +79,7 @@ static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 	struct jobphase *jp = arg;
 	size_t i = jobphase_index(pn);
 
-	jp->ops->broke(jp->arg, i, node_error_code(pn), node_error_message(pn));
+	jp->ops->broke(jp->arg, i, sshpool_node_error_code(pn), sshpool_node_error_message(pn));
 	if (jp->ops->lost)
 		jp->ops->lost(jp->arg, i);
 }
@@ -99,7 +99,7 @@ void jobphase_init(struct jobphase *jp, struct sshpool *pool, const char *const 
 	jp->arg = arg;
 	for (size_t i = 0; i < n; i++) {
 		jp->nodes[i].pn = sshpool_add(pool, hosts[i]);
-		node_set_data(jp->nodes[i].pn, (void *)(uintptr_t)i);
+		sshpool_node_set_data(jp->nodes[i].pn, (void *)(uintptr_t)i);
 		fanout_expect(fan, i, with_info ? 2 : 1);
 	}
 }

@@ -150,9 +150,9 @@ static const char *shared_root(const struct mnist *m)
 static void choose_root(struct mnist *m, size_t i)
 {
 	struct mnist_node_state *mn = &m->nodes[i];
-	const char *dir = node_agent_dir(m->job.nodes[i].pn);
+	const char *dir = sshpool_node_agent_dir(m->job.nodes[i].pn);
 
-	if (!m->o.remote_root && node_agent_note(m->job.nodes[i].pn) && dir)
+	if (!m->o.remote_root && sshpool_node_agent_note(m->job.nodes[i].pn) && dir)
 		snprintf(mn->root, sizeof(mn->root), "%s/data", dir);
 	else
 		snprintf(mn->root, sizeof(mn->root), "%s", shared_root(m));
@@ -245,7 +245,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 			char text[CD_ERRLEN];
 
 			snprintf(text, sizeof(text), "%s: cannot listen for rank %d: %s",
-			         node_host(pn), rank,
+			         sshpool_node_host(pn), rank,
 			         json_string_value(json_object_get(l, "error")));
 			node_broke(m, i, "listen", text);
 			return;

@@ -61,7 +61,7 @@ struct mnist_opts {
 	                            NULL (default): per node, MNIST_REMOTE_ROOT, or
 	                            <agent dir>/data where the agent runs from a
 	                            fallback directory (a full or read-only
-	                            ~/.cache: node_agent_note) */
+	                            ~/.cache: sshpool_node_agent_note) */
 	struct mnist_data_opts data;
 	int timeout_ms;         /* the whole job once started; default 30 min */
 	int stall_ms;           /* no output from any node; default 5 min */

@@ -26,7 +26,7 @@ void sshpool_opts_init(struct sshpool_opts *o)
 	o->connect_timeout_ms = 10000;
 	o->auth_timeout_ms = 10000;
 	o->request_timeout_ms = 30000;
-	o->backend = SSH_BACKEND_LIBSSH2;
+	o->backend = SSHPOOL_BACKEND_LIBSSH2;
 	o->local_localhost = 1;
 }
 
@@ -91,45 +91,45 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 	return pool;
 }
 
-const char *node_host(const struct pool_node *node)
+const char *sshpool_node_host(const struct pool_node *node)
 {
 	return node->host;
 }
-enum node_state node_state(const struct pool_node *node)
+enum sshpool_node_state sshpool_node_state(const struct pool_node *node)
 {
 	return node->state;
 }
-const char *node_error_code(const struct pool_node *node)
+const char *sshpool_node_error_code(const struct pool_node *node)
 {
 	return node->error_code;
 }
-const char *node_error_message(const struct pool_node *node)
+const char *sshpool_node_error_message(const struct pool_node *node)
 {
 	return node->error_msg;
 }
-const char *node_hostkey_fp(const struct pool_node *node, const char **keytype)
+const char *sshpool_node_hostkey_fp(const struct pool_node *node, const char **keytype)
 {
 	if (keytype)
 		*keytype = node->conn.hostkey_type;
 	return node->conn.hostkey_fp;
 }
-json_t *node_hello(const struct pool_node *node)
+json_t *sshpool_node_hello(const struct pool_node *node)
 {
 	return node->hello;
 }
-int node_uploaded(const struct pool_node *node)
+int sshpool_node_uploaded(const struct pool_node *node)
 {
 	return node->uploaded;
 }
-const char *node_agent_dir(const struct pool_node *node)
+const char *sshpool_node_agent_dir(const struct pool_node *node)
 {
 	return node->dir;
 }
-const char *node_agent_note(const struct pool_node *node)
+const char *sshpool_node_agent_note(const struct pool_node *node)
 {
 	return node->note;
 }
-size_t node_agent_dir_shared(const struct pool_node *node)
+size_t sshpool_node_agent_dir_shared(const struct pool_node *node)
 {
 	const struct sshpool *pool = node->pool;
 	size_t n = 0;
@@ -140,15 +140,15 @@ size_t node_agent_dir_shared(const struct pool_node *node)
 		n += pool->nodes[i]->dir_id && strcmp(pool->nodes[i]->dir_id, node->dir_id) == 0;
 	return n;
 }
-const char *node_transport(const struct pool_node *node)
+const char *sshpool_node_transport(const struct pool_node *node)
 {
 	return node->conn.ops ? node->conn.ops->name : "none";
 }
-void node_set_data(struct pool_node *node, void *data)
+void sshpool_node_set_data(struct pool_node *node, void *data)
 {
 	node->data = data;
 }
-void *node_data(const struct pool_node *node)
+void *sshpool_node_data(const struct pool_node *node)
 {
 	return node->data;
 }
@@ -159,7 +159,7 @@ struct pool_node *sshpool_add(struct sshpool *pool, const char *host)
 
 	node->pool = pool;
 	node->host = cd_strdup(host);
-	node->state = NODE_QUEUED;
+	node->state = SSHPOOL_NODE_QUEUED;
 	node->next_id = 1;
 	node->ssh_g.pid = 0;
 	node->ssh_g.in_fd = node->ssh_g.out_fd = node->ssh_g.err_fd = node->ssh_g.pid_fd = -1;
@@ -178,13 +178,13 @@ size_t sshpool_busy(const struct sshpool *pool)
 	size_t busy = 0;
 
 	for (size_t i = 0; i < pool->n; i++)
-		busy += pool->nodes[i]->state < NODE_READY;
+		busy += pool->nodes[i]->state < SSHPOOL_NODE_READY;
 	return busy;
 }
 
 static int node_in_window(const struct pool_node *node)
 {
-	return node->state >= NODE_CONFIG && node->state < NODE_READY;
+	return node->state >= SSHPOOL_NODE_CONFIG && node->state < SSHPOOL_NODE_READY;
 }
 
 void pool_node_cancel_deadline(struct pool_node *node)
@@ -214,7 +214,7 @@ void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, .
 	char msg[CD_ERRLEN];
 	va_list ap;
 
-	if (node->state == NODE_FAILED || node->state == NODE_CLOSED)
+	if (node->state == SSHPOOL_NODE_FAILED || node->state == SSHPOOL_NODE_CLOSED)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -222,7 +222,7 @@ void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, .
 	if (node->role == UP_SENDING)
 		pool_node_release_waiters(node, 0);
 	node->role = UP_NONE;
-	node->state = NODE_FAILED;
+	node->state = SSHPOOL_NODE_FAILED;
 	node->error_code = cd_strdup(code);
 	node->error_msg = cd_strdup(msg);
 	pool_node_release(node);
@@ -275,7 +275,7 @@ static void ev_connected(struct conn *c)
 {
 	struct pool_node *node = c->owner;
 
-	node->state = NODE_AUTHENTICATING;
+	node->state = SSHPOOL_NODE_AUTHENTICATING;
 	pool_node_set_deadline(node, node->pool->opts.auth_timeout_ms, "handshake-timeout");
 }
 
@@ -291,7 +291,7 @@ static void ev_authenticated(struct conn *c)
 {
 	struct pool_node *node = c->owner;
 
-	node->state = NODE_STARTING;
+	node->state = SSHPOOL_NODE_STARTING;
 	pool_node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
 }
 
@@ -301,7 +301,7 @@ static void ev_closed(struct conn *c)
 	char last[200];
 
 	conn_stderr_last_line(c, last, sizeof(last));
-	if (node->state == NODE_CLOSED)
+	if (node->state == SSHPOOL_NODE_CLOSED)
 		return;
 	if (pool_node_agent_suspect(node))
 		return;
@@ -363,7 +363,7 @@ void pool_node_start_transport(struct pool_node *node)
 	cd_random_token(node->token, sizeof(node->token));
 	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
 		c->ops = &transport_local;
-	} else if (pool->opts.backend == SSH_BACKEND_OPENSSH) {
+	} else if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;
 	} else if (c->ssh.proxyjump) {
 		/* A jump host: OpenSSH does ProxyJump exactly as the user's own
@@ -399,7 +399,7 @@ void pool_node_connect(struct pool_node *node)
 	buf_init(&c->errtail, 4096);
 	if (c->ops == &transport_local) {
 		node->booted = 1; /* no bootstrap: the agent itself runs */
-		node->state = NODE_CONNECTING;
+		node->state = SSHPOOL_NODE_CONNECTING;
 	} else {
 		c->command = bootstrap_command(
 		    &pool->agents,
@@ -412,7 +412,7 @@ void pool_node_connect(struct pool_node *node)
 		free(node->boot_tmp);
 		node->boot_tmp = NULL;
 		node->boot_tmp_failed = 0;
-		node->state = NODE_CONNECTING;
+		node->state = SSHPOOL_NODE_CONNECTING;
 		/* openssh reports no phases: one deadline covers connect to login. */
 		if (c->ops == &transport_openssh)
 			pool_node_set_deadline(
@@ -425,7 +425,7 @@ void pool_node_connect(struct pool_node *node)
 	node->conn_started = 1;
 	if (c->ops->start(c) < 0)
 		return; /* already reported through ev_failed */
-	if (c->ops == &transport_local && node->state == NODE_STARTING)
+	if (c->ops == &transport_local && node->state == SSHPOOL_NODE_STARTING)
 		pool_node_send_hello(node);
 }
 
@@ -434,7 +434,7 @@ void pool_fill_window(struct sshpool *pool)
 	while (pool->active < (size_t)pool->opts.fanout && pool->next_queued < pool->n) {
 		struct pool_node *node = pool->nodes[pool->next_queued++];
 
-		if (node->state == NODE_QUEUED)
+		if (node->state == SSHPOOL_NODE_QUEUED)
 			pool_node_config_begin(node);
 	}
 }
@@ -448,11 +448,11 @@ void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void 
 
 void sshpool_close_node(struct pool_node *node)
 {
-	if (node->state == NODE_CLOSED || node->state == NODE_FAILED)
+	if (node->state == SSHPOOL_NODE_CLOSED || node->state == SSHPOOL_NODE_FAILED)
 		return;
 	if (node_in_window(node))
 		node->pool->active--;
-	node->state = NODE_CLOSED;
+	node->state = SSHPOOL_NODE_CLOSED;
 	pool_node_release(node);
 	pool_node_fail_pending(node, "closed", "the node was closed");
 	pool_fill_window(node->pool);
@@ -466,7 +466,7 @@ void sshpool_free(struct sshpool *pool)
 	for (size_t i = 0; i < pool->n; i++) {
 		struct pool_node *node = pool->nodes[i];
 
-		node->state = NODE_CLOSED;
+		node->state = SSHPOOL_NODE_CLOSED;
 		pool_node_release(node);
 		pool_node_fail_pending(node, "closed", "the pool was freed");
 		ssh_settings_fini(&node->conn.ssh);

@@ -24,14 +24,14 @@
 #include "loop.h"
 #include "transport.h"
 
-enum ssh_backend { SSH_BACKEND_LIBSSH2, SSH_BACKEND_OPENSSH };
+enum sshpool_backend { SSHPOOL_BACKEND_LIBSSH2, SSHPOOL_BACKEND_OPENSSH };
 
 struct sshpool_opts {
 	int fanout;             /* window, default 64 */
 	int connect_timeout_ms; /* default 10000 */
 	int auth_timeout_ms;    /* handshake + auth, default 10000 */
 	int request_timeout_ms; /* bootstrap and each request, default 30000 */
-	enum ssh_backend backend;
+	enum sshpool_backend backend;
 	const char *ssh_config; /* -F FILE or NULL */
 	const char *user;       /* -l USER or NULL */
 	int port;               /* -p PORT or 0 */
@@ -49,15 +49,15 @@ struct sshpool_opts {
 
 void sshpool_opts_init(struct sshpool_opts *o);
 
-enum node_state {
-	NODE_QUEUED,
-	NODE_CONFIG,
-	NODE_CONNECTING,
-	NODE_AUTHENTICATING,
-	NODE_STARTING,
-	NODE_READY,
-	NODE_CLOSED,
-	NODE_FAILED,
+enum sshpool_node_state {
+	SSHPOOL_NODE_QUEUED,
+	SSHPOOL_NODE_CONFIG,
+	SSHPOOL_NODE_CONNECTING,
+	SSHPOOL_NODE_AUTHENTICATING,
+	SSHPOOL_NODE_STARTING,
+	SSHPOOL_NODE_READY,
+	SSHPOOL_NODE_CLOSED,
+	SSHPOOL_NODE_FAILED,
 };
 
 struct sshpool;
@@ -66,7 +66,7 @@ struct pool_node;
 /* What the owner of the pool hears about nodes. */
 struct sshpool_handlers {
 	void (*ready)(struct sshpool *pool, struct pool_node *node, void *arg);
-	/* Called once per node that fails (node_error_code/message say why). */
+	/* Called once per node that fails (sshpool_node_error_code/message say why). */
 	void (*failed)(struct sshpool *pool, struct pool_node *node, void *arg);
 };
 
@@ -115,26 +115,26 @@ int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeo
 /* Politely end a node's agent (stdin closed) and mark it closed. */
 void sshpool_close_node(struct pool_node *node);
 
-const char *node_host(const struct pool_node *node);
-enum node_state node_state(const struct pool_node *node);
-const char *node_error_code(const struct pool_node *node);    /* NULL unless failed */
-const char *node_error_message(const struct pool_node *node); /* NULL unless failed */
-json_t *node_hello(const struct pool_node *node);             /* borrowed; NULL before ready */
+const char *sshpool_node_host(const struct pool_node *node);
+enum sshpool_node_state sshpool_node_state(const struct pool_node *node);
+const char *sshpool_node_error_code(const struct pool_node *node);    /* NULL unless failed */
+const char *sshpool_node_error_message(const struct pool_node *node); /* NULL unless failed */
+json_t *sshpool_node_hello(const struct pool_node *node); /* borrowed; NULL before ready */
 /* The host key the node offered ("SHA256:...", and its SSH type in
  * *keytype when not NULL); "" before the handshake or with openssh. */
-const char *node_hostkey_fp(const struct pool_node *node, const char **keytype);
-int node_uploaded(const struct pool_node *node); /* the agent was uploaded */
+const char *sshpool_node_hostkey_fp(const struct pool_node *node, const char **keytype);
+int sshpool_node_uploaded(const struct pool_node *node); /* the agent was uploaded */
 /* Where the node's agent runs from ("/root/.cache/clusterdoc"), NULL before
  * the bootstrap said or for the local transport. */
-const char *node_agent_dir(const struct pool_node *node);
+const char *sshpool_node_agent_dir(const struct pool_node *node);
 /* A fallback worth telling the user once ("~/.cache/clusterdoc: no space
  * left on device; the agent is kept in /tmp/clusterdoc-0 instead"), or NULL. */
-const char *node_agent_note(const struct pool_node *node);
+const char *sshpool_node_agent_note(const struct pool_node *node);
 /* How many nodes of the pool keep their agent in this node's directory
  * (the same marker: a shared home); 1 when not shared, 0 when unknown. */
-size_t node_agent_dir_shared(const struct pool_node *node);
-const char *node_transport(const struct pool_node *node);
-void node_set_data(struct pool_node *node, void *data);
-void *node_data(const struct pool_node *node);
+size_t sshpool_node_agent_dir_shared(const struct pool_node *node);
+const char *sshpool_node_transport(const struct pool_node *node);
+void sshpool_node_set_data(struct pool_node *node, void *data);
+void *sshpool_node_data(const struct pool_node *node);
 
 #endif

@@ -75,7 +75,7 @@ void pool_node_reboot(struct pool_node *node)
 		free(p);
 	}
 	node->pending_tail = NULL;
-	node->state = NODE_CONNECTING;
+	node->state = SSHPOOL_NODE_CONNECTING;
 	node->reboot_timer = loop_timer_add(node->pool->loop, 0, on_reboot, node);
 }
 
@@ -158,7 +158,8 @@ void pool_node_release_waiters(struct pool_node *node, int ok)
 	for (size_t i = 0; i < pool->n; i++) {
 		struct pool_node *w = pool->nodes[i];
 
-		if (w->role != UP_WAITING || w->state != NODE_STARTING || !same_upload(node, w))
+		if (w->role != UP_WAITING || w->state != SSHPOOL_NODE_STARTING ||
+		    !same_upload(node, w))
 			continue;
 		if (ok) {
 			node_look_again(w);
@@ -222,7 +223,8 @@ static void boot_on_missing(struct pool_node *node, const char *detail)
 	for (size_t i = 0; i < pool->n; i++) {
 		struct pool_node *o = pool->nodes[i];
 
-		if (o->role == UP_SENDING && o->state == NODE_STARTING && same_upload(node, o)) {
+		if (o->role == UP_SENDING && o->state == SSHPOOL_NODE_STARTING &&
+		    same_upload(node, o)) {
 			node->role = UP_WAITING;
 			if (node->conn.ops->upload_mode == UPLOAD_SFTP)
 				node->conn.ops->hold(&node->conn);
@@ -368,7 +370,7 @@ void pool_node_boot_input(struct pool_node *node)
 	const char *line;
 	ssize_t len;
 
-	while (!node->booted && node->state == NODE_STARTING &&
+	while (!node->booted && node->state == SSHPOOL_NODE_STARTING &&
 	       (len = buf_line(&c->in, &line)) >= 0) {
 		char copy[512];
 
@@ -376,7 +378,7 @@ void pool_node_boot_input(struct pool_node *node)
 		buf_consume(&c->in, (size_t)len + 1);
 		boot_line(node, copy, strlen(copy));
 	}
-	if (!node->booted && node->state == NODE_STARTING && c->in.len > 4096)
+	if (!node->booted && node->state == SSHPOOL_NODE_STARTING && c->in.len > 4096)
 		pool_node_fail(node, "agent", "%s: the login shell printed a line over 4 KiB",
 		               node->host);
 }

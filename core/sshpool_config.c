@@ -1,5 +1,5 @@
 /*
- * sshpool_config.c - a node's NODE_CONFIG phase (sshpool_internal.h): its
+ * sshpool_config.c - a node's SSHPOOL_NODE_CONFIG phase (sshpool_internal.h): its
  * ssh settings, from `ssh -G` (run as a loop child, under the connect
  * deadline) or OpenSSH's defaults, with the command line's -l, -p and -i
  * on top; then the transport starts.
@@ -122,13 +122,13 @@ void pool_node_config_begin(struct pool_node *node)
 	char *argv[8];
 	int n = 0;
 
-	node->state = NODE_CONFIG;
+	node->state = SSHPOOL_NODE_CONFIG;
 	pool->active++;
-	if (pool->opts.backend == SSH_BACKEND_OPENSSH || !pool->have_openssh ||
+	if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH || !pool->have_openssh ||
 	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {
 		/* The openssh backend reads ssh_config itself; without OpenSSH we
 		 * fall back to the defaults it would use. */
-		if (pool->opts.backend == SSH_BACKEND_OPENSSH) {
+		if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 			pool_node_reset_to_overrides(node);
 		} else {
 			const char *user = getenv("USER");

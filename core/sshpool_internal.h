@@ -5,9 +5,9 @@
  *   sshpool.c          the pool and each node's life: the window, the
  *                      deadlines, the transport and its events, failing
  *                      and closing
- *   sshpool_config.c   NODE_CONFIG: the node's ssh settings (`ssh -G`,
+ *   sshpool_config.c   SSHPOOL_NODE_CONFIG: the node's ssh settings (`ssh -G`,
  *                      then the command line's overrides)
- *   sshpool_boot.c     NODE_STARTING before the agent speaks: the
+ *   sshpool_boot.c     SSHPOOL_NODE_STARTING before the agent speaks: the
  *                      bootstrap's "CDBOOT" lines, the agent upload and
  *                      the nodes that share one agent directory
  *   sshpool_request.c  the agent protocol: hello, requests, their replies
@@ -45,7 +45,7 @@ struct pending {
 struct pool_node {
 	struct sshpool *pool;
 	char *host;
-	enum node_state state;
+	enum sshpool_node_state state;
 	struct conn conn;
 	int conn_started;
 	uint64_t deadline; /* the current phase's timer */
@@ -73,7 +73,7 @@ struct pool_node {
 	int booted;   /* the bootstrap said "exec": protocol lines follow */
 	long long next_id;
 	struct pending *pending, *pending_tail;
-	struct child ssh_g; /* `ssh -G` while in NODE_CONFIG */
+	struct child ssh_g; /* `ssh -G` while in SSHPOOL_NODE_CONFIG */
 	struct buf ssh_g_out;
 	void *data;
 };
@@ -112,7 +112,7 @@ void pool_node_start_transport(struct pool_node *node);
 void pool_node_connect(struct pool_node *node);
 
 /* sshpool_config.c */
-/* Enter NODE_CONFIG: find the node's settings, then start its transport. */
+/* Enter SSHPOOL_NODE_CONFIG: find the node's settings, then start its transport. */
 void pool_node_config_begin(struct pool_node *node);
 /* Stop `ssh -G` (if it runs) and free its output. */
 void pool_node_config_stop(struct pool_node *node);

@@ -97,7 +97,8 @@ void pool_node_proto_input(struct pool_node *node)
 	char err[CD_ERRLEN];
 	json_t *msg;
 
-	while (node->booted && (node->state == NODE_STARTING || node->state == NODE_READY)) {
+	while (node->booted &&
+	       (node->state == SSHPOOL_NODE_STARTING || node->state == SSHPOOL_NODE_READY)) {
 		int got = proto_next(&c->in, &msg, err, sizeof(err));
 
 		if (got == 0)
@@ -119,7 +120,7 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
 	json_t *proto, *sha;
 
 	if (!result) {
-		if (node->state != NODE_FAILED)
+		if (node->state != SSHPOOL_NODE_FAILED)
 			pool_node_fail(node, "agent", "%s: hello refused: %s", node->host,
 			               msg ? msg : "no reason");
 		return;
@@ -147,7 +148,7 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
 	}
 	node->hello = json_incref(result);
 	pool_node_cancel_deadline(node);
-	node->state = NODE_READY;
+	node->state = SSHPOOL_NODE_READY;
 	pool->active--;
 	if (pool->h && pool->h->ready)
 		pool->h->ready(pool, node, pool->harg);
@@ -187,7 +188,8 @@ int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeo
 {
 	struct pending *p;
 
-	if (node->state != NODE_READY && !(node->state == NODE_STARTING && node->booted)) {
+	if (node->state != SSHPOOL_NODE_READY &&
+	    !(node->state == SSHPOOL_NODE_STARTING && node->booted)) {
 		json_decref(req_take);
 		cb(node, NULL, "not-ready", "the node is not connected", arg);
 		return CD_ERR_AGAIN;

@@ -84,14 +84,14 @@ static void on_apply(struct pool_node *pn, json_t *res, const char *code, const 
 		r->status =
 		    json_is_true(json_object_get(res, "changed")) ? FIX_APPLIED : FIX_UNCHANGED;
 		if (r->status == FIX_APPLIED) {
-			struct fix_change *c = fix_journal_add(s->j, node_host(pn), a);
+			struct fix_change *c = fix_journal_add(s->j, sshpool_node_host(pn), a);
 			const char *bk = json_string_value(json_object_get(res, "backup"));
 
 			c->backup = bk ? cd_strdup(bk) : NULL;
 		}
 	} else if (json_integer_value(json_object_get(res, "status")) == 0 &&
 	           !json_is_true(json_object_get(res, "timed_out"))) {
-		struct fix_change *c = fix_journal_add(s->j, node_host(pn), a);
+		struct fix_change *c = fix_journal_add(s->j, sshpool_node_host(pn), a);
 
 		r->status = FIX_APPLIED;
 		fix_argv_free(c->undo);
@@ -135,7 +135,7 @@ void fix_run_apply_step(struct fx_node *x)
 				sha256_data_hex(a->before, a->before_len, expect);
 			else
 				snprintf(expect, sizeof(expect), "absent");
-			backup_path(s->plan->run, node_host(x->pn), a->path, backup,
+			backup_path(s->plan->run, sshpool_node_host(x->pn), a->path, backup,
 			            sizeof(backup));
 			fix_run_send(x,
 			             fix_run_req_file_write(
@@ -179,7 +179,7 @@ static long undo_index(const struct fx_node *x)
 	int seen = 0;
 
 	for (size_t k = j->nchanges; k-- > 0;) {
-		if (strcmp(j->changes[k].host, node_host(x->pn)) != 0)
+		if (strcmp(j->changes[k].host, sshpool_node_host(x->pn)) != 0)
 			continue;
 		if (seen++ == x->step)
 			return (long)k;

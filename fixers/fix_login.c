@@ -319,7 +319,7 @@ struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
 		snprintf(r->pw, FIX_PASSWORD_MAX, "%s", password);
 		r->po.password = r->pw;
 	}
-	r->po.backend = SSH_BACKEND_LIBSSH2; /* the openssh transport cannot take a password */
+	r->po.backend = SSHPOOL_BACKEND_LIBSSH2; /* the openssh transport cannot take a password */
 	r->po.hostkey_consent = consent_to_key;
 	r->po.consent_arg = &r->cons;
 	r->pool = sshpool_new(loop, &r->po, err, errlen);

@@ -59,7 +59,7 @@ void fix_run_node_done(struct fx_node *x)
 	if (x->finished)
 		return;
 	x->finished = 1;
-	if (x->pn && node_state(x->pn) == NODE_READY && x->s->mode == FX_UNDO)
+	if (x->pn && sshpool_node_state(x->pn) == SSHPOOL_NODE_READY && x->s->mode == FX_UNDO)
 		sshpool_close_node(x->pn);
 	fanout_settle(x->s->fan, x->i);
 }
@@ -108,7 +108,7 @@ struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
 	s->fan = fanout_new(loop, n, phase_done, s);
 	for (size_t i = 0; i < n; i++) {
 		s->nodes[i] = (struct fx_node){.s = s, .i = i, .pn = sshpool_add(pool, hosts[i])};
-		node_set_data(s->nodes[i].pn, &s->nodes[i]);
+		sshpool_node_set_data(s->nodes[i].pn, &s->nodes[i]);
 	}
 	return s;
 }
@@ -118,7 +118,7 @@ void fix_session_free(struct fix_session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		if (node_state(s->nodes[i].pn) == NODE_READY)
+		if (sshpool_node_state(s->nodes[i].pn) == SSHPOOL_NODE_READY)
 			sshpool_close_node(s->nodes[i].pn);
 		prep_reset(&s->nodes[i]);
 	}
@@ -136,7 +136,7 @@ static int node_skipped(const struct fix_session *s, size_t i)
 	if (s->mode == FX_APPLY)
 		return s->plan->nodes[i].nactions == 0;
 	for (size_t k = 0; k < s->uj->nchanges; k++)
-		if (strcmp(s->uj->changes[k].host, node_host(s->nodes[i].pn)) == 0)
+		if (strcmp(s->uj->changes[k].host, sshpool_node_host(s->nodes[i].pn)) == 0)
 			return 0;
 	return 1;
 }
@@ -163,7 +163,7 @@ void fix_run_node_fail(struct fx_node *x, const char *msg)
 			struct fix_result *r = &s->uresults[k];
 
 			if (r->status == FIX_PENDING &&
-			    strcmp(s->uj->changes[k].host, node_host(x->pn)) == 0) {
+			    strcmp(s->uj->changes[k].host, sshpool_node_host(x->pn)) == 0) {
 				r->status = FIX_FAILED;
 				snprintf(r->message, sizeof(r->message), "%s", msg);
 			}
@@ -174,7 +174,7 @@ void fix_run_node_fail(struct fx_node *x, const char *msg)
 
 static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
-	struct fx_node *x = node_data(pn);
+	struct fx_node *x = sshpool_node_data(pn);
 
 	if (x && !x->finished)
 		fix_run_step(x);
@@ -182,10 +182,10 @@ static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
 
 static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
-	struct fx_node *x = node_data(pn);
+	struct fx_node *x = sshpool_node_data(pn);
 
 	if (x && !x->finished)
-		fix_run_node_fail(x, node_error_message(pn));
+		fix_run_node_fail(x, sshpool_node_error_message(pn));
 }
 
 void fix_run_begin(struct fix_session *s)
@@ -215,11 +215,11 @@ void fix_run_begin(struct fix_session *s)
 
 		if (x->finished)
 			continue;
-		if (node_state(x->pn) == NODE_READY)
+		if (sshpool_node_state(x->pn) == SSHPOOL_NODE_READY)
 			fix_run_step(x);
 		else
-			fix_run_node_fail(x,
-			                  node_error_message(x->pn) ?: "the node's agent is gone");
+			fix_run_node_fail(x, sshpool_node_error_message(x->pn)
+			                         ?: "the node's agent is gone");
 	}
 }
 
@@ -288,7 +288,7 @@ void fix_run_sudo_refusal(struct fx_node *x, const char *const *argv, const char
 	sudocmd_line_for(x->user[0] ? x->user : "USER", argv, path, line, sizeof(line));
 	char *m =
 	    cd_asprintf("%s: sudo refused `%s` for %s (%s); allow it with the sudoers line: %s",
-	                node_host(x->pn), cmd, x->user[0] ? x->user : "this user",
+	                sshpool_node_host(x->pn), cmd, x->user[0] ? x->user : "this user",
 	                why && *why ? why : "refused", line);
 
 	snprintf(out, len, "%s", m);
@@ -365,7 +365,7 @@ static void build_checks(struct fx_node *x)
 	for (size_t k = 0; k < s->uj->nchanges; k++) {
 		const struct fix_change *c = &s->uj->changes[k];
 
-		if (!c->sudo || strcmp(c->host, node_host(x->pn)) != 0)
+		if (!c->sudo || strcmp(c->host, sshpool_node_host(x->pn)) != 0)
 			continue;
 		if (c->kind == FIX_FILE)
 			add_file_checks(x, c->path, c->after_exists, !c->before_exists, 0644);
@@ -439,7 +439,8 @@ void fix_run_prepare_step(struct fx_node *x)
 			    " (and %zu more: clusterdoc fix --sudoers --user %s prints every line)",
 			    x->nrefused - 1, x->user);
 		n = strlen(msg);
-		snprintf(msg + n, sizeof(msg) - n, "; nothing was changed on %s", node_host(x->pn));
+		snprintf(msg + n, sizeof(msg) - n, "; nothing was changed on %s",
+		         sshpool_node_host(x->pn));
 		fix_run_node_fail(x, msg);
 	} else {
 		x->prepared = 1;

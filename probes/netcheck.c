@@ -37,7 +37,7 @@ void netcheck_opts_init(struct netcheck_opts *o)
 
 size_t netcheck_index_of(const struct pool_node *pn)
 {
-	return (size_t)(uintptr_t)node_data(pn);
+	return (size_t)(uintptr_t)sshpool_node_data(pn);
 }
 
 static void start_phase(struct netcheck *c, enum netcheck_phase p);
@@ -68,11 +68,12 @@ static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
 	struct nm_node *n = &c->m->nodes[netcheck_index_of(pn)];
-	const char *type, *fp = node_hostkey_fp(pn, &type);
+	const char *type, *fp = sshpool_node_hostkey_fp(pn, &type);
 
 	snprintf(n->hostkey_type, sizeof(n->hostkey_type), "%s", type);
 	snprintf(n->hostkey_fp, sizeof(n->hostkey_fp), "%s", fp);
-	node_broke(c, netcheck_index_of(pn), node_error_code(pn), node_error_message(pn));
+	node_broke(c, netcheck_index_of(pn), sshpool_node_error_code(pn),
+	           sshpool_node_error_message(pn));
 }
 
 /* A request's error: the node's own failure is reported by on_failed. */
@@ -83,9 +84,9 @@ int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *resu
 
 	if (result)
 		return 0;
-	if (node_state(pn) == NODE_FAILED)
+	if (sshpool_node_state(pn) == SSHPOOL_NODE_FAILED)
 		return 1;
-	snprintf(text, sizeof(text), "%s: %s failed: %s", node_host(pn), what,
+	snprintf(text, sizeof(text), "%s: %s failed: %s", sshpool_node_host(pn), what,
 	         msg ? msg : "no answer");
 	node_broke(c, netcheck_index_of(pn), code ? code : "agent", text);
 	sshpool_close_node(pn);
@@ -142,7 +143,7 @@ static const struct sshpool_handlers pool_handlers = {.ready = on_ready, .failed
 int netcheck_node_live(const struct netcheck *c, size_t i)
 {
 	return c->m->nodes[i].probed && !c->m->nodes[i].error[0] &&
-	       node_state(c->nodes[i].pn) == NODE_READY;
+	       sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY;
 }
 
 static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
@@ -316,7 +317,7 @@ static void start_phase(struct netcheck *c, enum netcheck_phase p)
 	if (p == PHASE_DONE) {
 		deadline_stop(c);
 		for (size_t i = 0; i < c->n; i++) {
-			if (node_state(c->nodes[i].pn) == NODE_READY)
+			if (sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY)
 				sshpool_close_node(c->nodes[i].pn);
 		}
 		c->done(c->arg);
@@ -349,7 +350,7 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	c->phase_start = cd_now_ms();
 	for (size_t i = 0; i < c->n; i++) {
 		c->nodes[i].pn = sshpool_add(pool, m->nodes[i].host);
-		node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
+		sshpool_node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
 		fanout_expect(c->fan, i, 2); /* facts, netprobe */
 	}
 	fanout_begin(c->fan);
@@ -367,20 +368,20 @@ enum netcheck_stage netcheck_node_stage(const struct netcheck *c, size_t i)
 		return n->probed ? NCS_DONE : NCS_FAILED;
 	if (n->probed)
 		return c->phase == PHASE_PROBE ? NCS_PROBING : NCS_MATRIX;
-	switch (node_state(c->nodes[i].pn)) {
-	case NODE_QUEUED:
+	switch (sshpool_node_state(c->nodes[i].pn)) {
+	case SSHPOOL_NODE_QUEUED:
 		return NCS_QUEUED;
-	case NODE_CONFIG:
-	case NODE_CONNECTING:
+	case SSHPOOL_NODE_CONFIG:
+	case SSHPOOL_NODE_CONNECTING:
 		return NCS_CONNECTING;
-	case NODE_AUTHENTICATING:
+	case SSHPOOL_NODE_AUTHENTICATING:
 		return NCS_AUTH;
-	case NODE_STARTING:
+	case SSHPOOL_NODE_STARTING:
 		return NCS_STARTING;
-	case NODE_READY:
+	case SSHPOOL_NODE_READY:
 		return NCS_PROBING;
-	case NODE_CLOSED:
-	case NODE_FAILED:
+	case SSHPOOL_NODE_CLOSED:
+	case SSHPOOL_NODE_FAILED:
 		break;
 	}
 	return NCS_FAILED;

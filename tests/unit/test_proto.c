@@ -325,8 +325,8 @@ static void on_pool_failed(struct sshpool *pool, struct pool_node *node, void *a
 	struct pool_run *pr = arg;
 
 	pr->node_failed = 1;
-	snprintf(pr->node_code, sizeof(pr->node_code), "%s", node_error_code(node));
-	snprintf(pr->node_msg, sizeof(pr->node_msg), "%s", node_error_message(node));
+	snprintf(pr->node_code, sizeof(pr->node_code), "%s", sshpool_node_error_code(node));
+	snprintf(pr->node_msg, sizeof(pr->node_msg), "%s", sshpool_node_error_message(node));
 }
 
 static const struct sshpool_handlers pool_handlers = {.ready = on_pool_ready,
