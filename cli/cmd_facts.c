@@ -24,7 +24,7 @@ struct facts_run {
 	const char *python; /* --python PATH, or NULL */
 	struct loop *loop;
 	struct sshpool *pool;
-	struct pool_node **nodes;
+	struct sshpool_node **nodes;
 	json_t **facts; /* per node, NULL until answered */
 	char **errors;  /* per node message for a failed request */
 	char **codes;   /* per node error code for a failed request */
@@ -40,7 +40,7 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static size_t node_index(const struct pool_node *node)
+static size_t node_index(const struct sshpool_node *node)
 {
 	return (size_t)(uintptr_t)sshpool_node_data(node);
 }
@@ -51,7 +51,7 @@ static void node_finished(struct facts_run *r)
 		loop_stop(r->loop);
 }
 
-static void on_facts(struct pool_node *node, json_t *result, const char *code, const char *msg,
+static void on_facts(struct sshpool_node *node, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct facts_run *r = arg;
@@ -76,7 +76,7 @@ static void on_facts(struct pool_node *node, json_t *result, const char *code, c
 	/* A failed node is counted by on_failed. */
 }
 
-static void on_ready(struct sshpool *pool, struct pool_node *node, void *arg)
+static void on_ready(struct sshpool *pool, struct sshpool_node *node, void *arg)
 {
 	struct facts_run *r = arg;
 	json_t *req = proto_request(0, "facts");
@@ -88,7 +88,7 @@ static void on_ready(struct sshpool *pool, struct pool_node *node, void *arg)
 	sshpool_request(node, req, r->t.pool.request_timeout_ms, on_facts, r);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *node, void *arg)
+static void on_failed(struct sshpool *pool, struct sshpool_node *node, void *arg)
 {
 	node_finished(arg);
 }
@@ -113,7 +113,7 @@ static void print_table(struct facts_run *r)
 	printf("%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
 	       "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
-		struct pool_node *node = r->nodes[i];
+		struct sshpool_node *node = r->nodes[i];
 		json_t *f = r->facts[i], *torch, *nccl, *py;
 		char mem[16], skew[16];
 
@@ -189,7 +189,7 @@ static void print_json(struct facts_run *r)
 	json_t *arr = json_object_get(doc, "nodes");
 
 	for (size_t i = 0; i < r->n; i++) {
-		struct pool_node *node = r->nodes[i];
+		struct sshpool_node *node = r->nodes[i];
 		json_t *o = json_object();
 		const char *err = node_error_text(r, i);
 		const char *code;

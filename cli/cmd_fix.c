@@ -431,7 +431,7 @@ static int undo(struct fix_cli *c, struct fix_journal *j)
 	struct fix_result *results = cd_calloc(j->nchanges + 1, sizeof(*results));
 	struct phase ph = {.loop = loop_new()};
 	struct sshpool *pool;
-	struct fix_session *s = NULL;
+	struct fix_run *s = NULL;
 	char err[CD_ERRLEN];
 	int rc = 2, failed = 0, skipped = 0;
 
@@ -440,8 +440,8 @@ static int undo(struct fix_cli *c, struct fix_journal *j)
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
-	s = fix_session_new(ph.loop, pool, hosts, n);
-	fix_session_undo(s, j, results, phase_done, &ph);
+	s = fix_run_new(ph.loop, pool, hosts, n);
+	fix_run_undo(s, j, results, phase_done, &ph);
 	phase_wait(&ph);
 	printf("undo of run %s:\n", j->run);
 	for (size_t k = 0; k < j->nchanges; k++) {
@@ -464,7 +464,7 @@ static int undo(struct fix_cli *c, struct fix_journal *j)
 	}
 	rc = failed || skipped ? 1 : 0;
 out:
-	fix_session_free(s);
+	fix_run_free(s);
 	sshpool_free(pool);
 	loop_free(ph.loop);
 	free(results);

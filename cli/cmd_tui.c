@@ -120,7 +120,7 @@ static int parse_options(struct tui_run *r, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct session_opts *so = &r->o.session;
+	struct tui_session_opts *so = &r->o.session;
 	struct checkopt_dst ck = {
 	    .o = &so->check, .master = &r->master, .deadline_s = &so->deadline_s};
 	static const struct targets_cmd c = {

@@ -93,7 +93,7 @@ static void on_broke(void *arg, size_t i, const char *code, const char *msg)
 static const struct jobphase_ops job_ops = {
     .info_cmd = "bench_caps", .broke = on_broke, .close_on_error = 1};
 
-static int reply_failed(struct bench *b, struct pool_node *pn, json_t *result, const char *code,
+static int reply_failed(struct bench *b, struct sshpool_node *pn, json_t *result, const char *code,
                         const char *msg, const char *what)
 {
 	return jobphase_reply_failed(&b->job, pn, result, code, msg, what);
@@ -123,7 +123,7 @@ static void close_busy(struct loop *loop, void *arg)
 
 /* ---------------------------------------------------------------- listen */
 
-static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_listen(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                       void *arg)
 {
 	struct bench *b = arg;
@@ -149,7 +149,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 	fanout_settle(b->fan, i);
 }
 
-static void on_nccl_id(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_nccl_id(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                        void *arg)
 {
 	struct bench *b = arg;
@@ -221,7 +221,7 @@ static void sizes_moved(struct bench *b, size_t i, size_t done)
 
 /* bench_run's interim progress (bench_agent.h): an answer that does not
  * parse is no progress. */
-static void on_run_progress(struct pool_node *pn, json_t *progress, void *arg)
+static void on_run_progress(struct sshpool_node *pn, json_t *progress, void *arg)
 {
 	json_t *done = json_object_get(progress, "sizes_done");
 
@@ -244,7 +244,7 @@ static size_t answered_sizes(json_t *ranks)
 	return least;
 }
 
-static void on_run(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_run(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                    void *arg)
 {
 	struct bench *b = arg;

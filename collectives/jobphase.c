@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-size_t jobphase_index(const struct pool_node *pn)
+size_t jobphase_index(const struct sshpool_node *pn)
 {
 	return (size_t)(uintptr_t)sshpool_node_data(pn);
 }
 
-int jobphase_reply_failed(struct jobphase *jp, struct pool_node *pn, json_t *result,
+int jobphase_reply_failed(struct jobphase *jp, struct sshpool_node *pn, json_t *result,
                           const char *code, const char *msg, const char *what)
 {
 	char text[CD_ERRLEN];
@@ -34,7 +34,7 @@ int jobphase_reply_failed(struct jobphase *jp, struct pool_node *pn, json_t *res
 	return 1;
 }
 
-static void on_probe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_probe(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct jobphase *jp = arg;
@@ -47,7 +47,7 @@ static void on_probe(struct pool_node *pn, json_t *result, const char *code, con
 }
 
 /* The second request's answer. */
-static void on_info(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_info(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                     void *arg)
 {
 	struct jobphase *jp = arg;
@@ -59,7 +59,7 @@ static void on_info(struct pool_node *pn, json_t *result, const char *code, cons
 	fanout_settle(jp->fan, i);
 }
 
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_ready(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
 	struct jobphase *jp = arg;
 	json_t *req = proto_request(0, "netprobe");
@@ -74,7 +74,7 @@ static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
 	sshpool_request(pn, req, jp->timeout_ms, on_info, jp);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_failed(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
 	struct jobphase *jp = arg;
 	size_t i = jobphase_index(pn);

@@ -37,7 +37,7 @@ struct jobphase_ops {
 
 /* A node as the shared phases see it. */
 struct jobphase_node {
-	struct pool_node *pn;
+	struct sshpool_node *pn;
 	json_t *probe; /* netprobe's answer; NULL until it came */
 	json_t *info;  /* the second request's answer; NULL until it came */
 };
@@ -67,7 +67,7 @@ void jobphase_start(struct jobphase *jp, struct sshpool *pool);
 void jobphase_fini(struct jobphase *jp);
 
 /* The index of a pool node added by jobphase_init. */
-size_t jobphase_index(const struct pool_node *pn);
+size_t jobphase_index(const struct sshpool_node *pn);
 
 /*
  * The rule for a reply (sshpool_reply_cb's arguments): 0 when result is an
@@ -76,7 +76,7 @@ size_t jobphase_index(const struct pool_node *pn);
  * otherwise broke is called with "host: <what> failed: <msg>" and code
  * ("agent" when NULL), and with ops->close_on_error the node is closed.
  */
-int jobphase_reply_failed(struct jobphase *jp, struct pool_node *pn, json_t *result,
+int jobphase_reply_failed(struct jobphase *jp, struct sshpool_node *pn, json_t *result,
                           const char *code, const char *msg, const char *what);
 
 #endif

@@ -109,7 +109,7 @@ static const struct jobphase_ops job_ops = {
     .info_cmd = "facts", .info_args = facts_args, .broke = on_broke, .lost = on_lost};
 
 /* 1 when the answer is a failure (and the node is then out). */
-int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
+int mnist_reply_failed(struct mnist *m, struct sshpool_node *pn, json_t *result, const char *code,
                        const char *msg, const char *what)
 {
 	return jobphase_reply_failed(&m->job, pn, result, code, msg, what);
@@ -227,7 +227,7 @@ static void send_pushes(struct mnist *m)
 
 /* ---------------------------------------------------------------- listen */
 
-static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_listen(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                       void *arg)
 {
 	struct mnist *m = arg;
@@ -274,7 +274,7 @@ static void send_listens(struct mnist *m)
 
 /* ---------------------------------------------------------------- start */
 
-static void on_started(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_started(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                        void *arg)
 {
 	struct mnist *m = arg;

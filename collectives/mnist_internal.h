@@ -41,7 +41,7 @@ struct push;
  * few in flight) and `file_commit` for those not already there. done runs
  * once. The push must outlive the pool's callbacks (free it after the pool).
  */
-struct push *push_start(struct pool_node *pn, struct push_file *files, size_t n, int timeout_ms,
+struct push *push_start(struct sshpool_node *pn, struct push_file *files, size_t n, int timeout_ms,
                         push_done_cb done, void *arg, size_t node);
 int push_files_sent(const struct push *p);
 long long push_bytes_sent(const struct push *p);
@@ -103,7 +103,7 @@ void mnist_fail_run(struct mnist *m, const char *fmt, ...) __attribute__((format
 void mnist_node_error(struct mnist *m, size_t i, const char *code, const char *msg);
 /* 1 when a reply is a failure; the node is then out (and the run failed
  * when the job was running). */
-int mnist_reply_failed(struct mnist *m, struct pool_node *pn, json_t *result, const char *code,
+int mnist_reply_failed(struct mnist *m, struct sshpool_node *pn, json_t *result, const char *code,
                        const char *msg, const char *what);
 /* End the run when nothing runs any more: the report is final, done is
  * called once. */

@@ -57,7 +57,7 @@ static const char *chunk_text(struct push_file *f, size_t k, size_t *raw_len)
 }
 
 struct push {
-	struct pool_node *pn;
+	struct sshpool_node *pn;
 	struct push_file *files;
 	size_t nfiles, file, node;
 	size_t next_chunk, acked;
@@ -94,7 +94,7 @@ static int failed(struct push *p, json_t *result, const char *code, const char *
 	return 1;
 }
 
-static void on_commit(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_commit(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                       void *arg)
 {
 	struct push *p = arg;
@@ -119,7 +119,7 @@ static void send_commit(struct push *p)
 
 static void send_chunks(struct push *p);
 
-static void on_put(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_put(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                    void *arg)
 {
 	struct push *p = arg;
@@ -156,7 +156,7 @@ static void send_chunks(struct push *p)
 	}
 }
 
-static void on_stat(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_stat(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                     void *arg)
 {
 	struct push *p = arg;
@@ -192,7 +192,7 @@ static void next_file(struct push *p)
 	sshpool_request(p->pn, req, p->timeout_ms, on_stat, p);
 }
 
-struct push *push_start(struct pool_node *pn, struct push_file *files, size_t n, int timeout_ms,
+struct push *push_start(struct sshpool_node *pn, struct push_file *files, size_t n, int timeout_ms,
                         push_done_cb done, void *arg, size_t node)
 {
 	struct push *p = cd_calloc(1, sizeof(*p));

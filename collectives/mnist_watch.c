@@ -105,7 +105,7 @@ static void node_ended(struct mnist *m, size_t i, json_t *result)
 	}
 }
 
-static void on_poll(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_poll(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                     void *arg)
 {
 	struct mnist *m = arg;
@@ -155,7 +155,7 @@ void mnist_begin_stop(struct mnist *m, int now)
 	}
 }
 
-static void on_stopped(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_stopped(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                        void *arg)
 {
 	struct mnist *m = arg;

@@ -91,45 +91,45 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 	return pool;
 }
 
-const char *sshpool_node_host(const struct pool_node *node)
+const char *sshpool_node_host(const struct sshpool_node *node)
 {
 	return node->host;
 }
-enum sshpool_node_state sshpool_node_state(const struct pool_node *node)
+enum sshpool_node_state sshpool_node_state(const struct sshpool_node *node)
 {
 	return node->state;
 }
-const char *sshpool_node_error_code(const struct pool_node *node)
+const char *sshpool_node_error_code(const struct sshpool_node *node)
 {
 	return node->error_code;
 }
-const char *sshpool_node_error_message(const struct pool_node *node)
+const char *sshpool_node_error_message(const struct sshpool_node *node)
 {
 	return node->error_msg;
 }
-const char *sshpool_node_hostkey_fp(const struct pool_node *node, const char **keytype)
+const char *sshpool_node_hostkey_fp(const struct sshpool_node *node, const char **keytype)
 {
 	if (keytype)
 		*keytype = node->conn.hostkey_type;
 	return node->conn.hostkey_fp;
 }
-json_t *sshpool_node_hello(const struct pool_node *node)
+json_t *sshpool_node_hello(const struct sshpool_node *node)
 {
 	return node->hello;
 }
-int sshpool_node_uploaded(const struct pool_node *node)
+int sshpool_node_uploaded(const struct sshpool_node *node)
 {
 	return node->uploaded;
 }
-const char *sshpool_node_agent_dir(const struct pool_node *node)
+const char *sshpool_node_agent_dir(const struct sshpool_node *node)
 {
 	return node->dir;
 }
-const char *sshpool_node_agent_note(const struct pool_node *node)
+const char *sshpool_node_agent_note(const struct sshpool_node *node)
 {
 	return node->note;
 }
-size_t sshpool_node_agent_dir_shared(const struct pool_node *node)
+size_t sshpool_node_agent_dir_shared(const struct sshpool_node *node)
 {
 	const struct sshpool *pool = node->pool;
 	size_t n = 0;
@@ -140,22 +140,22 @@ size_t sshpool_node_agent_dir_shared(const struct pool_node *node)
 		n += pool->nodes[i]->dir_id && strcmp(pool->nodes[i]->dir_id, node->dir_id) == 0;
 	return n;
 }
-const char *sshpool_node_transport(const struct pool_node *node)
+const char *sshpool_node_transport(const struct sshpool_node *node)
 {
 	return node->conn.ops ? node->conn.ops->name : "none";
 }
-void sshpool_node_set_data(struct pool_node *node, void *data)
+void sshpool_node_set_data(struct sshpool_node *node, void *data)
 {
 	node->data = data;
 }
-void *sshpool_node_data(const struct pool_node *node)
+void *sshpool_node_data(const struct sshpool_node *node)
 {
 	return node->data;
 }
 
-struct pool_node *sshpool_add(struct sshpool *pool, const char *host)
+struct sshpool_node *sshpool_add(struct sshpool *pool, const char *host)
 {
-	struct pool_node *node = cd_calloc(1, sizeof(*node));
+	struct sshpool_node *node = cd_calloc(1, sizeof(*node));
 
 	node->pool = pool;
 	node->host = cd_strdup(host);
@@ -182,18 +182,18 @@ size_t sshpool_busy(const struct sshpool *pool)
 	return busy;
 }
 
-static int node_in_window(const struct pool_node *node)
+static int node_in_window(const struct sshpool_node *node)
 {
 	return node->state >= SSHPOOL_NODE_CONFIG && node->state < SSHPOOL_NODE_READY;
 }
 
-void pool_node_cancel_deadline(struct pool_node *node)
+void pool_node_cancel_deadline(struct sshpool_node *node)
 {
 	loop_timer_cancel(node->pool->loop, node->deadline);
 	node->deadline = 0;
 }
 
-void pool_node_release(struct pool_node *node)
+void pool_node_release(struct sshpool_node *node)
 {
 	pool_node_cancel_deadline(node);
 	if (node->reboot_timer) {
@@ -207,7 +207,7 @@ void pool_node_release(struct pool_node *node)
 	}
 }
 
-void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
+void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt, ...)
 {
 	struct sshpool *pool = node->pool;
 	int was_in_window = node_in_window(node);
@@ -236,7 +236,7 @@ void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, .
 
 static void on_deadline(struct loop *loop, void *arg)
 {
-	struct pool_node *node = arg;
+	struct sshpool_node *node = arg;
 	static const struct {
 		const char *code, *what;
 	} phases[] = {
@@ -255,7 +255,7 @@ static void on_deadline(struct loop *loop, void *arg)
 	pool_node_fail(node, node->deadline_code, "%s: %s within the deadline", node->host, what);
 }
 
-void pool_node_set_deadline(struct pool_node *node, int ms, const char *code)
+void pool_node_set_deadline(struct sshpool_node *node, int ms, const char *code)
 {
 	pool_node_cancel_deadline(node);
 	node->deadline_code = code;
@@ -266,14 +266,14 @@ void pool_node_set_deadline(struct pool_node *node, int ms, const char *code)
  * exec, then protocol messages (both may come in one read). */
 static void ev_data(struct conn *c)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 
 	pool_node_boot_input(node);
 	pool_node_proto_input(node);
 }
 static void ev_connected(struct conn *c)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 
 	node->state = SSHPOOL_NODE_AUTHENTICATING;
 	pool_node_set_deadline(node, node->pool->opts.auth_timeout_ms, "handshake-timeout");
@@ -282,14 +282,14 @@ static void ev_connected(struct conn *c)
 /* Same budget as the handshake: only the name of what timed out changes. */
 static void ev_handshaken(struct conn *c)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 
 	node->deadline_code = "auth-timeout";
 }
 
 static void ev_authenticated(struct conn *c)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 
 	node->state = SSHPOOL_NODE_STARTING;
 	pool_node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
@@ -297,7 +297,7 @@ static void ev_authenticated(struct conn *c)
 
 static void ev_closed(struct conn *c)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 	char last[200];
 
 	conn_stderr_last_line(c, last, sizeof(last));
@@ -321,7 +321,7 @@ static void ev_closed(struct conn *c)
 
 static void ev_failed(struct conn *c, const char *code, const char *msg)
 {
-	struct pool_node *node = c->owner;
+	struct sshpool_node *node = c->owner;
 
 	if (node->role == UP_SENDING && node->conn.ops->upload_mode == UPLOAD_SFTP &&
 	    strcmp(code, "upload") == 0 && node->up_tmp) {
@@ -350,7 +350,7 @@ static const struct conn_events node_events = {
     .failed = ev_failed,
 };
 
-void pool_node_start_transport(struct pool_node *node)
+void pool_node_start_transport(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	struct conn *c = &node->conn;
@@ -380,7 +380,7 @@ void pool_node_start_transport(struct pool_node *node)
 
 /* Connect with the transport chosen, and run the bootstrap: the first time,
  * and again on a fresh connection after a fallback or a bad cached agent. */
-void pool_node_connect(struct pool_node *node)
+void pool_node_connect(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	struct conn *c = &node->conn;
@@ -432,7 +432,7 @@ void pool_node_connect(struct pool_node *node)
 void pool_fill_window(struct sshpool *pool)
 {
 	while (pool->active < (size_t)pool->opts.fanout && pool->next_queued < pool->n) {
-		struct pool_node *node = pool->nodes[pool->next_queued++];
+		struct sshpool_node *node = pool->nodes[pool->next_queued++];
 
 		if (node->state == SSHPOOL_NODE_QUEUED)
 			pool_node_config_begin(node);
@@ -446,7 +446,7 @@ void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void 
 	pool_fill_window(pool);
 }
 
-void sshpool_close_node(struct pool_node *node)
+void sshpool_close_node(struct sshpool_node *node)
 {
 	if (node->state == SSHPOOL_NODE_CLOSED || node->state == SSHPOOL_NODE_FAILED)
 		return;
@@ -464,7 +464,7 @@ void sshpool_free(struct sshpool *pool)
 		return;
 	pool->h = NULL;
 	for (size_t i = 0; i < pool->n; i++) {
-		struct pool_node *node = pool->nodes[i];
+		struct sshpool_node *node = pool->nodes[i];
 
 		node->state = SSHPOOL_NODE_CLOSED;
 		pool_node_release(node);

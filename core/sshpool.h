@@ -61,23 +61,23 @@ enum sshpool_node_state {
 };
 
 struct sshpool;
-struct pool_node;
+struct sshpool_node;
 
 /* What the owner of the pool hears about nodes. */
 struct sshpool_handlers {
-	void (*ready)(struct sshpool *pool, struct pool_node *node, void *arg);
+	void (*ready)(struct sshpool *pool, struct sshpool_node *node, void *arg);
 	/* Called once per node that fails (sshpool_node_error_code/message say why). */
-	void (*failed)(struct sshpool *pool, struct pool_node *node, void *arg);
+	void (*failed)(struct sshpool *pool, struct sshpool_node *node, void *arg);
 };
 
 /* A reply callback gets the response's "result" (borrowed) when ok, or NULL
  * with code/msg set when the request failed or the node went away. */
-typedef void (*sshpool_reply_cb)(struct pool_node *node, json_t *result, const char *code,
+typedef void (*sshpool_reply_cb)(struct sshpool_node *node, json_t *result, const char *code,
                                  const char *msg, void *arg);
 
 /* A progress callback gets the "progress" object (borrowed) of an interim
  * message for a request still awaited (proto.h). */
-typedef void (*sshpool_progress_cb)(struct pool_node *node, json_t *progress, void *arg);
+typedef void (*sshpool_progress_cb)(struct sshpool_node *node, json_t *progress, void *arg);
 
 /* Returns NULL with a message in err when the agent binary cannot be read. */
 struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, char *err,
@@ -86,7 +86,7 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 void sshpool_free(struct sshpool *pool);
 
 /* Add a node by the name the user gave (an ssh_config alias, a hostname or an address). */
-struct pool_node *sshpool_add(struct sshpool *pool, const char *host);
+struct sshpool_node *sshpool_add(struct sshpool *pool, const char *host);
 /* Start connecting; events arrive through h while the loop runs. */
 void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void *arg);
 /* Nodes neither ready, closed nor failed. */
@@ -98,8 +98,8 @@ size_t sshpool_busy(const struct sshpool *pool);
  * deadline, the node failing). A request that times out fails the node:
  * an agent that misses a deadline is not trusted with the next request.
  */
-int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
-                    void *arg);
+int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
+                    sshpool_reply_cb cb, void *arg);
 
 /*
  * sshpool_request that asks for interim progress: the request is sent with
@@ -110,31 +110,31 @@ int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, ss
  * ignored; a malformed message (proto_progress_get) fails the node with
  * "protocol", as any malformed line does.
  */
-int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeout_ms,
+int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int timeout_ms,
                              sshpool_progress_cb progress_cb, sshpool_reply_cb cb, void *arg);
 /* Politely end a node's agent (stdin closed) and mark it closed. */
-void sshpool_close_node(struct pool_node *node);
+void sshpool_close_node(struct sshpool_node *node);
 
-const char *sshpool_node_host(const struct pool_node *node);
-enum sshpool_node_state sshpool_node_state(const struct pool_node *node);
-const char *sshpool_node_error_code(const struct pool_node *node);    /* NULL unless failed */
-const char *sshpool_node_error_message(const struct pool_node *node); /* NULL unless failed */
-json_t *sshpool_node_hello(const struct pool_node *node); /* borrowed; NULL before ready */
+const char *sshpool_node_host(const struct sshpool_node *node);
+enum sshpool_node_state sshpool_node_state(const struct sshpool_node *node);
+const char *sshpool_node_error_code(const struct sshpool_node *node);    /* NULL unless failed */
+const char *sshpool_node_error_message(const struct sshpool_node *node); /* NULL unless failed */
+json_t *sshpool_node_hello(const struct sshpool_node *node); /* borrowed; NULL before ready */
 /* The host key the node offered ("SHA256:...", and its SSH type in
  * *keytype when not NULL); "" before the handshake or with openssh. */
-const char *sshpool_node_hostkey_fp(const struct pool_node *node, const char **keytype);
-int sshpool_node_uploaded(const struct pool_node *node); /* the agent was uploaded */
+const char *sshpool_node_hostkey_fp(const struct sshpool_node *node, const char **keytype);
+int sshpool_node_uploaded(const struct sshpool_node *node); /* the agent was uploaded */
 /* Where the node's agent runs from ("/root/.cache/clusterdoc"), NULL before
  * the bootstrap said or for the local transport. */
-const char *sshpool_node_agent_dir(const struct pool_node *node);
+const char *sshpool_node_agent_dir(const struct sshpool_node *node);
 /* A fallback worth telling the user once ("~/.cache/clusterdoc: no space
  * left on device; the agent is kept in /tmp/clusterdoc-0 instead"), or NULL. */
-const char *sshpool_node_agent_note(const struct pool_node *node);
+const char *sshpool_node_agent_note(const struct sshpool_node *node);
 /* How many nodes of the pool keep their agent in this node's directory
  * (the same marker: a shared home); 1 when not shared, 0 when unknown. */
-size_t sshpool_node_agent_dir_shared(const struct pool_node *node);
-const char *sshpool_node_transport(const struct pool_node *node);
-void sshpool_node_set_data(struct pool_node *node, void *data);
-void *sshpool_node_data(const struct pool_node *node);
+size_t sshpool_node_agent_dir_shared(const struct sshpool_node *node);
+const char *sshpool_node_transport(const struct sshpool_node *node);
+void sshpool_node_set_data(struct sshpool_node *node, void *data);
+void *sshpool_node_data(const struct sshpool_node *node);
 
 #endif

@@ -45,7 +45,7 @@ static int boot_path_ok(const char *p)
  * inside a transport callback, which may still use the conn). */
 static void on_reboot(struct loop *loop, void *arg)
 {
-	struct pool_node *node = arg;
+	struct sshpool_node *node = arg;
 
 	node->reboot_timer = 0;
 	pool_node_connect(node);
@@ -53,7 +53,7 @@ static void on_reboot(struct loop *loop, void *arg)
 
 /* Run the bootstrap again on a fresh connection (after a fallback, or to
  * replace a bad cached agent), at most BOOT_RUNS_MAX runs in all. */
-void pool_node_reboot(struct pool_node *node)
+void pool_node_reboot(struct sshpool_node *node)
 {
 	if (node->role == UP_SENDING)
 		pool_node_release_waiters(node, 0);
@@ -80,7 +80,7 @@ void pool_node_reboot(struct pool_node *node)
 }
 
 /* DIR cannot take an agent (CODE): remember it in words, skip it next time. */
-static void node_skip_dir(struct pool_node *node, const char *code, const char *dir)
+static void node_skip_dir(struct sshpool_node *node, const char *code, const char *dir)
 {
 	char *s = cd_asprintf("%s%s|", node->skip ? node->skip : "|", dir);
 	char *n = cd_asprintf("%s%s%s: %s", node->skip_notes ? node->skip_notes : "",
@@ -92,7 +92,7 @@ static void node_skip_dir(struct pool_node *node, const char *code, const char *
 	node->skip_notes = n;
 }
 
-static void node_stream_agent(struct pool_node *node)
+static void node_stream_agent(struct sshpool_node *node)
 {
 	const struct agent_bin *bin = node->bin;
 
@@ -108,7 +108,7 @@ static void node_stream_agent(struct pool_node *node)
 
 /* Upload this node's agent to its temp name (the bootstrap then checks and
  * installs it: by its stdin for a stream, on the next run for SFTP). */
-static void node_send_agent(struct pool_node *node)
+static void node_send_agent(struct sshpool_node *node)
 {
 	node->role = UP_SENDING;
 	if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
@@ -128,7 +128,7 @@ static void node_send_agent(struct pool_node *node)
 }
 
 /* Look in the directory again: the node sharing it put the agent there. */
-static void node_look_again(struct pool_node *node)
+static void node_look_again(struct sshpool_node *node)
 {
 	node->role = UP_NONE;
 	if (node->conn.ops->upload_mode == UPLOAD_STREAM) {
@@ -139,7 +139,7 @@ static void node_look_again(struct pool_node *node)
 	}
 }
 
-static int same_upload(const struct pool_node *a, const struct pool_node *b)
+static int same_upload(const struct sshpool_node *a, const struct sshpool_node *b)
 {
 	return a != b && a->bin == b->bin && a->dir_id && b->dir_id &&
 	       strcmp(a->dir_id, "-") != 0 && strcmp(a->dir_id, b->dir_id) == 0;
@@ -149,14 +149,14 @@ static int same_upload(const struct pool_node *a, const struct pool_node *b)
  * The node that uploaded into a shared directory is done: the nodes that
  * waited for it look again (ok), or one of them uploads in its place.
  */
-void pool_node_release_waiters(struct pool_node *node, int ok)
+void pool_node_release_waiters(struct sshpool_node *node, int ok)
 {
 	struct sshpool *pool = node->pool;
-	struct pool_node *next = NULL;
+	struct sshpool_node *next = NULL;
 
 	node->role = UP_NONE;
 	for (size_t i = 0; i < pool->n; i++) {
-		struct pool_node *w = pool->nodes[i];
+		struct sshpool_node *w = pool->nodes[i];
 
 		if (w->role != UP_WAITING || w->state != SSHPOOL_NODE_STARTING ||
 		    !same_upload(node, w))
@@ -176,7 +176,7 @@ void pool_node_release_waiters(struct pool_node *node, int ok)
  * directory's marker into id; returns PATH, or NULL when the detail has
  * not that shape or names no agent of the set.
  */
-static const char *boot_agent_path(struct pool_node *node, const char *detail, char id[40])
+static const char *boot_agent_path(struct sshpool_node *node, const char *detail, char id[40])
 {
 	char sha[65] = "";
 	int off = 0;
@@ -199,7 +199,7 @@ static const char *boot_code_dir(const char *detail, char code[16])
 
 /* "missing SHA ID TMP": upload, unless a node sharing the directory
  * already does; then wait for it. */
-static void boot_on_missing(struct pool_node *node, const char *detail)
+static void boot_on_missing(struct sshpool_node *node, const char *detail)
 {
 	struct sshpool *pool = node->pool;
 	char id[40] = "";
@@ -221,7 +221,7 @@ static void boot_on_missing(struct pool_node *node, const char *detail)
 	free(node->dir_id);
 	node->dir_id = cd_strdup(id);
 	for (size_t i = 0; i < pool->n; i++) {
-		struct pool_node *o = pool->nodes[i];
+		struct sshpool_node *o = pool->nodes[i];
 
 		if (o->role == UP_SENDING && o->state == SSHPOOL_NODE_STARTING &&
 		    same_upload(node, o)) {
@@ -235,7 +235,7 @@ static void boot_on_missing(struct pool_node *node, const char *detail)
 }
 
 /* "exec SHA ID DIR": the agent starts in DIR. */
-static void boot_on_exec(struct pool_node *node, const char *detail)
+static void boot_on_exec(struct sshpool_node *node, const char *detail)
 {
 	char id[40] = "";
 	const char *dir = boot_agent_path(node, detail, id);
@@ -268,7 +268,7 @@ static void boot_on_exec(struct pool_node *node, const char *detail)
 }
 
 /* "skip CODE DIR": DIR cannot take a new agent; the bootstrap goes on. */
-static void boot_on_skip(struct pool_node *node, const char *detail)
+static void boot_on_skip(struct sshpool_node *node, const char *detail)
 {
 	char code[16] = "";
 	const char *dir = boot_code_dir(detail, code);
@@ -278,7 +278,7 @@ static void boot_on_skip(struct pool_node *node, const char *detail)
 }
 
 /* "fail CODE DIR": writing into DIR failed; try the next directory. */
-static void boot_on_fail(struct pool_node *node, const char *detail)
+static void boot_on_fail(struct sshpool_node *node, const char *detail)
 {
 	char code[16] = "";
 	const char *dir = boot_code_dir(detail, code);
@@ -294,14 +294,14 @@ static void boot_on_fail(struct pool_node *node, const char *detail)
 }
 
 /* "nowhere": no directory can take the agent. */
-static void boot_on_nowhere(struct pool_node *node, const char *detail)
+static void boot_on_nowhere(struct sshpool_node *node, const char *detail)
 {
 	pool_node_fail(node, "upload", "%s: no directory can take the agent: %s", node->host,
 	               node->skip_notes ? node->skip_notes : "none is writable");
 }
 
 /* "arch M": the set has no agent for the node's `uname -m`. */
-static void boot_on_arch(struct pool_node *node, const char *detail)
+static void boot_on_arch(struct sshpool_node *node, const char *detail)
 {
 	char archs[128];
 
@@ -314,7 +314,7 @@ static void boot_on_arch(struct pool_node *node, const char *detail)
 
 static const struct {
 	const char *word;
-	void (*on)(struct pool_node *node, const char *detail);
+	void (*on)(struct sshpool_node *node, const char *detail);
 } boot_words[] = {
     {.word = "exec", .on = boot_on_exec},       {.word = "missing", .on = boot_on_missing},
     {.word = "skip", .on = boot_on_skip},       {.word = "fail", .on = boot_on_fail},
@@ -323,7 +323,7 @@ static const struct {
 
 /* A line before the agent runs: "CDBOOT <word> [detail]", or what the
  * login shell prints first (a bounded number of lines). */
-static void boot_line(struct pool_node *node, const char *line, size_t len)
+static void boot_line(struct sshpool_node *node, const char *line, size_t len)
 {
 	char word[16] = "", detail[480] = "";
 
@@ -351,7 +351,7 @@ static void boot_line(struct pool_node *node, const char *line, size_t len)
  * longer. Run the bootstrap again with a fresh upload, once. Returns 1 when
  * that was done.
  */
-int pool_node_agent_suspect(struct pool_node *node)
+int pool_node_agent_suspect(struct sshpool_node *node)
 {
 	if (!node->booted || node->hello || node->force || !node->bin ||
 	    node->conn.ops == &transport_local)
@@ -364,7 +364,7 @@ int pool_node_agent_suspect(struct pool_node *node)
 	return 1;
 }
 
-void pool_node_boot_input(struct pool_node *node)
+void pool_node_boot_input(struct sshpool_node *node)
 {
 	struct conn *c = &node->conn;
 	const char *line;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-void pool_node_config_stop(struct pool_node *node)
+void pool_node_config_stop(struct sshpool_node *node)
 {
 	struct loop *loop = node->pool->loop;
 
@@ -27,7 +27,7 @@ void pool_node_config_stop(struct pool_node *node)
 }
 
 /* Settings for the transport: what ssh -G said, then our command line on top. */
-static void node_apply_overrides(struct pool_node *node)
+static void node_apply_overrides(struct sshpool_node *node)
 {
 	const struct sshpool_opts *o = &node->pool->opts;
 	struct ssh_settings *s = &node->conn.ssh;
@@ -52,7 +52,7 @@ static void node_apply_overrides(struct pool_node *node)
 
 /* Settings for a transport that reads ssh_config itself: only what our
  * command line sets (port 0 = ssh_config decides). */
-void pool_node_reset_to_overrides(struct pool_node *node)
+void pool_node_reset_to_overrides(struct sshpool_node *node)
 {
 	ssh_settings_fini(&node->conn.ssh);
 	ssh_settings_init(&node->conn.ssh);
@@ -60,7 +60,7 @@ void pool_node_reset_to_overrides(struct pool_node *node)
 	node_apply_overrides(node);
 }
 
-static void ssh_g_done(struct pool_node *node)
+static void ssh_g_done(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	char err[CD_ERRLEN], how[64];
@@ -91,7 +91,7 @@ static void ssh_g_done(struct pool_node *node)
 
 static void on_ssh_g(struct loop *loop, int fd, short revents, void *arg)
 {
-	struct pool_node *node = arg;
+	struct sshpool_node *node = arg;
 
 	if (fd == node->ssh_g.out_fd) {
 		ssize_t n = buf_read_fd(&node->ssh_g_out, fd);
@@ -115,7 +115,7 @@ static void on_ssh_g(struct loop *loop, int fd, short revents, void *arg)
 	}
 }
 
-void pool_node_config_begin(struct pool_node *node)
+void pool_node_config_begin(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	char err[CD_ERRLEN];

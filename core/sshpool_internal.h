@@ -33,7 +33,7 @@ enum upload_role {
 };
 
 struct pending {
-	struct pool_node *node;
+	struct sshpool_node *node;
 	long long id;
 	sshpool_reply_cb cb;
 	sshpool_progress_cb progress_cb; /* NULL: progress not asked for */
@@ -42,7 +42,7 @@ struct pending {
 	struct pending *next;
 };
 
-struct pool_node {
+struct sshpool_node {
 	struct sshpool *pool;
 	char *host;
 	enum sshpool_node_state state;
@@ -84,7 +84,7 @@ struct sshpool {
 	struct conn_config cfg;
 	const struct sshpool_handlers *h;
 	void *harg;
-	struct pool_node **nodes;
+	struct sshpool_node **nodes;
 	size_t n, cap;
 	size_t next_queued; /* index of the first node not yet started */
 	size_t active;      /* nodes between config and ready */
@@ -98,47 +98,47 @@ struct sshpool {
 void pool_fill_window(struct sshpool *pool);
 /* Fail the node once (code, message): release it, fail its requests, tell
  * the owner, and let the next queued node in. Nothing after a failure. */
-void pool_node_fail(struct pool_node *node, const char *code, const char *fmt, ...)
+void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Stop the node's timers, `ssh -G` and transport (its state stays). */
-void pool_node_release(struct pool_node *node);
+void pool_node_release(struct sshpool_node *node);
 /* The current phase's deadline: code is the failure's code when it fires. */
-void pool_node_set_deadline(struct pool_node *node, int ms, const char *code);
-void pool_node_cancel_deadline(struct pool_node *node);
+void pool_node_set_deadline(struct sshpool_node *node, int ms, const char *code);
+void pool_node_cancel_deadline(struct sshpool_node *node);
 /* Choose the node's transport (its settings are known), then connect. */
-void pool_node_start_transport(struct pool_node *node);
+void pool_node_start_transport(struct sshpool_node *node);
 /* Connect and run the bootstrap: the first time, and again on a fresh
  * connection after a fallback or a bad cached agent. */
-void pool_node_connect(struct pool_node *node);
+void pool_node_connect(struct sshpool_node *node);
 
 /* sshpool_config.c */
 /* Enter SSHPOOL_NODE_CONFIG: find the node's settings, then start its transport. */
-void pool_node_config_begin(struct pool_node *node);
+void pool_node_config_begin(struct sshpool_node *node);
 /* Stop `ssh -G` (if it runs) and free its output. */
-void pool_node_config_stop(struct pool_node *node);
+void pool_node_config_stop(struct sshpool_node *node);
 /* Only the command line's settings (for a transport that reads
  * ssh_config itself). */
-void pool_node_reset_to_overrides(struct pool_node *node);
+void pool_node_reset_to_overrides(struct sshpool_node *node);
 
 /* sshpool_boot.c */
 /* Consume the bootstrap's lines from the conn's input, until it says exec. */
-void pool_node_boot_input(struct pool_node *node);
+void pool_node_boot_input(struct sshpool_node *node);
 /* Run the bootstrap again on a fresh connection, from the loop's next
  * turn; after BOOT_RUNS_MAX runs the node fails instead. */
-void pool_node_reboot(struct pool_node *node);
+void pool_node_reboot(struct sshpool_node *node);
 /* The node that uploaded into a shared directory is done: the nodes that
  * waited for it look again (ok), or one of them uploads in its place. */
-void pool_node_release_waiters(struct pool_node *node, int ok);
+void pool_node_release_waiters(struct sshpool_node *node, int ok);
 /* A cached agent that never said hello (or is another build) is replaced
  * by a fresh upload, once. Returns 1 when that was started. */
-int pool_node_agent_suspect(struct pool_node *node);
+int pool_node_agent_suspect(struct sshpool_node *node);
 
 /* sshpool_request.c */
 /* Consume the agent's protocol messages from the conn's input. */
-void pool_node_proto_input(struct pool_node *node);
+void pool_node_proto_input(struct sshpool_node *node);
 /* Say hello to the agent that just started (readiness follows its reply). */
-void pool_node_send_hello(struct pool_node *node);
+void pool_node_send_hello(struct sshpool_node *node);
 /* Fail every pending request, without touching the node's state. */
-void pool_node_fail_pending(struct pool_node *node, const char *code, const char *msg);
+void pool_node_fail_pending(struct sshpool_node *node, const char *code, const char *msg);
 
 #endif

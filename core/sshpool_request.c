@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 /* Fail every pending request, without touching the node's state. */
-void pool_node_fail_pending(struct pool_node *node, const char *code, const char *msg)
+void pool_node_fail_pending(struct sshpool_node *node, const char *code, const char *msg)
 {
 	struct pending *p;
 
@@ -24,7 +24,7 @@ void pool_node_fail_pending(struct pool_node *node, const char *code, const char
 }
 
 /* Queue msg for the agent; a message over the cap fails the node. */
-static void node_write(struct pool_node *node, json_t *msg)
+static void node_write(struct sshpool_node *node, json_t *msg)
 {
 	char err[CD_ERRLEN];
 
@@ -34,7 +34,7 @@ static void node_write(struct pool_node *node, json_t *msg)
 		node->conn.ops->flush(&node->conn);
 }
 
-static void node_on_reply(struct pool_node *node, json_t *msg)
+static void node_on_reply(struct sshpool_node *node, json_t *msg)
 {
 	struct pending *p = node->pending;
 	long long id = json_integer_value(json_object_get(msg, "id"));
@@ -62,7 +62,7 @@ static void node_on_reply(struct pool_node *node, json_t *msg)
 
 /* Interim progress: for the request it names when that one is awaited and
  * asked for it; anything else is dropped. */
-static void node_on_progress(struct pool_node *node, json_t *msg, json_t *progress)
+static void node_on_progress(struct sshpool_node *node, json_t *msg, json_t *progress)
 {
 	long long id = json_integer_value(json_object_get(msg, "id"));
 
@@ -77,7 +77,7 @@ static void node_on_progress(struct pool_node *node, json_t *msg, json_t *progre
 
 /* Every message from the agent, whatever the transport: progress or a
  * response. */
-static void node_on_message(struct pool_node *node, json_t *msg)
+static void node_on_message(struct sshpool_node *node, json_t *msg)
 {
 	char err[CD_ERRLEN];
 	json_t *progress;
@@ -91,7 +91,7 @@ static void node_on_message(struct pool_node *node, json_t *msg)
 		node_on_reply(node, msg);
 }
 
-void pool_node_proto_input(struct pool_node *node)
+void pool_node_proto_input(struct sshpool_node *node)
 {
 	struct conn *c = &node->conn;
 	char err[CD_ERRLEN];
@@ -111,7 +111,7 @@ void pool_node_proto_input(struct pool_node *node)
 		json_decref(msg);
 	}
 }
-static void on_hello(struct pool_node *node, json_t *result, const char *code, const char *msg,
+static void on_hello(struct sshpool_node *node, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct sshpool *pool = node->pool;
@@ -155,7 +155,7 @@ static void on_hello(struct pool_node *node, json_t *result, const char *code, c
 	pool_fill_window(pool);
 }
 
-void pool_node_send_hello(struct pool_node *node)
+void pool_node_send_hello(struct sshpool_node *node)
 {
 	json_t *req = proto_request(0, "hello");
 
@@ -170,20 +170,20 @@ void pool_node_send_hello(struct pool_node *node)
 static void on_request_timeout(struct loop *loop, void *arg)
 {
 	struct pending *p = arg;
-	struct pool_node *node = p->node;
+	struct sshpool_node *node = p->node;
 
 	p->timer = 0;
 	pool_node_fail(node, "request-timeout", "%s: the agent did not answer request %lld in time",
 	               node->host, p->id);
 }
 
-int sshpool_request(struct pool_node *node, json_t *req_take, int timeout_ms, sshpool_reply_cb cb,
-                    void *arg)
+int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
+                    sshpool_reply_cb cb, void *arg)
 {
 	return sshpool_request_progress(node, req_take, timeout_ms, NULL, cb, arg);
 }
 
-int sshpool_request_progress(struct pool_node *node, json_t *req_take, int timeout_ms,
+int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int timeout_ms,
                              sshpool_progress_cb progress_cb, sshpool_reply_cb cb, void *arg)
 {
 	struct pending *p;

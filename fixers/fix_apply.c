@@ -1,5 +1,5 @@
 /*
- * fix_apply.c - apply a plan and undo a journal in a fix session
+ * fix_apply.c - apply a plan and undo a journal in a fix run
  * (fix_run.h): each node's changes in order, after the sudo pre-check,
  * each journalled as it succeeds; an undo takes a node's changes back,
  * newest first.
@@ -66,11 +66,11 @@ static char **resolve_undo(char **undo, const char *out)
 	return v;
 }
 
-static void on_apply(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+static void on_apply(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                      void *arg)
 {
-	struct fx_node *x = arg;
-	struct fix_session *s = x->s;
+	struct fix_run_node *x = arg;
+	struct fix_run *s = x->s;
 	const struct fix_action *a = &s->plan->nodes[x->i].actions[x->step];
 	struct fix_result *r = &s->results[x->i][x->step];
 	char err[CD_ERRLEN];
@@ -109,9 +109,9 @@ static void on_apply(struct pool_node *pn, json_t *res, const char *code, const 
 	fix_run_step(x);
 }
 
-void fix_run_apply_step(struct fx_node *x)
+void fix_run_apply_step(struct fix_run_node *x)
 {
-	struct fix_session *s = x->s;
+	struct fix_run *s = x->s;
 	const struct fix_node_plan *np = &s->plan->nodes[x->i];
 
 	if (!x->prepared) {
@@ -151,9 +151,9 @@ void fix_run_apply_step(struct fx_node *x)
 	fix_run_node_done(x);
 }
 
-void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struct fix_journal *j,
-                       struct fix_result **results, char *journal_err, size_t errlen,
-                       void (*done)(void *), void *arg)
+void fix_run_apply(struct fix_run *s, const struct fix_plan *plan, struct fix_journal *j,
+                   struct fix_result **results, char *journal_err, size_t errlen,
+                   void (*done)(void *), void *arg)
 {
 	s->mode = FX_APPLY;
 	s->plan = plan;
@@ -173,7 +173,7 @@ void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struc
 
 /* The index of the change this node undoes at its step-th turn (newest
  * first), or -1 when none is left. */
-static long undo_index(const struct fx_node *x)
+static long undo_index(const struct fix_run_node *x)
 {
 	const struct fix_journal *j = x->s->uj;
 	int seen = 0;
@@ -187,9 +187,10 @@ static long undo_index(const struct fx_node *x)
 	return -1;
 }
 
-static void on_undo(struct pool_node *pn, json_t *res, const char *code, const char *msg, void *arg)
+static void on_undo(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
+                    void *arg)
 {
-	struct fx_node *x = arg;
+	struct fix_run_node *x = arg;
 	long k = undo_index(x);
 	const struct fix_change *c = &x->s->uj->changes[k];
 	struct fix_result *r = &x->s->uresults[k];
@@ -217,7 +218,7 @@ static void on_undo(struct pool_node *pn, json_t *res, const char *code, const c
 	fix_run_step(x);
 }
 
-void fix_run_undo_step(struct fx_node *x)
+void fix_run_undo_step(struct fix_run_node *x)
 {
 	long k;
 	const struct fix_change *c;
@@ -242,8 +243,8 @@ void fix_run_undo_step(struct fx_node *x)
 		fix_run_send(x, fix_run_req_run((const char *const *)c->undo, c->sudo), on_undo);
 }
 
-void fix_session_undo(struct fix_session *s, const struct fix_journal *j,
-                      struct fix_result *results, void (*done)(void *), void *arg)
+void fix_run_undo(struct fix_run *s, const struct fix_journal *j, struct fix_result *results,
+                  void (*done)(void *), void *arg)
 {
 	s->mode = FX_UNDO;
 	s->uj = j;

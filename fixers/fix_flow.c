@@ -1,6 +1,6 @@
 /*
  * fix_flow.c - plan, login stage, apply, journal and verify, once
- * (fix_flow.h). The fix session's phases (fix_run.h) and the login stage
+ * (fix_flow.h). The fix run's phases (fix_run.h) and the login stage
  * end on loop turns of their own (fanout.h), the head's commands are loop
  * children (childrun.h); the front end hears of a state only from the
  * flow's own 0 ms timer.
@@ -23,7 +23,7 @@ struct fix_flow {
 	uint64_t timer; /* the pending call of changed */
 
 	struct sshpool *pool;
-	struct fix_session *fs;
+	struct fix_run *fs;
 	struct fix_node_state *states;
 	int *skip;
 	const char **fw;
@@ -68,7 +68,7 @@ static void fail(struct fix_flow *f, enum fix_flow_state st, const char *fmt, ..
 static void disconnect(struct fix_flow *f)
 {
 	fix_login_run_disconnect(f->login_run);
-	fix_session_free(f->fs);
+	fix_run_free(f->fs);
 	f->fs = NULL;
 	sshpool_free(f->pool);
 	f->pool = NULL;
@@ -166,7 +166,7 @@ struct fix_flow *fix_flow_start(struct loop *loop, const struct fix_flow_opts *o
 	f->skip = cd_calloc(n ? n : 1, sizeof(*f->skip));
 	f->fw = cd_calloc(n ? n : 1, sizeof(*f->fw));
 	fix_gather_inputs(o->m, o->d, &f->o.fo, f->states, f->skip, f->fw);
-	f->fs = fix_session_new(loop, f->pool, o->hosts, n);
+	f->fs = fix_run_new(loop, f->pool, o->hosts, n);
 	rc = fix_login_find_key(&f->r.login, loop, o->m, o->pool, on_key_found, f, kerr,
 	                        sizeof(kerr));
 	if (rc < 0) {
@@ -176,7 +176,7 @@ struct fix_flow *fix_flow_start(struct loop *loop, const struct fix_flow_opts *o
 	}
 	f->key_pending = rc == 0;
 	f->gather_pending = 1;
-	fix_session_gather(f->fs, f->states, f->skip, f->fw, on_gathered, f);
+	fix_run_gather(f->fs, f->states, f->skip, f->fw, on_gathered, f);
 	return f;
 }
 
@@ -216,8 +216,8 @@ static void apply_plan(struct fix_flow *f)
 		on_plan_applied(f);
 		return;
 	}
-	fix_session_apply(f->fs, r->p, r->j, r->results, r->journal_error, sizeof(r->journal_error),
-	                  on_plan_applied, f);
+	fix_run_apply(f->fs, r->p, r->j, r->results, r->journal_error, sizeof(r->journal_error),
+	              on_plan_applied, f);
 }
 
 static void on_logged_in(void *arg)

@@ -1,5 +1,5 @@
 /*
- * fix_gather.c - the gather of a fix session (fix_run.h): on every node,
+ * fix_gather.c - the gather of a fix run (fix_run.h): on every node,
  * who logs in, the home's token, the files the fixers edit and, where the
  * firewall fixer acts, the firewall; then a second pass reads the home's
  * token back so nodes sharing a home agree.
@@ -48,10 +48,10 @@ enum {
 	GATHER_END,
 };
 
-static void on_gather(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                       void *arg)
 {
-	struct fx_node *x = arg;
+	struct fix_run_node *x = arg;
 	struct fix_node_state *st = &x->s->states[x->i];
 	int k = x->step;
 
@@ -141,7 +141,7 @@ static void on_gather(struct pool_node *pn, json_t *res, const char *code, const
 	fix_run_step(x);
 }
 
-void fix_run_gather_step(struct fx_node *x)
+void fix_run_gather_step(struct fix_run_node *x)
 {
 	struct fix_node_state *st = &x->s->states[x->i];
 	const char *iface = x->s->fw_iface ? x->s->fw_iface[x->i] : NULL;
@@ -197,10 +197,10 @@ void fix_run_gather_step(struct fx_node *x)
 	}
 }
 
-static void on_home_id(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+static void on_home_id(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                        void *arg)
 {
-	struct fx_node *x = arg;
+	struct fix_run_node *x = arg;
 	struct fix_node_state *st = &x->s->states[x->i];
 	const char *b64 = res ? fix_run_str(res, "data") : "";
 	size_t len = 0;
@@ -218,7 +218,7 @@ static void on_home_id(struct pool_node *pn, json_t *res, const char *code, cons
 	fix_run_node_done(x);
 }
 
-void fix_run_home_id_step(struct fx_node *x)
+void fix_run_home_id_step(struct fix_run_node *x)
 {
 	json_t *req = proto_request(0, "file_read");
 
@@ -230,7 +230,7 @@ void fix_run_home_id_step(struct fx_node *x)
  * each reads the token that stayed, so nodes sharing the home agree. */
 static void home_id_pass(void *arg)
 {
-	struct fix_session *s = arg;
+	struct fix_run *s = arg;
 
 	s->mode = FX_HOME_ID;
 	s->done = s->gather_done;
@@ -238,8 +238,8 @@ static void home_id_pass(void *arg)
 	fix_run_begin(s);
 }
 
-void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
-                        const char *const *fw_iface, void (*done)(void *), void *arg)
+void fix_run_gather(struct fix_run *s, struct fix_node_state *states, const int *skip,
+                    const char *const *fw_iface, void (*done)(void *), void *arg)
 {
 	s->mode = FX_GATHER;
 	s->states = states;

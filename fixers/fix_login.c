@@ -248,7 +248,7 @@ struct fix_login_run {
 	int *skip;
 	struct fix_result **results;
 	struct sshpool *pool;
-	struct fix_session *s;
+	struct fix_run *s;
 	struct fix_plan *p;
 	char error[CD_ERRLEN]; /* why the stage could not plan, "" */
 	char jerr[CD_ERRLEN];  /* why the journal could not be saved, "" */
@@ -256,7 +256,7 @@ struct fix_login_run {
 	void *arg;
 };
 
-/* The fix session's phases end on a loop turn of their own (fanout.h):
+/* The fix run's phases end on a loop turn of their own (fanout.h):
  * what follows runs from there. */
 static void on_applied(void *arg)
 {
@@ -279,7 +279,7 @@ static void on_gathered(void *arg)
 	}
 	for (size_t i = 0; i < r->l->n; i++)
 		r->results[i] = cd_calloc(r->p->nodes[i].nactions + 1, sizeof(**r->results));
-	fix_session_apply(r->s, r->p, r->j, r->results, r->jerr, sizeof(r->jerr), on_applied, r);
+	fix_run_apply(r->s, r->p, r->j, r->results, r->jerr, sizeof(r->jerr), on_applied, r);
 }
 
 struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
@@ -327,8 +327,8 @@ struct fix_login_run *fix_login_start(struct loop *loop, struct fix_login *l,
 		fix_login_run_free(r);
 		return NULL;
 	}
-	r->s = fix_session_new(loop, r->pool, hosts, l->n);
-	fix_session_gather(r->s, r->states, r->skip, NULL, on_gathered, r);
+	r->s = fix_run_new(loop, r->pool, hosts, l->n);
+	fix_run_gather(r->s, r->states, r->skip, NULL, on_gathered, r);
 	return r;
 }
 
@@ -367,7 +367,7 @@ void fix_login_run_disconnect(struct fix_login_run *r)
 	if (!r)
 		return;
 	secret_wipe(r->pw, FIX_PASSWORD_MAX);
-	fix_session_free(r->s);
+	fix_run_free(r->s);
 	r->s = NULL;
 	sshpool_free(r->pool);
 	r->pool = NULL;
@@ -388,7 +388,7 @@ void fix_login_run_free(struct fix_login_run *r)
 	free(r->states);
 	free(r->skip);
 	fix_plan_free(r->p);
-	fix_session_free(r->s);
+	fix_run_free(r->s);
 	sshpool_free(r->pool);
 	free(r);
 }

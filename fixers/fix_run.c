@@ -1,5 +1,5 @@
 /*
- * fix_run.c - the fix session over the SSH pool (fix_run.h): its nodes, the
+ * fix_run.c - the fix run over the SSH pool (fix_run.h): its nodes, the
  * phase's barrier (fanout.h), the requests every step sends, and the sudo
  * pre-check before a node's first change. Each node is a small state
  * machine that sends one request at a time; its reply callback sends the
@@ -54,7 +54,7 @@ json_t *fix_run_req_whoami(void)
 	return req;
 }
 
-void fix_run_node_done(struct fx_node *x)
+void fix_run_node_done(struct fix_run_node *x)
 {
 	if (x->finished)
 		return;
@@ -64,7 +64,7 @@ void fix_run_node_done(struct fx_node *x)
 	fanout_settle(x->s->fan, x->i);
 }
 
-int fix_run_send(struct fx_node *x, json_t *req, sshpool_reply_cb cb)
+int fix_run_send(struct fix_run_node *x, json_t *req, sshpool_reply_cb cb)
 {
 	if (sshpool_request(x->pn, req, RUN_TIMEOUT_MS + 5000, cb, x) < 0) {
 		fix_run_node_done(x);
@@ -78,12 +78,12 @@ int fix_run_send(struct fx_node *x, json_t *req, sshpool_reply_cb cb)
 /* The phase's barrier is done (fanout.h: on a loop turn of its own). */
 static void phase_done(void *arg)
 {
-	struct fix_session *s = arg;
+	struct fix_run *s = arg;
 
 	s->done(s->arg);
 }
 
-static void prep_reset(struct fx_node *x)
+static void prep_reset(struct fix_run_node *x)
 {
 	for (size_t k = 0; k < x->nchecks; k++)
 		fix_argv_free(x->checks[k]);
@@ -96,10 +96,10 @@ static void prep_reset(struct fx_node *x)
 	x->refused[0] = 0;
 }
 
-struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
-                                    const char *const *hosts, size_t n)
+struct fix_run *fix_run_new(struct loop *loop, struct sshpool *pool, const char *const *hosts,
+                            size_t n)
 {
-	struct fix_session *s = cd_calloc(1, sizeof(*s));
+	struct fix_run *s = cd_calloc(1, sizeof(*s));
 
 	s->loop = loop;
 	s->pool = pool;
@@ -107,13 +107,14 @@ struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
 	s->nodes = cd_calloc(n ? n : 1, sizeof(*s->nodes));
 	s->fan = fanout_new(loop, n, phase_done, s);
 	for (size_t i = 0; i < n; i++) {
-		s->nodes[i] = (struct fx_node){.s = s, .i = i, .pn = sshpool_add(pool, hosts[i])};
+		s->nodes[i] =
+		    (struct fix_run_node){.s = s, .i = i, .pn = sshpool_add(pool, hosts[i])};
 		sshpool_node_set_data(s->nodes[i].pn, &s->nodes[i]);
 	}
 	return s;
 }
 
-void fix_session_free(struct fix_session *s)
+void fix_run_free(struct fix_run *s)
 {
 	if (!s)
 		return;
@@ -127,7 +128,7 @@ void fix_session_free(struct fix_session *s)
 	free(s);
 }
 
-static int node_skipped(const struct fix_session *s, size_t i)
+static int node_skipped(const struct fix_run *s, size_t i)
 {
 	if (s->mode == FX_GATHER)
 		return s->skip && s->skip[i];
@@ -141,9 +142,9 @@ static int node_skipped(const struct fix_session *s, size_t i)
 	return 1;
 }
 
-void fix_run_node_fail(struct fx_node *x, const char *msg)
+void fix_run_node_fail(struct fix_run_node *x, const char *msg)
 {
-	struct fix_session *s = x->s;
+	struct fix_run *s = x->s;
 
 	if (s->mode == FX_HOME_ID) {
 		/* without the token the node counts as having its own home */
@@ -172,23 +173,23 @@ void fix_run_node_fail(struct fx_node *x, const char *msg)
 	fix_run_node_done(x);
 }
 
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_ready(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
-	struct fx_node *x = sshpool_node_data(pn);
+	struct fix_run_node *x = sshpool_node_data(pn);
 
 	if (x && !x->finished)
 		fix_run_step(x);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_failed(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
-	struct fx_node *x = sshpool_node_data(pn);
+	struct fix_run_node *x = sshpool_node_data(pn);
 
 	if (x && !x->finished)
 		fix_run_node_fail(x, sshpool_node_error_message(pn));
 }
 
-void fix_run_begin(struct fix_session *s)
+void fix_run_begin(struct fix_run *s)
 {
 	static const struct sshpool_handlers h = {.ready = on_ready, .failed = on_failed};
 
@@ -211,7 +212,7 @@ void fix_run_begin(struct fix_session *s)
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		struct fx_node *x = &s->nodes[i];
+		struct fix_run_node *x = &s->nodes[i];
 
 		if (x->finished)
 			continue;
@@ -279,8 +280,8 @@ json_t *fix_run_req_file_write(const char *path, const char *data, size_t len, i
 
 /* The message for a root command sudo refuses on this node: the node, the
  * command, sudo's words and the sudoers line that allows it. */
-void fix_run_sudo_refusal(struct fx_node *x, const char *const *argv, const char *why, char *out,
-                          size_t len)
+void fix_run_sudo_refusal(struct fix_run_node *x, const char *const *argv, const char *why,
+                          char *out, size_t len)
 {
 	const char *path = json_string_value(json_object_get(x->paths, argv[0]));
 	char line[600], *cmd = fix_command_line_plain(argv);
@@ -296,7 +297,7 @@ void fix_run_sudo_refusal(struct fx_node *x, const char *const *argv, const char
 	free(cmd);
 }
 
-static void add_check(struct fx_node *x, char **argv_take)
+static void add_check(struct fix_run_node *x, char **argv_take)
 {
 	for (size_t k = 0; k < x->nchecks; k++) {
 		if (fix_argv_equal((const char *const *)argv_take,
@@ -310,7 +311,7 @@ static void add_check(struct fx_node *x, char **argv_take)
 }
 
 /* The file steps (sudocmd.h) a write or removal of path may run. */
-static void add_file_checks(struct fx_node *x, const char *path, int exists, int remove,
+static void add_file_checks(struct fix_run_node *x, const char *path, int exists, int remove,
                             unsigned mode)
 {
 	enum sudocmd_step steps[8];
@@ -325,7 +326,7 @@ static void add_file_checks(struct fx_node *x, const char *path, int exists, int
 }
 
 /* A command's argv with "{handle}" (known only once nft answers) as 1. */
-static void add_cmd_check(struct fx_node *x, char **argv)
+static void add_cmd_check(struct fix_run_node *x, char **argv)
 {
 	char **v = fix_argv_copy(argv);
 
@@ -338,9 +339,9 @@ static void add_cmd_check(struct fx_node *x, char **argv)
 }
 
 /* Every root command node x will run in this phase, and its undo's. */
-static void build_checks(struct fx_node *x)
+static void build_checks(struct fix_run_node *x)
 {
-	struct fix_session *s = x->s;
+	struct fix_run *s = x->s;
 
 	if (x->uid == 0)
 		return;
@@ -374,10 +375,10 @@ static void build_checks(struct fx_node *x)
 	}
 }
 
-static void on_prepare(struct pool_node *pn, json_t *res, const char *code, const char *msg,
+static void on_prepare(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                        void *arg)
 {
-	struct fx_node *x = arg;
+	struct fix_run_node *x = arg;
 
 	if (x->finished)
 		return;
@@ -415,7 +416,7 @@ static void on_prepare(struct pool_node *pn, json_t *res, const char *code, cons
 
 /* Before a node's first change: whoami, then `sudo -n -l COMMAND` for each
  * root command; a refusal fails the node with nothing changed. */
-void fix_run_prepare_step(struct fx_node *x)
+void fix_run_prepare_step(struct fix_run_node *x)
 {
 	if (!x->who_known) {
 		fix_run_send(x, fix_run_req_whoami(), on_prepare);
@@ -450,7 +451,7 @@ void fix_run_prepare_step(struct fx_node *x)
 
 /* ---------------------------------------------------------------- steps */
 
-void fix_run_step(struct fx_node *x)
+void fix_run_step(struct fix_run_node *x)
 {
 	switch (x->s->mode) {
 	case FX_GATHER:

@@ -36,13 +36,13 @@ struct fix_result {
 	char message[CD_ERRLEN];
 };
 
-struct fix_session;
+struct fix_run;
 
 /* A session over pool for the hosts (added to the pool in this order). */
-struct fix_session *fix_session_new(struct loop *loop, struct sshpool *pool,
-                                    const char *const *hosts, size_t n);
+struct fix_run *fix_run_new(struct loop *loop, struct sshpool *pool, const char *const *hosts,
+                            size_t n);
 /* Closes the nodes' agents. */
-void fix_session_free(struct fix_session *s);
+void fix_run_free(struct fix_run *s);
 
 /*
  * Connect and fill states[i] (fix_node_state_init'ed by the caller) for
@@ -51,17 +51,17 @@ void fix_session_free(struct fix_session *s);
  * firewall (nft, ufw, firewalld with that interface's zone). A node that fails has gathered = 0 and
  * error set.
  */
-void fix_session_gather(struct fix_session *s, struct fix_node_state *states, const int *skip,
-                        const char *const *fw_iface, void (*done)(void *), void *arg);
+void fix_run_gather(struct fix_run *s, struct fix_node_state *states, const int *skip,
+                    const char *const *fw_iface, void (*done)(void *), void *arg);
 
 /*
  * Apply plan on the gathered nodes: each node's actions in order, the nodes
  * at once. results[i] has plan->nodes[i].nactions entries. Every change is
  * added to j and j is saved (journal_err gets the first failure to save).
  */
-void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struct fix_journal *j,
-                       struct fix_result **results, char *journal_err, size_t errlen,
-                       void (*done)(void *), void *arg);
+void fix_run_apply(struct fix_run *s, const struct fix_plan *plan, struct fix_journal *j,
+                   struct fix_result **results, char *journal_err, size_t errlen,
+                   void (*done)(void *), void *arg);
 
 /*
  * Connect to the journal's hosts (the session's) and undo j's changes,
@@ -69,7 +69,7 @@ void fix_session_apply(struct fix_session *s, const struct fix_plan *plan, struc
  * only when it still holds what the run wrote; a command's undo runs.
  * results has j->nchanges entries.
  */
-void fix_session_undo(struct fix_session *s, const struct fix_journal *j,
-                      struct fix_result *results, void (*done)(void *), void *arg);
+void fix_run_undo(struct fix_run *s, const struct fix_journal *j, struct fix_result *results,
+                  void (*done)(void *), void *arg);
 
 #endif

@@ -15,10 +15,10 @@
 
 enum fx_mode { FX_GATHER, FX_HOME_ID, FX_APPLY, FX_UNDO };
 
-struct fx_node {
-	struct fix_session *s;
+struct fix_run_node {
+	struct fix_run *s;
 	size_t i;
-	struct pool_node *pn;
+	struct sshpool_node *pn;
 	int step;
 	int finished;
 	const char *failed_fixer; /* apply: the fixer whose step failed */
@@ -34,10 +34,10 @@ struct fx_node {
 	char refused[CD_ERRLEN];
 };
 
-struct fix_session {
+struct fix_run {
 	struct loop *loop;
 	struct sshpool *pool;
-	struct fx_node *nodes;
+	struct fix_run_node *nodes;
 	size_t n;
 	struct fanout *fan; /* the phase's barrier: one answer per node taking part */
 	enum fx_mode mode;
@@ -65,22 +65,22 @@ struct fix_session {
 /* Start the phase s->mode: the nodes taking part each owe the barrier one
  * answer; ready nodes begin at once, the others when ready. s->done runs
  * on a later loop turn once every node finished or failed. */
-void fix_run_begin(struct fix_session *s);
+void fix_run_begin(struct fix_run *s);
 /* Node x's next step in the phase (the reply callbacks call it). */
-void fix_run_step(struct fx_node *x);
-void fix_run_gather_step(struct fx_node *x);
-void fix_run_home_id_step(struct fx_node *x);
-void fix_run_apply_step(struct fx_node *x);
-void fix_run_undo_step(struct fx_node *x);
+void fix_run_step(struct fix_run_node *x);
+void fix_run_gather_step(struct fix_run_node *x);
+void fix_run_home_id_step(struct fix_run_node *x);
+void fix_run_apply_step(struct fix_run_node *x);
+void fix_run_undo_step(struct fix_run_node *x);
 /* Before a node's first change: whoami, then `sudo -n -l` for each root
  * command; a refusal fails the node with nothing changed. */
-void fix_run_prepare_step(struct fx_node *x);
+void fix_run_prepare_step(struct fix_run_node *x);
 /* Node x has finished the phase (once). */
-void fix_run_node_done(struct fx_node *x);
+void fix_run_node_done(struct fix_run_node *x);
 /* Node x failed: msg goes to what the phase reports for it; then done. */
-void fix_run_node_fail(struct fx_node *x, const char *msg);
+void fix_run_node_fail(struct fix_run_node *x, const char *msg);
 /* Send req to x's agent; -1 (the node is done) when it cannot be sent. */
-int fix_run_send(struct fx_node *x, json_t *req, sshpool_reply_cb cb);
+int fix_run_send(struct fix_run_node *x, json_t *req, sshpool_reply_cb cb);
 
 /* Requests (new references). */
 json_t *fix_run_req_whoami(void);
@@ -92,7 +92,7 @@ const char *fix_run_str(json_t *o, const char *key);
 /* The first line of a command's stderr (or stdout), for a message. */
 void fix_run_first_line(json_t *res, char *out, size_t len);
 /* The message for a root command sudo refuses on x's node. */
-void fix_run_sudo_refusal(struct fx_node *x, const char *const *argv, const char *why, char *out,
-                          size_t len);
+void fix_run_sudo_refusal(struct fix_run_node *x, const char *const *argv, const char *why,
+                          char *out, size_t len);
 
 #endif

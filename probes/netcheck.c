@@ -35,7 +35,7 @@ void netcheck_opts_init(struct netcheck_opts *o)
 	o->seed = 1;
 }
 
-size_t netcheck_index_of(const struct pool_node *pn)
+size_t netcheck_index_of(const struct sshpool_node *pn)
 {
 	return (size_t)(uintptr_t)sshpool_node_data(pn);
 }
@@ -64,7 +64,7 @@ static void node_broke(struct netcheck *c, size_t i, const char *code, const cha
 	fanout_settle_all(c->fan, i);
 }
 
-static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_failed(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
 	struct nm_node *n = &c->m->nodes[netcheck_index_of(pn)];
@@ -77,7 +77,7 @@ static void on_failed(struct sshpool *pool, struct pool_node *pn, void *arg)
 }
 
 /* A request's error: the node's own failure is reported by on_failed. */
-int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result,
+int netcheck_reply_failed(struct netcheck *c, struct sshpool_node *pn, json_t *result,
                           const char *code, const char *msg, const char *what)
 {
 	char text[CD_ERRLEN];
@@ -95,7 +95,7 @@ int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *resu
 
 /* ---------------------------------------------------------------- phase 1 */
 
-static void on_netprobe(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_netprobe(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                         void *arg)
 {
 	struct netcheck *c = arg;
@@ -108,7 +108,7 @@ static void on_netprobe(struct pool_node *pn, json_t *result, const char *code, 
 	fanout_settle(c->fan, i);
 }
 
-static void on_facts(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_facts(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct netcheck *c = arg;
@@ -120,7 +120,7 @@ static void on_facts(struct pool_node *pn, json_t *result, const char *code, con
 	fanout_settle(c->fan, i);
 }
 
-static void on_ready(struct sshpool *pool, struct pool_node *pn, void *arg)
+static void on_ready(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
 	json_t *req = proto_request(0, "facts");
@@ -146,7 +146,7 @@ int netcheck_node_live(const struct netcheck *c, size_t i)
 	       sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY;
 }
 
-static void on_listen(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_listen(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                       void *arg)
 {
 	struct netcheck *c = arg;
@@ -158,7 +158,7 @@ static void on_listen(struct pool_node *pn, json_t *result, const char *code, co
 	fanout_settle(c->fan, i);
 }
 
-static void on_route(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_route(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
 	struct netcheck *c = arg;
@@ -264,7 +264,7 @@ static void send_listens(struct loop *loop, void *arg)
 	c->listen_timer = 0;
 	for (; c->listen_next < c->n && sent < LISTEN_BATCH; c->listen_next++) {
 		size_t i = c->listen_next;
-		struct pool_node *pn = c->nodes[i].pn;
+		struct sshpool_node *pn = c->nodes[i].pn;
 
 		if (fanout_owed(c->fan, i) != 2)
 			continue;

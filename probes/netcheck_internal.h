@@ -16,7 +16,7 @@ enum netcheck_phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, P
 
 /* What the check holds of one node between its phases. */
 struct netcheck_node_state {
-	struct pool_node *pn;
+	struct sshpool_node *pn;
 	json_t *facts, *probe;
 	json_t *targets; /* the connect request's targets, kept to read the results */
 };
@@ -49,12 +49,12 @@ struct netcheck {
 };
 
 /* The index of one of the check's pool nodes. */
-size_t netcheck_index_of(const struct pool_node *pn);
+size_t netcheck_index_of(const struct sshpool_node *pn);
 /* Node i was probed and has neither failed nor been closed since. */
 int netcheck_node_live(const struct netcheck *c, size_t i);
 /* 1 when a reply is a failure: the node is then out of the check (its
  * error recorded, its answers settled, the node closed). */
-int netcheck_reply_failed(struct netcheck *c, struct pool_node *pn, json_t *result,
+int netcheck_reply_failed(struct netcheck *c, struct sshpool_node *pn, json_t *result,
                           const char *code, const char *msg, const char *what);
 
 /* netcheck_matrix.c: phase 3, every live node connects to its peers'

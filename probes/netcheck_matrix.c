@@ -89,7 +89,7 @@ static void attempt_set_result(struct nm_attempt *a, json_t *r)
 	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
 }
 
-static void on_connect(struct pool_node *pn, json_t *result, const char *code, const char *msg,
+static void on_connect(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                        void *arg)
 {
 	struct netcheck *c = arg;

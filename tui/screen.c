@@ -118,7 +118,7 @@ enum ui_color ui_task_color(enum task_state st, const char **word)
 
 void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 
 	if (s->check_state == TASK_RUNNING) {
 		struct check_progress p;
@@ -200,7 +200,7 @@ static void bar_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 /* What runs, with its progress; else the last message; else the totals. */
 static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 {
-	struct session *s = &t->s;
+	struct tui_session *s = &t->s;
 	size_t off = 0;
 
 	buf[0] = 0;

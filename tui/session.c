@@ -20,13 +20,13 @@ const char *task_state_name(enum task_state s)
 	return names[s];
 }
 
-static void changed(struct session *s)
+static void changed(struct tui_session *s)
 {
 	if (s->changed)
 		s->changed(s->changed_arg);
 }
 
-void session_init(struct session *s, struct loop *loop, const struct session_opts *o)
+void session_init(struct tui_session *s, struct loop *loop, const struct tui_session_opts *o)
 {
 	memset(s, 0, sizeof(*s));
 	s->loop = loop;
@@ -35,7 +35,7 @@ void session_init(struct session *s, struct loop *loop, const struct session_opt
 
 /* ---------------------------------------------------------------- check */
 
-static void check_stop(struct session *s)
+static void check_stop(struct tui_session *s)
 {
 	netcheck_free(s->nc);
 	s->nc = NULL;
@@ -43,7 +43,7 @@ static void check_stop(struct session *s)
 	s->check_pool = NULL;
 }
 
-static void check_clear(struct session *s)
+static void check_clear(struct tui_session *s)
 {
 	check_stop(s);
 	diagnosis_free(s->d);
@@ -55,7 +55,7 @@ static void check_clear(struct session *s)
 
 static void on_check_done(void *arg)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 
 	s->d = diagnose(s->m);
 	s->check_state = TASK_DONE;
@@ -67,13 +67,13 @@ static void on_check_done(void *arg)
 /* The check's deadline closed the nodes that still owed an answer. */
 static void on_check_expired(void *arg)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 
 	s->check_deadline_hit = 1;
 	changed(s);
 }
 
-int session_check_start(struct session *s, char *err, size_t errlen)
+int session_check_start(struct tui_session *s, char *err, size_t errlen)
 {
 	if (s->check_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the check is running already");
@@ -105,14 +105,14 @@ int session_check_start(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-enum netcheck_stage session_node_stage(const struct session *s, size_t i)
+enum netcheck_stage session_node_stage(const struct tui_session *s, size_t i)
 {
 	if (!s->nc || i >= s->nhosts)
 		return NCS_QUEUED;
 	return netcheck_node_stage(s->nc, i);
 }
 
-void session_check_progress(const struct session *s, struct check_progress *p)
+void session_check_progress(const struct tui_session *s, struct check_progress *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->nodes = s->nhosts;
@@ -126,7 +126,7 @@ void session_check_progress(const struct session *s, struct check_progress *p)
 	}
 }
 
-size_t session_node_findings(const struct session *s, size_t i)
+size_t session_node_findings(const struct tui_session *s, size_t i)
 {
 	size_t n = 0;
 
@@ -137,7 +137,7 @@ size_t session_node_findings(const struct session *s, size_t i)
 
 /* ---------------------------------------------------------------- bench */
 
-static void bench_clear(struct session *s)
+static void bench_clear(struct tui_session *s)
 {
 	bench_free(s->bench);
 	s->bench = NULL;
@@ -148,7 +148,7 @@ static void bench_clear(struct session *s)
 
 static void on_bench_done(void *arg)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 	const struct bench_report *r = bench_report(s->bench);
 
 	s->bench_state = r->nsizes ? TASK_DONE : TASK_FAILED;
@@ -156,7 +156,7 @@ static void on_bench_done(void *arg)
 	changed(s);
 }
 
-int session_bench_start(struct session *s, char *err, size_t errlen)
+int session_bench_start(struct tui_session *s, char *err, size_t errlen)
 {
 	if (s->bench_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the bench is running already");
@@ -179,14 +179,14 @@ int session_bench_start(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-const struct bench_report *session_bench_report(const struct session *s)
+const struct bench_report *session_bench_report(const struct tui_session *s)
 {
 	return s->bench ? bench_report(s->bench) : NULL;
 }
 
 /* ---------------------------------------------------------------- job */
 
-static void lines_clear(struct session *s)
+static void lines_clear(struct tui_session *s)
 {
 	for (size_t i = 0; i < s->nlines; i++)
 		free(s->lines[i].text);
@@ -196,7 +196,7 @@ static void lines_clear(struct session *s)
 	s->lines_dropped = 0;
 }
 
-static void job_clear(struct session *s)
+static void job_clear(struct tui_session *s)
 {
 	mnist_free(s->job);
 	s->job = NULL;
@@ -210,7 +210,7 @@ static void job_clear(struct session *s)
 
 static void on_job_line(void *arg, size_t node, const char *stream, const char *text)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 	struct job_line *l;
 
 	if (s->nlines == SESSION_JOB_LINES) {
@@ -231,7 +231,7 @@ static void on_job_line(void *arg, size_t node, const char *stream, const char *
 
 static void on_job_data(void *arg, enum mnist_file f, long long got, long long total)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 
 	(void)f;
 	s->data_got = got;
@@ -241,7 +241,7 @@ static void on_job_data(void *arg, enum mnist_file f, long long got, long long t
 
 static void on_job_phase(void *arg, const char *what)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 
 	snprintf(s->job_phase, sizeof(s->job_phase), "%s", what);
 	changed(s);
@@ -249,7 +249,7 @@ static void on_job_phase(void *arg, const char *what)
 
 static void on_job_done(void *arg)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 	const struct mnist_report *r = mnist_report(s->job);
 
 	s->job_state = r->failed ? TASK_FAILED : TASK_DONE;
@@ -264,7 +264,7 @@ static const struct mnist_events job_events = {
     .done = on_job_done,
 };
 
-int session_job_start(struct session *s, char *err, size_t errlen)
+int session_job_start(struct tui_session *s, char *err, size_t errlen)
 {
 	if (s->job_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the MNIST job is running already");
@@ -287,28 +287,28 @@ int session_job_start(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-const struct mnist_report *session_job_report(const struct session *s)
+const struct mnist_report *session_job_report(const struct tui_session *s)
 {
 	return s->job ? mnist_report(s->job) : NULL;
 }
 
 /* ---------------------------------------------------------------- hosts */
 
-int session_busy(const struct session *s)
+int session_busy(const struct tui_session *s)
 {
 	return (s->check_state == TASK_RUNNING) + (s->bench_state == TASK_RUNNING) +
 	       (s->job_state == TASK_RUNNING) + (s->fix.state == FIXFLOW_PLANNING) +
 	       (s->fix.state == FIXFLOW_APPLYING);
 }
 
-char *session_hosts_folded(const struct session *s)
+char *session_hosts_folded(const struct tui_session *s)
 {
 	struct hostlist hl = {.names = s->hosts, .count = s->nhosts, .capacity = s->nhosts};
 
 	return hostlist_fold(&hl); /* it reads the names, never changes them */
 }
 
-static void hosts_free(struct session *s)
+static void hosts_free(struct tui_session *s)
 {
 	for (size_t i = 0; i < s->nhosts; i++)
 		free(s->hosts[i]);
@@ -317,7 +317,7 @@ static void hosts_free(struct session *s)
 	s->nhosts = 0;
 }
 
-int session_set_hosts(struct session *s, const char *expr, char *err, size_t errlen)
+int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t errlen)
 {
 	struct hostlist *hl;
 	int rc;
@@ -347,7 +347,7 @@ int session_set_hosts(struct session *s, const char *expr, char *err, size_t err
 	return 0;
 }
 
-void session_fini(struct session *s)
+void session_fini(struct tui_session *s)
 {
 	s->changed = NULL;
 	session_fix_close(s);

@@ -31,7 +31,7 @@ enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 /* "not run", "running", "done", "failed" */
 const char *task_state_name(enum task_state s);
 
-struct session_opts {
+struct tui_session_opts {
 	const struct sshpool_opts *pool; /* borrowed: how to reach the nodes */
 	struct netcheck_opts check;      /* netcheck_opts_init'ed */
 	int deadline_s;                  /* the check's own deadline; 0 = none */
@@ -49,9 +49,9 @@ struct job_line {
 
 #define SESSION_JOB_LINES 4000 /* the oldest lines are dropped beyond */
 
-struct session {
+struct tui_session {
 	struct loop *loop;
-	struct session_opts o;
+	struct tui_session_opts o;
 	char **hosts; /* the nodes, in hostlist order */
 	size_t nhosts;
 	/* Called (from the loop) whenever a task's state or results moved. */
@@ -93,9 +93,9 @@ struct session {
 };
 
 /* opts is copied (its pointers borrowed). No hosts yet: session_set_hosts. */
-void session_init(struct session *s, struct loop *loop, const struct session_opts *o);
+void session_init(struct tui_session *s, struct loop *loop, const struct tui_session_opts *o);
 /* Stops every task (agents closed, children reaped) and frees everything. */
-void session_fini(struct session *s);
+void session_fini(struct tui_session *s);
 
 /*
  * Replace the node list with a hostlist expression ("node[1-4],gpu7") or
@@ -103,35 +103,35 @@ void session_fini(struct session *s);
  * parser's message (CD_ERR_PARSE, CD_ERR_IO), or "no nodes"
  * (CD_ERR_NOTFOUND). The previous results go.
  */
-int session_set_hosts(struct session *s, const char *expr, char *err, size_t errlen);
+int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t errlen);
 
 /*
  * Start (or re-run) a task. 0, CD_ERR_REFUSED when that task runs already,
  * CD_ERR_NOTFOUND when there are no nodes, CD_ERR_IO when its pool could not
  * start (the message in err and in the task's *_error).
  */
-int session_check_start(struct session *s, char *err, size_t errlen);
-int session_bench_start(struct session *s, char *err, size_t errlen);
-int session_job_start(struct session *s, char *err, size_t errlen);
+int session_check_start(struct tui_session *s, char *err, size_t errlen);
+int session_bench_start(struct tui_session *s, char *err, size_t errlen);
+int session_job_start(struct tui_session *s, char *err, size_t errlen);
 
 /* The nodes as one hostlist ("node[1-4]"); the caller frees it. */
-char *session_hosts_folded(const struct session *s);
+char *session_hosts_folded(const struct tui_session *s);
 
 /* Tasks running now. */
-int session_busy(const struct session *s);
+int session_busy(const struct tui_session *s);
 
 /* Live stage of node i in the current check (NCS_QUEUED before any). */
-enum netcheck_stage session_node_stage(const struct session *s, size_t i);
+enum netcheck_stage session_node_stage(const struct tui_session *s, size_t i);
 
 /* Progress of the check: nodes past authentication, nodes probed, failed. */
 struct check_progress {
 	size_t nodes, connected, probed, failed;
 	const char *phase; /* netcheck_phase_name, or "not run" */
 };
-void session_check_progress(const struct session *s, struct check_progress *p);
+void session_check_progress(const struct tui_session *s, struct check_progress *p);
 
 /* Findings naming node i (0 before the diagnosis). */
-size_t session_node_findings(const struct session *s, size_t i);
+size_t session_node_findings(const struct tui_session *s, size_t i);
 
 /*
  * A fix for finding k of the diagnosis (session_fix.h). session_fix_plan
@@ -142,14 +142,14 @@ size_t session_node_findings(const struct session *s, size_t i);
  * session_fix_close forgets the flow (refused by nothing: call it when no
  * step runs). A new check started by hand drops a plan not applied.
  */
-int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen);
-int session_fix_apply(struct session *s, const char *password, char *err, size_t errlen);
-void session_fix_close(struct session *s);
+int session_fix_plan(struct tui_session *s, size_t finding, char *err, size_t errlen);
+int session_fix_apply(struct tui_session *s, const char *password, char *err, size_t errlen);
+void session_fix_close(struct tui_session *s);
 /* For session.c: the check ended (the fix's verification when it waits). */
-void session_fix_check_done(struct session *s);
+void session_fix_check_done(struct tui_session *s);
 
 /* The bench's and the job's reports, NULL before they started. */
-const struct bench_report *session_bench_report(const struct session *s);
-const struct mnist_report *session_job_report(const struct session *s);
+const struct bench_report *session_bench_report(const struct tui_session *s);
+const struct mnist_report *session_job_report(const struct tui_session *s);
 
 #endif

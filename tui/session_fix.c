@@ -36,7 +36,7 @@ const char *fixflow_state_name(enum fixflow_state st)
 	return names[st];
 }
 
-static void changed(struct session *s)
+static void changed(struct tui_session *s)
 {
 	if (s->changed)
 		s->changed(s->changed_arg);
@@ -56,7 +56,7 @@ static void work_free(struct fixflow_work *w)
 	free(w);
 }
 
-void session_fix_close(struct session *s)
+void session_fix_close(struct tui_session *s)
 {
 	struct fixflow *f = &s->fix;
 
@@ -66,8 +66,8 @@ void session_fix_close(struct session *s)
 	changed(s);
 }
 
-static void fail(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(struct session *s, const char *fmt, ...)
+static void fail(struct tui_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct tui_session *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -95,7 +95,7 @@ static FILE *text_open(struct text_out *o)
 	return o->f;
 }
 
-static void text_append(struct session *s, struct text_out *o)
+static void text_append(struct tui_session *s, struct text_out *o)
 {
 	char *old = s->fix.text;
 
@@ -107,7 +107,7 @@ static void text_append(struct session *s, struct text_out *o)
 
 /* ---------------------------------------------------------------- plan */
 
-static void on_planned(struct session *s)
+static void on_planned(struct tui_session *s)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
@@ -135,12 +135,12 @@ static void on_planned(struct session *s)
 	changed(s);
 }
 
-static void on_applied(struct session *s);
+static void on_applied(struct tui_session *s);
 
 /* The flow waits for the screen (fix_flow.h): on a loop turn of its own. */
 static void on_flow(struct fix_flow *flow, void *arg)
 {
-	struct session *s = arg;
+	struct tui_session *s = arg;
 	const struct fix_flow_report *r = fix_flow_report(flow);
 
 	switch (r->state) {
@@ -159,7 +159,7 @@ static void on_flow(struct fix_flow *flow, void *arg)
 	}
 }
 
-int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen)
+int session_fix_plan(struct tui_session *s, size_t finding, char *err, size_t errlen)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w;
@@ -202,7 +202,7 @@ int session_fix_plan(struct session *s, size_t finding, char *err, size_t errlen
 /* ---------------------------------------------------------------- verify */
 
 /* Whether the finding the fix started from is still in the new diagnosis. */
-static void finding_after(struct session *s, FILE *out)
+static void finding_after(struct tui_session *s, FILE *out)
 {
 	const struct fixflow *f = &s->fix;
 	size_t left = 0;
@@ -225,7 +225,7 @@ static void finding_after(struct session *s, FILE *out)
 	s->fix.failed += left > 0;
 }
 
-void session_fix_check_done(struct session *s)
+void session_fix_check_done(struct tui_session *s)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
@@ -255,7 +255,7 @@ void session_fix_check_done(struct session *s)
 
 /* ---------------------------------------------------------------- apply */
 
-static void verify(struct session *s)
+static void verify(struct tui_session *s)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
@@ -277,7 +277,7 @@ static void verify(struct session *s)
 	changed(s);
 }
 
-static void on_applied(struct session *s)
+static void on_applied(struct tui_session *s)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;
@@ -304,7 +304,7 @@ static void on_applied(struct session *s)
 	verify(s);
 }
 
-int session_fix_apply(struct session *s, const char *password, char *err, size_t errlen)
+int session_fix_apply(struct tui_session *s, const char *password, char *err, size_t errlen)
 {
 	struct fixflow *f = &s->fix;
 	struct fixflow_work *w = f->w;

@@ -10,9 +10,9 @@
 #include "session.h"
 
 struct tui_opts {
-	struct session_opts session; /* the tasks' options */
-	const char *hosts;           /* a hostlist expression, or NULL: asked in the TUI */
-	int no_color;                /* --no-color, or $NO_COLOR set and not empty */
+	struct tui_session_opts session; /* the tasks' options */
+	const char *hosts;               /* a hostlist expression, or NULL: asked in the TUI */
+	int no_color;                    /* --no-color, or $NO_COLOR set and not empty */
 	int read_only;        /* --read-only: nothing is started on the nodes but the check */
 	const char *env_path; /* the Env view's default file */
 	int max_seconds;      /* --exit-after S (tests): quit after S seconds, 0 = never */

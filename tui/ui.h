@@ -76,7 +76,7 @@ enum prompt_kind {
 #define UI_MAX_VIEWS 8
 
 struct tui {
-	struct session s;
+	struct tui_session s;
 	struct loop *loop;
 	const struct tui_opts *o;
 	int color; /* colours in use */

@@ -45,7 +45,7 @@ static const char *backend_words(enum bench_backend b)
 }
 
 /* The elapsed time of the bench, running or ended, in seconds. */
-static double elapsed_s(const struct session *s)
+static double elapsed_s(const struct tui_session *s)
 {
 	int64_t end = s->bench_state == TASK_RUNNING ? cd_now_ms() : s->bench_ended_ms;
 
@@ -67,7 +67,7 @@ static void sweep_words(const struct bench_opts *o, char *buf, size_t len)
 /* The title row: the view's name and the bench's state, as a word. */
 static void draw_title(struct tui *t, int y, int w)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	const char *word;
 	enum ui_color c = ui_task_color(s->bench_state, &word);
 	char right[96];
@@ -262,7 +262,7 @@ static void draw_sizes(struct tui *t, const struct bench_progress *p, int row, i
 
 static void draw_running(struct tui *t, int y, int h, int w)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	const struct bench_report *r = session_bench_report(s);
 	struct bench_progress p;
 	char meter[128], sweep[128];

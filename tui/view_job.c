@@ -38,7 +38,7 @@ struct layout {
 
 /* ---------------------------------------------------------------- helpers */
 
-static double elapsed_s(const struct session *s)
+static double elapsed_s(const struct tui_session *s)
 {
 	int64_t end = s->job_state == TASK_RUNNING ? cd_now_ms() : s->job_ended_ms;
 
@@ -59,7 +59,7 @@ static int node_failed(const struct mnist_node *n)
 }
 
 /* A node's state, as a word and its colour. */
-static void job_node_state(const struct session *s, const struct mnist_node *n, char *buf,
+static void job_node_state(const struct tui_session *s, const struct mnist_node *n, char *buf,
                            size_t len, enum ui_color *c)
 {
 	if (node_failed(n)) {
@@ -172,7 +172,7 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 
 static void draw_title(struct tui *t, int y, int w)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	const char *word;
 	enum ui_color c = ui_task_color(s->job_state, &word);
 	int x;
@@ -184,7 +184,7 @@ static void draw_title(struct tui *t, int y, int w)
 		ui_print(y, x, w - x, ui_attr(t, c), "%s  %.1f s", word, elapsed_s(s));
 }
 
-static int phase_index(const struct session *s)
+static int phase_index(const struct tui_session *s)
 {
 	if (s->job_state != TASK_RUNNING)
 		return (int)CD_ARRAY_LEN(phase_names) - 1;
@@ -213,7 +213,7 @@ static void draw_phases(struct tui *t, int y, int x, int w)
 
 static void draw_data_line(struct tui *t, const struct mnist_report *r, int y, int w)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	char got[32], total[32], meter[32];
 
 	ui_print(y, 2, 8, A_BOLD, "data");

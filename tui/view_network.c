@@ -42,7 +42,7 @@ size_t *netview_visible_new(const struct tui *t, size_t *n)
 /* The diagnosis' prediction for node i, NULL before it or when i failed. */
 const struct node_prediction *netview_prediction(const struct tui *t, size_t i)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 
 	if (!s->d || !s->m || i >= s->d->nnodes || !s->m->nodes[i].probed)
 		return NULL;
@@ -326,7 +326,7 @@ static void draw_detail(struct tui *t, struct view_state *vs, int y, int h, int 
 
 static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 
 	if (!s->m) {
 		ui_print(y + 1, 2, w - 3, ui_attr(t, s->check_error[0] ? UI_FAIL : UI_DIM), "%s",

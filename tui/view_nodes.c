@@ -32,7 +32,7 @@ static size_t visible(struct tui *t, size_t *out)
 /* The state word of node i: "ok", "failed: refused", "probing"... */
 static void state_word(struct tui *t, size_t i, char *buf, size_t len, enum ui_color *c)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	enum netcheck_stage st = session_node_stage(s, i);
 	const struct nm_node *n = s->m ? &s->m->nodes[i] : NULL;
 
@@ -157,7 +157,7 @@ static void grouped_text(struct tui *t, struct ui_text *x)
 
 static void detail_text(struct tui *t, size_t i, struct ui_text *x)
 {
-	const struct session *s = &t->s;
+	const struct tui_session *s = &t->s;
 	const struct nm_node *n = s->m ? &s->m->nodes[i] : NULL;
 	char word[64];
 	enum ui_color c;

@@ -290,7 +290,7 @@ struct pool_run {
 	char node_msg[CD_ERRLEN];
 };
 
-static void on_pool_progress(struct pool_node *node, json_t *progress, void *arg)
+static void on_pool_progress(struct sshpool_node *node, json_t *progress, void *arg)
 {
 	struct pool_run *pr = arg;
 	json_t *copy = json_deep_copy(progress);
@@ -299,8 +299,8 @@ static void on_pool_progress(struct pool_node *node, json_t *progress, void *arg
 	json_array_append_new(pr->seen, copy);
 }
 
-static void on_pool_reply(struct pool_node *node, json_t *result, const char *code, const char *msg,
-                          void *arg)
+static void on_pool_reply(struct sshpool_node *node, json_t *result, const char *code,
+                          const char *msg, void *arg)
 {
 	struct pool_run *pr = arg;
 
@@ -309,7 +309,7 @@ static void on_pool_reply(struct pool_node *node, json_t *result, const char *co
 	snprintf(pr->code, sizeof(pr->code), "%s", code ? code : "");
 }
 
-static void on_pool_ready(struct sshpool *pool, struct pool_node *node, void *arg)
+static void on_pool_ready(struct sshpool *pool, struct sshpool_node *node, void *arg)
 {
 	struct pool_run *pr = arg;
 	json_t *req = proto_request(0, "probe");
@@ -320,7 +320,7 @@ static void on_pool_ready(struct sshpool *pool, struct pool_node *node, void *ar
 		sshpool_request(node, req, 5000, on_pool_reply, pr);
 }
 
-static void on_pool_failed(struct sshpool *pool, struct pool_node *node, void *arg)
+static void on_pool_failed(struct sshpool *pool, struct sshpool_node *node, void *arg)
 {
 	struct pool_run *pr = arg;
 
