@@ -1,7 +1,11 @@
 /*
- * nodefile.c - read and change files for a fixer (see nodefile.h).
+ * nodefile.c - the agent's fixer requests (see nodefile.h): whoami,
+ * file_read and file_write as the agent's own user, and the reading, link
+ * following and atomic replacing that the root path (nodefile_sudo.c) shares
+ * through nodefile_internal.h.
  */
 #include "nodefile.h"
+#include "nodefile_internal.h"
 #include "base64.h"
 #include "buf.h"
 #include "cd.h"
@@ -11,7 +15,6 @@
 #include "proto.h"
 #include "sha256.h"
 #include "sudocmd.h"
-#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,17 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_LINK_HOPS 40
-
-static char self_override[PATH_MAX];
-
-void nodefile_set_self(const char *path)
-{
-	snprintf(self_override, sizeof(self_override), "%s", path ? path : "");
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -66,28 +61,16 @@ static const char *kind_of(mode_t m)
 	                     : "not a regular file";
 }
 
-/* What a path holds now. */
-struct current {
-	int exists;
-	struct stat st;
-	char *data; /* NULL when absent; may be NULL for an empty file */
-	size_t len;
-	char sha[SHA256_HEX_LEN]; /* "" when absent */
-};
-
-static void current_fini(struct current *cur)
+void nodefile_current_fini(struct nodefile_current *cur)
 {
 	free(cur->data);
 	cur->data = NULL;
 }
 
-/*
- * Read path (symlinks followed) into cur: absent is not an error. 0, or -1
- * with *code ("io", "too-big") and msg. The stat before the open keeps a
- * FIFO or a device from being opened at all.
- */
-static int current_read(const char *path, size_t cap, struct current *cur, const char **code,
-                        char *msg, size_t msglen)
+/* The stat before the open keeps a FIFO or a device from being opened at
+ * all. */
+int nodefile_current_read(const char *path, size_t cap, struct nodefile_current *cur,
+                          const char **code, char *msg, size_t msglen)
 {
 	struct buf b;
 	int fd, rc = -1;
@@ -149,12 +132,9 @@ out:
 	return rc;
 }
 
-/*
- * The file that a write through path lands in: path itself, or the end of
- * the symlink chain that starts there (which need not exist). realpath is
- * not enough: it fails on a dangling link, which a write should fill.
- */
-static int final_target(const char *path, char *out, size_t outlen, char *msg, size_t msglen)
+/* realpath is not enough: it fails on a dangling link, which a write
+ * should fill. */
+int nodefile_final_target(const char *path, char *out, size_t outlen, char *msg, size_t msglen)
 {
 	char cur[PATH_MAX], link[PATH_MAX], next[2 * PATH_MAX];
 
@@ -250,8 +230,9 @@ static void sync_dir_of(const char *path)
  * it, or in place when the rename cannot work (see nodefile.h). cur is what
  * target holds now. 0, or -1 with msg; no temporary is left behind.
  */
-static int replace_file(const char *target, const void *data, size_t len, const struct current *cur,
-                        unsigned new_mode, int *in_place, char *msg, size_t msglen)
+static int replace_file(const char *target, const void *data, size_t len,
+                        const struct nodefile_current *cur, unsigned new_mode, int *in_place,
+                        char *msg, size_t msglen)
 {
 	const char *slash = strrchr(target, '/');
 	char tmp[PATH_MAX + 64];
@@ -310,40 +291,6 @@ out:
 	return rc;
 }
 
-/* ---------------------------------------------------------------- sudo */
-
-/*
- * Serve req as type through the agent under sudo (noderun_as_root), with
- * path and backup already expanded here: sudo gives the command root's
- * $HOME, where "~/" would mean another directory.
- */
-static json_t *as_root(json_t *req, const char *type, const char *path, const char *backup,
-                       const char **code, char *msg, size_t msglen)
-{
-	json_t *sub = json_deep_copy(req), *result;
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (self_override[0]) {
-		snprintf(self, sizeof(self), "%s", self_override);
-	} else if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-	} else {
-		json_decref(sub);
-		return proto_handler_fail(code, "io", msg, msglen,
-		                          "cannot find the agent's executable: %s",
-		                          strerror(errno));
-	}
-	json_object_del(sub, "sudo");
-	json_object_set_new(sub, "type", json_string(type));
-	json_object_set_new(sub, "path", json_string(path));
-	if (backup)
-		json_object_set_new(sub, "backup", json_string(backup));
-	result = noderun_as_root(sub, self, code, msg, msglen);
-	json_decref(sub);
-	return result;
-}
-
 /* ---------------------------------------------------------------- requests */
 
 /* {"name": "/usr/sbin/name" or null} for each program name in names, looked
@@ -400,7 +347,7 @@ json_t *nodefile_read(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	long long max = NODEFILE_READ_MAX;
 	char path[PATH_MAX], *text;
-	struct current cur;
+	struct nodefile_current cur;
 	json_t *r;
 
 	*code = "bad-request";
@@ -410,14 +357,14 @@ json_t *nodefile_read(json_t *req, const char **code, char *msg, size_t msglen)
 		return proto_handler_fail(code, "bad-request", msg, msglen, "\"max\" must be 0..%d",
 		                          NODEFILE_MAX_FILE);
 	if (noderun_need_sudo(req))
-		return as_root(req, "file_read", path, NULL, code, msg, msglen);
-	if (current_read(path, (size_t)max, &cur, code, msg, msglen) < 0)
+		return nodefile_as_root(req, "file_read", path, NULL, code, msg, msglen);
+	if (nodefile_current_read(path, (size_t)max, &cur, code, msg, msglen) < 0)
 		return NULL;
 	if (!cur.exists)
 		return json_pack("{sbsisisisiss}", "exists", 0, "size", 0, "mode", 0, "uid", -1,
 		                 "gid", -1, "sha256", "");
 	if (cur.len > NODEFILE_MAX_LINE_FILE) {
-		current_fini(&cur);
+		nodefile_current_fini(&cur);
 		return proto_handler_fail(
 		    code, "too-big", msg, msglen,
 		    "%s has %zu bytes, more than one protocol line holds (%d)", path, cur.len,
@@ -429,20 +376,9 @@ json_t *nodefile_read(json_t *req, const char **code, char *msg, size_t msglen)
 	              "mode", (int)(cur.st.st_mode & 07777), "uid", (json_int_t)cur.st.st_uid,
 	              "gid", (json_int_t)cur.st.st_gid, "sha256", cur.sha);
 	free(text);
-	current_fini(&cur);
+	nodefile_current_fini(&cur);
 	return r;
 }
-
-/* The parsed file_write request. */
-struct write_req {
-	char path[PATH_MAX];
-	char backup[PATH_MAX]; /* "" when none */
-	const char *expect;    /* NULL, "absent" or 64 hex digits */
-	int remove;
-	long long mode;
-	unsigned char *data; /* decoded; NULL for remove */
-	size_t len;
-};
 
 static int is_sha_hex(const char *s)
 {
@@ -456,7 +392,7 @@ static int is_sha_hex(const char *s)
 
 /* Everything but data's decoding, so a request for sudo is checked before
  * it goes there. -1 with msg. */
-static int write_req_parse(json_t *req, struct write_req *w, char *msg, size_t msglen)
+static int write_req_parse(json_t *req, struct nodefile_write_req *w, char *msg, size_t msglen)
 {
 	json_t *data = json_object_get(req, "data"), *rm = json_object_get(req, "remove");
 	json_t *backup = json_object_get(req, "backup"), *expect = json_object_get(req, "expect");
@@ -496,7 +432,7 @@ static int write_req_parse(json_t *req, struct write_req *w, char *msg, size_t m
 	return 0;
 }
 
-static int write_req_decode(json_t *req, struct write_req *w, char *msg, size_t msglen)
+int nodefile_write_req_decode(json_t *req, struct nodefile_write_req *w, char *msg, size_t msglen)
 {
 	json_t *data = json_object_get(req, "data");
 	size_t cap = json_string_length(data) / 4 * 3 + 3;
@@ -514,9 +450,8 @@ static int write_req_decode(json_t *req, struct write_req *w, char *msg, size_t 
 	return 0;
 }
 
-/* "conflict" when expect does not describe cur. */
-static int check_expect(const struct write_req *w, const struct current *cur, char *msg,
-                        size_t msglen)
+int nodefile_check_expect(const struct nodefile_write_req *w, const struct nodefile_current *cur,
+                          char *msg, size_t msglen)
 {
 	int absent = w->expect && strcmp(w->expect, "absent") == 0;
 
@@ -541,181 +476,18 @@ static int check_expect(const struct write_req *w, const struct current *cur, ch
 	return -1;
 }
 
-static json_t *write_result(int changed, const char *before, const char *after, int in_place,
-                            const char *backup)
+json_t *nodefile_write_result(int changed, const char *before, const char *after, int in_place,
+                              const char *backup)
 {
 	return json_pack("{sbsssssbss?}", "changed", changed, "before_sha256", before,
 	                 "after_sha256", after, "in_place", in_place, "backup", backup);
 }
 
-/* ---------------------------------------------------------------- root files through sudo */
-
-#define SUDO_STEP_TIMEOUT_MS 30000
-
-/*
- * Run one file step (sudocmd.h) as `sudo -n -- ARGV` with in on its stdin.
- * 0, or -1 with *code ("sudo-password", "sudo-denied", "sudo-missing", "io")
- * and msg; *busy when the step failed because its target cannot be renamed
- * over (a bind mount).
- */
-static int sudo_step(const struct sudocmd *c, const void *in, size_t inlen, int *busy,
-                     const char **code, char *msg, size_t msglen)
-{
-	static char *const env[] = {(char *)"LC_ALL=C", NULL};
-	char sudo[PATH_MAX], user[128], err[CD_ERRLEN], line[512] = "";
-	const char *argv[10] = {sudo, "-n", "--"}, *refusal;
-	struct buf out, errout;
-	int status = 0, rc = -1, n = 3;
-
-	noderun_user_name(user, sizeof(user));
-	for (size_t k = 0; c->argv[k]; k++)
-		argv[n++] = c->argv[k];
-	if (noderun_find_sudo(sudo, sizeof(sudo)) < 0) {
-		*code = "sudo-missing";
-		snprintf(msg, msglen,
-		         "%s needs root and sudo is not installed on this node: run clusterdoc fix "
-		         "as root",
-		         c->path);
-		return -1;
-	}
-	buf_init(&out, NODEFILE_MAX_FILE + 1);
-	buf_init(&errout, 64 * 1024);
-	if (child_run_input((char *const *)argv, env, in, inlen, &out, &errout,
-	                    SUDO_STEP_TIMEOUT_MS, &status, err, sizeof(err)) < 0) {
-		*code = "io";
-		snprintf(msg, msglen, "sudo -n %s %s: %s", c->argv[0], c->argv[1], err);
-		goto out;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		rc = 0;
-		goto out;
-	}
-	if (errout.data)
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(errout.data, "\n"), errout.data);
-	*busy = errout.data && (strstr(errout.data, "busy") || strstr(errout.data, "cross-device"));
-	refusal = noderun_sudo_error(errout.data);
-	*code = !refusal                           ? "io"
-	        : strcmp(refusal, "password") == 0 ? "sudo-password"
-	                                           : "sudo-denied";
-	snprintf(msg, msglen, "sudo -n %s %s%s%s failed for %s: %s%s%s%s", c->argv[0], c->argv[1],
-	         c->argv[2] ? " " : "", c->argv[2] ? c->argv[2] : "", user,
-	         line[0] ? line : "no message", refusal ? "; give " : "", refusal ? user : "",
-	         refusal ? " passwordless sudo (NOPASSWD) for this command (clusterdoc fix "
-	                   "--sudoers prints the lines), or run clusterdoc fix as root"
-	                 : "");
-out:
-	buf_fini(&out);
-	buf_fini(&errout);
-	return rc;
-}
-
-/* Remove the temp file beside target that a refused or failed step left;
- * best effort: the step's own error is what the caller reports. */
-static void sudo_clean(const char *target)
-{
-	struct sudocmd rm;
-	char msg[CD_ERRLEN];
-	const char *code;
-	int busy = 0;
-
-	if (sudocmd_file(SUDOCMD_CLEAN, target, 0, &rm) == 0)
-		sudo_step(&rm, NULL, 0, &busy, &code, msg, sizeof(msg));
-}
-
-/*
- * A root-owned file changed as a user with sudo: read and checked as the
- * user (the fixers' root files are world-readable), backed up as the user
- * (so the backup is the user's to read), then replaced through sudo with
- * fixed commands: a copy of the file beside it (owner and mode kept), the
- * new content into it, the rename (sudocmd.h).
- */
-static json_t *write_as_root(struct write_req *w, json_t *req, const char **code, char *msg,
-                             size_t msglen)
-{
-	char target[PATH_MAX], after[SHA256_HEX_LEN] = "", user[128];
-	enum sudocmd_step steps[8];
-	struct current cur = {0};
-	json_t *result = NULL;
-	int in_place = 0, backed_up = 0, busy = 0;
-	size_t nsteps;
-
-	*code = "bad-request";
-	if (write_req_decode(req, w, msg, msglen) < 0)
-		goto out;
-	*code = "io";
-	if (final_target(w->path, target, sizeof(target), msg, msglen) < 0)
-		goto out;
-	if (current_read(target, NODEFILE_MAX_FILE, &cur, code, msg, msglen) < 0) {
-		size_t n = strlen(msg);
-
-		snprintf(msg + n, msglen - n, " (read as %s, to check it before changing it)",
-		         noderun_user_name(user, sizeof(user)));
-		goto out;
-	}
-	if (!w->remove)
-		sha256_data_hex(w->data ? (const char *)w->data : "", w->len, after);
-	if (w->remove ? !cur.exists
-	              : cur.exists && cur.len == w->len &&
-	                    (!w->len || !memcmp(cur.data, w->data, w->len))) {
-		result = write_result(0, cur.sha, cur.sha, 0, NULL);
-		goto out;
-	}
-	if (check_expect(w, &cur, msg, msglen) < 0) {
-		*code = "conflict";
-		goto out;
-	}
-	if (cur.exists && w->backup[0]) {
-		if (cd_mkdir_parent(w->backup, msg, msglen) < 0 ||
-		    cd_write_file_atomic(w->backup, cur.data ? cur.data : "", cur.len, 0600, msg,
-		                         msglen) < 0)
-			goto out;
-		backed_up = 1;
-	}
-	nsteps = sudocmd_file_steps(cur.exists, w->remove, steps);
-	for (size_t k = 0; k < nsteps; k++) {
-		struct sudocmd c;
-		int fill = steps[k] == SUDOCMD_FILL || steps[k] == SUDOCMD_IN_PLACE;
-		const char *data = fill && w->data ? (const char *)w->data : "";
-
-		/* the fallbacks run only when the rename was refused */
-		if (steps[k] == SUDOCMD_IN_PLACE || steps[k] == SUDOCMD_CLEAN)
-			break;
-		if (sudocmd_file(steps[k], target, (unsigned)w->mode, &c) < 0) {
-			snprintf(msg, msglen, "%s: the path is too long", target);
-			goto out;
-		}
-		if (sudo_step(&c, data, fill ? w->len : 0, &busy, code, msg, msglen) == 0)
-			continue;
-		if (steps[k] == SUDOCMD_RENAME && busy) {
-			struct sudocmd fb;
-			int b2 = 0, ok;
-
-			sudocmd_file(SUDOCMD_IN_PLACE, target, 0, &fb);
-			ok = sudo_step(&fb, w->data ? (const char *)w->data : "", w->len, &b2, code,
-			               msg, msglen) == 0;
-			sudo_clean(target);
-			if (!ok)
-				goto out;
-			in_place = 1;
-			break;
-		}
-		if (!w->remove && k > 0)
-			sudo_clean(target);
-		goto out;
-	}
-	result = write_result(1, cur.sha, after, in_place, backed_up ? w->backup : NULL);
-out:
-	current_fini(&cur);
-	free(w->data);
-	w->data = NULL;
-	return result;
-}
-
 json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char target[PATH_MAX], after[SHA256_HEX_LEN] = "";
-	struct current cur = {0};
-	struct write_req w;
+	struct nodefile_current cur = {0};
+	struct nodefile_write_req w;
 	json_t *result = NULL;
 	int in_place = 0, backed_up = 0;
 
@@ -723,22 +495,22 @@ json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 	if (write_req_parse(req, &w, msg, msglen) < 0)
 		return NULL;
 	if (noderun_need_sudo(req))
-		return write_as_root(&w, req, code, msg, msglen);
-	if (write_req_decode(req, &w, msg, msglen) < 0)
+		return nodefile_write_as_root(&w, req, code, msg, msglen);
+	if (nodefile_write_req_decode(req, &w, msg, msglen) < 0)
 		goto out;
 	*code = "io";
-	if (final_target(w.path, target, sizeof(target), msg, msglen) < 0 ||
-	    current_read(target, NODEFILE_MAX_FILE, &cur, code, msg, msglen) < 0)
+	if (nodefile_final_target(w.path, target, sizeof(target), msg, msglen) < 0 ||
+	    nodefile_current_read(target, NODEFILE_MAX_FILE, &cur, code, msg, msglen) < 0)
 		goto out;
 	if (!w.remove)
 		sha256_data_hex(w.data ? (const char *)w.data : "", w.len, after);
 	if (w.remove
 	        ? !cur.exists
 	        : cur.exists && cur.len == w.len && (!w.len || !memcmp(cur.data, w.data, w.len))) {
-		result = write_result(0, cur.sha, cur.sha, 0, NULL);
+		result = nodefile_write_result(0, cur.sha, cur.sha, 0, NULL);
 		goto out;
 	}
-	if (check_expect(&w, &cur, msg, msglen) < 0) {
+	if (nodefile_check_expect(&w, &cur, msg, msglen) < 0) {
 		*code = "conflict";
 		goto out;
 	}
@@ -760,9 +532,9 @@ json_t *nodefile_write(json_t *req, const char **code, char *msg, size_t msglen)
 	                        (unsigned)w.mode, &in_place, msg, msglen) < 0) {
 		goto out;
 	}
-	result = write_result(1, cur.sha, after, in_place, backed_up ? w.backup : NULL);
+	result = nodefile_write_result(1, cur.sha, after, in_place, backed_up ? w.backup : NULL);
 out:
-	current_fini(&cur);
+	nodefile_current_fini(&cur);
 	free(w.data);
 	return result;
 }
