@@ -1,5 +1,5 @@
 /* scan.c - line and word cursors, trimming, bounded integers, the bounded
- * file reader (see scan.h). */
+ * file reader and its first-line form (see scan.h). */
 #include "scan.h"
 #include "cd.h"
 
@@ -173,4 +173,18 @@ out:
 	free(b);
 	close(fd);
 	return rc;
+}
+
+int scan_read_first_line(const char *path, size_t cap, char **line, char *err, size_t errlen)
+{
+	size_t len;
+	int rc;
+
+	*line = NULL;
+	rc = scan_read_file(path, cap, SCAN_FILE_REGULAR, line, &len, err, errlen);
+	if (rc < 0)
+		return rc;
+	/* the buffer is NUL-terminated, so a NUL byte ends the line as well */
+	(*line)[strcspn(*line, "\r\n")] = '\0';
+	return 0;
 }

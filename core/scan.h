@@ -1,7 +1,7 @@
 /*
  * scan.h - the text scanning every parser of captured node text shares: a
  * line cursor, trimming, a word cursor, bounded unsigned integers, and one
- * bounded file reader.
+ * bounded file reader, and the first line of a one-line file.
  *
  * The scanners work on byte spans (pointer and length, or [p, end)) that need
  * no NUL terminator and may hold NUL bytes; they never allocate and never
@@ -81,5 +81,15 @@ enum scan_file_mode {
  */
 int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char **out, size_t *len,
                    char *err, size_t errlen);
+
+/*
+ * The first line of the regular file path, for one-line files such as an
+ * ssh public key (KEY.pub): into *line (new, the caller frees it) go the
+ * bytes before the first '\r', '\n' or NUL byte; "" for an empty file. The
+ * whole file is read, so cap bounds the file, not the line. Returns 0; or
+ * scan_read_file's errors and messages in SCAN_FILE_REGULAR mode, *line
+ * NULL then.
+ */
+int scan_read_first_line(const char *path, size_t cap, char **line, char *err, size_t errlen);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include "cd.h"
 #include "knownhosts.h"
+#include "scan.h"
 #include "transport_ssh.h"
 
 #include <stdio.h>
@@ -159,15 +160,14 @@ static int check_hostkey(struct conn *c)
  * PEM header. */
 static int key_is_rsa(const char *path)
 {
-	char pub[1024], line[128] = "";
+	char pub[1024], line[128] = "", *publine, err[CD_ERRLEN];
 	FILE *f;
 
 	snprintf(pub, sizeof(pub), "%s.pub", path);
-	f = fopen(pub, "r");
-	if (f) {
-		int rsa = fgets(line, sizeof(line), f) && strncmp(line, "ssh-rsa ", 8) == 0;
+	if (scan_read_first_line(pub, KH_LINE_MAX, &publine, err, sizeof(err)) == 0) {
+		int rsa = strncmp(publine, "ssh-rsa ", 8) == 0;
 
-		fclose(f);
+		free(publine);
 		return rsa;
 	}
 	f = fopen(path, "r");

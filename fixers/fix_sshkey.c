@@ -13,6 +13,7 @@
 #include "fix.h"
 #include "fix_internal.h"
 #include "knownhosts.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -91,24 +92,19 @@ int authorized_keys_has(const char *data, size_t len, const char *publine)
 
 static int read_pub(struct head_key *k, char *err, size_t errlen)
 {
-	char pub[PATH_MAX + 8], line[16384];
-	FILE *f;
-	size_t n;
+	char pub[PATH_MAX + 8], *line;
 
 	snprintf(pub, sizeof(pub), "%s.pub", k->path);
-	f = fopen(pub, "r");
-	if (!f)
-		return cd_errf(err, errlen, CD_ERR_IO, "%s: %s", pub, strerror(errno));
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	n = strcspn(line, "\r\n");
-	line[n] = '\0';
-	if (pubkey_parse(line, n, k->type, k->fp) < 0)
+	/* a .pub file is one key line, the line a known_hosts file holds */
+	if (scan_read_first_line(pub, KH_LINE_MAX, &line, err, errlen) < 0)
+		return CD_ERR_IO;
+	if (pubkey_parse(line, strlen(line), k->type, k->fp) < 0) {
+		free(line);
 		return cd_errf(err, errlen, CD_ERR_PARSE,
 		               "%s is not a public key (\"TYPE BASE64 COMMENT\" on its first line)",
 		               pub);
-	k->publine = cd_strdup(line);
+	}
+	k->publine = line;
 	k->exists = 1;
 	return 0;
 }

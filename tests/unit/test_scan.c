@@ -1,5 +1,5 @@
-/* test_scan.c - the line and word cursors, trimming, bounded integers and the
- * bounded file reader (core/scan.h). */
+/* test_scan.c - the line and word cursors, trimming, bounded integers, the
+ * bounded file reader and its first-line form (core/scan.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -353,6 +353,65 @@ static void regular_mode_refuses_a_directory(void **state)
 	assert_string_equal(err, "/tmp: not a readable regular file");
 }
 
+/* A temporary file holding the len bytes of text; its path in path. */
+static void write_text(char *path, size_t pathlen, const char *text, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, pathlen, "/tmp/test_scan.%ld.text", (long)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void first_line_ends_at_cr_lf_or_nul(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *line;
+	} cases[] = {
+	    {"ssh-ed25519 AAAA me@head\n", 25, "ssh-ed25519 AAAA me@head"},
+	    {"ssh-ed25519 AAAA me@head\r\nsecond\n", 33, "ssh-ed25519 AAAA me@head"},
+	    {"ssh-ed25519 AAAA", 16, "ssh-ed25519 AAAA"},
+	    {"ssh-ed25519\0AAAA\n", 17, "ssh-ed25519"},
+	    {"", 0, ""},
+	    {"\nssh-ed25519 AAAA\n", 18, ""},
+	};
+	char path[128], err[CD_ERRLEN], *line;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_text(path, sizeof(path), cases[i].text, cases[i].len);
+		assert_int_equal(scan_read_first_line(path, 100, &line, err, sizeof(err)), 0);
+		assert_string_equal(line, cases[i].line);
+		free(line);
+	}
+	unlink(path);
+}
+
+static void first_line_of_a_missing_file_is_notfound(void **state)
+{
+	char err[CD_ERRLEN], *line = (char *)1;
+
+	assert_int_equal(scan_read_first_line("/nonexistent/x.pub", 100, &line, err, sizeof(err)),
+	                 CD_ERR_NOTFOUND);
+	assert_null(line);
+	assert_string_equal(err, "/nonexistent/x.pub: No such file or directory");
+}
+
+static void first_line_applies_the_cap_to_the_whole_file(void **state)
+{
+	char path[128], err[CD_ERRLEN], want[256], *line = (char *)1;
+
+	write_text(path, sizeof(path), "ab\ncdef\n", 8);
+	assert_int_equal(scan_read_first_line(path, 7, &line, err, sizeof(err)), CD_ERR_TOOBIG);
+	assert_null(line);
+	snprintf(want, sizeof(want), "%s: 8 bytes, more than the 7 expected", path);
+	assert_string_equal(err, want);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +440,9 @@ int main(void)
 	    cmocka_unit_test(to_eof_mode_applies_the_cap_to_a_proc_file),
 	    cmocka_unit_test(missing_file_is_notfound_with_the_mode_s_message),
 	    cmocka_unit_test(regular_mode_refuses_a_directory),
+	    cmocka_unit_test(first_line_ends_at_cr_lf_or_nul),
+	    cmocka_unit_test(first_line_of_a_missing_file_is_notfound),
+	    cmocka_unit_test(first_line_applies_the_cap_to_the_whole_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
