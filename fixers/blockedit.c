@@ -72,8 +72,16 @@ static int blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* Trim the spaces and tabs around line [*p, *p + *n) (no '\n'), and the '\r'
- * of a CRLF ending. */
+/*
+ * Trim the spaces and tabs around line [*p, *p + *n) (no '\n'), and the '\r'
+ * of a CRLF ending. Not scan_trim: it also takes '\v', '\f' and a leading
+ * '\r', and both callers would then read real files differently. A line that
+ * is only a form feed (the page break some editors put between sections of
+ * an rc file) would count as blank, so insert_pos would carry the block past
+ * it and into the comments of the next section; and a marker line ending in
+ * '\f' or '\v', which is not the line we write, would be taken for ours and
+ * rewritten.
+ */
 static void trim(const char **p, size_t *n)
 {
 	while (*n > 0 && blank(**p)) {

@@ -67,8 +67,13 @@ void nodefile_current_fini(struct nodefile_current *cur)
 	cur->data = NULL;
 }
 
-/* The stat before the open keeps a FIFO or a device from being opened at
- * all. */
+/*
+ * The stat before the open keeps a FIFO or a device from being opened at
+ * all. Not scan_read_file: it opens first (without O_NONBLOCK, so a FIFO
+ * would hold the agent in open), reports an absent file as an error where
+ * here it is a state, and words its messages differently from the "io" and
+ * "too-big" ones the head shows.
+ */
 int nodefile_current_read(const char *path, size_t cap, struct nodefile_current *cur,
                           const char **code, char *msg, size_t msglen)
 {
