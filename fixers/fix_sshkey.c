@@ -2,7 +2,7 @@
  * fix_sshkey.c - the ssh-key fixer: nodes that refused every key of the
  * head get the head's public key in a marked block at the end of the login
  * user's ~/.ssh/authorized_keys. The gather for those nodes logged in once
- * by password (cli/fix_login.c), so the plan holds the file's real bytes and
+ * by password (fix_login.c), so the plan holds the file's real bytes and
  * the change is a whole-file action like any other: checked against what
  * was read, backed up, undone byte for byte. Also the head's key itself
  * (fix_sshkey.h).
