@@ -3,6 +3,8 @@
  */
 #include "fix_verify.h"
 
+#include "cd.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,4 +105,26 @@ void fix_verification_fini(struct fix_verification *out)
 {
 	free(out->v);
 	memset(out, 0, sizeof(*out));
+}
+
+size_t fix_verify_finding(const struct diagnosis *after, const char *id, size_t **nodes,
+                          size_t *nnodes)
+{
+	size_t found = 0;
+
+	*nodes = NULL;
+	*nnodes = 0;
+	for (size_t k = 0; after && k < after->nfindings; k++) {
+		const struct finding *fd = &after->findings[k];
+
+		if (strcmp(fd->id, id) != 0)
+			continue;
+		found++;
+		if (!fd->nnodes)
+			continue;
+		*nodes = cd_realloc(*nodes, (*nnodes + fd->nnodes) * sizeof(**nodes));
+		memcpy(*nodes + *nnodes, fd->nodes, fd->nnodes * sizeof(**nodes));
+		*nnodes += fd->nnodes;
+	}
+	return found;
 }

@@ -57,6 +57,13 @@ void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
 void fix_verify_login(struct fix_verification *out, const struct fix_login *l,
                       const struct netmodel *m2);
 
+/* Whether the new check (after; NULL: it did not run) still reports finding
+ * id: returns how many findings with that id it has (0: the finding is
+ * gone) and, in *nodes (the caller frees it; NULL when none), the nodes they
+ * name in order (indexes into the new check's model), *nnodes of them. */
+size_t fix_verify_finding(const struct diagnosis *after, const char *id, size_t **nodes,
+                          size_t *nnodes);
+
 /* Frees the verdicts and leaves out empty. */
 void fix_verification_fini(struct fix_verification *out);
 

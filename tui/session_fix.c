@@ -13,6 +13,7 @@
 
 #include "fixers/fix.h"
 #include "fixers/fix_flow.h"
+#include "fixers/fix_verify.h"
 #include "report/fix_render.h"
 
 struct fixflow_work {
@@ -205,24 +206,19 @@ int session_fix_plan(struct tui_session *s, size_t finding, char *err, size_t er
 static void finding_after(struct tui_session *s, FILE *out)
 {
 	const struct fixflow *f = &s->fix;
-	size_t left = 0;
+	size_t *nodes, n, left = fix_verify_finding(s->d, f->finding, &nodes, &n);
 
-	for (size_t k = 0; s->d && k < s->d->nfindings; k++) {
-		const struct finding *fd = &s->d->findings[k];
-
-		if (strcmp(fd->id, f->finding) != 0)
-			continue;
-		if (!left++)
-			fprintf(out, "\n%s is STILL REPORTED on", f->finding);
-		for (size_t q = 0; q < fd->nnodes; q++)
-			if (fd->nodes[q] < s->nhosts)
-				fprintf(out, " %s", s->hosts[fd->nodes[q]]);
-	}
-	if (left)
-		fputc('\n', out);
-	else
+	if (!left) {
 		fprintf(out, "\n%s is gone from the new check\n", f->finding);
-	s->fix.failed += left > 0;
+		return;
+	}
+	fprintf(out, "\n%s is STILL REPORTED on", f->finding);
+	for (size_t q = 0; q < n; q++)
+		if (nodes[q] < s->nhosts)
+			fprintf(out, " %s", s->hosts[nodes[q]]);
+	fputc('\n', out);
+	free(nodes);
+	s->fix.failed++;
 }
 
 void session_fix_check_done(struct tui_session *s)

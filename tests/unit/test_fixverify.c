@@ -188,6 +188,28 @@ static void selection_by_role_follows_only(void **state)
 	assert_false(fix_login_selected(&ports));
 }
 
+static void a_finding_still_reported_names_its_nodes_and_a_gone_one_none(void **state)
+{
+	size_t n1[] = {1}, n2[] = {0, 1}, *nodes, n;
+	struct finding f[] = {
+	    {.id = "hostname-loopback", .nodes = n1, .nnodes = 1},
+	    {.id = "firewall-blocks-port", .nodes = n2, .nnodes = 2},
+	    {.id = "hostname-loopback", .nodes = n2, .nnodes = 2},
+	};
+	struct diagnosis after = {.findings = f, .nfindings = 3};
+
+	assert_int_equal(fix_verify_finding(&after, "hostname-loopback", &nodes, &n), 2);
+	assert_int_equal(n, 3);
+	assert_int_equal(nodes[0], 1);
+	assert_int_equal(nodes[1], 0);
+	assert_int_equal(nodes[2], 1);
+	free(nodes);
+	assert_int_equal(fix_verify_finding(&after, "ipv6-no-route", &nodes, &n), 0);
+	assert_null(nodes);
+	assert_int_equal(n, 0);
+	assert_int_equal(fix_verify_finding(NULL, "hostname-loopback", &nodes, &n), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +221,7 @@ int main(void)
 	    cmocka_unit_test(login_nodes_are_verified_when_the_new_check_logged_in_by_key),
 	    cmocka_unit_test(the_roles_are_fields_of_the_table),
 	    cmocka_unit_test(selection_by_role_follows_only),
+	    cmocka_unit_test(a_finding_still_reported_names_its_nodes_and_a_gone_one_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
