@@ -49,8 +49,11 @@ int check_once_run(struct check_once *c, char *err, size_t errlen)
 		c->deadline_hit = 1;
 	c->d = diagnose(c->m);
 	c->checked = 0;
-	for (size_t i = 0; i < c->m->nnodes; i++)
+	c->partial = 0;
+	for (size_t i = 0; i < c->m->nnodes; i++) {
 		c->checked += c->m->nodes[i].probed;
+		c->partial += nm_node_partial(&c->m->nodes[i]);
+	}
 	netcheck_stats(w.nc, &c->stats);
 	netcheck_free(w.nc);
 	sshpool_free(pool);

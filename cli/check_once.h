@@ -22,6 +22,7 @@ struct check_once {
 	struct netcheck_stats stats;
 	int deadline_hit;
 	int checked; /* nodes probed */
+	int partial; /* of them, nodes that failed after their probe (nm_node_partial) */
 };
 
 /*

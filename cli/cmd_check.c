@@ -8,10 +8,11 @@
  * and to Slurm (check_slurm.h: the Prolog verdict, --drain, --undrain).
  *
  * Exit status: check: 0 no error findings, 1 error findings, 2 a node (or
- * everything) could not be checked, or a report, drain or the deadline
+ * everything) could not be checked to the end (unreachable, or partial: it
+ * stopped answering after its probe), or a report, drain or the deadline
  * failed. With --slurm-prolog: 1 only for error findings on the local node.
- * env: 0 every value verified, 1 some value could not be verified, 2 could
- * not check.
+ * env: 0 every value verified, 1 some value could not be verified, 2 a node
+ * shown could not be checked to the end.
  */
 #include "cd.h"
 #include "check_once.h"
@@ -201,10 +202,12 @@ static int prolog_status(const struct check_run *r)
 	return check_slurm_prolog_verdict(r->m, r->d, (size_t)local);
 }
 
-/* After the check: the exit status, Slurm's part and the reports. */
-static int finish_check(struct check_run *r, int checked)
+/* After the check: the exit status, Slurm's part and the reports. checked:
+ * the nodes probed; complete: those of them checked to the end (a partial
+ * node could not be checked everything: 2). */
+static int finish_check(struct check_run *r, int checked, int complete)
 {
-	int rc = checked < (int)r->m->nnodes ? 2 : r->d->errors ? 1 : 0;
+	int rc = complete < (int)r->m->nnodes ? 2 : r->d->errors ? 1 : 0;
 	int failed = 0;
 	long local = -1;
 	char name[256];
@@ -261,7 +264,7 @@ static int run(int argc, char **argv, int env)
 	struct check_result res;
 	struct check_once once;
 	char err[CD_ERRLEN];
-	int rc = 2, p, checked = 0;
+	int rc = 2, p, checked = 0, complete = 0;
 
 	targets_init(&r.t);
 	netcheck_opts_init(&r.o);
@@ -282,6 +285,7 @@ static int run(int argc, char **argv, int env)
 	r.d = once.d;
 	r.deadline_hit = once.deadline_hit;
 	checked = once.checked;
+	complete = once.checked - once.partial;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};
 	res.stats = once.stats;
 	if (env)
@@ -293,7 +297,7 @@ static int run(int argc, char **argv, int env)
 	else
 		check_print_text(&res, checked);
 	if (!env)
-		rc = finish_check(&r, checked);
+		rc = finish_check(&r, checked, complete);
 	else if (!checked)
 		fprintf(stderr, "clusterdoc %s: no node could be checked\n", cmd);
 out:

@@ -18,12 +18,13 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-static int count_probed(const struct netmodel *m)
+/* The nodes whose results are whole: only they are suggested for. */
+static int count_complete(const struct netmodel *m)
 {
 	int n = 0;
 
 	for (size_t i = 0; i < m->nnodes; i++)
-		n += m->nodes[i].probed;
+		n += nm_node_complete(&m->nodes[i]);
 	return n;
 }
 
@@ -86,7 +87,7 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
 			const struct nm_addr *best = NULL;
 			int best_score = -1;
 
-			if (!n->probed || (pass == 0) != (i == m->master))
+			if (!nm_node_complete(n) || (pass == 0) != (i == m->master))
 				continue;
 			for (size_t f = 0; f < n->nifaces; f++) {
 				const struct nm_iface *fi = &n->ifaces[f];
@@ -158,7 +159,7 @@ static int ipv6_trap_exists(const struct netmodel *m, const struct diagnosis *d)
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct nm_node *n = &m->nodes[i];
 
-		for (size_t k = 0; n->probed && k < n->naddrs; k++) {
+		for (size_t k = 0; nm_node_complete(n) && k < n->naddrs; k++) {
 			const struct nm_addr *a = &n->addrs[k];
 			const struct nm_iface *f = nm_iface_find(n, a->ifname);
 
@@ -196,7 +197,7 @@ static int nccl_value_works(const struct netmodel *m, const struct diagnosis *d,
 	for (size_t i = 0; i < m->nnodes; i++) {
 		struct net_env e;
 
-		if (!m->nodes[i].probed)
+		if (!nm_node_complete(&m->nodes[i]))
 			continue;
 		env_with(&m->nodes[i], &e, value, family, NULL);
 		if (!nccl_env_proved(m, i, &d->pred[i], &e))
@@ -210,24 +211,35 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	struct suggestions *s = &d->sugg;
 	const char *family = NULL;
 	char *names = NULL, *exact = NULL;
-	int all_have = 1, probed = count_probed(m);
+	int all_have = 1, complete = count_complete(m);
 	size_t nn = m->nnodes;
 
 	s->nccl_ifname_per_node = cd_calloc(nn ? nn : 1, sizeof(char *));
 	s->gloo_ifname_per_node = cd_calloc(nn ? nn : 1, sizeof(char *));
 	s->torchrun = cd_calloc(nn ? nn : 1, sizeof(char *));
-	if (probed < 2 || !m->matrix_done) {
+	/* A node that stopped answering after its probe may have stopped
+	 * before its peers tested it or it tested them: nothing it would use
+	 * is proved, so it is left out, and said so. */
+	for (size_t i = 0; i < nn; i++) {
+		if (nm_node_partial(&m->nodes[i]))
+			diagnose_sb_addf(&s->notes,
+			                 "%s: left out: it stopped answering during the check (its "
+			                 "results are partial), so nothing is suggested for it%s\n",
+			                 m->nodes[i].host,
+			                 i == m->master ? " and it cannot be the master" : "");
+	}
+	if (complete < 2 || !m->matrix_done) {
 		diagnose_sb_addf(
 		    &s->notes, "%s\n",
-		    probed < 2 ? "fewer than two nodes were checked: nothing could be verified "
-		                 "between nodes, so nothing is suggested"
-		               : "the reachability matrix did not run: nothing is suggested");
+		    complete < 2 ? "fewer than two nodes were checked to the end: nothing could be "
+		                   "verified between nodes, so nothing is suggested"
+		                 : "the reachability matrix did not run: nothing is suggested");
 		return;
 	}
 	for (size_t i = 0; i < nn; i++) {
 		const char *name = d->pred[i].data_iface;
 
-		if (!m->nodes[i].probed)
+		if (!nm_node_complete(&m->nodes[i]))
 			continue;
 		if (!name[0]) {
 			all_have = 0;
@@ -262,7 +274,7 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		struct net_env e;
 		char value[NM_NAME + 2];
 
-		if (!n->probed || !name[0])
+		if (!nm_node_complete(n) || !name[0])
 			continue;
 		snprintf(value, sizeof(value), "=%s", name);
 		env_with(n, &e, s->nccl_ifname ? s->nccl_ifname : value, family, name);
@@ -280,7 +292,7 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	}
 	if (s->nccl_ifname) {
 		for (size_t i = 0; i < nn; i++) {
-			if (m->nodes[i].probed && !s->nccl_ifname_per_node[i]) {
+			if (nm_node_complete(&m->nodes[i]) && !s->nccl_ifname_per_node[i]) {
 				free(s->nccl_ifname);
 				s->nccl_ifname = NULL;
 				break;
@@ -291,7 +303,10 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	free(exact);
 
 	/* MASTER_ADDR: the master's data address; MASTER_PORT: the first
-	 * candidate every node reached there. */
+	 * candidate every node reached there. A master whose results are
+	 * partial is never suggested (its note above says so). */
+	if (nm_node_partial(&m->nodes[m->master]))
+		return;
 	if (d->pred[m->master].data_addr[0]) {
 		snprintf(s->master_addr, sizeof(s->master_addr), "%s",
 		         d->pred[m->master].data_addr);
@@ -320,11 +335,11 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	for (size_t i = 0, rank = 0; i < nn; i++) {
 		int nproc = m->nodes[i].gpus > 0 ? m->nodes[i].gpus : 1;
 
-		if (!m->nodes[i].probed)
+		if (!nm_node_complete(&m->nodes[i]))
 			continue;
 		s->torchrun[i] = cd_asprintf(
 		    "torchrun --nnodes=%d --node-rank=%zu --nproc-per-node=%d "
 		    "--master-addr=%s --master-port=%d train.py",
-		    probed, i == m->master ? 0 : ++rank, nproc, s->master_addr, s->master_port);
+		    complete, i == m->master ? 0 : ++rank, nproc, s->master_addr, s->master_port);
 	}
 }

@@ -506,6 +506,16 @@ const struct nm_iface *nm_iface_find(const struct nm_node *n, const char *name)
 	return NULL;
 }
 
+int nm_node_complete(const struct nm_node *n)
+{
+	return n->probed && !n->error[0];
+}
+
+int nm_node_partial(const struct nm_node *n)
+{
+	return n->probed && n->error[0];
+}
+
 int nm_addr_is_loopback(const struct nm_addr *a)
 {
 	struct in6_addr a6;

@@ -191,6 +191,13 @@ const struct nm_var *nm_var_get(const struct nm_node *n, const char *name);
 
 const struct nm_iface *nm_iface_find(const struct nm_node *n, const char *name);
 
+/* nm_node_complete: the node answered its probe and every phase after it,
+ * so its results are whole. nm_node_partial: it answered its probe, then
+ * failed or stopped answering (error says why): what it answered stands as
+ * evidence, but nothing is verified for it, suggested for it or chosen on it. */
+int nm_node_complete(const struct nm_node *n);
+int nm_node_partial(const struct nm_node *n);
+
 /* nm_addr_is_loopback: 127/8 or ::1. nm_addr_is_link_local: 169.254/16 or
  * fe80::/10. Computed from the address text. */
 int nm_addr_is_loopback(const struct nm_addr *a);

@@ -19,9 +19,28 @@
 
 /* ---------------------------------------------------------------- suggestions */
 
+/* Only a node checked to the end is suggested for (nm_node_complete). */
 static int node_checked(const struct netmodel *m, size_t i)
 {
-	return m->nodes[i].probed;
+	return nm_node_complete(&m->nodes[i]);
+}
+
+static int count_complete(const struct netmodel *m)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < m->nnodes; i++)
+		n += nm_node_complete(&m->nodes[i]);
+	return n;
+}
+
+static int count_partial(const struct netmodel *m)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < m->nnodes; i++)
+		n += nm_node_partial(&m->nodes[i]);
+	return n;
 }
 
 /* Every variable node i needs, in a fixed order; NULL values are skipped. */
@@ -61,7 +80,7 @@ static json_t *suggestions_json(const struct check_result *r)
 	const struct netmodel *m = r->m;
 	const struct suggestions *s = &r->d->sugg;
 	json_t *o = json_object(), *common = json_object(), *per = json_object(),
-	       *tr = json_object(), *notes = json_array();
+	       *tr = json_object(), *notes = json_array(), *left_out = json_array();
 
 	if (s->nccl_ifname)
 		json_object_set_new(common, "NCCL_SOCKET_IFNAME", json_string(s->nccl_ifname));
@@ -76,6 +95,7 @@ static json_t *suggestions_json(const struct check_result *r)
 		json_t *vars = json_object();
 
 		if (!node_checked(m, i)) {
+			json_array_append_new(left_out, json_string(m->nodes[i].host));
 			json_decref(vars);
 			continue;
 		}
@@ -102,6 +122,7 @@ static json_t *suggestions_json(const struct check_result *r)
 	                    s->master_port ? json_integer(s->master_port) : json_null());
 	json_object_set_new(o, "torchrun", tr);
 	json_object_set_new(o, "notes", notes);
+	json_object_set_new(o, "left_out", left_out);
 	return o;
 }
 
@@ -133,6 +154,7 @@ static json_t *node_json(const struct check_result *r, size_t i)
 	json_object_set_new(o, "host", json_string(n->host));
 	json_object_set_new(o, "hostname", n->hostname[0] ? json_string(n->hostname) : json_null());
 	json_object_set_new(o, "checked", json_boolean(n->probed));
+	json_object_set_new(o, "partial", json_boolean(nm_node_partial(n)));
 	json_object_set_new(o, "error", n->error[0] ? json_string(n->error) : json_null());
 	json_object_set_new(o, "error_code",
 	                    n->error_code[0] ? json_string(n->error_code) : json_null());
@@ -202,6 +224,8 @@ void check_print_json(const struct check_result *r)
 	json_object_set_new(doc, "command", json_string("check"));
 	json_object_set_new(doc, "master", json_string(m->nodes[m->master].host));
 	json_object_set_new(doc, "master_port_candidate", json_integer(m->master_port));
+	json_object_set_new(doc, "nodes_checked", json_integer(count_complete(m)));
+	json_object_set_new(doc, "nodes_partial", json_integer(count_partial(m)));
 	for (size_t i = 0; i < m->nnodes; i++)
 		json_array_append_new(nodes, node_json(r, i));
 	json_object_set_new(doc, "nodes", nodes);
@@ -275,6 +299,8 @@ static void print_predictions(const struct check_result *r)
 		nccl_log_line(&p->nccl, line, sizeof(line));
 		printf("  %s (%s, NCCL %s)\n", n->host, n->hostname,
 		       n->nccl_version[0] ? n->nccl_version : "unknown: 2.28.3+ rules");
+		if (nm_node_partial(n))
+			printf("    partial: %s\n", n->error);
 		printf("    NCCL  %s   [%s]\n", line, p->nccl.rule);
 		if (p->gloo.npicks)
 			printf("    Gloo  %s:%s%s   [%s]\n", p->gloo.picks[0].ifname,
@@ -340,8 +366,15 @@ static void print_suggestions(const struct check_result *r)
 
 void check_print_text(const struct check_result *r, int checked)
 {
-	printf("clusterdoc check: %zu node(s), %d checked, %zu TCP attempts, %.1f s\n\n",
-	       r->m->nnodes, checked, r->m->nattempts,
+	int partial = count_partial(r->m);
+	char part[32] = "";
+
+	/* `checked` counts the probed nodes; a partial one was probed but not
+	 * checked to the end, so it is counted apart */
+	if (partial)
+		snprintf(part, sizeof(part), ", %d partial", partial);
+	printf("clusterdoc check: %zu node(s), %d checked%s, %zu TCP attempts, %.1f s\n\n",
+	       r->m->nnodes, checked - partial, part, r->m->nattempts,
 	       (double)(cd_now_ms() - r->started_ms) / 1000);
 	print_predictions(r);
 	print_findings(r);
@@ -350,7 +383,8 @@ void check_print_text(const struct check_result *r, int checked)
 
 /* ---------------------------------------------------------------- env */
 
-int check_write_env(FILE *f, const struct check_result *r, const char *only)
+/* check_write_env; *unknown: `only` is none of the nodes. */
+static int write_env(FILE *f, const struct check_result *r, const char *only, int *unknown)
 {
 	const struct netmodel *m = r->m;
 	int missing = 0, shown = 0;
@@ -364,8 +398,12 @@ int check_write_env(FILE *f, const struct check_result *r, const char *only)
 		shown++;
 		fprintf(f, "# %s\n", m->nodes[i].host);
 		if (!node_checked(m, i)) {
-			fprintf(f, "# not checked: %s\n", m->nodes[i].error);
-			missing = 1;
+			/* a node that could not be checked (to the end) has no lines:
+			 * env's "could not check" */
+			fprintf(f, "# not checked%s: %s\n",
+			        m->nodes[i].probed ? " to the end (partial results)" : "",
+			        m->nodes[i].error);
+			missing = 2;
 			continue;
 		}
 		node_env_of(r, i, &e);
@@ -379,19 +417,25 @@ int check_write_env(FILE *f, const struct check_result *r, const char *only)
 			fprintf(f,
 			        "# some values could not be verified; run `clusterdoc check` for "
 			        "why\n");
-			missing = 1;
+			missing = missing ? missing : 1;
 		}
 	}
-	if (only && !shown)
-		return 2;
-	return missing ? 1 : 0;
+	*unknown = only && !shown;
+	return *unknown ? 2 : missing;
+}
+
+int check_write_env(FILE *f, const struct check_result *r, const char *only)
+{
+	int unknown;
+
+	return write_env(f, r, only, &unknown);
 }
 
 int check_print_env(const struct check_result *r, const char *only)
 {
-	int rc = check_write_env(stdout, r, only);
+	int unknown, rc = write_env(stdout, r, only, &unknown);
 
-	if (rc == 2)
+	if (unknown)
 		fprintf(stderr, "clusterdoc env: --node %s is not one of the nodes checked\n",
 		        only);
 	return rc;

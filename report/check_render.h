@@ -22,11 +22,15 @@ struct check_result {
 };
 
 void check_print_json(const struct check_result *r);
+/* checked: the nodes probed; the header counts the partial ones apart
+ * ("4 node(s), 3 checked, 1 partial"). */
 void check_print_text(const struct check_result *r, int checked);
 
 /* The export lines of every node, or of node `only` (NULL: all). Returns the
  * env command's exit status: 0 every value verified, 1 some could not be,
- * 2 `only` is not one of the nodes. */
+ * 2 a node shown could not be checked to the end (unreachable, or partial:
+ * it stopped answering during the check; it gets a "# not checked" comment
+ * and no lines) or `only` is not one of the nodes. */
 int check_print_env(const struct check_result *r, const char *only);
 /* The same lines to f, and the same status; 2 without a message. */
 int check_write_env(FILE *f, const struct check_result *r, const char *only);

@@ -280,6 +280,38 @@ static void no_matrix_means_no_suggestion(void **state)
 	netmodel_free(m);
 }
 
+/* A node that answered its probe and then stopped (partial) is left out of
+ * the suggestions, saying so, and is never the suggested master. */
+static void partial_node_is_left_out_and_never_the_master(void **state)
+{
+	struct fx f;
+
+	for (size_t partial = 0; partial < 2; partial++) {
+		load(&f, "eno1-eno2.json");
+		assert_non_null(f.d->sugg.torchrun[partial]);
+		unload(&f);
+		load(&f, "eno1-eno2.json");
+		diagnosis_free(f.d);
+		snprintf(f.m->nodes[partial].error, sizeof(f.m->nodes[partial].error),
+		         "%s: the agent died", f.m->nodes[partial].host);
+		assert_true(nm_node_partial(&f.m->nodes[partial]));
+		assert_false(nm_node_complete(&f.m->nodes[partial]));
+		f.d = diagnose(f.m);
+		expect_finding(&f, "node-unreachable", SEV_ERROR, partial ? "b" : "a");
+		assert_null(f.d->sugg.gloo_ifname_per_node[partial]);
+		assert_null(f.d->sugg.nccl_ifname_per_node[partial]);
+		assert_null(f.d->sugg.torchrun[partial]);
+		assert_string_equal(f.d->sugg.master_addr, "");
+		assert_int_equal(f.d->sugg.master_port, 0);
+		assert_non_null(strstr(f.d->sugg.notes, partial
+		                                            ? "b: left out: it stopped answering"
+		                                            : "a: left out: it stopped answering"));
+		if (partial == 0)
+			assert_non_null(strstr(f.d->sugg.notes, "it cannot be the master"));
+		unload(&f);
+	}
+}
+
 /* stale-env.json with node i's entry changed: key set to value in the
  * object at path (a node member, then an optional member of it). */
 static void set_in_node(json_t *doc, size_t i, const char *member, const char *key, json_t *value)
@@ -415,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(two_nics_on_one_subnet_route_through_the_other),
 	    cmocka_unit_test(stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node),
 	    cmocka_unit_test(no_matrix_means_no_suggestion),
+	    cmocka_unit_test(partial_node_is_left_out_and_never_the_master),
 	    cmocka_unit_test(kernel_limits_shm_torch_and_an_unanswered_python),
 	    cmocka_unit_test(torch_missing_names_the_interpreter_found_and_the_python_to_pass),
 	    cmocka_unit_test(torch_missing_without_a_candidate_says_what_to_install),
