@@ -51,7 +51,8 @@ struct check_run {
 	int drain, undrain; /* --drain, --undrain */
 	int deadline_s;     /* --deadline; 0 = none */
 	int deadline_hit;
-	long long started_at; /* Unix time */
+	struct netcheck_stats stats; /* what the deadline cut, among others */
+	long long started_at;        /* Unix time */
 	struct netmodel *m;
 	struct diagnosis *d;
 	int64_t started_ms;
@@ -215,10 +216,18 @@ static int finish_check(struct check_run *r, int checked, int complete)
 	if (!checked)
 		fprintf(stderr, "clusterdoc check: no node could be checked\n");
 	if (r->deadline_hit && !r->prolog)
+		fprintf(
+		    stderr,
+		    "clusterdoc check: the deadline (%d s) passed during the %s phase; the nodes "
+		    "that had not answered are reported as node-unreachable (partial when "
+		    "they had answered their probe)\n",
+		    r->deadline_s, r->stats.deadline_phase[0] ? r->stats.deadline_phase : "last");
+	else if (r->stats.connect_timeout_ms &&
+	         r->stats.connect_timeout_ms < r->o.probe_timeout_ms && !r->prolog)
 		fprintf(stderr,
-		        "clusterdoc check: the deadline (%d s) passed; the nodes that had not "
-		        "answered are reported as node-unreachable\n",
-		        r->deadline_s);
+		        "clusterdoc check: the deadline (%d s) shortened each TCP attempt to %d ms "
+		        "(--probe-timeout %d)\n",
+		        r->deadline_s, r->stats.connect_timeout_ms, r->o.probe_timeout_ms);
 	if (r->prolog)
 		rc = prolog_status(r);
 	if ((r->drain || r->undrain) && r->only) {
@@ -284,6 +293,7 @@ static int run(int argc, char **argv, int env)
 	}
 	r.d = once.d;
 	r.deadline_hit = once.deadline_hit;
+	r.stats = once.stats;
 	checked = once.checked;
 	complete = once.checked - once.partial;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};

@@ -13,6 +13,7 @@
 #include "predict.h"
 #include "proto.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +125,20 @@ static void on_ready(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 {
 	struct netcheck *c = arg;
 	json_t *req = proto_request(0, "facts");
+	int room, python_ms = c->o.request_timeout_ms * 2 / 3;
 
-	json_object_set_new(req, "python_timeout_ms",
-	                    json_integer(c->o.request_timeout_ms * 2 / 3));
+	/* a slow python (a cold cache, a loaded node) must not eat the
+	 * deadline of the phases that follow: its probe then says it timed out */
+	if (c->deadline_timer) {
+		netcheck_fit_timeout(c, python_ms, 1, &room);
+		if (python_ms > room / 2) {
+			python_ms =
+			    room / 2 > NETCHECK_MIN_ATTEMPT_MS ? room / 2 : NETCHECK_MIN_ATTEMPT_MS;
+			if (!c->stats.python_timeout_ms || python_ms < c->stats.python_timeout_ms)
+				c->stats.python_timeout_ms = python_ms;
+		}
+	}
+	json_object_set_new(req, "python_timeout_ms", json_integer(python_ms));
 	if (c->o.python)
 		json_object_set_new(req, "python", json_string(c->o.python));
 	sshpool_request(pn, req, c->o.request_timeout_ms, on_facts, c);
@@ -422,7 +434,7 @@ void netcheck_free(struct netcheck *c)
 	free(c);
 }
 
-void netcheck_expire(struct netcheck *c, const char *why)
+void netcheck_expire(struct netcheck *c, const char *why, const char *why_probed)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct nm_node *n = &c->m->nodes[i];
@@ -433,7 +445,7 @@ void netcheck_expire(struct netcheck *c, const char *why)
 		/* closing fails its pending requests into our callbacks first;
 		 * the deadline is then recorded over what they said */
 		sshpool_close_node(c->nodes[i].pn);
-		snprintf(msg, sizeof(msg), "%s: %s", n->host, why);
+		snprintf(msg, sizeof(msg), "%s: %s", n->host, n->probed ? why_probed : why);
 		if (!n->probed)
 			netmodel_node_failed(c->m, i, "deadline", msg);
 		else
@@ -445,6 +457,27 @@ void netcheck_expire(struct netcheck *c, const char *why)
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 {
 	*s = c->stats;
+	s->deadline_s = c->deadline_s;
+	s->deadline_hit = c->deadline_hit;
+	s->probe_timeout_ms = c->o.probe_timeout_ms;
+}
+
+int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *room)
+{
+	int64_t left, fit;
+
+	if (!c->deadline_timer) {
+		*room = INT_MAX;
+		return want_ms;
+	}
+	left = c->deadline_at - cd_now_ms();
+	/* the answers come back after the attempts' deadline: keep a margin
+	 * for the agents' and the head's work, more on a longer run */
+	fit = left > 0 ? (left - 500 - left / 10) / (parts > 0 ? parts : 1) : 0;
+	*room = fit > 0 ? (int)(fit < INT_MAX ? fit : INT_MAX) : 0;
+	if (fit >= want_ms)
+		return want_ms;
+	return fit > NETCHECK_MIN_ATTEMPT_MS ? (int)fit : NETCHECK_MIN_ATTEMPT_MS;
 }
 
 /* ---------------------------------------------------------------- deadline */
@@ -456,20 +489,41 @@ static void deadline_stop(struct netcheck *c)
 	c->deadline_timer = 0;
 }
 
+/* Did any node still owe an answer? (Then the deadline cut the check.) */
+static int answers_owed(const struct netcheck *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (fanout_owed(c->fan, i) > 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The nodes that still owe an answer are closed; the check then ends with
- * the others. Set again for the phases that follow, which get 2 s each. */
+ * the others. Set again for the phases that follow, which get 2 s each. A
+ * node that answered its probe is not blamed: the deadline cut its phase. */
 static void on_deadline(struct loop *loop, void *arg)
 {
 	struct netcheck *c = arg;
-	char why[128];
+	char why[160], why_probed[200];
 
 	snprintf(why, sizeof(why),
-	         "no answer within the check's deadline (--deadline %d s); the node or its "
-	         "agent may be hung",
+	         "no answer within the check's deadline (--deadline %d s) to its probe; the node "
+	         "or its agent may be slow or hung",
 	         c->deadline_s);
-	c->deadline_hit = 1;
+	snprintf(why_probed, sizeof(why_probed),
+	         "the check's deadline (--deadline %d s) passed during the %s phase, before its "
+	         "answers were in: the check was cut short there, its results are partial",
+	         c->deadline_s, netcheck_phase_name(c));
+	if (answers_owed(c)) {
+		c->deadline_hit = 1;
+		if (!c->stats.deadline_phase[0])
+			snprintf(c->stats.deadline_phase, sizeof(c->stats.deadline_phase), "%s",
+			         netcheck_phase_name(c));
+	}
+	c->deadline_at = cd_now_ms() + 2000;
 	c->deadline_timer = loop_timer_add(loop, 2000, on_deadline, c);
-	netcheck_expire(c, why);
+	netcheck_expire(c, why, why_probed);
 	if (c->expired)
 		c->expired(c->expired_arg);
 }
@@ -481,9 +535,11 @@ void netcheck_set_deadline(struct netcheck *c, int deadline_s, void (*expired)(v
 	c->deadline_s = deadline_s;
 	c->expired = expired;
 	c->expired_arg = arg;
-	if (deadline_s > 0 && c->phase != PHASE_DONE)
+	if (deadline_s > 0 && c->phase != PHASE_DONE) {
+		c->deadline_at = cd_now_ms() + (int64_t)deadline_s * 1000;
 		c->deadline_timer =
 		    loop_timer_add(c->loop, (int64_t)deadline_s * 1000, on_deadline, c);
+	}
 }
 
 int netcheck_deadline_hit(const struct netcheck *c)

@@ -64,19 +64,27 @@ void netcheck_free(struct netcheck *c);
 
 /*
  * The check's own deadline has passed: every node that still owes an answer
- * in the current phase is closed and recorded as failed, error code
- * "deadline" and a message saying why; the phases go on with the others.
- * Call it again later for the nodes of the phases that follow.
+ * in the current phase is closed. One not probed yet is recorded as failed,
+ * error code "deadline", with `why`; one probed is partial, with
+ * `why_probed` (it answered: the message must not blame it). The phases go
+ * on with the others. Call it again later for the nodes of the phases that
+ * follow.
  */
-void netcheck_expire(struct netcheck *c, const char *why);
+void netcheck_expire(struct netcheck *c, const char *why, const char *why_probed);
 
 /*
- * The check's own deadline (--deadline): deadline_s seconds from now, the
- * nodes that still owe an answer are expired as above, with a message
- * naming the deadline; the phases that follow get 2 s each. expired(arg),
- * when not NULL, is called from the loop after each expiry (a display
- * redraws). The deadline ends with the check (before its done callback)
- * or with netcheck_free. deadline_s <= 0: none.
+ * The check's own deadline (--deadline): the phases are fitted to it. The
+ * facts' python probe gets at most half of the time left when a node is
+ * ready; the connect phase's per-attempt deadline (probe_timeout_ms) is cut
+ * to half of what is left, less a margin for the answers to come back
+ * (500 ms + 1/10), the confirm phase's to what is left then, and the
+ * confirm phase is skipped when under 100 ms would be left; the stats say
+ * what was cut. deadline_s seconds from now, the nodes that still owe an
+ * answer are expired as above, with a message naming the deadline; the
+ * phases that follow get 2 s each. expired(arg), when not NULL, is called
+ * from the loop after each expiry (a display redraws). The deadline ends
+ * with the check (before its done callback) or with netcheck_free.
+ * deadline_s <= 0: none.
  */
 void netcheck_set_deadline(struct netcheck *c, int deadline_s, void (*expired)(void *arg),
                            void *arg);
@@ -100,11 +108,20 @@ const char *netcheck_stage_name(enum netcheck_stage s);
 /* The phase the check is in: "probe", "listen", "connect", "confirm", "done". */
 const char *netcheck_phase_name(const struct netcheck *c);
 
-/* How many attempts phase 3 made, and how long each phase took (ms). */
+/* How many attempts phase 3 made, how long each phase took (ms), and what
+ * the deadline cut short. */
 struct netcheck_stats {
 	size_t attempts;
 	size_t retried; /* attempts retried by the confirm phase */
 	int64_t probe_ms, listen_ms, connect_ms, confirm_ms;
+	int deadline_s;          /* the check's deadline, 0 = none */
+	int deadline_hit;        /* it passed with answers owed (nodes expired) */
+	char deadline_phase[12]; /* the phase it first passed in, "" = it did not */
+	int probe_timeout_ms;    /* the per-attempt deadline asked for */
+	int connect_timeout_ms;  /* the one phase 3 used (shorter: cut to fit), 0 = not run */
+	int confirm_timeout_ms;  /* the one phase 4 used, 0 = not run */
+	size_t confirm_skipped;  /* retries owed but not made: the deadline left no time */
+	int python_timeout_ms;   /* the shortest python probe bound the deadline gave, 0 = none */
 };
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s);
 

@@ -43,6 +43,7 @@ struct netcheck {
 	/* the check's own deadline (netcheck_set_deadline) */
 	int deadline_s, deadline_hit;
 	uint64_t deadline_timer;
+	int64_t deadline_at; /* when deadline_timer fires (cd_now_ms) */
 	void (*expired)(void *arg);
 	void *expired_arg;
 	unsigned rng;
@@ -56,6 +57,13 @@ int netcheck_node_live(const struct netcheck *c, size_t i);
  * error recorded, its answers settled, the node closed). */
 int netcheck_reply_failed(struct netcheck *c, struct sshpool_node *pn, json_t *result,
                           const char *code, const char *msg, const char *what);
+
+/* A per-attempt deadline of want_ms fitted to the check's deadline: at most
+ * 1/parts of the time left less a margin, at least NETCHECK_MIN_ATTEMPT_MS.
+ * want_ms without a deadline. *room: the time it fits in (INT_MAX: no
+ * deadline), to tell when a phase is not worth starting. */
+#define NETCHECK_MIN_ATTEMPT_MS 100
+int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *room);
 
 /* netcheck_matrix.c: phase 3, every live node connects to its peers'
  * listeners; phase 4, the timeouts others did not see are retried. */

@@ -131,22 +131,28 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 	fanout_settle(c->fan, i);
 }
 
-/* Send node i its `connect` request with c->nodes[i].targets. */
-static void send_connect(struct netcheck *c, size_t i)
+/* Send node i its `connect` request with c->nodes[i].targets, each attempt
+ * given timeout_ms. */
+static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 {
 	json_t *req = proto_request(0, "connect");
 
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
-	json_object_set_new(req, "timeout_ms", json_integer(c->o.probe_timeout_ms));
+	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
 	json_object_set(req, "targets", c->nodes[i].targets);
-	sshpool_request(c->nodes[i].pn, req, c->o.probe_timeout_ms * 2 + 10000, on_connect, c);
+	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }
 
 void netcheck_phase_connect(struct netcheck *c)
 {
 	unsigned char *pick = cd_calloc(c->n ? c->n : 1, 1);
+	int room;
 
+	/* half of what is left of the deadline: the confirm phase may need
+	 * the other half. An attempt that times out then means no answer
+	 * within this shorter time, which the report says. */
+	c->stats.connect_timeout_ms = netcheck_fit_timeout(c, c->o.probe_timeout_ms, 2, &room);
 	c->m->matrix_done = 1;
 	for (size_t i = 0; i < c->n; i++) {
 		if (netcheck_node_live(c, i))
@@ -156,7 +162,7 @@ void netcheck_phase_connect(struct netcheck *c)
 		if (fanout_owed(c->fan, i) != 1)
 			continue;
 		c->nodes[i].targets = connect_targets(c, i, pick);
-		send_connect(c, i);
+		send_connect(c, i, c->stats.connect_timeout_ms);
 	}
 	free(pick);
 }
@@ -186,6 +192,7 @@ static int others_reached(const struct netmodel *m, size_t k)
 void netcheck_phase_confirm(struct netcheck *c)
 {
 	json_t **retry = cd_calloc(c->n ? c->n : 1, sizeof(json_t *));
+	int room, timeout_ms = netcheck_fit_timeout(c, c->o.probe_timeout_ms, 1, &room);
 
 	for (size_t k = 0; k < c->m->nattempts; k++) {
 		const struct nm_attempt *a = &c->m->attempts[k];
@@ -208,10 +215,18 @@ void netcheck_phase_confirm(struct netcheck *c)
 	for (size_t i = 0; i < c->n; i++) {
 		if (!retry[i])
 			continue;
+		if (room < NETCHECK_MIN_ATTEMPT_MS) {
+			/* no time left before the deadline: the first result
+			 * stands, and the report says it was not confirmed */
+			c->stats.confirm_skipped += json_array_size(retry[i]);
+			json_decref(retry[i]);
+			continue;
+		}
+		c->stats.confirm_timeout_ms = timeout_ms;
 		fanout_expect(c->fan, i, 1);
 		json_decref(c->nodes[i].targets);
 		c->nodes[i].targets = retry[i];
-		send_connect(c, i);
+		send_connect(c, i, timeout_ms);
 	}
 	free(retry);
 }

@@ -126,6 +126,61 @@ static json_t *suggestions_json(const struct check_result *r)
 	return o;
 }
 
+/* ---------------------------------------------------------------- the deadline */
+
+/* Did the deadline shorten or cut anything? */
+static int deadline_cut(const struct netcheck_stats *st)
+{
+	return st->deadline_s > 0 &&
+	       (st->deadline_phase[0] || st->confirm_skipped || st->python_timeout_ms ||
+	        (st->connect_timeout_ms && st->connect_timeout_ms < st->probe_timeout_ms) ||
+	        (st->confirm_timeout_ms && st->confirm_timeout_ms < st->probe_timeout_ms));
+}
+
+static json_t *deadline_json(const struct netcheck_stats *st)
+{
+	json_t *o;
+
+	if (st->deadline_s <= 0)
+		return json_null();
+	o = json_pack("{sisbsbsosisisisI}", "seconds", st->deadline_s, "cut", deadline_cut(st),
+	              "passed", st->deadline_hit, "passed_in",
+	              st->deadline_phase[0] ? json_string(st->deadline_phase) : json_null(),
+	              "probe_timeout_ms", st->probe_timeout_ms, "connect_timeout_ms",
+	              st->connect_timeout_ms, "confirm_timeout_ms", st->confirm_timeout_ms,
+	              "confirm_skipped", (json_int_t)st->confirm_skipped);
+	json_object_set_new(o, "python_timeout_ms",
+	                    st->python_timeout_ms ? json_integer(st->python_timeout_ms)
+	                                          : json_null());
+	return o;
+}
+
+/* What the deadline cut short, one line each, for the text report. */
+static void print_deadline(const struct netcheck_stats *st)
+{
+	if (!deadline_cut(st))
+		return;
+	printf("DEADLINE (--deadline %d s): the check was shortened to fit it\n", st->deadline_s);
+	if (st->python_timeout_ms)
+		printf("  probe:    the python probe was bounded to %d ms\n",
+		       st->python_timeout_ms);
+	if (st->connect_timeout_ms && st->connect_timeout_ms < st->probe_timeout_ms)
+		printf("  connect:  each TCP attempt got %d ms instead of --probe-timeout %d ms "
+		       "(a timeout means no answer within %d ms)\n",
+		       st->connect_timeout_ms, st->probe_timeout_ms, st->connect_timeout_ms);
+	if (st->confirm_timeout_ms && st->confirm_timeout_ms < st->probe_timeout_ms)
+		printf("  confirm:  each retry got %d ms\n", st->confirm_timeout_ms);
+	if (st->confirm_skipped)
+		printf("  confirm:  %zu failed attempt(s) seen by no other node were not retried: "
+		       "no time was left\n",
+		       st->confirm_skipped);
+	if (st->deadline_phase[0])
+		printf("  passed during the %s phase: the nodes that still owed answers were "
+		       "closed (node-unreachable; partial when they had answered their probe)\n",
+		       st->deadline_phase);
+	putchar('\n');
+}
+
 /* ---------------------------------------------------------------- JSON report */
 
 static const char *family_name(int family)
@@ -255,6 +310,7 @@ void check_print_json(const struct check_result *r)
 	}
 	json_object_set_new(doc, "findings", findings);
 	json_object_set_new(doc, "suggestions", suggestions_json(r));
+	json_object_set_new(doc, "deadline", deadline_json(&st));
 	json_object_set_new(
 	    doc, "timing_ms",
 	    json_pack("{sIsIsIsIsIsI}", "total", (json_int_t)(cd_now_ms() - r->started_ms), "probe",
@@ -376,6 +432,7 @@ void check_print_text(const struct check_result *r, int checked)
 	printf("clusterdoc check: %zu node(s), %d checked%s, %zu TCP attempts, %.1f s\n\n",
 	       r->m->nnodes, checked - partial, part, r->m->nattempts,
 	       (double)(cd_now_ms() - r->started_ms) / 1000);
+	print_deadline(&r->stats);
 	print_predictions(r);
 	print_findings(r);
 	print_suggestions(r);
