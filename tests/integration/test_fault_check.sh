@@ -3,7 +3,8 @@
 # (node4's firewall drops TCP to 29500, so the connect phase lasts a whole --probe-timeout):
 #   - a --deadline shorter than --probe-timeout: the phases are shortened to fit, the check ends
 #     in time, the report says what was cut, no node that answered is blamed, and the firewall
-#     finding stays;
+#     finding stays; when it passes all the same (node3's agent stopped after its probe), the
+#     report names the phase it cut and calls no node hung;
 #   - a node whose sshd and agent are killed after its probe answered: it is partial, counted
 #     apart in the header, left out of the suggestions (a note names it), never the suggested
 #     master, and check and env exit 2.
@@ -74,6 +75,42 @@ t_a_deadline_shorter_than_the_probe_timeout_says_so_in_the_text_report() {
 	expect_match "$out" "connect:  each TCP attempt got [0-9]+ ms instead of --probe-timeout 8000 ms" \
 		"the connect phase's cut" || return 1
 	! grep -q "may be hung" <<<"$out" || { echo "    a node called hung: $out"; return 1; }
+}
+
+t_a_deadline_passing_after_a_probe_names_the_phase_cut_and_calls_no_node_hung() {
+	local ef t0 bg i p pids=() ns
+	up_once || return 1
+	ns=$(cluster_node_ns 3)
+	ef=$(mktemp)
+	t0=$(date +%s%N)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" check -w 'node[1-4]' \
+		--probe-timeout 1000 --deadline 5 --json >"$ef.out" 2>"$ef" &
+	bg=$!
+	# node3 answered its probe (it listens on the MASTER_PORT candidate): its agent stops
+	for ((i = 0; i < 600; i++)); do
+		ip netns exec "$ns" ss -ltnH 'sport = :29500' 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	for p in $(ip netns pids "$ns"); do
+		[[ $(cat "/proc/$p/comm" 2>/dev/null) == agent* ]] && kill -STOP "$p" && pids+=("$p")
+	done
+	wait "$bg"
+	rc=$?
+	elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
+	for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; done
+	out=$(cat "$ef.out")
+	err=$(cat "$ef")
+	rm -f "$ef" "$ef.out"
+	((${#pids[@]} > 0)) || { echo "    no agent on node3 to stop"; return 1; }
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	((elapsed_ms < 7500)) || { echo "    took $elapsed_ms ms with --deadline 5"; return 1; }
+	expect_eq "$(jget '[n["host"] for n in d["nodes"] if n["partial"]]')" "['node3']" "node3 partial" || return 1
+	expect_match "$(jget 'd["nodes"][2]["error"]')" \
+		"^node3: the check's deadline \(--deadline 5 s\) passed during the (listen|connect|confirm) phase, before its answers were in" \
+		"node3's error" || return 1
+	! grep -q "may be hung" <<<"$out" || { echo "    a node called hung"; return 1; }
+	expect_eq "$(jget 'd["deadline"]["passed"]')" True "the deadline passed" || return 1
+	expect_match "$(jget 'd["deadline"]["passed_in"]')" "^(listen|connect|confirm)$" "the phase it passed in"
 }
 
 t_a_node_killed_after_its_probe_is_partial_left_out_and_never_master() {
