@@ -6,7 +6,8 @@
  * not be checked. --apply: 0 every change applied and verified, 1 a change
  * failed or a finding is still there, 2 could not check or not confirmed.
  * --undo: 0 everything restored, 1 something was left as is, 2 the journal
- * or the nodes could not be read.
+ * or the nodes could not be read. SIGINT or SIGTERM during the apply: 130 or
+ * 143 (128 + the signal) once the answers in flight are recorded.
  */
 #include "cd.h"
 #include "check_once.h"
@@ -21,13 +22,19 @@
 #include "phase.h"
 #include "report/fix_render.h"
 #include "secret.h"
+#include "signals.h"
 #include "targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
+
+/* After SIGINT or SIGTERM during the apply, how long the head waits for
+ * the answers of the changes already sent (docs/clusterdoc.1). */
+#define INTERRUPT_WAIT_MS 5000
 
 enum {
 	OPT_APPLY = OPT_TARGETS_END,
@@ -256,16 +263,62 @@ static void wait_flow(struct phase *ph)
 	phase_wait(ph);
 }
 
+/* The apply's signals (signals.h): the first stops the run and waits a
+ * bounded time for the answers in flight; a second exits at once, the
+ * intents being on disk already. */
+struct apply_wait {
+	struct phase *ph;
+	struct fix_flow *flow;
+	int sig;       /* the first signal, or 0 */
+	int timed_out; /* INTERRUPT_WAIT_MS passed */
+	uint64_t timer;
+};
+
+static void on_wait_over(struct loop *loop, void *arg)
+{
+	struct apply_wait *w = arg;
+
+	w->timer = 0;
+	w->timed_out = 1;
+	phase_done(w->ph);
+}
+
+static void on_signal(struct signals *s, int sig, void *arg)
+{
+	struct apply_wait *w = arg;
+	const struct fix_flow_report *r = fix_flow_report(w->flow);
+	char err[CD_ERRLEN];
+
+	if (w->sig) {
+		fprintf(stderr,
+		        "clusterdoc fix: %s again: exiting now; the journal of run %s holds "
+		        "every change sent (undo with: clusterdoc fix --undo %s)\n",
+		        strsignal(sig), r->run, r->run);
+		_exit(signals_exit_status(w->sig));
+	}
+	w->sig = sig;
+	if (fix_flow_interrupt(w->flow, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+	fprintf(stderr,
+	        "clusterdoc fix: %s: sending no new change; waiting up to %d s for the answers "
+	        "in flight (again to exit now)\n",
+	        strsignal(sig), INTERRUPT_WAIT_MS / 1000);
+	w->timer = loop_timer_add(w->ph->loop, INTERRUPT_WAIT_MS, on_wait_over, w);
+}
+
 /* What the flow asks while it applies: the password on the terminal (or
- * SSH_ASKPASS), and going on without the login stage when it failed. */
-static void answer_login(struct fix_flow *flow, struct phase *ph)
+ * SSH_ASKPASS), and going on without the login stage when it failed; after
+ * a signal, nothing more: until APPLIED or the wait is over. */
+static void answer_login(struct fix_flow *flow, struct phase *ph, struct apply_wait *w)
 {
 	const struct fix_flow_report *r = fix_flow_report(flow);
 	char *pw = cd_calloc(1, FIX_PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
 
 	for (;;) {
 		wait_flow(ph);
-		if (r->state == FIX_FLOW_PASSWORD) {
+		if (w->timed_out)
+			break;
+		if (r->state == FIX_FLOW_PASSWORD && !w->sig) {
 			fix_flow_password_prompt(flow, prompt, sizeof(prompt));
 			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
 				fix_flow_password(flow, pw, err, sizeof(err));
@@ -274,14 +327,38 @@ static void answer_login(struct fix_flow *flow, struct phase *ph)
 				fix_flow_skip_login(flow, err, sizeof(err));
 			}
 			secret_wipe(pw, FIX_PASSWORD_MAX);
-		} else if (r->state == FIX_FLOW_LOGIN_FAILED) {
-			fprintf(stderr, "clusterdoc fix: %s\n", r->error);
+		} else if (r->state == FIX_FLOW_PASSWORD || r->state == FIX_FLOW_LOGIN_FAILED) {
+			if (r->state == FIX_FLOW_LOGIN_FAILED)
+				fprintf(stderr, "clusterdoc fix: %s\n", r->error);
 			fix_flow_skip_login(flow, err, sizeof(err));
-		} else {
+		} else if (r->state == FIX_FLOW_APPLIED) {
 			break;
 		}
 	}
 	free(pw);
+}
+
+/* After a signal: what was done, on stderr; the exit status. */
+static int report_interrupted(const struct fix_flow_report *r, const struct apply_wait *w)
+{
+	size_t made = 0, unknown = fix_journal_unknown(r->j), unsent = 0;
+	char err[CD_ERRLEN];
+
+	for (size_t k = 0; k < r->j->nchanges; k++)
+		made += r->j->changes[k].outcome == FIX_OUTCOME_APPLIED;
+	for (size_t i = 0; r->p && i < r->p->nnodes; i++)
+		for (size_t k = 0; k < r->p->nodes[i].nactions; k++)
+			unsent += r->results[i][k].status == FIX_SKIPPED ||
+			          r->results[i][k].status == FIX_PENDING;
+	if (fix_journal_save(r->j, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+	fprintf(stderr,
+	        "clusterdoc fix: interrupted (%s): %zu change%s made, %zu of unknown outcome "
+	        "(no answer within %d s), %zu not sent; run %s is journalled: undo with: "
+	        "clusterdoc fix --undo %s\n",
+	        strsignal(w->sig), made, made == 1 ? "" : "s", unknown,
+	        INTERRUPT_WAIT_MS / 1000, unsent, r->run, r->run);
+	return signals_exit_status(w->sig);
 }
 
 static void print_json(const struct fix_flow_report *r, const struct netmodel *m,
@@ -319,7 +396,7 @@ static void print_applied(const struct fix_cli *c, const struct fix_flow_report 
 	if (r->login.nlogin && fix_checked_selected(&c->fo))
 		printf("\nnodes reached by key only now were not checked before: run "
 		       "clusterdoc fix again for their other fixes\n");
-	if (r->j->nchanges)
+	if (fix_journal_count(r->j))
 		printf("\nundo with: clusterdoc fix --undo %s\n", r->run);
 }
 
@@ -334,6 +411,9 @@ static int fix(struct fix_cli *c)
 	struct phase ph = {.loop = loop_new()};
 	struct fix_flow *flow = NULL;
 	const struct fix_flow_report *r;
+	static const int sigs[] = {SIGINT, SIGTERM};
+	struct apply_wait w = {.ph = &ph};
+	struct signals *sg = NULL;
 	char err[CD_ERRLEN];
 	int rc = 2, checked;
 
@@ -384,11 +464,23 @@ static int fix(struct fix_cli *c)
 		rc = 2;
 		goto out;
 	}
+	/* from here a signal is an event: the changes sent get their answers */
+	w.flow = flow;
+	sg = signals_new(ph.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &w, err, sizeof(err));
+	if (!sg)
+		fprintf(stderr, "clusterdoc fix: %s: Ctrl-C will not wait for the nodes' answers\n",
+		        err);
 	if (fix_flow_apply(flow, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
-	answer_login(flow, &ph);
+	answer_login(flow, &ph, &w);
+	if (w.sig) {
+		rc = report_interrupted(r, &w);
+		goto out;
+	}
+	signals_free(sg);
+	sg = NULL;
 	if (r->state != FIX_FLOW_APPLIED) {
 		fprintf(stderr, "clusterdoc fix: the apply did not finish\n");
 		goto out;
@@ -413,7 +505,10 @@ static int fix(struct fix_cli *c)
 		print_applied(c, r, m, m2);
 	rc = r->failed || r->verdicts.bad || r->journal_error[0] ? 1 : 0;
 out:
+	if (w.timer)
+		loop_timer_cancel(ph.loop, w.timer);
 	fix_flow_free(flow);
+	signals_free(sg);
 	loop_free(ph.loop);
 	diagnosis_free(d);
 	diagnosis_free(d2);
@@ -513,9 +608,20 @@ static int list_runs(void)
 			/* the nodes the changes reach, not the nodes the run asked */
 			size_t nodes = fix_journal_nodes_changed(j);
 
-			printf("%s  %zu change%s on %zu node%s%s\n", runs[k], j->nchanges,
-			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
-			       j->undone ? "  (undone)" : "");
+			size_t unknown = fix_journal_unknown(j);
+
+			printf("%s  %zu change%s on %zu node%s", runs[k], j->nchanges,
+			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+			/* an interrupted run says so until it is undone, and how much
+			 * of it only the nodes know */
+			if (j->interrupted && j->undone)
+				printf("  (interrupted; undone)\n");
+			else if (j->interrupted)
+				printf("  (interrupted: %zu of unknown outcome; undo with clusterdoc "
+				       "fix --undo %s)\n",
+				       unknown, runs[k]);
+			else
+				printf("%s\n", j->undone ? "  (undone)" : "");
 			fix_journal_free(j);
 		} else {
 			printf("%s  unreadable: %s\n", runs[k], err);
