@@ -356,8 +356,8 @@ static int report_interrupted(const struct fix_flow_report *r, const struct appl
 	        "clusterdoc fix: interrupted (%s): %zu change%s made, %zu of unknown outcome "
 	        "(no answer within %d s), %zu not sent; run %s is journalled: undo with: "
 	        "clusterdoc fix --undo %s\n",
-	        strsignal(w->sig), made, made == 1 ? "" : "s", unknown,
-	        INTERRUPT_WAIT_MS / 1000, unsent, r->run, r->run);
+	        strsignal(w->sig), made, made == 1 ? "" : "s", unknown, INTERRUPT_WAIT_MS / 1000,
+	        unsent, r->run, r->run);
 	return signals_exit_status(w->sig);
 }
 
@@ -617,9 +617,10 @@ static int list_runs(void)
 			if (j->interrupted && j->undone)
 				printf("  (interrupted; undone)\n");
 			else if (j->interrupted)
-				printf("  (interrupted: %zu of unknown outcome; undo with clusterdoc "
-				       "fix --undo %s)\n",
-				       unknown, runs[k]);
+				printf(
+				    "  (interrupted: %zu of unknown outcome; undo with clusterdoc "
+				    "fix --undo %s)\n",
+				    unknown, runs[k]);
 			else
 				printf("%s\n", j->undone ? "  (undone)" : "");
 			fix_journal_free(j);

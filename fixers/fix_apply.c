@@ -359,8 +359,8 @@ char **fix_run_lookup_argv(const struct fix_change *c)
 	if (strcmp(v[0], "nft") == 0) {
 		for (size_t k = 1; k + 3 < n; k++)
 			if (strcmp(v[k], "rule") == 0)
-				return fix_argv("nft", "--handle", "list", "chain", v[k + 1], v[k + 2],
-				                v[k + 3], NULL);
+				return fix_argv("nft", "--handle", "list", "chain", v[k + 1],
+				                v[k + 2], v[k + 3], NULL);
 		return NULL;
 	}
 	/* iptables -I INPUT SPEC: -C says whether the rule is there */
@@ -471,10 +471,9 @@ void fix_run_undo_step(struct fix_run_node *x)
 		                 c->after_exists ? c->after_sha256 : "absent", 0644, NULL, c->sudo),
 		             on_undo);
 	else
-		fix_run_send(x,
-		             fix_run_req_run((const char *const *)(x->found_undo ?: c->undo),
-		                             c->sudo),
-		             on_undo);
+		fix_run_send(
+		    x, fix_run_req_run((const char *const *)(x->found_undo ?: c->undo), c->sudo),
+		    on_undo);
 }
 
 void fix_run_undo(struct fix_run *s, const struct fix_journal *j, struct fix_result *results,

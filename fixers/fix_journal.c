@@ -227,9 +227,9 @@ static json_t *journal_json(const struct fix_journal *j)
 		              c->summary, "kind", c->kind == FIX_FILE ? "file" : "cmd", "sudo",
 		              c->sudo);
 		if (v2)
-			json_object_set_new(e, "outcome",
-			                    json_string(c->outcome == FIX_OUTCOME_UNKNOWN ? "unknown"
-			                                                                  : "applied"));
+			json_object_set_new(
+			    e, "outcome",
+			    json_string(c->outcome == FIX_OUTCOME_UNKNOWN ? "unknown" : "applied"));
 
 		if (c->kind == FIX_FILE) {
 			char *b64 = cd_malloc(base64_encoded_size(c->before_len));
