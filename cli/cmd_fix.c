@@ -614,7 +614,9 @@ static int list_runs(void)
 			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
 			/* an interrupted run says so until it is undone, and how much
 			 * of it only the nodes know */
-			if (j->interrupted && j->undone)
+			if (j->interrupted && !j->nchanges)
+				printf("  (interrupted; nothing changed)\n");
+			else if (j->interrupted && j->undone)
 				printf("  (interrupted; undone)\n");
 			else if (j->interrupted)
 				printf(
