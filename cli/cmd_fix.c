@@ -11,6 +11,7 @@
  */
 #include "cd.h"
 #include "check_once.h"
+#include "cmd_fix_undo.h"
 #include "commands.h"
 #include "fixers/fix.h"
 #include "fixers/fix_flow.h"
@@ -521,53 +522,6 @@ out:
 
 /* ---------------------------------------------------------------- undo, list */
 
-static int undo(struct fix_cli *c, struct fix_journal *j)
-{
-	const char *const *hosts = (const char *const *)c->t.hosts->names;
-	size_t n = hostlist_count(c->t.hosts);
-	struct fix_result *results = cd_calloc(j->nchanges + 1, sizeof(*results));
-	struct phase ph = {.loop = loop_new()};
-	struct sshpool *pool;
-	struct fix_run *s = NULL;
-	char err[CD_ERRLEN];
-	int rc = 2, failed = 0, skipped = 0;
-
-	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
-	if (!pool) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	s = fix_run_new(ph.loop, pool, hosts, n);
-	fix_run_undo(s, j, results, phase_done, &ph);
-	phase_wait(&ph);
-	printf("undo of run %s:\n", j->run);
-	for (size_t k = 0; k < j->nchanges; k++) {
-		int asked = 0;
-
-		for (size_t i = 0; i < n; i++)
-			asked |= strcmp(hosts[i], j->changes[k].host) == 0;
-		if (!asked) {
-			results[k].status = FIX_SKIPPED;
-			snprintf(results[k].message, sizeof(results[k].message), "not in -w");
-			skipped++;
-		}
-		failed += results[k].status == FIX_FAILED;
-	}
-	fix_print_undo(stdout, j, results);
-	if (!failed && !skipped) {
-		j->undone = (long long)time(NULL);
-		if (fix_journal_save(j, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc fix: %s\n", err);
-	}
-	rc = failed || skipped ? 1 : 0;
-out:
-	fix_run_free(s);
-	sshpool_free(pool);
-	loop_free(ph.loop);
-	free(results);
-	return rc;
-}
-
 /* The sudoers fragment for user (default $USER, else the effective user's
  * name); a name that sudoers would misread is refused. */
 static int print_sudoers(const char *user)
@@ -592,51 +546,6 @@ static int print_sudoers(const char *user)
 	return 0;
 }
 
-static int list_runs(void)
-{
-	char **runs = NULL, err[CD_ERRLEN];
-	size_t n = 0;
-
-	if (fix_journal_list(&runs, &n, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		return 2;
-	}
-	if (!n)
-		printf("no fix runs recorded\n");
-	for (size_t k = 0; k < n; k++) {
-		struct fix_journal *j = NULL;
-
-		if (fix_journal_load(runs[k], &j, err, sizeof(err)) == 0) {
-			/* the nodes the changes reach, not the nodes the run asked */
-			size_t nodes = fix_journal_nodes_changed(j);
-
-			size_t unknown = fix_journal_unknown(j);
-
-			printf("%s  %zu change%s on %zu node%s", runs[k], j->nchanges,
-			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
-			/* an interrupted run says so until it is undone, and how much
-			 * of it only the nodes know */
-			if (j->interrupted && !j->nchanges)
-				printf("  (interrupted; nothing changed)\n");
-			else if (j->interrupted && j->undone)
-				printf("  (interrupted; undone)\n");
-			else if (j->interrupted)
-				printf(
-				    "  (interrupted: %zu of unknown outcome; undo with clusterdoc "
-				    "fix --undo %s)\n",
-				    unknown, runs[k]);
-			else
-				printf("%s\n", j->undone ? "  (undone)" : "");
-			fix_journal_free(j);
-		} else {
-			printf("%s  unreadable: %s\n", runs[k], err);
-		}
-		free(runs[k]);
-	}
-	free(runs);
-	return 0;
-}
-
 int cmd_fix(int argc, char **argv)
 {
 	struct fix_cli c = {0};
@@ -652,7 +561,7 @@ int cmd_fix(int argc, char **argv)
 		goto out;
 	}
 	if (c.list) {
-		rc = list_runs();
+		rc = cmd_fix_list();
 		goto out;
 	}
 	if (c.sudoers) {
@@ -685,7 +594,9 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (targets_finish(&c.t, "fix") < 0)
 		goto out;
-	rc = c.undo ? undo(&c, j) : fix(&c);
+	rc = c.undo ? cmd_fix_undo(j, (const char *const *)c.t.hosts->names,
+	                           hostlist_count(c.t.hosts), &c.t.pool)
+	            : fix(&c);
 out:
 	fix_journal_free(j);
 	targets_fini(&c.t);
