@@ -6,10 +6,12 @@
  * not be checked. --apply: 0 every change applied and verified, 1 a change
  * failed or a finding is still there, 2 could not check or not confirmed.
  * --undo: 0 everything restored, 1 something was left as is, 2 the journal
- * or the nodes could not be read.
+ * or the nodes could not be read. SIGINT or SIGTERM during the apply: 130 or
+ * 143 (128 + the signal) once the answers in flight are recorded.
  */
 #include "cd.h"
 #include "check_once.h"
+#include "cmd_fix_undo.h"
 #include "commands.h"
 #include "fixers/fix.h"
 #include "fixers/fix_flow.h"
@@ -21,13 +23,19 @@
 #include "phase.h"
 #include "report/fix_render.h"
 #include "secret.h"
+#include "signals.h"
 #include "targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
+
+/* After SIGINT or SIGTERM during the apply, how long the head waits for
+ * the answers of the changes already sent (docs/clusterdoc.1). */
+#define INTERRUPT_WAIT_MS 5000
 
 enum {
 	OPT_APPLY = OPT_TARGETS_END,
@@ -78,7 +86,9 @@ static void usage(FILE *f, void *arg)
 	      "through SSH_ASKPASS), port-range (only with --only: a narrower\n"
 	      "ip_local_port_range, and the firewall opens only it and MASTER_PORT).\n\n"
 	      "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
-	      "planned (or a fix failed or did not verify), 2 could not check.\n\n"
+	      "planned (or a fix failed or did not verify), 2 could not check, 130/143\n"
+	      "Ctrl-C or SIGTERM during the apply (it waits up to 5 s for the answers in\n"
+	      "flight, and records them; a second Ctrl-C exits at once).\n\n"
 	      "Options:\n"
 	      "      --apply              make the changes (asks unless --yes)\n"
 	      "  -y, --yes                do not ask\n"
@@ -256,16 +266,62 @@ static void wait_flow(struct phase *ph)
 	phase_wait(ph);
 }
 
+/* The apply's signals (signals.h): the first stops the run and waits a
+ * bounded time for the answers in flight; a second exits at once, the
+ * intents being on disk already. */
+struct apply_wait {
+	struct phase *ph;
+	struct fix_flow *flow;
+	int sig;       /* the first signal, or 0 */
+	int timed_out; /* INTERRUPT_WAIT_MS passed */
+	uint64_t timer;
+};
+
+static void on_wait_over(struct loop *loop, void *arg)
+{
+	struct apply_wait *w = arg;
+
+	w->timer = 0;
+	w->timed_out = 1;
+	phase_done(w->ph);
+}
+
+static void on_signal(struct signals *s, int sig, void *arg)
+{
+	struct apply_wait *w = arg;
+	const struct fix_flow_report *r = fix_flow_report(w->flow);
+	char err[CD_ERRLEN];
+
+	if (w->sig) {
+		fprintf(stderr,
+		        "clusterdoc fix: %s again: exiting now; the journal of run %s holds "
+		        "every change sent (undo with: clusterdoc fix --undo %s)\n",
+		        strsignal(sig), r->run, r->run);
+		_exit(signals_exit_status(w->sig));
+	}
+	w->sig = sig;
+	if (fix_flow_interrupt(w->flow, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+	fprintf(stderr,
+	        "clusterdoc fix: %s: sending no new change; waiting up to %d s for the answers "
+	        "in flight (again to exit now)\n",
+	        strsignal(sig), INTERRUPT_WAIT_MS / 1000);
+	w->timer = loop_timer_add(w->ph->loop, INTERRUPT_WAIT_MS, on_wait_over, w);
+}
+
 /* What the flow asks while it applies: the password on the terminal (or
- * SSH_ASKPASS), and going on without the login stage when it failed. */
-static void answer_login(struct fix_flow *flow, struct phase *ph)
+ * SSH_ASKPASS), and going on without the login stage when it failed; after
+ * a signal, nothing more: until APPLIED or the wait is over. */
+static void answer_login(struct fix_flow *flow, struct phase *ph, struct apply_wait *w)
 {
 	const struct fix_flow_report *r = fix_flow_report(flow);
 	char *pw = cd_calloc(1, FIX_PASSWORD_MAX), err[CD_ERRLEN], prompt[512];
 
 	for (;;) {
 		wait_flow(ph);
-		if (r->state == FIX_FLOW_PASSWORD) {
+		if (w->timed_out)
+			break;
+		if (r->state == FIX_FLOW_PASSWORD && !w->sig) {
 			fix_flow_password_prompt(flow, prompt, sizeof(prompt));
 			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
 				fix_flow_password(flow, pw, err, sizeof(err));
@@ -274,14 +330,38 @@ static void answer_login(struct fix_flow *flow, struct phase *ph)
 				fix_flow_skip_login(flow, err, sizeof(err));
 			}
 			secret_wipe(pw, FIX_PASSWORD_MAX);
-		} else if (r->state == FIX_FLOW_LOGIN_FAILED) {
-			fprintf(stderr, "clusterdoc fix: %s\n", r->error);
+		} else if (r->state == FIX_FLOW_PASSWORD || r->state == FIX_FLOW_LOGIN_FAILED) {
+			if (r->state == FIX_FLOW_LOGIN_FAILED)
+				fprintf(stderr, "clusterdoc fix: %s\n", r->error);
 			fix_flow_skip_login(flow, err, sizeof(err));
-		} else {
+		} else if (r->state == FIX_FLOW_APPLIED) {
 			break;
 		}
 	}
 	free(pw);
+}
+
+/* After a signal: what was done, on stderr; the exit status. */
+static int report_interrupted(const struct fix_flow_report *r, const struct apply_wait *w)
+{
+	size_t made = 0, unknown = fix_journal_unknown(r->j), unsent = 0;
+	char err[CD_ERRLEN];
+
+	for (size_t k = 0; k < r->j->nchanges; k++)
+		made += r->j->changes[k].outcome == FIX_OUTCOME_APPLIED;
+	for (size_t i = 0; r->p && i < r->p->nnodes; i++)
+		for (size_t k = 0; k < r->p->nodes[i].nactions; k++)
+			unsent += r->results[i][k].status == FIX_SKIPPED ||
+			          r->results[i][k].status == FIX_PENDING;
+	if (fix_journal_save(r->j, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+	fprintf(stderr,
+	        "clusterdoc fix: interrupted (%s): %zu change%s made, %zu of unknown outcome "
+	        "(no answer within %d s), %zu not sent; run %s is journalled: undo with: "
+	        "clusterdoc fix --undo %s\n",
+	        strsignal(w->sig), made, made == 1 ? "" : "s", unknown, INTERRUPT_WAIT_MS / 1000,
+	        unsent, r->run, r->run);
+	return signals_exit_status(w->sig);
 }
 
 static void print_json(const struct fix_flow_report *r, const struct netmodel *m,
@@ -319,7 +399,7 @@ static void print_applied(const struct fix_cli *c, const struct fix_flow_report 
 	if (r->login.nlogin && fix_checked_selected(&c->fo))
 		printf("\nnodes reached by key only now were not checked before: run "
 		       "clusterdoc fix again for their other fixes\n");
-	if (r->j->nchanges)
+	if (fix_journal_count(r->j))
 		printf("\nundo with: clusterdoc fix --undo %s\n", r->run);
 }
 
@@ -334,6 +414,9 @@ static int fix(struct fix_cli *c)
 	struct phase ph = {.loop = loop_new()};
 	struct fix_flow *flow = NULL;
 	const struct fix_flow_report *r;
+	static const int sigs[] = {SIGINT, SIGTERM};
+	struct apply_wait w = {.ph = &ph};
+	struct signals *sg = NULL;
 	char err[CD_ERRLEN];
 	int rc = 2, checked;
 
@@ -384,11 +467,23 @@ static int fix(struct fix_cli *c)
 		rc = 2;
 		goto out;
 	}
+	/* from here a signal is an event: the changes sent get their answers */
+	w.flow = flow;
+	sg = signals_new(ph.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &w, err, sizeof(err));
+	if (!sg)
+		fprintf(stderr, "clusterdoc fix: %s: Ctrl-C will not wait for the nodes' answers\n",
+		        err);
 	if (fix_flow_apply(flow, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
-	answer_login(flow, &ph);
+	answer_login(flow, &ph, &w);
+	if (w.sig) {
+		rc = report_interrupted(r, &w);
+		goto out;
+	}
+	signals_free(sg);
+	sg = NULL;
 	if (r->state != FIX_FLOW_APPLIED) {
 		fprintf(stderr, "clusterdoc fix: the apply did not finish\n");
 		goto out;
@@ -413,7 +508,10 @@ static int fix(struct fix_cli *c)
 		print_applied(c, r, m, m2);
 	rc = r->failed || r->verdicts.bad || r->journal_error[0] ? 1 : 0;
 out:
+	if (w.timer)
+		loop_timer_cancel(ph.loop, w.timer);
 	fix_flow_free(flow);
+	signals_free(sg);
 	loop_free(ph.loop);
 	diagnosis_free(d);
 	diagnosis_free(d2);
@@ -423,53 +521,6 @@ out:
 }
 
 /* ---------------------------------------------------------------- undo, list */
-
-static int undo(struct fix_cli *c, struct fix_journal *j)
-{
-	const char *const *hosts = (const char *const *)c->t.hosts->names;
-	size_t n = hostlist_count(c->t.hosts);
-	struct fix_result *results = cd_calloc(j->nchanges + 1, sizeof(*results));
-	struct phase ph = {.loop = loop_new()};
-	struct sshpool *pool;
-	struct fix_run *s = NULL;
-	char err[CD_ERRLEN];
-	int rc = 2, failed = 0, skipped = 0;
-
-	pool = sshpool_new(ph.loop, &c->t.pool, err, sizeof(err));
-	if (!pool) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		goto out;
-	}
-	s = fix_run_new(ph.loop, pool, hosts, n);
-	fix_run_undo(s, j, results, phase_done, &ph);
-	phase_wait(&ph);
-	printf("undo of run %s:\n", j->run);
-	for (size_t k = 0; k < j->nchanges; k++) {
-		int asked = 0;
-
-		for (size_t i = 0; i < n; i++)
-			asked |= strcmp(hosts[i], j->changes[k].host) == 0;
-		if (!asked) {
-			results[k].status = FIX_SKIPPED;
-			snprintf(results[k].message, sizeof(results[k].message), "not in -w");
-			skipped++;
-		}
-		failed += results[k].status == FIX_FAILED;
-	}
-	fix_print_undo(stdout, j, results);
-	if (!failed && !skipped) {
-		j->undone = (long long)time(NULL);
-		if (fix_journal_save(j, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc fix: %s\n", err);
-	}
-	rc = failed || skipped ? 1 : 0;
-out:
-	fix_run_free(s);
-	sshpool_free(pool);
-	loop_free(ph.loop);
-	free(results);
-	return rc;
-}
 
 /* The sudoers fragment for user (default $USER, else the effective user's
  * name); a name that sudoers would misread is refused. */
@@ -495,37 +546,6 @@ static int print_sudoers(const char *user)
 	return 0;
 }
 
-static int list_runs(void)
-{
-	char **runs = NULL, err[CD_ERRLEN];
-	size_t n = 0;
-
-	if (fix_journal_list(&runs, &n, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
-		return 2;
-	}
-	if (!n)
-		printf("no fix runs recorded\n");
-	for (size_t k = 0; k < n; k++) {
-		struct fix_journal *j = NULL;
-
-		if (fix_journal_load(runs[k], &j, err, sizeof(err)) == 0) {
-			/* the nodes the changes reach, not the nodes the run asked */
-			size_t nodes = fix_journal_nodes_changed(j);
-
-			printf("%s  %zu change%s on %zu node%s%s\n", runs[k], j->nchanges,
-			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
-			       j->undone ? "  (undone)" : "");
-			fix_journal_free(j);
-		} else {
-			printf("%s  unreadable: %s\n", runs[k], err);
-		}
-		free(runs[k]);
-	}
-	free(runs);
-	return 0;
-}
-
 int cmd_fix(int argc, char **argv)
 {
 	struct fix_cli c = {0};
@@ -541,7 +561,7 @@ int cmd_fix(int argc, char **argv)
 		goto out;
 	}
 	if (c.list) {
-		rc = list_runs();
+		rc = cmd_fix_list();
 		goto out;
 	}
 	if (c.sudoers) {
@@ -574,7 +594,9 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (targets_finish(&c.t, "fix") < 0)
 		goto out;
-	rc = c.undo ? undo(&c, j) : fix(&c);
+	rc = c.undo ? cmd_fix_undo(j, (const char *const *)c.t.hosts->names,
+	                           hostlist_count(c.t.hosts), &c.t.pool)
+	            : fix(&c);
 out:
 	fix_journal_free(j);
 	targets_fini(&c.t);

@@ -1,8 +1,9 @@
 /*
  * fix_apply.c - apply a plan and undo a journal in a fix run
  * (fix_run.h): each node's changes in order, after the sudo pre-check,
- * each journalled as it succeeds; an undo takes a node's changes back,
- * newest first.
+ * each journalled ahead (its intent saved before it is sent, its outcome
+ * when the node answers); an undo takes a node's changes back, newest
+ * first, looking up on the node those whose outcome was never heard.
  */
 #include "fix_run_internal.h"
 
@@ -66,6 +67,23 @@ static char **resolve_undo(char **undo, const char *out)
 	return v;
 }
 
+/* The node did not answer (it failed, was closed, or timed out): the change
+ * may or may not have been made. An error reply means it was not. */
+static int answer_lost(struct sshpool_node *pn)
+{
+	enum sshpool_node_state st = sshpool_node_state(pn);
+
+	return st == SSHPOOL_NODE_FAILED || st == SSHPOOL_NODE_CLOSED;
+}
+
+static void save_journal(struct fix_run *s)
+{
+	char err[CD_ERRLEN];
+
+	if (fix_journal_save(s->j, err, sizeof(err)) < 0 && !s->journal_err[0])
+		snprintf(s->journal_err, s->journal_errlen, "%s", err);
+}
+
 static void on_apply(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                      void *arg)
 {
@@ -73,26 +91,25 @@ static void on_apply(struct sshpool_node *pn, json_t *res, const char *code, con
 	struct fix_run *s = x->s;
 	const struct fix_action *a = &s->plan->nodes[x->i].actions[x->step];
 	struct fix_result *r = &s->results[x->i][x->step];
-	char err[CD_ERRLEN];
+	struct fix_change *c = &s->j->changes[x->intent];
 
 	if (x->finished)
 		return;
 	if (!res) {
 		r->status = FIX_FAILED;
 		snprintf(r->message, sizeof(r->message), "%s", msg);
+		c->outcome = answer_lost(pn) ? FIX_OUTCOME_UNKNOWN : FIX_OUTCOME_DROPPED;
 	} else if (a->kind == FIX_FILE) {
 		r->status =
 		    json_is_true(json_object_get(res, "changed")) ? FIX_APPLIED : FIX_UNCHANGED;
 		if (r->status == FIX_APPLIED) {
-			struct fix_change *c = fix_journal_add(s->j, sshpool_node_host(pn), a);
 			const char *bk = json_string_value(json_object_get(res, "backup"));
 
+			free(c->backup);
 			c->backup = bk ? cd_strdup(bk) : NULL;
 		}
 	} else if (json_integer_value(json_object_get(res, "status")) == 0 &&
 	           !json_is_true(json_object_get(res, "timed_out"))) {
-		struct fix_change *c = fix_journal_add(s->j, sshpool_node_host(pn), a);
-
 		r->status = FIX_APPLIED;
 		fix_argv_free(c->undo);
 		c->undo = resolve_undo(a->undo, fix_run_str(res, "stdout"));
@@ -100,13 +117,83 @@ static void on_apply(struct sshpool_node *pn, json_t *res, const char *code, con
 		r->status = FIX_FAILED;
 		run_failure(res, a->argv[0], r->message, sizeof(r->message));
 	}
+	if (res)
+		c->outcome = r->status == FIX_APPLIED ? FIX_OUTCOME_APPLIED : FIX_OUTCOME_DROPPED;
 	if (r->status == FIX_FAILED)
 		x->failed_fixer = a->fixer;
-	if (r->status == FIX_APPLIED && fix_journal_save(s->j, err, sizeof(err)) < 0 &&
-	    !s->journal_err[0])
-		snprintf(s->journal_err, s->journal_errlen, "%s", err);
+	save_journal(s);
 	x->step++;
 	fix_run_step(x);
+}
+
+/* Node x sends nothing more: its changes not sent are skipped. */
+static void stop_node(struct fix_run_node *x, const char *why)
+{
+	struct fix_run *s = x->s;
+	const struct fix_node_plan *np = &s->plan->nodes[x->i];
+
+	for (size_t k = (size_t)x->step; k < np->nactions; k++) {
+		struct fix_result *r = &s->results[x->i][k];
+
+		if (r->status == FIX_PENDING) {
+			r->status = FIX_SKIPPED;
+			snprintf(r->message, sizeof(r->message), "%s", why);
+		}
+	}
+	fix_run_node_done(x);
+}
+
+/* Send the change at x's step (its intent is saved). */
+static void send_change(struct fix_run_node *x)
+{
+	struct fix_run *s = x->s;
+	const struct fix_action *a = &s->plan->nodes[x->i].actions[x->step];
+	char expect[SHA256_HEX_LEN], backup[512];
+
+	if (a->kind == FIX_FILE) {
+		if (a->before_exists)
+			sha256_data_hex(a->before, a->before_len, expect);
+		else
+			snprintf(expect, sizeof(expect), "absent");
+		backup_path(s->plan->run, sshpool_node_host(x->pn), a->path, backup,
+		            sizeof(backup));
+		fix_run_send(x,
+		             fix_run_req_file_write(a->path, a->after, a->after_len, 0, expect,
+		                                    a->mode, a->before_exists ? backup : NULL,
+		                                    a->sudo),
+		             on_apply);
+	} else {
+		fix_run_send(x, fix_run_req_run((const char *const *)a->argv, a->sudo), on_apply);
+	}
+}
+
+/*
+ * CLUSTERDOC_TEST_JOURNAL_PAUSE_MS (tests only, docs/clusterdoc.1): wait
+ * that long between saving an intent and sending its change, so a test can
+ * interrupt the run at each record of the journal. Unset (0) in use.
+ */
+static int pause_ms(void)
+{
+	const char *v = getenv("CLUSTERDOC_TEST_JOURNAL_PAUSE_MS");
+	int ms = v ? atoi(v) : 0;
+
+	return ms > 0 && ms <= 60000 ? ms : 0;
+}
+
+static void on_pause(struct loop *loop, void *arg)
+{
+	struct fix_run_node *x = arg;
+	struct fix_run *s = x->s;
+
+	x->pause_timer = 0;
+	if (s->stopping) {
+		/* never sent: nothing to look up */
+		s->j->changes[x->intent].outcome = FIX_OUTCOME_DROPPED;
+		save_journal(s);
+		stop_node(x, "not sent: the run was interrupted");
+		return;
+	}
+	send_change(x);
 }
 
 void fix_run_apply_step(struct fix_run_node *x)
@@ -114,6 +201,10 @@ void fix_run_apply_step(struct fix_run_node *x)
 	struct fix_run *s = x->s;
 	const struct fix_node_plan *np = &s->plan->nodes[x->i];
 
+	if (s->stopping) {
+		stop_node(x, "not sent: the run was interrupted");
+		return;
+	}
 	if (!x->prepared) {
 		fix_run_prepare_step(x);
 		return;
@@ -121,7 +212,7 @@ void fix_run_apply_step(struct fix_run_node *x)
 	while ((size_t)x->step < np->nactions) {
 		const struct fix_action *a = &np->actions[x->step];
 		struct fix_result *r = &s->results[x->i][x->step];
-		char expect[SHA256_HEX_LEN], backup[512];
+		char err[CD_ERRLEN];
 
 		if (x->failed_fixer && strcmp(x->failed_fixer, a->fixer) == 0) {
 			r->status = FIX_SKIPPED;
@@ -130,25 +221,32 @@ void fix_run_apply_step(struct fix_run_node *x)
 			x->step++;
 			continue;
 		}
-		if (a->kind == FIX_FILE) {
-			if (a->before_exists)
-				sha256_data_hex(a->before, a->before_len, expect);
-			else
-				snprintf(expect, sizeof(expect), "absent");
-			backup_path(s->plan->run, sshpool_node_host(x->pn), a->path, backup,
-			            sizeof(backup));
-			fix_run_send(x,
-			             fix_run_req_file_write(
-			                 a->path, a->after, a->after_len, 0, expect, a->mode,
-			                 a->before_exists ? backup : NULL, a->sudo),
-			             on_apply);
-		} else {
-			fix_run_send(x, fix_run_req_run((const char *const *)a->argv, a->sudo),
-			             on_apply);
+		/* write-ahead: the intent is on disk before the change leaves */
+		x->intent = s->j->nchanges;
+		fix_journal_intend(s->j, sshpool_node_host(x->pn), a);
+		if (fix_journal_save(s->j, err, sizeof(err)) < 0) {
+			s->j->changes[x->intent].outcome = FIX_OUTCOME_DROPPED;
+			if (!s->journal_err[0])
+				snprintf(s->journal_err, s->journal_errlen, "%s", err);
+			r->status = FIX_FAILED;
+			snprintf(r->message, sizeof(r->message),
+			         "not sent: the undo journal could not be saved");
+			stop_node(x, "not sent: the undo journal could not be saved");
+			return;
 		}
+		if (pause_ms() > 0) {
+			x->pause_timer = loop_timer_add(s->loop, pause_ms(), on_pause, x);
+			return;
+		}
+		send_change(x);
 		return;
 	}
 	fix_run_node_done(x);
+}
+
+void fix_run_stop(struct fix_run *s)
+{
+	s->stopping = 1;
 }
 
 void fix_run_apply(struct fix_run *s, const struct fix_plan *plan, struct fix_journal *j,
@@ -187,6 +285,16 @@ static long undo_index(const struct fix_run_node *x)
 	return -1;
 }
 
+/* Node x goes on to its next change. */
+static void undo_next(struct fix_run_node *x)
+{
+	x->step++;
+	x->looked_up = 0;
+	fix_argv_free(x->found_undo);
+	x->found_undo = NULL;
+	fix_run_step(x);
+}
+
 static void on_undo(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                     void *arg)
 {
@@ -194,6 +302,7 @@ static void on_undo(struct sshpool_node *pn, json_t *res, const char *code, cons
 	long k = undo_index(x);
 	const struct fix_change *c = &x->s->uj->changes[k];
 	struct fix_result *r = &x->s->uresults[k];
+	int unknown = c->outcome == FIX_OUTCOME_UNKNOWN;
 
 	if (x->finished)
 		return;
@@ -208,13 +317,129 @@ static void on_undo(struct sshpool_node *pn, json_t *res, const char *code, cons
 	} else if (c->kind == FIX_FILE) {
 		r->status =
 		    json_is_true(json_object_get(res, "changed")) ? FIX_APPLIED : FIX_UNCHANGED;
+		/* the file holds its old bytes: the write never happened */
+		if (unknown && r->status == FIX_UNCHANGED)
+			snprintf(r->message, sizeof(r->message),
+			         "the interrupted run had not made this change");
 	} else if (json_integer_value(json_object_get(res, "status")) == 0) {
 		r->status = FIX_APPLIED;
 	} else {
 		r->status = FIX_FAILED;
 		run_failure(res, c->undo[0] ? c->undo[0] : "?", r->message, sizeof(r->message));
 	}
-	x->step++;
+	undo_next(x);
+}
+
+static size_t argv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* The word after key in v, or NULL. */
+static const char *word_after(char *const *v, const char *key)
+{
+	for (size_t k = 0; v && v[k]; k++)
+		if (strcmp(v[k], key) == 0)
+			return v[k + 1];
+	return NULL;
+}
+
+char **fix_run_lookup_argv(const struct fix_change *c)
+{
+	char *const *v = c->argv;
+	size_t n = argv_len(v);
+
+	if (c->kind != FIX_CMD || c->outcome != FIX_OUTCOME_UNKNOWN || n < 2)
+		return NULL;
+	/* nft --echo --handle insert rule FAM TAB CHAIN ...: list the chain */
+	if (strcmp(v[0], "nft") == 0) {
+		for (size_t k = 1; k + 3 < n; k++)
+			if (strcmp(v[k], "rule") == 0)
+				return fix_argv("nft", "--handle", "list", "chain", v[k + 1],
+				                v[k + 2], v[k + 3], NULL);
+		return NULL;
+	}
+	/* iptables -I INPUT SPEC: -C says whether the rule is there */
+	if ((strcmp(v[0], "iptables") == 0 || strcmp(v[0], "ip6tables") == 0) &&
+	    strcmp(v[1], "-I") == 0) {
+		char **w = fix_argv_copy((char **)v);
+
+		free(w[1]);
+		w[1] = cd_strdup("-C");
+		return w;
+	}
+	return NULL;
+}
+
+/* The line of an nft chain listing that is c's rule: the run's comment
+ * and c's source network; copied into out. 0 when found. */
+static int nft_rule_line(const struct fix_change *c, const char *listing, char *out, size_t len)
+{
+	const char *comment = word_after(c->argv, "comment");
+	const char *net = word_after(c->argv, "saddr");
+	char saddr[128];
+
+	if (!comment || !net)
+		return -1;
+	snprintf(saddr, sizeof(saddr), "saddr %s ", net);
+	for (const char *s = listing; *s;) {
+		size_t n = strcspn(s, "\n");
+
+		snprintf(out, len, "%.*s", (int)n, s);
+		if (strstr(out, comment) && strstr(out, saddr) && strstr(out, "# handle "))
+			return 0;
+		s += n + (s[n] == '\n');
+	}
+	return -1;
+}
+
+/* The look-up of a change of unknown outcome (fix_run_lookup_argv) came
+ * back: undo what is there, or say it was never made. */
+static void on_lookup(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
+                      void *arg)
+{
+	struct fix_run_node *x = arg;
+	long k = undo_index(x);
+	const struct fix_change *c = &x->s->uj->changes[k];
+	struct fix_result *r = &x->s->uresults[k];
+	char line[1024];
+	int found;
+
+	if (x->finished)
+		return;
+	x->looked_up = 1;
+	if (!res) {
+		r->status = FIX_FAILED;
+		snprintf(r->message, sizeof(r->message), "could not look up the rule: %s", msg);
+		undo_next(x);
+		return;
+	}
+	if (strcmp(c->argv[0], "nft") == 0) {
+		if (json_integer_value(json_object_get(res, "status")) != 0) {
+			r->status = FIX_FAILED;
+			run_failure(res, "nft", r->message, sizeof(r->message));
+			undo_next(x);
+			return;
+		}
+		found = nft_rule_line(c, fix_run_str(res, "stdout"), line, sizeof(line)) == 0;
+		if (found)
+			x->found_undo = resolve_undo(c->undo, line);
+	} else {
+		found = json_integer_value(json_object_get(res, "status")) == 0;
+		if (found)
+			x->found_undo = fix_argv_copy(c->undo);
+	}
+	if (!found) {
+		r->status = FIX_UNCHANGED;
+		snprintf(r->message, sizeof(r->message),
+		         "the interrupted run had not made this change (no rule of the run)");
+		undo_next(x);
+		return;
+	}
 	fix_run_step(x);
 }
 
@@ -222,6 +447,7 @@ void fix_run_undo_step(struct fix_run_node *x)
 {
 	long k;
 	const struct fix_change *c;
+	char **lookup;
 
 	if (!x->prepared) {
 		fix_run_prepare_step(x);
@@ -233,6 +459,11 @@ void fix_run_undo_step(struct fix_run_node *x)
 		return;
 	}
 	c = &x->s->uj->changes[k];
+	if (!x->looked_up && (lookup = fix_run_lookup_argv(c))) {
+		fix_run_send(x, fix_run_req_run((const char *const *)lookup, c->sudo), on_lookup);
+		fix_argv_free(lookup);
+		return;
+	}
 	if (c->kind == FIX_FILE)
 		fix_run_send(x,
 		             fix_run_req_file_write(
@@ -240,7 +471,9 @@ void fix_run_undo_step(struct fix_run_node *x)
 		                 c->after_exists ? c->after_sha256 : "absent", 0644, NULL, c->sudo),
 		             on_undo);
 	else
-		fix_run_send(x, fix_run_req_run((const char *const *)c->undo, c->sudo), on_undo);
+		fix_run_send(
+		    x, fix_run_req_run((const char *const *)(x->found_undo ?: c->undo), c->sudo),
+		    on_undo);
 }
 
 void fix_run_undo(struct fix_run *s, const struct fix_journal *j, struct fix_result *results,

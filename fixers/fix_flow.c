@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "secret.h"
 
@@ -201,6 +202,7 @@ static void on_plan_applied(void *arg)
 		for (size_t k = 0; k < r->p->nodes[i].nactions; k++)
 			r->failed += r->results[i][k].status == FIX_FAILED ||
 			             r->results[i][k].status == FIX_SKIPPED;
+	fix_journal_compact(r->j); /* every answer is in: drop what was not made */
 	disconnect(f);
 	enter(f, FIX_FLOW_APPLIED);
 }
@@ -329,6 +331,20 @@ int fix_flow_verify(struct fix_flow *f, const struct netmodel *m2, const struct 
 	fix_verify_login(&r->verdicts, &r->login, m2);
 	r->state = FIX_FLOW_DONE;
 	return 0;
+}
+
+int fix_flow_interrupt(struct fix_flow *f, char *err, size_t errlen)
+{
+	struct fix_flow_report *r = &f->r;
+
+	if (r->state != FIX_FLOW_APPLYING && r->state != FIX_FLOW_PASSWORD &&
+	    r->state != FIX_FLOW_LOGIN_FAILED)
+		return 0;
+	r->interrupted = 1;
+	if (f->fs)
+		fix_run_stop(f->fs);
+	r->j->interrupted = (long long)time(NULL);
+	return fix_journal_save(r->j, err, errlen);
 }
 
 void fix_flow_free(struct fix_flow *f)

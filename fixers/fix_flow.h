@@ -84,6 +84,7 @@ struct fix_flow_report {
 	struct fix_login_outcome login_outcome;
 	int login_failed; /* nodes of the login stage not completed */
 	int failed;       /* login_failed + the plan's changes failed or skipped */
+	int interrupted;  /* fix_flow_interrupt was called while applying */
 
 	/* DONE */
 	struct fix_verification verdicts;
@@ -127,6 +128,19 @@ int fix_flow_skip_login(struct fix_flow *f, char *err, size_t errlen);
  */
 int fix_flow_verify(struct fix_flow *f, const struct netmodel *m2, const struct diagnosis *after,
                     char *err, size_t errlen);
+
+/*
+ * The run is to stop (SIGINT, SIGTERM): from APPLYING, no new change is
+ * sent; each node's request in flight still has its answer recorded, and
+ * the flow enters APPLIED as usual when the last one is in (the login
+ * stage, if it runs, ends first; the plan's changes are then all skipped).
+ * The journal is marked interrupted and saved. How long to wait for
+ * APPLIED is the front end's bound: the intents of the answers it does not
+ * wait for stay on disk, of unknown outcome. 0, or CD_ERR_IO when the
+ * journal could not be saved (err says why); nothing to do outside
+ * APPLYING, PASSWORD and LOGIN_FAILED.
+ */
+int fix_flow_interrupt(struct fix_flow *f, char *err, size_t errlen);
 
 /* Stops whatever runs (children, pools, timers). NULL is a no-op. */
 void fix_flow_free(struct fix_flow *f);

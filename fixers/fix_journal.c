@@ -5,11 +5,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base64.h"
 #include "fsutil.h"
@@ -96,6 +98,59 @@ struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
 	return c;
 }
 
+struct fix_change *fix_journal_intend(struct fix_journal *j, const char *host,
+                                      const struct fix_action *a)
+{
+	struct fix_change *c = fix_journal_add(j, host, a);
+
+	c->outcome = FIX_OUTCOME_UNKNOWN;
+	return c;
+}
+
+size_t fix_journal_count(const struct fix_journal *j)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < j->nchanges; k++)
+		n += j->changes[k].outcome != FIX_OUTCOME_DROPPED;
+	return n;
+}
+
+size_t fix_journal_unknown(const struct fix_journal *j)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < j->nchanges; k++)
+		n += j->changes[k].outcome == FIX_OUTCOME_UNKNOWN;
+	return n;
+}
+
+static void change_fini(struct fix_change *c)
+{
+	free(c->host);
+	free(c->fixer);
+	free(c->summary);
+	free(c->path);
+	free(c->before);
+	free(c->backup);
+	free(c->shared_by);
+	fix_argv_free(c->argv);
+	fix_argv_free(c->undo);
+}
+
+void fix_journal_compact(struct fix_journal *j)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < j->nchanges; k++) {
+		if (j->changes[k].outcome == FIX_OUTCOME_DROPPED)
+			change_fini(&j->changes[k]);
+		else
+			j->changes[n++] = j->changes[k];
+	}
+	j->nchanges = n;
+}
+
 size_t fix_journal_nodes_changed(const struct fix_journal *j)
 {
 	struct hostlist *hl = hostlist_new();
@@ -106,6 +161,8 @@ size_t fix_journal_nodes_changed(const struct fix_journal *j)
 		const struct fix_change *c = &j->changes[k];
 		size_t q;
 
+		if (c->outcome == FIX_OUTCOME_DROPPED)
+			continue;
 		/* a name hostlist_parse refuses still counts, once */
 		if (hostlist_parse(hl, c->host, err, sizeof(err)) < 0) {
 			for (q = 0; q < k && strcmp(j->changes[q].host, c->host) != 0; q++)
@@ -128,19 +185,8 @@ void fix_journal_free(struct fix_journal *j)
 	for (size_t k = 0; k < j->nhosts; k++)
 		free(j->hosts[k]);
 	free(j->hosts);
-	for (size_t k = 0; k < j->nchanges; k++) {
-		struct fix_change *c = &j->changes[k];
-
-		free(c->host);
-		free(c->fixer);
-		free(c->summary);
-		free(c->path);
-		free(c->before);
-		free(c->backup);
-		free(c->shared_by);
-		fix_argv_free(c->argv);
-		fix_argv_free(c->undo);
-	}
+	for (size_t k = 0; k < j->nchanges; k++)
+		change_fini(&j->changes[k]);
 	free(j->changes);
 	free(j);
 }
@@ -158,7 +204,9 @@ static json_t *argv_json(char **v)
 
 static json_t *journal_json(const struct fix_journal *j)
 {
-	json_t *o = json_pack("{sisssI}", "version", 1, "run", j->run, "created",
+	/* version 1 when it says nothing version 1 lacks (fix_journal.h) */
+	int v2 = j->interrupted || fix_journal_unknown(j) > 0;
+	json_t *o = json_pack("{sisssI}", "version", v2 ? 2 : 1, "run", j->run, "created",
 	                      (json_int_t)j->created),
 	       *hosts = json_array(), *ch = json_array();
 
@@ -167,11 +215,21 @@ static json_t *journal_json(const struct fix_journal *j)
 	json_object_set_new(o, "hosts", hosts);
 	if (j->undone)
 		json_object_set_new(o, "undone", json_integer(j->undone));
+	if (j->interrupted)
+		json_object_set_new(o, "interrupted", json_integer(j->interrupted));
 	for (size_t k = 0; k < j->nchanges; k++) {
 		const struct fix_change *c = &j->changes[k];
-		json_t *e = json_pack("{sssssssssb}", "host", c->host, "fixer", c->fixer, "summary",
-		                      c->summary, "kind", c->kind == FIX_FILE ? "file" : "cmd",
-		                      "sudo", c->sudo);
+		json_t *e;
+
+		if (c->outcome == FIX_OUTCOME_DROPPED)
+			continue;
+		e = json_pack("{sssssssssb}", "host", c->host, "fixer", c->fixer, "summary",
+		              c->summary, "kind", c->kind == FIX_FILE ? "file" : "cmd", "sudo",
+		              c->sudo);
+		if (v2)
+			json_object_set_new(
+			    e, "outcome",
+			    json_string(c->outcome == FIX_OUTCOME_UNKNOWN ? "unknown" : "applied"));
 
 		if (c->kind == FIX_FILE) {
 			char *b64 = cd_malloc(base64_encoded_size(c->before_len));
@@ -197,6 +255,18 @@ static json_t *journal_json(const struct fix_journal *j)
 	return o;
 }
 
+/* The rename of the new file is on disk only once its directory is. */
+static int sync_dir(const char *dir, char *err, size_t errlen)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fsync(fd) != 0)
+		rc = cd_errf(err, errlen, CD_ERR_IO, "cannot sync %s: %s", dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int fix_journal_save(const struct fix_journal *j, char *err, size_t errlen)
 {
 	char dir[1024], path[1100];
@@ -216,6 +286,8 @@ int fix_journal_save(const struct fix_journal *j, char *err, size_t errlen)
 		cd_fatal("out of memory");
 	rc = cd_write_file_atomic(path, text, strlen(text), 0600, err, errlen);
 	free(text);
+	if (rc == 0)
+		rc = sync_dir(dir, err, errlen);
 	return rc;
 }
 
@@ -234,9 +306,14 @@ static int change_from(json_t *e, struct fix_change *c)
 	const char *host = json_string_value(json_object_get(e, "host"));
 	const char *fixer = json_string_value(json_object_get(e, "fixer"));
 	const char *kind = json_string_value(json_object_get(e, "kind"));
+	const char *outcome = json_string_value(json_object_get(e, "outcome"));
 
 	memset(c, 0, sizeof(*c));
 	if (!host || !fixer || !kind)
+		return -1;
+	if (outcome && strcmp(outcome, "unknown") == 0)
+		c->outcome = FIX_OUTCOME_UNKNOWN;
+	else if (outcome && strcmp(outcome, "applied") != 0)
 		return -1;
 	c->host = cd_strdup(host);
 	c->fixer = cd_strdup(fixer);
@@ -301,7 +378,9 @@ int fix_journal_load(const char *run, struct fix_journal **out, char *err, size_
 		return rc;
 	o = json_loadb((const char *)text, len, 0, &je);
 	free(text);
-	if (!o || json_integer_value(json_object_get(o, "version")) != 1 ||
+	if (!o ||
+	    (json_integer_value(json_object_get(o, "version")) != 1 &&
+	     json_integer_value(json_object_get(o, "version")) != 2) ||
 	    !json_is_array(json_object_get(o, "changes"))) {
 		rc = cd_errf(err, errlen, CD_ERR_PARSE, "%s is not a clusterdoc fix journal%s%s",
 		             path, o ? "" : ": ", o ? "" : je.text);
@@ -311,6 +390,7 @@ int fix_journal_load(const char *run, struct fix_journal **out, char *err, size_
 	snprintf(j->run, sizeof(j->run), "%s", run);
 	j->created = json_integer_value(json_object_get(o, "created"));
 	j->undone = json_integer_value(json_object_get(o, "undone"));
+	j->interrupted = json_integer_value(json_object_get(o, "interrupted"));
 	j->nhosts = json_array_size(json_object_get(o, "hosts"));
 	j->hosts = cd_calloc(j->nhosts + 1, sizeof(*j->hosts));
 	json_array_foreach(json_object_get(o, "hosts"), k, v) j->hosts[k] =

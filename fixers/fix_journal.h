@@ -7,8 +7,11 @@
  * It records what the run changed, in order, and only that: a file's bytes
  * before and the SHA-256 after (undo puts the bytes back only when the file
  * still has exactly what the run wrote), or a command with the command that
- * undoes it. It is saved after every change, so a run that is interrupted
- * can still be undone up to where it got.
+ * undoes it. It is written ahead: a change's intent is on disk (the file
+ * and its directory fsync'd) before the change is sent to its node, and its
+ * outcome after the node answers, so a run that is interrupted at any point
+ * (Ctrl-C, a crash, a lost node) can still be undone: a change whose
+ * outcome is unknown is looked up on its node by the undo.
  *
  * Format (version 1): {"version": 1, "run", "created": unix seconds,
  * "hosts": [...], "undone": unix seconds or absent, "changes": [{"host",
@@ -17,6 +20,14 @@
  * "backup" (the node's copy, or null), "shared_by" (the nodes that read the
  * file, as a host list, when a shared home makes it more than host);
  * cmd: "argv", "undo"}]}.
+ *
+ * Version 2 is version 1 plus, per change, "outcome": "applied" or
+ * "unknown" (sent, no answer recorded; absent means "applied"), and
+ * "interrupted": unix seconds when the run was stopped before its end. A
+ * journal is written as version 1 whenever it has neither (a run that
+ * finished), so a clusterdoc that reads only version 1 still undoes it;
+ * loading takes both. A change whose answer was "failed" or "unchanged"
+ * is dropped from the file: nothing to undo.
  */
 #ifndef CD_FIXERS_FIX_JOURNAL_H
 #define CD_FIXERS_FIX_JOURNAL_H
@@ -25,8 +36,16 @@
 
 #include "fix.h"
 
+/* What is known of a change's fate on its node. */
+enum fix_outcome {
+	FIX_OUTCOME_APPLIED, /* the node said it was made (or an old journal) */
+	FIX_OUTCOME_UNKNOWN, /* the intent: sent, no answer recorded */
+	FIX_OUTCOME_DROPPED, /* the node said it was not made: not saved */
+};
+
 struct fix_change {
 	char *host;
+	enum fix_outcome outcome;
 	char *fixer;
 	char *summary;
 	enum fix_action_kind kind;
@@ -48,7 +67,8 @@ struct fix_change {
 struct fix_journal {
 	char run[40];
 	long long created;
-	long long undone; /* 0 = not undone */
+	long long undone;      /* 0 = not undone */
+	long long interrupted; /* 0 = the run got to its end */
 	char **hosts;
 	size_t nhosts;
 	struct fix_change *changes;
@@ -70,11 +90,26 @@ void fix_journal_free(struct fix_journal *j);
 struct fix_change *fix_journal_add(struct fix_journal *j, const char *host,
                                    const struct fix_action *a);
 
+/* An intent: action a on host, about to be sent, outcome unknown. For a
+ * command whose undo names its result ("{handle}"), the undo is resolved
+ * when the answer comes (fix_journal_resolve). Then saved by the caller. */
+struct fix_change *fix_journal_intend(struct fix_journal *j, const char *host,
+                                      const struct fix_action *a);
+
+/* The changes that count: saved ones (applied or of unknown outcome). */
+size_t fix_journal_count(const struct fix_journal *j);
+/* Of them, those whose outcome is unknown. */
+size_t fix_journal_unknown(const struct fix_journal *j);
+
+/* Remove the dropped changes from j->changes (none is pending then). */
+void fix_journal_compact(struct fix_journal *j);
+
 /* How many nodes the recorded changes reach: each change's host and, for a
  * file in a shared home, every node that reads it. */
 size_t fix_journal_nodes_changed(const struct fix_journal *j);
 
-/* Write the journal atomically (directory created 0700, file 0600). */
+/* Write the journal atomically (directory created 0700, file 0600), the
+ * file and the directory fsync'd: on disk when it returns 0. */
 int fix_journal_save(const struct fix_journal *j, char *err, size_t errlen);
 
 /*

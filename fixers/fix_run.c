@@ -119,6 +119,8 @@ void fix_run_free(struct fix_run *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
+		loop_timer_cancel(s->loop, s->nodes[i].pause_timer);
+		fix_argv_free(s->nodes[i].found_undo);
 		if (sshpool_node_state(s->nodes[i].pn) == SSHPOOL_NODE_READY)
 			sshpool_close_node(s->nodes[i].pn);
 		prep_reset(&s->nodes[i]);
@@ -368,10 +370,16 @@ static void build_checks(struct fix_run_node *x)
 
 		if (!c->sudo || strcmp(c->host, sshpool_node_host(x->pn)) != 0)
 			continue;
-		if (c->kind == FIX_FILE)
+		if (c->kind == FIX_FILE) {
 			add_file_checks(x, c->path, c->after_exists, !c->before_exists, 0644);
-		else
+		} else {
+			char **lookup = fix_run_lookup_argv(c);
+
+			if (lookup)
+				add_cmd_check(x, lookup);
+			fix_argv_free(lookup);
 			add_cmd_check(x, c->undo);
+		}
 	}
 }
 

@@ -56,17 +56,31 @@ void fix_run_gather(struct fix_run *s, struct fix_node_state *states, const int 
 
 /*
  * Apply plan on the gathered nodes: each node's actions in order, the nodes
- * at once. results[i] has plan->nodes[i].nactions entries. Every change is
- * added to j and j is saved (journal_err gets the first failure to save).
+ * at once. results[i] has plan->nodes[i].nactions entries. Write-ahead:
+ * each change is added to j as an intent and j is saved (fsync'd) before
+ * the change is sent; its outcome is saved when the node answers. A change
+ * whose intent cannot be saved is not sent (it fails, and journal_err gets
+ * the first failure to save).
  */
 void fix_run_apply(struct fix_run *s, const struct fix_plan *plan, struct fix_journal *j,
                    struct fix_result **results, char *journal_err, size_t errlen,
                    void (*done)(void *), void *arg);
 
 /*
+ * From now on send no new change: each node finishes the request it has in
+ * flight (its outcome is recorded as usual) and its other changes are
+ * skipped ("not sent: interrupted"). The phase's done comes as usual.
+ */
+void fix_run_stop(struct fix_run *s);
+
+/*
  * Connect to the journal's hosts (the session's) and undo j's changes,
  * newest first on each host: a file gets its old bytes back (or is removed)
  * only when it still holds what the run wrote; a command's undo runs.
+ * A change of unknown outcome (an interrupted run) is looked up first: a
+ * file holding its old bytes, an nft rule with the run's comment not in its
+ * chain, an iptables rule `-C` does not find were never made ("not
+ * applied", FIX_UNCHANGED); others are undone as above.
  * results has j->nchanges entries.
  */
 void fix_run_undo(struct fix_run *s, const struct fix_journal *j, struct fix_result *results,

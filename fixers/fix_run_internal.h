@@ -22,6 +22,10 @@ struct fix_run_node {
 	int step;
 	int finished;
 	const char *failed_fixer; /* apply: the fixer whose step failed */
+	size_t intent;            /* apply: the journal index of the change in flight */
+	uint64_t pause_timer;     /* apply: CLUSTERDOC_TEST_JOURNAL_PAUSE_MS's wait */
+	int looked_up;            /* undo: the unknown change at step was looked up */
+	char **found_undo;        /* undo: its undo, resolved by the look-up */
 
 	/* apply and undo first ask sudo whether it allows every root command
 	 * the node will run (sudo -n -l), so a refusal changes nothing */
@@ -42,6 +46,7 @@ struct fix_run {
 	struct fanout *fan; /* the phase's barrier: one answer per node taking part */
 	enum fx_mode mode;
 	int started;
+	int stopping; /* fix_run_stop: no new change is sent */
 	void (*done)(void *);
 	void *arg;
 	void (*gather_done)(void *); /* after the home-id pass */
@@ -81,6 +86,11 @@ void fix_run_node_done(struct fix_run_node *x);
 void fix_run_node_fail(struct fix_run_node *x, const char *msg);
 /* Send req to x's agent; -1 (the node is done) when it cannot be sent. */
 int fix_run_send(struct fix_run_node *x, json_t *req, sshpool_reply_cb cb);
+
+/* For a change of unknown outcome, the command that tells whether it was
+ * made (nft's chain listing, iptables -C), or NULL: a file, or a command
+ * whose undo is harmless when it was not (new argv). */
+char **fix_run_lookup_argv(const struct fix_change *c);
 
 /* Requests (new references). */
 json_t *fix_run_req_whoami(void);

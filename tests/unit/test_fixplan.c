@@ -1634,6 +1634,82 @@ static void journal_keeps_a_commands_argv_and_undo(void **state)
 	fix_journal_free(j);
 }
 
+/* The version the journal file says it is. */
+static long long journal_file_version(const char *run)
+{
+	char path[256];
+	json_error_t je;
+	json_t *o;
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/clusterdoc/runs/%s.json", state_dir, run);
+	o = json_load_file(path, 0, &je);
+	assert_non_null(o);
+	v = json_integer_value(json_object_get(o, "version"));
+	json_decref(o);
+	return v;
+}
+
+static void journal_keeps_an_intent_of_unknown_outcome_as_version_2(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0), *back;
+	struct fix_action a = {.fixer = "firewall", .kind = FIX_CMD, .summary = "nft", .sudo = 1};
+
+	a.argv = fix_argv("nft", "insert", "rule", "comment", COMMENTQ, NULL);
+	a.undo = fix_argv("nft", "delete", "rule", "handle", "{handle}", NULL);
+	fix_journal_intend(j, "gpu1", &a);
+	back = save_and_load(j);
+	assert_int_equal(journal_file_version(RUN), 2);
+	assert_int_equal(back->nchanges, 1);
+	assert_int_equal(back->changes[0].outcome, FIX_OUTCOME_UNKNOWN);
+	assert_int_equal(fix_journal_unknown(back), 1);
+	fix_journal_free(back);
+
+	/* the answer came: a finished run's journal is version 1 again */
+	j->changes[0].outcome = FIX_OUTCOME_APPLIED;
+	back = save_and_load(j);
+	assert_int_equal(journal_file_version(RUN), 1);
+	assert_int_equal(back->changes[0].outcome, FIX_OUTCOME_APPLIED);
+	fix_journal_free(back);
+	fix_argv_free(a.argv);
+	fix_argv_free(a.undo);
+	fix_journal_free(j);
+}
+
+static void journal_leaves_out_a_change_the_node_did_not_make(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0), *back;
+	struct fix_action a = {.fixer = "port-range", .kind = FIX_CMD, .summary = "sysctl"};
+
+	a.argv = fix_argv("sysctl", "-w", "x=1", NULL);
+	a.undo = fix_argv("sysctl", "-w", "x=0", NULL);
+	fix_journal_intend(j, "gpu1", &a)->outcome = FIX_OUTCOME_DROPPED;
+	fix_journal_add(j, "gpu2", &a);
+	assert_int_equal(fix_journal_count(j), 1);
+	back = save_and_load(j);
+	assert_int_equal(back->nchanges, 1);
+	assert_string_equal(back->changes[0].host, "gpu2");
+	fix_journal_free(back);
+	fix_journal_compact(j);
+	assert_int_equal(j->nchanges, 1);
+	assert_string_equal(j->changes[0].host, "gpu2");
+	fix_argv_free(a.argv);
+	fix_argv_free(a.undo);
+	fix_journal_free(j);
+}
+
+static void journal_keeps_that_the_run_was_interrupted(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0), *back;
+
+	j->interrupted = 1795000001;
+	back = save_and_load(j);
+	assert_int_equal(journal_file_version(RUN), 2);
+	assert_int_equal(back->interrupted, 1795000001);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
 static void journal_keeps_hosts_creation_and_undone_times(void **state)
 {
 	const char *hosts[] = {"gpu1", "gpu2", "gpu3"};
@@ -1803,6 +1879,9 @@ int main(void)
 	    JTEST(journal_keeps_an_absent_file_as_empty_before),
 	    JTEST(journal_counts_the_nodes_a_shared_file_reaches),
 	    JTEST(journal_keeps_a_commands_argv_and_undo),
+	    JTEST(journal_keeps_an_intent_of_unknown_outcome_as_version_2),
+	    JTEST(journal_leaves_out_a_change_the_node_did_not_make),
+	    JTEST(journal_keeps_that_the_run_was_interrupted),
 	    JTEST(journal_keeps_hosts_creation_and_undone_times),
 	    JTEST(journal_file_is_0600_in_a_0700_directory),
 	    JTEST(loading_a_missing_run_says_how_to_list_them),
