@@ -102,12 +102,15 @@ char *bootstrap_command(const struct agentset *set, const struct boot_params *p)
 		           "echo CDBOOT fail gone \"$D\"; exit 0",
 		           p->tmp);
 	} else {
-		/* Warm path: the first directory that has the agent. */
+		/* Warm path: the home directory's agent; a fallback's only while the
+		 * home directory still cannot take one (else the cold path puts it
+		 * back home, and no note blames a home directory that is fine). */
 		buf_printf(
-		    &b, "if [ $F = 0 ]; then r \"$h\"; "
-		        "[ -n \"$XDG_RUNTIME_DIR\" ] && o \"$XDG_RUNTIME_DIR/clusterdoc\" && "
-		        "r \"$XDG_RUNTIME_DIR/clusterdoc\"; "
-		        "o \"/tmp/clusterdoc-$(id -u)\" && r \"/tmp/clusterdoc-$(id -u)\"; fi; ");
+		    &b,
+		    "if [ $F = 0 ]; then r \"$h\"; if ! p \"$h\"; then "
+		    "[ -n \"$XDG_RUNTIME_DIR\" ] && o \"$XDG_RUNTIME_DIR/clusterdoc\" && "
+		    "r \"$XDG_RUNTIME_DIR/clusterdoc\"; "
+		    "o \"/tmp/clusterdoc-$(id -u)\" && r \"/tmp/clusterdoc-$(id -u)\"; fi; fi; ");
 		/* Cold path: the first directory that can take one. */
 		buf_printf(&b,
 		           "for d in \"$h\" \"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/clusterdoc}\" "

@@ -6,7 +6,9 @@
  * runs the cached copy named by its SHA-256 when one is there, and
  * otherwise chooses where to keep a new one: ~/.cache/clusterdoc, else
  * $XDG_RUNTIME_DIR/clusterdoc, else /tmp/clusterdoc-UID (a 0700 directory
- * the user owns, never followed through a symlink). It speaks to the head
+ * the user owns, never followed through a symlink). A copy cached in one of
+ * the last two runs only while ~/.cache/clusterdoc still cannot take a new
+ * agent. It speaks to the head
  * in lines "CDBOOT <word> ...":
  *
  *   arch M               no agent for `uname -m` M

@@ -121,6 +121,21 @@ t_read_only_cache_falls_back_and_says_so() {
 	expect_match "$(jget 'd["nodes"][0]["agent_note"]')" "read-only file system" "note"
 }
 
+# An agent left in /tmp/clusterdoc-0 by an earlier run (its cache was full then) is not used
+# once ~/.cache can take one again: the agent goes back home, and no note blames the cache.
+t_agent_goes_back_home_once_the_cache_can_take_it() {
+	cold && rm -rf $TMPDIR0
+	mkdir -m 700 $TMPDIR0 && cp "$CLUSTERDOC_AGENT" "$TMPDIR0/agent-$SHA" && chmod 700 "$TMPDIR0/agent-$SHA"
+	cd_head facts -w node5 --json
+	expect_eq "$(ok_count)" 1 "node5 answered: $(head -c 600 <<<"$out")" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["agent_dir"]')" /root/.cache/clusterdoc "agent_dir" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["agent_note"]')" None "note" || return 1
+	expect_eq "$(uploads)" 1 "uploads" || return 1
+	cd_head facts -w node5 --json
+	expect_eq "$(jget 'd["nodes"][0]["agent_dir"]')" /root/.cache/clusterdoc "agent_dir on the warm run" || return 1
+	expect_eq "$(uploads)" 0 "uploads on the warm run"
+}
+
 # /tmp/clusterdoc-0 as a symlink or someone else's directory is never used.
 t_tmp_fallback_that_is_a_symlink_is_not_followed() {
 	cold && rm -rf $TMPDIR0
@@ -182,7 +197,7 @@ for t in cold_shared_cache_ten_runs_every_node_answers cold_shared_cache_openssh
 	table_says_the_cache_is_shared mnist_embedded_on_a_cold_shared_cache_trains \
 	zero_filled_agent_is_replaced_by_a_fresh_upload \
 	full_cache_falls_back_to_tmp_and_says_so mnist_on_a_node_with_a_full_cache_uses_the_fallback_dir \
-	read_only_cache_falls_back_and_says_so \
+	read_only_cache_falls_back_and_says_so agent_goes_back_home_once_the_cache_can_take_it \
 	tmp_fallback_that_is_a_symlink_is_not_followed nothing_writable_is_a_clear_error \
 	agent_failing_after_a_fresh_upload_is_a_clear_error \
 	agent_is_chosen_by_uname_m; do
