@@ -128,6 +128,16 @@ t_the_ssh_g_hint_names_the_ssh_config_given() {
 		"the ssh_config for this host is invalid \(run \`ssh -F '$WORK/bad config' -G -- node1\` to see why\)$" "error"
 }
 
+# libssh2 reads a key file whole and blocking: `-i /dev/zero` hung the head. A key file that
+# is not a regular file of at most 1 MiB is passed over, and the failure says so.
+t_a_key_file_that_never_ends_is_passed_over_and_said() {
+	bounded "$CLUSTERDOC" facts -w node1 -i /dev/zero --json
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	[[ $elapsed_ms -lt 8000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+	expect_match "$(jget 'd["nodes"][0]["error"]')" \
+		"authentication as root failed .*skipped key files that are not regular files of at most 1 MiB\)$" "error"
+}
+
 # Bad inputs under ASan+UBSan: every one ends in a message and exit status 2; no sanitizer report.
 t_bad_inputs_under_asan_end_in_a_message() {
 	[[ -x ${CLUSTERDOC_ASAN:-} ]] || { echo "    no ASan build of the head (CLUSTERDOC_ASAN)"; return 1; }
