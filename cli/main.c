@@ -5,6 +5,7 @@
 #include "cd.h"
 #include "commands.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,11 +77,44 @@ static int run_tui_or_explain(int argc, char **argv)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/*
+ * What a command printed is only delivered once stdout is flushed: a full
+ * disk (/dev/full), a closed pipe (EPIPE, since SIGPIPE is ignored) or a
+ * quota shows up here, or as the error flag of an earlier write. A report
+ * that did not reach its reader is a failure of the run (exit 2), said on
+ * stderr; rc is kept when the output went out. name is the command ("" for
+ * clusterdoc itself).
+ */
+static int finish_output(const char *name, int rc)
 {
-	/* A node that goes away mid-write must be an error on that node, not
-	 * the end of the head. */
-	signal(SIGPIPE, SIG_IGN);
+	int flushed = fflush(stdout), e = errno;
+
+	if (flushed == 0 && !ferror(stdout))
+		return rc;
+	if (flushed != 0)
+		fprintf(stderr, "clusterdoc%s%s: cannot write the output to standard output: %s\n",
+		        *name ? " " : "", name, strerror(e));
+	else
+		fprintf(stderr,
+		        "clusterdoc%s%s: cannot write the output to standard output: part of "
+		        "it was lost\n",
+		        *name ? " " : "", name);
+	return 2;
+}
+
+/* Which command argv names, or NULL. */
+static const struct command *command_named(const char *name)
+{
+	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int run(int argc, char **argv)
+{
+	const struct command *cmd;
+
 	if (argc < 2) {
 		/* on a terminal, clusterdoc alone is the TUI; it asks for the nodes */
 		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
@@ -99,10 +133,21 @@ int main(int argc, char **argv)
 	}
 	if (argv[1][0] == '-' && argv[1][1])
 		return run_tui_or_explain(argc, argv);
-	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+	if ((cmd = command_named(argv[1])))
+		return cmd->run(argc - 1, argv + 1);
 	fprintf(stderr, "clusterdoc: unknown command \"%s\"\n\n", argv[1]);
 	usage(stderr);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	/* A node that goes away mid-write must be an error on that node, not
+	 * the end of the head; a reader of stdout that goes away is an error
+	 * of the run (finish_output), not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	rc = run(argc, argv);
+	return finish_output(argc >= 2 && command_named(argv[1]) ? argv[1] : "", rc);
 }

@@ -124,6 +124,20 @@ void cd_fput_shell_word(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+const char *cd_abridge(const char *s, size_t max, char *buf, size_t buflen)
+{
+	size_t len = strlen(s), head, tail;
+
+	if (max > buflen - 1)
+		max = buflen - 1;
+	if (len <= max || max < 5)
+		return len <= max ? s : "...";
+	head = (max - 3) / 2;
+	tail = max - 3 - head;
+	snprintf(buf, buflen, "%.*s...%s", (int)head, s, s + len - tail);
+	return buf;
+}
+
 char *cd_vasprintf(const char *fmt, va_list ap)
 {
 	char *s;

@@ -64,6 +64,13 @@ char *cd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s to f as one shell word: as it is when every character is plain,
  * else single-quoted ("node[1-4]" would be a glob, "a b" two words). */
 void cd_fput_shell_word(FILE *f, const char *s);
+/*
+ * s as a message echoes it: s itself when it has at most max bytes, else
+ * its head and tail around "..." in buf (max bytes in all, at most
+ * buflen - 1), so that a long name leaves room for the reason that follows
+ * it in a CD_ERRLEN message. Returns s or buf.
+ */
+const char *cd_abridge(const char *s, size_t max, char *buf, size_t buflen);
 /* cd_asprintf with a va_list (which it consumes); fatal on out-of-memory. */
 char *cd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 

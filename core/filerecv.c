@@ -158,6 +158,9 @@ json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
 		if (n <= 0) {
 			snprintf(msg, msglen, "cannot write %s: %s", part,
 			         n < 0 ? strerror(errno) : "no progress");
+			/* A full disk is left as it was found: the part file
+			 * (this agent's own, never resumed by another) goes. */
+			unlink(part);
 			goto out;
 		}
 		done += n;

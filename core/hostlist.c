@@ -7,11 +7,13 @@
 #include "scan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* An error that is about the whole expression, not one place in it. */
 #define NO_COLUMN SIZE_MAX
@@ -261,16 +263,23 @@ static void add_text(struct term *t, size_t from, size_t to)
 	t->lit_len[t->ndim] = to - from;
 }
 
+/* The length of t's longest host name: its text and each group's longest value. */
+static size_t term_longest(const struct term *t)
+{
+	size_t len = 0;
+
+	for (size_t k = 0; k <= t->ndim; k++)
+		len += t->lit_len[k] + (k < t->ndim ? t->dims[k].maxlen : 0);
+	return len;
+}
+
 /* Append every host of t to out; the last group varies fastest. */
 static void expand_term(const struct parser *p, const struct term *t, struct hostlist *out)
 {
 	size_t *idx = cd_calloc(t->ndim + 1, sizeof(*idx));
-	size_t size = 1, len, k;
-	char *name;
+	size_t len, k;
+	char *name = cd_malloc(term_longest(t) + 1);
 
-	for (k = 0; k <= t->ndim; k++)
-		size += t->lit_len[k] + (k < t->ndim ? t->dims[k].maxlen : 0);
-	name = cd_malloc(size);
 	for (;;) {
 		len = 0;
 		for (k = 0; k <= t->ndim; k++) {
@@ -300,7 +309,7 @@ static void expand_term(const struct parser *p, const struct term *t, struct hos
 static int parse_term(struct parser *p, struct hostlist *out)
 {
 	struct term t = {.start = p->pos, .count = 1};
-	size_t text = p->pos, open, close, q;
+	size_t text = p->pos, open, close, q, longest;
 	int c, rc = 0;
 
 	for (;;) {
@@ -344,6 +353,12 @@ static int parse_term(struct parser *p, struct hostlist *out)
 		p->pos = text = close + 1;
 	}
 	add_text(&t, text, p->pos);
+	if ((longest = term_longest(&t)) > HOSTLIST_NAME_MAX) {
+		rc = perr(p, t.start, CD_ERR_PARSE,
+		          "a host name of %zu bytes, longer than the %d a host name can have",
+		          longest, HOSTLIST_NAME_MAX);
+		goto out;
+	}
 	expand_term(p, &t, out);
 out:
 	for (size_t k = 0; k < t.ndim; k++)
@@ -472,16 +487,32 @@ int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus)
 int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t errlen)
 {
 	struct hostlist acc = {0};
-	char *line = NULL, lerr[CD_ERRLEN];
-	size_t cap = 0, lineno = 0;
-	FILE *f;
-	int rc = 0;
+	char *data = NULL, *line = NULL, lerr[CD_ERRLEN];
+	const char *p, *end, *l, *nul;
+	size_t len = 0, n, lineno = 0;
+	int fd, rc;
 
-	if (!(f = fopen(path, "r")))
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return cd_errf(err, errlen, CD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-	while (getline(&line, &cap, f) >= 0) {
+	/* To end of file, not to a size: "^/dev/stdin" and "<(...)" are pipes. */
+	rc = scan_read_fd(fd, path, HOSTLIST_FILE_MAX, SCAN_FILE_TO_EOF, &data, &len, err, errlen);
+	close(fd);
+	if (rc < 0)
+		return rc;
+	p = data;
+	end = data + len;
+	while (scan_next_line(&p, end, &l, &n)) {
 		lineno++;
-		line[strcspn(line, "#\r\n")] = '\0';
+		/* A NUL byte would end the name there: "no\0de2" read as "no". */
+		if ((nul = memchr(l, '\0', n))) {
+			rc = cd_errf(err, errlen, CD_ERR_PARSE,
+			             "%s:%zu: a NUL byte at column %zu (not a text file?)", path,
+			             lineno, (size_t)(nul - l) + 1);
+			goto out;
+		}
+		free(line);
+		line = cd_strndup(l, n);
+		line[strcspn(line, "#\r")] = '\0';
 		if (line[strspn(line, " \t\v\f")] == '\0')
 			continue;
 		/* The whole line goes to the parser so that columns match the file. */
@@ -490,15 +521,11 @@ int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t 
 			goto out;
 		}
 	}
-	if (ferror(f)) {
-		rc = cd_errf(err, errlen, CD_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-		goto out;
-	}
 	if (merge_into(hl, &acc) < 0)
 		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
 		             "%s: the host list would hold more than %d hosts", path, HOSTLIST_MAX);
 out:
-	fclose(f);
+	free(data);
 	free(line);
 	clear_names(&acc);
 	free(acc.names);

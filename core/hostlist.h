@@ -49,6 +49,14 @@
 
 #define HOSTLIST_MAX 1000000
 
+/* The longest host name (the 255 bytes of a DNS name): a longer one could
+ * never be resolved, and its echo would crowd the reason out of messages. */
+#define HOSTLIST_NAME_MAX 255
+
+/* The largest host file hostlist_read_file reads (32 MiB): a million
+ * hosts of 32 bytes each, so that "--hostfile /dev/zero" fails fast. */
+#define HOSTLIST_FILE_MAX ((size_t)32 << 20)
+
 /*
  * An ordered vector of host names. names[0..count-1] are NUL-terminated
  * strings owned by the hostlist (freed by hostlist_free); capacity is the
@@ -76,7 +84,8 @@ void hostlist_free(struct hostlist *hl);
  * (the column counts bytes of expr from 1; a long expr is shown abridged).
  *
  * Returns 0; CD_ERR_PARSE for a malformed expression (empty, stray ',' or
- * ']', backwards range, bad padding, ...); CD_ERR_TOOBIG when hl would hold
+ * ']', backwards range, bad padding, a host name longer than
+ * HOSTLIST_NAME_MAX, ...); CD_ERR_TOOBIG when hl would hold
  * more than HOSTLIST_MAX hosts. On error hl is unchanged.
  */
 int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errlen);
@@ -93,8 +102,14 @@ int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus);
  * Add the hosts listed in the file at path: one host or expression per
  * line, '#' starts a comment, blank lines are ignored.
  *
- * Returns 0; CD_ERR_IO when the file cannot be opened or read (message
- * "cannot open PATH: <strerror>"); CD_ERR_PARSE or CD_ERR_TOOBIG for a bad
+ * The file is read to its end (it may be a pipe), at most HOSTLIST_FILE_MAX
+ * bytes.
+ *
+ * Returns 0; CD_ERR_IO when the file cannot be opened or read (messages
+ * "cannot open PATH: <strerror>", "cannot read PATH: <strerror>");
+ * CD_ERR_TOOBIG for a file over the cap ("PATH is larger than N bytes");
+ * CD_ERR_PARSE for a line holding a NUL byte ("PATH:LINE: a NUL byte at
+ * column C (not a text file?)"); CD_ERR_PARSE or CD_ERR_TOOBIG for a bad
  * line, with the message "PATH:LINE: " followed by hostlist_parse's message.
  * On error hl is unchanged.
  */

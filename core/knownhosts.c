@@ -349,7 +349,7 @@ static void scan_line(struct kh_scan *sc, const char *line, size_t len, const ch
 static int scan_file(struct kh_scan *sc, const char *path, char *buf, char *err, size_t errlen)
 {
 	FILE *f;
-	size_t len = 0;
+	size_t len = 0, total = 0;
 	int c, lineno = 0, toolong = 0, ret = 0;
 
 	if ((f = fopen(path, "re")) == NULL) {
@@ -359,6 +359,11 @@ static int scan_file(struct kh_scan *sc, const char *path, char *buf, char *err,
 	}
 	for (;;) {
 		c = getc_unlocked(f);
+		if (c != EOF && ++total > KH_FILE_MAX) {
+			ret = cd_errf(err, errlen, CD_ERR_TOOBIG, "%s is larger than %d bytes",
+			              path, KH_FILE_MAX);
+			break;
+		}
 		if (c != EOF && c != '\n') {
 			if (len < KH_LINE_MAX)
 				buf[len++] = (char)c;

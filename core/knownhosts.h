@@ -20,7 +20,9 @@
  * caller applies HostKeyAlias by passing the alias as the host.
  *
  * Every line read from a file goes into a buffer of KH_LINE_MAX bytes; a
- * longer line is skipped as a whole and counted, never truncated.
+ * longer line is skipped as a whole and counted, never truncated. A file
+ * of more than KH_FILE_MAX bytes (UserKnownHostsFile /dev/zero) is an
+ * error, CD_ERR_TOOBIG "PATH is larger than N bytes".
  */
 #ifndef KNOWNHOSTS_H
 #define KNOWNHOSTS_H
@@ -30,6 +32,7 @@
 #define KH_FP_LEN   64
 #define KH_LINE_MAX 16384                 /* longest line, '\n' excluded */
 #define KH_KEY_MAX  (KH_LINE_MAX / 4 * 3) /* largest key blob a line can hold */
+#define KH_FILE_MAX (64 << 20)            /* largest file: a stream fails fast */
 
 enum kh_status { KH_MATCH, KH_MISMATCH, KH_NOTFOUND, KH_REVOKED };
 

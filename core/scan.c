@@ -121,19 +121,15 @@ static int read_target(int fd, const char *path, size_t cap, enum scan_file_mode
 	return 0;
 }
 
-int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char **out, size_t *len,
-                   char *err, size_t errlen)
+int scan_read_fd(int fd, const char *path, size_t cap, enum scan_file_mode mode, char **out,
+                 size_t *len, char *err, size_t errlen)
 {
 	size_t want = 0, room, got = 0;
 	char *b = NULL;
-	int fd, rc;
+	int rc;
 
 	*out = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return read_failed(err, errlen, mode, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO,
-		                   path, errno);
 	if ((rc = read_target(fd, path, cap, mode, &want, err, errlen)) < 0)
 		goto out;
 	/* A regular file's buffer is its size; a stream's grows as it comes. */
@@ -171,6 +167,21 @@ int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char 
 	b = NULL;
 out:
 	free(b);
+	return rc;
+}
+
+int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char **out, size_t *len,
+                   char *err, size_t errlen)
+{
+	int fd, rc;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return read_failed(err, errlen, mode, errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO,
+		                   path, errno);
+	rc = scan_read_fd(fd, path, cap, mode, out, len, err, errlen);
 	close(fd);
 	return rc;
 }

@@ -83,6 +83,14 @@ int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char 
                    char *err, size_t errlen);
 
 /*
+ * scan_read_file on a file the caller has opened (fd, left open): for a
+ * caller that words its own open() errors. path only names the file in the
+ * messages. Returns and messages as scan_read_file's once the file is open.
+ */
+int scan_read_fd(int fd, const char *path, size_t cap, enum scan_file_mode mode, char **out,
+                 size_t *len, char *err, size_t errlen);
+
+/*
  * The first line of the regular file path, for one-line files such as an
  * ssh public key (KEY.pub): into *line (new, the caller frees it) go the
  * bytes before the first '\r', '\n' or NUL byte; "" for an empty file. The

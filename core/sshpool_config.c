@@ -9,6 +9,7 @@
 #include "sshconfig.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,20 +61,62 @@ void pool_node_reset_to_overrides(struct sshpool_node *node)
 	node_apply_overrides(node);
 }
 
+/*
+ * The `ssh -G` command line run for node, NULL-terminated into argv (at
+ * most SSH_G_ARGV entries): -F FILE when one was given, since it changes
+ * the answer (-l, -p and -i are applied on top afterwards, so they do not).
+ */
+#define SSH_G_ARGV 8
+static void ssh_g_argv(const struct sshpool_node *node, char *argv[SSH_G_ARGV])
+{
+	int n = 0;
+
+	argv[n++] = "ssh";
+	if (node->pool->opts.ssh_config) {
+		argv[n++] = "-F";
+		argv[n++] = (char *)node->pool->opts.ssh_config;
+	}
+	argv[n++] = "-G";
+	argv[n++] = "--";
+	argv[n++] = node->host;
+	argv[n] = NULL;
+}
+
+/* The same command as one line for the user to paste (new; the caller frees it). */
+static char *ssh_g_command(const struct sshpool_node *node)
+{
+	char *argv[SSH_G_ARGV], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		cd_fatal("out of memory opening a memory stream");
+	ssh_g_argv(node, argv);
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			fputc(' ', f);
+		cd_fput_shell_word(f, argv[i]);
+	}
+	fclose(f);
+	return text;
+}
+
 static void ssh_g_done(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
-	char err[CD_ERRLEN], how[64];
+	char err[CD_ERRLEN], how[64], *cmd;
 	int status = node->ssh_g.status;
 
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		child_describe_status(status, how, sizeof(how));
 		pool_node_config_stop(node);
-		pool_node_fail(
-		    node, "ssh",
-		    "%s: `ssh -G` %s: the ssh_config for this host is invalid (run `ssh -G %s` "
-		    "to see why)",
-		    node->host, how, node->host);
+		/* The reason first: a long name or path may cut the hint, not it. */
+		cmd = ssh_g_command(node);
+		pool_node_fail(node, "ssh",
+		               "%s: `ssh -G` %s: the ssh_config for this host is invalid (run `%s` "
+		               "to see why)",
+		               node->host, how, cmd);
+		free(cmd);
 		return;
 	}
 	ssh_settings_fini(&node->conn.ssh);
@@ -119,8 +162,7 @@ void pool_node_config_begin(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	char err[CD_ERRLEN];
-	char *argv[8];
-	int n = 0;
+	char *argv[SSH_G_ARGV];
 
 	node->state = SSHPOOL_NODE_CONFIG;
 	pool->active++;
@@ -142,15 +184,7 @@ void pool_node_config_begin(struct sshpool_node *node)
 		pool_node_start_transport(node);
 		return;
 	}
-	argv[n++] = "ssh";
-	if (pool->opts.ssh_config) {
-		argv[n++] = "-F";
-		argv[n++] = (char *)pool->opts.ssh_config;
-	}
-	argv[n++] = "-G";
-	argv[n++] = "--";
-	argv[n++] = node->host;
-	argv[n] = NULL;
+	ssh_g_argv(node, argv);
 	if (child_start(&node->ssh_g, argv, NULL, err, sizeof(err)) < 0) {
 		pool_node_fail(node, "ssh", "%s: %s", node->host, err);
 		return;

@@ -27,6 +27,15 @@
 
 static int libssh2_ready;
 
+/* How much of a node's address its messages echo (cd_abridge): a HostName
+ * of any length leaves room for the reason. */
+#define SHOWN_NAME_MAX 80
+
+static const char *shown_name(const struct sshc *s, char shown[SHOWN_NAME_MAX + 1])
+{
+	return cd_abridge(s->gai.ar_name, SHOWN_NAME_MAX, shown, SHOWN_NAME_MAX + 1);
+}
+
 static void ssh_run(struct conn *c, struct sshc *s);
 
 void ssh_fail(struct conn *c, const char *code, const char *fmt, ...)
@@ -115,6 +124,7 @@ static int ssh_start(struct conn *c)
 {
 	struct sshc *s = cd_calloc(1, sizeof(*s));
 	struct sigevent sev = {.sigev_notify = SIGEV_NONE};
+	char shown[SHOWN_NAME_MAX + 1];
 
 	c->priv = s;
 	s->fd = -1;
@@ -136,7 +146,7 @@ static int ssh_start(struct conn *c)
 	/* getaddrinfo blocks on DNS: resolve asynchronously and poll for the
 	 * answer from a short timer; the connect deadline bounds it. */
 	if (getaddrinfo_a(GAI_NOWAIT, s->gai_list, 1, &sev) != 0) {
-		ssh_fail(c, "resolve", "cannot start resolving %s", s->gai.ar_name);
+		ssh_fail(c, "resolve", "cannot start resolving %s", shown_name(s, shown));
 		return CD_ERR_IO;
 	}
 	s->resolve_timer = loop_timer_add(c->loop, 0, on_resolve_poll, c);
@@ -159,6 +169,7 @@ static void on_resolve_poll(struct loop *loop, void *arg)
 static void resolve_done(struct conn *c, struct sshc *s, int rc)
 {
 	struct loop *loop = c->loop;
+	char shown[SHOWN_NAME_MAX + 1];
 
 	s->resolve_timer = 0;
 	if (rc == EAI_INPROGRESS) {
@@ -168,7 +179,7 @@ static void resolve_done(struct conn *c, struct sshc *s, int rc)
 	if (rc != 0) {
 		ssh_fail(c, "resolve",
 		         "name %s does not resolve: %s; check the name, /etc/hosts or DNS",
-		         s->gai.ar_name, gai_strerror(rc));
+		         shown_name(s, shown), gai_strerror(rc));
 		return;
 	}
 	s->ai = s->gai.ar_result;
@@ -198,6 +209,7 @@ static void connect_next(struct conn *c)
 {
 	struct sshc *s = c->priv;
 	int last_err = ECONNREFUSED;
+	char shown[SHOWN_NAME_MAX + 1];
 
 	while (s->ai_next) {
 		struct addrinfo *ai = s->ai_next;
@@ -217,8 +229,8 @@ static void connect_next(struct conn *c)
 		}
 		last_err = errno;
 	}
-	ssh_fail(c, connect_code(last_err), "cannot connect to %s port %s: %s", s->gai.ar_name,
-	         s->portstr, strerror(last_err));
+	ssh_fail(c, connect_code(last_err), "cannot connect to %s port %s: %s",
+	         shown_name(s, shown), s->portstr, strerror(last_err));
 }
 
 static void connect_done(struct conn *c)
@@ -226,6 +238,7 @@ static void connect_done(struct conn *c)
 	struct sshc *s = c->priv;
 	int err = 0, one = 1;
 	socklen_t len = sizeof(err);
+	char shown[SHOWN_NAME_MAX + 1];
 
 	if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
@@ -234,8 +247,8 @@ static void connect_done(struct conn *c)
 			connect_next(c);
 			return;
 		}
-		ssh_fail(c, connect_code(err), "cannot connect to %s port %s: %s", s->gai.ar_name,
-		         s->portstr, strerror(err));
+		ssh_fail(c, connect_code(err), "cannot connect to %s port %s: %s",
+		         shown_name(s, shown), s->portstr, strerror(err));
 		return;
 	}
 	/* The handshake is a ping-pong of small packets: Nagle would stall it. */

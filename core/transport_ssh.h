@@ -74,7 +74,8 @@ struct sshc {
 	int agent_tries;
 	size_t key_index;
 	int rsa_skipped, keys_tried;
-	int password_tried; /* "password" or "keyboard-interactive" was answered */
+	int odd_key_skipped; /* a key file that is no regular file of at most KEY_FILE_MAX */
+	int password_tried;  /* "password" or "keyboard-interactive" was answered */
 	int kbd_rounds;
 	char *auth_methods;
 	int out_eof;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define AGENT_TRY_MAX 3
@@ -155,6 +156,9 @@ static int check_hostkey(struct conn *c)
 	return 0;
 }
 
+/* The largest private key file tried (a key is a few KiB; OpenSSH's cap). */
+#define KEY_FILE_MAX (1 << 20)
+
 /* Whether a key file holds an RSA key (libssh2 1.10 can only sign ssh-rsa,
  * SHA-1, which OpenSSH >= 8.8 refuses). Reads the .pub next to it, or the
  * PEM header. */
@@ -218,10 +222,13 @@ static void auth_failed(struct conn *c)
 		ssh_fail(
 		    c, "auth",
 		    "authentication as %s failed (server accepts: %s; tried %d agent keys and %d "
-		    "key files%s)",
+		    "key files%s%s)",
 		    c->ssh.user ? c->ssh.user : "?", s->auth_methods ? s->auth_methods : "?",
 		    s->agent_tries, s->keys_tried,
-		    s->rsa_skipped ? ", skipped RSA keys: this libssh2 signs them with SHA-1" : "");
+		    s->rsa_skipped ? ", skipped RSA keys: this libssh2 signs them with SHA-1" : "",
+		    s->odd_key_skipped ? ", skipped key files that are not regular files of at "
+		                         "most 1 MiB"
+		                       : "");
 }
 
 /* Where to go when the keys are used up: a password method the server
@@ -370,9 +377,15 @@ enum ssh_next ssh_step_auth_agent(struct conn *c, struct sshc *s)
 static int key_skipped(const struct conn *c, struct sshc *s)
 {
 	const char *path = c->ssh.identity_files[s->key_index];
+	struct stat st;
 
 	if (access(path, R_OK) != 0)
 		return 1;
+	/* libssh2 reads the whole file, blocking: "-i /dev/zero" would never end. */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > KEY_FILE_MAX) {
+		s->odd_key_skipped = 1;
+		return 1;
+	}
 	if (rsa_sha2_ok() || !key_is_rsa(path))
 		return 0;
 	s->rsa_skipped = 1;

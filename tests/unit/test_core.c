@@ -167,6 +167,16 @@ static void sha256_matches_fips_vectors(void **state)
 	                    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+static void abridge_keeps_short_text_and_cuts_the_middle_of_long_text(void **state)
+{
+	char buf[16];
+
+	assert_string_equal(cd_abridge("node1", 11, buf, sizeof(buf)), "node1");
+	assert_string_equal(cd_abridge("abcdefghijkl", 11, buf, sizeof(buf)), "abcd...ijkl");
+	assert_int_equal(strlen(cd_abridge("abcdefghijklmnopqrstuvwxyz", 64, buf, sizeof(buf))),
+	                 15);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +187,7 @@ int main(void)
 	    cmocka_unit_test(readable_fd_runs_its_callback),
 	    cmocka_unit_test(event_for_a_closed_fd_is_not_given_to_its_new_owner),
 	    cmocka_unit_test(sha256_matches_fips_vectors),
+	    cmocka_unit_test(abridge_keeps_short_text_and_cuts_the_middle_of_long_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,16 +102,20 @@ static void assert_parse_error(const char *expr, const char *what, size_t column
 }
 
 /* A temporary file holding content; the caller unlinks and frees the path. */
-static char *temp_file(const char *content)
+static char *temp_file_n(const char *content, size_t len)
 {
 	char *path = cd_strdup("/tmp/test_hostlist.XXXXXX");
 	int fd = mkstemp(path);
-	size_t len = strlen(content);
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, content, len), (ssize_t)len);
 	close(fd);
 	return path;
+}
+
+static char *temp_file(const char *content)
+{
+	return temp_file_n(content, strlen(content));
 }
 
 /* ---- expansion ---- */
@@ -826,6 +830,89 @@ static void read_file_error_names_file_line_and_column(void **state)
 	hostlist_free(hl);
 }
 
+static void read_file_refuses_a_nul_byte_naming_the_line(void **state)
+{
+	char *path = temp_file_n("node1\nno\0de2\n", 13);
+	struct hostlist *hl = parsed("x1");
+	char err[CD_ERRLEN], want[CD_ERRLEN];
+
+	assert_int_equal(hostlist_read_file(hl, path, err, sizeof(err)), CD_ERR_PARSE);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte at column 3 (not a text file?)", path);
+	assert_string_equal(err, want);
+	assert_hosts(hl, "x1");
+	unlink(path);
+	free(path);
+	hostlist_free(hl);
+}
+
+static void read_file_of_an_endless_stream_stops_at_the_cap(void **state)
+{
+	struct hostlist *hl = hostlist_new();
+	char err[CD_ERRLEN], want[CD_ERRLEN];
+
+	assert_int_equal(hostlist_read_file(hl, "/dev/zero", err, sizeof(err)), CD_ERR_TOOBIG);
+	snprintf(want, sizeof(want), "/dev/zero is larger than %zu bytes", HOSTLIST_FILE_MAX);
+	assert_string_equal(err, want);
+	assert_int_equal(hostlist_count(hl), 0);
+	hostlist_free(hl);
+}
+
+static void read_file_of_a_directory_is_an_io_error(void **state)
+{
+	struct hostlist *hl = hostlist_new();
+	char err[CD_ERRLEN];
+
+	assert_int_equal(hostlist_read_file(hl, "/", err, sizeof(err)), CD_ERR_IO);
+	assert_string_equal(err, "cannot read /: Is a directory");
+	hostlist_free(hl);
+}
+
+static void read_file_reads_a_last_line_without_newline(void **state)
+{
+	char *path = temp_file("a1\nb[1-2]");
+	struct hostlist *hl = hostlist_new();
+	char err[CD_ERRLEN];
+
+	assert_int_equal(hostlist_read_file(hl, path, err, sizeof(err)), 0);
+	assert_hosts(hl, "a1 b1 b2");
+	unlink(path);
+	free(path);
+	hostlist_free(hl);
+}
+
+static void name_longer_than_a_host_name_can_be_keeps_the_reason(void **state)
+{
+	char expr[420], err[CD_ERRLEN];
+	struct hostlist *hl = hostlist_new();
+
+	memset(expr, 'a', 400);
+	expr[400] = '\0';
+	assert_int_equal(hostlist_parse(hl, expr, err, sizeof(err)), CD_ERR_PARSE);
+	assert_non_null(
+	    strstr(err, "\": a host name of 400 bytes, longer than the 255 a host name can have "
+	                "(at column 1)"));
+	assert_int_equal(hostlist_count(hl), 0);
+	hostlist_free(hl);
+}
+
+static void name_of_255_bytes_is_a_host_and_256_is_not(void **state)
+{
+	char expr[300], err[CD_ERRLEN];
+	struct hostlist *hl = hostlist_new();
+
+	/* the longest name a pattern can make counts: a...a100 */
+	memset(expr, 'a', 252);
+	strcpy(expr + 252, "[1-100]");
+	assert_int_equal(hostlist_parse(hl, expr, err, sizeof(err)), 0);
+	assert_int_equal(hostlist_count(hl), 100);
+	memset(expr, 'b', 253);
+	strcpy(expr + 253, "[1-100]");
+	assert_int_equal(hostlist_parse(hl, expr, err, sizeof(err)), CD_ERR_PARSE);
+	assert_non_null(strstr(err, ": a host name of 256 bytes, longer than the 255"));
+	assert_int_equal(hostlist_count(hl), 100);
+	hostlist_free(hl);
+}
+
 static void read_file_of_a_missing_file_is_an_io_error(void **state)
 {
 	struct hostlist *hl = hostlist_new();
@@ -1013,6 +1100,12 @@ int main(void)
 	    cmocka_unit_test(exclude_of_itself_empties_the_list),
 	    cmocka_unit_test(read_file_skips_comments_and_blank_lines),
 	    cmocka_unit_test(read_file_accepts_crlf_line_ends),
+	    cmocka_unit_test(read_file_refuses_a_nul_byte_naming_the_line),
+	    cmocka_unit_test(read_file_of_an_endless_stream_stops_at_the_cap),
+	    cmocka_unit_test(read_file_of_a_directory_is_an_io_error),
+	    cmocka_unit_test(read_file_reads_a_last_line_without_newline),
+	    cmocka_unit_test(name_longer_than_a_host_name_can_be_keeps_the_reason),
+	    cmocka_unit_test(name_of_255_bytes_is_a_host_and_256_is_not),
 	    cmocka_unit_test(read_file_error_names_file_line_and_column),
 	    cmocka_unit_test(read_file_of_a_missing_file_is_an_io_error),
 	    cmocka_unit_test(add_arg_caret_reads_a_file),

@@ -597,6 +597,18 @@ static void test_check_unreadable_file_is_io_error(void **state)
 	assert_non_null(strstr(err, "Is a directory"));
 }
 
+static void test_check_endless_file_stops_at_the_cap(void **state)
+{
+	const char *files[1] = {"/dev/zero"};
+	struct kh_result r;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(
+	    knownhosts_check(files, 1, "gpu01", 22, ED, ed1.b, ed1.n, &r, err, sizeof(err)),
+	    CD_ERR_TOOBIG);
+	assert_string_equal(err, "/dev/zero is larger than 67108864 bytes");
+}
+
 static void test_check_reports_user_file_before_global(void **state)
 {
 	struct fx *fx = *state;
@@ -868,6 +880,7 @@ int main(void)
 	    FX(test_check_last_line_without_newline_is_read),
 	    FX(test_check_missing_files_are_fine),
 	    FX(test_check_unreadable_file_is_io_error),
+	    FX(test_check_endless_file_stops_at_the_cap),
 	    FX(test_check_reports_user_file_before_global),
 	    FX(test_check_known_types_are_strongest_first),
 	    FX(test_check_without_key_lists_known_types),
