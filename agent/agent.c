@@ -132,8 +132,8 @@ static int stdin_reader_start(int fd)
 }
 
 /* What buf_read_fd answers, from the reader's queue: waits for bytes.
- * > 0 moved into in, 0 at EOF, CD_ERR_TOOBIG when in is full, CD_ERR_IO
- * after a read error (told as an EOF: the head is gone either way). */
+ * > 0 moved into in, 0 at EOF or after a read error (the head is gone
+ * either way), CD_ERR_TOOBIG when in is full. */
 static ssize_t stdin_take(struct buf *in)
 {
 	ssize_t n;
