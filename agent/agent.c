@@ -24,6 +24,9 @@
 
 #include <errno.h>
 #include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,126 @@
 #include <unistd.h>
 
 #define AGENT_VERSION "0.1.0"
+
+/* The head's keepalive (hello's "keepalive_ms"): silence past this many
+ * intervals means the head is gone even without an EOF (a partition, a head
+ * stopped or killed with its TCP connection open). */
+#define SILENCE_INTERVALS 6
+#define SILENCE_MIN_MS    1000
+#define STDIN_QUEUE_MAX   (2 * PROTO_MAX_LINE)
+#define STDIN_POLL_MS     250
+
+/*
+ * stdin is read by its own thread, so that silence is seen while a long
+ * request (bench_run, a ring of minutes) keeps the serving thread busy. The
+ * thread moves bytes into `q`; serve takes them from there. When the head
+ * asked for keepalives and nothing came for silence_ms, the thread ends the
+ * agent at once: _exit closes every ring socket and listener, and the jobs'
+ * reapers (PR_SET_PDEATHSIG) kill what they run.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct buf q;
+	int eof; /* EOF or a read error: nothing more will come */
+	int fd;
+	int64_t last_heard;
+	atomic_int silence_ms; /* 0: the head sends no keepalives; never exit on silence */
+} in_rd = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void silence_exit(int64_t quiet_ms)
+{
+	char line[160];
+	int n = snprintf(line, sizeof(line),
+	                 "clusterdoc-agent: nothing from the head for %lld ms (keepalives every "
+	                 "%d ms stopped): exiting\n",
+	                 (long long)quiet_ms, atomic_load(&in_rd.silence_ms) / SILENCE_INTERVALS);
+
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nothing more to tell anyone */
+	}
+	_exit(3);
+}
+
+static void *stdin_reader(void *arg)
+{
+	char chunk[65536];
+
+	(void)arg;
+	for (;;) {
+		struct pollfd p = {.fd = in_rd.fd, .events = POLLIN};
+		int silence = atomic_load(&in_rd.silence_ms);
+		int64_t now = cd_now_ms();
+		ssize_t n;
+
+		pthread_mutex_lock(&in_rd.mu);
+		if (silence > 0 && now - in_rd.last_heard > silence)
+			silence_exit(now - in_rd.last_heard);
+		if (in_rd.q.len + sizeof(chunk) > in_rd.q.max) {
+			/* bytes wait to be served: the head is not silent */
+			in_rd.last_heard = now;
+			pthread_cond_wait(&in_rd.cv, &in_rd.mu);
+			pthread_mutex_unlock(&in_rd.mu);
+			continue;
+		}
+		pthread_mutex_unlock(&in_rd.mu);
+		if (poll(&p, 1, STDIN_POLL_MS) <= 0)
+			continue;
+		do
+			n = read(in_rd.fd, chunk, sizeof(chunk));
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		pthread_mutex_lock(&in_rd.mu);
+		if (n > 0) {
+			buf_append(&in_rd.q, chunk, (size_t)n); /* room was checked */
+			in_rd.last_heard = cd_now_ms();
+		} else {
+			in_rd.eof = 1;
+		}
+		pthread_cond_broadcast(&in_rd.cv);
+		pthread_mutex_unlock(&in_rd.mu);
+		if (n <= 0)
+			return NULL;
+	}
+}
+
+static int stdin_reader_start(int fd)
+{
+	pthread_t t;
+
+	buf_init(&in_rd.q, STDIN_QUEUE_MAX);
+	in_rd.fd = fd;
+	in_rd.last_heard = cd_now_ms();
+	if (pthread_create(&t, NULL, stdin_reader, NULL) != 0)
+		return -1;
+	pthread_detach(t);
+	return 0;
+}
+
+/* What buf_read_fd answers, from the reader's queue: waits for bytes.
+ * > 0 moved into in, 0 at EOF or after a read error (the head is gone
+ * either way), CD_ERR_TOOBIG when in is full. */
+static ssize_t stdin_take(struct buf *in)
+{
+	ssize_t n;
+	size_t room;
+
+	if (in->len >= in->max)
+		return CD_ERR_TOOBIG;
+	pthread_mutex_lock(&in_rd.mu);
+	while (!in_rd.q.len && !in_rd.eof)
+		pthread_cond_wait(&in_rd.cv, &in_rd.mu);
+	room = in->max - in->len;
+	n = (ssize_t)(in_rd.q.len < room ? in_rd.q.len : room);
+	if (n > 0) {
+		buf_append(in, in_rd.q.data, (size_t)n);
+		buf_consume(&in_rd.q, (size_t)n);
+		pthread_cond_broadcast(&in_rd.cv);
+	}
+	pthread_mutex_unlock(&in_rd.mu);
+	return n;
+}
 
 struct agent {
 	int said_hello;  /* no request but hello is served before a good hello */
@@ -75,7 +198,7 @@ static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static json_t *handle_hello(struct agent *a, json_t *req, const char **code, char *msg,
                             size_t msglen)
 {
-	json_t *want = json_object_get(req, "protocol");
+	json_t *want = json_object_get(req, "protocol"), *v;
 	char hex[SHA256_HEX_LEN] = "", build_id[ELF_BUILD_ID_HEX] = "", host[256] = "";
 	struct utsname u;
 	json_t *r;
@@ -93,6 +216,16 @@ static json_t *handle_hello(struct agent *a, json_t *req, const char **code, cha
 	r = json_pack("{sisssssssssI}", "protocol", PROTO_VERSION, "agent_version", AGENT_VERSION,
 	              "build_id", build_id, "arch", u.machine, "hostname", host, "pid",
 	              (json_int_t)getpid());
+	if (json_is_integer(v = json_object_get(req, "keepalive_ms")) &&
+	    json_integer_value(v) > 0 && json_integer_value(v) <= 3600000) {
+		int k = (int)json_integer_value(v);
+
+		atomic_store(&in_rd.silence_ms, k * SILENCE_INTERVALS > SILENCE_MIN_MS
+		                                    ? k * SILENCE_INTERVALS
+		                                    : SILENCE_MIN_MS);
+		json_object_set_new(r, "keepalive_ms", json_integer(k));
+		json_object_set_new(r, "silence_ms", json_integer(atomic_load(&in_rd.silence_ms)));
+	}
 	if (json_is_true(json_object_get(req, "verify"))) {
 		if (sha256_file_hex("/proc/self/exe", hex, msg, msglen) < 0)
 			snprintf(hex, sizeof(hex), "unknown");
@@ -255,6 +388,14 @@ static json_t *dispatch(struct agent *a, json_t *req)
 	return proto_fail(id, "unknown-type", msg);
 }
 
+/* {"type": "keepalive"}: the head is alive. No response (docs/protocol.md). */
+static int is_keepalive(json_t *req)
+{
+	const char *type = json_string_value(json_object_get(req, "type"));
+
+	return type && strcmp(type, "keepalive") == 0;
+}
+
 static int serve(int in_fd, int out_fd)
 {
 	struct agent a = {0};
@@ -267,6 +408,11 @@ static int serve(int in_fd, int out_fd)
 	buf_init(&out, 4 * PROTO_MAX_LINE);
 	a.out = &out;
 	a.out_fd = out_fd;
+	if (stdin_reader_start(in_fd) < 0) {
+		fprintf(stderr, "clusterdoc-agent: cannot start the stdin reader\n");
+		rc = 1;
+		a.quit = 1;
+	}
 	while (!a.quit) {
 		int got = proto_next(&in, &req, err, sizeof(err));
 
@@ -279,11 +425,14 @@ static int serve(int in_fd, int out_fd)
 			/* A malformed line gets an error response with id 0: the
 			 * head cannot know which request it was meant to be. */
 			resp = proto_fail(0, "bad-request", err);
+		} else if (got == 1 && is_keepalive(req)) {
+			json_decref(req); /* heard (the reader noted it); never answered */
+			continue;
 		} else if (got == 1) {
 			resp = dispatch(&a, req);
 			json_decref(req);
 		} else {
-			ssize_t n = buf_read_fd(&in, in_fd);
+			ssize_t n = stdin_take(&in);
 
 			if (n == 0)
 				break; /* the head closed our stdin: done */

@@ -16,7 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BENCH_GRACE_MS    5000 /* after stall_ms, before busy nodes are closed */
+/* After the first failure of a run, before the nodes still busy are closed.
+ * Not stall_ms again: a rank that fails closes its connections, so its
+ * neighbours fail at once and the failure goes round the ring in
+ * milliseconds; a node still silent after this grace is stopped or cut off
+ * (its ranks cannot tell the head), and waiting longer only delays the
+ * report. The run thus ends within stall_ms + BENCH_GRACE_MS of a stall. */
+#define BENCH_GRACE_MS    3000
 #define BENCH_RUN_SLACK_S 3600 /* a run request's own deadline: the agents bound it */
 
 static void start_phase(struct bench *b, enum bench_phase p);
@@ -50,8 +56,7 @@ static void close_busy(struct loop *loop, void *arg);
 static void start_grace(struct bench *b)
 {
 	if (b->phase == BENCH_PHASE_RUN && !b->grace_timer)
-		b->grace_timer =
-		    loop_timer_add(b->loop, b->o.stall_ms + BENCH_GRACE_MS, close_busy, b);
+		b->grace_timer = loop_timer_add(b->loop, BENCH_GRACE_MS, close_busy, b);
 }
 
 static void ring_of_node_failed(struct bench *b, size_t i)
@@ -112,9 +117,10 @@ static void close_busy(struct loop *loop, void *arg)
 			continue;
 		f = add_failure(b, -1, i, "unfinished");
 		snprintf(f->message, sizeof(f->message),
-		         "%s: still running %d ms after another rank failed; closed",
+		         "%s: no answer %d ms after another rank failed (stopped, hung or cut "
+		         "off); closed",
 		         b->job.nodes[i].pn ? sshpool_node_host(b->job.nodes[i].pn) : "?",
-		         b->o.stall_ms + BENCH_GRACE_MS);
+		         BENCH_GRACE_MS);
 		bn->gone = 1;
 		sshpool_close_node(b->job.nodes[i].pn);
 		fanout_settle_all(b->fan, i);

@@ -105,14 +105,29 @@ struct bench_link {
 	int slow; /* below 0.7 x the median of the links */
 };
 
+/* Where a full-ring run that failed stopped: the first size not every rank
+ * completed, what happened to it, and the node it names. */
+struct bench_stop {
+	size_t bytes, count; /* 0 bytes: the run did not stop early */
+	char state[16];      /* "stalled" (a node went silent: stopped, hung or cut
+	                        off), "died" (its agent went away), else the failing
+	                        rank's kind (ring.h) */
+	size_t node;         /* the node it names */
+	char message[CD_ERRLEN];
+};
+
 struct bench_report {
 	enum bench_backend backend;   /* what ran: tcp or nccl */
 	char backend_note[CD_ERRLEN]; /* why auto chose tcp, or "" */
 	int nranks;
 	struct bench_node *nodes;
 	size_t nnodes;
-	struct bench_size *sizes; /* the sizes every rank completed */
+	struct bench_size *sizes; /* the sizes every rank completed (a node that
+	                             never answered: as far as its progress says;
+	                             the time is then that of the ranks that did) */
 	size_t nsizes;
+	size_t nsizes_planned;  /* the sweep's sizes: more than nsizes when it stopped */
+	struct bench_stop stop; /* a full ring that stopped early */
 	double avg_busbw;
 	struct bench_failure *failures;
 	size_t nfailures;

@@ -158,8 +158,26 @@ size_t bench_next_round(struct bench *b)
 
 /* ---------------------------------------------------------------- results */
 
+/* Whether node i is known to have completed size s: its answer has it on
+ * every local rank, or, without an answer (stopped, cut off, closed), its
+ * progress counted it. */
+static int node_did_size(const struct bench *b, size_t i, size_t s)
+{
+	if (!b->nodes[i].ranks_out)
+		return b->nodes[i].sizes_done > s;
+	for (size_t k = 0; k < json_array_size(b->nodes[i].ranks_out); k++) {
+		json_t *r = json_array_get(b->nodes[i].ranks_out, k);
+
+		if (!json_array_get(json_object_get(r, "results"), s))
+			return 0;
+	}
+	return 1;
+}
+
 /* The slowest rank's time of size s over ring rp, the wrong elements summed;
- * 0 when a rank has no result for it. */
+ * 0 when a rank has not completed it. Ranks whose node never answered count
+ * as done when their progress says so, and add no time: the ranks that
+ * answered waited for them. */
 static int gather_size(const struct bench *b, const struct bench_ring *rp, size_t s,
                        struct bench_size *out)
 {
@@ -167,17 +185,21 @@ static int gather_size(const struct bench *b, const struct bench_ring *rp, size_
 
 	memset(out, 0, sizeof(*out));
 	for (size_t j = 0; j < rp->nmembers; j++) {
-		size_t k;
+		size_t i = rp->members[j], k;
 		json_t *r;
 
-		json_array_foreach(b->nodes[rp->members[j]].ranks_out, k, r)
+		if (!node_did_size(b, i, s))
+			return 0;
+		if (!b->nodes[i].ranks_out) {
+			seen += b->ranks_per_node;
+			continue;
+		}
+		json_array_foreach(b->nodes[i].ranks_out, k, r)
 		{
 			json_t *res = json_array_get(json_object_get(r, "results"), s);
 			double t = json_number_value(json_object_get(res, "time_us"));
 			long long w = json_integer_value(json_object_get(res, "wrong"));
 
-			if (!res)
-				return 0;
 			out->bytes = (size_t)json_integer_value(json_object_get(res, "bytes"));
 			out->count = (size_t)json_integer_value(json_object_get(res, "count"));
 			if (t > out->time_us)
@@ -193,11 +215,38 @@ static int gather_size(const struct bench *b, const struct bench_ring *rp, size_
 	return 1;
 }
 
+/* The failure that explains where the ring stopped: a node that never
+ * answered (the others only saw it go quiet), else the first rank that
+ * failed. */
+static void find_stop(struct bench *b, size_t s)
+{
+	struct bench_stop *st = &b->r.stop;
+	const struct bench_failure *pick = NULL;
+
+	for (size_t k = 0; k < b->r.nfailures && !pick; k++)
+		if (b->r.failures[k].rank < 0)
+			pick = &b->r.failures[k];
+	if (!pick && b->r.nfailures)
+		pick = &b->r.failures[0];
+	st->bytes = b->sizes[s];
+	st->count = b->sizes[s] / coll_dtype_size(b->o.dtype);
+	if (!pick) {
+		snprintf(st->state, sizeof(st->state), "failed");
+		snprintf(st->message, sizeof(st->message), "no rank reported this size");
+		return;
+	}
+	st->node = pick->node;
+	snprintf(st->state, sizeof(st->state), "%s",
+	         strcmp(pick->kind, "unfinished") == 0 ? "stalled" : pick->kind);
+	snprintf(st->message, sizeof(st->message), "%s", pick->message);
+}
+
 static void gather_full(struct bench *b)
 {
 	const struct bench_ring *rp = &b->rings[0];
 	double sum = 0;
 
+	b->r.nsizes_planned = b->nsizes;
 	b->r.sizes = cd_calloc(b->nsizes ? b->nsizes : 1, sizeof(*b->r.sizes));
 	for (size_t s = 0; s < b->nsizes; s++) {
 		if (!gather_size(b, rp, s, &b->r.sizes[b->r.nsizes]))
@@ -205,6 +254,8 @@ static void gather_full(struct bench *b)
 		sum += b->r.sizes[b->r.nsizes++].busbw;
 	}
 	b->r.avg_busbw = b->r.nsizes ? sum / (double)b->r.nsizes : 0;
+	if (b->r.nsizes < b->nsizes && rp->failed)
+		find_stop(b, b->r.nsizes);
 }
 
 static void gather_pairs(struct bench *b)

@@ -52,7 +52,12 @@ void push_free(struct push *p);
 #define POLL_EVERY_MS 250
 #define STOP_GRACE_MS 10000 /* after a node fails, the others may fail on their own */
 #define JOB_STOP_WAIT 3000  /* job_stop's grace on the node */
-#define SCRIPT_NAME   "mnist_ddp.py"
+/* job_stop's deadline on the head beyond that grace: the answer of a node
+ * still alive comes at once; one that is stopped or cut off never does, and
+ * the run must not wait a whole request timeout for it. The run so ends
+ * within --stall-timeout + JOB_STOP_WAIT + JOB_STOP_SLACK of its last output. */
+#define JOB_STOP_SLACK 2000
+#define SCRIPT_NAME    "mnist_ddp.py"
 
 enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
 

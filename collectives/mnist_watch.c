@@ -182,8 +182,7 @@ static void send_stop(struct mnist *m, size_t i)
 	req = proto_request(0, "job_stop");
 	json_object_set_new(req, "grace_ms", json_integer(JOB_STOP_WAIT));
 	json_object_set_new(req, "since", json_integer(m->nodes[i].next_line));
-	sshpool_request(m->job.nodes[i].pn, req, m->o.request_timeout_ms + JOB_STOP_WAIT,
-	                on_stopped, m);
+	sshpool_request(m->job.nodes[i].pn, req, JOB_STOP_WAIT + JOB_STOP_SLACK, on_stopped, m);
 }
 
 static void poll_nodes(struct loop *loop, void *arg)

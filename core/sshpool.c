@@ -463,6 +463,7 @@ void sshpool_free(struct sshpool *pool)
 	if (!pool)
 		return;
 	pool->h = NULL;
+	pool_keepalive_stop(pool);
 	for (size_t i = 0; i < pool->n; i++) {
 		struct sshpool_node *node = pool->nodes[i];
 

@@ -91,6 +91,7 @@ struct sshpool {
 	struct agentset agents;
 	char home[512];
 	int have_openssh;
+	uint64_t keepalive_timer; /* sshpool_request.c: keepalives to the ready agents */
 };
 
 /* sshpool.c */
@@ -110,6 +111,9 @@ void pool_node_start_transport(struct sshpool_node *node);
 /* Connect and run the bootstrap: the first time, and again on a fresh
  * connection after a fallback or a bad cached agent. */
 void pool_node_connect(struct sshpool_node *node);
+
+/* sshpool_request.c: stop sending keepalives (the pool is freed). */
+void pool_keepalive_stop(struct sshpool *pool);
 
 /* sshpool_config.c */
 /* Enter SSHPOOL_NODE_CONFIG: find the node's settings, then start its transport. */

@@ -9,6 +9,20 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The head's keepalive interval (docs/protocol.md, "keepalive"): an agent
+ * that heard nothing for 6 of them (30 s) exits by itself. CLUSTERDOC_KEEPALIVE_MS
+ * shortens it for tests. */
+#define KEEPALIVE_MS 5000
+
+static int keepalive_ms(void)
+{
+	const char *e = getenv("CLUSTERDOC_KEEPALIVE_MS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v >= 100 && v <= 600000 ? (int)v : KEEPALIVE_MS;
+}
+
 /* Fail every pending request, without touching the node's state. */
 void pool_node_fail_pending(struct sshpool_node *node, const char *code, const char *msg)
 {
@@ -111,6 +125,53 @@ void pool_node_proto_input(struct sshpool_node *node)
 		json_decref(msg);
 	}
 }
+/* ------------------------------------------------------------ keepalive */
+
+/* Whether the node's agent watches for keepalives (its hello said so; an
+ * older agent would answer one as an unknown request). */
+static int wants_keepalive(const struct sshpool_node *node)
+{
+	return node->state == SSHPOOL_NODE_READY &&
+	       json_is_integer(json_object_get(node->hello, "keepalive_ms"));
+}
+
+static void send_keepalives(struct loop *loop, void *arg)
+{
+	struct sshpool *pool = arg;
+	int any = 0;
+
+	pool->keepalive_timer = 0;
+	for (size_t i = 0; i < pool->n; i++) {
+		struct sshpool_node *node = pool->nodes[i];
+		json_t *msg;
+
+		if (!wants_keepalive(node))
+			continue;
+		/* never answered, so no pending entry; sent whatever is in flight */
+		msg = proto_request(0, "keepalive");
+		node_write(node, msg);
+		json_decref(msg);
+		any = 1;
+	}
+	if (any)
+		pool->keepalive_timer = loop_timer_add(loop, keepalive_ms(), send_keepalives, pool);
+}
+
+/* From the first agent that takes keepalives until none is ready. */
+static void pool_keepalive_start(struct sshpool *pool)
+{
+	if (!pool->keepalive_timer)
+		pool->keepalive_timer =
+		    loop_timer_add(pool->loop, keepalive_ms(), send_keepalives, pool);
+}
+
+void pool_keepalive_stop(struct sshpool *pool)
+{
+	if (pool->keepalive_timer)
+		loop_timer_cancel(pool->loop, pool->keepalive_timer);
+	pool->keepalive_timer = 0;
+}
+
 static void on_hello(struct sshpool_node *node, json_t *result, const char *code, const char *msg,
                      void *arg)
 {
@@ -147,6 +208,7 @@ static void on_hello(struct sshpool_node *node, json_t *result, const char *code
 		return;
 	}
 	node->hello = json_incref(result);
+	pool_keepalive_start(pool);
 	pool_node_cancel_deadline(node);
 	node->state = SSHPOOL_NODE_READY;
 	pool->active--;
@@ -160,6 +222,7 @@ void pool_node_send_hello(struct sshpool_node *node)
 	json_t *req = proto_request(0, "hello");
 
 	json_object_set_new(req, "protocol", json_integer(PROTO_VERSION));
+	json_object_set_new(req, "keepalive_ms", json_integer(keepalive_ms()));
 	/* Without a build id, the agent proves its content by hashing itself. */
 	if (!(node->bin ? node->bin : &node->pool->agents.bins[0])->build_id[0])
 		json_object_set_new(req, "verify", json_true());

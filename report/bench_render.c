@@ -42,7 +42,17 @@ static void print_table(const struct bench_report *rep, const struct bench_opts 
 		       coll_dtype_name(o->dtype), "sum", -1, z->time_us, z->algbw, z->busbw, w);
 		wrong += z->wrong > 0 ? z->wrong : 0;
 	}
-	printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
+	if (rep->stop.bytes)
+		printf(" %12zu %13zu %9s %7s %7d %s on %s\n", rep->stop.bytes, rep->stop.count,
+		       coll_dtype_name(o->dtype), "sum", -1, rep->stop.state,
+		       rep->nodes[rep->stop.node].host);
+	/* "0 OK" only for a sweep that ran to its end: a run that stopped did
+	 * not check the sizes it never reached. */
+	if (rep->nsizes < rep->nsizes_planned)
+		printf("# Out of bounds values : %lld in %zu of %zu sizes, %s\n", wrong,
+		       rep->nsizes, rep->nsizes_planned, wrong ? "FAILED" : "INCOMPLETE");
+	else
+		printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
 	printf("# Avg bus bandwidth    : %g \n", rep->avg_busbw);
 }
 
@@ -144,6 +154,20 @@ json_t *bench_report_json(const struct bench_report *rep, const struct bench_opt
 	              "slow_nodes", rep->slow_nodes, "elapsed_ms", (json_int_t)rep->elapsed_ms);
 	if (rep->backend_note[0])
 		json_object_set_new(j, "backend_note", json_string(rep->backend_note));
+	if (!o->pairs) {
+		json_object_set_new(j, "sizes_planned",
+		                    json_integer((json_int_t)rep->nsizes_planned));
+		json_object_set_new(
+		    j, "complete",
+		    json_boolean(rep->nsizes == rep->nsizes_planned && !rep->stop.bytes));
+	}
+	if (rep->stop.bytes)
+		json_object_set_new(
+		    j, "stopped",
+		    json_pack("{sIsIsssssssI}", "bytes", (json_int_t)rep->stop.bytes, "count",
+		              (json_int_t)rep->stop.count, "state", rep->stop.state, "node",
+		              rep->nodes[rep->stop.node].host, "message", rep->stop.message,
+		              "sizes_done", (json_int_t)rep->nsizes));
 	if (o->pairs)
 		json_object_set_new(j, "links", links);
 	else

@@ -151,7 +151,7 @@ static void on_bench_done(void *arg)
 	struct tui_session *s = arg;
 	const struct bench_report *r = bench_report(s->bench);
 
-	s->bench_state = r->nsizes ? TASK_DONE : TASK_FAILED;
+	s->bench_state = r->nsizes && !r->stop.bytes ? TASK_DONE : TASK_FAILED;
 	s->bench_ended_ms = cd_now_ms();
 	changed(s);
 }

@@ -20,6 +20,7 @@
 #include "collectives/bench_internal.h"
 #include "probes/netmodel.h"
 #include "proto.h"
+#include "report/bench_render.h"
 
 static void sizes_follow_b_e_f_and_include_the_end(void **state)
 {
@@ -392,6 +393,105 @@ static void agent_sends_bench_run_progress_only_to_a_request_that_asks(void **st
 	buf_fini(&errout);
 }
 
+/* A rank's answer with the first `done` sizes of 1K, 2K, ... */
+static json_t *answer_with(int rank, size_t done)
+{
+	json_t *res = json_array();
+
+	for (size_t s = 0; s < done; s++)
+		json_array_append_new(res, json_pack("{sIsIsfsI}", "bytes", (json_int_t)(1024 << s),
+		                                     "count", (json_int_t)(256 << s), "time_us",
+		                                     100.0 * (double)(rank + 1), "wrong", 0));
+	return json_pack("[{siso}]", "rank", rank, "results", res);
+}
+
+/* Three nodes in one ring, five sizes: node1 answered three, node2 two
+ * (it stalled), node3 never answered (stopped) and its progress said
+ * silent_done. */
+static void stopped_ring(struct bench *b, struct bench_ring *rp, struct bench_node_state *ns,
+                         struct bench_node *rn, struct bench_failure *f, size_t silent_done)
+{
+	static size_t members[3] = {0, 1, 2};
+
+	memset(b, 0, sizeof(*b));
+	memset(rp, 0, sizeof(*rp));
+	bench_opts_init(&b->o);
+	b->n = 3;
+	b->nsizes = 5;
+	for (size_t s = 0; s < 5; s++)
+		b->sizes[s] = 1024u << s;
+	b->ranks_per_node = 1;
+	rp->members = members;
+	rp->nmembers = 3;
+	rp->nranks = 3;
+	rp->failed = 1;
+	b->rings = rp;
+	b->nrings = 1;
+	b->nodes = ns;
+	ns[0].ranks_out = answer_with(0, 3);
+	ns[1].ranks_out = answer_with(1, 2);
+	ns[2].ranks_out = NULL;
+	ns[2].sizes_done = silent_done;
+	rn[0].host = "node1";
+	rn[1].host = "node2";
+	rn[2].host = "node3";
+	b->r.nodes = rn;
+	b->r.nnodes = 3;
+	memset(&f[0], 0, sizeof(f[0]));
+	f[0].rank = 1;
+	f[0].node = 1;
+	snprintf(f[0].kind, sizeof(f[0].kind), "stalled");
+	memset(&f[1], 0, sizeof(f[1]));
+	f[1].rank = -1;
+	f[1].node = 2;
+	snprintf(f[1].kind, sizeof(f[1].kind), "unfinished");
+	snprintf(f[1].message, sizeof(f[1].message), "node3: no answer");
+	b->r.failures = f;
+	b->r.nfailures = 2;
+}
+
+static void
+a_ring_that_stopped_keeps_the_sizes_every_rank_did_and_names_the_silent_node(void **state)
+{
+	struct bench b;
+	struct bench_ring rp;
+	struct bench_node_state ns[3] = {{0}};
+	struct bench_node rn[3] = {{0}};
+	struct bench_failure f[2];
+	json_t *j, *stopped;
+
+	stopped_ring(&b, &rp, ns, rn, f, 4);
+	bench_gather_round(&b);
+	/* node2 answered two sizes: the third is where the ring stopped */
+	assert_int_equal(b.r.nsizes, 2);
+	assert_int_equal(b.r.nsizes_planned, 5);
+	assert_true(b.r.sizes[1].time_us == 200.0); /* the slowest that answered */
+	assert_int_equal(b.r.stop.bytes, 4096);
+	assert_int_equal(b.r.stop.count, 1024);
+	assert_string_equal(b.r.stop.state, "stalled");
+	assert_int_equal(b.r.stop.node, 2);
+	j = bench_report_json(&b.r, &b.o);
+	stopped = json_object_get(j, "stopped");
+	assert_true(json_is_false(json_object_get(j, "complete")));
+	assert_int_equal(json_integer_value(json_object_get(j, "sizes_planned")), 5);
+	assert_string_equal(json_string_value(json_object_get(stopped, "node")), "node3");
+	assert_int_equal(json_integer_value(json_object_get(stopped, "sizes_done")), 2);
+	assert_int_equal(json_array_size(json_object_get(j, "results")), 2);
+	json_decref(j);
+	free(b.r.sizes);
+	json_decref(ns[0].ranks_out);
+	json_decref(ns[1].ranks_out);
+
+	/* the silent node's progress said one: only one size is known done */
+	stopped_ring(&b, &rp, ns, rn, f, 1);
+	bench_gather_round(&b);
+	assert_int_equal(b.r.nsizes, 1);
+	assert_int_equal(b.r.stop.bytes, 2048);
+	free(b.r.sizes);
+	json_decref(ns[0].ranks_out);
+	json_decref(ns[1].ranks_out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +504,8 @@ int main(void)
 	    cmocka_unit_test(without_iface_the_address_is_nccls_pick),
 	    cmocka_unit_test(bench_run_sends_each_size_done_once_and_at_most_every_100_ms),
 	    cmocka_unit_test(agent_sends_bench_run_progress_only_to_a_request_that_asks),
+	    cmocka_unit_test(
+	        a_ring_that_stopped_keeps_the_sizes_every_rank_did_and_names_the_silent_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
