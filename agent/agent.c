@@ -42,6 +42,8 @@
 #define SILENCE_MIN_MS    1000
 #define STDIN_QUEUE_MAX   (2 * PROTO_MAX_LINE)
 #define STDIN_POLL_MS     250
+/* The longest hold the head may ask for (a person answering a question). */
+#define KEEPALIVE_HOLD_MAX_MS (60 * 60 * 1000)
 
 /*
  * stdin is read by its own thread, so that silence is seen while a long
@@ -58,7 +60,8 @@ static struct {
 	int eof; /* EOF or a read error: nothing more will come */
 	int fd;
 	int64_t last_heard;
-	atomic_int silence_ms; /* 0: the head sends no keepalives; never exit on silence */
+	atomic_int silence_ms;   /* 0: the head sends no keepalives; never exit on silence */
+	atomic_llong hold_until; /* cd_now_ms() before which silence is allowed (a hold) */
 } in_rd = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void silence_exit(int64_t quiet_ms)
@@ -87,7 +90,8 @@ static void *stdin_reader(void *arg)
 		ssize_t n;
 
 		pthread_mutex_lock(&in_rd.mu);
-		if (silence > 0 && now - in_rd.last_heard > silence)
+		if (silence > 0 && now - in_rd.last_heard > silence &&
+		    now >= atomic_load(&in_rd.hold_until))
 			silence_exit(now - in_rd.last_heard);
 		if (in_rd.q.len + sizeof(chunk) > in_rd.q.max) {
 			/* bytes wait to be served: the head is not silent */
@@ -388,12 +392,21 @@ static json_t *dispatch(struct agent *a, json_t *req)
 	return proto_fail(id, "unknown-type", msg);
 }
 
-/* {"type": "keepalive"}: the head is alive. No response (docs/protocol.md). */
+/* {"type": "keepalive"}: the head is alive. No response (docs/protocol.md).
+ * "hold_ms": the head may be silent that long (it waits for its user); an
+ * ordinary keepalive ends the hold. */
 static int is_keepalive(json_t *req)
 {
 	const char *type = json_string_value(json_object_get(req, "type"));
+	json_t *hold = json_object_get(req, "hold_ms");
+	long long ms = json_is_integer(hold) ? json_integer_value(hold) : 0;
 
-	return type && strcmp(type, "keepalive") == 0;
+	if (!type || strcmp(type, "keepalive") != 0)
+		return 0;
+	if (ms < 0 || ms > KEEPALIVE_HOLD_MAX_MS)
+		ms = ms < 0 ? 0 : KEEPALIVE_HOLD_MAX_MS;
+	atomic_store(&in_rd.hold_until, ms ? (long long)cd_now_ms() + ms : 0);
+	return 1;
 }
 
 static int serve(int in_fd, int out_fd)

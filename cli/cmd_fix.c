@@ -36,6 +36,9 @@
 /* After SIGINT or SIGTERM during the apply, how long the head waits for
  * the answers of the changes already sent (docs/clusterdoc.1). */
 #define INTERRUPT_WAIT_MS 5000
+/* How long the agents wait for the head while a question waits for its
+ * answer on the terminal (or SSH_ASKPASS, whose own deadline is 5 min). */
+#define QUESTION_HOLD_MS (15 * 60 * 1000)
 
 enum {
 	OPT_APPLY = OPT_TARGETS_END,
@@ -225,6 +228,15 @@ static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 	return once.checked;
 }
 
+/* Before a question that blocks the loop: the agents hold on, and the
+ * lines that say so leave on the loop's next turns. */
+static void hold_agents(struct fix_flow *flow, struct loop *loop)
+{
+	fix_flow_hold(flow, QUESTION_HOLD_MS);
+	for (int k = 0; k < 3; k++)
+		loop_run_once(loop, 0);
+}
+
 /* Ask on the terminal; no terminal and no --yes is a refusal. */
 static int confirm(const struct fix_flow_report *r)
 {
@@ -323,6 +335,7 @@ static void answer_login(struct fix_flow *flow, struct phase *ph, struct apply_w
 			break;
 		if (r->state == FIX_FLOW_PASSWORD && !w->sig) {
 			fix_flow_password_prompt(flow, prompt, sizeof(prompt));
+			hold_agents(flow, ph->loop);
 			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
 				fix_flow_password(flow, pw, err, sizeof(err));
 			} else {
@@ -462,6 +475,8 @@ static int fix(struct fix_cli *c)
 			printf("\nnothing to change\n");
 		goto out;
 	}
+	if (!c->yes && isatty(STDIN_FILENO))
+		hold_agents(flow, ph.loop);
 	if (!c->yes && !confirm(r)) {
 		fprintf(stderr, "clusterdoc fix: nothing was changed\n");
 		rc = 2;

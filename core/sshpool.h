@@ -112,6 +112,15 @@ int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
  */
 int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int timeout_ms,
                              sshpool_progress_cb progress_cb, sshpool_reply_cb cb, void *arg);
+/*
+ * Tell every ready agent that takes keepalives that the head may be silent
+ * for up to hold_ms (it is about to block: a question on the terminal), so
+ * that the agents' silence bound does not end them meanwhile; the next
+ * ordinary keepalive ends the hold. The lines are flushed at once, as far
+ * as the transport takes them; give the loop a turn to send the rest.
+ */
+void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms);
+
 /* Politely end a node's agent (stdin closed) and mark it closed. */
 void sshpool_close_node(struct sshpool_node *node);
 

@@ -157,6 +157,21 @@ static void send_keepalives(struct loop *loop, void *arg)
 		pool->keepalive_timer = loop_timer_add(loop, keepalive_ms(), send_keepalives, pool);
 }
 
+void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms)
+{
+	for (size_t i = 0; pool && i < pool->n; i++) {
+		struct sshpool_node *node = pool->nodes[i];
+		json_t *msg;
+
+		if (!wants_keepalive(node))
+			continue;
+		msg = proto_request(0, "keepalive");
+		json_object_set_new(msg, "hold_ms", json_integer(hold_ms));
+		node_write(node, msg);
+		json_decref(msg);
+	}
+}
+
 /* From the first agent that takes keepalives until none is ready. */
 static void pool_keepalive_start(struct sshpool *pool)
 {

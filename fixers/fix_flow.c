@@ -374,3 +374,9 @@ void fix_flow_free(struct fix_flow *f)
 	free(f->pw);
 	free(f);
 }
+
+void fix_flow_hold(struct fix_flow *f, int hold_ms)
+{
+	if (f && f->pool)
+		sshpool_keepalive_hold(f->pool, hold_ms);
+}

@@ -114,6 +114,11 @@ void fix_flow_password_prompt(const struct fix_flow *f, char *out, size_t len);
  */
 int fix_flow_apply(struct fix_flow *f, const char *password, char *err, size_t errlen);
 
+/* The front end is about to block for up to hold_ms (a question on the
+ * terminal): the gather's agents are told not to take the silence for a
+ * lost head (sshpool_keepalive_hold). */
+void fix_flow_hold(struct fix_flow *f, int hold_ms);
+
 /* From PASSWORD: the password (copied) the login stage logs in with. */
 int fix_flow_password(struct fix_flow *f, const char *password, char *err, size_t errlen);
 
