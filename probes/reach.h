@@ -8,11 +8,14 @@
  *   connector -> listener   "CDREACH1 <token> <from-node>\n"
  *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then close
  * The token is the head's random per-run hex string (16..64 chars). A
- * listener that reads a line with another token (or garbage, or nothing
- * within 2 s) closes the connection without answering, so a stray client
- * cannot join. The connector checks that the answer carries the token and
- * the node index it meant to reach: an address that exists on several nodes
- * (docker0's 172.17.0.1) connects to the wrong machine, and says so.
+ * listener that reads a CDREACH1 line with another token answers
+ *   listener  -> connector  "CDREACH1 other-run\n", then close
+ * (another run of clusterdoc holds this port: it says nothing else, not its
+ * token); on garbage, or nothing within 2 s, it closes the connection
+ * without answering, so a stray client cannot join. The connector checks
+ * that the answer carries the token and the node index it meant to reach:
+ * an address that exists on several nodes (docker0's 172.17.0.1) connects
+ * to the wrong machine, and says so.
  *
  * Listeners are served by one thread that lives from `listen` until
  * `unlisten`, the agent's exit, or the request's duration_ms (default
@@ -28,6 +31,8 @@
 #include <stddef.h>
 
 #define REACH_MAGIC "CDREACH1"
+/* A listener's answer to a CDREACH1 line with another run's token. */
+#define REACH_OTHER_RUN_LINE REACH_MAGIC " other-run"
 
 /*
  * listen request fields:
@@ -44,10 +49,18 @@
  * result: {"listeners": [{"address", "scope_id", "port"} or
  *                        {"address", "scope_id", "error", "errno_name"}],
  *          "fixed": [{"port", "bound": "::"|"0.0.0.0"} or
- *                    {"port", "error", "errno_name"}]}
+ *                    {"port", "error", "errno_name", "held_by" (optional)}]}
  * in request order; "error" is strerror's text. An address or port that
  * cannot be bound is reported in its row (an unparseable address as
- * EINVAL), never as a failed request. The request fails with code
+ * EINVAL), never as a failed request. A fixed port already in use
+ * (EADDRINUSE) is asked who holds it: the agent connects to it on loopback
+ * (127.0.0.1, then ::1) and sends its own CDREACH1 line. "held_by" is
+ * "other-run" when the holder answers REACH_OTHER_RUN_LINE (a concurrent
+ * check of this node), "this-run" when it answers with this run's token (two
+ * names of the run are one machine); it is absent when the holder is not a
+ * clusterdoc listener or does not answer within REACH_HOLDER_WAIT_MS (a stale
+ * job). When nobody listens on loopback any more the bind is tried once
+ * again (the holder may just have closed it). The request fails with code
  * "bad-request" when token or node is missing or malformed, or when
  * addresses, ports or duration_ms have the wrong type or range (nothing is
  * opened then). A second `listen` while the listener thread still runs
@@ -91,6 +104,8 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  *   "net-unreachable"  ENETUNREACH
  *   "wrong-peer"       another node (or this one) answered
  *   "bad-answer"       connected, but no valid answer before the deadline
+ *                      (the message says when another clusterdoc run's
+ *                      listener answered)
  *   "error"            any other errno (errno_name says which: EINVAL for
  *                      a link-local address whose scope does not exist here,
  *                      EACCES/EPERM for a local firewall's output reject...)

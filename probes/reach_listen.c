@@ -148,12 +148,39 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 	return row;
 }
 
+/* A fixed port in use: another clusterdoc run's listener (or this run's,
+ * for another name of this machine) is not a stale job, and says so when
+ * asked (reach_port_holder). Its holder may also just have let it go. */
+static int open_fixed_or_ask(struct server *s, int port, const char **bound, const char **held_by)
+{
+	int fd = open_fixed_listener(port, bound);
+
+	*held_by = NULL;
+	if (fd != -EADDRINUSE)
+		return fd;
+	switch (reach_port_holder(s->token, s->node, port)) {
+	case REACH_HOLDER_GONE:
+		return open_fixed_listener(port, bound);
+	case REACH_HOLDER_OTHER_RUN:
+		*held_by = "other-run";
+		break;
+	case REACH_HOLDER_THIS_RUN:
+		*held_by = "this-run";
+		break;
+	case REACH_HOLDER_UNKNOWN:
+		break;
+	}
+	return fd;
+}
+
 static json_t *listen_on_fixed_port(struct server *s, int port)
 {
 	json_t *row = json_pack("{si}", "port", port);
-	const char *bound;
-	int fd = open_fixed_listener(port, &bound);
+	const char *bound, *held_by;
+	int fd = open_fixed_or_ask(s, port, &bound, &held_by);
 
+	if (held_by)
+		json_object_set_new(row, "held_by", json_string(held_by));
 	if (fd < 0)
 		return errno_fields(row, -fd);
 	server_keep_fd(s, fd);
@@ -269,9 +296,11 @@ static void accept_peers(struct server *s, int listen_fd, int64_t now)
 	}
 }
 
-/* Answers a connector whose line carries our token. The send cannot block
- * and a short one cannot happen in practice: the socket is fresh and the
- * line is far smaller than any send buffer. */
+/* Answers a connector whose line carries our token; one with another run's
+ * token learns only that the port is a clusterdoc run's (so a concurrent
+ * run does not take it for a stale job). The send cannot block and a short
+ * one cannot happen in practice: the socket is fresh and the line is far
+ * smaller than any send buffer. */
 static void answer_peer(struct server *s, struct peer *p)
 {
 	const char *token;
@@ -279,9 +308,12 @@ static void answer_peer(struct server *s, struct peer *p)
 	char reply[REACH_LINE_MAX];
 	int n;
 
-	if (reach_parse_line(p->line, &token, &from) != 0 || strcmp(token, s->token) != 0)
+	if (reach_parse_line(p->line, &token, &from) != 0)
 		return;
-	n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
+	if (strcmp(token, s->token) == 0)
+		n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
+	else
+		n = snprintf(reply, sizeof(reply), REACH_OTHER_RUN_LINE "\n");
 	/* A failure means the connector went away: nobody to tell. */
 	send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
