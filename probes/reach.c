@@ -227,19 +227,17 @@ out:
 	return rc;
 }
 
-enum reach_holder reach_port_holder(const char *token, long long node, int port)
+enum reach_holder reach_port_holder(const char *token, int port)
 {
 	struct sockaddr_in lo4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	struct sockaddr_in6 lo6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
 	int64_t deadline = reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
 	char line[REACH_LINE_MAX], answer[REACH_LINE_MAX], *newline;
-	const char *their_token;
-	long long their_node;
 	int rc;
 
 	lo4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	lo6.sin6_addr = in6addr_loopback;
-	snprintf(line, sizeof(line), REACH_MAGIC " %s %lld\n", token, node);
+	snprintf(line, sizeof(line), REACH_WHO_PREFIX "%s\n", token);
 	rc = ask_holder((struct sockaddr *)&lo4, sizeof(lo4), line, deadline, answer,
 	                sizeof(answer));
 	if (rc == 0)
@@ -253,8 +251,7 @@ enum reach_holder reach_port_holder(const char *token, long long node, int port)
 	*newline = '\0';
 	if (strcmp(answer, REACH_OTHER_RUN_LINE) == 0)
 		return REACH_HOLDER_OTHER_RUN;
-	if (reach_parse_line(answer, &their_token, &their_node) == 0 &&
-	    strcmp(their_token, token) == 0)
+	if (strcmp(answer, REACH_THIS_RUN_LINE) == 0)
 		return REACH_HOLDER_THIS_RUN;
 	return REACH_HOLDER_UNKNOWN;
 }

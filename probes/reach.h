@@ -8,11 +8,14 @@
  *   connector -> listener   "CDREACH1 <token> <from-node>\n"
  *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then close
  * The token is the head's random per-run hex string (16..64 chars). A
- * listener that reads a CDREACH1 line with another token answers
- *   listener  -> connector  "CDREACH1 other-run\n", then close
- * (another run of clusterdoc holds this port: it says nothing else, not its
- * token); on garbage, or nothing within 2 s, it closes the connection
- * without answering, so a stray client cannot join. The connector checks
+ * listener that reads a line with another token (or garbage, or nothing
+ * within 2 s) closes the connection without answering, so a stray client
+ * cannot join. One question is answered to anyone:
+ *   asker     -> listener   "CDREACH1 who <token>\n"
+ *   listener  -> asker      "CDREACH1 this-run\n" (the same token) or
+ *                           "CDREACH1 other-run\n", then close
+ * so an agent that cannot bind a port tells a concurrent clusterdoc run
+ * from a stale job; the answer gives away no token. The connector checks
  * that the answer carries the token and the node index it meant to reach:
  * an address that exists on several nodes (docker0's 172.17.0.1) connects
  * to the wrong machine, and says so.
@@ -31,7 +34,9 @@
 #include <stddef.h>
 
 #define REACH_MAGIC "CDREACH1"
-/* A listener's answer to a CDREACH1 line with another run's token. */
+/* The holder question and its two answers (newlines not included). */
+#define REACH_WHO_PREFIX     REACH_MAGIC " who "
+#define REACH_THIS_RUN_LINE  REACH_MAGIC " this-run"
 #define REACH_OTHER_RUN_LINE REACH_MAGIC " other-run"
 
 /*
@@ -54,9 +59,9 @@
  * cannot be bound is reported in its row (an unparseable address as
  * EINVAL), never as a failed request. A fixed port already in use
  * (EADDRINUSE) is asked who holds it: the agent connects to it on loopback
- * (127.0.0.1, then ::1) and sends its own CDREACH1 line. "held_by" is
+ * (127.0.0.1, then ::1) and asks "CDREACH1 who <token>". "held_by" is
  * "other-run" when the holder answers REACH_OTHER_RUN_LINE (a concurrent
- * check of this node), "this-run" when it answers with this run's token (two
+ * check of this node), "this-run" when it answers REACH_THIS_RUN_LINE (two
  * names of the run are one machine); it is absent when the holder is not a
  * clusterdoc listener or does not answer within REACH_HOLDER_WAIT_MS (a stale
  * job). When nobody listens on loopback any more the bind is tried once
@@ -104,8 +109,6 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  *   "net-unreachable"  ENETUNREACH
  *   "wrong-peer"       another node (or this one) answered
  *   "bad-answer"       connected, but no valid answer before the deadline
- *                      (the message says when another clusterdoc run's
- *                      listener answered)
  *   "error"            any other errno (errno_name says which: EINVAL for
  *                      a link-local address whose scope does not exist here,
  *                      EACCES/EPERM for a local firewall's output reject...)

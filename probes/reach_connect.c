@@ -37,7 +37,6 @@ enum no_answer {
 	NO_ANSWER_CLOSED,    /* the peer closed without a line */
 	NO_ANSWER_TOO_LONG,  /* no newline within REACH_LINE_MAX bytes */
 	NO_ANSWER_GARBAGE,   /* a line, but not ours: other magic or token */
-	NO_ANSWER_OTHER_RUN, /* another clusterdoc run's listener answered */
 	NO_ANSWER_SOCKET_ERR /* reset or another error; err says which */
 };
 
@@ -163,10 +162,6 @@ static void judge_answer(struct attempt *a, const struct hello *h)
 	const char *token;
 	long long node;
 
-	if (strcmp(a->answer, REACH_OTHER_RUN_LINE) == 0) {
-		finish_no_answer(a, NO_ANSWER_OTHER_RUN, 0);
-		return;
-	}
 	if (reach_parse_line(a->answer, &token, &node) != 0 || strcmp(token, h->token) != 0) {
 		finish_no_answer(a, NO_ANSWER_GARBAGE, 0);
 		return;
@@ -393,10 +388,6 @@ static const char *no_answer_text(const struct attempt *a, int timeout_ms, char 
 	case NO_ANSWER_GARBAGE:
 		snprintf(buf, len,
 		         "connected, but the answer is not a " REACH_MAGIC " line with our token");
-		break;
-	case NO_ANSWER_OTHER_RUN:
-		snprintf(buf, len,
-		         "connected, but another clusterdoc run's listener holds this port");
 		break;
 	case NO_ANSWER_SOCKET_ERR:
 		snprintf(buf, len, "connected, then: %s", strerror(a->err));

@@ -46,7 +46,7 @@ enum reach_holder {
 #define REACH_HOLDER_WAIT_MS 2000
 
 /* Asks the listener on port (127.0.0.1, then ::1) who it is, sending
- * "CDREACH1 <token> <node>"; waits at most REACH_HOLDER_WAIT_MS in all. */
-enum reach_holder reach_port_holder(const char *token, long long node, int port);
+ * "CDREACH1 who <token>"; waits at most REACH_HOLDER_WAIT_MS in all. */
+enum reach_holder reach_port_holder(const char *token, int port);
 
 #endif

@@ -158,7 +158,7 @@ static int open_fixed_or_ask(struct server *s, int port, const char **bound, con
 	*held_by = NULL;
 	if (fd != -EADDRINUSE)
 		return fd;
-	switch (reach_port_holder(s->token, s->node, port)) {
+	switch (reach_port_holder(s->token, port)) {
 	case REACH_HOLDER_GONE:
 		return open_fixed_listener(port, bound);
 	case REACH_HOLDER_OTHER_RUN:
@@ -296,24 +296,29 @@ static void accept_peers(struct server *s, int listen_fd, int64_t now)
 	}
 }
 
-/* Answers a connector whose line carries our token; one with another run's
- * token learns only that the port is a clusterdoc run's (so a concurrent
- * run does not take it for a stale job). The send cannot block and a short
- * one cannot happen in practice: the socket is fresh and the line is far
- * smaller than any send buffer. */
+/* Answers a connector whose line carries our token, and the holder
+ * question ("CDREACH1 who <token>") of an agent that could not bind our
+ * port: this run's or another's, nothing more (so a concurrent run does not
+ * take us for a stale job). The send cannot block and a short one cannot
+ * happen in practice: the socket is fresh and the line is far smaller than
+ * any send buffer. */
 static void answer_peer(struct server *s, struct peer *p)
 {
+	static const char who[] = REACH_WHO_PREFIX;
 	const char *token;
 	long long from;
 	char reply[REACH_LINE_MAX];
 	int n;
 
-	if (reach_parse_line(p->line, &token, &from) != 0)
-		return;
-	if (strcmp(token, s->token) == 0)
+	if (strncmp(p->line, who, sizeof(who) - 1) == 0)
+		n = snprintf(reply, sizeof(reply), "%s\n",
+		             strcmp(p->line + sizeof(who) - 1, s->token) == 0
+		                 ? REACH_THIS_RUN_LINE
+		                 : REACH_OTHER_RUN_LINE);
+	else if (reach_parse_line(p->line, &token, &from) == 0 && strcmp(token, s->token) == 0)
 		n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
 	else
-		n = snprintf(reply, sizeof(reply), REACH_OTHER_RUN_LINE "\n");
+		return;
 	/* A failure means the connector went away: nobody to tell. */
 	send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
