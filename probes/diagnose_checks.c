@@ -45,6 +45,36 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 	return s ? s : cd_strdup("");
 }
 
+/* A node that answered its transport (logged in, agent hello) but not a
+ * request in time (sshpool's code "slow") is not unreachable: part of its
+ * probe is missing, and it says so, partial or not checked at all. */
+static int note_slow_node(struct dstate *st, size_t i)
+{
+	const struct nm_node *n = &st->m->nodes[i];
+	char ev[CD_ERRLEN + 64];
+	size_t hl;
+
+	if (strcmp(n->error_code, "slow") != 0 && !(n->probed && strstr(n->error, "is slow")))
+		return 0;
+	hl = strlen(n->host);
+	/* sshpool's message already starts with "host: " */
+	if (strncmp(n->error, n->host, hl) == 0 && n->error[hl] == ':')
+		snprintf(ev, sizeof(ev), "%s", n->error);
+	else
+		snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
+	diagnose_note(st, "probe-incomplete", SEV_WARNING, n->probed ? "slow-partial" : "slow", i,
+	              n->probed ? "%N answered, then was too slow to answer a request in time: "
+	                          "it is reachable but overloaded (or its agent was stopped); its "
+	                          "results are partial"
+	                        : "%N answered the login and the agent's hello but not the probe "
+	                          "in time: it is reachable but slow (overloaded, or its agent was "
+	                          "stopped), so nothing about it is known",
+	              "Look at the node's load, then run the check again (a longer -t gives a "
+	              "slow node more time).",
+	              ev);
+	return 1;
+}
+
 static void check_unreachable_nodes(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
@@ -53,6 +83,8 @@ static void check_unreachable_nodes(struct dstate *st)
 		const struct nm_node *n = &m->nodes[i];
 		char ev[CD_ERRLEN + 64];
 
+		if (n->error[0] && note_slow_node(st, i))
+			continue;
 		if (n->probed && n->error[0]) {
 			snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
 			diagnose_note(
