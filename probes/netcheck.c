@@ -445,6 +445,7 @@ void netcheck_expire(struct netcheck *c, const char *why)
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 {
 	*s = c->stats;
+	loop_stats(c->loop, &s->loop);
 }
 
 /* ---------------------------------------------------------------- deadline */

@@ -105,6 +105,7 @@ struct netcheck_stats {
 	size_t attempts;
 	size_t retried; /* attempts retried by the confirm phase */
 	int64_t probe_ms, listen_ms, connect_ms, confirm_ms;
+	struct loop_stats loop; /* the head's loop since loop_new: its lag */
 };
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s);
 
