@@ -227,11 +227,10 @@ out:
 	return rc;
 }
 
-enum reach_holder reach_port_holder(const char *token, int port)
+enum reach_holder reach_port_holder(const char *token, int port, int64_t deadline)
 {
 	struct sockaddr_in lo4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	struct sockaddr_in6 lo6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
-	int64_t deadline = reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
 	char line[REACH_LINE_MAX], answer[REACH_LINE_MAX], *newline;
 	int rc;
 

@@ -63,9 +63,10 @@
  * "other-run" when the holder answers REACH_OTHER_RUN_LINE (a concurrent
  * check of this node), "this-run" when it answers REACH_THIS_RUN_LINE (two
  * names of the run are one machine); it is absent when the holder is not a
- * clusterdoc listener or does not answer within REACH_HOLDER_WAIT_MS (a stale
- * job). When nobody listens on loopback any more the bind is tried once
- * again (the holder may just have closed it). The request fails with code
+ * clusterdoc listener or does not answer in time (a stale job; the
+ * questions of one request share REACH_HOLDER_WAIT_MS, 2 s). When nobody
+ * listens on loopback any more the bind is tried once again (the holder
+ * may just have closed it). The request fails with code
  * "bad-request" when token or node is missing or malformed, or when
  * addresses, ports or duration_ms have the wrong type or range (nothing is
  * opened then). A second `listen` while the listener thread still runs

@@ -46,7 +46,8 @@ enum reach_holder {
 #define REACH_HOLDER_WAIT_MS 2000
 
 /* Asks the listener on port (127.0.0.1, then ::1) who it is, sending
- * "CDREACH1 who <token>"; waits at most REACH_HOLDER_WAIT_MS in all. */
-enum reach_holder reach_port_holder(const char *token, int port);
+ * "CDREACH1 who <token>"; waits until deadline (reach_now_us) at most: one
+ * listen request gives all its ports REACH_HOLDER_WAIT_MS together. */
+enum reach_holder reach_port_holder(const char *token, int port, int64_t deadline);
 
 #endif

@@ -151,14 +151,15 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 /* A fixed port in use: another clusterdoc run's listener (or this run's,
  * for another name of this machine) is not a stale job, and says so when
  * asked (reach_port_holder). Its holder may also just have let it go. */
-static int open_fixed_or_ask(struct server *s, int port, const char **bound, const char **held_by)
+static int open_fixed_or_ask(struct server *s, int port, int64_t ask_deadline, const char **bound,
+                             const char **held_by)
 {
 	int fd = open_fixed_listener(port, bound);
 
 	*held_by = NULL;
 	if (fd != -EADDRINUSE)
 		return fd;
-	switch (reach_port_holder(s->token, port)) {
+	switch (reach_port_holder(s->token, port, ask_deadline)) {
 	case REACH_HOLDER_GONE:
 		return open_fixed_listener(port, bound);
 	case REACH_HOLDER_OTHER_RUN:
@@ -173,11 +174,11 @@ static int open_fixed_or_ask(struct server *s, int port, const char **bound, con
 	return fd;
 }
 
-static json_t *listen_on_fixed_port(struct server *s, int port)
+static json_t *listen_on_fixed_port(struct server *s, int port, int64_t ask_deadline)
 {
 	json_t *row = json_pack("{si}", "port", port);
 	const char *bound, *held_by;
-	int fd = open_fixed_or_ask(s, port, &bound, &held_by);
+	int fd = open_fixed_or_ask(s, port, ask_deadline, &bound, &held_by);
 
 	if (held_by)
 		json_object_set_new(row, "held_by", json_string(held_by));
@@ -197,14 +198,17 @@ static json_t *listen_on_addresses(struct server *s, json_t *addresses)
 	return rows;
 }
 
+/* Asking the holders of ports in use takes REACH_HOLDER_WAIT_MS at most
+ * for all of them, so stale jobs on every port cannot stretch the request. */
 static json_t *listen_on_fixed_ports(struct server *s, json_t *ports)
 {
 	json_t *rows = json_array();
+	int64_t ask_deadline = reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
 
 	for (size_t i = 0; i < json_array_size(ports); i++) {
 		int port = (int)json_integer_value(json_array_get(ports, i));
 
-		json_array_append_new(rows, listen_on_fixed_port(s, port));
+		json_array_append_new(rows, listen_on_fixed_port(s, port, ask_deadline));
 	}
 	return rows;
 }

@@ -517,6 +517,11 @@ static void test_listener_answers_who_with_this_or_other_run(void **state)
 	assert_no_fd_leaked(state);
 }
 
+static int64_t wait_end(void)
+{
+	return reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
+}
+
 /* What a fixed port in use is held by: a clusterdoc listener (this run's or
  * another's), something that does not answer (a stale job), or nobody any
  * more. */
@@ -526,13 +531,14 @@ static void test_port_holder_tells_clusterdoc_from_a_stale_job(void **state)
 	    silent = plain_listener(4, &silent_port);
 	int64_t t0;
 
-	assert_int_equal(reach_port_holder(OTHER_TOKEN, port), REACH_HOLDER_OTHER_RUN);
-	assert_int_equal(reach_port_holder(TOKEN, port), REACH_HOLDER_THIS_RUN);
+	assert_int_equal(reach_port_holder(OTHER_TOKEN, port, wait_end()), REACH_HOLDER_OTHER_RUN);
+	assert_int_equal(reach_port_holder(TOKEN, port, wait_end()), REACH_HOLDER_THIS_RUN);
 	t0 = ms_now();
-	assert_int_equal(reach_port_holder(TOKEN, silent_port), REACH_HOLDER_UNKNOWN);
+	assert_int_equal(reach_port_holder(TOKEN, silent_port, wait_end()), REACH_HOLDER_UNKNOWN);
 	assert_true(ms_now() - t0 < REACH_HOLDER_WAIT_MS + 500); /* bounded */
 	close(silent);
-	assert_int_equal(reach_port_holder(TOKEN, free_port(AF_INET)), REACH_HOLDER_GONE);
+	assert_int_equal(reach_port_holder(TOKEN, free_port(AF_INET), wait_end()),
+	                 REACH_HOLDER_GONE);
 	assert_no_fd_leaked(state);
 }
 
