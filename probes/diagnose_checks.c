@@ -45,30 +45,44 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 	return s ? s : cd_strdup("");
 }
 
-/* A node that answered its transport (logged in, agent hello) but not a
- * request in time (sshpool's code "slow") is not unreachable: part of its
+/* A node that answered its transport (it logged in) but not a request in
+ * time is not unreachable: sshpool's "slow" (its agent said hello, then
+ * missed a request) and "request-timeout" (logged in, the agent did not say
+ * hello in time: the request deadline starts only after login). Part of its
  * probe is missing, and it says so, partial or not checked at all. */
 static int note_slow_node(struct dstate *st, size_t i)
 {
 	const struct nm_node *n = &st->m->nodes[i];
+	int started = strcmp(n->error_code, "request-timeout") == 0;
+	const char *key, *message;
 	char ev[CD_ERRLEN + 64];
 	size_t hl;
 
-	if (strcmp(n->error_code, "slow") != 0 && !(n->probed && strstr(n->error, "is slow")))
+	if (n->probed && strstr(n->error, "is slow")) {
+		key = "slow-partial";
+		message = "%N answered, then was too slow to answer a request in time: it is "
+		          "reachable but overloaded (or its agent was stopped); its results are "
+		          "partial";
+	} else if (!n->probed && strcmp(n->error_code, "slow") == 0) {
+		key = "slow";
+		message = "%N answered the login and the agent's hello but not the probe in time: "
+		          "it is reachable but slow (overloaded, or its agent was stopped), so "
+		          "nothing about it is known";
+	} else if (!n->probed && started) {
+		key = "slow-start";
+		message = "%N logged in, but its agent did not start and answer in time: it is "
+		          "reachable but slow (overloaded), or its agent hung, so nothing about it "
+		          "is known";
+	} else {
 		return 0;
+	}
 	hl = strlen(n->host);
 	/* sshpool's message already starts with "host: " */
 	if (strncmp(n->error, n->host, hl) == 0 && n->error[hl] == ':')
-		snprintf(ev, sizeof(ev), "%s", n->error);
+		snprintf(ev, sizeof(ev), "%s (%s)", n->error, started ? "request-timeout" : "slow");
 	else
 		snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
-	diagnose_note(st, "probe-incomplete", SEV_WARNING, n->probed ? "slow-partial" : "slow", i,
-	              n->probed ? "%N answered, then was too slow to answer a request in time: "
-	                          "it is reachable but overloaded (or its agent was stopped); its "
-	                          "results are partial"
-	                        : "%N answered the login and the agent's hello but not the probe "
-	                          "in time: it is reachable but slow (overloaded, or its agent was "
-	                          "stopped), so nothing about it is known",
+	diagnose_note(st, "probe-incomplete", SEV_WARNING, key, i, message,
 	              "Look at the node's load, then run the check again (a longer -t gives a "
 	              "slow node more time).",
 	              ev);

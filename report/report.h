@@ -37,7 +37,8 @@ struct report_run {
 /*
  * Build the check's metrics and test cases. A node that could not be
  * checked has only clusterdoc_check_node_up 0 and its node-unreachable
- * finding: what is not known is not reported as 0.
+ * finding (probe-incomplete when it was only slow): what is not known is
+ * not reported as 0.
  */
 struct prom *report_check_prom(const struct netmodel *m, const struct diagnosis *d,
                                const struct report_run *run);

@@ -131,6 +131,11 @@ static void node_cases(struct junit *j, const struct netmodel *m, const struct d
                        size_t i)
 {
 	const struct nm_node *n = &m->nodes[i];
+	/* a node too slow to check is that, not unreachable (diagnose_checks.c) */
+	const char *not_checked = node_severity(d, i, "node-unreachable") < 0 &&
+	                                  node_severity(d, i, "probe-incomplete") >= 0
+	                              ? "probe-incomplete"
+	                              : "node-unreachable";
 
 	junit_suite(j, n->host, n->hostname[0] ? n->hostname : NULL);
 	for (size_t c = 0; c < finding_catalogue_len; c++) {
@@ -139,7 +144,7 @@ static void node_cases(struct junit *j, const struct netmodel *m, const struct d
 		const struct finding *f = sev >= 0 ? node_finding(d, i, id, sev) : NULL;
 		char *detail = f ? finding_detail(f) : NULL;
 
-		if (!n->probed && strcmp(id, "node-unreachable") == 0)
+		if (!n->probed && strcmp(id, not_checked) == 0)
 			junit_case(j, "clusterdoc.check", id, 0, JUNIT_ERROR, n->error_code,
 			           n->error[0] ? n->error : "could not be checked", detail, NULL);
 		else if (!n->probed)
