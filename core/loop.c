@@ -33,6 +33,8 @@ struct loop {
 	uint64_t next_watcher_id;
 	int stopped;
 	int64_t turn_start_us;
+	int64_t firing_late_ms; /* the running timer's lateness, else 0 */
+	int lag_tick_ms;        /* loop_watch_lag; 0: off */
 	struct loop_stats stats;
 };
 
@@ -125,6 +127,12 @@ void loop_timer_cancel(struct loop *loop, uint64_t id)
 	}
 }
 
+static void note_late(struct loop *loop, int64_t late_ms)
+{
+	if (late_ms > loop->stats.max_late_ms)
+		loop->stats.max_late_ms = late_ms;
+}
+
 /* Fire one expired timer (the earliest). Returns 1 if one fired. Removing it
  * before the call lets the callback add or cancel timers freely. */
 static int timer_fire_one(struct loop *loop, int64_t now, uint64_t id_limit)
@@ -140,8 +148,20 @@ static int timer_fire_one(struct loop *loop, int64_t now, uint64_t id_limit)
 		return 0;
 	t = loop->t[best];
 	loop->t[best] = loop->t[--loop->nt];
+	/* measured now, not at the turn's start: the callbacks before this
+	 * one delayed it too */
+	loop->firing_late_ms = cd_now_ms() - t.due_ms;
+	if (loop->firing_late_ms < 0)
+		loop->firing_late_ms = 0;
+	note_late(loop, loop->firing_late_ms);
 	t.cb(loop, t.arg);
+	loop->firing_late_ms = 0;
 	return 1;
+}
+
+int64_t loop_timer_late_ms(const struct loop *loop)
+{
+	return loop->firing_late_ms;
 }
 
 static int next_timeout(const struct loop *loop, int max_wait_ms)
@@ -173,12 +193,18 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 {
 	int ran = 0, n, timeout;
 	size_t nfds = loop->nw;
-	int64_t now;
+	int64_t now, lag_due = 0;
 	uint64_t id_limit;
 
 	if (!loop->nw && !loop->nt)
 		return 0;
 	timeout = next_timeout(loop, max_wait_ms);
+	if (loop->lag_tick_ms > 0) {
+		if (timeout < 0 || timeout > loop->lag_tick_ms)
+			timeout = loop->lag_tick_ms;
+		/* a healthy process is back from poll by then at the latest */
+		lag_due = cd_now_ms() + timeout;
+	}
 	for (size_t i = 0; i < nfds; i++) {
 		loop->pfd[i].fd = loop->w[i].fd;
 		loop->pfd[i].events = loop->w[i].events;
@@ -191,6 +217,8 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 
 	now = cd_now_ms();
 	loop->turn_start_us = cd_now_us();
+	if (lag_due && now > lag_due)
+		note_late(loop, now - lag_due);
 	/* Only timers that existed before this turn: one a callback adds with
 	 * delay 0 waits for the next turn, so timers cannot starve the fds. */
 	id_limit = loop->next_timer_id;
@@ -218,6 +246,11 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 void loop_stats(const struct loop *loop, struct loop_stats *st)
 {
 	*st = loop->stats;
+}
+
+void loop_watch_lag(struct loop *loop, int tick_ms)
+{
+	loop->lag_tick_ms = tick_ms > 0 ? tick_ms : 0;
 }
 
 void loop_stats_reset(struct loop *loop)

@@ -34,6 +34,9 @@ void loop_unwatch(struct loop *loop, int fd);
 uint64_t loop_timer_add(struct loop *loop, int64_t delay_ms, loop_timer_cb cb, void *arg);
 /* Cancel a timer; unknown or already fired ids (and 0) are ignored. */
 void loop_timer_cancel(struct loop *loop, uint64_t id);
+/* Inside a timer's callback: how many ms past its due time it fired (0
+ * elsewhere). */
+int64_t loop_timer_late_ms(const struct loop *loop);
 
 /*
  * Wait at most max_wait_ms (-1 = until something happens) and dispatch what
@@ -48,14 +51,23 @@ void loop_stop(struct loop *loop);
 
 /*
  * How long callbacks kept the loop busy: a key typed while a turn runs waits
- * at most that turn's length before it is read. Counted since loop_new or
- * the last loop_stats_reset.
+ * at most that turn's length before it is read. max_late_ms is the loop's
+ * lag: the worst delay of a timer past its due time, from long turns or from
+ * a process that did not get the CPU (an overloaded machine, SIGSTOP); a
+ * deadline that fired that late measured the head's delay as much as the
+ * peer's. Counted since loop_new or the last loop_stats_reset.
  */
 struct loop_stats {
 	uint64_t turns;      /* turns that dispatched (poll returned) */
 	int64_t max_turn_us; /* the longest, from poll's return to the last callback's */
+	int64_t max_late_ms; /* the worst delay of a timer past its due time */
 };
 void loop_stats(const struct loop *loop, struct loop_stats *st);
+/* Measure the lag also when no timer is due: poll waits at most tick_ms, and
+ * a wake later than that (the process was not scheduled, or stopped) counts
+ * in max_late_ms like a late timer. Adds no timer, so loop_run still ends
+ * when nothing else is left. tick_ms <= 0: off (the default). */
+void loop_watch_lag(struct loop *loop, int tick_ms);
 void loop_stats_reset(struct loop *loop);
 
 #endif

@@ -55,6 +55,9 @@ struct sshpool *sshpool_new(struct loop *loop, const struct sshpool_opts *opts, 
 	const char *home = getenv("HOME");
 
 	pool->loop = loop;
+	/* every deadline of the pool runs on this loop: its lag says how
+	 * late they may fire (loop_stats; the message of a "slow" node) */
+	loop_watch_lag(loop, SSHPOOL_LAG_TICK_MS);
 	pool->opts = *opts;
 	if (pool->opts.fanout < 1)
 		pool->opts.fanout = 1;
@@ -207,6 +210,29 @@ void pool_node_release(struct sshpool_node *node)
 	}
 }
 
+/*
+ * A node whose agent said hello, then missed a request's deadline, answered
+ * its transport: it is slow (overloaded, its agent stopped or swapping), not
+ * unreachable, and its code ("slow") and message say so. When the deadline
+ * itself fired late, the head's own loop lagged: the message says by how
+ * much, since part of the wait was the head's.
+ */
+static const char *say_slow(struct sshpool_node *node, char *msg, size_t len)
+{
+	int64_t late = loop_timer_late_ms(node->pool->loop);
+	size_t used = strlen(msg);
+
+	snprintf(msg + used, len - used,
+	         "; it logged in and its agent said hello, so it is slow (overloaded or "
+	         "stopped), not unreachable");
+	used = strlen(msg);
+	if (late >= SSHPOOL_LATE_NOTE_MS)
+		snprintf(msg + used, len - used,
+		         " (this deadline fired %lld ms late: the head lagged too)",
+		         (long long)late);
+	return "slow";
+}
+
 void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt, ...)
 {
 	struct sshpool *pool = node->pool;
@@ -219,6 +245,8 @@ void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (node->state == SSHPOOL_NODE_READY && strcmp(code, "request-timeout") == 0)
+		code = say_slow(node, msg, sizeof(msg));
 	if (node->role == UP_SENDING)
 		pool_node_release_waiters(node, 0);
 	node->role = UP_NONE;

@@ -14,7 +14,8 @@
  * A failed node carries a stable code and a message naming the node; the * others are unaffected.
  * Codes: config-timeout, resolve, refused, unreachable, connect, connect-timeout,
  * handshake-timeout, auth-timeout, handshake, auth, auth-rsa-sha1, hostkey-changed,
- * hostkey-unknown, hostkey-revoked, arch, upload, agent, protocol, request-timeout, ssh.
+ * hostkey-unknown, hostkey-revoked, arch, upload, agent, protocol, request-timeout, ssh,
+ * slow (a ready node, its agent past hello, that missed a request's deadline).
  */
 #ifndef CD_SSHPOOL_H
 #define CD_SSHPOOL_H

@@ -21,9 +21,11 @@
 #include "child.h"
 #include "sshpool.h"
 
-#define BOOT_NOISE_MAX 200 /* lines a login shell may print before our bootstrap speaks */
-#define SSH_G_OUT_MAX  (64 * 1024)
-#define BOOT_RUNS_MAX  6 /* bootstrap runs per node: first, fallbacks, one fresh upload */
+#define BOOT_NOISE_MAX       200 /* lines a login shell may print before our bootstrap speaks */
+#define SSH_G_OUT_MAX        (64 * 1024)
+#define BOOT_RUNS_MAX        6   /* bootstrap runs per node: first, fallbacks, one fresh upload */
+#define SSHPOOL_LATE_NOTE_MS 200 /* a deadline this late is the head's lag, said in the message */
+#define SSHPOOL_LAG_TICK_MS  100 /* the loop's lag is sampled at least this often */
 
 /* Where a node stands with the agent upload of its directory. */
 enum upload_role {
@@ -98,7 +100,9 @@ struct sshpool {
 /* Start nodes from the queue while the window has room. */
 void pool_fill_window(struct sshpool *pool);
 /* Fail the node once (code, message): release it, fail its requests, tell
- * the owner, and let the next queued node in. Nothing after a failure. */
+ * the owner, and let the next queued node in. Nothing after a failure. A
+ * "request-timeout" of a node that is ready (its agent said hello) becomes
+ * "slow", the message saying why. */
 void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Stop the node's timers, `ssh -G` and transport (its state stays). */

@@ -35,6 +35,7 @@ const struct finding_def finding_catalogue[] = {
     {"duplicate-address", SEV_ERROR, "the same address exists on several nodes"},
     {"master-port-blocked", SEV_ERROR, "MASTER_PORT on the master is not reachable"},
     {"master-port-in-use", SEV_ERROR, "MASTER_PORT is already taken on the master"},
+    {"master-port-held-by-run", SEV_INFO, "another clusterdoc run held MASTER_PORT meanwhile"},
     {"ephemeral-ports-blocked", SEV_ERROR, "ephemeral ports are blocked on a node"},
     {"firewall-blocks-port", SEV_WARNING, "a firewall drops or rejects a port a job may use"},
     {"route-egress-mismatch", SEV_WARNING, "traffic would leave through another interface"},

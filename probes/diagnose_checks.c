@@ -45,6 +45,50 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 	return s ? s : cd_strdup("");
 }
 
+/* A node that answered its transport (it logged in) but not a request in
+ * time is not unreachable: sshpool's "slow" (its agent said hello, then
+ * missed a request) and "request-timeout" (logged in, the agent did not say
+ * hello in time: the request deadline starts only after login). Part of its
+ * probe is missing, and it says so, partial or not checked at all. */
+static int note_slow_node(struct dstate *st, size_t i)
+{
+	const struct nm_node *n = &st->m->nodes[i];
+	int started = strcmp(n->error_code, "request-timeout") == 0;
+	const char *key, *message;
+	char ev[CD_ERRLEN + 64];
+	size_t hl;
+
+	if (n->probed && strstr(n->error, "is slow")) {
+		key = "slow-partial";
+		message = "%N answered, then was too slow to answer a request in time: it is "
+		          "reachable but overloaded (or its agent was stopped); its results are "
+		          "partial";
+	} else if (!n->probed && strcmp(n->error_code, "slow") == 0) {
+		key = "slow";
+		message = "%N answered the login and the agent's hello but not the probe in time: "
+		          "it is reachable but slow (overloaded, or its agent was stopped), so "
+		          "nothing about it is known";
+	} else if (!n->probed && started) {
+		key = "slow-start";
+		message = "%N logged in, but its agent did not start and answer in time: it is "
+		          "reachable but slow (overloaded), or its agent hung, so nothing about it "
+		          "is known";
+	} else {
+		return 0;
+	}
+	hl = strlen(n->host);
+	/* sshpool's message already starts with "host: " */
+	if (strncmp(n->error, n->host, hl) == 0 && n->error[hl] == ':')
+		snprintf(ev, sizeof(ev), "%s (%s)", n->error, started ? "request-timeout" : "slow");
+	else
+		snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
+	diagnose_note(st, "probe-incomplete", SEV_WARNING, key, i, message,
+	              "Look at the node's load, then run the check again (a longer -t gives a "
+	              "slow node more time).",
+	              ev);
+	return 1;
+}
+
 static void check_unreachable_nodes(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
@@ -53,6 +97,8 @@ static void check_unreachable_nodes(struct dstate *st)
 		const struct nm_node *n = &m->nodes[i];
 		char ev[CD_ERRLEN + 64];
 
+		if (n->error[0] && note_slow_node(st, i))
+			continue;
 		if (n->probed && n->error[0]) {
 			snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
 			diagnose_note(
@@ -534,6 +580,24 @@ static void check_master_port(struct dstate *st)
 			continue;
 		snprintf(ev, sizeof(ev), "%s: bind to port %d failed: %s", mn->host, l->port,
 		         l->error);
+		/* The holder said it is clusterdoc's own listener: a concurrent
+		 * check of this node (it lets the port go within seconds), or
+		 * this run's for another name of the same machine. Neither is a
+		 * stale job; only the first is worth a word. */
+		if (strcmp(l->held_by, "this-run") == 0)
+			continue;
+		if (strcmp(l->held_by, "other-run") == 0) {
+			snprintf(ev + strlen(ev), sizeof(ev) - strlen(ev),
+			         " (held by another clusterdoc run)");
+			diagnose_note(
+			    st, "master-port-held-by-run", SEV_INFO, "", mi,
+			    "%N: another clusterdoc run checking this node held MASTER_PORT at the "
+			    "same time, so this run could not test binding it (not a stale job)",
+			    "Nothing to fix: the port is free again when that run ends; run the "
+			    "check alone to test it.",
+			    ev);
+			continue;
+		}
 		diagnose_note(
 		    st, "master-port-in-use", SEV_ERROR, "", mi,
 		    "%N: MASTER_PORT is already in use on the master (\"Address already in use\", "

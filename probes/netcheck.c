@@ -460,6 +460,7 @@ void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s)
 	s->deadline_s = c->deadline_s;
 	s->deadline_hit = c->deadline_hit;
 	s->probe_timeout_ms = c->o.probe_timeout_ms;
+	loop_stats(c->loop, &s->loop);
 }
 
 int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *room)

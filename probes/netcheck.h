@@ -122,6 +122,7 @@ struct netcheck_stats {
 	int confirm_timeout_ms;  /* the one phase 4 used, 0 = not run */
 	size_t confirm_skipped;  /* retries owed but not made: the deadline left no time */
 	int python_timeout_ms;   /* the shortest python probe bound the deadline gave, 0 = none */
+	struct loop_stats loop;  /* the head's loop since loop_new: its lag */
 };
 void netcheck_stats(const struct netcheck *c, struct netcheck_stats *s);
 

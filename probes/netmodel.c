@@ -373,6 +373,7 @@ void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result)
 		l->fixed_port = 1;
 		l->port = port > 0 && port <= 65535 ? (int)port : 0;
 		copy_str(l->error, sizeof(l->error), v, "errno_name");
+		copy_str(l->held_by, sizeof(l->held_by), v, "held_by");
 		if (!l->error[0] && json_object_get(v, "error"))
 			snprintf(l->error, sizeof(l->error), "error");
 	}

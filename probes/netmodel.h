@@ -137,7 +137,8 @@ struct nm_listener {
 	unsigned scope_id;
 	int port;
 	int fixed_port;
-	char error[64]; /* "" or why it could not listen (errno name) */
+	char error[64];   /* "" or why it could not listen (errno name) */
+	char held_by[16]; /* port in use: "other-run"/"this-run" (reach.h), or "" */
 };
 
 struct netmodel {

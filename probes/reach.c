@@ -1,7 +1,7 @@
 /*
  * reach.c - the reachability matrix, agent side (see reach.h): the helpers
  * its two halves use: the clock, errno names, the open-files limit, request
- * fields and the CDREACH1 line.
+ * fields and the CDREACH1 line, and asking who holds a port in use.
  *
  * The two halves share no state, only the wire format:
  * - the listener (reach_listen.c): reach_listen opens the sockets in the
@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 int64_t reach_now_us(void)
 {
@@ -159,4 +161,96 @@ int reach_parse_line(char *line, const char **token, long long *node)
 		return -1;
 	*token = tok;
 	return 0;
+}
+
+/* --- who holds a port ---------------------------------------------------------- */
+
+/* One loopback address: connect, send line, read one line until deadline. 1
+ * when connected (answer holds what came, "" for nothing), 0 when refused
+ * or unreachable, -1 on another error. */
+static int ask_holder(const struct sockaddr *addr, socklen_t addrlen, const char *line,
+                      int64_t deadline, char *answer, size_t cap)
+{
+	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	size_t got = 0, sent = 0, len = strlen(line);
+	int connected = 0, rc = -1;
+
+	answer[0] = '\0';
+	if (fd < 0)
+		return errno == EAFNOSUPPORT ? 0 : -1;
+	if (connect(fd, addr, addrlen) < 0 && errno != EINPROGRESS) {
+		rc = errno == ECONNREFUSED || errno == EADDRNOTAVAIL || errno == ENETUNREACH ? 0
+		                                                                             : -1;
+		goto out;
+	}
+	for (;;) {
+		int64_t now = reach_now_us();
+		struct pollfd pfd = {.fd = fd,
+		                     .events = connected && sent == len ? POLLIN : POLLOUT};
+		ssize_t n;
+
+		if (now >= deadline || poll(&pfd, 1, reach_poll_ms_until(deadline, now)) == 0) {
+			rc = connected;
+			goto out;
+		}
+		if (!connected) {
+			int err = 0;
+			socklen_t elen = sizeof(err);
+
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+			if (err) {
+				rc = err == ECONNREFUSED ? 0 : -1;
+				goto out;
+			}
+			connected = 1;
+			rc = 1;
+		}
+		if (sent < len) {
+			n = send(fd, line + sent, len - sent, MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				goto out;
+			sent += n > 0 ? (size_t)n : 0;
+			continue;
+		}
+		n = recv(fd, answer + got, cap - 1 - got, 0);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			goto out;
+		got += (size_t)n;
+		answer[got] = '\0';
+		if (memchr(answer, '\n', got) || got == cap - 1)
+			goto out;
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+enum reach_holder reach_port_holder(const char *token, int port, int64_t deadline)
+{
+	struct sockaddr_in lo4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in6 lo6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+	char line[REACH_LINE_MAX], answer[REACH_LINE_MAX], *newline;
+	int rc;
+
+	lo4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lo6.sin6_addr = in6addr_loopback;
+	snprintf(line, sizeof(line), REACH_WHO_PREFIX "%s\n", token);
+	rc = ask_holder((struct sockaddr *)&lo4, sizeof(lo4), line, deadline, answer,
+	                sizeof(answer));
+	if (rc == 0)
+		rc = ask_holder((struct sockaddr *)&lo6, sizeof(lo6), line, deadline, answer,
+		                sizeof(answer));
+	if (rc == 0)
+		return REACH_HOLDER_GONE;
+	newline = strchr(answer, '\n');
+	if (rc < 0 || !newline)
+		return REACH_HOLDER_UNKNOWN;
+	*newline = '\0';
+	if (strcmp(answer, REACH_OTHER_RUN_LINE) == 0)
+		return REACH_HOLDER_OTHER_RUN;
+	if (strcmp(answer, REACH_THIS_RUN_LINE) == 0)
+		return REACH_HOLDER_THIS_RUN;
+	return REACH_HOLDER_UNKNOWN;
 }

@@ -10,9 +10,15 @@
  * The token is the head's random per-run hex string (16..64 chars). A
  * listener that reads a line with another token (or garbage, or nothing
  * within 2 s) closes the connection without answering, so a stray client
- * cannot join. The connector checks that the answer carries the token and
- * the node index it meant to reach: an address that exists on several nodes
- * (docker0's 172.17.0.1) connects to the wrong machine, and says so.
+ * cannot join. One question is answered to anyone:
+ *   asker     -> listener   "CDREACH1 who <token>\n"
+ *   listener  -> asker      "CDREACH1 this-run\n" (the same token) or
+ *                           "CDREACH1 other-run\n", then close
+ * so an agent that cannot bind a port tells a concurrent clusterdoc run
+ * from a stale job; the answer gives away no token. The connector checks
+ * that the answer carries the token and the node index it meant to reach:
+ * an address that exists on several nodes (docker0's 172.17.0.1) connects
+ * to the wrong machine, and says so.
  *
  * Listeners are served by one thread that lives from `listen` until
  * `unlisten`, the agent's exit, or the request's duration_ms (default
@@ -28,6 +34,10 @@
 #include <stddef.h>
 
 #define REACH_MAGIC "CDREACH1"
+/* The holder question and its two answers (newlines not included). */
+#define REACH_WHO_PREFIX     REACH_MAGIC " who "
+#define REACH_THIS_RUN_LINE  REACH_MAGIC " this-run"
+#define REACH_OTHER_RUN_LINE REACH_MAGIC " other-run"
 
 /*
  * listen request fields:
@@ -44,10 +54,19 @@
  * result: {"listeners": [{"address", "scope_id", "port"} or
  *                        {"address", "scope_id", "error", "errno_name"}],
  *          "fixed": [{"port", "bound": "::"|"0.0.0.0"} or
- *                    {"port", "error", "errno_name"}]}
+ *                    {"port", "error", "errno_name", "held_by" (optional)}]}
  * in request order; "error" is strerror's text. An address or port that
  * cannot be bound is reported in its row (an unparseable address as
- * EINVAL), never as a failed request. The request fails with code
+ * EINVAL), never as a failed request. A fixed port already in use
+ * (EADDRINUSE) is asked who holds it: the agent connects to it on loopback
+ * (127.0.0.1, then ::1) and asks "CDREACH1 who <token>". "held_by" is
+ * "other-run" when the holder answers REACH_OTHER_RUN_LINE (a concurrent
+ * check of this node), "this-run" when it answers REACH_THIS_RUN_LINE (two
+ * names of the run are one machine); it is absent when the holder is not a
+ * clusterdoc listener or does not answer in time (a stale job; the
+ * questions of one request share REACH_HOLDER_WAIT_MS, 2 s). When nobody
+ * listens on loopback any more the bind is tried once again (the holder
+ * may just have closed it). The request fails with code
  * "bad-request" when token or node is missing or malformed, or when
  * addresses, ports or duration_ms have the wrong type or range (nothing is
  * opened then). A second `listen` while the listener thread still runs

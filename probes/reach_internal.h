@@ -36,4 +36,18 @@ int reach_read_token_and_node(json_t *req, const char **token, long long *node, 
  * one, -1 otherwise. */
 int reach_parse_line(char *line, const char **token, long long *node);
 
+/* Who holds a fixed port that could not be bound (see reach_listen). */
+enum reach_holder {
+	REACH_HOLDER_UNKNOWN,   /* not a clusterdoc listener, or no answer in time */
+	REACH_HOLDER_GONE,      /* nobody listens on loopback now: try the bind again */
+	REACH_HOLDER_OTHER_RUN, /* another run's listener (REACH_OTHER_RUN_LINE) */
+	REACH_HOLDER_THIS_RUN,  /* this run's own listener for another node name */
+};
+#define REACH_HOLDER_WAIT_MS 2000
+
+/* Asks the listener on port (127.0.0.1, then ::1) who it is, sending
+ * "CDREACH1 who <token>"; waits until deadline (reach_now_us) at most: one
+ * listen request gives all its ports REACH_HOLDER_WAIT_MS together. */
+enum reach_holder reach_port_holder(const char *token, int port, int64_t deadline);
+
 #endif

@@ -148,12 +148,40 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 	return row;
 }
 
-static json_t *listen_on_fixed_port(struct server *s, int port)
+/* A fixed port in use: another clusterdoc run's listener (or this run's,
+ * for another name of this machine) is not a stale job, and says so when
+ * asked (reach_port_holder). Its holder may also just have let it go. */
+static int open_fixed_or_ask(struct server *s, int port, int64_t ask_deadline, const char **bound,
+                             const char **held_by)
+{
+	int fd = open_fixed_listener(port, bound);
+
+	*held_by = NULL;
+	if (fd != -EADDRINUSE)
+		return fd;
+	switch (reach_port_holder(s->token, port, ask_deadline)) {
+	case REACH_HOLDER_GONE:
+		return open_fixed_listener(port, bound);
+	case REACH_HOLDER_OTHER_RUN:
+		*held_by = "other-run";
+		break;
+	case REACH_HOLDER_THIS_RUN:
+		*held_by = "this-run";
+		break;
+	case REACH_HOLDER_UNKNOWN:
+		break;
+	}
+	return fd;
+}
+
+static json_t *listen_on_fixed_port(struct server *s, int port, int64_t ask_deadline)
 {
 	json_t *row = json_pack("{si}", "port", port);
-	const char *bound;
-	int fd = open_fixed_listener(port, &bound);
+	const char *bound, *held_by;
+	int fd = open_fixed_or_ask(s, port, ask_deadline, &bound, &held_by);
 
+	if (held_by)
+		json_object_set_new(row, "held_by", json_string(held_by));
 	if (fd < 0)
 		return errno_fields(row, -fd);
 	server_keep_fd(s, fd);
@@ -170,14 +198,17 @@ static json_t *listen_on_addresses(struct server *s, json_t *addresses)
 	return rows;
 }
 
+/* Asking the holders of ports in use takes REACH_HOLDER_WAIT_MS at most
+ * for all of them, so stale jobs on every port cannot stretch the request. */
 static json_t *listen_on_fixed_ports(struct server *s, json_t *ports)
 {
 	json_t *rows = json_array();
+	int64_t ask_deadline = reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
 
 	for (size_t i = 0; i < json_array_size(ports); i++) {
 		int port = (int)json_integer_value(json_array_get(ports, i));
 
-		json_array_append_new(rows, listen_on_fixed_port(s, port));
+		json_array_append_new(rows, listen_on_fixed_port(s, port, ask_deadline));
 	}
 	return rows;
 }
@@ -269,19 +300,29 @@ static void accept_peers(struct server *s, int listen_fd, int64_t now)
 	}
 }
 
-/* Answers a connector whose line carries our token. The send cannot block
- * and a short one cannot happen in practice: the socket is fresh and the
- * line is far smaller than any send buffer. */
+/* Answers a connector whose line carries our token, and the holder
+ * question ("CDREACH1 who <token>") of an agent that could not bind our
+ * port: this run's or another's, nothing more (so a concurrent run does not
+ * take us for a stale job). The send cannot block and a short one cannot
+ * happen in practice: the socket is fresh and the line is far smaller than
+ * any send buffer. */
 static void answer_peer(struct server *s, struct peer *p)
 {
+	static const char who[] = REACH_WHO_PREFIX;
 	const char *token;
 	long long from;
 	char reply[REACH_LINE_MAX];
 	int n;
 
-	if (reach_parse_line(p->line, &token, &from) != 0 || strcmp(token, s->token) != 0)
+	if (strncmp(p->line, who, sizeof(who) - 1) == 0)
+		n = snprintf(reply, sizeof(reply), "%s\n",
+		             strcmp(p->line + sizeof(who) - 1, s->token) == 0
+		                 ? REACH_THIS_RUN_LINE
+		                 : REACH_OTHER_RUN_LINE);
+	else if (reach_parse_line(p->line, &token, &from) == 0 && strcmp(token, s->token) == 0)
+		n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
+	else
 		return;
-	n = snprintf(reply, sizeof(reply), REACH_MAGIC " %s %lld\n", s->token, s->node);
 	/* A failure means the connector went away: nobody to tell. */
 	send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }

@@ -7,6 +7,7 @@
 
 #include "cd.h"
 #include "probes/predict.h"
+#include "report/report.h"
 
 #include <jansson.h>
 #include <arpa/inet.h>
@@ -317,6 +318,7 @@ void check_print_json(const struct check_result *r)
 	              (json_int_t)st.probe_ms, "listen", (json_int_t)st.listen_ms, "connect",
 	              (json_int_t)st.connect_ms, "confirm", (json_int_t)st.confirm_ms, "retried",
 	              (json_int_t)st.retried));
+	json_object_set_new(doc, "head_load", report_check_head_load_json(&st.loop));
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);
@@ -433,6 +435,7 @@ void check_print_text(const struct check_result *r, int checked)
 	       r->m->nnodes, checked - partial, part, r->m->nattempts,
 	       (double)(cd_now_ms() - r->started_ms) / 1000);
 	print_deadline(&r->stats);
+	report_check_head_load_note(stdout, &r->stats.loop);
 	print_predictions(r);
 	print_findings(r);
 	print_suggestions(r);

@@ -10,6 +10,7 @@
 
 #include "collectives/bench.h"
 #include "junit.h"
+#include "loop.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
 #include "prom.h"
@@ -36,12 +37,26 @@ struct report_run {
 /*
  * Build the check's metrics and test cases. A node that could not be
  * checked has only clusterdoc_check_node_up 0 and its node-unreachable
- * finding: what is not known is not reported as 0.
+ * finding (probe-incomplete when it was only slow): what is not known is
+ * not reported as 0.
  */
 struct prom *report_check_prom(const struct netmodel *m, const struct diagnosis *d,
                                const struct report_run *run);
 struct junit *report_check_junit(const struct netmodel *m, const struct diagnosis *d,
                                  const struct report_run *run);
+
+/*
+ * The head's own load during a check, from its event loop (loop_stats): a
+ * loop whose timers fired REPORT_HEAD_LAG_MS or more past their due time
+ * means the head's machine was overloaded (or the head was stopped), so its
+ * deadlines ran late and timings, and a node that looked slow, may be the
+ * head's doing. _json: {"loop_lag_ms", "longest_turn_ms", "overloaded"}
+ * for the JSON report's "head_load"; _note: one line on f when overloaded,
+ * nothing otherwise.
+ */
+#define REPORT_HEAD_LAG_MS 500
+json_t *report_check_head_load_json(const struct loop_stats *st);
+void report_check_head_load_note(FILE *f, const struct loop_stats *st);
 
 /* The same for a bench run. min_bw: --check-min-bw in GB/s, 0 = none. */
 struct prom *report_bench_prom(const struct bench_report *rep, const struct bench_opts *o,

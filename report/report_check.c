@@ -1,6 +1,7 @@
 /*
  * report_check.c - `clusterdoc check` results as Prometheus metrics and as
- * JUnit test cases (docs/report-format.md, "Metrics" and "JUnit").
+ * JUnit test cases (docs/report-format.md, "Metrics" and "JUnit"), and
+ * the head's own load (its event loop's lag) for the JSON and text reports.
  *
  * One series per node and finding id, for every id of the catalogue, so an
  * alert on `clusterdoc_check_finding == 1` resolves when the finding is gone
@@ -130,6 +131,11 @@ static void node_cases(struct junit *j, const struct netmodel *m, const struct d
                        size_t i)
 {
 	const struct nm_node *n = &m->nodes[i];
+	/* a node too slow to check is that, not unreachable (diagnose_checks.c) */
+	const char *not_checked = node_severity(d, i, "node-unreachable") < 0 &&
+	                                  node_severity(d, i, "probe-incomplete") >= 0
+	                              ? "probe-incomplete"
+	                              : "node-unreachable";
 
 	junit_suite(j, n->host, n->hostname[0] ? n->hostname : NULL);
 	for (size_t c = 0; c < finding_catalogue_len; c++) {
@@ -138,7 +144,7 @@ static void node_cases(struct junit *j, const struct netmodel *m, const struct d
 		const struct finding *f = sev >= 0 ? node_finding(d, i, id, sev) : NULL;
 		char *detail = f ? finding_detail(f) : NULL;
 
-		if (!n->probed && strcmp(id, "node-unreachable") == 0)
+		if (!n->probed && strcmp(id, not_checked) == 0)
 			junit_case(j, "clusterdoc.check", id, 0, JUNIT_ERROR, n->error_code,
 			           n->error[0] ? n->error : "could not be checked", detail, NULL);
 		else if (!n->probed)
@@ -166,4 +172,22 @@ struct junit *report_check_junit(const struct netmodel *m, const struct diagnosi
 	for (size_t i = 0; i < m->nnodes; i++)
 		node_cases(j, m, d, i);
 	return j;
+}
+
+json_t *report_check_head_load_json(const struct loop_stats *st)
+{
+	return json_pack("{sIsIsb}", "loop_lag_ms", (json_int_t)st->max_late_ms, "longest_turn_ms",
+	                 (json_int_t)(st->max_turn_us / 1000), "overloaded",
+	                 st->max_late_ms >= REPORT_HEAD_LAG_MS);
+}
+
+void report_check_head_load_note(FILE *f, const struct loop_stats *st)
+{
+	if (st->max_late_ms < REPORT_HEAD_LAG_MS)
+		return;
+	fprintf(f,
+	        "note: this machine (the head) was overloaded: clusterdoc's event loop lagged up "
+	        "to %.1f s, so deadlines fired late and a node reported slow may have waited on "
+	        "the head\n\n",
+	        (double)st->max_late_ms / 1000);
 }

@@ -102,6 +102,54 @@ static void readable_fd_runs_its_callback(void **state)
 	loop_free(loop);
 }
 
+static void fired_nothing(struct loop *loop, void *arg)
+{
+}
+
+static void busy_300ms(struct loop *loop, void *arg)
+{
+	usleep(300000);
+}
+
+static void note_lateness(struct loop *loop, void *arg)
+{
+	*(int64_t *)arg = loop_timer_late_ms(loop);
+}
+
+/* A turn that keeps the loop busy makes the next timer late: the loop's lag,
+ * seen by the late timer and kept in loop_stats. */
+static void a_late_timer_is_the_loops_lag(void **state)
+{
+	struct loop *loop = loop_new();
+	struct loop_stats st;
+	int64_t late = -1;
+
+	loop_timer_add(loop, 0, busy_300ms, NULL);
+	loop_timer_add(loop, 50, note_lateness, &late);
+	loop_run(loop);
+	loop_stats(loop, &st);
+	assert_true(late >= 200 && late < 1000);
+	assert_int_equal(st.max_late_ms, late);
+	assert_int_equal(loop_timer_late_ms(loop), 0); /* outside a timer */
+	loop_free(loop);
+}
+
+/* With loop_watch_lag, a wake from poll past its due time counts too, and
+ * the loop still ends when nothing is left. */
+static void an_idle_loop_watching_lag_reports_none_and_ends(void **state)
+{
+	struct loop *loop = loop_new();
+	struct loop_stats st;
+
+	loop_watch_lag(loop, 20);
+	loop_timer_add(loop, 100, fired_nothing, NULL);
+	loop_run(loop);
+	loop_stats(loop, &st);
+	assert_true(st.max_late_ms < 100);
+	assert_true(st.turns >= 4); /* woke every 20 ms */
+	loop_free(loop);
+}
+
 struct reuse {
 	int old_fd, new_fds[2], new_called;
 };
@@ -184,6 +232,8 @@ int main(void)
 	    cmocka_unit_test(buf_line_finds_only_complete_lines),
 	    cmocka_unit_test(timers_fire_in_due_order),
 	    cmocka_unit_test(cancelled_timer_does_not_fire),
+	    cmocka_unit_test(a_late_timer_is_the_loops_lag),
+	    cmocka_unit_test(an_idle_loop_watching_lag_reports_none_and_ends),
 	    cmocka_unit_test(readable_fd_runs_its_callback),
 	    cmocka_unit_test(event_for_a_closed_fd_is_not_given_to_its_new_owner),
 	    cmocka_unit_test(sha256_matches_fips_vectors),

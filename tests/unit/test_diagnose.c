@@ -227,6 +227,53 @@ static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **
 	unload(&f);
 }
 
+/* The ids of the findings that name node i, ","-joined, in order. */
+static void ids_naming(const struct fx *f, size_t i, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t k = 0; k < f->d->nfindings; k++) {
+		if (finding_names(&f->d->findings[k], i))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
+			         f->d->findings[k].id);
+	}
+}
+
+/* A node that logged in but answered a request too late is slow, not
+ * unreachable: its agent said hello ("slow") or did not start in time
+ * ("request-timeout", whose deadline starts after login). A refused login
+ * stays node-unreachable. */
+static void a_slow_node_is_probe_incomplete_not_unreachable(void **state)
+{
+	static const struct {
+		const char *code, *msg, *ids, *says;
+	} cases[] = {
+	    {"slow",
+	     "s4: the agent did not answer request 2 in time; it logged in and its agent "
+	     "said hello, so it is slow (overloaded or stopped), not unreachable",
+	     "probe-incomplete", "hello but not the probe in time"},
+	    {"request-timeout", "s4: the agent did not start within the deadline",
+	     "probe-incomplete", "did not start and answer in time"},
+	    {"refused", "s4: connection refused", "node-unreachable", "could not be checked"},
+	};
+	char ids[256];
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct fx f;
+
+		load(&f, "stale-env.json");
+		diagnosis_free(f.d);
+		netmodel_node_failed(f.m, 3, cases[c].code, cases[c].msg);
+		f.d = diagnose(f.m);
+		ids_naming(&f, 3, ids, sizeof(ids));
+		assert_string_equal(ids, cases[c].ids);
+		for (size_t k = 0; k < f.d->nfindings; k++) {
+			if (finding_names(&f.d->findings[k], 3))
+				assert_non_null(strstr(f.d->findings[k].message, cases[c].says));
+		}
+		unload(&f);
+	}
+}
+
 static void two_nics_on_one_subnet_route_through_the_other(void **state)
 {
 	struct fx f;
@@ -451,6 +498,7 @@ int main(void)
 	    cmocka_unit_test(kernel_limits_shm_torch_and_an_unanswered_python),
 	    cmocka_unit_test(torch_missing_names_the_interpreter_found_and_the_python_to_pass),
 	    cmocka_unit_test(torch_missing_without_a_candidate_says_what_to_install),
+	    cmocka_unit_test(a_slow_node_is_probe_incomplete_not_unreachable),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 

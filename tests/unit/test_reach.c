@@ -6,6 +6,7 @@
  * no fd left open afterwards. The IPv6 cases are skipped without ::1.
  */
 #include "probes/reach.h"
+#include "probes/reach_internal.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -490,6 +491,57 @@ static void test_fixed_port_taken_is_eaddrinuse(void **state)
 	assert_no_fd_leaked(state);
 }
 
+/* The holder question: a listener says whether it is this run's or another
+ * run's, and nothing else (no token). */
+static void test_listener_answers_who_with_this_or_other_run(void **state)
+{
+	static const struct {
+		const char *ask, *want;
+	} cases[] = {
+	    {"CDREACH1 who " TOKEN "\n", "CDREACH1 this-run\n"},
+	    {"CDREACH1 who " OTHER_TOKEN "\n", "CDREACH1 other-run\n"},
+	};
+	int port = listen_on("127.0.0.1", TOKEN);
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(cases); i++) {
+		int fd = plain_client(port);
+		char got[512];
+
+		assert_int_equal(write(fd, cases[i].ask, strlen(cases[i].ask)),
+		                 (ssize_t)strlen(cases[i].ask));
+		assert_int_equal(read_until_eof(fd, got, sizeof(got), 2000),
+		                 (int)strlen(cases[i].want));
+		assert_string_equal(got, cases[i].want);
+		close(fd);
+	}
+	assert_no_fd_leaked(state);
+}
+
+static int64_t wait_end(void)
+{
+	return reach_now_us() + (int64_t)REACH_HOLDER_WAIT_MS * 1000;
+}
+
+/* What a fixed port in use is held by: a clusterdoc listener (this run's or
+ * another's), something that does not answer (a stale job), or nobody any
+ * more. */
+static void test_port_holder_tells_clusterdoc_from_a_stale_job(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN), silent_port,
+	    silent = plain_listener(4, &silent_port);
+	int64_t t0;
+
+	assert_int_equal(reach_port_holder(OTHER_TOKEN, port, wait_end()), REACH_HOLDER_OTHER_RUN);
+	assert_int_equal(reach_port_holder(TOKEN, port, wait_end()), REACH_HOLDER_THIS_RUN);
+	t0 = ms_now();
+	assert_int_equal(reach_port_holder(TOKEN, silent_port, wait_end()), REACH_HOLDER_UNKNOWN);
+	assert_true(ms_now() - t0 < REACH_HOLDER_WAIT_MS + 500); /* bounded */
+	close(silent);
+	assert_int_equal(reach_port_holder(TOKEN, free_port(AF_INET), wait_end()),
+	                 REACH_HOLDER_GONE);
+	assert_no_fd_leaked(state);
+}
+
 /* --- listen results and request errors ------------------------------------- */
 
 static void test_listen_reports_each_address_on_its_own(void **state)
@@ -756,6 +808,8 @@ int main(void)
 	    REACH_TEST(test_link_local_without_scope_is_einval_from_connect),
 	    REACH_TEST(test_fixed_port_is_dual_stack),
 	    REACH_TEST(test_fixed_port_taken_is_eaddrinuse),
+	    REACH_TEST(test_listener_answers_who_with_this_or_other_run),
+	    REACH_TEST(test_port_holder_tells_clusterdoc_from_a_stale_job),
 	    REACH_TEST(test_listen_reports_each_address_on_its_own),
 	    REACH_TEST(test_second_listen_is_busy),
 	    REACH_TEST(test_malformed_listen_is_bad_request),
