@@ -152,5 +152,30 @@ t_a_second_sigint_exits_at_once_and_undo_asks_the_node() {
 	expect_eq "$(cluster_node_exec 3 nft list chain inet clusterdoc_test input | grep -c "clusterdoc fix")" 0 "node3's rule after undo"
 }
 
+# fix --apply's question answered after 3 s on a terminal: with keepalives every 200 ms the
+# agents' silence bound is 1.2 s, but the head told them to hold on (hold_ms), so the apply
+# runs on the gather's agents and every change is made; then undo.
+t_a_slow_answer_to_the_question_keeps_the_agents() {
+	local old new ef=$CD_RUN/ask.err
+	old=$(ls "$(runs_dir)" 2>/dev/null)
+	out=$( (sleep 3; echo y; sleep 20) | cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		CLUSTERDOC_KEEPALIVE_MS=200 timeout 60 script -qec "$CLUSTERDOC fix -w 'node[1-3]' ${PT[*]} --apply" \
+		/dev/null 2>"$ef")
+	rc=$?
+	new=$(comm -13 <(echo "$old") <(ls "$(runs_dir)" 2>/dev/null) | head -1)
+	RUN=${new%.json}
+	[[ -n $RUN ]] || { echo "    no run was journalled: $(tail -c 800 <<<"$out") $(tail -c 300 "$ef")"; return 1; }
+	expect_match "$out" "Apply [0-9]+ changes? on 3 nodes\? \[y/N\]" "the question" || return 1
+	if grep -qiE "failed|closed|not ready|no agent" <<<"$out"; then
+		echo "    a change failed after the slow answer: $(grep -iE 'failed|closed|not ready|no agent' <<<"$out" | head -3)"
+		return 1
+	fi
+	expect_eq "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["changes"]; print(len(c) > 0 and all(x.get("outcome", "applied") == "applied" for x in c))' "$(runs_dir)/$RUN.json")" \
+		True "every change of the run applied" || return 1
+	cd_head fix --undo "$RUN"
+	expect_eq "$rc" 0 "undo's exit status ($out $err)" || return 1
+	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
+}
+
 itest_need_root
 itest_run_all
