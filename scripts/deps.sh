@@ -8,7 +8,7 @@ python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge
 debootstrap binfmt-support sudo
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
-libjansson-dev:arm64 zlib1g-dev:arm64"
+libjansson-dev:arm64 zlib1g-dev:arm64 libc6:arm64"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -51,12 +51,18 @@ elf_arch() { # FILE -> x86_64 / aarch64 / other, from e_machine
 	esac
 }
 
-# run_arch ARCH CMD...: runs CMD here, or through qemu-user for another architecture.
+# run_arch ARCH CMD...: runs CMD here, or through qemu-user for another architecture, with
+# the distribution's own libc for ARCH (multiarch, /lib/ARCH-linux-gnu, what `make deps`
+# installs with the arm64 -dev packages) where it is there: the cross toolchain's copy in
+# /usr/ARCH-linux-gnu (libc6-arm64-cross 2.36-8cross1) hangs in pthread_create under
+# qemu-user 7.2, and the agent starts a thread to read its stdin.
 run_arch() {
 	local arch=$1
 	shift
 	if [ "$arch" = "$(uname -m)" ]; then
 		"$@"
+	elif [ -e "/lib/ld-linux-$arch.so.1" ]; then
+		"qemu-$arch-static" -L / "$@"
 	else
 		"qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$@"
 	fi
