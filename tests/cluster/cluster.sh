@@ -1081,13 +1081,18 @@ cluster_trap_two_nics_subnet() {
 # leaves NAME while nodes with the kernel's order (or one NIC) use their first NIC.
 cluster_trap_route_order() {
 	_cd_check_node "${1:-}" || return 1
-	local i=$1 name=${2:-eth1} ns nic
+	local i=$1 name=${2:-eth1} ns nic t
 	ns=$(cluster_node_ns "$i") nic=$(cluster_node_nic "$i")
 	_cd_second_nic "$i" "$name" "${CD_PREFIX}o$i" || return 1
-	printf '%s\n' "addr add $CD_SUBNET.$((i + 100))/24 dev $name" "link set $name up" \
-		"route del $CD_SUBNET.0/24 dev $nic" \
-		"route add $CD_SUBNET.0/24 dev $nic proto kernel scope link src $(cluster_node_ip "$i")" |
-		ip -n "$ns" -b - || return 1
+	printf '%s\n' "addr add $CD_SUBNET.$((i + 100))/24 dev $name" "link set $name up" | ip -n "$ns" -b - || return 1
+	# the kernel adds NAME's prefix route when the link comes up: wait for it, then put it first
+	for ((t = 0; t < 100; t++)); do
+		[[ -n $(ip -n "$ns" -4 route show "$CD_SUBNET.0/24" dev "$name") ]] && break
+		sleep 0.02
+	done
+	ip -n "$ns" route del "$CD_SUBNET.0/24" dev "$nic" || return 1
+	ip -n "$ns" route append "$CD_SUBNET.0/24" dev "$nic" proto kernel scope link src "$(cluster_node_ip "$i")" || return 1
+	ip -n "$ns" route get "$CD_SUBNET.1" | grep -q " dev $name " || { _cd_err "route_order: $name's route is not first"; return 1; }
 	_cd_note_trap "route_order $i $name $CD_SUBNET.$((i + 100))"
 }
 
