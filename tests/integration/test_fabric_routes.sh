@@ -45,13 +45,31 @@ egress_is_suggested() {
 	done
 }
 
+# nccl_picks_suggested: with its suggested NCCL_SOCKET_IFNAME (and NCCL_SOCKET_FAMILY), the real
+# NCCL's bootstrap on every node picks the suggested interface and the node's address on it
+# (NCCL_ORACLE: tests/oracle/nccl_bootstrap; nothing to check without it)
+nccl_picks_suggested() {
+	local i ifname a vars log got
+	[ -n "${NCCL_ORACLE:-}" ] && [ -x "$NCCL_ORACLE" ] || return 0
+	for ((i = 1; i <= CD_N; i++)); do
+		ifname=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')")
+		a=$(cluster_node_exec "$i" ip -4 -o addr show dev "$ifname" | awk '{split($4, p, "/"); print p[1]; exit}')
+		read -r -a vars <<<"$(jget "' '.join(k + '=' + v for k, v in d['suggestions']['per_node']['node$i'].items() if k.startswith('NCCL_SOCKET_'))")"
+		log=$(cluster_node_exec "$i" env -i PATH=/usr/bin:/bin HOME=/root NCCL_DEBUG=INFO \
+			NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP "${vars[@]}" "$NCCL_ORACLE" 2>&1)
+		got=$(sed -nE 's/.*Bootstrap ?: Using (\[0\])?([^ ]+)<0>.*/\2/p' <<<"$log" | head -1)
+		expect_eq "$got" "$ifname:$a" "real NCCL's bootstrap on node$i with ${vars[*]}" || return 1
+	done
+}
+
 t_clean_cluster_has_no_route_findings() {
 	up 3 || return 1
 	check3
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	has route-egress-mismatch "" || return 1
 	has multiple-nics-same-subnet "" || return 1
-	egress_is_suggested
+	egress_is_suggested || return 1
+	nccl_picks_suggested
 }
 
 t_stale_route_is_named_on_its_node_only() {
@@ -80,7 +98,8 @@ t_two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node() {
 		"evidence" || return 1
 	expect_eq "$(named_by node1)" "" "findings naming node1" || return 1
 	expect_eq "$(named_by node3)" "" "findings naming node3" || return 1
-	egress_is_suggested
+	egress_is_suggested || return 1
+	nccl_picks_suggested
 }
 
 t_route_order_that_prefers_the_other_nic_is_named_on_its_node() {
@@ -95,7 +114,8 @@ t_route_order_that_prefers_the_other_nic_is_named_on_its_node() {
 		"node3: ip route get $(cluster_node_ip 1) from $(cluster_node_ip 3) -> dev eth1.*, but $(cluster_node_ip 3) belongs to eth0" \
 		"node3's own route answer" || return 1
 	expect_eq "$(named_by node1)" "" "findings naming node1" || return 1
-	expect_eq "$(named_by node2)" "" "findings naming node2"
+	expect_eq "$(named_by node2)" "" "findings naming node2" || return 1
+	nccl_picks_suggested
 }
 
 t_all_route_traps_together_each_on_its_node() {
