@@ -39,6 +39,7 @@ const struct finding_def finding_catalogue[] = {
     {"ephemeral-ports-blocked", SEV_ERROR, "ephemeral ports are blocked on a node"},
     {"firewall-blocks-port", SEV_WARNING, "a firewall drops or rejects a port a job may use"},
     {"route-egress-mismatch", SEV_WARNING, "traffic would leave through another interface"},
+    {"multiple-nics-same-subnet", SEV_WARNING, "two NICs of a node hold addresses in one subnet"},
     {"virtual-iface-selected", SEV_WARNING, "NCCL/Gloo would use a virtual interface"},
     {"nic-name-mismatch", SEV_WARNING, "the data interface has different names on the nodes"},
     {"mtu-mismatch", SEV_WARNING, "the data interfaces have different MTUs"},

@@ -35,7 +35,7 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 		const struct nm_attempt *a = &m->attempts[i];
 
 		if (!diagnose_attempt_toward(a, to, addr, fixed_port, port) ||
-		    strcmp(a->result, "ok") == 0)
+		    strcmp(a->result, "ok") == 0 || diagnose_route_astray(m, a->from, addr))
 			continue;
 		diagnose_sb_addf(&s, "%s%s -> %s port %d: %s%s%s%s", s ? "; " : "",
 		                 node_name(m, a->from), node_name(m, to), a->port, a->result,
@@ -43,6 +43,22 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 		                 a->errno_name[0] ? ")" : "");
 	}
 	return s ? s : cd_strdup("");
+}
+
+/* Whether a failed attempt toward (to, addr) is the target's: one whose
+ * sender's own route toward addr went out of another NIC is the sender's
+ * (route-egress-mismatch names it), so the target is not blamed for it. */
+static int target_failures(const struct netmodel *m, size_t to, const char *addr, int fixed_port,
+                           int port)
+{
+	for (size_t i = 0; i < m->nattempts; i++) {
+		const struct nm_attempt *a = &m->attempts[i];
+
+		if (diagnose_attempt_toward(a, to, addr, fixed_port, port) &&
+		    strcmp(a->result, "ok") != 0 && !diagnose_route_astray(m, a->from, addr))
+			return 1;
+	}
+	return 0;
 }
 
 /* A node that answered its transport (it logged in) but not a request in
@@ -228,7 +244,7 @@ static void check_used_addresses(struct dstate *st)
 				    ev);
 				continue;
 			}
-			if (rs != REACH_SOME_BAD)
+			if (rs != REACH_SOME_BAD || !target_failures(m, i, pk->addr, 0, 0))
 				continue;
 			fails = failed_attempts(m, i, pk->addr, 0, 0);
 			snprintf(ev, sizeof(ev), "%s: %s would use %s:%s; %s", n->host, used[u].who,
@@ -640,7 +656,8 @@ static void check_fixed_ports(struct dstate *st)
 			const struct nm_fwrule *r;
 			const char *how;
 
-			if (rs != REACH_SOME_BAD)
+			if (rs != REACH_SOME_BAD ||
+			    !target_failures(m, to, addr, 1, m->master_port))
 				continue;
 			fails = failed_attempts(m, to, addr, 1, m->master_port);
 			r = NULL;

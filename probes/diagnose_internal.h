@@ -56,6 +56,18 @@ int diagnose_virtual_name(const char *name);
 void diagnose_check_paths(struct dstate *st);
 void diagnose_check_setup(struct dstate *st);
 
+/* Each node's own routing: route-egress-mismatch and
+ * multiple-nics-same-subnet (diagnose_routes.c; run by
+ * diagnose_check_setup). */
+void diagnose_check_routes(struct dstate *st);
+
+/* Node from's own route answer toward addr when it leaves through another
+ * interface than the one holding its source address, else NULL
+ * (diagnose_routes.c). A failed attempt of that node toward addr is its own
+ * route's fault, not the target's. */
+const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t from,
+                                             const char *addr);
+
 /* Each probed node's data interface and address in d->pred
  * (diagnose_suggest.c). */
 void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d);

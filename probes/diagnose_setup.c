@@ -1,7 +1,7 @@
 /*
  * diagnose_setup.c - the checks of each node's setup and its agreement with
  * the other nodes: firewall rules inside the ephemeral port range,
- * data-interface MTUs and names, egress routes, software versions, /dev/shm
+ * data-interface MTUs and names, software versions, /dev/shm
  * and NCCL's version (see diagnose.h).
  */
 #include "diagnose.h"
@@ -119,49 +119,6 @@ static void check_nic_names(struct dstate *st)
 	}
 	diagnose_note(st, "nic-name-mismatch", SEV_WARNING, "", SIZE_MAX, "", "", ev);
 	free(ev);
-}
-
-static void check_routes(struct dstate *st)
-{
-	const struct netmodel *m = st->m;
-
-	for (size_t i = 0; i < m->nnodes; i++) {
-		const struct nm_node *n = &m->nodes[i];
-		const struct node_prediction *p = &st->d->pred[i];
-
-		for (size_t k = 0; n->probed && k < n->nroutes; k++) {
-			const struct nm_route *r = &n->routes[k];
-			const char *expect = NULL;
-			char ev[512];
-
-			if (r->error[0] || !r->dev[0] || !r->from[0])
-				continue;
-			for (int q = 0; q < p->nccl.npicks && !expect; q++) {
-				if (strcmp(p->nccl.picks[q].addr, r->from) == 0)
-					expect = p->nccl.picks[q].ifname;
-			}
-			for (int q = 0; q < p->gloo.npicks && !expect; q++) {
-				if (strcmp(p->gloo.picks[q].addr, r->from) == 0)
-					expect = p->gloo.picks[q].ifname;
-			}
-			if (!expect || strcmp(expect, r->dev) == 0 || strcmp(r->dev, "lo") == 0)
-				continue;
-			snprintf(ev, sizeof(ev),
-			         "%s: ip route get %s from %s -> dev %s, but %s belongs to %s",
-			         n->host, r->to, r->from, r->dev, r->from, expect);
-			diagnose_note(
-			    st, "route-egress-mismatch", SEV_WARNING, "", i,
-			    "%N: traffic to peers would leave through another interface than the "
-			    "one "
-			    "NCCL/Gloo chose (setting NCCL_SOCKET_IFNAME \"has no effect\"): two "
-			    "NICs "
-			    "share a subnet or the routes prefer the other one",
-			    "Give each NIC its own subnet, adjust route metrics, or add policy "
-			    "routing "
-			    "(ip rule from <address> table <n>).",
-			    ev);
-		}
-	}
 }
 
 static void check_software(struct dstate *st)
@@ -410,7 +367,7 @@ void diagnose_check_setup(struct dstate *st)
 	check_fw_rules(st);
 	check_mtu(st);
 	check_nic_names(st);
-	check_routes(st);
+	diagnose_check_routes(st);
 	check_software(st);
 	check_torch(st);
 	check_shm_and_versions(st);

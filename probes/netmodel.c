@@ -106,6 +106,9 @@ static void parse_ifaces(struct nm_node *n, json_t *arr)
 		f->speed_mbps = speed >= 0 && speed < 100000000 ? (int)speed : -1;
 		copy_str(f->kind, sizeof(f->kind), v, "kind");
 		copy_str(f->driver, sizeof(f->driver), v, "driver");
+		f->rp_filter = (int)get_int(v, "rp_filter", -1);
+		f->arp_ignore = (int)get_int(v, "arp_ignore", -1);
+		f->arp_announce = (int)get_int(v, "arp_announce", -1);
 		copy_str(f->master, sizeof(f->master), v, "master");
 		n->nifaces++;
 	}

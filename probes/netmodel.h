@@ -27,6 +27,7 @@ struct nm_iface {
 	char kind[16];   /* netprobe.h's kinds; "" when unknown */
 	char driver[32]; /* "" when unknown */
 	char master[NM_NAME];
+	int rp_filter, arp_ignore, arp_announce; /* effective IPv4 conf; -1 unknown */
 };
 
 /* One getifaddrs() entry with an IP address, in getifaddrs order. */

@@ -14,7 +14,11 @@
  *                    "operstate" ("up", "down", "unknown", ...), "mtu",
  *                    "mac" (or null), "speed_mbps" (or null when unknown or
  *                    negative), "driver" (or null), "kind", "master" (the
- *                    bridge/bond it is enslaved to, or null)}]
+ *                    bridge/bond it is enslaved to, or null), "rp_filter",
+ *                    "arp_ignore", "arp_announce" (the effective IPv4
+ *                    value: the larger of conf/all and the link's own, read
+ *                    from /proc/sys/net/ipv4/conf; null when unreadable or
+ *                    under a fake root)}]
  *                  in if_nameindex() order. kind is one of: "loopback",
  *                  "physical" (has /sys/class/net/<if>/device), "bridge",
  *                  "bond", "vlan", "veth", "tun", "ipoib" (type 32),

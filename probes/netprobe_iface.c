@@ -340,6 +340,32 @@ static int sysfs_shows_link(const char *root, const char *name, unsigned index)
 	return *root || net_has(root, name, "");
 }
 
+/*
+ * The kernel's effective IPv4 setting of a link: the larger of
+ * conf/all/LEAF and conf/NAME/LEAF (how rp_filter, arp_ignore and
+ * arp_announce are applied). /proc/sys/net is the reader's namespace's, so
+ * it is read only for the real root; null when unreadable.
+ */
+static json_t *ipv4_conf_json(const char *root, const char *name, const char *leaf)
+{
+	char *path;
+	long all = -1, own = -1;
+
+	if (*root)
+		return json_null();
+	path = cd_asprintf("/proc/sys/net/ipv4/conf/all/%s", leaf);
+	if (read_attr_long(path, &all) < 0)
+		all = -1;
+	free(path);
+	path = cd_asprintf("/proc/sys/net/ipv4/conf/%s/%s", name, leaf);
+	if (read_attr_long(path, &own) < 0)
+		own = -1;
+	free(path);
+	if (own < 0)
+		return json_null();
+	return json_integer(own > all ? own : all);
+}
+
 struct iface_ctx {
 	const char *root;            /* sysfs root prefix, "" for the real one */
 	const struct ifaddrs *addrs; /* getifaddrs list, or NULL */
@@ -381,6 +407,9 @@ static json_t *interface_json(struct iface_ctx *c, const struct if_nameindex *ni
 	json_object_set_new(o, "driver", a.driver);
 	json_object_set_new(o, "kind", netprobe_text(kind));
 	json_object_set_new(o, "master", a.master);
+	json_object_set_new(o, "rp_filter", ipv4_conf_json(c->root, name, "rp_filter"));
+	json_object_set_new(o, "arp_ignore", ipv4_conf_json(c->root, name, "arp_ignore"));
+	json_object_set_new(o, "arp_announce", ipv4_conf_json(c->root, name, "arp_announce"));
 	return o;
 }
 

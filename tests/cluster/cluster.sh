@@ -1037,6 +1037,65 @@ cluster_trap_mtu() {
 	_cd_note_trap "mtu $1 $2"
 }
 
+# _cd_second_nic i NAME PORT : a second NIC NAME on node i, cabled to the bridge (port PORT)
+_cd_second_nic() {
+	local i=$1 name=$2 port=$3 ns mtu
+	ns=$(cluster_node_ns "$i")
+	[[ $name =~ ^[A-Za-z][A-Za-z0-9._-]{0,14}$ && $name != lo ]] || { _cd_err "bad NIC name '$name'"; return 2; }
+	mtu=$(ip -n "$ns" -o link show dev "$(cluster_node_nic "$i")" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+	ip -n "$ns" link add "$name" mtu "${mtu:-1500}" type veth peer name "$port" netns "$CD_NS_BR" || return 1
+	ip -n "$CD_NS_BR" link set "$port" master "${CD_PREFIX}br0" up || return 1
+}
+
+# cluster_trap_stale_route i j [NAME=ens7] : node i gets a second NIC NAME on the bridge, with
+# 192.168.250.(i+10)/24, and a stale more specific route: node j's address /32 via NAME. Node i's
+# traffic to node j leaves NAME (it still arrives: one L2 segment); every other node is unchanged.
+cluster_trap_stale_route() {
+	_cd_check_node "${1:-}" || return 1
+	_cd_check_node "${2:-}" || return 1
+	local i=$1 j=$2 name=${3:-ens7} ns
+	ns=$(cluster_node_ns "$i")
+	_cd_second_nic "$i" "$name" "${CD_PREFIX}r$i" || return 1
+	printf '%s\n' "addr add 192.168.250.$((i + 10))/24 dev $name" "link set $name up" \
+		"route add $(cluster_node_ip "$j")/32 dev $name" | ip -n "$ns" -b - || return 1
+	_cd_note_trap "stale_route $i $j $name"
+}
+
+# cluster_trap_two_nics_subnet i [NAME=eth1] : node i gets a second NIC NAME on the bridge in the
+# cluster's subnet ($CD_SUBNET.(i+100)/24) and strict reverse-path filtering (rp_filter=1 on all,
+# default and both NICs); arp_ignore/arp_announce keep their defaults (0: ARP flux). Route order
+# is the kernel's: the first NIC's subnet route stays first.
+cluster_trap_two_nics_subnet() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 name=${2:-eth1} ns nic
+	ns=$(cluster_node_ns "$i") nic=$(cluster_node_nic "$i")
+	_cd_second_nic "$i" "$name" "${CD_PREFIX}m$i" || return 1
+	ip netns exec "$ns" sh -c "echo 1 >/proc/sys/net/ipv4/conf/all/rp_filter; echo 1 >/proc/sys/net/ipv4/conf/default/rp_filter; echo 1 >/proc/sys/net/ipv4/conf/$nic/rp_filter; echo 1 >/proc/sys/net/ipv4/conf/$name/rp_filter" || return 1
+	printf '%s\n' "addr add $CD_SUBNET.$((i + 100))/24 dev $name" "link set $name up" | ip -n "$ns" -b - || return 1
+	_cd_note_trap "two_nics_subnet $i $name $CD_SUBNET.$((i + 100))"
+}
+
+# cluster_trap_route_order i [NAME=eth1] : like NVIDIA/nccl#1581: node i gets a second NIC NAME on
+# the bridge in the cluster's subnet ($CD_SUBNET.(i+100)/24, rp_filter loose) and its two subnet
+# routes, same metric, are reordered so that NAME's comes first: node i's traffic to its peers
+# leaves NAME while nodes with the kernel's order (or one NIC) use their first NIC.
+cluster_trap_route_order() {
+	_cd_check_node "${1:-}" || return 1
+	local i=$1 name=${2:-eth1} ns nic t
+	ns=$(cluster_node_ns "$i") nic=$(cluster_node_nic "$i")
+	_cd_second_nic "$i" "$name" "${CD_PREFIX}o$i" || return 1
+	printf '%s\n' "addr add $CD_SUBNET.$((i + 100))/24 dev $name" "link set $name up" | ip -n "$ns" -b - || return 1
+	# the kernel adds NAME's prefix route when the link comes up: wait for it, then put it first
+	for ((t = 0; t < 100; t++)); do
+		[[ -n $(ip -n "$ns" -4 route show "$CD_SUBNET.0/24" dev "$name") ]] && break
+		sleep 0.02
+	done
+	ip -n "$ns" route del "$CD_SUBNET.0/24" dev "$nic" || return 1
+	ip -n "$ns" route append "$CD_SUBNET.0/24" dev "$nic" proto kernel scope link src "$(cluster_node_ip "$i")" || return 1
+	ip -n "$ns" route get "$CD_SUBNET.1" | grep -q " dev $name " || { _cd_err "route_order: $name's route is not first"; return 1; }
+	_cd_note_trap "route_order $i $name $CD_SUBNET.$((i + 100))"
+}
+
 # ---------------------------------------------------------------- CLI
 
 _cd_cli_usage() {

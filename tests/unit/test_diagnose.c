@@ -285,6 +285,93 @@ static void two_nics_on_one_subnet_route_through_the_other(void **state)
 	unload(&f);
 }
 
+/* The finding ids that name node i, comma-separated, must be exactly ids. */
+static void expect_ids_naming(const struct fx *f, size_t i, const char *ids)
+{
+	char got[512];
+
+	ids_naming(f, i, got, sizeof(got));
+	assert_string_equal(got, ids);
+}
+
+static void a_clean_cluster_has_no_route_findings(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-clean.json");
+	assert_int_equal(f.d->nfindings, 0);
+	unload(&f);
+}
+
+/* q's stale /32 to r through ens7: q's connects to r time out. Only q is
+ * named, with its own route answer and its failed connects; r, whose routes
+ * and answers are fine, is named by nothing. */
+static void a_stale_route_names_only_its_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-stale.json");
+	expect_finding(&f, "route-egress-mismatch", SEV_ERROR, "q");
+	assert_string_equal(
+	    evidence(&f, "route-egress-mismatch"),
+	    "q: ip route get 10.3.0.3 from 10.3.0.2 -> dev ens7 src 10.3.0.2, but "
+	    "10.3.0.2 belongs to eth0; q -> r port 40006: timeout (ETIMEDOUT); q -> "
+	    "r port 29500: timeout (ETIMEDOUT)\n");
+	expect_ids_naming(&f, 0, "");
+	expect_ids_naming(&f, 2, "");
+	unload(&f);
+}
+
+static void two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-strict-rpf.json");
+	expect_finding(&f, "multiple-nics-same-subnet", SEV_ERROR, "p");
+	assert_string_equal(evidence(&f, "multiple-nics-same-subnet"),
+	                    "p: eth0 10.3.0.1/24 and eth1 10.3.0.101/24 share a subnet; rp_filter "
+	                    "eth0=1 eth1=1; arp_ignore eth0=0 eth1=0; arp_announce eth0=0 eth1=0; "
+	                    "ip route get 10.3.0.2 from 10.3.0.1 -> dev eth0\n");
+	expect_ids_naming(&f, 0, "multiple-nics-same-subnet");
+	expect_ids_naming(&f, 1, "");
+	expect_ids_naming(&f, 2, "");
+	unload(&f);
+}
+
+/* r's two same-metric routes to the subnet put eth1 first (NVIDIA/nccl#1581):
+ * r's own answers leave eth1; p and q, with one route, are not named. */
+static void a_route_order_that_prefers_the_other_nic_names_only_its_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-order.json");
+	expect_finding(&f, "route-egress-mismatch", SEV_WARNING, "r");
+	expect_finding(&f, "multiple-nics-same-subnet", SEV_WARNING, "r");
+	assert_non_null(strstr(evidence(&f, "multiple-nics-same-subnet"),
+	                       "rp_filter eth0=0 eth1=0; arp_ignore eth0=0 eth1=0; arp_announce "
+	                       "eth0=0 eth1=0; ip route get 10.3.0.1 from 10.3.0.3 -> dev eth1"));
+	assert_non_null(
+	    strstr(evidence(&f, "route-egress-mismatch"),
+	           "r: ip route get 10.3.0.2 from 10.3.0.3 -> dev eth1 src 10.3.0.3, but "
+	           "10.3.0.3 belongs to eth0"));
+	expect_ids_naming(&f, 0, "");
+	expect_ids_naming(&f, 1, "");
+	unload(&f);
+}
+
+static void every_route_trap_together_is_named_on_exactly_its_node(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-all.json");
+	expect_finding(&f, "multiple-nics-same-subnet", SEV_ERROR, "p,r");
+	expect_finding(&f, "route-egress-mismatch", SEV_ERROR, "q,r");
+	expect_ids_naming(&f, 0, "multiple-nics-same-subnet");
+	expect_ids_naming(&f, 1, "route-egress-mismatch");
+	expect_ids_naming(&f, 2, "multiple-nics-same-subnet,route-egress-mismatch");
+	unload(&f);
+}
+
 static void stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node(void **state)
 {
 	struct fx f;
@@ -499,6 +586,11 @@ int main(void)
 	    cmocka_unit_test(torch_missing_names_the_interpreter_found_and_the_python_to_pass),
 	    cmocka_unit_test(torch_missing_without_a_candidate_says_what_to_install),
 	    cmocka_unit_test(a_slow_node_is_probe_incomplete_not_unreachable),
+	    cmocka_unit_test(a_clean_cluster_has_no_route_findings),
+	    cmocka_unit_test(a_stale_route_names_only_its_node),
+	    cmocka_unit_test(two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node),
+	    cmocka_unit_test(a_route_order_that_prefers_the_other_nic_names_only_its_node),
+	    cmocka_unit_test(every_route_trap_together_is_named_on_exactly_its_node),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 

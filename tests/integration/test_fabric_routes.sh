@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Routes and several NICs on namespace clusters of real sshd nodes: a stale more specific route
+# through another NIC, two NICs in one subnet with strict rp_filter, two same-metric routes to one
+# subnet ordered differently on one node (NVIDIA/nccl#1581) - each alone and all together. Each
+# finding names exactly the nodes where it happens, with `ip route get` evidence taken there, and
+# no finding names a node whose own routes and answers are fine.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=fabric_routes
+
+PT=(--probe-timeout 1000)
+
+up() {
+	cluster_down
+	CD_QUIET=1 cluster_up "$@" >/dev/null
+}
+
+check3() { cd_head check -w 'node[1-3]' --json "${PT[@]}"; }
+
+# has ID NODES: a finding with that id lists exactly these nodes (sorted, comma-separated)
+has() {
+	local got
+	got=$(jget "','.join(sorted(set(n for f in d['findings'] if f['id'] == '$1' for n in f['nodes'])))")
+	expect_eq "$got" "$2" "nodes of finding $1"
+}
+severity_of() { jget "','.join(f['severity'] for f in d['findings'] if f['id'] == '$1')"; }
+evidence_of() { jget "'\n'.join(e for f in d['findings'] if f['id'] == '$1' for e in f['evidence'])"; }
+# named_by NODE: the ids of every finding that names NODE, sorted
+named_by() { jget "','.join(sorted(f['id'] for f in d['findings'] if '$1' in f['nodes']))"; }
+
+# egress_is_suggested: on every node, the kernel's route from the suggested GLOO_SOCKET_IFNAME's
+# address toward every peer's eth0 address leaves through that interface
+egress_is_suggested() {
+	local i j ifname a dev
+	for ((i = 1; i <= CD_N; i++)); do
+		ifname=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')")
+		[ -n "$ifname" ] || { echo "    node$i: no GLOO_SOCKET_IFNAME suggested"; return 1; }
+		a=$(cluster_node_exec "$i" ip -4 -o addr show dev "$ifname" | awk '{split($4, p, "/"); print p[1]; exit}')
+		for ((j = 1; j <= CD_N; j++)); do
+			((i == j)) && continue
+			dev=$(cluster_node_exec "$i" ip route get "$(cluster_node_ip "$j")" from "$a" |
+				sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -1)
+			expect_eq "$dev" "$ifname" "node$i's egress toward node$j from $a" || return 1
+		done
+	done
+}
+
+# nccl_picks_suggested: with its suggested NCCL_SOCKET_IFNAME (and NCCL_SOCKET_FAMILY), the real
+# NCCL's bootstrap on every node picks the suggested interface and the node's address on it
+# (NCCL_ORACLE: tests/oracle/nccl_bootstrap; nothing to check without it)
+nccl_picks_suggested() {
+	local i ifname a vars log got
+	[ -n "${NCCL_ORACLE:-}" ] && [ -x "$NCCL_ORACLE" ] || return 0
+	for ((i = 1; i <= CD_N; i++)); do
+		ifname=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')")
+		a=$(cluster_node_exec "$i" ip -4 -o addr show dev "$ifname" | awk '{split($4, p, "/"); print p[1]; exit}')
+		read -r -a vars <<<"$(jget "' '.join(k + '=' + v for k, v in d['suggestions']['per_node']['node$i'].items() if k.startswith('NCCL_SOCKET_'))")"
+		log=$(cluster_node_exec "$i" env -i PATH=/usr/bin:/bin HOME=/root NCCL_DEBUG=INFO \
+			NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP "${vars[@]}" "$NCCL_ORACLE" 2>&1)
+		got=$(sed -nE 's/.*Bootstrap ?: Using (\[0\])?([^ ]+)<0>.*/\2/p' <<<"$log" | head -1)
+		expect_eq "$got" "$ifname:$a" "real NCCL's bootstrap on node$i with ${vars[*]}" || return 1
+	done
+}
+
+t_clean_cluster_has_no_route_findings() {
+	up 3 || return 1
+	check3
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	has route-egress-mismatch "" || return 1
+	has multiple-nics-same-subnet "" || return 1
+	egress_is_suggested || return 1
+	nccl_picks_suggested
+}
+
+t_stale_route_is_named_on_its_node_only() {
+	up 3 || return 1
+	cluster_trap_stale_route 2 3 || return 1
+	check3
+	has route-egress-mismatch node2 || return 1
+	expect_eq "$(severity_of route-egress-mismatch)" error "severity (node2's connects to node3 fail)" || return 1
+	expect_match "$(evidence_of route-egress-mismatch)" \
+		"^node2: ip route get $(cluster_node_ip 3) from $(cluster_node_ip 2) -> dev ens7.*, but $(cluster_node_ip 2) belongs to eth0; node2 -> node3 port [0-9]+: timeout" \
+		"node2's own route answer" || return 1
+	# node3 is where node2's connects went; its own routes and answers are fine
+	expect_eq "$(named_by node3)" "" "findings naming node3" || return 1
+	expect_eq "$(named_by node1)" "" "findings naming node1"
+}
+
+t_two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node() {
+	up 3 || return 1
+	cluster_trap_two_nics_subnet 2 || return 1
+	check3
+	expect_eq "$rc" 1 "exit status" || return 1
+	has multiple-nics-same-subnet node2 || return 1
+	expect_eq "$(severity_of multiple-nics-same-subnet)" error "severity" || return 1
+	expect_eq "$(evidence_of multiple-nics-same-subnet)" \
+		"node2: eth0 $(cluster_node_ip 2)/24 and eth1 $CD_SUBNET.102/24 share a subnet; rp_filter eth0=1 eth1=1; arp_ignore eth0=0 eth1=0; arp_announce eth0=0 eth1=0; ip route get $(cluster_node_ip 1) from $(cluster_node_ip 2) -> dev eth0" \
+		"evidence" || return 1
+	expect_eq "$(named_by node1)" "" "findings naming node1" || return 1
+	expect_eq "$(named_by node3)" "" "findings naming node3" || return 1
+	egress_is_suggested || return 1
+	nccl_picks_suggested
+}
+
+t_route_order_that_prefers_the_other_nic_is_named_on_its_node() {
+	up 3 || return 1
+	cluster_trap_route_order 3 || return 1
+	check3
+	expect_eq "$rc" 0 "exit status (traffic still flows: rp_filter is loose)" || return 1
+	has route-egress-mismatch node3 || return 1
+	has multiple-nics-same-subnet node3 || return 1
+	expect_eq "$(severity_of multiple-nics-same-subnet)" warning "severity" || return 1
+	expect_match "$(evidence_of route-egress-mismatch)" \
+		"node3: ip route get $(cluster_node_ip 1) from $(cluster_node_ip 3) -> dev eth1.*, but $(cluster_node_ip 3) belongs to eth0" \
+		"node3's own route answer" || return 1
+	expect_eq "$(named_by node1)" "" "findings naming node1" || return 1
+	expect_eq "$(named_by node2)" "" "findings naming node2" || return 1
+	nccl_picks_suggested
+}
+
+t_all_route_traps_together_each_on_its_node() {
+	up 3 || return 1
+	cluster_trap_two_nics_subnet 1 || return 1
+	cluster_trap_stale_route 2 3 || return 1
+	cluster_trap_route_order 3 || return 1
+	check3
+	expect_eq "$rc" 1 "exit status" || return 1
+	has multiple-nics-same-subnet node1,node3 || return 1
+	has route-egress-mismatch node2,node3 || return 1
+	expect_match "$(evidence_of route-egress-mismatch)" "node2: ip route get $(cluster_node_ip 3) from $(cluster_node_ip 2) -> dev ens7" \
+		"node2's evidence" || return 1
+	expect_match "$(evidence_of multiple-nics-same-subnet)" "node1: eth0 $(cluster_node_ip 1)/24 and eth1 $CD_SUBNET.101/24 share a subnet; rp_filter eth0=1 eth1=1" \
+		"node1's evidence"
+}
+
+itest_need_root
+itest_run_all
