@@ -107,6 +107,7 @@ t_real_nccl_picks_the_suggested_address() {
 	[[ -x ${NCCL_ORACLE:-} ]] || { echo "    (no NCCL: skipped)"; return 0; }
 	check_json
 	for ((i = 1; i <= N; i++)); do
+		expect_eq "$(var "$i" NCCL_SOCKET_IFNAME)" eth0 "node$i NCCL_SOCKET_IFNAME" || return 1
 		read -r -a env <<<"$(suggested_env "$i")"
 		expect_eq "$(real_nccl "$i" "${env[@]}")" "eth0:$(cluster_node_ip6 "$i")" "NCCL's bootstrap on node$i" || return 1
 	done
