@@ -282,7 +282,7 @@ static int suggest_ifnames(const struct netmodel *m, struct diagnosis *d, const 
                            const char *exact, const char *family, char **notes)
 {
 	struct suggestions *s = &d->sugg;
-	int failed = 0;
+	int failed = 0, ipv6 = data_is_ipv6(m, d);
 
 	if (names) {
 		if (nccl_value_works(m, d, names, family))
@@ -307,9 +307,9 @@ static int suggest_ifnames(const struct netmodel *m, struct diagnosis *d, const 
 			failed++;
 			if (notes)
 				diagnose_sb_addf(
-				    notes, "%s: NCCL_SOCKET_IFNAME=%s%s%s did not verify\n",
-				    n->host, e.nccl_socket_ifname,
-				    family ? " NCCL_SOCKET_FAMILY=" : "", family ? family : "");
+				    notes, "%s: NCCL_SOCKET_IFNAME=%s%s did not verify\n", n->host,
+				    e.nccl_socket_ifname,
+				    ipv6 ? " (with or without NCCL_SOCKET_FAMILY=AF_INET6)" : "");
 		}
 		gloo_predict(n, &e, &g);
 		if (g.npicks == 1 && addr_proved(m, i, g.picks[0].addr))
