@@ -40,7 +40,7 @@ static int env_values(const struct diagnosis *d, size_t j, const char *v[ENV_N])
 	const struct suggestions *s = &d->sugg;
 
 	v[0] = s->nccl_ifname_per_node[j];
-	v[1] = s->nccl_family_inet && v[0] ? "AF_INET" : NULL;
+	v[1] = v[0] ? diagnose_sugg_family(s) : NULL;
 	v[2] = s->gloo_ifname_per_node[j];
 	return v[0] || v[2];
 }

@@ -57,11 +57,23 @@ struct suggestions {
 	char **nccl_ifname_per_node; /* [nnodes], NULL entries = none verified */
 	char **gloo_ifname_per_node; /* [nnodes] */
 	int nccl_family_inet;        /* suggest NCCL_SOCKET_FAMILY=AF_INET */
+	int nccl_family_inet6;       /* suggest NCCL_SOCKET_FAMILY=AF_INET6 (IPv6 data only) */
 	char master_addr[NM_ADDR];   /* "" = none verified */
 	int master_port;             /* 0 = none verified */
 	char **torchrun;             /* [nnodes], NULL when not every value is known */
 	char *notes;                 /* why something is missing, one per line, or NULL */
 };
+
+/* The NCCL_SOCKET_FAMILY value suggested ("AF_INET", "AF_INET6"), or NULL
+ * when none is. The string is static. */
+const char *diagnose_sugg_family(const struct suggestions *s);
+
+/* The suggested master as the URL torch.distributed.init_process_group's
+ * init_method takes: "tcp://10.0.0.1:29500", an IPv6 address bracketed
+ * ("tcp://[fd00::1]:29500"). MASTER_ADDR and torchrun's --master-addr take
+ * the bare address. Returns 0, or -1 (buf "") when no MASTER_ADDR and
+ * MASTER_PORT were verified. */
+int diagnose_sugg_init_method(const struct suggestions *s, char *buf, size_t len);
 
 struct diagnosis {
 	struct finding *findings; /* sorted: errors first, then by id */

@@ -72,14 +72,42 @@ static const struct nm_addr *first_addr(const struct nm_node *n, const char *ifn
 	return NULL;
 }
 
+/* The address of interface f that node i would be suggested with in this
+ * family, or NULL: for IPv4 its first IPv4 address; for IPv6 its first
+ * IPv6 address that is neither link-local nor loopback (an interface also
+ * has a link-local one, which NCCL and Gloo must not be steered to). Either
+ * must be proved. */
+static const struct nm_addr *iface_candidate(const struct netmodel *m, size_t i,
+                                             const struct nm_iface *f, int family)
+{
+	const struct nm_node *n = &m->nodes[i];
+
+	if (family == AF_INET) {
+		const struct nm_addr *a = first_addr(n, f->name, AF_INET);
+
+		return a && addr_proved(m, i, a->addr) ? a : NULL;
+	}
+	for (size_t k = 0; k < n->naddrs; k++) {
+		const struct nm_addr *a = &n->addrs[k];
+
+		if (a->family != AF_INET6 || strcmp(a->ifname, f->name) != 0 ||
+		    diagnose_is_link_local_text(a->addr) || diagnose_is_loopback_text(a->addr))
+			continue;
+		return addr_proved(m, i, a->addr) ? a : NULL;
+	}
+	return NULL;
+}
+
 /*
- * The data interface of each node: an interface whose first IPv4 address
- * every peer reached, not virtual by name. Prefer the one on the master's
- * data subnet, then a physical one, then getifaddrs order.
+ * The data address of each complete node in one family (pick[i], NULL =
+ * none): an interface whose candidate address every peer reached, not
+ * virtual by name. Prefer the one on the master's data subnet, then a
+ * physical one, then getifaddrs order. Returns how many nodes got one.
  */
-void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
+static size_t choose_in_family(const struct netmodel *m, int family, const struct nm_addr **pick)
 {
 	const struct nm_addr *master_addr = NULL;
+	size_t chosen = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < m->nnodes; i++) {
@@ -91,13 +119,15 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
 				continue;
 			for (size_t f = 0; f < n->nifaces; f++) {
 				const struct nm_iface *fi = &n->ifaces[f];
-				const struct nm_addr *a = first_addr(n, fi->name, AF_INET);
+				const struct nm_addr *a;
 				int score = 0;
 
-				if (fi->loopback || !a || diagnose_virtual_name(fi->name) ||
-				    !addr_proved(m, i, a->addr))
+				if (fi->loopback || diagnose_virtual_name(fi->name))
 					continue;
-				if (master_addr && same_subnet(a->addr, master_addr->addr, AF_INET,
+				a = iface_candidate(m, i, fi, family);
+				if (!a)
+					continue;
+				if (master_addr && same_subnet(a->addr, master_addr->addr, family,
 				                               master_addr->prefix))
 					score += 4;
 				if (strcmp(fi->kind, "physical") == 0 ||
@@ -110,16 +140,41 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
 					best_score = score;
 				}
 			}
-			if (!best)
-				continue;
-			snprintf(d->pred[i].data_iface, sizeof(d->pred[i].data_iface), "%s",
-			         best->ifname);
-			snprintf(d->pred[i].data_addr, sizeof(d->pred[i].data_addr), "%s",
-			         best->addr);
+			pick[i] = best;
+			chosen += best != NULL;
 			if (i == m->master)
 				master_addr = best;
 		}
 	}
+	return chosen;
+}
+
+/*
+ * The data interface of each node. IPv4 first, as NCCL and most clusters
+ * are set up; only where IPv4 leaves a node without a proved address and
+ * IPv6 gives every node one (an IPv6-only data network, or an IPv6-only
+ * cluster) is the cluster suggested IPv6, then on every node: one family
+ * for all, so that no node's sockets wait for a peer in the other family.
+ */
+void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
+{
+	size_t nn = m->nnodes, complete = (size_t)count_complete(m);
+	const struct nm_addr **v4 = cd_calloc(nn ? nn : 1, sizeof(*v4));
+	const struct nm_addr **v6 = cd_calloc(nn ? nn : 1, sizeof(*v6));
+	const struct nm_addr **pick = v4;
+
+	if (choose_in_family(m, AF_INET, v4) < complete &&
+	    choose_in_family(m, AF_INET6, v6) == complete && complete > 0)
+		pick = v6;
+	for (size_t i = 0; i < nn; i++) {
+		if (!pick[i])
+			continue;
+		snprintf(d->pred[i].data_iface, sizeof(d->pred[i].data_iface), "%s",
+		         pick[i]->ifname);
+		snprintf(d->pred[i].data_addr, sizeof(d->pred[i].data_addr), "%s", pick[i]->addr);
+	}
+	free(v4);
+	free(v6);
 }
 
 /* ---------------------------------------------------------------- suggestions */
@@ -206,12 +261,93 @@ static int nccl_value_works(const struct netmodel *m, const struct diagnosis *d,
 	return 1;
 }
 
+/* Is the data address chosen for any node an IPv6 one (then it is for
+ * every node: see diagnose_choose_data_ifaces)? */
+static int data_is_ipv6(const struct netmodel *m, const struct diagnosis *d)
+{
+	for (size_t i = 0; i < m->nnodes; i++) {
+		if (strchr(d->pred[i].data_addr, ':'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The nodes' NCCL_SOCKET_IFNAME (one cluster value when one verifies on
+ * every node, else one per node) and GLOO_SOCKET_IFNAME under this
+ * NCCL_SOCKET_FAMILY (NULL = unset). names/exact: the data interfaces as a
+ * prefix list and as an exact list, NULL when a node has none. Notes go to
+ * *notes when it is not NULL. Returns how many nodes got no verified
+ * NCCL_SOCKET_IFNAME. */
+static int suggest_ifnames(const struct netmodel *m, struct diagnosis *d, const char *names,
+                           const char *exact, const char *family, char **notes)
+{
+	struct suggestions *s = &d->sugg;
+	int failed = 0, ipv6 = data_is_ipv6(m, d);
+
+	if (names) {
+		if (nccl_value_works(m, d, names, family))
+			s->nccl_ifname = cd_strdup(names);
+		else if (nccl_value_works(m, d, exact, family))
+			s->nccl_ifname = cd_strdup(exact);
+	}
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+		const char *name = d->pred[i].data_iface;
+		struct gloo_prediction g;
+		struct net_env e;
+		char value[NM_NAME + 2];
+
+		if (!nm_node_complete(n) || !name[0])
+			continue;
+		snprintf(value, sizeof(value), "=%s", name);
+		env_with(n, &e, s->nccl_ifname ? s->nccl_ifname : value, family, name);
+		if (nccl_env_proved(m, i, &d->pred[i], &e)) {
+			s->nccl_ifname_per_node[i] = cd_strdup(e.nccl_socket_ifname);
+		} else {
+			failed++;
+			if (notes)
+				diagnose_sb_addf(
+				    notes, "%s: NCCL_SOCKET_IFNAME=%s%s did not verify\n", n->host,
+				    e.nccl_socket_ifname,
+				    ipv6 ? " (with or without NCCL_SOCKET_FAMILY=AF_INET6)" : "");
+		}
+		gloo_predict(n, &e, &g);
+		if (g.npicks == 1 && addr_proved(m, i, g.picks[0].addr))
+			s->gloo_ifname_per_node[i] = cd_strdup(name);
+		else if (notes)
+			diagnose_sb_addf(notes, "%s: GLOO_SOCKET_IFNAME=%s did not verify\n",
+			                 n->host, name);
+	}
+	if (s->nccl_ifname) {
+		for (size_t i = 0; i < m->nnodes; i++) {
+			if (nm_node_complete(&m->nodes[i]) && !s->nccl_ifname_per_node[i]) {
+				free(s->nccl_ifname);
+				s->nccl_ifname = NULL;
+				break;
+			}
+		}
+	}
+	return failed;
+}
+
+static void clear_ifnames(const struct netmodel *m, struct suggestions *s)
+{
+	free(s->nccl_ifname);
+	s->nccl_ifname = NULL;
+	for (size_t i = 0; i < m->nnodes; i++) {
+		free(s->nccl_ifname_per_node[i]);
+		free(s->gloo_ifname_per_node[i]);
+		s->nccl_ifname_per_node[i] = NULL;
+		s->gloo_ifname_per_node[i] = NULL;
+	}
+}
+
 void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 {
 	struct suggestions *s = &d->sugg;
 	const char *family = NULL;
 	char *names = NULL, *exact = NULL;
-	int all_have = 1, complete = count_complete(m);
+	int all_have = 1, complete = count_complete(m), ipv6 = data_is_ipv6(m, d);
 	size_t nn = m->nnodes;
 
 	s->nccl_ifname_per_node = cd_calloc(nn ? nn : 1, sizeof(char *));
@@ -245,8 +381,9 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 			all_have = 0;
 			diagnose_sb_addf(
 			    &s->notes,
-			    "%s: no interface with an IPv4 address that every other node reached; "
-			    "no interface is suggested for it\n",
+			    "%s: no interface with an IPv4 address (nor, on every node, "
+			    "an IPv6 one) that every other node reached; no interface is "
+			    "suggested for it\n",
 			    m->nodes[i].host);
 			continue;
 		}
@@ -255,50 +392,30 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 			diagnose_sb_addf(&exact, "%s%s", exact ? "," : "=", name);
 		}
 	}
-	if (ipv6_trap_exists(m, d)) {
+	/* AF_INET keeps NCCL off an IPv6-only NIC beside IPv4 data NICs; never
+	 * when the data addresses are IPv6: NCCL would then find nothing. */
+	if (!ipv6 && ipv6_trap_exists(m, d)) {
 		family = "AF_INET";
 		s->nccl_family_inet = 1;
 	}
-	/* One value for the cluster: the plain list (prefix semantics, what
-	 * people write), else the exact list; each verified on every node. */
-	if (all_have && names) {
-		if (nccl_value_works(m, d, names, family))
-			s->nccl_ifname = cd_strdup(names);
-		else if (nccl_value_works(m, d, exact, family))
-			s->nccl_ifname = cd_strdup(exact);
-	}
-	for (size_t i = 0; i < nn; i++) {
-		const struct nm_node *n = &m->nodes[i];
-		const char *name = d->pred[i].data_iface;
-		struct gloo_prediction g;
-		struct net_env e;
-		char value[NM_NAME + 2];
+	/* IPv6 data: NCCL left alone takes each interface's first address, of
+	 * either family; AF_INET6 is suggested only where that is not the
+	 * proved IPv6 one on some node and AF_INET6 makes it so. */
+	if (ipv6 && suggest_ifnames(m, d, all_have ? names : NULL, exact, NULL, NULL) > 0) {
+		int failed_inet6;
 
-		if (!nm_node_complete(n) || !name[0])
-			continue;
-		snprintf(value, sizeof(value), "=%s", name);
-		env_with(n, &e, s->nccl_ifname ? s->nccl_ifname : value, family, name);
-		if (nccl_env_proved(m, i, &d->pred[i], &e))
-			s->nccl_ifname_per_node[i] = cd_strdup(e.nccl_socket_ifname);
-		else
-			diagnose_sb_addf(&s->notes, "%s: NCCL_SOCKET_IFNAME=%s did not verify\n",
-			                 n->host, e.nccl_socket_ifname);
-		gloo_predict(n, &e, &g);
-		if (g.npicks == 1 && addr_proved(m, i, g.picks[0].addr))
-			s->gloo_ifname_per_node[i] = cd_strdup(name);
-		else
-			diagnose_sb_addf(&s->notes, "%s: GLOO_SOCKET_IFNAME=%s did not verify\n",
-			                 n->host, name);
-	}
-	if (s->nccl_ifname) {
-		for (size_t i = 0; i < nn; i++) {
-			if (nm_node_complete(&m->nodes[i]) && !s->nccl_ifname_per_node[i]) {
-				free(s->nccl_ifname);
-				s->nccl_ifname = NULL;
-				break;
-			}
+		clear_ifnames(m, s);
+		failed_inet6 =
+		    suggest_ifnames(m, d, all_have ? names : NULL, exact, "AF_INET6", NULL);
+		clear_ifnames(m, s);
+		if (failed_inet6 == 0) {
+			family = "AF_INET6";
+			s->nccl_family_inet6 = 1;
 		}
+	} else if (ipv6) {
+		clear_ifnames(m, s);
 	}
+	suggest_ifnames(m, d, all_have ? names : NULL, exact, family, &s->notes);
 	free(names);
 	free(exact);
 
@@ -342,4 +459,24 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		    "--master-addr=%s --master-port=%d train.py",
 		    complete, i == m->master ? 0 : ++rank, nproc, s->master_addr, s->master_port);
 	}
+}
+
+const char *diagnose_sugg_family(const struct suggestions *s)
+{
+	if (s->nccl_family_inet6)
+		return "AF_INET6";
+	return s->nccl_family_inet ? "AF_INET" : NULL;
+}
+
+int diagnose_sugg_init_method(const struct suggestions *s, char *buf, size_t len)
+{
+	int v6 = strchr(s->master_addr, ':') != NULL;
+
+	if (len)
+		buf[0] = '\0';
+	if (!s->master_addr[0] || !s->master_port)
+		return -1;
+	snprintf(buf, len, "tcp://%s%s%s:%d", v6 ? "[" : "", s->master_addr, v6 ? "]" : "",
+	         s->master_port);
+	return 0;
 }

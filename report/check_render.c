@@ -69,8 +69,8 @@ static void node_env_of(const struct check_result *r, size_t i, struct node_env 
 	if (s->master_port)
 		snprintf(port, sizeof(port), "%d", s->master_port);
 	env_add(e, "NCCL_SOCKET_IFNAME", s->nccl_ifname_per_node[i]);
-	if (s->nccl_family_inet && s->nccl_ifname_per_node[i])
-		env_add(e, "NCCL_SOCKET_FAMILY", "AF_INET");
+	if (s->nccl_ifname_per_node[i])
+		env_add(e, "NCCL_SOCKET_FAMILY", diagnose_sugg_family(s));
 	env_add(e, "GLOO_SOCKET_IFNAME", s->gloo_ifname_per_node[i]);
 	env_add(e, "MASTER_ADDR", s->master_addr);
 	env_add(e, "MASTER_PORT", port);
@@ -82,11 +82,13 @@ static json_t *suggestions_json(const struct check_result *r)
 	const struct suggestions *s = &r->d->sugg;
 	json_t *o = json_object(), *common = json_object(), *per = json_object(),
 	       *tr = json_object(), *notes = json_array(), *left_out = json_array();
+	char url[NM_ADDR + 32];
 
 	if (s->nccl_ifname)
 		json_object_set_new(common, "NCCL_SOCKET_IFNAME", json_string(s->nccl_ifname));
-	if (s->nccl_family_inet && s->nccl_ifname)
-		json_object_set_new(common, "NCCL_SOCKET_FAMILY", json_string("AF_INET"));
+	if (diagnose_sugg_family(s) && s->nccl_ifname)
+		json_object_set_new(common, "NCCL_SOCKET_FAMILY",
+		                    json_string(diagnose_sugg_family(s)));
 	if (s->master_addr[0])
 		json_object_set_new(common, "MASTER_ADDR", json_string(s->master_addr));
 	if (s->master_port)
@@ -121,6 +123,9 @@ static json_t *suggestions_json(const struct check_result *r)
 	                    s->master_addr[0] ? json_string(s->master_addr) : json_null());
 	json_object_set_new(o, "master_port",
 	                    s->master_port ? json_integer(s->master_port) : json_null());
+	json_object_set_new(o, "init_method",
+	                    diagnose_sugg_init_method(s, url, sizeof(url)) == 0 ? json_string(url)
+	                                                                        : json_null());
 	json_object_set_new(o, "torchrun", tr);
 	json_object_set_new(o, "notes", notes);
 	json_object_set_new(o, "left_out", left_out);
@@ -392,23 +397,30 @@ static void print_suggestions(const struct check_result *r)
 {
 	const struct netmodel *m = r->m;
 	const struct suggestions *s = &r->d->sugg;
+	char url[NM_ADDR + 32];
 
 	printf("SUGGESTED ENVIRONMENT (each value verified against the reachability matrix)\n");
 	if (s->nccl_ifname)
 		printf("  all nodes:  NCCL_SOCKET_IFNAME=%s\n", s->nccl_ifname);
-	if (s->nccl_family_inet && s->nccl_ifname)
-		printf("  all nodes:  NCCL_SOCKET_FAMILY=AF_INET\n");
+	if (diagnose_sugg_family(s) && s->nccl_ifname)
+		printf("  all nodes:  NCCL_SOCKET_FAMILY=%s\n", diagnose_sugg_family(s));
 	if (s->master_addr[0])
 		printf("  all nodes:  MASTER_ADDR=%s\n", s->master_addr);
 	if (s->master_port)
 		printf("  all nodes:  MASTER_PORT=%d\n", s->master_port);
+	/* An IPv6 master: the URL form needs brackets, the variables do not */
+	if (strchr(s->master_addr, ':') && diagnose_sugg_init_method(s, url, sizeof(url)) == 0)
+		printf("  all nodes:  init_method=%s (init_process_group; MASTER_ADDR and "
+		       "torchrun --master-addr take the bare address)\n",
+		       url);
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (!node_checked(m, i))
 			continue;
 		if (!s->nccl_ifname && s->nccl_ifname_per_node[i])
-			printf("  %s:  NCCL_SOCKET_IFNAME=%s%s\n", m->nodes[i].host,
+			printf("  %s:  NCCL_SOCKET_IFNAME=%s%s%s\n", m->nodes[i].host,
 			       s->nccl_ifname_per_node[i],
-			       s->nccl_family_inet ? " NCCL_SOCKET_FAMILY=AF_INET" : "");
+			       diagnose_sugg_family(s) ? " NCCL_SOCKET_FAMILY=" : "",
+			       diagnose_sugg_family(s) ? diagnose_sugg_family(s) : "");
 		if (s->gloo_ifname_per_node[i])
 			printf("  %s:  GLOO_SOCKET_IFNAME=%s\n", m->nodes[i].host,
 			       s->gloo_ifname_per_node[i]);

@@ -65,16 +65,16 @@
 #
 # API (all functions return non-zero with a message on stderr when they fail)
 #   cluster_up N [--nic-names "eth0 eth0 enp1s0"] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
-#                [--shared-home] [--users] [--old-node I] [--arm-node I]
+#                [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only]
 #       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0 CD_SHARED_HOME=1 CD_USERS=1
-#       CD_OLD_NODE="I..." CD_ARM_NODE="I..."; CD_VERBOSE=1 times the phases
+#       CD_OLD_NODE="I..." CD_ARM_NODE="I..." CD_IPV6_ONLY=1; CD_VERBOSE=1 times the phases
 #       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
 #   cluster_down                         idempotent; safe from traps and under set -eu
 #   cluster_attach RUN_DIR               load the variables of a cluster made by another process
 #   cluster_head_exec CMD...             in the head netns, HOME=$CD_RUN/home, SSH_AUTH_SOCK unset
 #   cluster_node_exec I CMD...           in node I's netns + UTS + mount namespaces (like its sshd)
 #   cluster_ssh I CMD...                 cluster_head_exec ssh -F $CD_SSH_CONFIG nodeI CMD...
-#   cluster_node_ns I | cluster_node_ip I | cluster_node_nic I | cluster_node_sshd_pid I
+#   cluster_node_ns I | cluster_node_ip I | cluster_node_ip6 I | cluster_node_nic I | cluster_node_sshd_pid I
 #   cluster_node_stop_sshd I / cluster_node_start_sshd I
 #   cluster_node_silent I PORT / cluster_node_silent_stop I PORT
 #   cluster_node_rekey I / cluster_forget_hostkey I / cluster_learn_hostkey I
@@ -180,6 +180,7 @@ _cd_our_ns() { # namespaces of this run (exact names only, so a short custom pre
 
 _cd_hosts_body() { # i (0 = head) : /etc/hosts content for that namespace
 	local i=$1 j
+	if ((${CD_IPV6_ONLY:-0})); then _cd_ipv6_only_hosts_body "$i"; return; fi
 	echo "127.0.0.1	localhost"
 	if [[ $i != 0 && -f $CD_RUN/n$i/trap_hostname_loopback ]]; then echo "127.0.1.1	node$i"; fi
 	echo "::1	localhost ip6-localhost ip6-loopback"
@@ -199,6 +200,7 @@ _cd_write_state() {
 		printf 'CD_SHARED_HOME=%q\nCD_USERS=%q\nCD_OLD_NODE=%q\nCD_ARM_NODE=%q\nCD_SHARED_DIR=%q\n' \
 			"${CD_SHARED_HOME:-0}" "${CD_USERS:-0}" "${CD_OLD_NODE:-}" "${CD_ARM_NODE:-}" "${CD_SHARED_DIR:-}"
 		printf 'CD_SSH_CONFIG_ADMIN=%q\nCD_SSH_CONFIG_PLAIN=%q\n' "${CD_SSH_CONFIG_ADMIN:-}" "${CD_SSH_CONFIG_PLAIN:-}"
+		printf 'CD_IPV6_ONLY=%q\nCD_SUBNET6=%q\nexport CD_IPV6_ONLY CD_SUBNET6\n' "${CD_IPV6_ONLY:-0}" "${CD_SUBNET6:-}"
 		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
 		printf 'export CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN\n'
 	} >"$CD_RUN/state.sh"
@@ -326,6 +328,7 @@ cluster_up() {
 	local n=${1:-} t0 i nic mtu=${CD_MTU:-1500} prefix=${CD_NS_PREFIX:-} subnet=""
 	local nics=${CD_NIC_NAMES:-} autotrap=${CD_AUTO_TRAP:-1}
 	local shared=${CD_SHARED_HOME:-0} users=${CD_USERS:-0} old=${CD_OLD_NODE:-} arm=${CD_ARM_NODE:-}
+	local ipv6only=${CD_IPV6_ONLY:-0}
 	shift || true
 	while (($#)); do
 		case $1 in
@@ -338,6 +341,7 @@ cluster_up() {
 		--prefix) prefix=$2; shift 2 ;;
 		--subnet) subnet=$2; shift 2 ;;
 		--no-trap) autotrap=0; shift ;;
+		--ipv6-only) ipv6only=1; shift ;;
 		*) _cd_err "cluster_up: unknown option '$1'"; return 2 ;;
 		esac
 	done
@@ -363,6 +367,7 @@ cluster_up() {
 	fi
 	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
 	[[ $shared == [01] && $users == [01] ]] || { _cd_err "CD_SHARED_HOME and CD_USERS are 0 or 1"; return 2; }
+	[[ $ipv6only == [01] ]] || { _cd_err "CD_IPV6_ONLY is 0 or 1"; return 2; }
 	local k rooted=" "
 	for k in $old $arm; do
 		[[ $k =~ ^[0-9]+$ ]] && ((k >= 1 && k <= n)) || { _cd_err "--old-node/--arm-node: no node '$k' in 1..$n"; return 2; }
@@ -384,8 +389,9 @@ cluster_up() {
 	export CD_NODES
 	# what the caller had in the option variables, put back by cluster_down (they describe this
 	# cluster while it is up; a later cluster_up in the same shell must not inherit them)
-	_CD_SAVED_OPTS=$(declare -p CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE 2>/dev/null)
+	_CD_SAVED_OPTS=$(declare -p CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY 2>/dev/null)
 	export CD_SHARED_HOME=$shared CD_USERS=$users CD_OLD_NODE=${old# } CD_ARM_NODE=${arm# }
+	_cd_ipv6_only_setup "$ipv6only"
 	CD_SHARED_DIR="" CD_SSH_CONFIG_ADMIN="" CD_SSH_CONFIG_PLAIN=""
 	((shared)) && CD_SHARED_DIR=$CD_RUN/shared
 	((users)) && CD_SSH_CONFIG_ADMIN=$CD_HOME/.ssh/config.cdadmin CD_SSH_CONFIG_PLAIN=$CD_HOME/.ssh/config.cdplain
@@ -450,6 +456,7 @@ Host *
   UserKnownHostsFile $R/home/.ssh/known_hosts
   GlobalKnownHostsFile /dev/null
 EOF
+	if ((${CD_IPV6_ONLY:-0})); then _cd_ipv6_only_ssh_config "$n" >>"$R/home/.ssh/config"; fi
 	chmod 600 "$R/home/.ssh/config" "$R/home/.ssh/known_hosts"
 
 	# --- whole roots (Debian 11, arm64), built once into the cache; homes; test users
@@ -495,6 +502,7 @@ EOF
 		echo "link set ${P}bh master ${P}br0 up"
 		for ((i = 1; i <= n; i++)); do echo "link set ${P}b$i master ${P}br0 up"; done
 	} | ip -n "$CD_NS_BR" -b - || return 1
+	if ((${CD_IPV6_ONLY:-0})); then _cd_ipv6_only_addrs "$n" || return 1; fi
 
 	_cd_phase "holders"
 	# --- per-node holder: own UTS + mount namespace, hostname, bind mounts; sshd joins it.
@@ -581,6 +589,58 @@ exec sleep infinity'
 		fi
 	done
 	return 0
+}
+
+# ---------------------------------------------------------------- IPv6-only clusters
+
+# --ipv6-only (CD_IPV6_ONLY=1): the head and every node have only IPv6 addresses on the bridge,
+# a ULA $CD_SUBNET6::/64 derived from the run's subnet 10.X.Y (fdcd:X:Y::/64): the head
+# $CD_SUBNET6::2, node i $CD_SUBNET6::(i+10) (cluster_node_ip6), both with no DAD wait, plus
+# their link-local addresses. No IPv4 address but 127.0.0.1 on lo anywhere. /etc/hosts maps
+# the names to the IPv6 addresses and the ssh config gives each node its IPv6 HostName, so the
+# head reaches every sshd over IPv6; known_hosts holds the IPv6 addresses too. CD_HEAD_IP is
+# the head's IPv6 address then. cluster_node_ip still prints the IPv4 address the node would
+# have had (nothing has it): use cluster_node_ip6.
+
+cluster_node_ip6() { printf '%s::%x\n' "$CD_SUBNET6" $(($1 + 10)); } # IPv6 of node i (--ipv6-only)
+
+_cd_ipv6_only_setup() { # 0|1 : the variables of the mode (after CD_SUBNET is known)
+	export CD_IPV6_ONLY=$1 CD_SUBNET6=""
+	((CD_IPV6_ONLY)) || return 0
+	local x y
+	IFS=. read -r _ x y <<<"$CD_SUBNET"
+	CD_SUBNET6=$(printf 'fdcd:%x:%x' "$x" "$y")
+	CD_HEAD_IP=$CD_SUBNET6::2
+	export CD_SUBNET6 CD_HEAD_IP
+}
+
+_cd_ipv6_only_hosts_body() { # i (0 = head) : /etc/hosts with the IPv6 addresses only
+	local i=$1 j
+	echo "127.0.0.1	localhost"
+	echo "::1	localhost ip6-localhost ip6-loopback"
+	if [[ $i != 0 && -f $CD_RUN/n$i/trap_hostname_loopback ]]; then echo "127.0.1.1	node$i"; fi
+	echo "$CD_SUBNET6::2	head"
+	for ((j = 1; j <= CD_N; j++)); do
+		[[ $j == "$i" && -f $CD_RUN/n$j/trap_hostname_loopback ]] && continue
+		echo "$(cluster_node_ip6 "$j")	node$j"
+	done
+}
+
+_cd_ipv6_only_ssh_config() { # n : one Host block per node naming its IPv6 address
+	local i
+	for ((i = 1; i <= $1; i++)); do printf 'Host node%s\n  HostName %s\n' "$i" "$(cluster_node_ip6 "$i")"; done
+}
+
+_cd_ipv6_only_addrs() { # n : IPv4 off the bridge links, the ULA addresses on
+	local n=$1 i nic
+	ip netns exec "$CD_NS_HEAD" sh -c 'echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad' || return 1
+	printf '%s\n' "addr flush dev eth0 scope global" "addr add $CD_SUBNET6::2/64 dev eth0 nodad" |
+		ip -n "$CD_NS_HEAD" -b - || return 1
+	for ((i = 1; i <= n; i++)); do
+		nic=$(cat "$CD_RUN/n$i/nic")
+		printf '%s\n' "addr flush dev $nic scope global" "addr add $(cluster_node_ip6 "$i")/64 dev $nic nodad" |
+			ip -n "${CD_PREFIX}n$i" -b - || return 1
+	done
 }
 
 # ---------------------------------------------------------------- roots, homes, users
@@ -725,6 +785,7 @@ _cd_known_lines() { # i : plain known_hosts lines (name and IP) for node i's cur
 	local k
 	k=$(cut -d' ' -f1,2 "$CD_RUN/n$1/ssh_host_ed25519_key.pub")
 	printf 'node%s %s\n%s %s\n' "$1" "$k" "$CD_SUBNET.$(($1 + 10))" "$k"
+	if ((${CD_IPV6_ONLY:-0})); then printf '%s %s\n' "$(cluster_node_ip6 "$1")" "$k"; fi
 }
 
 _cd_install_traps() {
@@ -810,7 +871,7 @@ cluster_down() {
 		while read -r p; do cluster_root_unbinfmt "$p"; done <"$CD_RUN/binfmt"
 	fi
 	if [[ -n ${_CD_SAVED_OPTS+x} ]]; then
-		unset CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE
+		unset CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY
 		eval "${_CD_SAVED_OPTS//declare -/declare -g}"
 		unset _CD_SAVED_OPTS
 	fi
@@ -923,7 +984,7 @@ cluster_node_password() {
 cluster_forget_hostkey() {
 	_cd_check_node "${1:-}" || return 1
 	local kh=$CD_HOME/.ssh/known_hosts h
-	for h in "node$1" "$(cluster_node_ip "$1")"; do
+	for h in "node$1" "$(cluster_node_ip "$1")" ${CD_SUBNET6:+"$(cluster_node_ip6 "$1")"}; do
 		ssh-keygen -q -R "$h" -f "$kh" >/dev/null 2>&1
 	done
 	rm -f "$kh.old"
@@ -1101,7 +1162,7 @@ cluster_trap_route_order() {
 _cd_cli_usage() {
 	cat >&2 <<'EOF'
 usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
-                       [--shared-home] [--users] [--old-node I] [--arm-node I]
+                       [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only]
            brings a cluster up and leaves it running; prints shell assignments to eval
        cluster.sh roots [NAME...]            build the cached roots (bullseye-amd64 bookworm-arm64)
        cluster.sh down [RUN_DIR|PREFIX]      tear down (default: $CD_RUN); PREFIX also finds

@@ -549,6 +549,86 @@ static void torch_missing_without_a_candidate_says_what_to_install(void **state)
 	unload(&f);
 }
 
+static void ipv6_only_cluster_is_healthy_and_suggested_its_ipv6_addresses(void **state)
+{
+	struct fx f;
+	char url[64];
+
+	load(&f, "ipv6-only.json");
+	assert_int_equal(f.d->nfindings, 0);
+	assert_null(f.d->sugg.notes);
+	assert_string_equal(f.d->pred[1].data_iface, "eth0");
+	assert_string_equal(f.d->pred[1].data_addr, "fd00:db8::2");
+	assert_string_equal(f.d->sugg.master_addr, "fd00:db8::1");
+	assert_int_equal(f.d->sugg.master_port, 29500);
+	assert_int_equal(diagnose_sugg_init_method(&f.d->sugg, url, sizeof(url)), 0);
+	assert_string_equal(url, "tcp://[fd00:db8::1]:29500");
+	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
+	/* NCCL's own pick on eth0 is the proved address: no family */
+	assert_null(diagnose_sugg_family(&f.d->sugg));
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[0], "eth0");
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[1], "eth0");
+	assert_string_equal(f.d->sugg.torchrun[1],
+	                    "torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 "
+	                    "--master-addr=fd00:db8::1 --master-port=29500 train.py");
+	unload(&f);
+}
+
+/* Put an IPv4 address that no peer reached before every other address of
+ * node i's eth0: NCCL, free to take any family, takes it first. */
+static void load_ipv6_with_stray_ipv4(struct fx *f, size_t i)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc, *addrs;
+
+	doc = json_load_file(FIXTURES "ipv6-only.json", 0, &jerr);
+	if (!doc)
+		fail_msg("%s", jerr.text);
+	addrs = json_object_get(
+	    json_object_get(json_array_get(json_object_get(doc, "nodes"), i), "probe"),
+	    "addresses");
+	json_array_insert_new(addrs, 1,
+	                      json_pack("{sssssssisssi}", "ifname", "eth0", "family", "inet",
+	                                "address", "192.0.2.2", "prefix", 24, "scope", "global",
+	                                "scope_id", 0));
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("%s", err);
+	f->d = diagnose(f->m);
+}
+
+static void ipv6_data_with_an_unreachable_ipv4_needs_af_inet6_never_af_inet(void **state)
+{
+	struct fx f;
+
+	load_ipv6_with_stray_ipv4(&f, 1);
+	/* what NCCL picks today on gpu2: the IPv4 address nobody reached */
+	assert_string_equal(f.d->pred[1].bootstrap.picks[0].addr, "192.0.2.2");
+	assert_string_equal(f.d->pred[1].data_addr, "fd00:db8::2");
+	assert_false(f.d->sugg.nccl_family_inet);
+	assert_true(f.d->sugg.nccl_family_inet6);
+	assert_string_equal(diagnose_sugg_family(&f.d->sugg), "AF_INET6");
+	assert_string_equal(f.d->sugg.nccl_ifname_per_node[0], "eth0");
+	assert_string_equal(f.d->sugg.nccl_ifname_per_node[1], "eth0");
+	assert_string_equal(f.d->sugg.master_addr, "fd00:db8::1");
+	unload(&f);
+}
+
+static void ipv6_only_nic_beside_ipv4_data_keeps_af_inet_and_an_ipv4_master(void **state)
+{
+	struct fx f;
+	char url[64];
+
+	load(&f, "ib0-link-local.json");
+	assert_true(f.d->sugg.nccl_family_inet);
+	assert_false(f.d->sugg.nccl_family_inet6);
+	assert_int_equal(diagnose_sugg_init_method(&f.d->sugg, url, sizeof(url)), 0);
+	assert_string_equal(url, "tcp://10.0.0.1:29500");
+	unload(&f);
+}
+
 static void every_finding_id_is_documented(void **state)
 {
 	FILE *fp = fopen("docs/findings.md", "r");
@@ -591,6 +671,9 @@ int main(void)
 	    cmocka_unit_test(two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node),
 	    cmocka_unit_test(a_route_order_that_prefers_the_other_nic_names_only_its_node),
 	    cmocka_unit_test(every_route_trap_together_is_named_on_exactly_its_node),
+	    cmocka_unit_test(ipv6_only_cluster_is_healthy_and_suggested_its_ipv6_addresses),
+	    cmocka_unit_test(ipv6_data_with_an_unreachable_ipv4_needs_af_inet6_never_af_inet),
+	    cmocka_unit_test(ipv6_only_nic_beside_ipv4_data_keeps_af_inet_and_an_ipv4_master),
 	    cmocka_unit_test(every_finding_id_is_documented),
 	};
 
