@@ -43,10 +43,13 @@ static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
 static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
                        int fixed)
 {
+	/* The bulk proof goes to the addresses a suggestion may use (each
+	 * node's own listeners), not to the MASTER_PORT candidates. */
 	json_array_append_new(
-	    targets, json_pack("{sIsIsssIsIsb}", "id", (json_int_t)json_array_size(targets), "node",
-	                       (json_int_t)j, "address", addr, "scope_id", (json_int_t)scope_id,
-	                       "port", (json_int_t)port, "fixed", fixed));
+	    targets, json_pack("{sIsIsssIsIsbsb}", "id", (json_int_t)json_array_size(targets),
+	                       "node", (json_int_t)j, "address", addr, "scope_id",
+	                       (json_int_t)scope_id, "port", (json_int_t)port, "fixed", fixed,
+	                       "bulk", !fixed));
 }
 
 static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
@@ -87,6 +90,7 @@ static void attempt_set_result(struct nm_attempt *a, json_t *r)
 	s = json_string_value(json_object_get(r, "errno_name"));
 	snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
 	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+	netmodel_attempt_set_bulk(a, r);
 }
 
 static void on_connect(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
@@ -140,6 +144,7 @@ static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
 	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
+	json_object_set_new(req, "bulk_bytes", json_integer(NM_BULK_BYTES));
 	json_object_set(req, "targets", c->nodes[i].targets);
 	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }

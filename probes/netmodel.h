@@ -119,6 +119,11 @@ struct nm_node {
 	char firewall_summary[160]; /* "nftables: 1 table; ufw inactive" */
 };
 
+/* The matrix's bulk proof, each way: far larger than any MTU (jumbo
+ * frames included), small enough to cost little beside the connect on every
+ * pair. */
+#define NM_BULK_BYTES (256 * 1024)
+
 /* One attempt of the matrix. */
 struct nm_attempt {
 	size_t from, to; /* node indexes */
@@ -129,6 +134,11 @@ struct nm_attempt {
 	char result[24]; /* reach.h's results, or "not-tested" */
 	char errno_name[24];
 	int64_t rtt_us; /* -1 unless ok */
+	/* The bulk proof (reach.h): "" when not tried, else "ok", "stalled"
+	 * (no complete transfer before the deadline) or "broken" (the peer
+	 * closed or reset the connection); bytes moved each way, its time. */
+	char bulk[12];
+	int64_t bulk_sent, bulk_received, bulk_ms;
 };
 
 struct nm_listener {
@@ -180,6 +190,11 @@ void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result)
 
 /* Append one attempt. */
 struct nm_attempt *netmodel_add_attempt(struct netmodel *m);
+
+/* Copy a connect result's (or a report matrix row's) bulk proof fields
+ * ("bulk", "bulk_sent", "bulk_received", "bulk_ms") into an attempt;
+ * absent or "not-tried": not tried. */
+void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row);
 
 /* Load a whole model from a fixture file (tests): {"master": i,
  * "master_port": p, "nodes": [{"host", "probe": {...}, "facts": {...},

@@ -163,6 +163,23 @@ int reach_parse_line(char *line, const char **token, long long *node)
 	return 0;
 }
 
+long reach_cut_bulk_suffix(char *line)
+{
+	char *at = strstr(line, REACH_BULK_SUFFIX), *num, *end;
+	long bytes;
+
+	if (!at)
+		return 0;
+	num = at + sizeof(REACH_BULK_SUFFIX) - 1;
+	if (*num < '0' || *num > '9' || strlen(num) > 9)
+		return -1;
+	bytes = strtol(num, &end, 10);
+	if (*end != '\0' || bytes < 1 || bytes > REACH_BULK_MAX)
+		return -1;
+	*at = '\0';
+	return bytes;
+}
+
 /* --- who holds a port ---------------------------------------------------------- */
 
 /* One loopback address: connect, send line, read one line until deadline. 1
