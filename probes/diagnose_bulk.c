@@ -91,7 +91,9 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 	char net[NM_ADDR + 8], ev[512], msg[320], fix[400];
 	int to_mtu, from_mtu;
 
-	if (!ta)
+	/* fe80:: rides on the same NIC as its routable address, which names
+	 * the network; a job never uses it */
+	if (!ta || diagnose_is_link_local_text(a->addr))
 		return;
 	diagnose_network_of(ta, net, sizeof(net));
 	fa = addr_on_network(from, net);
