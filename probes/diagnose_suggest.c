@@ -95,7 +95,8 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
 				int score = 0;
 
 				if (fi->loopback || !a || diagnose_virtual_name(fi->name) ||
-				    !addr_proved(m, i, a->addr) || diagnose_bulk_failed(m, i, a->addr))
+				    !addr_proved(m, i, a->addr) ||
+				    diagnose_bulk_failed(m, i, a->addr))
 					continue;
 				if (master_addr && same_subnet(a->addr, master_addr->addr, AF_INET,
 				                               master_addr->prefix))

@@ -230,7 +230,8 @@ static void advance_bulk(struct attempt *a, short revents, const struct hello *h
 	}
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
 		n = recv(a->fd, bulk_buf, sizeof(bulk_buf), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		if (n == 0 ||
+		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			finish_bulk(a, "broken", n == 0 ? 0 : errno);
 			return;
 		}

@@ -63,7 +63,7 @@ struct server {
 	struct peer *peers;
 	size_t npeers, peers_cap;
 	struct pollfd *pfds;
-	int64_t accept_resume; /* µs: no accepts before this (out of fds) */
+	int64_t accept_resume;           /* µs: no accepts before this (out of fds) */
 	char bulk_buf[REACH_BULK_CHUNK]; /* what bulk peers send and what they read into */
 };
 
@@ -351,7 +351,8 @@ static int serve_bulk(struct server *s, struct peer *p, short revents)
 	ssize_t n;
 
 	if ((revents & POLLOUT) && p->bulk_send) {
-		size_t want = p->bulk_send < sizeof(s->bulk_buf) ? p->bulk_send : sizeof(s->bulk_buf);
+		size_t want =
+		    p->bulk_send < sizeof(s->bulk_buf) ? p->bulk_send : sizeof(s->bulk_buf);
 
 		n = send(p->fd, s->bulk_buf, want, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -408,8 +409,8 @@ static nfds_t fill_pollfds(struct server *s, int64_t now)
 		s->pfds[n++] =
 		    (struct pollfd){.fd = accepting ? s->listen_fds[i] : -1, .events = POLLIN};
 	for (size_t i = 0; i < s->npeers; i++)
-		s->pfds[n++] = (struct pollfd){.fd = s->peers[i].fd,
-		                               .events = POLLIN | (s->peers[i].bulk_send ? POLLOUT : 0)};
+		s->pfds[n++] = (struct pollfd){
+		    .fd = s->peers[i].fd, .events = POLLIN | (s->peers[i].bulk_send ? POLLOUT : 0)};
 	return n;
 }
 

@@ -883,7 +883,8 @@ static void test_peer_that_answers_and_never_reads_is_stalled_at_the_deadline(vo
 static void test_bulk_suffix_is_cut_or_refused(void **state)
 {
 	char ok[] = REACH_MAGIC " " TOKEN " 3 bulk 262144", none[] = REACH_MAGIC " " TOKEN " 3",
-	     big[] = REACH_MAGIC " " TOKEN " 3 bulk 99999999", bad[] = REACH_MAGIC " " TOKEN " 3 bulk x";
+	     big[] = REACH_MAGIC " " TOKEN " 3 bulk 99999999",
+	     bad[] = REACH_MAGIC " " TOKEN " 3 bulk x";
 
 	assert_int_equal(reach_cut_bulk_suffix(ok), 262144);
 	assert_string_equal(ok, REACH_MAGIC " " TOKEN " 3");
