@@ -44,12 +44,14 @@ static void add_target(json_t *targets, size_t j, const char *addr, unsigned sco
                        int fixed)
 {
 	/* The bulk proof goes to the addresses a suggestion may use (each
-	 * node's own listeners), not to the MASTER_PORT candidates. */
-	json_array_append_new(targets,
-	                      json_pack("{sIsIsssIsIsbsb}", "id",
-	                                (json_int_t)json_array_size(targets), "node", (json_int_t)j,
-	                                "address", addr, "scope_id", (json_int_t)scope_id, "port",
-	                                (json_int_t)port, "fixed", fixed, "bulk", !fixed));
+	 * node's own listeners), not to the MASTER_PORT candidates nor to
+	 * link-local addresses (a scope id), which are never suggested: the
+	 * routable address on the same NIC proves its path. */
+	json_array_append_new(targets, json_pack("{sIsIsssIsIsbsb}", "id",
+	                                         (json_int_t)json_array_size(targets), "node",
+	                                         (json_int_t)j, "address", addr, "scope_id",
+	                                         (json_int_t)scope_id, "port", (json_int_t)port,
+	                                         "fixed", fixed, "bulk", !fixed && !scope_id));
 }
 
 static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
