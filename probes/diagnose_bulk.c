@@ -103,7 +103,7 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 	         "%s (%s mtu %d) -> %s %s (%s mtu %d): connected and answered, then %lld of "
 	         "%lld bytes sent and %lld received within %lld ms",
 	         from->host, fa ? fa->ifname : "?", from_mtu, to->host, a->addr, ta->ifname, to_mtu,
-	         (long long)a->bulk_sent, (long long)NM_BULK_BYTES, (long long)a->bulk_received,
+	         (long long)a->bulk_sent, (long long)a->bulk_bytes, (long long)a->bulk_received,
 	         (long long)a->bulk_ms);
 	snprintf(msg, sizeof(msg),
 	         "%%N: %s (network %s, MTU %d) opens connections but large transfers stall: "

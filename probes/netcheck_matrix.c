@@ -137,6 +137,18 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 	fanout_settle(c->fan, i);
 }
 
+/* Each bulk proof's size for one node's targets (NM_BULK_NODE_BUDGET). */
+static long bulk_bytes(json_t *targets)
+{
+	size_t k, n = 0;
+	json_t *t;
+	long each;
+
+	json_array_foreach(targets, k, t) n += json_is_true(json_object_get(t, "bulk"));
+	each = n ? NM_BULK_NODE_BUDGET / (long)n : NM_BULK_BYTES;
+	return each > NM_BULK_BYTES ? NM_BULK_BYTES : each < NM_BULK_MIN ? NM_BULK_MIN : each;
+}
+
 /* Send node i its `connect` request with c->nodes[i].targets, each attempt
  * given timeout_ms. */
 static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
@@ -146,7 +158,7 @@ static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
 	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
-	json_object_set_new(req, "bulk_bytes", json_integer(NM_BULK_BYTES));
+	json_object_set_new(req, "bulk_bytes", json_integer(bulk_bytes(c->nodes[i].targets)));
 	json_object_set(req, "targets", c->nodes[i].targets);
 	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }

@@ -398,6 +398,7 @@ void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row)
 	/* "not-tried" is how the report writes an attempt without the proof */
 	snprintf(a->bulk, sizeof(a->bulk), "%s",
 	         bulk && strcmp(bulk, "not-tried") != 0 ? bulk : "");
+	a->bulk_bytes = get_int(row, "bulk_bytes", 0);
 	a->bulk_sent = get_int(row, "bulk_sent", 0);
 	a->bulk_received = get_int(row, "bulk_received", 0);
 	a->bulk_ms = get_int(row, "bulk_ms", 0);

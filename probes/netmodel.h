@@ -121,8 +121,12 @@ struct nm_node {
 
 /* The matrix's bulk proof, each way: far larger than any MTU (jumbo
  * frames included), small enough to cost little beside the connect on every
- * pair. */
-#define NM_BULK_BYTES (256 * 1024)
+ * pair. A node's request moves NM_BULK_NODE_BUDGET bytes each way at most:
+ * with many peers each gets less, never below NM_BULK_MIN (still dozens of
+ * full-size segments at MTU 9000). */
+#define NM_BULK_BYTES       (256 * 1024)
+#define NM_BULK_MIN         (64 * 1024)
+#define NM_BULK_NODE_BUDGET (4 * 1024 * 1024)
 
 /* One attempt of the matrix. */
 struct nm_attempt {
@@ -138,6 +142,7 @@ struct nm_attempt {
 	 * (no complete transfer before the deadline) or "broken" (the peer
 	 * closed or reset the connection); bytes moved each way, its time. */
 	char bulk[12];
+	int64_t bulk_bytes; /* asked for each way */
 	int64_t bulk_sent, bulk_received, bulk_ms;
 };
 

@@ -476,9 +476,10 @@ static const char *no_answer_text(const struct attempt *a, int timeout_ms, char 
 	return buf;
 }
 
-static void bulk_json(json_t *row, const struct attempt *a)
+static void bulk_json(json_t *row, const struct attempt *a, const struct hello *h)
 {
 	json_object_set_new(row, "bulk", json_string(a->bulk));
+	json_object_set_new(row, "bulk_bytes", json_integer((json_int_t)h->bulk_bytes));
 	json_object_set_new(row, "bulk_ms", json_integer(a->bulk_us / 1000));
 	json_object_set_new(row, "bulk_sent", json_integer((json_int_t)a->bulk_sent));
 	json_object_set_new(row, "bulk_received", json_integer((json_int_t)a->bulk_got));
@@ -487,7 +488,7 @@ static void bulk_json(json_t *row, const struct attempt *a)
 		                    json_string(reach_errno_name(a->bulk_err)));
 }
 
-static json_t *attempt_json(const struct attempt *a, int timeout_ms)
+static json_t *attempt_json(const struct attempt *a, const struct hello *h)
 {
 	json_t *row = json_pack("{sIss}", "id", a->id, "result", a->result);
 	char text[160];
@@ -495,7 +496,7 @@ static json_t *attempt_json(const struct attempt *a, int timeout_ms)
 	if (a->rtt_us >= 0)
 		json_object_set_new(row, "rtt_us", json_integer(a->rtt_us));
 	if (a->bulk)
-		bulk_json(row, a);
+		bulk_json(row, a, h);
 	if (strcmp(a->result, "ok") == 0)
 		return row;
 	if (a->err)
@@ -505,7 +506,7 @@ static json_t *attempt_json(const struct attempt *a, int timeout_ms)
 		snprintf(text, sizeof(text), "node %lld answered, not node %lld", a->peer_node,
 		         a->node);
 	} else if (strcmp(a->result, "bad-answer") == 0) {
-		no_answer_text(a, timeout_ms, text, sizeof(text));
+		no_answer_text(a, h->timeout_ms, text, sizeof(text));
 	} else {
 		snprintf(text, sizeof(text), "%s", strerror(a->err));
 	}
@@ -547,7 +548,7 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	run_attempts(attempts, count, &h);
 	results = json_array();
 	for (size_t i = 0; i < count; i++)
-		json_array_append_new(results, attempt_json(&attempts[i], h.timeout_ms));
+		json_array_append_new(results, attempt_json(&attempts[i], &h));
 	free(attempts);
 	fulls_after = netprobe_neigh_table_fulls();
 	return json_pack("{soso}", "results", results, "neigh_table_fulls",
