@@ -82,14 +82,59 @@ static int iface_mtu(const struct nm_node *n, const char *ifname)
 	return f ? f->mtu : 0;
 }
 
+/* The frame size (the smaller MTU of its two ends) of a tested attempt on
+ * the network `net`; 0 when an end is unknown. */
+static int attempt_frame(const struct netmodel *m, const struct nm_attempt *a, const char *net)
+{
+	const struct nm_addr *ta = diagnose_addr_find(&m->nodes[a->to], a->addr), *fa;
+	char other[NM_ADDR + 8];
+	int f, t;
+
+	if (!ta)
+		return 0;
+	diagnose_network_of(ta, other, sizeof(other));
+	if (strcmp(other, net) != 0 || !(fa = addr_on_network(&m->nodes[a->from], net)))
+		return 0;
+	f = iface_mtu(&m->nodes[a->from], fa->ifname);
+	t = iface_mtu(&m->nodes[a->to], ta->ifname);
+	return f && t ? (f < t ? f : t) : 0;
+}
+
+/* The largest frame proven to pass to or from node x or y on `net`: a bulk
+ * transfer that passed there at that size (the MTU its ends agreed on), so
+ * the switch carries it. 0 when no such transfer passed; *via is its
+ * attempt. */
+static int largest_passed(const struct netmodel *m, const char *net, size_t x, size_t y,
+                          const struct nm_attempt **via)
+{
+	int best = 0;
+
+	*via = NULL;
+	for (size_t k = 0; k < m->nattempts; k++) {
+		const struct nm_attempt *b = &m->attempts[k];
+		int frame;
+
+		if (strcmp(b->bulk, "ok") != 0 ||
+		    (b->to != x && b->to != y && b->from != x && b->from != y))
+			continue;
+		frame = attempt_frame(m, b, net);
+		if (frame > best) {
+			best = frame;
+			*via = b;
+		}
+	}
+	return best;
+}
+
 /* One stalled attempt: its nodes and evidence into the network's finding. */
 static void note_stall(struct dstate *st, const struct nm_attempt *a)
 {
 	const struct netmodel *m = st->m;
 	const struct nm_node *from = &m->nodes[a->from], *to = &m->nodes[a->to];
 	const struct nm_addr *ta = diagnose_addr_find(to, a->addr), *fa;
-	char net[NM_ADDR + 8], ev[512], msg[320], fix[400];
-	int to_mtu, from_mtu;
+	const struct nm_attempt *via;
+	char net[NM_ADDR + 8], ev[512], msg[480], fix[400], passes[200];
+	int to_mtu, from_mtu, passed;
 
 	/* fe80:: rides on the same NIC as its routable address, which names
 	 * the network; a job never uses it */
@@ -105,16 +150,27 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 	         from->host, fa ? fa->ifname : "?", from_mtu, to->host, a->addr, ta->ifname, to_mtu,
 	         (long long)a->bulk_sent, (long long)a->bulk_bytes, (long long)a->bulk_received,
 	         (long long)a->bulk_ms);
+	passed = largest_passed(m, net, a->from, a->to, &via);
+	if (via)
+		snprintf(passes, sizeof(passes),
+		         "the largest frame proven to pass is %d bytes (%s -> %s carried its bulk "
+		         "transfer at that MTU)",
+		         passed, m->nodes[via->from].host, m->nodes[via->to].host);
+	else
+		snprintf(passes, sizeof(passes),
+		         "no bulk transfer passed on this network, so no frame size is proven "
+		         "(1500 passes any Ethernet switch)");
 	snprintf(msg, sizeof(msg),
 	         "%%N: %s (network %s, MTU %d) opens connections but large transfers stall: "
-	         "a path-MTU black hole. Only frames up to the path's MTU (1500 on a switch "
-	         "without jumbo frames) pass, and nothing tells the sender",
-	         ta->ifname, net, to_mtu);
+	         "a path-MTU black hole (frames above what the switch passes are dropped and "
+	         "nothing tells the sender); %s",
+	         ta->ifname, net, to_mtu, passes);
 	snprintf(fix, sizeof(fix),
 	         "Set the MTU of %s to what the path passes on every node (`ip link set dev %s "
-	         "mtu 1500`), or enable jumbo frames (MTU %d) on the switch ports. Until then "
+	         "mtu %d`), or enable jumbo frames (MTU %d) on the switch ports. Until then "
 	         "no interface whose bulk transfer stalled is suggested.",
-	         ta->ifname, ta->ifname, to_mtu > 1500 ? to_mtu : 9000);
+	         ta->ifname, ta->ifname, passed && passed < to_mtu ? passed : 1500,
+	         to_mtu > 1500 ? to_mtu : 9000);
 	diagnose_note(st, "path-mtu-blackhole", SEV_ERROR, net, a->from, msg, fix, ev);
 	diagnose_note(st, "path-mtu-blackhole", SEV_ERROR, net, a->to, msg, fix, NULL);
 }
