@@ -46,6 +46,7 @@ t_blackhole_finding_names_nic_mtu_network_and_fix() {
 	f=$(jget "[f for f in d['findings'] if f['id'] == 'path-mtu-blackhole'][0]")
 	expect_match "$f" "eth0 \(network $CD_SUBNET\.0/24, MTU 9000\)" "message" || return 1
 	expect_match "$f" "node2 \(eth0 mtu 9000\) -> node3 $(cluster_node_ip 3) \(eth0 mtu 9000\): connected and answered" "evidence" || return 1
+	expect_match "$f" "the largest frame proven to pass is 1500 bytes \(node[14] -> node[23] carried" "message" || return 1
 	expect_match "$f" "ip link set dev eth0 mtu 1500" "fix" || return 1
 	expect_match "$f" "enable jumbo frames \(MTU 9000\) on the switch" "fix" || return 1
 }
@@ -56,6 +57,17 @@ t_suggestions_avoid_the_blackholed_nic() {
 	expect_eq "$(jget "d['suggestions']['per_node']['node1'].get('NCCL_SOCKET_IFNAME')")" "=eth0" "node1's NCCL_SOCKET_IFNAME" || return 1
 	expect_eq "$(jget "[n['data_interface'] for n in d['nodes']]")" "['eth0', None, None, 'eth0']" \
 		"data interfaces" || return 1
+}
+
+# real NCCL (tests/oracle) given the suggested NCCL_SOCKET_IFNAME on a node it was suggested for
+# picks that interface and the node's address; skipped without NCCL
+t_real_nccl_takes_the_suggested_interface() {
+	local v log
+	[ -n "${NCCL_ORACLE:-}" ] && [ -x "$NCCL_ORACLE" ] || { echo "    (no NCCL: skipped)"; return 0; }
+	v=$(jget "d['suggestions']['per_node']['node4']['NCCL_SOCKET_IFNAME']")
+	log=$(cluster_node_exec 4 env -i PATH=/usr/bin:/bin HOME=/root NCCL_DEBUG=INFO \
+		NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP NCCL_SOCKET_IFNAME="$v" "$NCCL_ORACLE" 2>&1)
+	expect_match "$log" "Bootstrap ?: Using (\[0\])?eth0:$(cluster_node_ip 4)<0>" "NCCL's bootstrap on node4 with NCCL_SOCKET_IFNAME=$v"
 }
 
 t_blackhole_check_ends_within_its_deadline() {
