@@ -122,11 +122,11 @@ struct nm_node {
 /* The matrix's bulk proof, each way: far larger than any MTU (jumbo
  * frames included), small enough to cost little beside the connect on every
  * pair. A node's request moves NM_BULK_NODE_BUDGET bytes each way at most:
- * with many peers each gets less, never below NM_BULK_MIN (still dozens of
- * full-size segments at MTU 9000). */
+ * with many peers each gets less, never below NM_BULK_MIN (still several
+ * full-size segments at MTU 9000, and one lost segment stalls it). */
 #define NM_BULK_BYTES       (256 * 1024)
-#define NM_BULK_MIN         (64 * 1024)
-#define NM_BULK_NODE_BUDGET (4 * 1024 * 1024)
+#define NM_BULK_MIN         (32 * 1024)
+#define NM_BULK_NODE_BUDGET (2 * 1024 * 1024)
 
 /* One attempt of the matrix. */
 struct nm_attempt {
