@@ -26,12 +26,39 @@ static int bulk_stalled(const struct nm_attempt *a)
 	return strcmp(a->result, "ok") == 0 && strcmp(a->bulk, "stalled") == 0;
 }
 
+/* The network (diagnose_network_of) of the address an attempt went to;
+ * "" when the target node does not list it. */
+static void attempt_network(const struct netmodel *m, const struct nm_attempt *a, char *buf,
+                            size_t len)
+{
+	const struct nm_addr *ta = diagnose_addr_find(&m->nodes[a->to], a->addr);
+
+	buf[0] = '\0';
+	if (ta)
+		diagnose_network_of(ta, buf, len);
+}
+
+/* One bulk proof covers both directions of a pair (netcheck_matrix.c sends
+ * it from one side): node i's address failed when a transfer to it stalled,
+ * or one from node i to a peer on the same network. */
 int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr)
 {
+	const struct nm_addr *own = diagnose_addr_find(&m->nodes[i], addr);
+	char net[NM_ADDR + 8] = "", other[NM_ADDR + 8];
+
+	if (own)
+		diagnose_network_of(own, net, sizeof(net));
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
 
-		if (a->to == i && strcmp(a->addr, addr) == 0 && bulk_stalled(a))
+		if (!bulk_stalled(a))
+			continue;
+		if (a->to == i && strcmp(a->addr, addr) == 0)
+			return 1;
+		if (a->from != i || !net[0])
+			continue;
+		attempt_network(m, a, other, sizeof(other));
+		if (strcmp(other, net) == 0)
 			return 1;
 	}
 	return 0;

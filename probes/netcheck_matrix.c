@@ -41,17 +41,29 @@ static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
 }
 
 static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
-                       int fixed)
+                       int fixed, int bulk)
 {
-	/* The bulk proof goes to the addresses a suggestion may use (each
-	 * node's own listeners), not to the MASTER_PORT candidates nor to
-	 * link-local addresses (a scope id), which are never suggested: the
-	 * routable address on the same NIC proves its path. */
-	json_array_append_new(targets, json_pack("{sIsIsssIsIsbsb}", "id",
-	                                         (json_int_t)json_array_size(targets), "node",
-	                                         (json_int_t)j, "address", addr, "scope_id",
-	                                         (json_int_t)scope_id, "port", (json_int_t)port,
-	                                         "fixed", fixed, "bulk", !fixed && !scope_id));
+	json_array_append_new(targets,
+	                      json_pack("{sIsIsssIsIsbsb}", "id",
+	                                (json_int_t)json_array_size(targets), "node", (json_int_t)j,
+	                                "address", addr, "scope_id", (json_int_t)scope_id, "port",
+	                                (json_int_t)port, "fixed", fixed, "bulk", bulk));
+}
+
+/*
+ * Does node i's attempt to listener l carry the bulk proof? Only toward the
+ * addresses a suggestion may use (each node's own listeners), not the
+ * MASTER_PORT candidates nor link-local addresses (a scope id; never
+ * suggested, the routable address on the NIC proves its path). One proof
+ * covers both directions of a pair, so in a full matrix, where both nodes
+ * test each other, only the lower-numbered node sends it; a sampled pair may
+ * be tested from one side only, so both do.
+ */
+static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listener *l)
+{
+	if (l->fixed_port || l->scope_id)
+		return 0;
+	return c->n > (size_t)c->o.full_matrix_max || i < l->node;
 }
 
 static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
@@ -67,7 +79,8 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 		if (!pick[l->node] || !l->port || l->error[0] || !netcheck_node_live(c, l->node))
 			continue;
 		if (!l->fixed_port) {
-			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0);
+			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0,
+			           wants_bulk(c, i, l));
 			continue;
 		}
 		/* A wildcard listener: reach it on every routable address. */
@@ -76,7 +89,7 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 
 			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
 				continue;
-			add_target(targets, l->node, pa->addr, 0, l->port, 1);
+			add_target(targets, l->node, pa->addr, 0, l->port, 1, 0);
 		}
 	}
 	return targets;

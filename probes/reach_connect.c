@@ -59,14 +59,14 @@ struct attempt {
 
 	/* outcome */
 	const char *result;
-	int err;               /* errno for refused/timeout/no-route/...; 0 if none */
-	int64_t rtt_us;        /* -1 until connected */
-	long long peer_node;   /* wrong-peer: who answered */
-	enum no_answer reason; /* bad-answer: why */
-	const char *bulk;      /* NULL: not tried; "ok", "stalled", "broken" */
-	size_t bulk_sent, bulk_got;
-	int64_t bulk_us; /* the bulk proof's duration */
-	int bulk_err;    /* broken: the errno, 0 when the peer closed */
+	int err;                           /* errno for refused/timeout/no-route/...; 0 if none */
+	int64_t rtt_us;                    /* -1 until connected */
+	long long peer_node;               /* wrong-peer: who answered */
+	enum no_answer reason;             /* bad-answer: why */
+	const char *bulk;                  /* NULL: not tried; "ok", "stalled", "broken" */
+	size_t bulk_to_send, bulk_to_recv; /* what is left of bulk_bytes each way */
+	int64_t bulk_us;                   /* the bulk proof's duration */
+	int bulk_err;                      /* broken: the errno, 0 when the peer closed */
 };
 
 /* What each attempt sends: "CDREACH1 <token> <our node>\n". */
@@ -188,6 +188,7 @@ static void judge_answer(struct attempt *a, const struct hello *h)
 	if (a->bulk_wanted && h->bulk_bytes) {
 		a->phase = PHASE_BULK;
 		a->bulk_us = reach_now_us();
+		a->bulk_to_send = a->bulk_to_recv = h->bulk_bytes;
 		return;
 	}
 	finish(a, "ok", 0);
@@ -212,34 +213,13 @@ static void finish_bulk(struct attempt *a, const char *bulk, int err)
 }
 
 /* One turn of the bulk proof: send what the socket takes, read what came. */
-static void advance_bulk(struct attempt *a, short revents, const struct hello *h)
+static void advance_bulk(struct attempt *a, short revents)
 {
-	ssize_t n;
+	int err, rc = reach_bulk_turn(a->fd, revents, bulk_buf, sizeof(bulk_buf), &a->bulk_to_send,
+	                              &a->bulk_to_recv, &err);
 
-	if ((revents & POLLOUT) && a->bulk_sent < h->bulk_bytes) {
-		size_t want = h->bulk_bytes - a->bulk_sent;
-
-		n = send(a->fd, bulk_buf, want < sizeof(bulk_buf) ? want : sizeof(bulk_buf),
-		         MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			finish_bulk(a, "broken", errno);
-			return;
-		}
-		if (n > 0)
-			a->bulk_sent += (size_t)n;
-	}
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = recv(a->fd, bulk_buf, sizeof(bulk_buf), MSG_DONTWAIT);
-		if (n == 0 ||
-		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-			finish_bulk(a, "broken", n == 0 ? 0 : errno);
-			return;
-		}
-		if (n > 0)
-			a->bulk_got += (size_t)n;
-	}
-	if (a->bulk_sent >= h->bulk_bytes && a->bulk_got >= h->bulk_bytes)
-		finish_bulk(a, "ok", 0);
+	if (rc != 0)
+		finish_bulk(a, rc > 0 ? "ok" : "broken", err);
 }
 
 static void send_hello(struct attempt *a, const struct hello *h)
@@ -286,8 +266,11 @@ static void read_answer(struct attempt *a, const struct hello *h)
 		*newline = '\0';
 		judge_answer(a, h);
 		/* the listener's bulk follows its line at once */
-		if (a->phase == PHASE_BULK)
-			a->bulk_got = a->got - (size_t)(newline + 1 - a->answer);
+		if (a->phase == PHASE_BULK) {
+			size_t extra = a->got - (size_t)(newline + 1 - a->answer);
+
+			a->bulk_to_recv -= extra < a->bulk_to_recv ? extra : a->bulk_to_recv;
+		}
 	} else if (a->got == sizeof(a->answer) - 1) {
 		finish_no_answer(a, NO_ANSWER_TOO_LONG, 0);
 	}
@@ -348,7 +331,7 @@ static void advance_attempt(struct attempt *a, short revents, const struct hello
 		read_answer(a, h);
 		break;
 	case PHASE_BULK:
-		advance_bulk(a, revents, h);
+		advance_bulk(a, revents);
 		break;
 	default:
 		break;
@@ -367,10 +350,10 @@ static void expire_attempt(struct attempt *a, int64_t now)
 		finish_no_answer(a, NO_ANSWER_IN_TIME, 0);
 }
 
-static short events_for(const struct attempt *a, const struct hello *h)
+static short events_for(const struct attempt *a)
 {
 	if (a->phase == PHASE_BULK)
-		return POLLIN | (a->bulk_sent < h->bulk_bytes ? POLLOUT : 0);
+		return POLLIN | (a->bulk_to_send ? POLLOUT : 0);
 	return a->phase == PHASE_READING ? POLLIN : POLLOUT;
 }
 
@@ -439,7 +422,7 @@ static void run_attempts(struct attempt *attempts, size_t count, const struct he
 		for (size_t i = 0; i < f.n; i++) {
 			const struct attempt *a = &attempts[f.idx[i]];
 
-			f.pfds[i] = (struct pollfd){.fd = a->fd, .events = events_for(a, h)};
+			f.pfds[i] = (struct pollfd){.fd = a->fd, .events = events_for(a)};
 		}
 		if (poll(f.pfds, f.n,
 		         reach_poll_ms_until(earliest_deadline(attempts, &f), reach_now_us())) <
@@ -481,8 +464,10 @@ static void bulk_json(json_t *row, const struct attempt *a, const struct hello *
 	json_object_set_new(row, "bulk", json_string(a->bulk));
 	json_object_set_new(row, "bulk_bytes", json_integer((json_int_t)h->bulk_bytes));
 	json_object_set_new(row, "bulk_ms", json_integer(a->bulk_us / 1000));
-	json_object_set_new(row, "bulk_sent", json_integer((json_int_t)a->bulk_sent));
-	json_object_set_new(row, "bulk_received", json_integer((json_int_t)a->bulk_got));
+	json_object_set_new(row, "bulk_sent",
+	                    json_integer((json_int_t)(h->bulk_bytes - a->bulk_to_send)));
+	json_object_set_new(row, "bulk_received",
+	                    json_integer((json_int_t)(h->bulk_bytes - a->bulk_to_recv)));
 	if (a->bulk_err)
 		json_object_set_new(row, "bulk_errno_name",
 		                    json_string(reach_errno_name(a->bulk_err)));

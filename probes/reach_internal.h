@@ -50,6 +50,14 @@ int reach_parse_line(char *line, const char **token, long long *node);
  * the suffix is malformed or out of range. */
 long reach_cut_bulk_suffix(char *line);
 
+/* One turn of a bulk transfer on a non-blocking socket, after poll() said
+ * revents: send from buf what the socket takes of *to_send bytes, read into
+ * buf (cap bytes) what came of *to_recv, counting both down. 1 when both are
+ * 0, 0 while more is to come, -1 when the peer closed (*err 0) or the socket
+ * failed (*err the errno). */
+int reach_bulk_turn(int fd, short revents, char *buf, size_t cap, size_t *to_send, size_t *to_recv,
+                    int *err);
+
 /* Who holds a fixed port that could not be bound (see reach_listen). */
 enum reach_holder {
 	REACH_HOLDER_UNKNOWN,   /* not a clusterdoc listener, or no answer in time */

@@ -348,26 +348,10 @@ static void answer_peer(struct server *s, struct peer *p)
  * when it is done (both ways complete, or the connector closed or failed). */
 static int serve_bulk(struct server *s, struct peer *p, short revents)
 {
-	ssize_t n;
+	int err;
 
-	if ((revents & POLLOUT) && p->bulk_send) {
-		size_t want =
-		    p->bulk_send < sizeof(s->bulk_buf) ? p->bulk_send : sizeof(s->bulk_buf);
-
-		n = send(p->fd, s->bulk_buf, want, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return 1;
-		if (n > 0)
-			p->bulk_send -= (size_t)n;
-	}
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = recv(p->fd, s->bulk_buf, sizeof(s->bulk_buf), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-			return 1;
-		if (n > 0)
-			p->bulk_recv -= (size_t)n < p->bulk_recv ? (size_t)n : p->bulk_recv;
-	}
-	return p->bulk_send == 0 && p->bulk_recv == 0;
+	return reach_bulk_turn(p->fd, revents, s->bulk_buf, sizeof(s->bulk_buf), &p->bulk_send,
+	                       &p->bulk_recv, &err) != 0;
 }
 
 /* Reads what a peer sent. 1 when the peer is done with (answered or to be

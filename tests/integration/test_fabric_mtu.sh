@@ -35,7 +35,8 @@ t_jumbo_blackhole_is_found_on_exactly_its_nodes() {
 	has path-mtu-blackhole node2,node3 || return 1
 	expect_eq "$(jget "[f['severity'] for f in d['findings'] if f['id'] == 'path-mtu-blackhole']")" "['error']" \
 		"one error finding" || return 1
-	expect_eq "$(stalled_pairs)" "node2>node3 node3>node2" "stalled pairs" || return 1
+	# one proof per pair, sent by the lower-numbered node, covers both directions
+	expect_eq "$(stalled_pairs)" "node2>node3" "stalled pairs" || return 1
 	# every other ephemeral attempt carried its bulk transfer
 	expect_eq "$(jget "sorted(set(m['bulk'] for m in d['matrix'] if not m['fixed_port'] and not m['scope_id'] and {m['from'], m['to']} != {'node2', 'node3'}))")" \
 		"['ok']" "bulk of the other pairs" || return 1

@@ -228,7 +228,8 @@ static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **
 }
 
 /* data0 (MTU 9000, listed first) opens connections between a and b but its
- * bulk transfers stall; eth0 (MTU 1500) carries them. The black hole is an
+ * bulk transfer (a -> b only: one proof per pair) stalls; eth0 (MTU 1500)
+ * carries it. The black hole is an
  * error on both nodes, eth0 is chosen and suggested instead, and MTUs are
  * compared per network (9000 beside 1500 on another network is no mismatch). */
 static void bulk_stall_is_a_black_hole_and_the_other_nic_is_suggested(void **state)
