@@ -43,6 +43,7 @@ const struct finding_def finding_catalogue[] = {
     {"virtual-iface-selected", SEV_WARNING, "NCCL/Gloo would use a virtual interface"},
     {"nic-name-mismatch", SEV_WARNING, "the data interface has different names on the nodes"},
     {"mtu-mismatch", SEV_WARNING, "the data interfaces have different MTUs"},
+    {"path-mtu-blackhole", SEV_ERROR, "connections open but large transfers stall (MTU)"},
     {"version-mismatch", SEV_ERROR, "torch, NCCL or Python versions differ across nodes"},
     {"torch-missing", SEV_ERROR, "PyTorch is not installed for the login python3"},
     {"shm-small", SEV_WARNING, "/dev/shm is small"},

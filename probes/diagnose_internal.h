@@ -68,6 +68,16 @@ void diagnose_check_routes(struct dstate *st);
 const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t from,
                                              const char *addr);
 
+/* diagnose_bulk.c: the bulk proof. diagnose_bulk_failed: a peer's bulk
+ * transfer to node i's address stalled (the address carries connections,
+ * not a job's traffic). diagnose_check_bulk: the path-mtu-blackhole
+ * findings. diagnose_addr_find: node n's entry for an address, or NULL.
+ * diagnose_network_of: "10.0.0.0/24" for an address and its prefix. */
+int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr);
+void diagnose_check_bulk(struct dstate *st);
+const struct nm_addr *diagnose_addr_find(const struct nm_node *n, const char *addr);
+void diagnose_network_of(const struct nm_addr *a, char *buf, size_t len);
+
 /* Each probed node's data interface and address in d->pred
  * (diagnose_suggest.c). */
 void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d);

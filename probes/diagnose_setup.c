@@ -52,38 +52,72 @@ static void check_fw_rules(struct dstate *st)
 	}
 }
 
-static void check_mtu(struct dstate *st)
+/* The network of node i's data address ("" when unknown), and its data
+ * interface's MTU (0 when unknown). */
+static int data_network(const struct dstate *st, size_t i, char *net, size_t len)
+{
+	const struct nm_node *n = &st->m->nodes[i];
+	const struct nm_iface *f = nm_iface_find(n, st->d->pred[i].data_iface);
+	const struct nm_addr *a = diagnose_addr_find(n, st->d->pred[i].data_addr);
+
+	net[0] = '\0';
+	if (!n->probed || !f || !f->mtu || !a)
+		return 0;
+	diagnose_network_of(a, net, len);
+	return f->mtu;
+}
+
+/* MTUs are compared like with like: the data interfaces on one network
+ * (an address and its prefix), never one node's NIC on one network with
+ * another node's on another. */
+static void check_mtu_on(struct dstate *st, const char *net)
 {
 	const struct netmodel *m = st->m;
-	int first = 0, differ = 0;
-	char *ev = NULL;
+	char other[NM_ADDR + 8], *ev = NULL;
+	int first = 0, differ = 0, mtu;
 
 	for (size_t i = 0; i < m->nnodes; i++) {
-		const struct nm_iface *f = nm_iface_find(&m->nodes[i], st->d->pred[i].data_iface);
-
-		if (!m->nodes[i].probed || !f || !f->mtu)
+		mtu = data_network(st, i, other, sizeof(other));
+		if (!mtu || strcmp(other, net) != 0)
 			continue;
 		if (!first)
-			first = f->mtu;
-		differ |= f->mtu != first;
+			first = mtu;
+		differ |= mtu != first;
 	}
 	if (!differ)
 		return;
 	for (size_t i = 0; i < m->nnodes; i++) {
-		const struct nm_iface *f = nm_iface_find(&m->nodes[i], st->d->pred[i].data_iface);
-
-		if (!m->nodes[i].probed || !f || !f->mtu)
+		mtu = data_network(st, i, other, sizeof(other));
+		if (!mtu || strcmp(other, net) != 0)
 			continue;
-		diagnose_sb_addf(&ev, "%s%s: %s mtu %d", ev ? "\n" : "", m->nodes[i].host, f->name,
-		                 f->mtu);
+		diagnose_sb_addf(&ev, "%s%s: %s mtu %d (network %s)", ev ? "\n" : "",
+		                 m->nodes[i].host, st->d->pred[i].data_iface, mtu, net);
 		diagnose_note(
-		    st, "mtu-mismatch", SEV_WARNING, "", i,
+		    st, "mtu-mismatch", SEV_WARNING, net, i,
 		    "%N: the data interfaces have different MTUs; large transfers can stall "
 		    "(RDMA: \"local length error\"), small ones pass",
 		    "Set one MTU on every node's data interface (and the switch ports).", NULL);
 	}
-	diagnose_note(st, "mtu-mismatch", SEV_WARNING, "", SIZE_MAX, "", "", ev);
+	diagnose_note(st, "mtu-mismatch", SEV_WARNING, net, SIZE_MAX, "", "", ev);
 	free(ev);
+}
+
+static void check_mtu(struct dstate *st)
+{
+	char net[NM_ADDR + 8], seen[NM_ADDR + 8];
+
+	for (size_t i = 0; i < st->m->nnodes; i++) {
+		size_t j;
+
+		if (!data_network(st, i, net, sizeof(net)))
+			continue;
+		for (j = 0; j < i; j++) {
+			if (data_network(st, j, seen, sizeof(seen)) && strcmp(seen, net) == 0)
+				break;
+		}
+		if (j == i) /* the first node on this network */
+			check_mtu_on(st, net);
+	}
 }
 
 static void check_nic_names(struct dstate *st)
@@ -365,6 +399,7 @@ static void check_shm_and_versions(struct dstate *st)
 void diagnose_check_setup(struct dstate *st)
 {
 	check_fw_rules(st);
+	diagnose_check_bulk(st);
 	check_mtu(st);
 	check_nic_names(st);
 	diagnose_check_routes(st);

@@ -125,7 +125,7 @@ static size_t choose_in_family(const struct netmodel *m, int family, const struc
 				if (fi->loopback || diagnose_virtual_name(fi->name))
 					continue;
 				a = iface_candidate(m, i, fi, family);
-				if (!a)
+				if (!a || diagnose_bulk_failed(m, i, a->addr))
 					continue;
 				if (master_addr && same_subnet(a->addr, master_addr->addr, family,
 				                               master_addr->prefix))

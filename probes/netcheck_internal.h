@@ -63,6 +63,7 @@ int netcheck_reply_failed(struct netcheck *c, struct sshpool_node *pn, json_t *r
  * want_ms without a deadline. *room: the time it fits in (INT_MAX: no
  * deadline), to tell when a phase is not worth starting. */
 #define NETCHECK_MIN_ATTEMPT_MS 100
+
 int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *room);
 
 /* netcheck_matrix.c: phase 3, every live node connects to its peers'

@@ -41,12 +41,29 @@ static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
 }
 
 static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
-                       int fixed)
+                       int fixed, int bulk)
 {
-	json_array_append_new(
-	    targets, json_pack("{sIsIsssIsIsb}", "id", (json_int_t)json_array_size(targets), "node",
-	                       (json_int_t)j, "address", addr, "scope_id", (json_int_t)scope_id,
-	                       "port", (json_int_t)port, "fixed", fixed));
+	json_array_append_new(targets,
+	                      json_pack("{sIsIsssIsIsbsb}", "id",
+	                                (json_int_t)json_array_size(targets), "node", (json_int_t)j,
+	                                "address", addr, "scope_id", (json_int_t)scope_id, "port",
+	                                (json_int_t)port, "fixed", fixed, "bulk", bulk));
+}
+
+/*
+ * Does node i's attempt to listener l carry the bulk proof? Only toward the
+ * addresses a suggestion may use (each node's own listeners), not the
+ * MASTER_PORT candidates nor link-local addresses (a scope id; never
+ * suggested, the routable address on the NIC proves its path). One proof
+ * covers both directions of a pair, so in a full matrix, where both nodes
+ * test each other, only the lower-numbered node sends it; a sampled pair may
+ * be tested from one side only, so both do.
+ */
+static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listener *l)
+{
+	if (l->fixed_port || l->scope_id)
+		return 0;
+	return c->n > (size_t)c->o.full_matrix_max || i < l->node;
 }
 
 static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
@@ -62,7 +79,8 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 		if (!pick[l->node] || !l->port || l->error[0] || !netcheck_node_live(c, l->node))
 			continue;
 		if (!l->fixed_port) {
-			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0);
+			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0,
+			           wants_bulk(c, i, l));
 			continue;
 		}
 		/* A wildcard listener: reach it on every routable address. */
@@ -71,7 +89,7 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 
 			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
 				continue;
-			add_target(targets, l->node, pa->addr, 0, l->port, 1);
+			add_target(targets, l->node, pa->addr, 0, l->port, 1, 0);
 		}
 	}
 	return targets;
@@ -87,6 +105,7 @@ static void attempt_set_result(struct nm_attempt *a, json_t *r)
 	s = json_string_value(json_object_get(r, "errno_name"));
 	snprintf(a->errno_name, sizeof(a->errno_name), "%s", s ? s : "");
 	a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+	netmodel_attempt_set_bulk(a, r);
 }
 
 static void on_connect(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
@@ -131,6 +150,18 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 	fanout_settle(c->fan, i);
 }
 
+/* Each bulk proof's size for one node's targets (NM_BULK_NODE_BUDGET). */
+static long bulk_bytes(json_t *targets)
+{
+	size_t k, n = 0;
+	json_t *t;
+	long each;
+
+	json_array_foreach(targets, k, t) n += json_is_true(json_object_get(t, "bulk"));
+	each = n ? NM_BULK_NODE_BUDGET / (long)n : NM_BULK_BYTES;
+	return each > NM_BULK_BYTES ? NM_BULK_BYTES : each < NM_BULK_MIN ? NM_BULK_MIN : each;
+}
+
 /* Send node i its `connect` request with c->nodes[i].targets, each attempt
  * given timeout_ms. */
 static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
@@ -140,6 +171,7 @@ static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
 	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
+	json_object_set_new(req, "bulk_bytes", json_integer(bulk_bytes(c->nodes[i].targets)));
 	json_object_set(req, "targets", c->nodes[i].targets);
 	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }

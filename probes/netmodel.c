@@ -394,6 +394,19 @@ struct nm_attempt *netmodel_add_attempt(struct netmodel *m)
 	return a;
 }
 
+void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row)
+{
+	const char *bulk = json_string_value(json_object_get(row, "bulk"));
+
+	/* "not-tried" is how the report writes an attempt without the proof */
+	snprintf(a->bulk, sizeof(a->bulk), "%s",
+	         bulk && strcmp(bulk, "not-tried") != 0 ? bulk : "");
+	a->bulk_bytes = get_int(row, "bulk_bytes", 0);
+	a->bulk_sent = get_int(row, "bulk_sent", 0);
+	a->bulk_received = get_int(row, "bulk_received", 0);
+	a->bulk_ms = get_int(row, "bulk_ms", 0);
+}
+
 /* Index of a node by the name it was given as, or -1. */
 static long find_host(const struct netmodel *m, const char *host)
 {
@@ -429,6 +442,7 @@ static void load_matrix(struct netmodel *m, json_t *matrix)
 		copy_str(a->errno_name, sizeof(a->errno_name), v, "errno_name");
 		rtt = json_object_get(v, "rtt_us");
 		a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
+		netmodel_attempt_set_bulk(a, v);
 	}
 	m->matrix_done =
 	    json_array_size(matrix) > 0 || json_is_true(json_object_get(matrix, "done"));

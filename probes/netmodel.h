@@ -120,6 +120,15 @@ struct nm_node {
 	char firewall_summary[160]; /* "nftables: 1 table; ufw inactive" */
 };
 
+/* The matrix's bulk proof, each way: far larger than any MTU (jumbo
+ * frames included), small enough to cost little beside the connect on every
+ * pair. A node's request moves NM_BULK_NODE_BUDGET bytes each way at most:
+ * with many peers each gets less, never below NM_BULK_MIN (still several
+ * full-size segments at MTU 9000, and one lost segment stalls it). */
+#define NM_BULK_BYTES       (256 * 1024)
+#define NM_BULK_MIN         (32 * 1024)
+#define NM_BULK_NODE_BUDGET (2 * 1024 * 1024)
+
 /* One attempt of the matrix. */
 struct nm_attempt {
 	size_t from, to; /* node indexes */
@@ -130,6 +139,12 @@ struct nm_attempt {
 	char result[24]; /* reach.h's results, or "not-tested" */
 	char errno_name[24];
 	int64_t rtt_us; /* -1 unless ok */
+	/* The bulk proof (reach.h): "" when not tried, else "ok", "stalled"
+	 * (no complete transfer before the deadline) or "broken" (the peer
+	 * closed or reset the connection); bytes moved each way, its time. */
+	char bulk[12];
+	int64_t bulk_bytes; /* asked for each way */
+	int64_t bulk_sent, bulk_received, bulk_ms;
 };
 
 struct nm_listener {
@@ -181,6 +196,11 @@ void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result)
 
 /* Append one attempt. */
 struct nm_attempt *netmodel_add_attempt(struct netmodel *m);
+
+/* Copy a connect result's (or a report matrix row's) bulk proof fields
+ * ("bulk", "bulk_sent", "bulk_received", "bulk_ms") into an attempt;
+ * absent or "not-tried": not tried. */
+void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row);
 
 /* Load a whole model from a fixture file (tests): {"master": i,
  * "master_port": p, "nodes": [{"host", "probe": {...}, "facts": {...},

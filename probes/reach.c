@@ -163,6 +163,52 @@ int reach_parse_line(char *line, const char **token, long long *node)
 	return 0;
 }
 
+long reach_cut_bulk_suffix(char *line)
+{
+	char *at = strstr(line, REACH_BULK_SUFFIX), *num, *end;
+	long bytes;
+
+	if (!at)
+		return 0;
+	num = at + sizeof(REACH_BULK_SUFFIX) - 1;
+	if (*num < '0' || *num > '9' || strlen(num) > 9)
+		return -1;
+	bytes = strtol(num, &end, 10);
+	if (*end != '\0' || bytes < 1 || bytes > REACH_BULK_MAX)
+		return -1;
+	*at = '\0';
+	return bytes;
+}
+
+int reach_bulk_turn(int fd, short revents, char *buf, size_t cap, size_t *to_send, size_t *to_recv,
+                    int *err)
+{
+	ssize_t n;
+
+	*err = 0;
+	if ((revents & POLLOUT) && *to_send) {
+		n = send(fd, buf, *to_send < cap ? *to_send : cap, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			*err = errno;
+			return -1;
+		}
+		if (n > 0)
+			*to_send -= (size_t)n;
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = recv(fd, buf, cap, MSG_DONTWAIT);
+		if (n == 0)
+			return -1;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			*err = errno;
+			return -1;
+		}
+		if (n > 0)
+			*to_recv -= (size_t)n < *to_recv ? (size_t)n : *to_recv;
+	}
+	return *to_send == 0 && *to_recv == 0;
+}
+
 /* --- who holds a port ---------------------------------------------------------- */
 
 /* One loopback address: connect, send line, read one line until deadline. 1

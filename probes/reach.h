@@ -7,6 +7,11 @@
  * The wire exchange between two agents (one TCP connection per attempt):
  *   connector -> listener   "CDREACH1 <token> <from-node>\n"
  *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then close
+ * or, asking for the bulk proof (connect's bulk_bytes and a target's "bulk"):
+ *   connector -> listener   "CDREACH1 <token> <from-node> bulk <bytes>\n"
+ *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then both
+ *                           send <bytes> and read as many, at once; the
+ *                           connector closes when done or at its deadline
  * The token is the head's random per-run hex string (16..64 chars). A
  * listener that reads a line with another token (or garbage, or nothing
  * within 2 s) closes the connection without answering, so a stray client
@@ -113,6 +118,13 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  *   "error"            any other errno (errno_name says which: EINVAL for
  *                      a link-local address whose scope does not exist here,
  *                      EACCES/EPERM for a local firewall's output reject...)
+ * With "bulk_bytes" (0..4 MiB, default 0) and "bulk": true on a target,
+ * an "ok" attempt then moves bulk_bytes each way within the same deadline;
+ * its row adds "bulk": "ok" | "stalled" (not done by the deadline: a path
+ * that opens connections but drops large frames) | "broken" (the peer
+ * closed or reset; "bulk_errno_name"), "bulk_bytes", "bulk_ms",
+ * "bulk_sent", "bulk_received". One REACH_BULK_CHUNK buffer serves all
+ * attempts, whatever their number.
  */
 #define REACH_MAX_INFLIGHT 512
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen);

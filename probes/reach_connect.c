@@ -28,6 +28,7 @@ enum phase {
 	PHASE_CONNECTING, /* non-blocking connect under way */
 	PHASE_SENDING,    /* connected, our line not all sent */
 	PHASE_READING,    /* waiting for the answer line */
+	PHASE_BULK,       /* answered: the bulk proof in both directions */
 	PHASE_DONE,
 };
 
@@ -47,6 +48,7 @@ struct attempt {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int bad_address; /* EINVAL: the address or port cannot be used */
+	int bulk_wanted; /* the target asks for the bulk proof */
 
 	/* progress */
 	enum phase phase;
@@ -57,19 +59,30 @@ struct attempt {
 
 	/* outcome */
 	const char *result;
-	int err;               /* errno for refused/timeout/no-route/...; 0 if none */
-	int64_t rtt_us;        /* -1 until connected */
-	long long peer_node;   /* wrong-peer: who answered */
-	enum no_answer reason; /* bad-answer: why */
+	int err;                           /* errno for refused/timeout/no-route/...; 0 if none */
+	int64_t rtt_us;                    /* -1 until connected */
+	long long peer_node;               /* wrong-peer: who answered */
+	enum no_answer reason;             /* bad-answer: why */
+	const char *bulk;                  /* NULL: not tried; "ok", "stalled", "broken" */
+	size_t bulk_to_send, bulk_to_recv; /* what is left of bulk_bytes each way */
+	int64_t bulk_us;                   /* the bulk proof's duration */
+	int bulk_err;                      /* broken: the errno, 0 when the peer closed */
 };
 
 /* What each attempt sends: "CDREACH1 <token> <our node>\n". */
 struct hello {
 	char line[REACH_LINE_MAX];
 	size_t len;
+	char bulk_line[REACH_LINE_MAX]; /* the line with REACH_BULK_SUFFIX */
+	size_t bulk_len;
+	size_t bulk_bytes; /* each way; 0: no bulk proof */
 	const char *token;
 	int timeout_ms;
 };
+
+/* The connector's bulk buffer: what it sends and what it reads into. One
+ * for the whole request, so memory does not grow with the targets. */
+static char bulk_buf[REACH_BULK_CHUNK];
 
 static int read_target(json_t *t, struct attempt *a)
 {
@@ -87,6 +100,7 @@ static int read_target(json_t *t, struct attempt *a)
 	a->fd = -1;
 	a->rtt_us = -1;
 	a->phase = PHASE_WAITING;
+	a->bulk_wanted = json_is_true(json_object_get(t, "bulk"));
 	a->bad_address = json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
 	                 cd_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
 	                                       &a->addr, &a->addrlen) != 0;
@@ -171,12 +185,48 @@ static void judge_answer(struct attempt *a, const struct hello *h)
 		finish(a, "wrong-peer", 0);
 		return;
 	}
+	if (a->bulk_wanted && h->bulk_bytes) {
+		a->phase = PHASE_BULK;
+		a->bulk_us = reach_now_us();
+		a->bulk_to_send = a->bulk_to_recv = h->bulk_bytes;
+		return;
+	}
 	finish(a, "ok", 0);
+}
+
+static const char *hello_line(const struct attempt *a, const struct hello *h, size_t *len)
+{
+	int bulk = a->bulk_wanted && h->bulk_bytes;
+
+	*len = bulk ? h->bulk_len : h->len;
+	return bulk ? h->bulk_line : h->line;
+}
+
+/* The bulk proof ends: the connection stays "ok" (the handshake passed);
+ * bulk says whether large transfers do. */
+static void finish_bulk(struct attempt *a, const char *bulk, int err)
+{
+	a->bulk = bulk;
+	a->bulk_err = err;
+	a->bulk_us = reach_now_us() - a->bulk_us;
+	finish(a, "ok", 0);
+}
+
+/* One turn of the bulk proof: send what the socket takes, read what came. */
+static void advance_bulk(struct attempt *a, short revents)
+{
+	int err, rc = reach_bulk_turn(a->fd, revents, bulk_buf, sizeof(bulk_buf), &a->bulk_to_send,
+	                              &a->bulk_to_recv, &err);
+
+	if (rc != 0)
+		finish_bulk(a, rc > 0 ? "ok" : "broken", err);
 }
 
 static void send_hello(struct attempt *a, const struct hello *h)
 {
-	ssize_t n = send(a->fd, h->line + a->sent, h->len - a->sent, MSG_NOSIGNAL);
+	size_t len;
+	const char *line = hello_line(a, h, &len);
+	ssize_t n = send(a->fd, line + a->sent, len - a->sent, MSG_NOSIGNAL);
 
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -184,7 +234,7 @@ static void send_hello(struct attempt *a, const struct hello *h)
 		return;
 	}
 	a->sent += (size_t)n;
-	if (a->sent == h->len)
+	if (a->sent == len)
 		a->phase = PHASE_READING;
 }
 
@@ -215,6 +265,12 @@ static void read_answer(struct attempt *a, const struct hello *h)
 	if (newline) {
 		*newline = '\0';
 		judge_answer(a, h);
+		/* the listener's bulk follows its line at once */
+		if (a->phase == PHASE_BULK) {
+			size_t extra = a->got - (size_t)(newline + 1 - a->answer);
+
+			a->bulk_to_recv -= extra < a->bulk_to_recv ? extra : a->bulk_to_recv;
+		}
 	} else if (a->got == sizeof(a->answer) - 1) {
 		finish_no_answer(a, NO_ANSWER_TOO_LONG, 0);
 	}
@@ -274,6 +330,9 @@ static void advance_attempt(struct attempt *a, short revents, const struct hello
 	case PHASE_READING:
 		read_answer(a, h);
 		break;
+	case PHASE_BULK:
+		advance_bulk(a, revents);
+		break;
 	default:
 		break;
 	}
@@ -285,12 +344,16 @@ static void expire_attempt(struct attempt *a, int64_t now)
 		return;
 	if (a->phase == PHASE_CONNECTING)
 		finish(a, "timeout", ETIMEDOUT);
+	else if (a->phase == PHASE_BULK)
+		finish_bulk(a, "stalled", 0);
 	else
 		finish_no_answer(a, NO_ANSWER_IN_TIME, 0);
 }
 
 static short events_for(const struct attempt *a)
 {
+	if (a->phase == PHASE_BULK)
+		return POLLIN | (a->bulk_to_send ? POLLOUT : 0);
 	return a->phase == PHASE_READING ? POLLIN : POLLOUT;
 }
 
@@ -396,13 +459,29 @@ static const char *no_answer_text(const struct attempt *a, int timeout_ms, char 
 	return buf;
 }
 
-static json_t *attempt_json(const struct attempt *a, int timeout_ms)
+static void bulk_json(json_t *row, const struct attempt *a, const struct hello *h)
+{
+	json_object_set_new(row, "bulk", json_string(a->bulk));
+	json_object_set_new(row, "bulk_bytes", json_integer((json_int_t)h->bulk_bytes));
+	json_object_set_new(row, "bulk_ms", json_integer(a->bulk_us / 1000));
+	json_object_set_new(row, "bulk_sent",
+	                    json_integer((json_int_t)(h->bulk_bytes - a->bulk_to_send)));
+	json_object_set_new(row, "bulk_received",
+	                    json_integer((json_int_t)(h->bulk_bytes - a->bulk_to_recv)));
+	if (a->bulk_err)
+		json_object_set_new(row, "bulk_errno_name",
+		                    json_string(reach_errno_name(a->bulk_err)));
+}
+
+static json_t *attempt_json(const struct attempt *a, const struct hello *h)
 {
 	json_t *row = json_pack("{sIss}", "id", a->id, "result", a->result);
 	char text[160];
 
 	if (a->rtt_us >= 0)
 		json_object_set_new(row, "rtt_us", json_integer(a->rtt_us));
+	if (a->bulk)
+		bulk_json(row, a, h);
 	if (strcmp(a->result, "ok") == 0)
 		return row;
 	if (a->err)
@@ -412,7 +491,7 @@ static json_t *attempt_json(const struct attempt *a, int timeout_ms)
 		snprintf(text, sizeof(text), "node %lld answered, not node %lld", a->peer_node,
 		         a->node);
 	} else if (strcmp(a->result, "bad-answer") == 0) {
-		no_answer_text(a, timeout_ms, text, sizeof(text));
+		no_answer_text(a, h->timeout_ms, text, sizeof(text));
 	} else {
 		snprintf(text, sizeof(text), "%s", strerror(a->err));
 	}
@@ -422,7 +501,7 @@ static json_t *attempt_json(const struct attempt *a, int timeout_ms)
 
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 {
-	long long node, timeout_ms = REACH_TIMEOUT_MS, fulls_before, fulls_after;
+	long long node, timeout_ms = REACH_TIMEOUT_MS, bulk_bytes = 0, fulls_before, fulls_after;
 	struct attempt *attempts;
 	struct hello h;
 	json_t *results;
@@ -435,6 +514,9 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	if (proto_field_int(req, "timeout_ms", 1, REACH_TIMEOUT_MAX, &timeout_ms) < 0)
 		return proto_handler_fail(code, "bad-request", msg, msglen,
 		                          "\"timeout_ms\" must be 1 to %d", REACH_TIMEOUT_MAX);
+	if (proto_field_int(req, "bulk_bytes", 0, REACH_BULK_MAX, &bulk_bytes) < 0)
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"bulk_bytes\" must be 0 to %d", REACH_BULK_MAX);
 	attempts = read_targets(json_object_get(req, "targets"), &count, msg, msglen);
 	if (!attempts) {
 		*code = "bad-request";
@@ -444,10 +526,14 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	fulls_before = netprobe_neigh_table_fulls();
 	h.timeout_ms = (int)timeout_ms;
 	h.len = (size_t)snprintf(h.line, sizeof(h.line), REACH_MAGIC " %s %lld\n", h.token, node);
+	h.bulk_bytes = (size_t)bulk_bytes;
+	h.bulk_len = (size_t)snprintf(h.bulk_line, sizeof(h.bulk_line),
+	                              REACH_MAGIC " %s %lld" REACH_BULK_SUFFIX "%lld\n", h.token,
+	                              node, bulk_bytes);
 	run_attempts(attempts, count, &h);
 	results = json_array();
 	for (size_t i = 0; i < count; i++)
-		json_array_append_new(results, attempt_json(&attempts[i], h.timeout_ms));
+		json_array_append_new(results, attempt_json(&attempts[i], &h));
 	free(attempts);
 	fulls_after = netprobe_neigh_table_fulls();
 	return json_pack("{soso}", "results", results, "neigh_table_fulls",

@@ -36,6 +36,28 @@ int reach_read_token_and_node(json_t *req, const char **token, long long *node, 
  * one, -1 otherwise. */
 int reach_parse_line(char *line, const char **token, long long *node);
 
+/* The bulk proof (reach.h): a connector line may end in " bulk <bytes>",
+ * asking the listener, after its answer line, to send that many bytes and
+ * read as many. REACH_BULK_MAX caps what a line may ask for; every transfer
+ * goes through REACH_BULK_CHUNK-byte buffers, one per thread, never one per
+ * connection. */
+#define REACH_BULK_SUFFIX " bulk "
+#define REACH_BULK_MAX    (4 * 1024 * 1024)
+#define REACH_BULK_CHUNK  65536
+
+/* Cut a trailing " bulk <bytes>" off a line (in place). Returns the bytes
+ * asked for (1..REACH_BULK_MAX), 0 when the line has no such suffix, -1 when
+ * the suffix is malformed or out of range. */
+long reach_cut_bulk_suffix(char *line);
+
+/* One turn of a bulk transfer on a non-blocking socket, after poll() said
+ * revents: send from buf what the socket takes of *to_send bytes, read into
+ * buf (cap bytes) what came of *to_recv, counting both down. 1 when both are
+ * 0, 0 while more is to come, -1 when the peer closed (*err 0) or the socket
+ * failed (*err the errno). */
+int reach_bulk_turn(int fd, short revents, char *buf, size_t cap, size_t *to_send, size_t *to_recv,
+                    int *err);
+
 /* Who holds a fixed port that could not be bound (see reach_listen). */
 enum reach_holder {
 	REACH_HOLDER_UNKNOWN,   /* not a clusterdoc listener, or no answer in time */

@@ -33,6 +33,9 @@
 #define REACH_MAX_PEERS      4096    /* accepted connections served at once */
 #define REACH_ACCEPTS_PER_FD 256     /* accepts per listener per turn, so none starves */
 #define REACH_ACCEPT_PAUSE   50000   /* µs without accepting after running out of fds */
+/* A bulk transfer (reach_internal.h) is ended by the connector, at its
+ * own deadline or when done; this only frees a peer whose connector died. */
+#define REACH_BULK_WAIT_US 60000000
 
 /* --- the listener: sockets -------------------------------------------------- */
 
@@ -41,6 +44,9 @@ struct peer {
 	int64_t deadline; /* µs: dropped unanswered after this */
 	size_t len;
 	char line[REACH_LINE_MAX];
+	/* the bulk proof, once answered: bytes still to send and to read */
+	int bulk;
+	size_t bulk_send, bulk_recv;
 };
 
 struct server {
@@ -57,7 +63,8 @@ struct server {
 	struct peer *peers;
 	size_t npeers, peers_cap;
 	struct pollfd *pfds;
-	int64_t accept_resume; /* µs: no accepts before this (out of fds) */
+	int64_t accept_resume;           /* µs: no accepts before this (out of fds) */
+	char bulk_buf[REACH_BULK_CHUNK]; /* what bulk peers send and what they read into */
 };
 
 static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -279,6 +286,8 @@ static void add_peer(struct server *s, int fd, int64_t now)
 	p->fd = fd;
 	p->deadline = now + REACH_PEER_WAIT_US;
 	p->len = 0;
+	p->bulk = 0;
+	p->bulk_send = p->bulk_recv = 0;
 }
 
 static void accept_peers(struct server *s, int listen_fd, int64_t now)
@@ -312,8 +321,13 @@ static void answer_peer(struct server *s, struct peer *p)
 	const char *token;
 	long long from;
 	char reply[REACH_LINE_MAX];
+	long bulk = 0;
 	int n;
 
+	if (strncmp(p->line, who, sizeof(who) - 1) != 0)
+		bulk = reach_cut_bulk_suffix(p->line);
+	if (bulk < 0)
+		return;
 	if (strncmp(p->line, who, sizeof(who) - 1) == 0)
 		n = snprintf(reply, sizeof(reply), "%s\n",
 		             strcmp(p->line + sizeof(who) - 1, s->token) == 0
@@ -324,7 +338,20 @@ static void answer_peer(struct server *s, struct peer *p)
 	else
 		return;
 	/* A failure means the connector went away: nobody to tell. */
-	send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && bulk > 0) {
+		p->bulk = 1;
+		p->bulk_send = p->bulk_recv = (size_t)bulk;
+	}
+}
+
+/* One turn of a bulk peer: send what the socket takes, read what came. 1
+ * when it is done (both ways complete, or the connector closed or failed). */
+static int serve_bulk(struct server *s, struct peer *p, short revents)
+{
+	int err;
+
+	return reach_bulk_turn(p->fd, revents, s->bulk_buf, sizeof(s->bulk_buf), &p->bulk_send,
+	                       &p->bulk_recv, &err) != 0;
 }
 
 /* Reads what a peer sent. 1 when the peer is done with (answered or to be
@@ -345,7 +372,12 @@ static int read_peer(struct server *s, struct peer *p)
 		return p->len == sizeof(p->line) - 1; /* too long: not a CDREACH1 line */
 	*newline = '\0';
 	answer_peer(s, p);
-	return 1;
+	if (!p->bulk)
+		return 1;
+	/* The connector sends its bulk only after our answer: nothing of it
+	 * can have come with the line. */
+	p->deadline = reach_now_us() + REACH_BULK_WAIT_US;
+	return 0;
 }
 
 /* Fills s->pfds: [0] the wake pipe, then the listeners (fd -1, which poll
@@ -361,7 +393,8 @@ static nfds_t fill_pollfds(struct server *s, int64_t now)
 		s->pfds[n++] =
 		    (struct pollfd){.fd = accepting ? s->listen_fds[i] : -1, .events = POLLIN};
 	for (size_t i = 0; i < s->npeers; i++)
-		s->pfds[n++] = (struct pollfd){.fd = s->peers[i].fd, .events = POLLIN};
+		s->pfds[n++] = (struct pollfd){
+		    .fd = s->peers[i].fd, .events = POLLIN | (s->peers[i].bulk_send ? POLLOUT : 0)};
 	return n;
 }
 
@@ -388,7 +421,8 @@ static void serve_peers(struct server *s, size_t first, int64_t now)
 
 	for (size_t i = 0; i < s->npeers; i++) {
 		struct peer *p = &s->peers[i];
-		int done = s->pfds[first + i].revents ? read_peer(s, p) : 0;
+		short revents = s->pfds[first + i].revents;
+		int done = !revents ? 0 : p->bulk ? serve_bulk(s, p, revents) : read_peer(s, p);
 
 		if (done || now >= p->deadline) {
 			close(p->fd);

@@ -301,6 +301,8 @@ void check_print_json(const struct check_result *r)
 		              "result", a->result, "rtt_us",
 		              a->rtt_us >= 0 ? json_integer(a->rtt_us) : json_null(), "errno_name",
 		              a->errno_name[0] ? json_string(a->errno_name) : json_null()));
+		json_object_set_new(json_array_get(matrix, k), "bulk",
+		                    json_string(a->bulk[0] ? a->bulk : "not-tried"));
 	}
 	json_object_set_new(doc, "matrix", matrix);
 	for (size_t k = 0; k < r->d->nfindings; k++) {

@@ -81,6 +81,7 @@
 #   cluster_node_password I PASSWORD [password|kbdint]  root logs in by password on node I
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
+#   cluster_trap_jumbo_blackhole I J...  MTU 9000 on those nodes, a bridge that passes 1500
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
@@ -1155,6 +1156,29 @@ cluster_trap_route_order() {
 	ip -n "$ns" route append "$CD_SUBNET.0/24" dev "$nic" proto kernel scope link src "$(cluster_node_ip "$i")" || return 1
 	ip -n "$ns" route get "$CD_SUBNET.1" | grep -q " dev $name " || { _cd_err "route_order: $name's route is not first"; return 1; }
 	_cd_note_trap "route_order $i $name $CD_SUBNET.$((i + 100))"
+}
+
+# cluster_trap_jumbo_blackhole i j... : the half-done jumbo-frame set-up. Those nodes' NICs and
+# their bridge ports get MTU 9000, and an nftables rule in the bridge family of the bridge's
+# namespace (table bridge clusterdoc_jumbo) drops every frame over 1500 bytes of payload that
+# goes between two of those ports, sending no ICMP: connections between them open (small
+# packets pass), transfers larger than 1500 stall. The head and the other nodes keep MTU 1500,
+# so their TCP negotiates a small MSS and passes. Removed with the bridge's namespace at down.
+cluster_trap_jumbo_blackhole() {
+	(($# >= 2)) || { _cd_err "cluster_trap_jumbo_blackhole i j... (two nodes at least)"; return 2; }
+	local i ports=""
+	for i in "$@"; do
+		_cd_check_node "$i" || return 1
+		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}b$i" mtu 9000 || return 1
+		ip -n "$(cluster_node_ns "$i")" link set dev "$(cluster_node_nic "$i")" mtu 9000 || return 1
+		ports+="${ports:+, }\"${CD_PREFIX}b$i\""
+	done
+	ip netns exec "$CD_NS_BR" nft -f - <<EOF || return 1
+add table bridge clusterdoc_jumbo
+add chain bridge clusterdoc_jumbo forward { type filter hook forward priority 0; policy accept; }
+add rule bridge clusterdoc_jumbo forward iifname { $ports } oifname { $ports } meta length > 1500 counter drop
+EOF
+	_cd_note_trap "jumbo_blackhole $*"
 }
 
 # ---------------------------------------------------------------- CLI

@@ -227,6 +227,37 @@ static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **
 	unload(&f);
 }
 
+/* data0 (MTU 9000, listed first) opens connections between a and b but its
+ * bulk transfer (a -> b only: one proof per pair) stalls; eth0 (MTU 1500)
+ * carries it. The black hole is an
+ * error on both nodes, eth0 is chosen and suggested instead, and MTUs are
+ * compared per network (9000 beside 1500 on another network is no mismatch). */
+static void bulk_stall_is_a_black_hole_and_the_other_nic_is_suggested(void **state)
+{
+	struct fx f;
+
+	load(&f, "jumbo-data-nic.json");
+	expect_finding(&f, "path-mtu-blackhole", SEV_ERROR, "a,b");
+	assert_string_equal(f.d->pred[0].data_iface, "eth0");
+	assert_string_equal(f.d->pred[1].data_iface, "eth0");
+	assert_non_null(f.d->sugg.nccl_ifname);
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[0], "eth0");
+	assert_string_equal(f.d->sugg.gloo_ifname_per_node[1], "eth0");
+	for (size_t k = 0; k < f.d->nfindings; k++) {
+		const struct finding *x = &f.d->findings[k];
+
+		assert_string_not_equal(x->id, "mtu-mismatch");
+		if (strcmp(x->id, "path-mtu-blackhole") != 0)
+			continue;
+		assert_non_null(strstr(x->message, "data0 (network 10.9.0.0/24, MTU 9000)"));
+		assert_non_null(strstr(x->message, "no bulk transfer passed on this network"));
+		assert_non_null(
+		    strstr(x->evidence, "a (data0 mtu 9000) -> b 10.9.0.2 (data0 mtu 9000)"));
+		assert_non_null(strstr(x->fix, "jumbo frames (MTU 9000)"));
+	}
+	unload(&f);
+}
+
 /* The ids of the findings that name node i, ","-joined, in order. */
 static void ids_naming(const struct fx *f, size_t i, char *buf, size_t len)
 {
@@ -653,6 +684,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ib0_with_only_link_local_is_flagged_and_excluded),
+	    cmocka_unit_test(bulk_stall_is_a_black_hole_and_the_other_nic_is_suggested),
 	    cmocka_unit_test(virbr_and_veth_on_old_nccl),
 	    cmocka_unit_test(duplicate_address_evidence_is_one_line_per_address),
 	    cmocka_unit_test(duplicate_address_on_four_nodes_folds_them),

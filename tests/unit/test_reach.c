@@ -19,8 +19,10 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,6 +780,119 @@ static void test_ipv6_loopback_listener_is_ok(void **state)
 
 /* --- errno names ------------------------------------------------------------ */
 
+/* --- the bulk proof ---------------------------------------------------------- */
+
+#define BULK_BYTES (256 * 1024)
+
+static json_t *connect_bulk(int timeout_ms, int node, int port)
+{
+	const char *code;
+	char msg[CD_ERRLEN];
+	json_t *t = target(7, node, "127.0.0.1", port);
+	json_t *r;
+
+	json_object_set_new(t, "bulk", json_true());
+	r = ask(reach_connect,
+	        json_pack("{sssisisiso}", "token", TOKEN, "node", MY_NODE, "timeout_ms", timeout_ms,
+	                  "bulk_bytes", BULK_BYTES, "targets", json_pack("[o]", t)),
+	        &code, msg);
+	assert_non_null(r);
+	return r;
+}
+
+static void test_bulk_to_own_listener_passes_both_ways(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN);
+	json_t *r = connect_bulk(2000, MY_NODE, port);
+	json_t *row = row_at(r, 0);
+
+	assert_result(row, "ok", NULL);
+	assert_string_equal(str_at(row, "bulk"), "ok");
+	assert_int_equal(json_integer_value(json_object_get(row, "bulk_sent")), BULK_BYTES);
+	assert_int_equal(json_integer_value(json_object_get(row, "bulk_received")), BULK_BYTES);
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+static void test_no_bulk_unless_the_target_asks(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN);
+	json_t *r = connect_one(TOKEN, 1000, MY_NODE, "127.0.0.1", port);
+
+	assert_result(row_at(r, 0), "ok", NULL);
+	assert_null(json_object_get(row_at(r, 0), "bulk"));
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+/* A peer that answers the token, then neither reads nor sends until told. */
+struct mute_peer {
+	int listen_fd, stop[2];
+};
+
+static void *mute_peer_run(void *arg)
+{
+	struct mute_peer *mp = arg;
+	int fd = accept4(mp->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	char line[REACH_LINE_MAX], answer[REACH_LINE_MAX];
+	struct pollfd pfd = {.fd = mp->stop[0], .events = POLLIN};
+	ssize_t n;
+	int len;
+
+	if (fd < 0)
+		return NULL;
+	n = recv(fd, line, sizeof(line) - 1, 0); /* the whole line comes in one segment */
+	len = snprintf(answer, sizeof(answer), REACH_MAGIC " %s 2\n", TOKEN);
+	if (n > 0)
+		send(fd, answer, (size_t)len, MSG_NOSIGNAL);
+	poll(&pfd, 1, 10000);
+	close(fd);
+	return NULL;
+}
+
+static void test_peer_that_answers_and_never_reads_is_stalled_at_the_deadline(void **state)
+{
+	struct mute_peer mp;
+	pthread_t thread;
+	int port;
+	int64_t t0, took;
+	json_t *r, *row;
+
+	mp.listen_fd = plain_listener(16, &port);
+	assert_int_equal(pipe2(mp.stop, O_CLOEXEC), 0);
+	assert_int_equal(pthread_create(&thread, NULL, mute_peer_run, &mp), 0);
+	t0 = ms_now();
+	r = connect_bulk(400, 2, port);
+	took = ms_now() - t0;
+	row = row_at(r, 0);
+	assert_result(row, "ok", NULL);
+	assert_string_equal(str_at(row, "bulk"), "stalled");
+	assert_true(json_integer_value(json_object_get(row, "bulk_sent")) < BULK_BYTES ||
+	            json_integer_value(json_object_get(row, "bulk_received")) < BULK_BYTES);
+	assert_true(took >= 400);
+	assert_true(took < 600);
+	assert_int_equal(write(mp.stop[1], "x", 1), 1);
+	pthread_join(thread, NULL);
+	close(mp.stop[0]);
+	close(mp.stop[1]);
+	close(mp.listen_fd);
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+static void test_bulk_suffix_is_cut_or_refused(void **state)
+{
+	char ok[] = REACH_MAGIC " " TOKEN " 3 bulk 262144", none[] = REACH_MAGIC " " TOKEN " 3",
+	     big[] = REACH_MAGIC " " TOKEN " 3 bulk 99999999",
+	     bad[] = REACH_MAGIC " " TOKEN " 3 bulk x";
+
+	assert_int_equal(reach_cut_bulk_suffix(ok), 262144);
+	assert_string_equal(ok, REACH_MAGIC " " TOKEN " 3");
+	assert_int_equal(reach_cut_bulk_suffix(none), 0);
+	assert_int_equal(reach_cut_bulk_suffix(big), -1);
+	assert_int_equal(reach_cut_bulk_suffix(bad), -1);
+}
+
 static void test_errno_names(void **state)
 {
 	assert_string_equal(reach_errno_name(ECONNREFUSED), "ECONNREFUSED");
@@ -819,6 +934,10 @@ int main(void)
 	    REACH_TEST(test_200_targets_finish_within_one_deadline),
 	    REACH_TEST(test_more_targets_than_inflight_slots_all_finish),
 	    REACH_TEST(test_ipv6_loopback_listener_is_ok),
+	    REACH_TEST(test_bulk_to_own_listener_passes_both_ways),
+	    REACH_TEST(test_no_bulk_unless_the_target_asks),
+	    REACH_TEST(test_peer_that_answers_and_never_reads_is_stalled_at_the_deadline),
+	    REACH_TEST(test_bulk_suffix_is_cut_or_refused),
 	    REACH_TEST(test_errno_names),
 	};
 
