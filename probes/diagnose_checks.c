@@ -74,7 +74,7 @@ static int note_slow_node(struct dstate *st, size_t i)
 	char ev[CD_ERRLEN + 64];
 	size_t hl;
 
-	if (n->probed && strstr(n->error, "is slow")) {
+	if (n->probed && strcmp(n->lost_code, "slow") == 0) {
 		key = "slow-partial";
 		message = "%N answered, then was too slow to answer a request in time: it is "
 		          "reachable but overloaded (or its agent was stopped); its results are "

@@ -60,8 +60,10 @@ static void node_broke(struct netcheck *c, size_t i, const char *code, const cha
 
 	if (!n->probed)
 		netmodel_node_failed(c->m, i, code, msg);
-	else if (!n->error[0])
+	else if (!n->error[0]) {
 		snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
+		snprintf(n->lost_code, sizeof(n->lost_code), "%s", code ? code : "");
+	}
 	fanout_settle_all(c->fan, i);
 }
 

@@ -75,6 +75,7 @@ struct nm_node {
 	int probed;         /* the netprobe answered */
 	char error[CD_ERRLEN];
 	char error_code[32];
+	char lost_code[32];    /* partial: the failure code that ended it after its probe */
 	char hostkey_type[32]; /* the host key a node that failed offered, */
 	char hostkey_fp[64];   /* "" when unknown: "ssh-ed25519", "SHA256:..." */
 

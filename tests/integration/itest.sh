@@ -66,3 +66,15 @@ itest_run_all() {
 	cluster_down
 	exit "$ITEST_STATUS"
 }
+
+# itest_fix_snapshot: every file and ruleset a fix may touch, on every node (counters left out)
+itest_fix_snapshot() {
+	local i f
+	for ((i = 1; i <= CD_N; i++)); do
+		for f in "$CD_RUN/n$i/bashrc" "$CD_RUN/n$i/home/.config/clusterdoc/env.sh" \
+			"$CD_RUN/n$i/home/.nccl.conf" "/etc/netns/$(cluster_node_ns "$i")/hosts"; do
+			if [[ -e $f ]]; then printf 'node%s %s %s\n' "$i" "${f##*/}" "$(sha256sum <"$f" | cut -c1-16)"; else printf 'node%s %s absent\n' "$i" "${f##*/}"; fi
+		done
+		printf 'node%s nft %s\n' "$i" "$(cluster_node_exec "$i" nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/' | sha256sum | cut -c1-16)"
+	done
+}

@@ -15,18 +15,6 @@ ITEST_FILE=fault_fix
 PT=(--probe-timeout 1000)
 PAUSE_MS=200
 
-# snapshot: every file and ruleset a fix may touch, on every node (counters left out)
-snapshot() {
-	local i f
-	for ((i = 1; i <= CD_N; i++)); do
-		for f in "$CD_RUN/n$i/bashrc" "$CD_RUN/n$i/home/.config/clusterdoc/env.sh" \
-			"$CD_RUN/n$i/home/.nccl.conf" "/etc/netns/$(cluster_node_ns "$i")/hosts"; do
-			if [[ -e $f ]]; then printf 'node%s %s %s\n' "$i" "${f##*/}" "$(sha256sum <"$f" | cut -c1-16)"; else printf 'node%s %s absent\n' "$i" "${f##*/}"; fi
-		done
-		printf 'node%s nft %s\n' "$i" "$(cluster_node_exec "$i" nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/' | sha256sum | cut -c1-16)"
-	done
-}
-
 runs_dir() { echo "$CD_HOME/.local/state/clusterdoc/runs"; }
 
 # apply_interrupted SIG DELAY [again] [PAUSE_MS]: start `fix --apply --yes`, wait until its
@@ -77,7 +65,7 @@ after_interrupt() {
 		expect_match "$IERR" "interrupted \((Interrupt|Terminated)\): [0-9]+ changes? made, [0-9]+ of unknown outcome|again: exiting now" "$what: what the head said" || return 1
 		if [[ $line == "$RUN  0 changes "* ]]; then
 			expect_eq "$line" "$RUN  0 changes on 0 nodes  (interrupted; nothing changed)" "$what: --list" || return 1
-			expect_eq "$(snapshot)" "$BEFORE" "$what: the nodes" || return 1
+			expect_eq "$(itest_fix_snapshot)" "$BEFORE" "$what: the nodes" || return 1
 			return 0
 		fi
 		expect_match "$line" "^$RUN  [0-9]+ changes? on [0-9]+ nodes?  \(interrupted: [0-9]+ of unknown outcome; undo with clusterdoc fix --undo $RUN\)$" "$what: --list before undo" || return 1
@@ -87,7 +75,7 @@ after_interrupt() {
 	fi
 	cd_head fix --undo "$RUN"
 	expect_eq "$rc" 0 "$what: undo's exit status ($out $err)" || return 1
-	expect_eq "$(snapshot)" "$BEFORE" "$what: the nodes after undo" || return 1
+	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "$what: the nodes after undo" || return 1
 	cd_head fix --list
 	line=$(grep "^$RUN " <<<"$out")
 	if grep -q '"interrupted"' "$(runs_dir)/$RUN.json"; then
@@ -109,7 +97,7 @@ t_the_three_traps_are_set() {
 	printf '%s\n' '#!/bin/sh' 'case " $* " in *" insert "*) sleep 1.5;; esac' 'exec /usr/sbin/nft "$@"' \
 		>"$CD_RUN/n3/home/bin/nft" && chmod +x "$CD_RUN/n3/home/bin/nft" || return 1
 	cluster_node_env 3 'export PATH=$HOME/bin:$PATH' || return 1
-	BEFORE=$(snapshot)
+	BEFORE=$(itest_fix_snapshot)
 	cd_head fix -w 'node[1-3]' "${PT[@]}"
 	expect_eq "$rc" 1 "the plan's exit status ($err)"
 }
@@ -174,7 +162,7 @@ t_a_slow_answer_to_the_question_keeps_the_agents() {
 		True "every change of the run applied" || return 1
 	cd_head fix --undo "$RUN"
 	expect_eq "$rc" 0 "undo's exit status ($out $err)" || return 1
-	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo"
+	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes after undo"
 }
 
 itest_need_root

@@ -10,18 +10,6 @@ ITEST_FILE=fix
 
 PT=(--probe-timeout 1000)
 
-# snapshot: every file and ruleset a fix may touch, on every node (counters left out)
-snapshot() {
-	local i f
-	for ((i = 1; i <= CD_N; i++)); do
-		for f in "$CD_RUN/n$i/bashrc" "$CD_RUN/n$i/home/.config/clusterdoc/env.sh" \
-			"$CD_RUN/n$i/home/.nccl.conf" "/etc/netns/$(cluster_node_ns "$i")/hosts"; do
-			if [[ -e $f ]]; then printf 'node%s %s %s\n' "$i" "${f##*/}" "$(sha256sum <"$f" | cut -c1-16)"; else printf 'node%s %s absent\n' "$i" "${f##*/}"; fi
-		done
-		printf 'node%s nft %s\n' "$i" "$(cluster_node_exec "$i" nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/' | sha256sum | cut -c1-16)"
-	done
-}
-
 errors_of() { # the error findings of the last --json check, "id:nodes" sorted
 	jget "' '.join(sorted(f['id'] + ':' + ','.join(f['nodes']) for f in d['findings'] if f['severity'] == 'error'))"
 }
@@ -41,7 +29,7 @@ t_check_reports_the_three_traps() {
 
 BEFORE=
 t_plan_shows_each_fix_and_changes_nothing() {
-	BEFORE=$(snapshot)
+	BEFORE=$(itest_fix_snapshot)
 	cd_head fix -w 'node[1-3]' --json "${PT[@]}"
 	expect_eq "$rc" 1 "exit status (changes planned)" || return 1
 	expect_eq "$(jget '[sorted(set(a["fixer"] for a in n["actions"])) for n in d["nodes"]]')" \
@@ -58,14 +46,14 @@ t_plan_shows_each_fix_and_changes_nothing() {
 		"nft --echo --handle insert rule inet clusterdoc_test input" "the nft command" || return 1
 	expect_match "$(jget '" ".join(d["nodes"][2]["actions"][0]["argv"])')" \
 		"iifname eth0 ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment" "the rule" || return 1
-	expect_eq "$(snapshot)" "$BEFORE" "the nodes after a plan"
+	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes after a plan"
 }
 
 t_apply_without_a_terminal_or_yes_changes_nothing() {
 	cd_head fix -w 'node[1-3]' --apply "${PT[@]}" </dev/null
 	expect_eq "$rc" 2 "exit status" || return 1
 	expect_match "$err" "add --yes" "the message" || return 1
-	expect_eq "$(snapshot)" "$BEFORE" "the nodes"
+	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes"
 }
 
 RUN=
@@ -85,21 +73,21 @@ t_apply_fixes_every_node_and_check_passes() {
 		"iifname \"eth0\" ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment \"clusterdoc fix $RUN\"" "node3's rule" || return 1
 	[[ -f $CD_HOME/.local/state/clusterdoc/runs/$RUN.json ]] || { echo "    no journal for $RUN"; return 1; }
 	expect_eq "$(stat -c %a "$CD_HOME/.local/state/clusterdoc/runs/$RUN.json")" 600 "the journal's mode" || return 1
-	AFTER=$(snapshot)
+	AFTER=$(itest_fix_snapshot)
 }
 
 t_a_second_apply_changes_nothing() {
 	cd_head fix -w 'node[1-3]' --apply --yes "${PT[@]}"
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_match "$out" "nothing to change" "the message" || return 1
-	expect_eq "$(snapshot)" "$AFTER" "the nodes"
+	expect_eq "$(itest_fix_snapshot)" "$AFTER" "the nodes"
 }
 
 t_undo_restores_every_byte_and_check_reports_again() {
 	cd_head fix --undo "$RUN"
 	expect_eq "$rc" 0 "exit status ($out $err)" || return 1
 	expect_eq "$(grep -c -- '-> undone' <<<"$out")" 8 "changes undone" || return 1
-	expect_eq "$(snapshot)" "$BEFORE" "the nodes after undo" || return 1
+	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes after undo" || return 1
 	cd_head check -w 'node[1-3]' --json "${PT[@]}"
 	expect_eq "$(errors_of)" "$TRAPPED" "error findings after undo" || return 1
 	cd_head fix --undo "$RUN"
