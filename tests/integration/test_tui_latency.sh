@@ -144,11 +144,17 @@ t_the_check_ends_done_on_100_nodes() {
 	expect_match "$LAST" "check done: $N node\(s\)" "the status bar"
 }
 
+# Keys sent to quit, counted: every one but the q that quits is handled and traced.
+QUIT_KEYS=0
 t_q_quits_and_the_tui_exits_0() {
 	local i=0
-	tmux_ send-keys q 2>/dev/null
+	# the last key may have left a prompt or the help open: Escape closes either
+	tmux_ send-keys Escape 2>/dev/null && QUIT_KEYS=$((QUIT_KEYS + 1))
+	sleep 0.1
+	tmux_ send-keys q 2>/dev/null && QUIT_KEYS=$((QUIT_KEYS + 1))
 	while [[ ! -s $WORK/exit ]] && ((i++ < 200)); do
-		((i == 20)) && tmux_ send-keys q 2>/dev/null # something still ran: the second q stops it
+		# something still ran: the second q stops it
+		((i == 20)) && tmux_ send-keys q 2>/dev/null && QUIT_KEYS=$((QUIT_KEYS + 1))
 		sleep 0.05
 	done
 	expect_eq "$(cat "$WORK/exit" 2>/dev/null)" 0 "clusterdoc tui's exit status ($(cat "$WORK/stderr" 2>/dev/null))" || return 1
@@ -158,7 +164,7 @@ t_q_quits_and_the_tui_exits_0() {
 t_every_key_sent_was_handled_and_drawn() {
 	local handled
 	handled=$(grep -c '^key ' "$TRACE")
-	expect_eq "$handled" "$SENT" "keys in the trace"
+	expect_eq "$handled" "$((SENT + QUIT_KEYS - 1))" "keys in the trace ($SENT sent while checking, $QUIT_KEYS to quit)"
 }
 
 MAX_TURN=
