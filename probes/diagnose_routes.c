@@ -63,6 +63,21 @@ const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t fr
 	return NULL;
 }
 
+const struct nm_route *diagnose_route_astray_from(const struct netmodel *m, size_t i,
+                                                  const char *addr)
+{
+	const struct nm_node *n;
+
+	if (i >= m->nnodes)
+		return NULL;
+	n = &m->nodes[i];
+	for (size_t k = 0; n->probed && k < n->nroutes; k++) {
+		if (strcmp(n->routes[k].from, addr) == 0 && route_astray(n, &n->routes[k], NULL))
+			return &n->routes[k];
+	}
+	return NULL;
+}
+
 /* Whether node i asked about (to, from) before route k: the route request
  * repeats a peer address both NCCL and Gloo would use. */
 static int asked_before(const struct nm_node *n, size_t k)
