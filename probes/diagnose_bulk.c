@@ -153,14 +153,32 @@ static int largest_passed(const struct netmodel *m, const char *net, size_t x, s
 	return best;
 }
 
+/* The path-MTU probe's answer for the pair of a stalled attempt: its own,
+ * else one the other way between the same addresses' nodes on `net`. The
+ * probe's attempt, or NULL when no probe there got an echo. */
+static const struct nm_attempt *pair_pmtu(const struct netmodel *m, const struct nm_attempt *a,
+                                          const char *net)
+{
+	if (a->pmtu > 0)
+		return a;
+	for (size_t k = 0; k < m->nattempts; k++) {
+		const struct nm_attempt *b = &m->attempts[k];
+
+		if (b->pmtu > 0 && b->from == a->to && b->to == a->from &&
+		    attempt_frame(m, b, net) > 0)
+			return b;
+	}
+	return NULL;
+}
+
 /* One stalled attempt: its nodes and evidence into the network's finding. */
 static void note_stall(struct dstate *st, const struct nm_attempt *a)
 {
 	const struct netmodel *m = st->m;
 	const struct nm_node *from = &m->nodes[a->from], *to = &m->nodes[a->to];
 	const struct nm_addr *ta = diagnose_addr_find(to, a->addr), *fa;
-	const struct nm_attempt *via;
-	char net[NM_ADDR + 8], ev[512], msg[480], fix[400], passes[200];
+	const struct nm_attempt *via, *probe;
+	char net[NM_ADDR + 8], ev[640], msg[480], fix[400], passes[200];
 	int to_mtu, from_mtu, passed;
 
 	/* fe80:: rides on the same NIC as its routable address, which names
@@ -177,8 +195,29 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 	         from->host, fa ? fa->ifname : "?", from_mtu, to->host, a->addr, ta->ifname, to_mtu,
 	         (long long)a->bulk_sent, (long long)a->bulk_bytes, (long long)a->bulk_received,
 	         (long long)a->bulk_ms);
+	if (a->pmtu >= 0) {
+		size_t used = strlen(ev);
+
+		if (a->pmtu)
+			snprintf(ev + used, sizeof(ev) - used,
+			         "; path-MTU probe: %d bytes echoed, up to %d tried", a->pmtu,
+			         a->pmtu_max);
+		else
+			snprintf(ev + used, sizeof(ev) - used,
+			         "; path-MTU probe: no UDP echo at any size up to %d", a->pmtu_max);
+	}
 	passed = largest_passed(m, net, a->from, a->to, &via);
-	if (via)
+	probe = pair_pmtu(m, a, net);
+	if (probe) {
+		/* the probe measured this very path; the bulk proof only says
+		 * what another pair's MTU let through */
+		passed = probe->pmtu;
+		snprintf(passes, sizeof(passes),
+		         "the largest frame proven to pass is %d bytes (%s -> %s carried UDP "
+		         "datagrams of that size with Don't Fragment; %d did not pass)",
+		         passed, m->nodes[probe->from].host, m->nodes[probe->to].host,
+		         probe->pmtu_max);
+	} else if (via)
 		snprintf(passes, sizeof(passes),
 		         "the largest frame proven to pass is %d bytes (%s -> %s carried its bulk "
 		         "transfer at that MTU)",

@@ -68,6 +68,20 @@ void diagnose_check_routes(struct dstate *st);
 const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t from,
                                              const char *addr);
 
+/* Node i's own route answer from its address addr toward a peer when that
+ * traffic leaves through another interface than addr's, else NULL
+ * (diagnose_routes.c): an address no suggestion may use on that node. */
+const struct nm_route *diagnose_route_astray_from(const struct netmodel *m, size_t i,
+                                                  const char *addr);
+
+/* Whether node i's address a, though every peer reached it, must not be
+ * suggested (diagnose_suggest.c): its bulk transfer stalled
+ * (path-mtu-blackhole), or its own route answers send the traffic from it
+ * out of another interface (route-egress-mismatch: a job bound there would
+ * leave elsewhere). why (len bytes; NULL: not wanted) says which. */
+int diagnose_addr_refused(const struct netmodel *m, size_t i, const struct nm_addr *a, char *why,
+                          size_t len);
+
 /* diagnose_bulk.c: the bulk proof. diagnose_bulk_failed: a peer's bulk
  * transfer to node i's address stalled (the address carries connections,
  * not a job's traffic). diagnose_check_bulk: the path-mtu-blackhole

@@ -24,28 +24,34 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-/* The interface holding addr on node n, or NULL. */
-static const char *owner_of(const struct nm_node *n, const char *addr)
+/* Whether addr lies on the network of a (its address and prefix). */
+static int on_network_of(const struct nm_addr *a, const char *addr)
 {
-	for (size_t k = 0; k < n->naddrs; k++) {
-		if (strcmp(n->addrs[k].addr, addr) == 0)
-			return n->addrs[k].ifname;
-	}
-	return NULL;
+	struct nm_addr peer = *a;
+	char mine[NM_ADDR + 8], theirs[NM_ADDR + 8];
+
+	snprintf(peer.addr, sizeof(peer.addr), "%s", addr);
+	diagnose_network_of(a, mine, sizeof(mine));
+	diagnose_network_of(&peer, theirs, sizeof(theirs));
+	return strcmp(mine, theirs) == 0;
 }
 
 /* Whether r leaves through another interface than the one holding its
- * source; *owner is that interface. */
+ * source, toward a peer on that interface's own network: the kernel has a
+ * connected route there, and another route (more specific, or first of two
+ * alike) takes it away. A peer on another network (a second data NIC's
+ * subnet) leaves through the NIC on that network, as it should. *owner is
+ * the source's interface. */
 static int route_astray(const struct nm_node *n, const struct nm_route *r, const char **owner)
 {
-	const char *o;
+	const struct nm_addr *src;
 
 	if (r->error[0] || !r->dev[0] || !r->from[0] || strcmp(r->dev, "lo") == 0)
 		return 0;
-	o = owner_of(n, r->from);
+	src = diagnose_addr_find(n, r->from);
 	if (owner)
-		*owner = o;
-	return o && strcmp(o, r->dev) != 0;
+		*owner = src ? src->ifname : NULL;
+	return src && strcmp(src->ifname, r->dev) != 0 && on_network_of(src, r->to);
 }
 
 const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t from,
@@ -58,6 +64,21 @@ const struct nm_route *diagnose_route_astray(const struct netmodel *m, size_t fr
 	n = &m->nodes[from];
 	for (size_t k = 0; n->probed && k < n->nroutes; k++) {
 		if (strcmp(n->routes[k].to, addr) == 0 && route_astray(n, &n->routes[k], NULL))
+			return &n->routes[k];
+	}
+	return NULL;
+}
+
+const struct nm_route *diagnose_route_astray_from(const struct netmodel *m, size_t i,
+                                                  const char *addr)
+{
+	const struct nm_node *n;
+
+	if (i >= m->nnodes)
+		return NULL;
+	n = &m->nodes[i];
+	for (size_t k = 0; n->probed && k < n->nroutes; k++) {
+		if (strcmp(n->routes[k].from, addr) == 0 && route_astray(n, &n->routes[k], NULL))
 			return &n->routes[k];
 	}
 	return NULL;

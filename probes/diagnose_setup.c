@@ -120,6 +120,21 @@ static void check_mtu(struct dstate *st)
 	}
 }
 
+/* Whether another interface of node i was passed over for a refuted
+ * address (diagnose_addr_refused): its data interface's name then differs
+ * because of that finding, not because the NICs are named differently. */
+static int passed_over(const struct netmodel *m, size_t i, const char *chosen)
+{
+	const struct nm_node *n = &m->nodes[i];
+
+	for (size_t k = 0; k < n->naddrs; k++) {
+		if (strcmp(n->addrs[k].ifname, chosen) != 0 &&
+		    diagnose_addr_refused(m, i, &n->addrs[k], NULL, 0))
+			return 1;
+	}
+	return 0;
+}
+
 static void check_nic_names(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
@@ -130,7 +145,7 @@ static void check_nic_names(struct dstate *st)
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const char *name = st->d->pred[i].data_iface;
 
-		if (!name[0])
+		if (!name[0] || passed_over(m, i, name))
 			continue;
 		if (!first)
 			first = name;
@@ -139,7 +154,7 @@ static void check_nic_names(struct dstate *st)
 	if (!differ)
 		return;
 	for (size_t i = 0; i < m->nnodes; i++) {
-		if (!st->d->pred[i].data_iface[0])
+		if (!st->d->pred[i].data_iface[0] || passed_over(m, i, st->d->pred[i].data_iface))
 			continue;
 		diagnose_sb_addf(&ev, "%s%s: %s %s", ev ? "\n" : "", m->nodes[i].host,
 		                 st->d->pred[i].data_iface, st->d->pred[i].data_addr);

@@ -98,6 +98,69 @@ static const struct nm_addr *iface_candidate(const struct netmodel *m, size_t i,
 	return NULL;
 }
 
+/* The name of the node that holds addr, or "?". */
+static const char *host_of_addr(const struct netmodel *m, const char *addr)
+{
+	for (size_t j = 0; j < m->nnodes; j++) {
+		if (diagnose_addr_find(&m->nodes[j], addr))
+			return m->nodes[j].host;
+	}
+	return "?";
+}
+
+int diagnose_addr_refused(const struct netmodel *m, size_t i, const struct nm_addr *a, char *why,
+                          size_t len)
+{
+	const struct nm_route *r;
+
+	if (diagnose_bulk_failed(m, i, a->addr)) {
+		if (why)
+			snprintf(why, len,
+			         "its bulk transfer stalled (path-mtu-blackhole): connections "
+			         "open, a job's large messages do not pass");
+		return 1;
+	}
+	r = diagnose_route_astray_from(m, i, a->addr);
+	if (r) {
+		if (why)
+			snprintf(why, len,
+			         "its own route sends traffic from %s to %s (%s) out of %s "
+			         "(route-egress-mismatch)",
+			         a->addr, r->to, host_of_addr(m, r->to), r->dev);
+		return 1;
+	}
+	return 0;
+}
+
+/* For the report: every proved interface of node i in family that was
+ * passed over, and why, with what was suggested instead. */
+static void note_refused(const struct netmodel *m, const struct diagnosis *d, size_t i, int family,
+                         char **notes)
+{
+	const struct nm_node *n = &m->nodes[i];
+	const char *chosen = d->pred[i].data_iface;
+	char why[240];
+
+	for (size_t f = 0; f < n->nifaces; f++) {
+		const struct nm_iface *fi = &n->ifaces[f];
+		const struct nm_addr *a;
+
+		if (fi->loopback || diagnose_virtual_name(fi->name))
+			continue;
+		a = iface_candidate(m, i, fi, family);
+		if (!a || !diagnose_addr_refused(m, i, a, why, sizeof(why)))
+			continue;
+		if (chosen[0])
+			diagnose_sb_addf(notes,
+			                 "%s: %s is not suggested: %s; %s is suggested instead "
+			                 "(every peer reached it, nothing refutes it)\n",
+			                 n->host, fi->name, why, chosen);
+		else
+			diagnose_sb_addf(notes, "%s: %s is not suggested: %s\n", n->host, fi->name,
+			                 why);
+	}
+}
+
 /*
  * The data address of each complete node in one family (pick[i], NULL =
  * none): an interface whose candidate address every peer reached, not
@@ -125,7 +188,7 @@ static size_t choose_in_family(const struct netmodel *m, int family, const struc
 				if (fi->loopback || diagnose_virtual_name(fi->name))
 					continue;
 				a = iface_candidate(m, i, fi, family);
-				if (!a || diagnose_bulk_failed(m, i, a->addr))
+				if (!a || diagnose_addr_refused(m, i, a, NULL, 0))
 					continue;
 				if (master_addr && same_subnet(a->addr, master_addr->addr, family,
 				                               master_addr->prefix))
@@ -179,7 +242,15 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d)
 
 /* ---------------------------------------------------------------- suggestions */
 
-/* Every address NCCL would pick on node i under env e is proved. */
+/* Proved, and not refuted by its bulk proof or its node's routes. */
+static int addr_usable(const struct netmodel *m, size_t i, const char *addr)
+{
+	const struct nm_addr *a = diagnose_addr_find(&m->nodes[i], addr);
+
+	return addr_proved(m, i, addr) && !(a && diagnose_addr_refused(m, i, a, NULL, 0));
+}
+
+/* Every address NCCL would pick on node i under env e is usable. */
 static int nccl_env_proved(const struct netmodel *m, size_t i, const struct node_prediction *p,
                            const struct net_env *e)
 {
@@ -190,10 +261,10 @@ static int nccl_env_proved(const struct netmodel *m, size_t i, const struct node
 	if (sock.npicks == 0 || boot.npicks == 0)
 		return 0;
 	for (int k = 0; k < sock.npicks; k++) {
-		if (!addr_proved(m, i, sock.picks[k].addr))
+		if (!addr_usable(m, i, sock.picks[k].addr))
 			return 0;
 	}
-	return addr_proved(m, i, boot.picks[0].addr);
+	return addr_usable(m, i, boot.picks[0].addr);
 }
 
 static void env_with(const struct nm_node *n, struct net_env *e, const char *nccl_ifname,
@@ -377,6 +448,7 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 
 		if (!nm_node_complete(&m->nodes[i]))
 			continue;
+		note_refused(m, d, i, ipv6 ? AF_INET6 : AF_INET, &s->notes);
 		if (!name[0]) {
 			all_have = 0;
 			diagnose_sb_addf(

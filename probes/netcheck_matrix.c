@@ -41,13 +41,13 @@ static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
 }
 
 static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
-                       int fixed, int bulk)
+                       int fixed, int bulk, int pmtu)
 {
-	json_array_append_new(targets,
-	                      json_pack("{sIsIsssIsIsbsb}", "id",
-	                                (json_int_t)json_array_size(targets), "node", (json_int_t)j,
-	                                "address", addr, "scope_id", (json_int_t)scope_id, "port",
-	                                (json_int_t)port, "fixed", fixed, "bulk", bulk));
+	json_array_append_new(targets, json_pack("{sIsIsssIsIsbsbsb}", "id",
+	                                         (json_int_t)json_array_size(targets), "node",
+	                                         (json_int_t)j, "address", addr, "scope_id",
+	                                         (json_int_t)scope_id, "port", (json_int_t)port,
+	                                         "fixed", fixed, "bulk", bulk, "pmtu", pmtu));
 }
 
 /*
@@ -79,8 +79,12 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 		if (!pick[l->node] || !l->port || l->error[0] || !netcheck_node_live(c, l->node))
 			continue;
 		if (!l->fixed_port) {
-			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0,
-			           wants_bulk(c, i, l));
+			int bulk = wants_bulk(c, i, l);
+
+			/* the path-MTU probe goes with the bulk proof, where the
+			 * listener opened its UDP echo */
+			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0, bulk,
+			           bulk && l->pmtu_echo);
 			continue;
 		}
 		/* A wildcard listener: reach it on every routable address. */
@@ -89,7 +93,7 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 
 			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
 				continue;
-			add_target(targets, l->node, pa->addr, 0, l->port, 1, 0);
+			add_target(targets, l->node, pa->addr, 0, l->port, 1, 0, 0);
 		}
 	}
 	return targets;

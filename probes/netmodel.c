@@ -364,6 +364,7 @@ void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result)
 		l->scope_id = (unsigned)get_int(v, "scope_id", 0);
 		l->port = port > 0 && port <= 65535 ? (int)port : 0;
 		copy_str(l->error, sizeof(l->error), v, "errno_name");
+		l->pmtu_echo = json_is_true(json_object_get(v, "pmtu_echo"));
 		if (!l->port && !l->error[0])
 			snprintf(l->error, sizeof(l->error), "error");
 	}
@@ -390,6 +391,7 @@ struct nm_attempt *netmodel_add_attempt(struct netmodel *m)
 	a = &m->attempts[m->nattempts++];
 	memset(a, 0, sizeof(*a));
 	a->rtt_us = -1;
+	a->pmtu = -1;
 	snprintf(a->result, sizeof(a->result), "not-tested");
 	return a;
 }
@@ -405,6 +407,8 @@ void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row)
 	a->bulk_sent = get_int(row, "bulk_sent", 0);
 	a->bulk_received = get_int(row, "bulk_received", 0);
 	a->bulk_ms = get_int(row, "bulk_ms", 0);
+	a->pmtu = json_is_integer(json_object_get(row, "pmtu")) ? (int)get_int(row, "pmtu", 0) : -1;
+	a->pmtu_max = (int)get_int(row, "pmtu_max", 0);
 }
 
 /* Index of a node by the name it was given as, or -1. */

@@ -146,6 +146,10 @@ struct nm_attempt {
 	char bulk[12];
 	int64_t bulk_bytes; /* asked for each way */
 	int64_t bulk_sent, bulk_received, bulk_ms;
+	/* The path-MTU probe (reach.h): the largest IP packet echoed over UDP
+	 * with Don't Fragment, 0 when no size was echoed, -1 when not probed;
+	 * pmtu_max the largest size tried (the route's MTU at the sender). */
+	int pmtu, pmtu_max;
 };
 
 struct nm_listener {
@@ -156,6 +160,7 @@ struct nm_listener {
 	int fixed_port;
 	char error[64];   /* "" or why it could not listen (errno name) */
 	char held_by[16]; /* port in use: "other-run"/"this-run" (reach.h), or "" */
+	int pmtu_echo;    /* its UDP echo for the path-MTU probe is open */
 };
 
 struct netmodel {
@@ -199,8 +204,9 @@ void netmodel_add_listeners(struct netmodel *m, size_t i, json_t *listen_result)
 struct nm_attempt *netmodel_add_attempt(struct netmodel *m);
 
 /* Copy a connect result's (or a report matrix row's) bulk proof fields
- * ("bulk", "bulk_sent", "bulk_received", "bulk_ms") into an attempt;
- * absent or "not-tried": not tried. */
+ * ("bulk", "bulk_sent", "bulk_received", "bulk_ms"; absent or "not-tried":
+ * not tried) and path-MTU probe ("pmtu", "pmtu_max"; absent: not probed)
+ * into an attempt. */
 void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row);
 
 /* Load a whole model from a fixture file (tests): {"master": i,

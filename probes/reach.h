@@ -125,6 +125,12 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  * closed or reset; "bulk_errno_name"), "bulk_bytes", "bulk_ms",
  * "bulk_sent", "bulk_received". One REACH_BULK_CHUNK buffer serves all
  * attempts, whatever their number.
+ * With "pmtu": true on a target, an answered attempt first probes the path
+ * MTU over UDP (reach_pmtu.c: Don't Fragment, echoed by the listener's UDP
+ * socket on the same address and port; "pmtu_echo" in its listen row), in
+ * at most half of what is left of its deadline; its row adds "pmtu" (the
+ * largest IP packet echoed, 0 when none was) and "pmtu_max" (the largest
+ * tried: the route's MTU).
  */
 #define REACH_MAX_INFLIGHT 512
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen);

@@ -28,6 +28,7 @@ enum phase {
 	PHASE_CONNECTING, /* non-blocking connect under way */
 	PHASE_SENDING,    /* connected, our line not all sent */
 	PHASE_READING,    /* waiting for the answer line */
+	PHASE_PMTU,       /* answered: the path-MTU probe over UDP (reach_pmtu.c) */
 	PHASE_BULK,       /* answered: the bulk proof in both directions */
 	PHASE_DONE,
 };
@@ -49,6 +50,7 @@ struct attempt {
 	socklen_t addrlen;
 	int bad_address; /* EINVAL: the address or port cannot be used */
 	int bulk_wanted; /* the target asks for the bulk proof */
+	int pmtu_wanted; /* the target asks for the path-MTU probe */
 
 	/* progress */
 	enum phase phase;
@@ -67,6 +69,8 @@ struct attempt {
 	size_t bulk_to_send, bulk_to_recv; /* what is left of bulk_bytes each way */
 	int64_t bulk_us;                   /* the bulk proof's duration */
 	int bulk_err;                      /* broken: the errno, 0 when the peer closed */
+	int pmtu_probed;                   /* the probe ran: pmtu.lo is its answer */
+	struct reach_pmtu pmtu;
 };
 
 /* What each attempt sends: "CDREACH1 <token> <our node>\n". */
@@ -101,6 +105,7 @@ static int read_target(json_t *t, struct attempt *a)
 	a->rtt_us = -1;
 	a->phase = PHASE_WAITING;
 	a->bulk_wanted = json_is_true(json_object_get(t, "bulk"));
+	a->pmtu_wanted = json_is_true(json_object_get(t, "pmtu"));
 	a->bad_address = json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
 	                 cd_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
 	                                       &a->addr, &a->addrlen) != 0;
@@ -170,6 +175,42 @@ static void finish_no_answer(struct attempt *a, enum no_answer reason, int err)
 	finish(a, "bad-answer", err);
 }
 
+/* After the answer (and the path-MTU probe): the bulk proof, or done. */
+static void after_pmtu(struct attempt *a)
+{
+	if (a->bulk_to_send || a->bulk_to_recv) {
+		a->phase = PHASE_BULK;
+		a->bulk_us = reach_now_us();
+		return;
+	}
+	finish(a, "ok", 0);
+}
+
+/*
+ * The path-MTU probe takes at most half of what is left of the attempt's
+ * deadline, so the bulk proof that follows keeps the other half; a round
+ * waits 4 connect round trips for its echoes, REACH_PMTU_WAIT_MIN_US at
+ * least (an agent busy with hundreds of peers answers late). 0 when the
+ * probe is under way, -1 when it could not start (no UDP socket: not
+ * probed).
+ */
+#define REACH_PMTU_WAIT_MIN_US 30000
+static int start_pmtu(struct attempt *a, const struct hello *h)
+{
+	int64_t now = reach_now_us(), wait = 4 * a->rtt_us;
+
+	if (wait < REACH_PMTU_WAIT_MIN_US)
+		wait = REACH_PMTU_WAIT_MIN_US;
+	if (reach_pmtu_start(&a->pmtu, (struct sockaddr *)&a->addr, a->addrlen, wait,
+	                     now + (a->deadline - now) / 2) < 0)
+		return -1;
+	a->pmtu_probed = 1;
+	a->phase = PHASE_PMTU;
+	if (reach_pmtu_step(&a->pmtu, h->token, bulk_buf, sizeof(bulk_buf), now))
+		after_pmtu(a);
+	return 0;
+}
+
 /* Judges a complete answer line (newline cut). */
 static void judge_answer(struct attempt *a, const struct hello *h)
 {
@@ -185,13 +226,11 @@ static void judge_answer(struct attempt *a, const struct hello *h)
 		finish(a, "wrong-peer", 0);
 		return;
 	}
-	if (a->bulk_wanted && h->bulk_bytes) {
-		a->phase = PHASE_BULK;
-		a->bulk_us = reach_now_us();
+	if (a->bulk_wanted && h->bulk_bytes)
 		a->bulk_to_send = a->bulk_to_recv = h->bulk_bytes;
+	if (a->pmtu_wanted && start_pmtu(a, h) == 0)
 		return;
-	}
-	finish(a, "ok", 0);
+	after_pmtu(a);
 }
 
 static const char *hello_line(const struct attempt *a, const struct hello *h, size_t *len)
@@ -266,7 +305,7 @@ static void read_answer(struct attempt *a, const struct hello *h)
 		*newline = '\0';
 		judge_answer(a, h);
 		/* the listener's bulk follows its line at once */
-		if (a->phase == PHASE_BULK) {
+		if (a->bulk_to_recv) {
 			size_t extra = a->got - (size_t)(newline + 1 - a->answer);
 
 			a->bulk_to_recv -= extra < a->bulk_to_recv ? extra : a->bulk_to_recv;
@@ -330,6 +369,10 @@ static void advance_attempt(struct attempt *a, short revents, const struct hello
 	case PHASE_READING:
 		read_answer(a, h);
 		break;
+	case PHASE_PMTU:
+		if (reach_pmtu_read(&a->pmtu, h->token, bulk_buf, sizeof(bulk_buf), reach_now_us()))
+			after_pmtu(a);
+		break;
 	case PHASE_BULK:
 		advance_bulk(a, revents);
 		break;
@@ -338,10 +381,21 @@ static void advance_attempt(struct attempt *a, short revents, const struct hello
 	}
 }
 
-static void expire_attempt(struct attempt *a, int64_t now)
+static void expire_attempt(struct attempt *a, const struct hello *h, int64_t now)
 {
+	if (a->phase == PHASE_PMTU && now >= reach_pmtu_wake(&a->pmtu) &&
+	    reach_pmtu_step(&a->pmtu, h->token, bulk_buf, sizeof(bulk_buf), now))
+		after_pmtu(a);
 	if (a->phase == PHASE_DONE || now < a->deadline)
 		return;
+	if (a->phase == PHASE_PMTU) {
+		/* cannot happen unless the clock jumps: the probe's own deadline
+		 * is earlier */
+		reach_pmtu_abort(&a->pmtu);
+		after_pmtu(a);
+		if (a->phase == PHASE_DONE)
+			return;
+	}
 	if (a->phase == PHASE_CONNECTING)
 		finish(a, "timeout", ETIMEDOUT);
 	else if (a->phase == PHASE_BULK)
@@ -354,6 +408,8 @@ static short events_for(const struct attempt *a)
 {
 	if (a->phase == PHASE_BULK)
 		return POLLIN | (a->bulk_to_send ? POLLOUT : 0);
+	if (a->phase == PHASE_PMTU)
+		return POLLIN;
 	return a->phase == PHASE_READING ? POLLIN : POLLOUT;
 }
 
@@ -391,7 +447,7 @@ static void advance_flight(struct attempt *attempts, struct flight *f, const str
 		struct attempt *a = &attempts[f->idx[i]];
 
 		advance_attempt(a, f->pfds[i].revents, h);
-		expire_attempt(a, now);
+		expire_attempt(a, h, now);
 		if (a->phase != PHASE_DONE)
 			f->idx[kept++] = f->idx[i];
 	}
@@ -403,8 +459,11 @@ static int64_t earliest_deadline(const struct attempt *attempts, const struct fl
 	int64_t when = INT64_MAX;
 
 	for (size_t i = 0; i < f->n; i++) {
-		if (attempts[f->idx[i]].deadline < when)
-			when = attempts[f->idx[i]].deadline;
+		const struct attempt *a = &attempts[f->idx[i]];
+		int64_t at = a->phase == PHASE_PMTU ? reach_pmtu_wake(&a->pmtu) : a->deadline;
+
+		if (at < when)
+			when = at;
 	}
 	return when;
 }
@@ -422,7 +481,9 @@ static void run_attempts(struct attempt *attempts, size_t count, const struct he
 		for (size_t i = 0; i < f.n; i++) {
 			const struct attempt *a = &attempts[f.idx[i]];
 
-			f.pfds[i] = (struct pollfd){.fd = a->fd, .events = events_for(a)};
+			f.pfds[i] =
+			    (struct pollfd){.fd = a->phase == PHASE_PMTU ? a->pmtu.fd : a->fd,
+			                    .events = events_for(a)};
 		}
 		if (poll(f.pfds, f.n,
 		         reach_poll_ms_until(earliest_deadline(attempts, &f), reach_now_us())) <
@@ -482,6 +543,10 @@ static json_t *attempt_json(const struct attempt *a, const struct hello *h)
 		json_object_set_new(row, "rtt_us", json_integer(a->rtt_us));
 	if (a->bulk)
 		bulk_json(row, a, h);
+	if (a->pmtu_probed) {
+		json_object_set_new(row, "pmtu", json_integer(a->pmtu.lo));
+		json_object_set_new(row, "pmtu_max", json_integer(a->pmtu.max));
+	}
 	if (strcmp(a->result, "ok") == 0)
 		return row;
 	if (a->err)

@@ -72,4 +72,56 @@ enum reach_holder {
  * listen request gives all its ports REACH_HOLDER_WAIT_MS together. */
 enum reach_holder reach_port_holder(const char *token, int port, int64_t deadline);
 
+/* The path-MTU probe (reach_pmtu.c): a UDP datagram of a given size, Don't
+ * Fragment, echoed whole by the listener's UDP socket on the TCP
+ * listener's port. Its payload starts "CDREACH1 pmtu <token> <size>\n";
+ * a size is the IP packet's, headers included, as an MTU counts it. */
+#define REACH_PMTU_PREFIX    REACH_MAGIC " pmtu "
+#define REACH_PMTU_PER_ROUND 7
+
+/* A UDP socket bound to addr that echoes probes (IP_PMTUDISC_PROBE, so the
+ * echo too leaves at its size or not at all); the fd or -errno. */
+int reach_pmtu_open_echo(const struct sockaddr *addr, socklen_t len);
+
+/* Echo what fd holds: datagrams that carry token, whole; anything else is
+ * dropped. buf (cap bytes) is scratch. Never blocks. */
+void reach_pmtu_echo(int fd, const char *token, char *buf, size_t cap);
+
+/* One connector's search (reach_pmtu.c says how). */
+struct reach_pmtu {
+	int fd; /* -1 once done */
+	int family;
+	int max; /* the route's MTU: the largest size tried */
+	int lo;  /* the largest size echoed; 0: none */
+	int hi;  /* the smallest size not echoed above lo; max + 1: none */
+	int done;
+	int rounds; /* rounds sent */
+	int nsizes; /* this round's sizes */
+	int sizes[REACH_PMTU_PER_ROUND + 1];
+	unsigned char answered[REACH_PMTU_PER_ROUND + 1];
+	int64_t wait_us;   /* a round's wait for its echoes */
+	int64_t round_end; /* µs */
+	int64_t deadline;  /* µs: the search ends here with what it has */
+};
+
+/* Opens the probe's socket toward addr (the listener's address and port).
+ * 0, or -errno (then done is unset and fd -1: do not step it). */
+int reach_pmtu_start(struct reach_pmtu *p, const struct sockaddr *addr, socklen_t len,
+                     int64_t wait_us, int64_t deadline);
+
+/* Advance the search at `now`: the first round, a round whose wait is over,
+ * the deadline. buf (cap bytes, at least the largest MTU) is scratch for
+ * the datagrams. 1 when the search is done (lo is the answer), 0 while it
+ * waits: poll fd for POLLIN until reach_pmtu_wake. */
+int reach_pmtu_step(struct reach_pmtu *p, const char *token, char *buf, size_t cap, int64_t now);
+
+/* fd is readable: take the echoes, then step. Same return as step. */
+int reach_pmtu_read(struct reach_pmtu *p, const char *token, char *buf, size_t cap, int64_t now);
+
+/* When the search must look again without an echo (µs). */
+int64_t reach_pmtu_wake(const struct reach_pmtu *p);
+
+/* Ends a search early (the attempt's deadline came first); closes fd. */
+void reach_pmtu_abort(struct reach_pmtu *p);
+
 #endif

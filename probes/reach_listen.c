@@ -54,6 +54,8 @@ struct server {
 	int wake[2]; /* a byte on wake[1] stops the thread */
 	int *listen_fds;
 	size_t nlisten;
+	int *echo_fds; /* the path-MTU probe's UDP echoes (reach_pmtu.c) */
+	size_t necho;
 	char token[REACH_TOKEN_MAX + 1];
 	long long node;
 	int64_t end;  /* µs: the thread stops here (duration_ms) */
@@ -126,6 +128,28 @@ static void server_keep_fd(struct server *s, int fd)
 	s->listen_fds[s->nlisten++] = fd;
 }
 
+/* The path-MTU probe's echo on the TCP listener's address and port; a
+ * failure only costs the probe (the row says why). */
+static void open_echo(struct server *s, json_t *row, struct sockaddr_storage *addr, socklen_t len,
+                      int port)
+{
+	int fd;
+
+	if (addr->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)addr)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)addr)->sin_port = htons((uint16_t)port);
+	fd = reach_pmtu_open_echo((struct sockaddr *)addr, len);
+	if (fd < 0) {
+		json_object_set_new(row, "pmtu_echo_errno_name",
+		                    json_string(reach_errno_name(-fd)));
+		return;
+	}
+	s->echo_fds = cd_realloc(s->echo_fds, (s->necho + 1) * sizeof(*s->echo_fds));
+	s->echo_fds[s->necho++] = fd;
+	json_object_set_new(row, "pmtu_echo", json_true());
+}
+
 static json_t *errno_fields(json_t *obj, int err)
 {
 	json_object_set_new(obj, "error", json_string(strerror(err)));
@@ -152,6 +176,7 @@ static json_t *listen_on_address(struct server *s, json_t *entry)
 		return errno_fields(row, -fd);
 	server_keep_fd(s, fd);
 	json_object_set_new(row, "port", json_integer(bound_port(fd)));
+	open_echo(s, row, &addr, len, bound_port(fd));
 	return row;
 }
 
@@ -382,7 +407,7 @@ static int read_peer(struct server *s, struct peer *p)
 
 /* Fills s->pfds: [0] the wake pipe, then the listeners (fd -1, which poll
  * skips, while accepting is paused or every peer slot is taken), then the
- * peers. Returns the count. */
+ * UDP echoes, then the peers. Returns the count. */
 static nfds_t fill_pollfds(struct server *s, int64_t now)
 {
 	int accepting = s->npeers < REACH_MAX_PEERS && now >= s->accept_resume;
@@ -392,6 +417,8 @@ static nfds_t fill_pollfds(struct server *s, int64_t now)
 	for (size_t i = 0; i < s->nlisten; i++)
 		s->pfds[n++] =
 		    (struct pollfd){.fd = accepting ? s->listen_fds[i] : -1, .events = POLLIN};
+	for (size_t i = 0; i < s->necho; i++)
+		s->pfds[n++] = (struct pollfd){.fd = s->echo_fds[i], .events = POLLIN};
 	for (size_t i = 0; i < s->npeers; i++)
 		s->pfds[n++] = (struct pollfd){
 		    .fd = s->peers[i].fd, .events = POLLIN | (s->peers[i].bulk_send ? POLLOUT : 0)};
@@ -441,15 +468,18 @@ static void close_server_sockets(struct server *s)
 		close(s->peers[i].fd);
 	for (size_t i = 0; i < s->nlisten; i++)
 		close(s->listen_fds[i]);
+	for (size_t i = 0; i < s->necho; i++)
+		close(s->echo_fds[i]);
 	s->npeers = 0;
 	s->nlisten = 0;
+	s->necho = 0;
 }
 
 static void *serve_listeners(void *arg)
 {
 	struct server *s = arg;
 
-	s->pfds = cd_calloc(1 + s->nlisten + REACH_MAX_PEERS, sizeof(*s->pfds));
+	s->pfds = cd_calloc(1 + s->nlisten + s->necho + REACH_MAX_PEERS, sizeof(*s->pfds));
 	for (;;) {
 		int64_t now = reach_now_us();
 		nfds_t n;
@@ -463,7 +493,12 @@ static void *serve_listeners(void *arg)
 		if (s->pfds[0].revents)
 			break; /* reach_unlisten or reach_shutdown */
 		now = reach_now_us();
-		serve_peers(s, 1 + s->nlisten, now);
+		serve_peers(s, 1 + s->nlisten + s->necho, now);
+		for (size_t i = 0; i < s->necho; i++) {
+			if (s->pfds[1 + s->nlisten + i].revents)
+				reach_pmtu_echo(s->echo_fds[i], s->token, s->bulk_buf,
+				                sizeof(s->bulk_buf));
+		}
 		for (size_t i = 0; i < s->nlisten; i++) {
 			if (s->pfds[1 + i].revents)
 				accept_peers(s, s->listen_fds[i], now);
@@ -505,6 +540,7 @@ static void free_server(struct server *s)
 	if (s->wake[1] >= 0)
 		close(s->wake[1]);
 	free(s->listen_fds);
+	free(s->echo_fds);
 	free(s);
 }
 

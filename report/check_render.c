@@ -303,6 +303,10 @@ void check_print_json(const struct check_result *r)
 		              a->errno_name[0] ? json_string(a->errno_name) : json_null()));
 		json_object_set_new(json_array_get(matrix, k), "bulk",
 		                    json_string(a->bulk[0] ? a->bulk : "not-tried"));
+		if (a->pmtu >= 0)
+			json_object_update_new(
+			    json_array_get(matrix, k),
+			    json_pack("{sisi}", "pmtu", a->pmtu, "pmtu_max", a->pmtu_max));
 	}
 	json_object_set_new(doc, "matrix", matrix);
 	for (size_t k = 0; k < r->d->nfindings; k++) {

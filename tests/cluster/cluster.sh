@@ -82,6 +82,7 @@
 #   cluster_trap_ipv6_only_nic I [NAME] / cluster_trap_hostname_loopback I / cluster_trap_docker0 all|I...
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
 #   cluster_trap_jumbo_blackhole I J...  MTU 9000 on those nodes, a bridge that passes 1500
+#   cluster_trap_second_data_nic NAME I... a second data NIC on 192.168.251.0/24
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
@@ -1179,6 +1180,24 @@ add chain bridge clusterdoc_jumbo forward { type filter hook forward priority 0;
 add rule bridge clusterdoc_jumbo forward iifname { $ports } oifname { $ports } meta length > 1500 counter drop
 EOF
 	_cd_note_trap "jumbo_blackhole $*"
+}
+
+# cluster_trap_second_data_nic NAME i... : those nodes get a second data NIC NAME (MTU 1500) on
+# the bridge, with 192.168.251.(i+10)/24: a second data network beside the primary NIC's, on
+# ports that no other trap touches (the jumbo black hole's rule names only the primary ports).
+cluster_trap_second_data_nic() {
+	local name=${1:-} i ns
+	shift
+	(($# >= 1)) || { _cd_err "cluster_trap_second_data_nic NAME i..."; return 2; }
+	for i in "$@"; do
+		_cd_check_node "$i" || return 1
+		ns=$(cluster_node_ns "$i")
+		_cd_second_nic "$i" "$name" "${CD_PREFIX}s$i" || return 1
+		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}s$i" mtu 1500 || return 1
+		printf '%s\n' "link set $name mtu 1500" "addr add 192.168.251.$((i + 10))/24 dev $name" \
+			"link set $name up" | ip -n "$ns" -b - || return 1
+	done
+	_cd_note_trap "second_data_nic $name $*"
 }
 
 # ---------------------------------------------------------------- CLI

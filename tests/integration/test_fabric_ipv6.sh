@@ -56,6 +56,13 @@ t_check_exits_0_with_no_finding() {
 	expect_eq "$(jget "d['suggestions']['notes']")" "[]" "notes"
 }
 
+t_path_mtu_probe_passes_over_ipv6() {
+	# the UDP probe (IPV6_DONTFRAG) on each bulk-proven pair echoes the whole MTU
+	check_json
+	expect_eq "$(jget "sorted(set((m['bulk'], m.get('pmtu'), m.get('pmtu_max')) for m in d['matrix'] if m['bulk'] != 'not-tried'))")" \
+		"[('ok', 1500, 1500)]" "bulk and pmtu of the proven pairs"
+}
+
 t_master_addr_is_the_masters_bare_ipv6_address() {
 	check_json
 	expect_eq "$(jget "d['suggestions']['master_addr']")" "$(cluster_node_ip6 1)" "master_addr" || return 1
@@ -171,6 +178,21 @@ t_family_inet6_only_where_nccl_would_take_ipv4() {
 	local ok=$?
 	ip -n "$(cluster_node_ns 2)" addr del 192.0.2.12/24 dev eth0
 	return $ok
+}
+
+# The jumbo black hole on the IPv6-only network: the bulk proof stalls between node2 and node3,
+# and the UDP probe (IPV6_DONTFRAG) finds that 1500 passes and 9000 does not. Changes the
+# cluster for good: keep it last.
+t_ipv6_jumbo_blackhole_is_found_and_the_probe_finds_1500() {
+	cluster_trap_jumbo_blackhole 2 3 || return 1
+	rm -f "$CD_RUN/check.json"
+	fresh=1 check_json
+	expect_eq "$(jget "','.join(sorted(set(n for f in d['findings'] if f['id'] == 'path-mtu-blackhole' for n in f['nodes'])))")" \
+		"node2,node3" "nodes of path-mtu-blackhole" || return 1
+	expect_eq "$(jget "sorted(set((m['from'], m['to'], m['pmtu'], m['pmtu_max']) for m in d['matrix'] if m['bulk'] == 'stalled'))")" \
+		"[('node2', 'node3', 1500, 9000)]" "the stalled pair's probe" || return 1
+	expect_match "$(jget "[f['message'] for f in d['findings'] if f['id'] == 'path-mtu-blackhole']")" \
+		"the largest frame proven to pass is 1500 bytes \(node2 -> node3 carried UDP datagrams" "message"
 }
 
 itest_need_root

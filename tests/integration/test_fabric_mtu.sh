@@ -71,6 +71,20 @@ t_real_nccl_takes_the_suggested_interface() {
 	expect_match "$log" "Bootstrap ?: Using (\[0\])?eth0:$(cluster_node_ip 4)<0>" "NCCL's bootstrap on node4 with NCCL_SOCKET_IFNAME=$v"
 }
 
+t_path_mtu_probe_finds_1500_on_the_blackhole_and_9000_tried() {
+	# the UDP probe (Don't Fragment) on the stalled pair: 1500 echoed, nothing above
+	expect_eq "$(jget "sorted(set((m['pmtu'], m['pmtu_max']) for m in d['matrix'] if m['bulk'] == 'stalled'))")" \
+		"[(1500, 9000)]" "pmtu of the stalled pair" || return 1
+	# every other probed pair passes its own MTU (1500: one end keeps MTU 1500)
+	expect_eq "$(jget "sorted(set(m['pmtu'] for m in d['matrix'] if 'pmtu' in m and m['bulk'] == 'ok'))")" \
+		"[1500]" "pmtu of the other pairs" || return 1
+	# the finding names the size from the probe, with the probe's evidence
+	local f
+	f=$(jget "[f for f in d['findings'] if f['id'] == 'path-mtu-blackhole'][0]")
+	expect_match "$f" "the largest frame proven to pass is 1500 bytes \(node2 -> node3 carried UDP datagrams of that size with Don't Fragment; 9000 did not pass\)" "message" || return 1
+	expect_match "$f" "path-MTU probe: 1500 bytes echoed, up to 9000 tried" "evidence" || return 1
+}
+
 t_blackhole_check_ends_within_its_deadline() {
 	# each stalled attempt ends at its own deadline (1 s here): the check does not hang
 	((elapsed_ms < 20000)) || { echo "    check took $elapsed_ms ms"; return 1; }
@@ -90,6 +104,14 @@ t_clean_cluster_has_no_path_mtu_finding_and_every_bulk_passes() {
 		"['not-tried']" "bulk of the MASTER_PORT, link-local and reverse attempts" || return 1
 }
 
+t_clean_cluster_probes_the_path_mtu_with_the_bulk_proof() {
+	# the path-MTU probe rides with each bulk proof and finds the whole MTU; no other row has it
+	expect_eq "$(jget "sorted(set((m['pmtu'], m['pmtu_max']) for m in d['matrix'] if m['bulk'] == 'ok'))")" \
+		"[(1500, 1500)]" "pmtu of the bulk-proven pairs" || return 1
+	expect_eq "$(jget "len([m for m in d['matrix'] if 'pmtu' in m and m['bulk'] != 'ok'])")" 0 \
+		"rows with pmtu but no bulk proof" || return 1
+}
+
 t_node_dropping_icmp_and_udp_is_not_a_black_hole() {
 	# node2 drops every ICMP and UDP packet (IPv6 neighbour discovery excepted, or nothing
 	# would reach it): an MTU probe over them would see nothing; TCP bulk passes
@@ -107,6 +129,17 @@ NFT
 	expect_eq "$(stalled_pairs)" "" "stalled pairs" || return 1
 	expect_eq "$(jget "[n['data_interface'] for n in d['nodes']]")" "['eth0', 'eth0', 'eth0', 'eth0']" \
 		"data interfaces" || return 1
+}
+
+t_udp_dropping_node_gets_pmtu_0_and_bulk_ok() {
+	# the probe to and from node2 got no echo at any size (pmtu 0), its TCP bulk passed, and
+	# the check still ended in its deadline
+	expect_eq "$(jget "sorted(set((m['pmtu'], m['bulk']) for m in d['matrix'] if 'pmtu' in m and 'node2' in (m['from'], m['to'])))")" \
+		"[(0, 'ok')]" "pmtu and bulk of node2's pairs" || return 1
+	expect_eq "$(jget "sorted(set(m['pmtu'] for m in d['matrix'] if 'pmtu' in m and 'node2' not in (m['from'], m['to'])))")" \
+		"[1500]" "pmtu of the other pairs" || return 1
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	((elapsed_ms < 20000)) || { echo "    check took $elapsed_ms ms"; return 1; }
 }
 
 itest_need_root

@@ -47,12 +47,14 @@ egress_is_suggested() {
 
 # nccl_picks_suggested: with its suggested NCCL_SOCKET_IFNAME (and NCCL_SOCKET_FAMILY), the real
 # NCCL's bootstrap on every node picks the suggested interface and the node's address on it
-# (NCCL_ORACLE: tests/oracle/nccl_bootstrap; nothing to check without it)
+# (NCCL_ORACLE: tests/oracle/nccl_bootstrap; nothing to check without it); with "where-suggested",
+# only on the nodes that got a GLOO_SOCKET_IFNAME
 nccl_picks_suggested() {
 	local i ifname a vars log got
 	[ -n "${NCCL_ORACLE:-}" ] && [ -x "$NCCL_ORACLE" ] || return 0
 	for ((i = 1; i <= CD_N; i++)); do
 		ifname=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')")
+		[ -z "$ifname" ] && [ "${1:-}" = where-suggested ] && continue
 		a=$(cluster_node_exec "$i" ip -4 -o addr show dev "$ifname" | awk '{split($4, p, "/"); print p[1]; exit}')
 		read -r -a vars <<<"$(jget "' '.join(k + '=' + v for k, v in d['suggestions']['per_node']['node$i'].items() if k.startswith('NCCL_SOCKET_'))")"
 		log=$(cluster_node_exec "$i" env -i PATH=/usr/bin:/bin HOME=/root NCCL_DEBUG=INFO \
@@ -61,6 +63,24 @@ nccl_picks_suggested() {
 		expect_eq "$got" "$ifname:$a" "real NCCL's bootstrap on node$i with ${vars[*]}" || return 1
 	done
 }
+
+# suggested_egress_holds: like egress_is_suggested, for the nodes that got a GLOO_SOCKET_IFNAME
+# (a node whose every address is refuted gets none)
+suggested_egress_holds() {
+	local i j ifname a dev
+	for ((i = 1; i <= CD_N; i++)); do
+		ifname=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')")
+		[ -n "$ifname" ] || continue
+		a=$(cluster_node_exec "$i" ip -4 -o addr show dev "$ifname" | awk '{split($4, p, "/"); print p[1]; exit}')
+		for ((j = 1; j <= CD_N; j++)); do
+			((i == j)) && continue
+			dev=$(cluster_node_exec "$i" ip route get "$(cluster_node_ip "$j")" from "$a" |
+				sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -1)
+			expect_eq "$dev" "$ifname" "node$i's egress toward node$j from $a" || return 1
+		done
+	done
+}
+notes() { jget "d['suggestions']['notes']"; }
 
 t_clean_cluster_has_no_route_findings() {
 	up 3 || return 1
@@ -84,6 +104,18 @@ t_stale_route_is_named_on_its_node_only() {
 	# node3 is where node2's connects went; its own routes and answers are fine
 	expect_eq "$(named_by node3)" "" "findings naming node3" || return 1
 	expect_eq "$(named_by node1)" "" "findings naming node1"
+}
+
+t_stale_route_node_is_not_suggested_the_nic_its_route_leaves_beside() {
+	# node2's eth0 address sends node3's traffic out of ens7: eth0 is not suggested there, the
+	# notes say why, and every interface still suggested sends its traffic out of itself
+	expect_eq "$(jget "d['suggestions']['per_node']['node2'].get('GLOO_SOCKET_IFNAME')")" None \
+		"node2's GLOO_SOCKET_IFNAME" || return 1
+	expect_eq "$(jget "d['suggestions']['per_node']['node2'].get('NCCL_SOCKET_IFNAME')")" None \
+		"node2's NCCL_SOCKET_IFNAME" || return 1
+	expect_match "$(notes)" "node2: eth0 is not suggested: its own route sends traffic from $(cluster_node_ip 2) to $(cluster_node_ip 3) \(node3\) out of ens7 \(route-egress-mismatch\)" \
+		"notes" || return 1
+	suggested_egress_holds
 }
 
 t_two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node() {
@@ -118,6 +150,17 @@ t_route_order_that_prefers_the_other_nic_is_named_on_its_node() {
 	nccl_picks_suggested
 }
 
+t_route_order_node_is_suggested_the_nic_its_traffic_leaves_through() {
+	# node3's routes send its eth0 address's traffic out of eth1: eth1 (its own address there)
+	# is suggested, the notes say why, and real NCCL binds eth1's address
+	expect_eq "$(jget "d['suggestions']['per_node']['node3'].get('GLOO_SOCKET_IFNAME')")" eth1 \
+		"node3's GLOO_SOCKET_IFNAME" || return 1
+	expect_match "$(notes)" "node3: eth0 is not suggested: its own route sends traffic from $(cluster_node_ip 3) to $CD_SUBNET\.1[12] \(node[12]\) out of eth1 \(route-egress-mismatch\); eth1 is suggested instead" \
+		"notes" || return 1
+	egress_is_suggested || return 1
+	nccl_picks_suggested
+}
+
 t_all_route_traps_together_each_on_its_node() {
 	up 3 || return 1
 	cluster_trap_two_nics_subnet 1 || return 1
@@ -131,6 +174,13 @@ t_all_route_traps_together_each_on_its_node() {
 		"node2's evidence" || return 1
 	expect_match "$(evidence_of multiple-nics-same-subnet)" "node1: eth0 $(cluster_node_ip 1)/24 and eth1 $CD_SUBNET.101/24 share a subnet; rp_filter eth0=1 eth1=1" \
 		"node1's evidence"
+}
+
+t_all_route_traps_suggest_only_interfaces_their_traffic_leaves_through() {
+	expect_eq "$(jget "d['suggestions']['per_node']['node2'].get('GLOO_SOCKET_IFNAME')")" None \
+		"node2's GLOO_SOCKET_IFNAME" || return 1
+	suggested_egress_holds || return 1
+	nccl_picks_suggested where-suggested
 }
 
 itest_need_root

@@ -390,6 +390,39 @@ static void a_route_order_that_prefers_the_other_nic_names_only_its_node(void **
 	unload(&f);
 }
 
+/* Suggestions follow the nodes' own routes: r's eth0 address leaves through
+ * eth1, so eth0 is not r's data interface (and eth1, which this matrix never
+ * tested, is not proved either), and the notes say why. */
+static void a_route_order_node_is_not_suggested_the_nic_its_traffic_leaves_beside(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-order.json");
+	assert_string_equal(f.d->pred[2].data_iface, "");
+	assert_string_equal(f.d->pred[0].data_iface, "eth0");
+	assert_non_null(f.d->sugg.notes);
+	assert_non_null(strstr(
+	    f.d->sugg.notes, "r: eth0 is not suggested: its own route sends traffic from 10.3.0.3 "
+	                     "to 10.3.0.1 (p) out of eth1 (route-egress-mismatch)"));
+	expect_ids_naming(&f, 0, "");
+	unload(&f);
+}
+
+/* q's stale route takes its eth0 traffic to r out of ens7: nothing is
+ * suggested for q, and the notes say why. */
+static void a_stale_route_node_is_suggested_nothing_its_route_refutes(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-stale.json");
+	assert_string_equal(f.d->pred[1].data_iface, "");
+	assert_non_null(f.d->sugg.notes);
+	assert_non_null(strstr(
+	    f.d->sugg.notes, "q: eth0 is not suggested: its own route sends traffic from 10.3.0.2 "
+	                     "to 10.3.0.3 (r) out of ens7 (route-egress-mismatch)"));
+	unload(&f);
+}
+
 static void every_route_trap_together_is_named_on_exactly_its_node(void **state)
 {
 	struct fx f;
@@ -702,6 +735,8 @@ int main(void)
 	    cmocka_unit_test(a_stale_route_names_only_its_node),
 	    cmocka_unit_test(two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node),
 	    cmocka_unit_test(a_route_order_that_prefers_the_other_nic_names_only_its_node),
+	    cmocka_unit_test(a_route_order_node_is_not_suggested_the_nic_its_traffic_leaves_beside),
+	    cmocka_unit_test(a_stale_route_node_is_suggested_nothing_its_route_refutes),
 	    cmocka_unit_test(every_route_trap_together_is_named_on_exactly_its_node),
 	    cmocka_unit_test(ipv6_only_cluster_is_healthy_and_suggested_its_ipv6_addresses),
 	    cmocka_unit_test(ipv6_data_with_an_unreachable_ipv4_needs_af_inet6_never_af_inet),

@@ -880,6 +880,106 @@ static void test_peer_that_answers_and_never_reads_is_stalled_at_the_deadline(vo
 	assert_no_fd_leaked(state);
 }
 
+/* --- the path-MTU probe -------------------------------------------------------- */
+
+static json_t *connect_pmtu(int timeout_ms, int node, int port)
+{
+	const char *code;
+	char msg[CD_ERRLEN];
+	json_t *t = target(7, node, "127.0.0.1", port);
+	json_t *r;
+
+	json_object_set_new(t, "bulk", json_true());
+	json_object_set_new(t, "pmtu", json_true());
+	r = ask(reach_connect,
+	        json_pack("{sssisisiso}", "token", TOKEN, "node", MY_NODE, "timeout_ms", timeout_ms,
+	                  "bulk_bytes", BULK_BYTES, "targets", json_pack("[o]", t)),
+	        &code, msg);
+	assert_non_null(r);
+	return r;
+}
+
+static void test_pmtu_to_own_listener_is_the_whole_loopback_mtu(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN);
+	json_t *r = connect_pmtu(2000, MY_NODE, port);
+	json_t *row = row_at(r, 0);
+
+	assert_result(row, "ok", NULL);
+	/* loopback's MTU is 65536; an IP packet holds 65535 */
+	assert_int_equal(json_integer_value(json_object_get(row, "pmtu")), 65535);
+	assert_int_equal(json_integer_value(json_object_get(row, "pmtu_max")), 65535);
+	assert_string_equal(str_at(row, "bulk"), "ok");
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+static void test_no_pmtu_unless_the_target_asks(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN);
+	json_t *r = connect_bulk(2000, MY_NODE, port);
+
+	assert_null(json_object_get(row_at(r, 0), "pmtu"));
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+/* A listener without a UDP echo (as one that drops all UDP): no size is
+ * echoed, so pmtu is 0, the probe gives up in half the deadline and the
+ * bulk proof still runs in the other half. */
+static void test_pmtu_without_echo_is_0_and_bulk_still_judged(void **state)
+{
+	struct mute_peer mp;
+	pthread_t thread;
+	int port;
+	int64_t t0, took;
+	json_t *r, *row;
+
+	mp.listen_fd = plain_listener(16, &port);
+	assert_int_equal(pipe2(mp.stop, O_CLOEXEC), 0);
+	assert_int_equal(pthread_create(&thread, NULL, mute_peer_run, &mp), 0);
+	t0 = ms_now();
+	r = connect_pmtu(600, 2, port);
+	took = ms_now() - t0;
+	row = row_at(r, 0);
+	assert_result(row, "ok", NULL);
+	assert_int_equal(json_integer_value(json_object_get(row, "pmtu")), 0);
+	assert_string_equal(str_at(row, "bulk"), "stalled");
+	assert_true(took >= 600);
+	assert_true(took < 800);
+	assert_int_equal(write(mp.stop[1], "x", 1), 1);
+	pthread_join(thread, NULL);
+	close(mp.stop[0]);
+	close(mp.stop[1]);
+	close(mp.listen_fd);
+	json_decref(r);
+	assert_no_fd_leaked(state);
+}
+
+/* The echo reflects only datagrams with the run's token. */
+static void test_pmtu_echo_ignores_another_token(void **state)
+{
+	int port = listen_on("127.0.0.1", TOKEN);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	char ours[128], theirs[128], back[256];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), n1, n2;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	n1 = snprintf(theirs, sizeof(theirs), REACH_PMTU_PREFIX "%s 64\n", OTHER_TOKEN);
+	n2 = snprintf(ours, sizeof(ours), REACH_PMTU_PREFIX "%s 64\n", TOKEN);
+	assert_int_equal(send(fd, theirs, (size_t)n1, 0), n1);
+	assert_int_equal(poll(&pfd, 1, 200), 0);
+	assert_int_equal(send(fd, ours, (size_t)n2, 0), n2);
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	assert_int_equal(recv(fd, back, sizeof(back), 0), n2);
+	assert_memory_equal(back, ours, (size_t)n2);
+	close(fd);
+	assert_no_fd_leaked(state);
+}
+
 static void test_bulk_suffix_is_cut_or_refused(void **state)
 {
 	char ok[] = REACH_MAGIC " " TOKEN " 3 bulk 262144", none[] = REACH_MAGIC " " TOKEN " 3",
@@ -937,6 +1037,10 @@ int main(void)
 	    REACH_TEST(test_bulk_to_own_listener_passes_both_ways),
 	    REACH_TEST(test_no_bulk_unless_the_target_asks),
 	    REACH_TEST(test_peer_that_answers_and_never_reads_is_stalled_at_the_deadline),
+	    REACH_TEST(test_pmtu_to_own_listener_is_the_whole_loopback_mtu),
+	    REACH_TEST(test_no_pmtu_unless_the_target_asks),
+	    REACH_TEST(test_pmtu_without_echo_is_0_and_bulk_still_judged),
+	    REACH_TEST(test_pmtu_echo_ignores_another_token),
 	    REACH_TEST(test_bulk_suffix_is_cut_or_refused),
 	    REACH_TEST(test_errno_names),
 	};
