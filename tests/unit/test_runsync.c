@@ -16,7 +16,9 @@
 #include "cd.h"
 #include "collectives/runsync.h"
 #include "fsutil.h"
+#include "loop.h"
 #include "sha256.h"
+#include "sshpool.h"
 
 static char top[PATH_MAX];      /* the group's temporary directory, also $HOME */
 static char src[PATH_MAX + 16]; /* the tree a test walks: top/src */
@@ -488,6 +490,211 @@ static void sync_missing_refuses_a_manifest_not_in_the_store(void **state)
 	json_decref(req);
 }
 
+/* ================================================================ against an agent
+ *
+ * runsync_start through the pool's local transport to the built agent
+ * (its $HOME is this group's directory): what is sent, what is kept, and
+ * that the tree is never seen half made.
+ */
+
+/* The built agent: $CLUSTERDOC_AGENT, the one above this test's build
+ * directory, or ./clusterdoc-agent; "" when none. */
+static void find_agent(char *agent, size_t len)
+{
+	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *env = getenv("CLUSTERDOC_AGENT");
+
+	if (env && access(env, X_OK) == 0) {
+		snprintf(agent, len, "%s", env);
+		return;
+	}
+	if (n > 0) {
+		self[n] = '\0';
+		for (int up = 0; up < 3 && (slash = strrchr(self, '/')); up++) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
+			if (access(cand, X_OK) == 0) {
+				snprintf(agent, len, "%s", cand);
+				return;
+			}
+		}
+	}
+	snprintf(agent, len, "%s",
+	         access("./clusterdoc-agent", X_OK) == 0 ? "./clusterdoc-agent" : "");
+}
+
+struct node_run {
+	struct loop *loop;
+	struct sshpool *pool;
+	struct sshpool_node *pn;
+	int ready, failed;
+	int done, err;
+	char msg[CD_ERRLEN];
+};
+
+static void on_ready(struct sshpool *pool, struct sshpool_node *node, void *arg)
+{
+	((struct node_run *)arg)->ready = 1;
+}
+
+static void on_failed(struct sshpool *pool, struct sshpool_node *node, void *arg)
+{
+	((struct node_run *)arg)->failed = 1;
+}
+
+static const struct sshpool_handlers handlers = {.ready = on_ready, .failed = on_failed};
+
+static void on_synced(void *arg, size_t node, int err, const char *msg)
+{
+	struct node_run *r = arg;
+
+	r->done++;
+	r->err = err;
+	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
+}
+
+static int count_one;
+static int count_regular(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	count_one += flag == FTW_F && S_ISREG(st->st_mode);
+	return 0;
+}
+
+/* Regular files under path, -1 when path does not exist. */
+static int files_under(const char *path)
+{
+	count_one = 0;
+	if (access(path, F_OK) < 0)
+		return -1;
+	nftw(path, count_regular, 16, FTW_PHYS);
+	return count_one;
+}
+
+/* Sync m to remote (under $HOME) and wait; every turn of the loop, the
+ * tree is either absent or whole (want files, the mark among them). */
+static struct runsync *sync_now(struct node_run *r, const struct runsync_manifest *m,
+                                const char *remote, int want)
+{
+	char path[PATH_MAX + 64];
+	int64_t until = cd_now_ms() + 20000;
+	struct runsync *s;
+	int seen;
+
+	snprintf(path, sizeof(path), "%s/%s", top, remote + 2);
+	r->done = 0;
+	s = runsync_start(r->pn, m, remote, 10000, on_synced, r, 0);
+	while (!r->done && cd_now_ms() < until) {
+		loop_run_once(r->loop, 5);
+		seen = files_under(path);
+		if (seen != -1 && seen != want && seen != 0)
+			fail_msg("%s seen with %d files of %d", path, seen, want);
+	}
+	assert_int_equal(r->done, 1);
+	if (r->err)
+		fail_msg("sync failed: %s", r->msg);
+	assert_int_equal(files_under(path), want);
+	return s;
+}
+
+static void node_up(struct node_run *r, const char *agent)
+{
+	struct sshpool_opts o;
+	char err[CD_ERRLEN];
+	int64_t until = cd_now_ms() + 20000;
+
+	memset(r, 0, sizeof(*r));
+	r->loop = loop_new();
+	sshpool_opts_init(&o);
+	o.agent_path = agent;
+	r->pool = sshpool_new(r->loop, &o, err, sizeof(err));
+	assert_non_null(r->pool);
+	r->pn = sshpool_add(r->pool, "localhost");
+	sshpool_start(r->pool, &handlers, r);
+	while (!r->ready && !r->failed && cd_now_ms() < until)
+		loop_run_once(r->loop, 100);
+	assert_int_equal(r->ready, 1);
+}
+
+static void node_down(struct node_run *r)
+{
+	sshpool_free(r->pool);
+	loop_free(r->loop);
+}
+
+static void build(struct runsync_manifest *m)
+{
+	char err[CD_ERRLEN];
+
+	assert_int_equal(runsync_manifest_build(src, RUNSYNC_DEFAULT_CAP, m, err, sizeof(err)), 0);
+}
+
+static void agent_gets_every_object_once_then_only_what_changed(void **state)
+{
+	char agent[PATH_MAX + 32], name[64], text[64], path[PATH_MAX + 64];
+	struct runsync_manifest m1, m2;
+	struct node_run r;
+	struct runsync *s;
+	unsigned char *got = NULL;
+	size_t len = 0;
+
+	find_agent(agent, sizeof(agent));
+	if (!agent[0])
+		skip(); /* no built clusterdoc-agent: make all first */
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "pkg%d/mod%d.py", i % 7, i);
+		snprintf(text, sizeof(text), "x = %d\n", i);
+		put(name, text, 0644);
+	}
+	put("same_a.txt", "same\n", 0644);
+	put("same_b.txt", "same\n", 0644); /* one object for two files */
+	put("pkg0/__init__.py", "", 0644); /* empty: no object at all */
+	put("train.sh", "#!/bin/sh\necho go\n", 0755);
+	put(".gitignore", "*.ckpt\n", 0644);
+	put("big.ckpt", "never sent\n", 0644);
+	build(&m1);
+	assert_int_equal(m1.n, 205);
+	node_up(&r, agent);
+
+	/* 205 files, less the duplicate and the empty one */
+	s = sync_now(&r, &m1, "~/runs/r1", 206);
+	assert_int_equal(runsync_files_sent(s), 203);
+	assert_true(runsync_bytes_sent(s) > 0);
+	assert_false(runsync_kept(s));
+	runsync_free(s);
+
+	s = sync_now(&r, &m1, "~/runs/r1", 206);
+	assert_int_equal(runsync_files_sent(s), 0);
+	assert_int_equal(runsync_bytes_sent(s), 0);
+	assert_true(runsync_kept(s));
+	runsync_free(s);
+
+	/* another directory of the same node: the store already has it all */
+	s = sync_now(&r, &m1, "~/runs/r2", 206);
+	assert_int_equal(runsync_files_sent(s), 0);
+	assert_false(runsync_kept(s));
+	runsync_free(s);
+
+	put("pkg3/mod3.py", "x = 'changed'\n", 0644);
+	build(&m2);
+	s = sync_now(&r, &m2, "~/runs/r1", 206);
+	assert_int_equal(runsync_files_sent(s), 1);
+	runsync_free(s);
+	snprintf(path, sizeof(path), "%s/runs/r1/pkg3/mod3.py", top);
+	assert_int_equal(cd_read_file(path, 1024, &got, &len, text, sizeof(text)), 0);
+	assert_string_equal((char *)got, "x = 'changed'\n");
+	free(got);
+	snprintf(path, sizeof(path), "%s/runs/r1/train.sh", top);
+	assert_int_equal(access(path, X_OK), 0);
+	/* nothing but the two trees is left next to them */
+	snprintf(path, sizeof(path), "%s/runs", top);
+	assert_int_equal(files_under(path), 2 * 206);
+
+	node_down(&r);
+	runsync_manifest_free(&m1);
+	runsync_manifest_free(&m2);
+}
+
 static int group_setup(void **state)
 {
 	char tmpl[] = "/tmp/cd-runsync-XXXXXX";
@@ -539,6 +746,7 @@ int main(void)
 	    A(sync_tree_without_an_object_is_missing_and_leaves_nothing),
 	    A(sync_missing_names_the_first_file_of_each_absent_object),
 	    A(sync_missing_refuses_a_manifest_not_in_the_store),
+	    S(agent_gets_every_object_once_then_only_what_changed),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
