@@ -17,6 +17,7 @@ struct runsync {
 	struct sshpool_node *pn;
 	const struct runsync_manifest *m;
 	char *remote_dir;
+	char store[512]; /* the node's content store */
 	int timeout_ms;
 	runsync_done_cb done;
 	void *arg;
@@ -78,7 +79,7 @@ static void send_tree(struct runsync *s)
 {
 	json_t *req = proto_request(0, "sync_tree");
 
-	json_object_set_new(req, "store", json_string(RUNSYNC_STORE));
+	json_object_set_new(req, "store", json_string(s->store));
 	json_object_set_new(req, "manifest", json_string(s->m->sha256));
 	json_object_set_new(req, "dir", json_string(s->remote_dir));
 	sshpool_request(s->pn, req, s->timeout_ms, on_tree, s);
@@ -114,7 +115,7 @@ static void on_missing(struct sshpool_node *pn, json_t *result, const char *code
 	json_array_foreach(missing, i, v)
 	{
 		const struct runsync_file *f;
-		char path[128];
+		char path[600];
 
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    (size_t)json_integer_value(v) >= s->m->n) {
@@ -122,7 +123,7 @@ static void on_missing(struct sshpool_node *pn, json_t *result, const char *code
 			return;
 		}
 		f = &s->m->files[json_integer_value(v)];
-		snprintf(path, sizeof(path), "%s/%s", RUNSYNC_STORE, f->sha256);
+		snprintf(path, sizeof(path), "%s/%s", s->store, f->sha256);
 		push_file_init(&s->objects[s->nobjects++], path, f->data, f->len, f->sha256);
 	}
 	if (s->nobjects == 0) {
@@ -143,7 +144,7 @@ static void on_manifest(void *arg, size_t node, int err, const char *msg)
 		return;
 	}
 	req = proto_request(0, "sync_missing");
-	json_object_set_new(req, "store", json_string(RUNSYNC_STORE));
+	json_object_set_new(req, "store", json_string(s->store));
 	json_object_set_new(req, "manifest", json_string(s->m->sha256));
 	sshpool_request(s->pn, req, s->timeout_ms, on_missing, s);
 }
@@ -153,7 +154,8 @@ struct runsync *runsync_start(struct sshpool_node *pn, const struct runsync_mani
                               void *arg, size_t node)
 {
 	struct runsync *s = cd_calloc(1, sizeof(*s));
-	char path[128];
+	const char *agent_dir = sshpool_node_agent_dir(pn);
+	char path[600];
 	size_t len;
 
 	s->pn = pn;
@@ -163,8 +165,14 @@ struct runsync *runsync_start(struct sshpool_node *pn, const struct runsync_mani
 	s->done = done;
 	s->arg = arg;
 	s->node = node;
+	/* Beside the agent when the bootstrap had to leave ~/.cache (full or
+	 * read-only: the objects would not go there either), as mnist's data. */
+	if (sshpool_node_agent_note(pn) && agent_dir)
+		snprintf(s->store, sizeof(s->store), "%s/objects", agent_dir);
+	else
+		snprintf(s->store, sizeof(s->store), "%s", RUNSYNC_STORE);
 	s->text = runsync_manifest_text(m, &len);
-	snprintf(path, sizeof(path), "%s/%s", RUNSYNC_STORE, m->sha256);
+	snprintf(path, sizeof(path), "%s/%s", s->store, m->sha256);
 	push_file_init(&s->manifest, path, (const unsigned char *)s->text, len, m->sha256);
 	/* An empty tree's manifest is empty: the agent knows it without the
 	 * object (and file_put never makes an empty file). */

@@ -62,7 +62,9 @@ char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len);
 
 /*
  * Put the manifest's tree at remote_dir on one node: objects missing from
- * the node's content store (~/.cache/clusterdoc/objects/<sha256>) are sent,
+ * the node's content store (~/.cache/clusterdoc/objects/<sha256>, or
+ * <agent dir>/objects when the bootstrap had to put the agent elsewhere:
+ * sshpool_node_agent_note) are sent,
  * then the tree is made at remote_dir from the store (hard links, else
  * copies), atomically (a temp dir renamed into place; an existing
  * identical tree is kept). done runs once; err 0 or a negative cd_err with
