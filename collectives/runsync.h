@@ -68,8 +68,9 @@ char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len);
  * then the tree is made at remote_dir from the store (hard links, else
  * copies), atomically (a temp dir renamed into place; an existing
  * identical tree is kept). done runs once; err 0 or a negative cd_err with
- * msg "host: what failed". Must outlive the pool's callbacks. m and
- * remote_dir are borrowed until done has run.
+ * msg "host: what failed" (CD_ERR_REFUSED when remote_dir holds something
+ * sync_tree did not make, else CD_ERR_IO or what the push reported). Must outlive the pool's
+ * callbacks. m and remote_dir are borrowed until done has run.
  */
 typedef void (*runsync_done_cb)(void *arg, size_t node, int err, const char *msg);
 struct runsync *runsync_start(struct sshpool_node *pn, const struct runsync_manifest *m,

@@ -695,6 +695,39 @@ static void agent_gets_every_object_once_then_only_what_changed(void **state)
 	runsync_manifest_free(&m2);
 }
 
+static void agent_refuses_to_replace_a_users_directory_naming_host_and_dir(void **state)
+{
+	char agent[PATH_MAX + 32], path[PATH_MAX + 64], want[PATH_MAX + 200], err[CD_ERRLEN];
+	struct runsync_manifest m;
+	struct node_run r;
+	struct runsync *s;
+	int64_t until;
+
+	find_agent(agent, sizeof(agent));
+	if (!agent[0])
+		skip();
+	put("a.py", "pass\n", 0644);
+	build(&m);
+	snprintf(path, sizeof(path), "%s/mine/notes.txt", top);
+	assert_int_equal(cd_mkdir_parent(path, err, sizeof(err)), 0);
+	assert_int_equal(cd_write_file_atomic(path, "x", 1, 0644, err, sizeof(err)), 0);
+	node_up(&r, agent);
+	s = runsync_start(r.pn, &m, "~/mine", 10000, on_synced, &r, 0);
+	for (until = cd_now_ms() + 20000; !r.done && cd_now_ms() < until;)
+		loop_run_once(r.loop, 50);
+	assert_int_equal(r.done, 1);
+	assert_int_equal(r.err, CD_ERR_REFUSED);
+	snprintf(want, sizeof(want),
+	         "localhost: making the tree: %s/mine exists and was not made by clusterdoc's "
+	         "sync: choose another --remote-dir or remove it (exists)",
+	         top);
+	assert_string_equal(r.msg, want);
+	assert_int_equal(access(path, F_OK), 0);
+	runsync_free(s);
+	node_down(&r);
+	runsync_manifest_free(&m);
+}
+
 static int group_setup(void **state)
 {
 	char tmpl[] = "/tmp/cd-runsync-XXXXXX";
@@ -747,6 +780,7 @@ int main(void)
 	    A(sync_missing_names_the_first_file_of_each_absent_object),
 	    A(sync_missing_refuses_a_manifest_not_in_the_store),
 	    S(agent_gets_every_object_once_then_only_what_changed),
+	    S(agent_refuses_to_replace_a_users_directory_naming_host_and_dir),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
