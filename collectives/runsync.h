@@ -56,6 +56,17 @@ int runsync_manifest_build(const char *dir, long long cap_bytes, struct runsync_
                            char *err, size_t errlen);
 void runsync_manifest_free(struct runsync_manifest *m);
 
+/*
+ * Add a copy of f (its rel, mode and bytes; its sha256 is recomputed) to m,
+ * in order, and update m's total and hash: a file of clusterdoc's own
+ * (hangready's hang/sitecustomize.py) then arrives in the same atomic tree
+ * as the user's. 0, or CD_ERR_PARSE when f->rel is not a safe relative
+ * path or m already holds it (err names it); m is unchanged then. The cap
+ * is not applied.
+ */
+int runsync_manifest_add(struct runsync_manifest *m, const struct runsync_file *f, char *err,
+                         size_t errlen);
+
 /* The manifest's text (new, NUL-terminated; free it), *len its length. Its
  * SHA-256 is m->sha256. */
 char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len);

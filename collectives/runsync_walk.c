@@ -387,6 +387,47 @@ char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len)
 	return text;
 }
 
+static void manifest_rehash(struct runsync_manifest *m)
+{
+	size_t len;
+	char *text = runsync_manifest_text(m, &len);
+
+	sha256_data_hex(text, len, m->sha256);
+	free(text);
+}
+
+int runsync_manifest_add(struct runsync_manifest *m, const struct runsync_file *f, char *err,
+                         size_t errlen)
+{
+	struct runsync_file *nf;
+	size_t at = 0;
+
+	if (!runsync_rel_ok(f->rel))
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "\"%.200s\" is not a path inside the tree", f->rel);
+	while (at < m->n && strcmp(m->files[at].rel, f->rel) < 0)
+		at++;
+	if (at < m->n && strcmp(m->files[at].rel, f->rel) == 0)
+		return cd_errf(
+		    err, errlen, CD_ERR_PARSE,
+		    "the synced directory has a file %s of its own: clusterdoc needs that "
+		    "path; rename it or list it in a .gitignore",
+		    f->rel);
+	m->files = cd_realloc(m->files, (m->n + 1) * sizeof(*m->files));
+	memmove(&m->files[at + 1], &m->files[at], (m->n - at) * sizeof(*m->files));
+	nf = &m->files[at];
+	nf->rel = cd_strdup(f->rel);
+	nf->mode = f->mode & 0777;
+	nf->len = f->len;
+	nf->data = cd_malloc(f->len ? f->len : 1);
+	memcpy(nf->data, f->data, f->len);
+	sha256_data_hex(nf->data, nf->len, nf->sha256);
+	m->n++;
+	m->total_bytes += (long long)f->len;
+	manifest_rehash(m);
+	return 0;
+}
+
 /* "N MiB" with one decimal below 10 MiB. */
 static void mib(long long bytes, char *out, size_t outlen)
 {
@@ -429,9 +470,8 @@ int runsync_manifest_build(const char *dir, long long cap_bytes, struct runsync_
                            char *err, size_t errlen)
 {
 	struct walk w = {.dir = dir, .err = err, .errlen = errlen};
-	char have[32], limit[32], *text;
+	char have[32], limit[32];
 	struct stat st;
-	size_t len;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -459,9 +499,7 @@ int runsync_manifest_build(const char *dir, long long cap_bytes, struct runsync_
 	rc = read_files(&w, m, cap_bytes);
 	if (rc < 0)
 		goto out;
-	text = runsync_manifest_text(m, &len);
-	sha256_data_hex(text, len, m->sha256);
-	free(text);
+	manifest_rehash(m);
 out:
 	if (rc < 0)
 		runsync_manifest_free(m);

@@ -74,6 +74,13 @@ static void rels(const struct runsync_manifest *m, char *out, size_t outlen)
 		                         m->files[i].rel);
 }
 
+static void build_ok(struct runsync_manifest *m)
+{
+	char err[CD_ERRLEN];
+
+	assert_int_equal(runsync_manifest_build(src, RUNSYNC_DEFAULT_CAP, m, err, sizeof(err)), 0);
+}
+
 static void assert_synced(const char *want)
 {
 	struct runsync_manifest m;
@@ -320,6 +327,34 @@ static void the_manifest_hash_ignores_times_and_follows_modes_and_content(void *
 	assert_int_equal(chmod(path, 0755), 0);
 	assert_int_equal(runsync_manifest_build(src, RUNSYNC_DEFAULT_CAP, &m, err, sizeof(err)), 0);
 	assert_string_not_equal(m.sha256, first);
+	runsync_manifest_free(&m);
+}
+
+static void an_added_file_takes_its_place_and_changes_the_hash(void **state)
+{
+	struct runsync_manifest m;
+	struct runsync_file site = {.rel = "hang/sitecustomize.py",
+	                            .mode = 0644,
+	                            .len = 7,
+	                            .data = (unsigned char *)"import\n"};
+	char err[CD_ERRLEN], before[65], got[4096];
+
+	put("a.py", "", 0644);
+	put("z.py", "", 0644);
+	build_ok(&m);
+	snprintf(before, sizeof(before), "%s", m.sha256);
+	assert_int_equal(runsync_manifest_add(&m, &site, err, sizeof(err)), 0);
+	rels(&m, got, sizeof(got));
+	assert_string_equal(got, "a.py hang/sitecustomize.py z.py");
+	assert_string_not_equal(m.sha256, before);
+	assert_int_equal(m.total_bytes, 7);
+	assert_int_equal(runsync_manifest_add(&m, &site, err, sizeof(err)), CD_ERR_PARSE);
+	assert_string_equal(err, "the synced directory has a file hang/sitecustomize.py of its "
+	                         "own: clusterdoc needs that path; rename it or list it in a "
+	                         ".gitignore");
+	site.rel = "../escape";
+	assert_int_equal(runsync_manifest_add(&m, &site, err, sizeof(err)), CD_ERR_PARSE);
+	assert_int_equal(m.n, 3);
 	runsync_manifest_free(&m);
 }
 
@@ -772,6 +807,7 @@ int main(void)
 	    S(a_dangling_symlink_is_refused_naming_it),
 	    S(the_manifest_hash_is_that_of_the_documented_text),
 	    S(the_manifest_hash_ignores_times_and_follows_modes_and_content),
+	    S(an_added_file_takes_its_place_and_changes_the_hash),
 	    A(sync_tree_refuses_paths_that_could_leave_the_tree),
 	    A(sync_tree_builds_links_without_write_bits_and_keeps_an_identical_tree),
 	    A(sync_tree_replaces_its_own_older_tree_whole),
