@@ -118,6 +118,21 @@ t_stale_route_node_is_not_suggested_the_nic_its_route_leaves_beside() {
 	suggested_egress_holds
 }
 
+t_stale_route_target_still_gets_its_own_suggestion() {
+	# node3 is only the target of node2's stale route: node2's failed connects are node2's
+	# route's fault, so node3's eth0 is still proved, suggested and not noted as refused
+	local i
+	for i in 1 3; do
+		expect_eq "$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME')")" eth0 \
+			"node$i's GLOO_SOCKET_IFNAME" || return 1
+		expect_match "$(jget "d['suggestions']['per_node']['node$i'].get('NCCL_SOCKET_IFNAME')")" '^=?eth0$' \
+			"node$i's NCCL_SOCKET_IFNAME" || return 1
+	done
+	expect_eq "$(jget "'\\n'.join(l for l in d['suggestions']['notes'].splitlines() if l.startswith(('node1', 'node3')))")" "" \
+		"notes on node1 and node3" || return 1
+	nccl_picks_suggested where-suggested
+}
+
 t_two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node() {
 	up 3 || return 1
 	cluster_trap_two_nics_subnet 2 || return 1
