@@ -4,6 +4,8 @@
 # (cluster_trap_second_data_nic), the second is suggested on every node, the notes say why, and
 # real NCCL picks it; with the black hole, a stale route and two NICs in one subnet in one
 # cluster, each finding names exactly its nodes and every suggested address carries bulk traffic.
+# A real Gloo allreduce (Debian's torch) of 4 MiB completes with the suggested environment and
+# stalls when forced onto the black-holed NIC.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=fabric_nics
@@ -80,6 +82,79 @@ t_real_nccl_picks_the_second_nic() {
 	for i in 1 2 3; do
 		nccl_picks eth2 "$SECOND.$((i + 10))" "$i" || return 1
 	done
+}
+
+# gloo_allreduce SECONDS NODE=IFNAME,MASTER_ADDR... : a Gloo group of one rank per node (Debian's
+# torch), each with GLOO_SOCKET_IFNAME=IFNAME and MASTER_ADDR, MASTER_PORT as suggested for node1,
+# all-reduces a 4 MiB float32 tensor (TCP segments of the interface's MTU, jumbo on a 9000 NIC).
+# Each rank logs "joined" once the group is up, then "sum S" when the allreduce completed; after
+# SECONDS every rank still running is killed by its PID. Logs: $CD_RUN/gloo-RANK.log.
+gloo_allreduce() {
+	local secs=$1 r=0 n i spec pids=() t
+	shift
+	n=$#
+	local py='import datetime, os, sys, torch, torch.distributed as dist
+open(sys.argv[2], "w").write(str(os.getpid()))
+dist.init_process_group("gloo", rank=int(sys.argv[1]), world_size=int(os.environ["WORLD_SIZE"]),
+                        timeout=datetime.timedelta(seconds=60))
+print("joined", flush=True)
+x = torch.full((1 << 20,), float(dist.get_rank() + 1), dtype=torch.float32)
+dist.all_reduce(x)
+print("sum", x[0].item(), x[-1].item(), flush=True)'
+	for spec in "$@"; do
+		i=${spec%%=*}
+		rm -f "$CD_RUN/gloo-$r.pid" "$CD_RUN/gloo-$r.log"
+		cluster_node_exec "$i" env -i PATH=/usr/bin:/bin HOME=/root WORLD_SIZE="$n" \
+			GLOO_SOCKET_IFNAME="$(cut -d, -f1 <<<"${spec#*=}")" MASTER_ADDR="$(cut -d, -f2 <<<"${spec#*=}")" \
+			MASTER_PORT="$(jget "d['suggestions']['per_node']['node1'].get('MASTER_PORT', '29500')")" \
+			timeout -s KILL $((secs + 10)) /usr/bin/python3 -c "$py" "$r" "$CD_RUN/gloo-$r.pid" \
+			>"$CD_RUN/gloo-$r.log" 2>&1 &
+		pids+=($!)
+		r=$((r + 1))
+	done
+	for ((t = 0; t < secs * 10; t++)); do
+		grep -qs '^sum' "$CD_RUN"/gloo-*.log && (($(grep -ls '^sum' "$CD_RUN"/gloo-*.log | wc -l) == n)) && break
+		sleep 0.1
+	done
+	for ((r = 0; r < n; r++)); do
+		[[ -s $CD_RUN/gloo-$r.pid ]] && kill -KILL "$(cat "$CD_RUN/gloo-$r.pid")" 2>/dev/null
+	done
+	wait "${pids[@]}" 2>/dev/null
+	rm -f "$CD_RUN"/gloo-*.pid
+	return 0
+}
+# jumbo_drops: the frames the black hole's bridge rule has dropped so far
+jumbo_drops() {
+	ip netns exec "$CD_NS_BR" nft list table bridge clusterdoc_jumbo | sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | head -1
+}
+# gloo_count WORD: how many ranks logged a line starting with WORD
+gloo_count() { cat "$CD_RUN"/gloo-*.log 2>/dev/null | grep -c "^$1"; }
+
+t_a_gloo_allreduce_with_the_suggested_environment_completes() {
+	# the job's own traffic as the judge: 4 MiB over the suggested eth2 and MASTER_ADDR
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || { echo "    (no torch: skipped)"; return 0; }
+	local m i specs=()
+	m=$(jget "d['suggestions']['per_node']['node1'].get('MASTER_ADDR', '')")
+	expect_eq "$m" "$SECOND.11" "node1's MASTER_ADDR" || return 1
+	for i in 1 2 3; do specs+=("$i=$(gloo_of "$i"),$m"); done
+	gloo_allreduce 30 "${specs[@]}"
+	expect_eq "$(gloo_count 'sum 6.0 6.0')" 3 "ranks whose 4 MiB allreduce completed within 30 s" ||
+		{ tail -n 5 "$CD_RUN"/gloo-*.log; return 1; }
+}
+
+t_a_gloo_allreduce_forced_onto_the_blackholed_nic_stalls() {
+	# the trap is real: the same job on eth0 (MTU 9000 behind the 1500-byte switch) joins its
+	# group (small packets pass) and then never finishes the allreduce
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || { echo "    (no torch: skipped)"; return 0; }
+	local i specs=() before after
+	for i in 1 2 3; do specs+=("$i=eth0,$(cluster_node_ip 1)"); done
+	before=$(jumbo_drops)
+	gloo_allreduce 12 "${specs[@]}"
+	after=$(jumbo_drops)
+	expect_eq "$(gloo_count joined)" 3 "ranks that joined the group on eth0" ||
+		{ tail -n 5 "$CD_RUN"/gloo-*.log; return 1; }
+	expect_eq "$(gloo_count sum)" 0 "ranks whose allreduce completed on the black-holed eth0" || return 1
+	((after > before)) || { echo "    the switch dropped no jumbo frame ($before -> $after)"; return 1; }
 }
 
 t_blackhole_stale_route_and_two_nics_together_each_on_its_nodes() {
