@@ -1185,6 +1185,7 @@ EOF
 # cluster_trap_second_data_nic NAME i... : those nodes get a second data NIC NAME (MTU 1500) on
 # the bridge, with 192.168.251.(i+10)/24: a second data network beside the primary NIC's, on
 # ports that no other trap touches (the jumbo black hole's rule names only the primary ports).
+# Those nodes answer ARP only on the NIC that holds the address (arp_ignore=1, arp_announce=2).
 cluster_trap_second_data_nic() {
 	local name=${1:-} i ns
 	shift
@@ -1194,6 +1195,10 @@ cluster_trap_second_data_nic() {
 		ns=$(cluster_node_ns "$i")
 		_cd_second_nic "$i" "$name" "${CD_PREFIX}s$i" || return 1
 		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}s$i" mtu 1500 || return 1
+		# its own network, as on a separate switch: ARP answered only on the NIC that holds the
+		# address (without it, ARP flux may send the first NIC's traffic to the second's port,
+		# around any trap on the first)
+		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore; echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce' || return 1
 		printf '%s\n' "link set $name mtu 1500" "addr add 192.168.251.$((i + 10))/24 dev $name" \
 			"link set $name up" | ip -n "$ns" -b - || return 1
 	done
