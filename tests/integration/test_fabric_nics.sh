@@ -157,6 +157,34 @@ t_a_gloo_allreduce_forced_onto_the_blackholed_nic_stalls() {
 	((after > before)) || { echo "    the switch dropped no jumbo frame ($before -> $after)"; return 1; }
 }
 
+t_an_ipv6_only_second_network_is_suggested_beside_the_blackholed_first() {
+	# the data network that carries bulk traffic is IPv6 only: its addresses are suggested
+	# (bracketed in the URL), the notes say why eth0 is passed over, and the judges agree
+	local i m
+	up 3 || return 1
+	cluster_trap_second_data_nic6 eth2 1 2 3 || return 1
+	cluster_trap_jumbo_blackhole 1 2 3 || return 1
+	cd_head check -w 'node[1-3]' --json "${PT[@]}"
+	has path-mtu-blackhole node1,node2,node3 || return 1
+	has ipv6-no-route "" || return 1
+	expect_eq "$(gloo_of 1),$(gloo_of 2),$(gloo_of 3)" "eth2,eth2,eth2" "GLOO_SOCKET_IFNAME" || return 1
+	expect_eq "$(jget "d['suggestions']['master_addr']")" "fd00:251::11" "MASTER_ADDR" || return 1
+	expect_eq "$(jget "d['suggestions']['init_method']")" "tcp://[fd00:251::11]:$(jget "d['suggestions']['master_port']")" \
+		"init_method" || return 1
+	expect_eq "$(jget "[k for n in d['suggestions']['per_node'].values() for k, v in n.items() if v == 'AF_INET']")" "[]" \
+		"AF_INET suggested" || return 1
+	for i in 1 2 3; do
+		expect_match "$(notes)" "node$i: eth0 is not suggested: its bulk transfer stalled \(path-mtu-blackhole\).*; eth2 is suggested instead" \
+			"node$i's note" || return 1
+		nccl_picks eth2 "fd00:251::$((i + 10))" "$i" || return 1
+	done
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || return 0
+	m=$(jget "d['suggestions']['per_node']['node1'].get('MASTER_ADDR', '')")
+	gloo_allreduce 30 "1=eth2,$m" "2=eth2,$m" "3=eth2,$m"
+	expect_eq "$(gloo_count 'sum 6.0 6.0')" 3 "ranks whose 4 MiB allreduce over IPv6 completed within 30 s" ||
+		{ tail -n 5 "$CD_RUN"/gloo-*.log; return 1; }
+}
+
 t_blackhole_stale_route_and_two_nics_together_each_on_its_nodes() {
 	# node2's stale route points at node4, itself behind the black hole; node3 and node6 are clean
 	up 6 || return 1
