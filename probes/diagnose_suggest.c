@@ -150,8 +150,7 @@ static void note_refused(const struct netmodel *m, const struct diagnosis *d, si
 		if (fi->loopback || diagnose_virtual_name(fi->name))
 			continue;
 		a = iface_candidate(m, i, fi, family);
-		if ((!a || !diagnose_addr_refused(m, i, a, why, sizeof(why))) &&
-		    family == AF_INET6)
+		if ((!a || !diagnose_addr_refused(m, i, a, why, sizeof(why))) && family == AF_INET6)
 			a = iface_candidate(m, i, fi, AF_INET);
 		if (!a || !diagnose_addr_refused(m, i, a, why, sizeof(why)))
 			continue;
