@@ -61,6 +61,8 @@ t_blackholed_first_nic_leaves_the_second_suggested_on_every_node() {
 	cluster_trap_jumbo_blackhole 1 2 3 || return 1
 	cd_head check -w 'node[1-3]' --json "${PT[@]}"
 	has path-mtu-blackhole node1,node2,node3 || return 1
+	# like with like: eth0 is 9000 and eth2 1500 on every node, each network alike
+	has mtu-mismatch "" || return 1
 	# the second NIC's own network is not a route astray
 	has route-egress-mismatch "" || return 1
 	expect_eq "$(jget "[n['data_interface'] for n in d['nodes']]")" "['eth2', 'eth2', 'eth2']" \
@@ -127,6 +129,7 @@ t_an_ipv6_only_second_network_is_suggested_beside_the_blackholed_first() {
 	cd_head check -w 'node[1-3]' --json "${PT[@]}"
 	has path-mtu-blackhole node1,node2,node3 || return 1
 	has ipv6-no-route "" || return 1
+	has mtu-mismatch "" || return 1
 	expect_eq "$(gloo_of 1),$(gloo_of 2),$(gloo_of 3)" "eth2,eth2,eth2" "GLOO_SOCKET_IFNAME" || return 1
 	expect_eq "$(jget "d['suggestions']['master_addr']")" "fd00:251::11" "MASTER_ADDR" || return 1
 	expect_eq "$(jget "d['suggestions']['init_method']")" "tcp://[fd00:251::11]:$(jget "d['suggestions']['master_port']")" \
