@@ -247,6 +247,8 @@ enum reach_status diagnose_addr_reach(const struct netmodel *m, size_t to, const
 			continue;
 		if (strcmp(a->result, "ok") == 0) {
 			ok++;
+		} else if (diagnose_route_astray(m, a->from, addr)) {
+			continue; /* the sender's own route's fault, never the target's */
 		} else {
 			if (!bad && worst_len)
 				snprintf(worst, worst_len, "%s", a->result);

@@ -95,7 +95,9 @@ int finding_names(const struct finding *f, size_t i);
 void diagnosis_free(struct diagnosis *d);
 
 /* The reachability of one address of node `to` on its ephemeral listener,
- * over the attempts of every other checked node. */
+ * over the attempts of every other checked node. A failed attempt whose
+ * sender's own route toward addr leaves another NIC (route-egress-mismatch,
+ * the sender's fault) is not counted against the target. */
 enum reach_status {
 	REACH_UNKNOWN,  /* not tested (no matrix, one node, no listener) */
 	REACH_ALL_OK,   /* every peer reached it */

@@ -133,7 +133,9 @@ int diagnose_addr_refused(const struct netmodel *m, size_t i, const struct nm_ad
 }
 
 /* For the report: every proved interface of node i in family that was
- * passed over, and why, with what was suggested instead. */
+ * passed over, and why, with what was suggested instead. With IPv6 data,
+ * an interface whose proved IPv4 address was refused is said too (IPv4 is
+ * what would have been suggested first); each interface once. */
 static void note_refused(const struct netmodel *m, const struct diagnosis *d, size_t i, int family,
                          char **notes)
 {
@@ -148,6 +150,8 @@ static void note_refused(const struct netmodel *m, const struct diagnosis *d, si
 		if (fi->loopback || diagnose_virtual_name(fi->name))
 			continue;
 		a = iface_candidate(m, i, fi, family);
+		if ((!a || !diagnose_addr_refused(m, i, a, why, sizeof(why))) && family == AF_INET6)
+			a = iface_candidate(m, i, fi, AF_INET);
 		if (!a || !diagnose_addr_refused(m, i, a, why, sizeof(why)))
 			continue;
 		if (chosen[0])

@@ -79,6 +79,11 @@ enum reach_holder reach_port_holder(const char *token, int port, int64_t deadlin
 #define REACH_PMTU_PREFIX    REACH_MAGIC " pmtu "
 #define REACH_PMTU_PER_ROUND 7
 
+/* The datagram parser of both halves: "CDREACH1 pmtu <token> <size>\n"
+ * and padding. Does buf (n bytes, not NUL-terminated) start with this
+ * token? The size it claims (1..65535), or 0. */
+long reach_pmtu_probe_size(const char *buf, size_t n, const char *token);
+
 /* A UDP socket bound to addr that echoes probes (IP_PMTUDISC_PROBE, so the
  * echo too leaves at its size or not at all); the fd or -errno. */
 int reach_pmtu_open_echo(const struct sockaddr *addr, socklen_t len);

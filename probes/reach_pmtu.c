@@ -72,9 +72,7 @@ int reach_pmtu_open_echo(const struct sockaddr *addr, socklen_t len)
 	return fd;
 }
 
-/* "CDREACH1 pmtu <token> <size>\n" and padding: does buf (n bytes) start
- * with our token? Returns the size it claims, or 0. */
-static long probe_size(const char *buf, size_t n, const char *token)
+long reach_pmtu_probe_size(const char *buf, size_t n, const char *token)
 {
 	size_t prefix = strlen(REACH_PMTU_PREFIX), tlen = strlen(token);
 	char num[8];
@@ -108,7 +106,7 @@ void reach_pmtu_echo(int fd, const char *token, char *buf, size_t cap)
 		if (n < 0)
 			return;
 		/* Only our own probes, and whole: a stray datagram is not reflected. */
-		if ((size_t)n > cap || !probe_size(buf, (size_t)n, token))
+		if ((size_t)n > cap || !reach_pmtu_probe_size(buf, (size_t)n, token))
 			continue;
 		/* Failing (EMSGSIZE when our way back is narrower) means no echo:
 		 * the prober counts that size as not passing, which is the truth. */
@@ -262,7 +260,7 @@ int reach_pmtu_read(struct reach_pmtu *p, const char *token, char *buf, size_t c
 
 		if (n < 0)
 			break; /* EAGAIN, or an ICMP error (refused): no echo */
-		size = (size_t)n <= cap ? probe_size(buf, (size_t)n, token) : 0;
+		size = (size_t)n <= cap ? reach_pmtu_probe_size(buf, (size_t)n, token) : 0;
 		/* the echo must be whole: its length says the size came back */
 		if (!size || n != size - header_bytes(p->family))
 			continue;

@@ -83,6 +83,7 @@
 #   cluster_trap_nic_name I NAME / cluster_trap_firewall_port I PORT|LO-HI / cluster_trap_mtu I MTU
 #   cluster_trap_jumbo_blackhole I J...  MTU 9000 on those nodes, a bridge that passes 1500
 #   cluster_trap_second_data_nic NAME I... a second data NIC on 192.168.251.0/24
+#   cluster_trap_second_data_nic6 NAME I... a second data NIC on fd00:251::/64 only (IPv6)
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
@@ -1185,6 +1186,7 @@ EOF
 # cluster_trap_second_data_nic NAME i... : those nodes get a second data NIC NAME (MTU 1500) on
 # the bridge, with 192.168.251.(i+10)/24: a second data network beside the primary NIC's, on
 # ports that no other trap touches (the jumbo black hole's rule names only the primary ports).
+# Those nodes answer ARP only on the NIC that holds the address (arp_ignore=1, arp_announce=2).
 cluster_trap_second_data_nic() {
 	local name=${1:-} i ns
 	shift
@@ -1194,10 +1196,32 @@ cluster_trap_second_data_nic() {
 		ns=$(cluster_node_ns "$i")
 		_cd_second_nic "$i" "$name" "${CD_PREFIX}s$i" || return 1
 		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}s$i" mtu 1500 || return 1
+		# its own network, as on a separate switch: ARP answered only on the NIC that holds the
+		# address (without it, ARP flux may send the first NIC's traffic to the second's port,
+		# around any trap on the first)
+		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore; echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce' || return 1
 		printf '%s\n' "link set $name mtu 1500" "addr add 192.168.251.$((i + 10))/24 dev $name" \
 			"link set $name up" | ip -n "$ns" -b - || return 1
 	done
 	_cd_note_trap "second_data_nic $name $*"
+}
+
+# cluster_trap_second_data_nic6 NAME i... : like cluster_trap_second_data_nic, but the second data
+# network is IPv6 only: NAME gets fd00:251::(i+10)/64 (no DAD wait) and no IPv4 address.
+cluster_trap_second_data_nic6() {
+	local name=${1:-} i ns
+	shift
+	(($# >= 1)) || { _cd_err "cluster_trap_second_data_nic6 NAME i..."; return 2; }
+	for i in "$@"; do
+		_cd_check_node "$i" || return 1
+		ns=$(cluster_node_ns "$i")
+		_cd_second_nic "$i" "$name" "${CD_PREFIX}s$i" || return 1
+		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}s$i" mtu 1500 || return 1
+		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore; echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce' || return 1
+		printf '%s\n' "link set $name mtu 1500" "addr add fd00:251::$((i + 10))/64 dev $name nodad" \
+			"link set $name up" | ip -n "$ns" -b - || return 1
+	done
+	_cd_note_trap "second_data_nic6 $name $*"
 }
 
 # ---------------------------------------------------------------- CLI

@@ -6,6 +6,7 @@
 # no finding names a node whose own routes and answers are fine.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/fabric_gloo.sh"
 ITEST_FILE=fabric_routes
 
 PT=(--probe-timeout 1000)
@@ -82,6 +83,21 @@ suggested_egress_holds() {
 }
 notes() { jget "d['suggestions']['notes']"; }
 
+# gloo_suggested I...: a Gloo allreduce of 4 MiB across nodes I... under their suggested
+# GLOO_SOCKET_IFNAME and node1's MASTER_ADDR completes on every rank within 30 s (no torch: skipped)
+gloo_suggested() {
+	local i m specs=() want
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || { echo "    (no torch: skipped)"; return 0; }
+	m=$(jget "d['suggestions']['per_node']['node1'].get('MASTER_ADDR', '')")
+	for i in "$@"; do
+		specs+=("$i=$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME', '')"),$m")
+	done
+	want=$(($# * ($# + 1) / 2)).0
+	gloo_allreduce 30 "${specs[@]}"
+	expect_eq "$(gloo_count "sum $want $want")" "$#" "ranks whose 4 MiB allreduce completed within 30 s" ||
+		{ tail -n 5 "$CD_RUN"/gloo-*.log; return 1; }
+}
+
 t_clean_cluster_has_no_route_findings() {
 	up 3 || return 1
 	check3
@@ -116,6 +132,23 @@ t_stale_route_node_is_not_suggested_the_nic_its_route_leaves_beside() {
 	expect_match "$(notes)" "node2: eth0 is not suggested: its own route sends traffic from $(cluster_node_ip 2) to $(cluster_node_ip 3) \(node3\) out of ens7 \(route-egress-mismatch\)" \
 		"notes" || return 1
 	suggested_egress_holds
+}
+
+t_stale_route_target_still_gets_its_own_suggestion() {
+	# node3 is only the target of node2's stale route: node2's failed connects are node2's
+	# route's fault, so node3's eth0 is still proved, suggested and not noted as refused
+	local i
+	for i in 1 3; do
+		expect_eq "$(jget "d['suggestions']['per_node']['node$i'].get('GLOO_SOCKET_IFNAME')")" eth0 \
+			"node$i's GLOO_SOCKET_IFNAME" || return 1
+		expect_match "$(jget "d['suggestions']['per_node']['node$i'].get('NCCL_SOCKET_IFNAME')")" '^=?eth0$' \
+			"node$i's NCCL_SOCKET_IFNAME" || return 1
+	done
+	expect_eq "$(jget "'\\n'.join(l for l in d['suggestions']['notes'].splitlines() if l.startswith(('node1', 'node3')))")" "" \
+		"notes on node1 and node3" || return 1
+	nccl_picks_suggested where-suggested || return 1
+	# the job's own traffic between the two nodes suggested for
+	gloo_suggested 1 3
 }
 
 t_two_nics_in_one_subnet_with_strict_rp_filter_is_an_error_on_its_node() {
@@ -158,7 +191,8 @@ t_route_order_node_is_suggested_the_nic_its_traffic_leaves_through() {
 	expect_match "$(notes)" "node3: eth0 is not suggested: its own route sends traffic from $(cluster_node_ip 3) to $CD_SUBNET\.1[12] \(node[12]\) out of eth1 \(route-egress-mismatch\); eth1 is suggested instead" \
 		"notes" || return 1
 	egress_is_suggested || return 1
-	nccl_picks_suggested
+	nccl_picks_suggested || return 1
+	gloo_suggested 1 2 3
 }
 
 t_all_route_traps_together_each_on_its_node() {

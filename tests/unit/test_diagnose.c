@@ -423,6 +423,23 @@ static void a_stale_route_node_is_suggested_nothing_its_route_refutes(void **sta
 	unload(&f);
 }
 
+/* r is only the target of q's stale route: q's failed connects are q's
+ * route's fault, so r's eth0 is still proved and suggested, like p's, and
+ * no note is about r. */
+static void a_stale_route_target_is_still_suggested_its_own_nic(void **state)
+{
+	struct fx f;
+
+	load(&f, "routes-stale.json");
+	assert_string_equal(f.d->pred[2].data_iface, "eth0");
+	assert_string_equal(f.d->pred[0].data_iface, "eth0");
+	assert_non_null(f.d->sugg.notes);
+	assert_null(strstr(f.d->sugg.notes, "\nr: "));
+	assert_true(strncmp(f.d->sugg.notes, "r: ", 3) != 0);
+	expect_ids_naming(&f, 2, "");
+	unload(&f);
+}
+
 static void every_route_trap_together_is_named_on_exactly_its_node(void **state)
 {
 	struct fx f;
@@ -737,6 +754,7 @@ int main(void)
 	    cmocka_unit_test(a_route_order_that_prefers_the_other_nic_names_only_its_node),
 	    cmocka_unit_test(a_route_order_node_is_not_suggested_the_nic_its_traffic_leaves_beside),
 	    cmocka_unit_test(a_stale_route_node_is_suggested_nothing_its_route_refutes),
+	    cmocka_unit_test(a_stale_route_target_is_still_suggested_its_own_nic),
 	    cmocka_unit_test(every_route_trap_together_is_named_on_exactly_its_node),
 	    cmocka_unit_test(ipv6_only_cluster_is_healthy_and_suggested_its_ipv6_addresses),
 	    cmocka_unit_test(ipv6_data_with_an_unreachable_ipv4_needs_af_inet6_never_af_inet),
