@@ -70,7 +70,7 @@ const char *diagnose_sugg_family(const struct suggestions *s);
 
 /* The suggested master as the URL torch.distributed.init_process_group's
  * init_method takes: "tcp://10.0.0.1:29500", an IPv6 address bracketed
- * ("tcp://[fd00::1]:29500"). MASTER_ADDR and torchrun's --master-addr take
+ * ("tcp://[fd00::1]:29500"). MASTER_ADDR and torchrun's --master_addr take
  * the bare address. Returns 0, or -1 (buf "") when no MASTER_ADDR and
  * MASTER_PORT were verified. */
 int diagnose_sugg_init_method(const struct suggestions *s, char *buf, size_t len);

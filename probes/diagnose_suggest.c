@@ -531,8 +531,8 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		if (!nm_node_complete(&m->nodes[i]))
 			continue;
 		s->torchrun[i] = cd_asprintf(
-		    "torchrun --nnodes=%d --node-rank=%zu --nproc-per-node=%d "
-		    "--master-addr=%s --master-port=%d train.py",
+		    "torchrun --nnodes=%d --node_rank=%zu --nproc_per_node=%d "
+		    "--master_addr=%s --master_port=%d train.py",
 		    complete, i == m->master ? 0 : ++rank, nproc, s->master_addr, s->master_port);
 	}
 }

@@ -417,7 +417,7 @@ static void print_suggestions(const struct check_result *r)
 	/* An IPv6 master: the URL form needs brackets, the variables do not */
 	if (strchr(s->master_addr, ':') && diagnose_sugg_init_method(s, url, sizeof(url)) == 0)
 		printf("  all nodes:  init_method=%s (init_process_group; MASTER_ADDR and "
-		       "torchrun --master-addr take the bare address)\n",
+		       "torchrun --master_addr take the bare address)\n",
 		       url);
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (!node_checked(m, i))

@@ -56,8 +56,28 @@ t_clean_cluster_has_no_errors_and_exits_0() {
 	# every ordered pair tested the other's eth0 address
 	expect_eq "$(jget 'len({(m["from"], m["to"]) for m in d["matrix"] if not m["fixed_port"]})')" 6 "pairs" || return 1
 	expect_match "$(jget 'd["suggestions"]["torchrun"]["node2"]')" \
-		"^torchrun --nnodes=3 --node-rank=1 --nproc-per-node=1 --master-addr=$(cluster_node_ip 1) --master-port=29500 " \
+		"^torchrun --nnodes=3 --node_rank=1 --nproc_per_node=1 --master_addr=$(cluster_node_ip 1) --master_port=29500 " \
 		"torchrun line"
+}
+
+# Every suggested torchrun line is one Debian's torch (1.13, whose torchrun knows only the
+# underscore spellings of its options) accepts: parsed by that torch's own argument parser.
+t_suggested_torchrun_lines_parse_with_debian_torch() {
+	local lines
+	[[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null ||
+		{ echo "    no torch in /usr/bin/python3"; return 1; }
+	cd_head check -w 'node[1-3]' --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	lines=$(jget '"\n".join(d["suggestions"]["torchrun"].values())')
+	expect_eq "$(wc -l <<<"$lines")" 3 "lines" || return 1
+	expect_eq "$(/usr/bin/python3 -c '
+import shlex, sys
+from torch.distributed.run import get_args_parser
+for line in sys.stdin:
+    a = get_args_parser().parse_args(shlex.split(line)[1:])
+    print(a.nnodes, a.node_rank, a.nproc_per_node, a.master_addr, a.master_port, a.training_script)
+' <<<"$lines" 2>&1 | sort)" "$(printf '3 %d 1 %s 29500 train.py\n' 0 "$(cluster_node_ip 1)" 1 "$(cluster_node_ip 1)" 2 "$(cluster_node_ip 1)")" \
+		"what torch's parser reads"
 }
 
 t_text_report_shows_nccl_line_findings_and_environment() {

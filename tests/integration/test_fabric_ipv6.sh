@@ -2,7 +2,7 @@
 # An IPv6-only cluster is healthy: on a cluster whose head and nodes have only IPv6 (ULA)
 # addresses between them, reached over IPv6 SSH (cluster_up --ipv6-only), `check` exits 0 with
 # no finding and suggests the master's IPv6 address (bare in MASTER_ADDR and torchrun's
-# --master-addr, bracketed in the init_method URL), NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME,
+# --master_addr, bracketed in the init_method URL), NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME,
 # NCCL_SOCKET_FAMILY only where NCCL needs it (AF_INET6, never AF_INET), and `env` prints them.
 # The judges: the real NCCL's bootstrap (tests/oracle/nccl_bootstrap, $NCCL_ORACLE; skipped
 # without NCCL) picks the suggested interface and address on every node under the suggested
@@ -89,7 +89,7 @@ t_nccl_and_gloo_ifname_without_a_family() {
 t_torchrun_lines_take_the_bare_address() {
 	check_json
 	expect_eq "$(jget "d['suggestions']['torchrun']['node3']")" \
-		"torchrun --nnodes=3 --node-rank=2 --nproc-per-node=1 --master-addr=$(cluster_node_ip6 1) --master-port=29500 train.py" \
+		"torchrun --nnodes=3 --node_rank=2 --nproc_per_node=1 --master_addr=$(cluster_node_ip6 1) --master_port=29500 train.py" \
 		"node3's torchrun line"
 }
 

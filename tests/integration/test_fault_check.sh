@@ -135,7 +135,7 @@ t_a_node_killed_after_its_probe_is_counted_apart_in_the_header() {
 	expect_eq "$rc" 2 "exit status ($err)" || return 1
 	expect_match "$out" "^clusterdoc check: 4 node\(s\), 3 checked, 1 partial," "the header" || return 1
 	! grep -Eq "^  node2:  (GLOO|NCCL|torchrun)" <<<"$out" || { echo "    node2 suggested: $out"; return 1; }
-	expect_match "$out" "^  node1:  torchrun --nnodes=3 --node-rank=0 " "node1 still the master, of 3" || return 1
+	expect_match "$out" "^  node1:  torchrun --nnodes=3 --node_rank=0 " "node1 still the master, of 3" || return 1
 	expect_match "$out" "node2: left out: it stopped answering during the check" "the note"
 }
 

@@ -467,7 +467,7 @@ static void stale_env_wrong_gloo_syntax_version_skew_and_a_dead_node(void **stat
 	assert_string_equal(f.d->sugg.nccl_ifname, "eth0");
 	assert_null(f.d->sugg.gloo_ifname_per_node[3]);
 	assert_null(f.d->sugg.torchrun[3]);
-	assert_non_null(strstr(f.d->sugg.torchrun[2], "--nnodes=3 --node-rank=2"));
+	assert_non_null(strstr(f.d->sugg.torchrun[2], "--nnodes=3 --node_rank=2"));
 	/* errors first */
 	assert_int_equal(f.d->findings[0].severity, SEV_ERROR);
 	unload(&f);
@@ -650,8 +650,8 @@ static void ipv6_only_cluster_is_healthy_and_suggested_its_ipv6_addresses(void *
 	assert_string_equal(f.d->sugg.gloo_ifname_per_node[0], "eth0");
 	assert_string_equal(f.d->sugg.gloo_ifname_per_node[1], "eth0");
 	assert_string_equal(f.d->sugg.torchrun[1],
-	                    "torchrun --nnodes=2 --node-rank=1 --nproc-per-node=1 "
-	                    "--master-addr=fd00:db8::1 --master-port=29500 train.py");
+	                    "torchrun --nnodes=2 --node_rank=1 --nproc_per_node=1 "
+	                    "--master_addr=fd00:db8::1 --master_port=29500 train.py");
 	unload(&f);
 }
 
