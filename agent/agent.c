@@ -18,6 +18,7 @@
 #include "sha256.h"
 #include "collectives/bench_agent.h"
 #include "collectives/mnist_agent.h"
+#include "collectives/run_agent.h"
 #include "probes/facts.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
@@ -308,6 +309,7 @@ static const struct {
     {.type = "file_commit", .plain = filerecv_commit},
     {.type = "proc_start", .plain = job_process_start},
     {.type = "mnist_start", .plain = mnist_agent_start},
+    {.type = "run_orphans", .plain = run_agent_orphans},
     {.type = "job_poll", .plain = job_poll},
     {.type = "job_stop", .plain = job_stop},
     {.type = "whoami", .plain = nodefile_whoami},
