@@ -7,10 +7,12 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
+#include "check_once.h"
 #include "collectives/run.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
+#include "sha256.h"
 #include "loop.h"
 #include "report/run_render.h"
 #include "scan.h"
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
 	OPT_LAUNCHER = OPT_TARGETS_END,
@@ -50,7 +53,8 @@ enum {
 struct run_cli {
 	struct targets t;
 	struct run_opts o;
-	int quiet, group, dry_run;
+	int quiet, group, dry_run, force, no_check;
+	char **ifaces;      /* [n] from the check, owned */
 	char *env[MAX_ENV]; /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
@@ -256,6 +260,122 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	json_decref(j);
 }
 
+/* ---------------------------------------------------------------- check */
+
+/* The saved check of exactly these nodes: <state>/check-<hash of the
+ * host list>.json, beside the runs' directories. */
+static int check_path(struct run_cli *c, size_t n, char *out, size_t len)
+{
+	char base[768], err[CD_ERRLEN], hex[SHA256_HEX_LEN];
+	struct sha256 h;
+	unsigned char dig[32];
+
+	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0 ||
+	    cd_mkdir_p(base, err, sizeof(err)) < 0)
+		return -1;
+	sha256_init(&h);
+	for (size_t i = 0; i < n; i++)
+		sha256_update(&h, c->hosts[i], strlen(c->hosts[i]) + 1);
+	sha256_final(&h, dig);
+	sha256_hex(dig, hex);
+	snprintf(out, len, "%s/check-%.16s.json", base, hex);
+	return 0;
+}
+
+/* What a run keeps of a check: when, the error findings, each node's
+ * proved interface. */
+static json_t *check_record(const struct netmodel *m, const struct diagnosis *d, size_t n)
+{
+	json_t *errors = json_array(), *ifaces = json_array();
+
+	for (size_t k = 0; k < d->nfindings; k++) {
+		if (d->findings[k].severity == SEV_ERROR)
+			json_array_append_new(errors, json_pack("{ssss}", "id", d->findings[k].id,
+			                                        "message", d->findings[k].message));
+	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(ifaces,
+		                      json_string(i < d->nnodes ? d->pred[i].data_iface : ""));
+	(void)m;
+	return json_pack("{sisIsoso}", "version", 1, "time", (json_int_t)time(NULL), "errors",
+	                 errors, "ifaces", ifaces);
+}
+
+/* 0 to go on (c->ifaces set), or -1 after saying why not. */
+static int check_gate(struct run_cli *c, size_t n)
+{
+	char path[1024], err[CD_ERRLEN];
+	json_t *rec = NULL, *errors, *ifaces;
+	size_t k;
+	json_t *e;
+	int rc = -1;
+
+	if (check_path(c, n, path, sizeof(path)) < 0)
+		path[0] = '\0';
+	if (c->no_check) {
+		json_error_t je;
+		long long age;
+
+		rec = path[0] ? json_load_file(path, 0, &je) : NULL;
+		if (!rec) {
+			fprintf(
+			    stderr,
+			    "clusterdoc run: --no-check: no saved check of these nodes (%s): run "
+			    "once without --no-check\n",
+			    path[0] ? path : "no state directory");
+			return -1;
+		}
+		age = (long long)time(NULL) - json_integer_value(json_object_get(rec, "time"));
+		fprintf(stderr, "# using the check of these nodes saved %lld min %lld s ago\n",
+		        age / 60, age % 60);
+	} else {
+		struct check_once once;
+		struct netmodel *m = netmodel_new(c->hosts, n);
+
+		fprintf(stderr,
+		        "# checking the nodes' network (--no-check: the last saved check)\n");
+		once = (struct check_once){.pool = &c->t.pool, .m = m};
+		netcheck_opts_init(&once.o);
+		once.o.master_port = c->o.master_port;
+		if (check_once_run(&once, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc run: the check: %s\n", err);
+			netmodel_free(m);
+			return -1;
+		}
+		rec = check_record(m, once.d, n);
+		diagnosis_free(once.d);
+		netmodel_free(m);
+		if (path[0]) {
+			char *text = json_dumps(rec, JSON_INDENT(2));
+
+			if (!text ||
+			    cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+				fprintf(stderr, "clusterdoc run: the check is not saved: %s\n", err);
+			free(text);
+		}
+	}
+	errors = json_object_get(rec, "errors");
+	if (json_array_size(errors) && !c->force) {
+		fprintf(stderr, "clusterdoc run: the check found what would break the job "
+		                "(--force starts it anyway):\n");
+		json_array_foreach(errors, k, e)
+		    fprintf(stderr, "  %s: %s\n", json_string_value(json_object_get(e, "id")),
+		            json_string_value(json_object_get(e, "message")));
+		goto out;
+	}
+	json_array_foreach(errors, k, e) fprintf(stderr, "# --force: starting despite %s\n",
+	                                         json_string_value(json_object_get(e, "id")));
+	ifaces = json_object_get(rec, "ifaces");
+	c->ifaces = cd_calloc(n ? n : 1, sizeof(*c->ifaces));
+	for (size_t i = 0; i < n && i < json_array_size(ifaces); i++)
+		c->ifaces[i] = cd_strdup(json_string_value(json_array_get(ifaces, i)) ?: "");
+	c->o.ifaces = (const char *const *)c->ifaces;
+	rc = 0;
+out:
+	json_decref(rec);
+	return rc;
+}
+
 /* ---------------------------------------------------------------- options */
 
 static void usage(FILE *f, void *arg)
@@ -279,6 +399,8 @@ static void usage(FILE *f, void *arg)
 	      "      --quiet             show only the ranks' stderr lines live\n"
 	      "      --group             fold identical output of the nodes, at the end\n"
 	      "      --dry-run           print each node's command and environment; start nothing\n"
+	      "      --no-check          use the last saved check of these nodes, not a new one\n"
+	      "      --force             start even when the check found errors\n"
 	      "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
 	      "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
 	      "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
@@ -391,7 +513,11 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->sync_dir = arg;
 		return 0;
 	case OPT_FORCE:
+		c->force = 1;
+		return 0;
 	case OPT_NO_CHECK:
+		c->no_check = 1;
+		return 0;
 	case OPT_NO_HANG_READY:
 		return 0;
 	case OPT_QUIET:
@@ -510,6 +636,8 @@ int cmd_run(int argc, char **argv)
 	}
 	c.hosts = (const char *const *)c.t.hosts->names;
 	n = hostlist_count(c.t.hosts);
+	if (check_gate(&c, n) < 0)
+		goto out;
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
@@ -547,6 +675,9 @@ out:
 		free(c.groups[i].lines);
 	}
 	free(c.groups);
+	for (size_t i = 0; c.ifaces && i < n; i++)
+		free(c.ifaces[i]);
+	free(c.ifaces);
 	for (size_t i = 0; i < c.nenv; i++)
 		free(c.env[i]);
 	targets_fini(&c.t);

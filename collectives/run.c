@@ -157,7 +157,11 @@ static void plan(struct run *r)
 		netmodel_set_node(r->m, i, r->job.nodes[i].probe, NULL);
 		memset(&bn, 0, sizeof(bn));
 		bn.host = n->host;
-		if (bench_pick_address(&r->m->nodes[i], r->o.iface, &bn) < 0) {
+		const char *iface = r->o.iface;
+
+		if (!iface && r->o.ifaces && r->o.ifaces[i] && r->o.ifaces[i][0])
+			iface = r->o.ifaces[i];
+		if (bench_pick_address(&r->m->nodes[i], iface, &bn) < 0) {
 			node_error(r, i, "address", bn.error);
 			fail_run(r, "%s", bn.error);
 			r->r.could_not_start = 1;

@@ -45,11 +45,13 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE };
 
 struct run_opts {
 	enum run_launcher launcher;
-	int nproc_per_node;      /* ranks per node; 0: the node's GPU count (at least 1) */
-	int master_port;         /* default 29500 */
-	const char *python;      /* torchrun: the interpreter (NULL: facts' python3) */
-	const char *iface;       /* NULL: NCCL's predicted interface per node */
-	const char *const *argv; /* COMMAND ARGS..., placeholders unexpanded */
+	int nproc_per_node;        /* ranks per node; 0: the node's GPU count (at least 1) */
+	int master_port;           /* default 29500 */
+	const char *python;        /* torchrun: the interpreter (NULL: facts' python3) */
+	const char *iface;         /* NULL: NCCL's predicted interface per node */
+	const char *const *ifaces; /* [n] or NULL: each node's interface as a check proved it
+	                              (NULL or "" entry: the rule above); --iface wins */
+	const char *const *argv;   /* COMMAND ARGS..., placeholders unexpanded */
 	size_t argc;
 	const char *const *env; /* "NAME=value" added last (--env, --env-file) */
 	size_t nenv;
@@ -130,7 +132,7 @@ void run_free(struct run *r);
 
 /* ------------------------------------------------------------ the plan (pure) */
 
-/* A run id "YYYYMMDD-HHMMSS-xxxx" (local time, 4 random hex digits). */
+/* A run id "YYYYMMDD-HHMMSS-xxxx" (UTC, 4 random hex digits), as fix runs are named. */
 void run_id_make(char out[RUN_ID_LEN]);
 
 /* The values a node's placeholders and variables take. */
