@@ -348,9 +348,10 @@ static int check_gate(struct run_cli *c, size_t n)
 		if (path[0]) {
 			char *text = json_dumps(rec, JSON_INDENT(2));
 
-			if (!text ||
-			    cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-				fprintf(stderr, "clusterdoc run: the check is not saved: %s\n", err);
+			if (!text || cd_write_file_atomic(path, text, strlen(text), 0600, err,
+			                                  sizeof(err)) < 0)
+				fprintf(stderr, "clusterdoc run: the check is not saved: %s\n",
+				        err);
 			free(text);
 		}
 	}
