@@ -107,7 +107,8 @@ struct run_report {
 	char failure[CD_ERRLEN]; /* what went wrong, for the summary */
 	long root_cause;         /* the node that failed first on its own, or -1 */
 	int interrupted;         /* run_stop */
-	int exit_status;         /* 0, the root cause's code (128+signal), 1, or 2 */
+	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
+	                            start), 130 (run_stop, no node failed first), else 1 */
 	int64_t plan_ms, start_ms, job_ms, elapsed_ms;
 };
 

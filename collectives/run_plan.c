@@ -20,7 +20,7 @@ void run_id_make(char out[RUN_ID_LEN])
 	struct tm tm;
 	time_t now = time(NULL);
 
-	localtime_r(&now, &tm);
+	gmtime_r(&now, &tm);
 	cd_random_token(hex, sizeof(hex));
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(out, RUN_ID_LEN, "%.15s-%.4s", stamp, hex);
@@ -244,7 +244,7 @@ int run_exit_status(const struct run_report *rep)
 	if (!rep->failed)
 		return 0;
 	if (rep->root_cause < 0)
-		return 1;
+		return rep->interrupted ? 130 : 1; /* Ctrl-C, as a shell reports it */
 	n = &rep->nodes[rep->root_cause];
 	if (n->signal)
 		return 128 + n->signal;
