@@ -234,6 +234,7 @@ static void send_starts(struct run *r)
 		json_object_set_new(req, "cwd", json_string(cwd));
 		json_object_set(req, "argv", n->argv);
 		json_object_set(req, "env", n->env);
+		json_object_set_new(req, "grace_ms", json_integer(r->o.kill_grace_ms));
 		fanout_expect(r->fan, i, 1);
 		sshpool_request(r->job.nodes[i].pn, req, r->o.request_timeout_ms, on_started, r);
 	}
