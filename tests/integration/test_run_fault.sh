@@ -88,6 +88,22 @@ time.sleep(60)'
 	expect_nothing_left
 }
 
+t_a_rank_ignoring_sigterm_is_killed_after_the_kill_grace() {
+	local t0 elapsed
+	start_run -w 'node[1-3]' --launcher none --no-check --kill-grace 2 -- python3 -c \
+		'import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print("up", flush=True); time.sleep(1)
+if {node_rank} == 0: sys.exit(4)
+time.sleep(120)'
+	wait_for_line '^node3 r2: up' || { kill "$bg"; return 1; }
+	t0=$(date +%s%N)
+	finish_run
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 4 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["signal"], d["nodes"][2]["signal"]')" "(9, 9)" "SIGKILL after the grace" || return 1
+	((elapsed < 1000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
+	expect_nothing_left
+}
+
 t_a_silent_job_is_stopped_at_the_stall_deadline() {
 	local t0 elapsed
 	t0=$(date +%s%N)
