@@ -144,7 +144,8 @@ struct run_vars {
 
 /*
  * Replace {node_rank} {nnodes} {nproc_per_node} {world_size} {master_addr}
- * {master_port} {host} {iface} in s. "{{" and "}}" stand for a brace. A new
+ * {master_port} {host} {iface} in s. "{{" and "}}" stand for a brace; a shell's
+ * "${NAME...}" is passed on as it is. A new
  * string, or NULL with err naming an unknown placeholder ("unknown
  * placeholder {rank} in \"...\": known are ...") or an unclosed brace.
  */

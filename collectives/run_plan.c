@@ -94,6 +94,12 @@ char *run_expand(const char *s, const struct run_vars *v, char *err, size_t errl
 			p += 2;
 			continue;
 		}
+		if (p[0] == '$' && p[1] == '{' && (close = strchr(p, '}'))) {
+			/* a shell's ${NAME...}: never a placeholder, passed on as it is */
+			buf_append(&out, p, (size_t)(close + 1 - p));
+			p = close + 1;
+			continue;
+		}
 		if (*p != '{') {
 			buf_append(&out, p++, 1);
 			continue;

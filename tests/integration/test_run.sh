@@ -60,6 +60,25 @@ t_seed_000_style_reads_its_rank_from_argv_and_its_nic_from_the_env() {
 	expect_match "$err" "^node2 r1: rank 1 up on ens5$" "node2"
 }
 
+t_quiet_shows_only_the_ranks_stderr() {
+	cd_head run -w 'node[1-2]' --launcher none --no-check --quiet -- sh -c 'echo to-out; echo to-err >&2'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(grep '^node' <<<"$out" | sort)" "$(printf 'node1 r0: to-err\nnode2 r1: to-err')" "the live lines"
+}
+
+t_only_the_listed_variables_reach_the_nodes() {
+	local f
+	f=$(mktemp)
+	printf '# a comment\n\nexport FROM_FILE=two words\n' >"$f"
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" HEAD_ONLY=leak "$CLUSTERDOC" run -w 'node[1-2]' \
+		--launcher none --no-check --env FROM_CLI=1 --env-file "$f" -- \
+		sh -c 'echo "${HEAD_ONLY:-unset} $FROM_CLI $FROM_FILE"' 2>/dev/null)
+	rc=$?
+	rm -f "$f"
+	expect_eq "$rc" 0 "exit status" || return 1
+	expect_eq "$(grep '^node' <<<"$out" | sort)" "$(printf 'node1 r0: unset 1 two words\nnode2 r1: unset 1 two words')" "the nodes' environment"
+}
+
 t_group_folds_identical_output() {
 	cd_head run -w 'node[1-2]' --launcher none --no-check --group -- sh -c 'echo same; echo {nnodes}'
 	expect_eq "$rc" 0 "exit status ($err)" || return 1

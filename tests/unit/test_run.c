@@ -47,6 +47,16 @@ static void expand_keeps_doubled_braces_as_one(void **state)
 	free(s);
 }
 
+static void expand_passes_a_shell_parameter_expansion_on(void **state)
+{
+	char err[CD_ERRLEN];
+	char *s = run_expand("echo ${HOME:-/} $X {host}", &vars, err, sizeof(err));
+
+	assert_non_null(s);
+	assert_string_equal(s, "echo ${HOME:-/} $X node2");
+	free(s);
+}
+
 static void expand_refuses_an_unknown_placeholder_naming_it(void **state)
 {
 	char err[CD_ERRLEN];
@@ -223,6 +233,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(expand_replaces_every_placeholder),
 	    cmocka_unit_test(expand_keeps_doubled_braces_as_one),
+	    cmocka_unit_test(expand_passes_a_shell_parameter_expansion_on),
 	    cmocka_unit_test(expand_refuses_an_unknown_placeholder_naming_it),
 	    cmocka_unit_test(expand_refuses_an_unclosed_brace),
 	    cmocka_unit_test(check_placeholders_finds_the_bad_argument),
