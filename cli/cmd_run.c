@@ -55,6 +55,7 @@ struct run_cli {
 	struct run_opts o;
 	int quiet, group, dry_run, force, no_check;
 	char **ifaces;      /* [n] from the check, owned */
+	json_t *check;      /* what the run kept of the check (saved as RUN/check.json) */
 	char *env[MAX_ENV]; /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
@@ -251,6 +252,12 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	c->logs = NULL;
 	if (!rep)
 		return;
+	if (c->check && (text = json_dumps(c->check, JSON_INDENT(2)))) {
+		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
+		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+			fprintf(stderr, "clusterdoc run: %s\n", err);
+		free(text);
+	}
 	j = run_report_json(rep);
 	text = json_dumps(j, JSON_INDENT(2));
 	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
@@ -371,6 +378,7 @@ static int check_gate(struct run_cli *c, size_t n)
 	for (size_t i = 0; i < n && i < json_array_size(ifaces); i++)
 		c->ifaces[i] = cd_strdup(json_string_value(json_array_get(ifaces, i)) ?: "");
 	c->o.ifaces = (const char *const *)c->ifaces;
+	c->check = json_incref(rec);
 	rc = 0;
 out:
 	json_decref(rec);
@@ -679,6 +687,7 @@ out:
 	for (size_t i = 0; c.ifaces && i < n; i++)
 		free(c.ifaces[i]);
 	free(c.ifaces);
+	json_decref(c.check);
 	for (size_t i = 0; i < c.nenv; i++)
 		free(c.env[i]);
 	targets_fini(&c.t);

@@ -365,6 +365,7 @@ static void on_orphans(struct sshpool_node *pn, json_t *result, const char *code
 		return;
 	}
 	r->r.nodes[i].orphans = json_incref(json_object_get(result, "processes"));
+	r->r.nodes[i].gpu_holders = json_incref(json_object_get(result, "gpu_holders"));
 	fanout_settle(r->fan, i);
 }
 
@@ -378,7 +379,7 @@ static void send_orphan_checks(struct run *r)
 			continue;
 		req = proto_request(0, "run_orphans");
 		json_object_set_new(req, "run", json_string(r->r.run_id));
-		json_object_set_new(req, "exclude_pid", json_integer(0));
+		json_object_set(req, "node_rank", json_object_get(r->r.nodes[i].env, "NODE_RANK"));
 		fanout_expect(r->fan, i, 1);
 		sshpool_request(r->job.nodes[i].pn, req, r->o.request_timeout_ms, on_orphans, r);
 	}
@@ -561,6 +562,7 @@ void run_free(struct run *r)
 		json_decref(r->r.nodes[i].argv);
 		json_decref(r->r.nodes[i].env);
 		json_decref(r->r.nodes[i].orphans);
+		json_decref(r->r.nodes[i].gpu_holders);
 	}
 	free(r->nodes);
 	free(r->r.nodes);

@@ -90,7 +90,8 @@ struct run_node {
 	int64_t start_ms, end_ms;             /* head clock */
 	struct run_line tail[RUN_TAIL_LINES]; /* the last lines, oldest first from tail_next */
 	size_t tail_next, tail_n;
-	json_t *orphans; /* [{"pid", "comm", "cmdline"}] after the job; NULL: not checked */
+	json_t *orphans; /* [{"pid", "comm", "cmdline", "gpu"}] after the job; NULL: not checked */
+	json_t *gpu_holders; /* [{"pid", "comm"}]: the user's processes holding a GPU then */
 };
 
 struct run_report {

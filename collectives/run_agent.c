@@ -15,23 +15,28 @@
 
 #define ENVIRON_CAP (1 << 20)
 
-int run_agent_environ_has(const char *environ, size_t len, const char *run_id)
+int run_agent_environ_has_var(const char *environ, size_t len, const char *name_value)
 {
-	char want[128];
-	size_t wlen;
+	size_t wlen = strlen(name_value);
 	const char *p = environ, *end = environ + len;
 
-	snprintf(want, sizeof(want), "CLUSTERDOC_RUN=%s", run_id);
-	wlen = strlen(want);
 	while (p < end) {
 		const char *nul = memchr(p, '\0', (size_t)(end - p));
 		size_t n = nul ? (size_t)(nul - p) : (size_t)(end - p);
 
-		if (n == wlen && memcmp(p, want, wlen) == 0)
+		if (n == wlen && memcmp(p, name_value, wlen) == 0)
 			return 1;
 		p += n + 1;
 	}
 	return 0;
+}
+
+int run_agent_environ_has(const char *environ, size_t len, const char *run_id)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "CLUSTERDOC_RUN=%s", run_id);
+	return run_agent_environ_has_var(environ, len, want);
 }
 
 /* 1 when pid has a /dev/nvidia* device open. */
@@ -107,6 +112,8 @@ static int is_self_line(long pid)
 json_t *run_agent_orphans(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	const char *run = json_string_value(json_object_get(req, "run"));
+	const char *rank = json_string_value(json_object_get(req, "node_rank"));
+	char rank_var[64] = "";
 	json_t *procs, *gpus;
 	DIR *d;
 	struct dirent *e;
@@ -117,6 +124,8 @@ json_t *run_agent_orphans(json_t *req, const char **code, char *msg, size_t msgl
 		snprintf(msg, msglen, "\"run\" (a run id) is required");
 		return NULL;
 	}
+	if (rank && strlen(rank) < 32)
+		snprintf(rank_var, sizeof(rank_var), "NODE_RANK=%s", rank);
 	d = opendir("/proc");
 	if (!d) {
 		*code = "io";
@@ -141,7 +150,8 @@ json_t *run_agent_orphans(json_t *req, const char **code, char *msg, size_t msgl
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 		mine = scan_read_file(path, ENVIRON_CAP, SCAN_FILE_TO_EOF, &env, &len, err,
 		                      sizeof(err)) == 0 &&
-		       run_agent_environ_has(env, len, run);
+		       run_agent_environ_has(env, len, run) &&
+		       (!rank_var[0] || run_agent_environ_has_var(env, len, rank_var));
 		free(env);
 		gpu = holds_gpu(pid);
 		if (!mine && !gpu)

@@ -148,6 +148,12 @@ void run_print_text(FILE *f, const struct run_report *rep)
 			        (long long)json_integer_value(json_object_get(p, "pid")),
 			        json_string_value(json_object_get(p, "cmdline")) ?: "");
 		}
+		json_array_foreach(n->gpu_holders, k, p)
+		{
+			fprintf(f, "holding a GPU on %s: pid %lld %s\n", n->host,
+			        (long long)json_integer_value(json_object_get(p, "pid")),
+			        json_string_value(json_object_get(p, "comm")) ?: "");
+		}
 	}
 	if (checked)
 		fprintf(f, "orphan check: %zu process(es) of the run left on %zu node(s) checked\n",
@@ -187,9 +193,9 @@ json_t *run_report_json(const struct run_report *rep)
 			json_array_append_new(ranks, json_integer(n->first_rank + r));
 		json_array_append_new(
 		    nodes,
-		    json_pack("{ss sI so ss ss sb so so sb so so so so sI so so}", "host", n->host,
-		              "node_rank", (json_int_t)i, "ranks", ranks, "ifname", n->ifname,
-		              "addr", n->addr, "started", n->started, "exit_code",
+		    json_pack("{ss sI so ss ss sb so so sb so so so so sI so so so}", "host",
+		              n->host, "node_rank", (json_int_t)i, "ranks", ranks, "ifname",
+		              n->ifname, "addr", n->addr, "started", n->started, "exit_code",
 		              n->ended ? json_integer(n->exit_code) : json_null(), "signal",
 		              n->ended && n->signal ? json_integer(n->signal) : json_null(),
 		              "stopped", n->stopped, "error_code", str_or_null(n->error_code),
@@ -197,7 +203,9 @@ json_t *run_report_json(const struct run_report *rep)
 		              str_or_null(n->first_error), "last_lines", tail_json(n), "wall_ms",
 		              (json_int_t)(n->end_ms && n->start_ms ? n->end_ms - n->start_ms : 0),
 		              "orphans", n->orphans ? json_incref(n->orphans) : json_null(),
-		              "command", n->argv ? json_incref(n->argv) : json_null()));
+		              "gpu_holders",
+		              n->gpu_holders ? json_incref(n->gpu_holders) : json_null(), "command",
+		              n->argv ? json_incref(n->argv) : json_null()));
 	}
 	return json_pack(
 	    "{si ss ss ss si si si si sb sb sb so so so s{sI sI sI sI}}", "version", 1, "run_id",

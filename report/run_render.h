@@ -23,7 +23,8 @@ void run_print_text(FILE *f, const struct run_report *rep);
  * "could_not_start", "interrupted", "failure", "root_cause" (host or null),
  * "nodes": [{"host", "node_rank", "ranks": [..], "ifname", "addr",
  * "started", "exit_code", "signal", "stopped", "error_code", "error",
- * "first_error", "wall_ms", "last_lines", "orphans", "gpu_holders"}],
+ * "first_error", "wall_ms", "last_lines", "orphans", "gpu_holders",
+ * "command"}],
  * "timing_ms"}. The caller frees it with json_decref. */
 json_t *run_report_json(const struct run_report *rep);
 

@@ -104,6 +104,19 @@ time.sleep(120)'
 	expect_nothing_left
 }
 
+t_a_process_that_escaped_the_job_is_listed_by_the_orphan_check() {
+	local pid
+	# a daemon of its own session: out of the job's process group, so no stop reaches it
+	cd_head run --json -w 'node[1-3]' --launcher none --no-check -- \
+		sh -c '[ {node_rank} = 1 ] && setsid sleep 77 </dev/null >/dev/null 2>&1 & sleep 1; echo done'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget "[len(n[\"orphans\"]) for n in d[\"nodes\"]]")" "[0, 1, 0]" "orphans per node ($(jget "d[\"nodes\"]"))" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["orphans"][0]["cmdline"]')" "sleep 77" "the orphan" || return 1
+	pid=$(jget 'd["nodes"][1]["orphans"][0]["pid"]')
+	kill "$pid"
+	expect_nothing_left
+}
+
 t_a_silent_job_is_stopped_at_the_stall_deadline() {
 	local t0 elapsed
 	t0=$(date +%s%N)

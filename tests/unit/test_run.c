@@ -226,6 +226,8 @@ static void environ_has_matches_the_exact_run_only(void **state)
 	assert_false(run_agent_environ_has(env, sizeof(env) - 1, "20260101-000000-abc"));
 	assert_false(run_agent_environ_has(env, sizeof(env) - 1, "20260101-000000-abcde"));
 	assert_false(run_agent_environ_has("", 0, "x"));
+	assert_true(run_agent_environ_has_var(env, sizeof(env) - 1, "X=1"));
+	assert_false(run_agent_environ_has_var(env, sizeof(env) - 1, "X=12"));
 }
 
 int main(void)
