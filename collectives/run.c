@@ -150,6 +150,21 @@ static void plan(struct run *r)
 			return;
 		}
 	}
+	for (size_t i = 0; i < r->n && r->o.launcher == RUN_TORCHRUN; i++) {
+		const char *why = torchrun_missing(r->job.nodes[i].info, r->r.nodes[i].host,
+		                                   r->o.python, err, sizeof(err));
+
+		if (why) {
+			node_error(r, i, "no-torch", why);
+			fail_run(
+			    r,
+			    "%s: torchrun needs PyTorch on every node: install it, pass --python "
+			    "with an interpreter that has it, or --launcher none",
+			    why);
+			r->r.could_not_start = 1;
+			return;
+		}
+	}
 	for (size_t i = 0; i < r->n; i++) {
 		struct run_node *n = &r->r.nodes[i];
 		json_t *facts = r->job.nodes[i].info, *torch = json_object_get(facts, "torch");

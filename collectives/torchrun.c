@@ -151,3 +151,34 @@ void torchrun_iface_env(json_t *env, const char *ifname, const char *addr)
 	if (strchr(addr, ':'))
 		json_object_set_new(env, "NCCL_SOCKET_FAMILY", json_string("AF_INET6"));
 }
+
+const char *torchrun_missing(json_t *facts, const char *host, const char *python, char *why,
+                             size_t len)
+{
+	json_t *torch = json_object_get(facts, "torch");
+	json_t *errors = json_object_get(facts, "errors");
+	const char *err = json_string_value(json_object_get(errors, "torch"));
+	const char *found = json_string_value(json_object_get(
+	    json_array_get(json_object_get(facts, "python_candidates"), 0), "path"));
+	char hint[CD_ERRLEN] = "";
+
+	/* the interpreter the agent found torch in, when the login one has none */
+	if (found)
+		snprintf(hint, sizeof(hint), " (torch is in %s: pass --python %s)", found, found);
+	if (!json_is_object(json_object_get(facts, "python"))) {
+		const char *perr = json_string_value(json_object_get(errors, "python"));
+
+		if (python)
+			snprintf(why, len, "%s: %s", host,
+			         perr ? perr : "the --python interpreter did not answer");
+		else
+			snprintf(why, len, "%s: no python3 in PATH%s", host, hint);
+		return why;
+	}
+	if (!json_is_object(torch)) {
+		snprintf(why, len, "%s: import torch failed%s%s%s", host, err ? ": " : "",
+		         err ? err : "", hint);
+		return why;
+	}
+	return NULL;
+}

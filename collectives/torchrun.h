@@ -9,6 +9,7 @@
 #define CD_COLLECTIVES_TORCHRUN_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 /*
  * The launcher's argv for node node_rank of nnodes, up to and including
@@ -34,5 +35,15 @@ void torchrun_iface_env(json_t *env, const char *ifname, const char *addr);
  * Python exception line ("RuntimeError: ..."), an NCCL warning, a socket
  * error, the agent's own failure to run the command. */
 int torchrun_is_error_line(const char *line);
+
+/*
+ * Why a node cannot start torch, from its `facts` answer (asked with the
+ * --python interpreter, python: NULL when none was given), or NULL when it
+ * can: "HOST: import torch failed: ERR" or "HOST: no python3 in PATH",
+ * with "(torch is in PATH: pass --python PATH)" when the agent found
+ * torch in another interpreter. why holds the text.
+ */
+const char *torchrun_missing(json_t *facts, const char *host, const char *python, char *why,
+                             size_t len);
 
 #endif

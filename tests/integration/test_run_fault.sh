@@ -150,6 +150,18 @@ t_a_command_missing_on_one_node_is_named_and_nothing_is_left() {
 	expect_nothing_left
 }
 
+t_torchrun_on_a_node_without_torch_is_refused_naming_it() {
+	local torch_dir
+	torch_dir=$(/usr/bin/python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))') || return 1
+	# node2 loses torch: an empty directory over its package (its own mount namespace)
+	cluster_node_exec 2 mount -t tmpfs none "$torch_dir" || return 1
+	cd_head run --json -w 'node[1-3]' --no-check -- train.py
+	cluster_node_exec 2 umount "$torch_dir"
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" "^node2: import torch failed" "failure names node2" || return 1
+	expect_eq "$(jget 'any(n["started"] for n in d["nodes"])')" False "nothing started"
+}
+
 t_an_unknown_placeholder_is_refused_before_anything_starts() {
 	local t0 elapsed
 	t0=$(date +%s%N)
