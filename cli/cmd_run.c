@@ -7,14 +7,13 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
-#include "check_once.h"
 #include "collectives/run.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
-#include "sha256.h"
 #include "loop.h"
 #include "report/run_render.h"
+#include "run_check.h"
 #include "scan.h"
 #include "signals.h"
 #include "targets.h"
@@ -24,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum {
 	OPT_LAUNCHER = OPT_TARGETS_END,
@@ -54,9 +52,8 @@ struct run_cli {
 	struct targets t;
 	struct run_opts o;
 	int quiet, group, dry_run, force, no_check;
-	char **ifaces;      /* [n] from the check, owned */
-	json_t *check;      /* what the run kept of the check (saved as RUN/check.json) */
-	char *env[MAX_ENV]; /* owned "NAME=value" */
+	struct run_check check; /* the check's outcome (saved as RUN/check.json) */
+	char *env[MAX_ENV];     /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
 	struct loop *loop;
@@ -252,7 +249,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	c->logs = NULL;
 	if (!rep)
 		return;
-	if (c->check && (text = json_dumps(c->check, JSON_INDENT(2)))) {
+	if (c->check.record && (text = json_dumps(c->check.record, JSON_INDENT(2)))) {
 		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
 		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
 			fprintf(stderr, "clusterdoc run: %s\n", err);
@@ -265,124 +262,6 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 		fprintf(stderr, "clusterdoc run: %s\n", err);
 	free(text);
 	json_decref(j);
-}
-
-/* ---------------------------------------------------------------- check */
-
-/* The saved check of exactly these nodes: <state>/check-<hash of the
- * host list>.json, beside the runs' directories. */
-static int check_path(struct run_cli *c, size_t n, char *out, size_t len)
-{
-	char base[768], err[CD_ERRLEN], hex[SHA256_HEX_LEN];
-	struct sha256 h;
-	unsigned char dig[32];
-
-	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0 ||
-	    cd_mkdir_p(base, err, sizeof(err)) < 0)
-		return -1;
-	sha256_init(&h);
-	for (size_t i = 0; i < n; i++)
-		sha256_update(&h, c->hosts[i], strlen(c->hosts[i]) + 1);
-	sha256_final(&h, dig);
-	sha256_hex(dig, hex);
-	snprintf(out, len, "%s/check-%.16s.json", base, hex);
-	return 0;
-}
-
-/* What a run keeps of a check: when, the error findings, each node's
- * proved interface. */
-static json_t *check_record(const struct netmodel *m, const struct diagnosis *d, size_t n)
-{
-	json_t *errors = json_array(), *ifaces = json_array();
-
-	for (size_t k = 0; k < d->nfindings; k++) {
-		if (d->findings[k].severity == SEV_ERROR)
-			json_array_append_new(errors, json_pack("{ssss}", "id", d->findings[k].id,
-			                                        "message", d->findings[k].message));
-	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(ifaces,
-		                      json_string(i < d->nnodes ? d->pred[i].data_iface : ""));
-	(void)m;
-	return json_pack("{sisIsoso}", "version", 1, "time", (json_int_t)time(NULL), "errors",
-	                 errors, "ifaces", ifaces);
-}
-
-/* 0 to go on (c->ifaces set), or -1 after saying why not. */
-static int check_gate(struct run_cli *c, size_t n)
-{
-	char path[1024], err[CD_ERRLEN];
-	json_t *rec = NULL, *errors, *ifaces;
-	size_t k;
-	json_t *e;
-	int rc = -1;
-
-	if (check_path(c, n, path, sizeof(path)) < 0)
-		path[0] = '\0';
-	if (c->no_check) {
-		json_error_t je;
-		long long age;
-
-		rec = path[0] ? json_load_file(path, 0, &je) : NULL;
-		if (!rec) {
-			fprintf(
-			    stderr,
-			    "clusterdoc run: --no-check: no saved check of these nodes (%s): run "
-			    "once without --no-check\n",
-			    path[0] ? path : "no state directory");
-			return -1;
-		}
-		age = (long long)time(NULL) - json_integer_value(json_object_get(rec, "time"));
-		fprintf(stderr, "# using the check of these nodes saved %lld min %lld s ago\n",
-		        age / 60, age % 60);
-	} else {
-		struct check_once once;
-		struct netmodel *m = netmodel_new(c->hosts, n);
-
-		fprintf(stderr,
-		        "# checking the nodes' network (--no-check: the last saved check)\n");
-		once = (struct check_once){.pool = &c->t.pool, .m = m};
-		netcheck_opts_init(&once.o);
-		once.o.master_port = c->o.master_port;
-		if (check_once_run(&once, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc run: the check: %s\n", err);
-			netmodel_free(m);
-			return -1;
-		}
-		rec = check_record(m, once.d, n);
-		diagnosis_free(once.d);
-		netmodel_free(m);
-		if (path[0]) {
-			char *text = json_dumps(rec, JSON_INDENT(2));
-
-			if (!text || cd_write_file_atomic(path, text, strlen(text), 0600, err,
-			                                  sizeof(err)) < 0)
-				fprintf(stderr, "clusterdoc run: the check is not saved: %s\n",
-				        err);
-			free(text);
-		}
-	}
-	errors = json_object_get(rec, "errors");
-	if (json_array_size(errors) && !c->force) {
-		fprintf(stderr, "clusterdoc run: the check found what would break the job "
-		                "(--force starts it anyway):\n");
-		json_array_foreach(errors, k, e)
-		    fprintf(stderr, "  %s: %s\n", json_string_value(json_object_get(e, "id")),
-		            json_string_value(json_object_get(e, "message")));
-		goto out;
-	}
-	json_array_foreach(errors, k, e) fprintf(stderr, "# --force: starting despite %s\n",
-	                                         json_string_value(json_object_get(e, "id")));
-	ifaces = json_object_get(rec, "ifaces");
-	c->ifaces = cd_calloc(n ? n : 1, sizeof(*c->ifaces));
-	for (size_t i = 0; i < n && i < json_array_size(ifaces); i++)
-		c->ifaces[i] = cd_strdup(json_string_value(json_array_get(ifaces, i)) ?: "");
-	c->o.ifaces = (const char *const *)c->ifaces;
-	c->check = json_incref(rec);
-	rc = 0;
-out:
-	json_decref(rec);
-	return rc;
 }
 
 /* ---------------------------------------------------------------- options */
@@ -648,8 +527,15 @@ int cmd_run(int argc, char **argv)
 	}
 	c.hosts = (const char *const *)c.t.hosts->names;
 	n = hostlist_count(c.t.hosts);
-	if (check_gate(&c, n) < 0)
+	c.check = (struct run_check){.pool = &c.t.pool,
+	                             .hosts = c.hosts,
+	                             .n = n,
+	                             .master_port = c.o.master_port,
+	                             .no_check = c.no_check,
+	                             .force = c.force};
+	if (run_check_gate(&c.check) < 0)
 		goto out;
+	c.o.ifaces = (const char *const *)c.check.ifaces;
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
@@ -687,10 +573,7 @@ out:
 		free(c.groups[i].lines);
 	}
 	free(c.groups);
-	for (size_t i = 0; c.ifaces && i < n; i++)
-		free(c.ifaces[i]);
-	free(c.ifaces);
-	json_decref(c.check);
+	run_check_fini(&c.check);
 	for (size_t i = 0; i < c.nenv; i++)
 		free(c.env[i]);
 	targets_fini(&c.t);
