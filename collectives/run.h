@@ -3,6 +3,12 @@
  * command started on every node at once, with the environment clusterdoc
  * proved, watched to the end, and stopped everywhere when one node fails.
  *
+ * Before run_start the front end checks the nodes (cli/run_check.h: a
+ * fresh `check`, or the saved one) and passes each node's proved interface
+ * in run_opts.ifaces; the check runs a loop of its own, so it is not a phase
+ * here. The code on the nodes (--sync) and the hang-ready files are phases
+ * to come between plan and start (docs/run.md).
+ *
  * Phases (each waits for every live node before the next starts):
  *   1. probe  the nodes connect and answer `netprobe` and `facts` (the
  *             --python interpreter's torch, the GPU count)
