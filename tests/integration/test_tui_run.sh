@@ -34,10 +34,31 @@ expect_nothing_left() {
 	return 1
 }
 
-# run_line TEXT: R, the prompt emptied (it offers the last line), TEXT, Enter
+# the run id the Job view shows, or nothing
+shown_run_id() { tui_screen | sed -nE 's/^  run id   ([0-9]{8}-[0-9]{6}-[0-9a-f]{4}) .*/\1/p'; }
+
+# run_line TEXT: R, the prompt emptied (it offers the last line), TEXT, Enter; returns once
+# the view shows the new run (another run id)
 run_line() {
+	local before i
+	before=$(shown_run_id)
 	tui_keys R
-	tui_wait '^Run: ' 5 || return 1
+	tui_wait '^Run:' 5 || return 1
+	tui_keys C-u
+	tui_keys -l "$1"
+	tui_keys Enter
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(shown_run_id) && $(shown_run_id) != "$before" ]] && return 0
+		sleep 0.05
+	done
+	echo "    no new run shown after R $1"
+	return 1
+}
+
+# refused_line TEXT: as run_line, for a line that starts nothing
+refused_line() {
+	tui_keys R
+	tui_wait '^Run:' 5 || return 1
 	tui_keys C-u
 	tui_keys -l "$1"
 	tui_keys Enter
@@ -80,12 +101,15 @@ t_a_torchrun_script_runs_on_every_rank() {
 }
 
 t_an_unknown_placeholder_is_refused_before_anything_starts() {
-	run_line "none: echo {rank}" || return 1
+	local before
+	before=$(shown_run_id)
+	refused_line "none: echo {rank}" || return 1
 	tui_wait 'unknown placeholder \{rank\}' 5 || return 1
 	tui_wait '^Run: none: echo \{rank\}' 5 || return 1
 	tui_keys Escape
 	# the job shown is still the last one
-	tui_wait 'ok: exit 0 on every node' 5
+	tui_wait 'ok: exit 0 on every node' 5 || return 1
+	expect_eq "$(shown_run_id)" "$before" "the run shown"
 }
 
 t_a_failing_rank_is_the_root_cause_shown_first() {
@@ -105,11 +129,11 @@ t_a_failing_rank_is_the_root_cause_shown_first() {
 
 t_enter_shows_the_report_with_each_nodes_command() {
 	tui_keys Enter
-	tui_wait '^Run [0-9]{8}-[0-9]{6}-[0-9a-f]{4}: failed' 5 || return 1
+	tui_wait '^ ?Run [0-9]{8}-[0-9]{6}-[0-9a-f]{4}: failed' 5 || return 1
 	local s
 	s=$(tui_screen)
 	expect_match "$s" 'exit status 3: node2: the command exited with 3' "the status" || return 1
-	expect_match "$(grep -E '^  node[1-3] ' <<<"$s" | head -1)" '^  node2 .*<- ROOT CAUSE' "the root cause first" || return 1
+	expect_match "$(grep -E '^ +node[1-3] ' <<<"$s" | head -1)" '^ +node2 +FAIL exit 3, rank 1  <- ROOT CAUSE' "the root cause first" || return 1
 	expect_match "$s" '^ +argv python3 -c import sys' "each node's argv" || return 1
 	tui_keys Escape
 	tui_wait '^ Run job  FAILED' 5
@@ -122,7 +146,8 @@ t_s_stops_the_run_on_every_node_after_a_y() {
 	tui_keys S
 	tui_wait '^Stop the run on every node\? y and Enter stops it:' 5 || return 1
 	tui_keys n Enter
-	tui_wait 'the run goes on' 5 || return 1
+	tui_wait '^ Run job  running' 5 || return 1
+	sleep 1
 	[[ $(left_behind) -ge 3 ]] || { echo "    the run did not go on: $(left_behind) process(es)"; return 1; }
 	tui_keys S
 	tui_wait '^Stop the run on every node\?' 5 || return 1
