@@ -128,8 +128,8 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
 
 /*
  * Start a `clusterdoc run` job on the nodes (session_run.c) from a command
- * line as typed: words split as a shell does (quotes '...' and "...",
- * backslash), no expansion but the run's placeholders ({node_rank},
+ * line as typed: words split as a shell does (shellwords.h), no
+ * expansion but the run's placeholders ({node_rank},
  * {master_addr}, ...). Launcher torchrun (the words are torchrun's script
  * and its arguments), or none when the line starts with "none:" (the words
  * are the command itself). It replaces the job shown (MNIST or an earlier

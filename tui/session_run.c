@@ -1,8 +1,9 @@
 /*
  * session_run.c - the TUI's `clusterdoc run` job (session.h): the command
- * line typed in the Job view, split into words, started with run_start on
- * the session's nodes and its own pool, its lines kept with the MNIST
- * job's (the Job view shows one job at a time), stopped by run_stop.
+ * line typed in the Job view, split into words (shellwords.h), started
+ * with run_start on the session's nodes and its own pool, its lines kept
+ * with the MNIST job's (the Job view shows one job at a time), stopped by
+ * run_stop.
  */
 #include "session.h"
 
@@ -10,92 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUN_MAX_WORDS 256
-#define NONE_PREFIX   "none:"
+#include "shellwords.h"
 
-/* ---------------------------------------------------------------- words */
-
-static void words_free(char **w, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(w[i]);
-	free(w);
-}
-
-/*
- * Split line into words as a shell would, without any expansion: blanks
- * separate, '...' keeps everything, "..." keeps everything but \" \\ \$
- * \` (the backslash dropped), a backslash outside quotes keeps the next
- * character. 0 with *out (NULL-less array of n words), or -1 with err.
- */
-static int words_split(const char *line, char ***out, size_t *n, char *err, size_t errlen)
-{
-	size_t len = strlen(line), nw = 0, wl;
-	char **w = cd_calloc(RUN_MAX_WORDS, sizeof(*w));
-	char *word = cd_calloc(len + 1, 1);
-	const char *p = line;
-	int rc = 0;
-
-	while (rc == 0) {
-		int inword = 0;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p)
-			break;
-		wl = 0;
-		while (*p && (inword = 1) && *p != ' ' && *p != '\t') {
-			if (*p == '\'') {
-				const char *q = strchr(p + 1, '\'');
-
-				if (!q) {
-					rc = cd_errf(err, errlen, CD_ERR_PARSE,
-					             "a quote ' is not closed");
-					break;
-				}
-				memcpy(word + wl, p + 1, (size_t)(q - p - 1));
-				wl += (size_t)(q - p - 1);
-				p = q + 1;
-			} else if (*p == '"') {
-				for (p++; *p && *p != '"'; p++) {
-					if (*p == '\\' && p[1] && strchr("\"\\$`", p[1]))
-						p++;
-					word[wl++] = *p;
-				}
-				if (!*p) {
-					rc = cd_errf(err, errlen, CD_ERR_PARSE,
-					             "a quote \" is not closed");
-					break;
-				}
-				p++;
-			} else if (*p == '\\' && p[1]) {
-				word[wl++] = p[1];
-				p += 2;
-			} else {
-				word[wl++] = *p++;
-			}
-		}
-		if (rc < 0 || !inword)
-			break;
-		if (nw == RUN_MAX_WORDS) {
-			rc =
-			    cd_errf(err, errlen, CD_ERR_PARSE, "more than %d words", RUN_MAX_WORDS);
-			break;
-		}
-		word[wl] = 0;
-		w[nw++] = cd_strdup(word);
-	}
-	free(word);
-	if (rc == 0 && nw == 0)
-		rc = cd_errf(err, errlen, CD_ERR_PARSE, "no command given");
-	if (rc < 0) {
-		words_free(w, nw);
-		return rc;
-	}
-	*out = w;
-	*n = nw;
-	return 0;
-}
+#define NONE_PREFIX "none:"
 
 /* ---------------------------------------------------------------- events */
 
@@ -167,7 +85,7 @@ void session_run_clear(struct tui_session *s)
 {
 	run_free(s->run);
 	s->run = NULL;
-	words_free(s->run_argv, s->run_argc);
+	shellwords_free(s->run_argv);
 	s->run_argv = NULL;
 	s->run_argc = 0;
 	free(s->run_cmdline);
@@ -194,11 +112,11 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 		o.launcher = RUN_NONE;
 		words += strlen(NONE_PREFIX);
 	}
-	rc = words_split(words, &argv, &argc, err, errlen);
+	rc = shellwords_split(words, &argv, &argc, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (run_check_placeholders((const char *const *)argv, argc, err, errlen) < 0) {
-		words_free(argv, argc);
+		shellwords_free(argv);
 		return CD_ERR_PARSE;
 	}
 	session_job_clear(s);

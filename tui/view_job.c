@@ -699,8 +699,9 @@ static int enter(struct tui *t, struct view_state *vs)
 
 const struct view view_job = {
     .name = "Job",
-    .hint = "r run MNIST; R run a command (none: for no torchrun), S stop it; n one node's "
-            "log / all; j/k scroll the log, G follow; Enter report",
+    /* its first 62 columns are what the help shows at 80 (tests/integration/tui/help.txt) */
+    .hint = "r run the job; n one node's log / all; j/k scroll the log, G follow; Enter report; "
+            "R run a command (\"none: CMD\" without torchrun), S stop it",
     .rerun = "job",
     .draw = draw,
     .rows = rows,

@@ -5,13 +5,15 @@
 # node's state and rank, and every node's lines as `clusterdoc run` prints them. A rank that
 # exits 3 is named first as the root cause, the others stopped; S (after a y) stops a run on
 # every node; q q while a run goes quits; an unknown placeholder is refused before anything
-# starts. After each job, no process of a run is left on any node (ps in each namespace).
+# starts. After each job, no process of a run is left on any node (ps in each namespace). The
+# head is the ASan + UBSan build when there is one, and no sanitizer may report anything.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 source "$CD_TOP/tests/integration/tui.sh"
 ITEST_FILE=tui_run
 JOBS=""
-trap 'tui_stop; [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"' EXIT
+SAN_LOG=""
+trap 'tui_stop; [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"; [[ -n $SAN_LOG ]] && rm -rf "$SAN_LOG"' EXIT
 
 # processes of a run (its CLUSTERDOC_RUN in their environment) still alive on the nodes
 left_behind() {
@@ -69,7 +71,13 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 	JOBS=$(mktemp -d /tmp/cdtuirun-test.XXXXXX)
 	chmod 755 "$JOBS"
 	cp "$CD_TOP"/tests/fixtures/run/allreduce.py "$JOBS/"
-	TUI_SIZE=120x30 tui_start -- tui -w 'node[1-3]' --probe-timeout 1000 || return 1
+	local head=$CLUSTERDOC
+	SAN_LOG=$(mktemp -d)
+	[[ -x ${CLUSTERDOC_ASAN:-} ]] && head=$CLUSTERDOC_ASAN
+	CLUSTERDOC=$head TUI_SIZE=120x30 tui_start \
+		ASAN_OPTIONS="log_path=$SAN_LOG/asan:halt_on_error=1:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$SAN_LOG/ubsan:halt_on_error=1:print_stacktrace=1" \
+		-- tui -w 'node[1-3]' --probe-timeout 1000 || return 1
 	tui_wait 'check done: 3 node\(s\)' 90 || return 1
 	tui_keys 6
 	tui_wait 'R runs your own command on the nodes' 5 || return 1
@@ -168,7 +176,18 @@ t_q_q_while_a_run_goes_quits_and_leaves_nothing() {
 	tui_keys q
 	tui_wait 'something is running: press q again' 5 || return 1
 	tui_keys q
-	expect_eq "$(tui_exit_status 20)" 0 "exit status" || return 1
+	local status
+	status=$(tui_exit_status 20)
+	if [[ $status != 0 ]]; then
+		echo "    exit status $status; its stderr and sanitizer logs:"
+		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
+		return 1
+	fi
+	if compgen -G "$SAN_LOG/*" >/dev/null; then
+		echo "    sanitizer reports:"
+		head -40 "$SAN_LOG"/* | sed 's/^/    /'
+		return 1
+	fi
 	expect_nothing_left
 }
 
