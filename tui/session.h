@@ -93,6 +93,7 @@ struct tui_session {
 	char *run_cmdline; /* JOB_RUN: the command line as typed */
 	char **run_argv;   /* its words, the run's argv (kept while the run lives) */
 	size_t run_argc;
+	char **run_ifaces;  /* [nhosts] each node's interface the check proved, or NULL */
 	char job_phase[32]; /* the phase mnist last announced */
 	long long data_got, data_total;
 	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
@@ -132,7 +133,10 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
  * expansion but the run's placeholders ({node_rank},
  * {master_addr}, ...). Launcher torchrun (the words are torchrun's script
  * and its arguments), or none when the line starts with "none:" (the words
- * are the command itself). It replaces the job shown (MNIST or an earlier
+ * are the command itself). Each node's interface is the one the check
+ * proved (its diagnosis' data_iface, as `clusterdoc run` takes from its
+ * check), else NCCL's pick; torchrun's interpreter is the check's
+ * --python. It replaces the job shown (MNIST or an earlier
  * run). 0; CD_ERR_REFUSED while a job runs; CD_ERR_PARSE for an empty
  * line, an unclosed quote or an unknown placeholder (nothing started);
  * CD_ERR_NOTFOUND without nodes; CD_ERR_IO when its pool could not start.

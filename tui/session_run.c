@@ -86,6 +86,10 @@ void session_run_clear(struct tui_session *s)
 	run_free(s->run);
 	s->run = NULL;
 	shellwords_free(s->run_argv);
+	for (size_t i = 0; s->run_ifaces && i < s->nhosts; i++)
+		free(s->run_ifaces[i]);
+	free(s->run_ifaces);
+	s->run_ifaces = NULL;
 	s->run_argv = NULL;
 	s->run_argc = 0;
 	free(s->run_cmdline);
@@ -133,6 +137,14 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	s->job_state = TASK_RUNNING;
 	s->job_started_ms = cd_now_ms();
 	s->job_ended_ms = 0;
+	/* copied: a check started while the run plans frees its diagnosis */
+	if (s->check_state == TASK_DONE && s->d && s->d->nnodes == s->nhosts) {
+		s->run_ifaces = cd_calloc(s->nhosts, sizeof(*s->run_ifaces));
+		for (size_t i = 0; i < s->nhosts; i++)
+			s->run_ifaces[i] = cd_strdup(s->d->pred[i].data_iface);
+		o.ifaces = (const char *const *)s->run_ifaces;
+	}
+	o.python = s->o.check.python; /* --python: torchrun's interpreter */
 	o.argv = (const char *const *)s->run_argv;
 	o.argc = s->run_argc;
 	o.request_timeout_ms = s->o.pool->request_timeout_ms;

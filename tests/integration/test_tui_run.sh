@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The TUI's Job view runs `clusterdoc run` jobs, driven through tmux on a namespace cluster of
-# three real sshd nodes with Debian's torch: R takes a command line ("none: ..." for the command
-# alone, else torchrun's script); the view shows the command, the run id, the phase, each
-# node's state and rank, and every node's lines as `clusterdoc run` prints them. A rank that
+# three real sshd nodes with Debian's torch (node2's NIC is ens5, the others' eth0): R takes a
+# command line ("none: ..." for the command alone, else torchrun's script); the view shows the
+# command, the run id, the phase, each node's state, rank and interface, and every node's
+# lines as `clusterdoc run` prints them. A rank that
 # exits 3 is named first as the root cause, the others stopped; S (after a y) stops a run on
 # every node; q q while a run goes quits; an unknown placeholder is refused before anything
 # starts. After each job, no process of a run is left on any node (ps in each namespace). The
@@ -67,7 +68,7 @@ refused_line() {
 }
 
 t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
-	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	CD_QUIET=1 cluster_up 3 --nic-names "eth0 ens5 eth0" >/dev/null || return 1
 	JOBS=$(mktemp -d /tmp/cdtuirun-test.XXXXXX)
 	chmod 755 "$JOBS"
 	cp "$CD_TOP"/tests/fixtures/run/allreduce.py "$JOBS/"
@@ -102,8 +103,11 @@ t_a_torchrun_script_runs_on_every_rank() {
 	local s
 	s=$(tui_screen)
 	expect_match "$s" '  torchrun, 3 node\(s\), 3 rank\(s\)' "the launcher" || return 1
+	# each rank on its node's own NIC, the one the check proved
+	local nic=(eth0 ens5 eth0)
 	for i in 1 2 3; do
-		expect_match "$s" "^ node$i +r$((i - 1)) +out +rank $((i - 1))/3 sum 3 iface " "node$i's rank line" || return 1
+		expect_match "$s" "^  node$i +ok exit 0 +rank $((i - 1)) +${nic[i - 1]} " "node$i's row" || return 1
+		expect_match "$s" "^ node$i +r$((i - 1)) +out +rank $((i - 1))/3 sum 3 iface ${nic[i - 1]}$" "node$i's rank line" || return 1
 	done
 	expect_nothing_left
 }
