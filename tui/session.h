@@ -93,8 +93,9 @@ struct tui_session {
 	char *run_cmdline; /* JOB_RUN: the command line as typed */
 	char **run_argv;   /* its words, the run's argv (kept while the run lives) */
 	size_t run_argc;
-	char **run_ifaces;  /* [nhosts] each node's interface the check proved, or NULL */
-	char job_phase[32]; /* the phase mnist last announced */
+	const char **run_env; /* its --env words (in run_argv), NULL-ended */
+	char **run_ifaces;    /* [nhosts] each node's interface the check proved, or NULL */
+	char job_phase[32];   /* the phase mnist last announced */
 	long long data_got, data_total;
 	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
 	size_t nlines;
@@ -133,12 +134,16 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
  * expansion but the run's placeholders ({node_rank},
  * {master_addr}, ...). Launcher torchrun (the words are torchrun's script
  * and its arguments), or none when the line starts with "none:" (the words
- * are the command itself). Each node's interface is the one the check
+ * are the command itself). Before the command, some of `clusterdoc run`'s
+ * options, by the same names: --launcher torchrun|none, --nproc-per-node
+ * N|gpu, --chdir DIR, --env NAME=VALUE (again for more), --kill-grace S,
+ * --stall-timeout S, --job-timeout S; "--" ends them. Each node's interface is the one the check
  * proved (its diagnosis' data_iface, as `clusterdoc run` takes from its
  * check), else NCCL's pick; torchrun's interpreter is the check's
  * --python. It replaces the job shown (MNIST or an earlier
  * run). 0; CD_ERR_REFUSED while a job runs; CD_ERR_PARSE for an empty
- * line, an unclosed quote or an unknown placeholder (nothing started);
+ * line, an unclosed quote, a bad option or an unknown placeholder
+ * (nothing started);
  * CD_ERR_NOTFOUND without nodes; CD_ERR_IO when its pool could not start.
  */
 int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen);

@@ -14,6 +14,131 @@
 #include "shellwords.h"
 
 #define NONE_PREFIX "none:"
+#define MAX_ENV     16
+#define MAX_SECONDS (86400 * 7)
+
+/* ---------------------------------------------------------------- options */
+
+enum line_opt { LO_LAUNCHER, LO_NPROC, LO_CHDIR, LO_ENV, LO_GRACE, LO_STALL, LO_TIMEOUT };
+
+/* The options of `clusterdoc run` a command line may start with. */
+static const struct {
+	const char *name;
+	enum line_opt opt;
+} line_opts[] = {
+    {"--launcher", LO_LAUNCHER},   {"--nproc-per-node", LO_NPROC},
+    {"--chdir", LO_CHDIR},         {"--env", LO_ENV},
+    {"--kill-grace", LO_GRACE},    {"--stall-timeout", LO_STALL},
+    {"--job-timeout", LO_TIMEOUT},
+};
+
+/* A whole number in [lo, hi]: 0, or CD_ERR_PARSE with err naming opt. */
+static int parse_int(const char *opt, const char *arg, int lo, int hi, int *out, char *err,
+                     size_t errlen)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (!*arg || *end || v < lo || v > hi)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "%s takes a number from %d to %d, not \"%s\"", opt, lo, hi, arg);
+	*out = (int)v;
+	return 0;
+}
+
+static int seconds_ms(const char *opt, const char *arg, int *out, char *err, size_t errlen)
+{
+	int v = 0;
+
+	if (parse_int(opt, arg, 0, MAX_SECONDS, &v, err, errlen) < 0)
+		return CD_ERR_PARSE;
+	*out = v * 1000;
+	return 0;
+}
+
+/* One option with its value into o (env: the --env words so far, *nenv of them). */
+static int apply_opt(enum line_opt opt, const char *name, const char *arg, struct run_opts *o,
+                     const char **env, size_t *nenv, char *err, size_t errlen)
+{
+	switch (opt) {
+	case LO_LAUNCHER:
+		if (strcmp(arg, "torchrun") != 0 && strcmp(arg, "none") != 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "--launcher is torchrun or none");
+		o->launcher = strcmp(arg, "none") == 0 ? RUN_NONE : RUN_TORCHRUN;
+		return 0;
+	case LO_NPROC:
+		if (strcmp(arg, "gpu") == 0) {
+			o->nproc_per_node = 0;
+			return 0;
+		}
+		return parse_int(name, arg, 1, 1024, &o->nproc_per_node, err, errlen);
+	case LO_CHDIR:
+		o->chdir = arg;
+		return 0;
+	case LO_ENV:
+		if (*nenv == MAX_ENV)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables",
+			               MAX_ENV);
+		if (run_check_env(arg, strlen(arg), err, errlen) < 0)
+			return CD_ERR_PARSE;
+		env[(*nenv)++] = arg;
+		return 0;
+	case LO_GRACE:
+		return seconds_ms(name, arg, &o->kill_grace_ms, err, errlen);
+	case LO_STALL:
+		return seconds_ms(name, arg, &o->stall_ms, err, errlen);
+	case LO_TIMEOUT:
+		return seconds_ms(name, arg, &o->timeout_ms, err, errlen);
+	}
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s: not an option here", name);
+}
+
+/*
+ * The options at the front of words[0..n) into o and env; *first is the
+ * command's first word. 0, or CD_ERR_PARSE with err (an unknown option, a
+ * bad value, no command after the options).
+ */
+static int parse_line_opts(char **words, size_t n, struct run_opts *o, const char **env,
+                           size_t *nenv, size_t *first, char *err, size_t errlen)
+{
+	size_t k = 0;
+
+	while (k < n && strncmp(words[k], "--", 2) == 0) {
+		const char *name = words[k], *arg = NULL, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name), j;
+		int rc;
+
+		if (strcmp(name, "--") == 0) {
+			k++;
+			break;
+		}
+		for (j = 0; j < CD_ARRAY_LEN(line_opts); j++)
+			if (strlen(line_opts[j].name) == len &&
+			    strncmp(line_opts[j].name, name, len) == 0)
+				break;
+		if (j == CD_ARRAY_LEN(line_opts))
+			return cd_errf(
+			    err, errlen, CD_ERR_PARSE,
+			    "%.*s is not an option of R: --launcher, --nproc-per-node, "
+			    "--chdir, --env, --kill-grace, --stall-timeout, --job-timeout",
+			    (int)len, name);
+		if (eq) {
+			arg = eq + 1;
+		} else if (k + 1 < n) {
+			arg = words[++k];
+		} else {
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s needs a value", name);
+		}
+		rc = apply_opt(line_opts[j].opt, line_opts[j].name, arg, o, env, nenv, err, errlen);
+		if (rc < 0)
+			return rc;
+		k++;
+	}
+	if (k == n)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "no command after the options");
+	*first = k;
+	return 0;
+}
 
 /* ---------------------------------------------------------------- events */
 
@@ -86,6 +211,8 @@ void session_run_clear(struct tui_session *s)
 	run_free(s->run);
 	s->run = NULL;
 	shellwords_free(s->run_argv);
+	free(s->run_env);
+	s->run_env = NULL;
 	for (size_t i = 0; s->run_ifaces && i < s->nhosts; i++)
 		free(s->run_ifaces[i]);
 	free(s->run_ifaces);
@@ -100,8 +227,9 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 {
 	struct run_opts o;
 	const char *words = cmdline;
+	const char **env = NULL;
 	char **argv = NULL;
-	size_t argc = 0;
+	size_t argc = 0, nenv = 0, first = 0;
 	int rc;
 
 	if (s->job_state == TASK_RUNNING)
@@ -119,14 +247,21 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	rc = shellwords_split(words, &argv, &argc, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (run_check_placeholders((const char *const *)argv, argc, err, errlen) < 0) {
+	env = cd_calloc(MAX_ENV + 1, sizeof(*env));
+	rc = parse_line_opts(argv, argc, &o, env, &nenv, &first, err, errlen);
+	if (rc == 0 && run_check_placeholders((const char *const *)argv + first, argc - first, err,
+	                                      errlen) < 0)
+		rc = CD_ERR_PARSE;
+	if (rc < 0) {
 		shellwords_free(argv);
-		return CD_ERR_PARSE;
+		free(env);
+		return rc;
 	}
 	session_job_clear(s);
 	s->job_kind = JOB_RUN;
 	s->run_argv = argv;
 	s->run_argc = argc;
+	s->run_env = env;
 	s->run_cmdline = cd_strdup(cmdline);
 	s->job_pool = sshpool_new(s->loop, s->o.pool, s->job_error, sizeof(s->job_error));
 	if (!s->job_pool) {
@@ -145,8 +280,10 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 		o.ifaces = (const char *const *)s->run_ifaces;
 	}
 	o.python = s->o.check.python; /* --python: torchrun's interpreter */
-	o.argv = (const char *const *)s->run_argv;
-	o.argc = s->run_argc;
+	o.argv = (const char *const *)s->run_argv + first;
+	o.argc = s->run_argc - first;
+	o.env = s->run_env;
+	o.nenv = nenv;
 	o.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->run = run_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts, &o,
 	                   &run_events, s);

@@ -141,6 +141,8 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 	            "gradients summed over the TCP ring. Every rank must end with the same "
 	            "parameters.");
 	ui_text_add(x, A_NORMAL, 0, " ");
+	view_run_intro(t, x);
+	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, A_NORMAL, 1, "mode    %-9s (--mode torch, embedded or auto)",
 	            mnist_mode_name(o->mode));
 	ui_text_add(x, A_NORMAL, 1, "epochs  %-9d (--epochs N)", o->epochs);
@@ -158,8 +160,6 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 	            "While it runs: the phase (data, push, train), the epochs and their loss, "
 	            "and every node's output; n shows one node's log at a time, j/k scroll it "
 	            "back, G follows it again.");
-	ui_text_add(x, A_NORMAL, 0, " ");
-	view_run_intro(t, x);
 	if (t->o->read_only) {
 		ui_text_add(x, A_NORMAL, 0, " ");
 		ui_text_add(x, ui_attr(t, UI_WARN), 1,

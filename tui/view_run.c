@@ -430,12 +430,13 @@ void view_run_ask_stop(struct tui *t)
 void view_run_intro(struct tui *t, struct ui_text *x)
 {
 	ui_text_add(x, A_NORMAL, 1,
-	            "R runs your own command on the nodes, as `clusterdoc run` does: type "
-	            "torchrun's script and its arguments (\"train.py --epochs 3\"), or "
-	            "\"none: COMMAND ARGS\" to start the command alone on every node. Words "
-	            "split as a shell splits them; {node_rank} {nnodes} {master_addr} "
-	            "{master_port} {world_size} {host} {iface} are each node's. S stops the run "
-	            "on every node (after a y).");
+	            "R runs your own command instead, as `clusterdoc run` does: torchrun's "
+	            "script and its arguments (\"/data/train.py --epochs 3\"), or \"none: "
+	            "COMMAND ARGS\" for the command alone on every node; {node_rank} {nnodes} "
+	            "{master_addr} {master_port} {world_size} {host} {iface} are each node's. "
+	            "Options of clusterdoc run may come first: --chdir DIR, --nproc-per-node N, "
+	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout. S "
+	            "stops the run (after a y).");
 	if (t->s.job_kind == JOB_RUN && t->s.job_state == TASK_FAILED && !t->s.run &&
 	    t->s.job_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");

@@ -5,8 +5,8 @@
 # command, the run id, the phase, each node's state, rank and interface, and every node's
 # lines as `clusterdoc run` prints them. A rank that
 # exits 3 is named first as the root cause, the others stopped; S (after a y) stops a run on
-# every node; q q while a run goes quits; an unknown placeholder is refused before anything
-# starts. After each job, no process of a run is left on any node (ps in each namespace). The
+# every node; q q while a run goes quits; an unknown placeholder, a bad option or an open quote
+# is refused before anything starts. After each job, no process of a run is left on any node (ps in each namespace). The
 # head is the ASan + UBSan build when there is one, and no sanitizer may report anything.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -48,7 +48,7 @@ run_line() {
 	tui_keys R
 	tui_wait '^Run:' 5 || return 1
 	tui_keys C-u
-	tui_keys -l "$1"
+	tui_keys -l -- "$1"
 	tui_keys Enter
 	for ((i = 0; i < 100; i++)); do
 		[[ -n $(shown_run_id) && $(shown_run_id) != "$before" ]] && return 0
@@ -63,7 +63,7 @@ refused_line() {
 	tui_keys R
 	tui_wait '^Run:' 5 || return 1
 	tui_keys C-u
-	tui_keys -l "$1"
+	tui_keys -l -- "$1"
 	tui_keys Enter
 }
 
@@ -81,7 +81,7 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 		-- tui -w 'node[1-3]' --probe-timeout 1000 || return 1
 	tui_wait 'check done: 3 node\(s\)' 90 || return 1
 	tui_keys 6
-	tui_wait 'R runs your own command on the nodes' 5 || return 1
+	tui_wait 'R runs your own command instead' 5 || return 1
 	run_line "none: python3 -c 'print(\"hello from\", {node_rank}, \"of\", {nnodes})'" || return 1
 	tui_wait 'ok: exit 0 on every node, 3 rank\(s\)' 60 || return 1
 	local s
@@ -98,26 +98,38 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 }
 
 t_a_torchrun_script_runs_on_every_rank() {
-	run_line "$JOBS/allreduce.py" || return 1
-	tui_wait 'ok: exit 0 on every node, 3 rank\(s\)' 120 || return 1
-	local s
+	run_line "--chdir $JOBS --nproc-per-node 2 allreduce.py" || return 1
+	tui_wait 'ok: exit 0 on every node, 6 rank\(s\)' 120 || return 1
+	local s r
 	s=$(tui_screen)
-	expect_match "$s" '  torchrun, 3 node\(s\), 3 rank\(s\)' "the launcher" || return 1
-	# each rank on its node's own NIC, the one the check proved
+	expect_match "$s" '  torchrun, 3 node\(s\), 6 rank\(s\)' "the launcher" || return 1
+	# each rank on its node's own NIC, the one the check proved; a line is its rank's by
+	# torchrun's "[default1]:" prefix, else the node's first rank's (a torch < 2.0 torchrun
+	# runs without --tee), as `clusterdoc run` prints them
 	local nic=(eth0 ens5 eth0)
 	for i in 1 2 3; do
-		expect_match "$s" "^  node$i +ok exit 0 +rank $((i - 1)) +${nic[i - 1]} " "node$i's row" || return 1
-		expect_match "$s" "^ node$i +r$((i - 1)) +out +rank $((i - 1))/3 sum 3 iface ${nic[i - 1]}$" "node$i's rank line" || return 1
+		expect_match "$s" "^  node$i +ok exit 0 +ranks $((2 * i - 2))-$((2 * i - 1)) +${nic[i - 1]} " "node$i's row" || return 1
+		for r in $((2 * i - 2)) $((2 * i - 1)); do
+			expect_match "$s" "^ node$i +r($r|$((2 * i - 2))) +out +rank $r/6 sum 15 iface ${nic[i - 1]}$" "rank $r's line" || return 1
+		done
 	done
 	expect_nothing_left
 }
 
-t_an_unknown_placeholder_is_refused_before_anything_starts() {
+t_an_unknown_placeholder_a_bad_option_or_quote_are_refused_before_anything_starts() {
 	local before
 	before=$(shown_run_id)
 	refused_line "none: echo {rank}" || return 1
 	tui_wait 'unknown placeholder \{rank\}' 5 || return 1
 	tui_wait '^Run: none: echo \{rank\}' 5 || return 1
+	tui_keys C-u
+	tui_keys -l -- "--nproc-per-node two echo"
+	tui_keys Enter
+	tui_wait '--nproc-per-node takes a number from 1 to 1024, not "two"' 5 || return 1
+	tui_keys C-u
+	tui_keys -l "none: echo 'open"
+	tui_keys Enter
+	tui_wait "a quote ' is not closed" 5 || return 1
 	tui_keys Escape
 	# the job shown is still the last one
 	tui_wait 'ok: exit 0 on every node' 5 || return 1
