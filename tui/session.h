@@ -133,10 +133,10 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
  * line as typed: words split as a shell does (shellwords.h), no
  * expansion but the run's placeholders ({node_rank},
  * {master_addr}, ...). Launcher torchrun (the words are torchrun's script
- * and its arguments), or none when the line starts with "none:" (the words
- * are the command itself). Before the command, some of `clusterdoc run`'s
- * options, by the same names: --launcher torchrun|none, --nproc-per-node
- * N|gpu, --chdir DIR, --env NAME=VALUE (again for more), --kill-grace S,
+ * and its arguments), or none when "none:" comes before the command, at
+ * the start or after the options (the words are the command itself). Before the command, some of
+ * `clusterdoc run`'s options, by the same names: --launcher torchrun|none, --nproc-per-node N|gpu,
+ * --chdir DIR, --env NAME=VALUE (again for more), --kill-grace S,
  * --stall-timeout S, --job-timeout S; "--" ends them. Each node's interface is the one the check
  * proved (its diagnosis' data_iface, as `clusterdoc run` takes from its
  * check), else NCCL's pick; torchrun's interpreter is the check's

@@ -249,6 +249,14 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 		return rc;
 	env = cd_calloc(MAX_ENV + 1, sizeof(*env));
 	rc = parse_line_opts(argv, argc, &o, env, &nenv, &first, err, errlen);
+	if (rc == 0 && strncmp(argv[first], NONE_PREFIX, strlen(NONE_PREFIX)) == 0) {
+		/* "none:" after the options too: "--chdir /x none: ./a.out" */
+		o.launcher = RUN_NONE;
+		memmove(argv[first], argv[first] + strlen(NONE_PREFIX),
+		        strlen(argv[first]) - strlen(NONE_PREFIX) + 1);
+		if (!argv[first][0] && ++first == argc)
+			rc = cd_errf(err, errlen, CD_ERR_PARSE, "no command after none:");
+	}
 	if (rc == 0 && run_check_placeholders((const char *const *)argv + first, argc - first, err,
 	                                      errlen) < 0)
 		rc = CD_ERR_PARSE;

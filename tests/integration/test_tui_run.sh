@@ -82,12 +82,12 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 	tui_wait 'check done: 3 node\(s\)' 90 || return 1
 	tui_keys 6
 	tui_wait 'R runs your own command instead' 5 || return 1
-	run_line "none: python3 -c 'print(\"hello from\", {node_rank}, \"of\", {nnodes})'" || return 1
+	run_line "--env GREETING=hello none: sh -c 'echo \$GREETING from {node_rank} of {nnodes}'" || return 1
 	tui_wait 'ok: exit 0 on every node, 3 rank\(s\)' 60 || return 1
 	local s
 	s=$(tui_screen)
 	expect_match "$s" "^ Run job  done  [0-9.]+ s" "the title" || return 1
-	expect_match "$s" "^  command  none: python3 -c 'print\(\"hello from\", \{node_rank\}, \"of\", \{nnodes\}\)'" "the command as typed" || return 1
+	expect_match "$s" "^  command  --env GREETING=hello none: sh -c 'echo \\\$GREETING from \{node_rank\} of \{nnodes\}'$" "the command as typed" || return 1
 	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29500' "the run id" || return 1
 	expect_match "$s" '^  phase    probe > start > watch > orphans > \[done\]' "the phase" || return 1
 	for i in 1 2 3; do
