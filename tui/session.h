@@ -95,7 +95,7 @@ struct tui_session {
 	size_t run_argc;
 	const char **run_env; /* its --env words (in run_argv), NULL-ended */
 	char **run_ifaces;    /* [nhosts] each node's interface the check proved, or NULL */
-	char job_phase[32];   /* the phase mnist last announced */
+	char job_phase[32];   /* the phase the job (mnist or run) last announced */
 	long long data_got, data_total;
 	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
 	size_t nlines;
