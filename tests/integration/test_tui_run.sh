@@ -75,7 +75,7 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 	local head=$CLUSTERDOC
 	SAN_LOG=$(mktemp -d)
 	[[ -x ${CLUSTERDOC_ASAN:-} ]] && head=$CLUSTERDOC_ASAN
-	CLUSTERDOC=$head TUI_SIZE=120x30 tui_start \
+	CLUSTERDOC=$head TUI_SIZE=120x40 tui_start \
 		ASAN_OPTIONS="log_path=$SAN_LOG/asan:halt_on_error=1:detect_leaks=1" \
 		UBSAN_OPTIONS="log_path=$SAN_LOG/ubsan:halt_on_error=1:print_stacktrace=1" \
 		-- tui -w 'node[1-3]' --probe-timeout 1000 || return 1
@@ -103,6 +103,7 @@ t_a_torchrun_script_runs_on_every_rank() {
 	local s r
 	s=$(tui_screen)
 	expect_match "$s" '  torchrun, 3 node\(s\), 6 rank\(s\)' "the launcher" || return 1
+	# (40 rows: the log shows every line of the run, torchrun's warnings included)
 	# each rank on its node's own NIC, the one the check proved; a line is its rank's by
 	# torchrun's "[default1]:" prefix, else the node's first rank's (a torch < 2.0 torchrun
 	# runs without --tee), as `clusterdoc run` prints them
