@@ -19,6 +19,7 @@
 #include "collectives/bench_agent.h"
 #include "collectives/mnist_agent.h"
 #include "collectives/run_agent.h"
+#include "collectives/runsync.h"
 #include "probes/facts.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
@@ -310,6 +311,8 @@ static const struct {
     {.type = "proc_start", .plain = job_process_start},
     {.type = "mnist_start", .plain = mnist_agent_start},
     {.type = "run_orphans", .plain = run_agent_orphans},
+    {.type = "sync_missing", .plain = runsync_agent_missing},
+    {.type = "sync_tree", .plain = runsync_agent_tree},
     {.type = "job_poll", .plain = job_poll},
     {.type = "job_stop", .plain = job_stop},
     {.type = "whoami", .plain = nodefile_whoami},

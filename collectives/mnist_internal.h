@@ -2,7 +2,8 @@
  * mnist_internal.h - what the head's mnist phases (mnist.c) share with the
  * file push (mnist_push.c) and the pure reading of job output
  * (mnist_log.c). Not a public interface: include it only from
- * collectives/mnist*.c and the unit tests.
+ * collectives/mnist*.c, collectives/run*.c (the file push) and the unit
+ * tests.
  */
 #ifndef CD_COLLECTIVES_MNIST_INTERNAL_H
 #define CD_COLLECTIVES_MNIST_INTERNAL_H

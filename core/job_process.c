@@ -311,10 +311,14 @@ static char **build_env(json_t *env)
 	out = cd_calloc(n + json_object_size(env) + 1, sizeof(*out));
 	json_object_foreach(env, key, v)
 	{
-		size_t len = strlen(key) + json_string_length(v) + 2;
+		const char *val = json_string_value(v), *home = getenv("HOME");
 
-		out[k] = cd_malloc(len);
-		snprintf(out[k++], len, "%s=%s", key, json_string_value(v));
+		/* A value "~/..." is a path under this node's home, as a shell's
+		 * assignment would have it: the head cannot know that home. */
+		if (strncmp(val, "~/", 2) == 0 && home && home[0] == '/')
+			out[k++] = cd_asprintf("%s=%s%s", key, home, val + 1);
+		else
+			out[k++] = cd_asprintf("%s=%s", key, val);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(environ[i], '=');

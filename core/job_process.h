@@ -6,8 +6,9 @@
  *               "grace_ms": 3000}
  *              -> {"pid": <the reaper's pid>}
  *
- * argv[0] is searched in PATH; env is added to the agent's environment;
- * cwd (optional) is created if missing. stdin is /dev/null; stdout and
+ * argv[0] is searched in PATH; env is added to the agent's environment (a
+ * value starting with "~/" gets the agent's $HOME, as in a shell's
+ * assignment); cwd (optional) is created if missing. stdin is /dev/null; stdout and
  * stderr become the job's "out" and "err" lines. The job ends with the
  * command's exit code or signal.
  *

@@ -697,6 +697,21 @@ static void job_env_reaches_the_command(void **state)
 	json_decref(lines);
 }
 
+static void job_env_value_under_tilde_slash_gets_the_agents_home(void **state)
+{
+	json_t *lines, *r;
+	char want[PATH_MAX + 64];
+
+	start(json_pack("{s{ssss}so}", "env", "CD_TEST_DIR", "~/runs/x/hang", "CD_TEST_MID",
+	                "a:~/b", "argv", argv_of("echo \"$CD_TEST_DIR $CD_TEST_MID\"")));
+	r = poll_until_done(&lines);
+	snprintf(want, sizeof(want), "[[\"out\",\"%s/runs/x/hang a:~/b\"]]", getenv("HOME"));
+	expect_lines(lines, want);
+	expect_ended(r, 0, 0);
+	json_decref(r);
+	json_decref(lines);
+}
+
 /* How many of lines are ["out", text]. */
 static int count_out(json_t *lines, const char *text)
 {
@@ -979,6 +994,7 @@ int main(void)
 	    cmocka_unit_test(job_poll_before_any_job_is_no_job),
 	    cmocka_unit_test(job_lines_keep_their_order_streams_and_the_exit_code),
 	    cmocka_unit_test(job_env_reaches_the_command),
+	    cmocka_unit_test(job_env_value_under_tilde_slash_gets_the_agents_home),
 	    cmocka_unit_test(job_env_is_added_to_the_agents_and_overrides_it),
 	    FR(job_cwd_is_created_and_used),
 	    cmocka_unit_test(job_missing_program_exits_127_naming_it),
