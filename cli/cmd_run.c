@@ -34,6 +34,7 @@ enum {
 	OPT_CHDIR,
 	OPT_REMOTE_DIR,
 	OPT_SYNC,
+	OPT_SYNC_CAP,
 	OPT_FORCE,
 	OPT_NO_CHECK,
 	OPT_QUIET,
@@ -56,6 +57,8 @@ struct run_cli {
 	char *env[MAX_ENV];     /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
+	long long sync_cap;
+	struct runsync_manifest manifest;
 	struct loop *loop;
 	struct sshpool *pool;
 	struct run *run;
@@ -135,6 +138,7 @@ static void on_phase(void *arg, const char *what)
 		const char *phase, *text;
 	} texts[] = {
 	    {"probe", "connecting to the nodes"},
+	    {"put", "putting the run's files on the nodes"},
 	    {"start", "starting the command on every node"},
 	    {"orphans", "checking that nothing of the run is left on the nodes"},
 	};
@@ -281,6 +285,13 @@ static void usage(FILE *f, void *arg)
 	      "      --env NAME=VALUE    add a variable on every node (repeatable)\n"
 	      "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"
 	      "      --chdir DIR         where COMMAND runs on the nodes (default: home)\n"
+	      "      --sync DIR          put DIR on the nodes (once per shared home, only what\n"
+	      "                          changed, .gitignore respected); COMMAND runs there\n"
+	      "      --sync-cap MIB      refuse a --sync tree over MIB MiB (default 256)\n"
+	      "      --remote-dir DIR    the run's directory on the nodes (absolute or ~/...;\n"
+	      "                          default ~/.cache/clusterdoc/runs/RUN): the --sync\n"
+	      "                          tree and the hang-ready files\n"
+	      "      --no-hang-ready     no TORCH_NCCL_* variables, no stack-dump signal\n"
 	      "      --kill-grace S      from SIGTERM to SIGKILL when stopping (default 3)\n"
 	      "      --stall-timeout S   stop the job after S s without output (default: none)\n"
 	      "      --job-timeout S     stop the job after S s (default: none)\n"
@@ -289,9 +300,6 @@ static void usage(FILE *f, void *arg)
 	      "      --dry-run           print each node's command and environment; start nothing\n"
 	      "      --no-check          use the last saved check of these nodes, not a new one\n"
 	      "      --force             start even when the check found errors\n"
-	      "      --sync DIR, --remote-dir DIR, --no-hang-ready   code on the nodes and\n"
-	      "                          hang-ready files (docs/run.md; --sync is not in this\n"
-	      "                          build yet, --remote-dir is --chdir until it is)\n"
 	      "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
 	      "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
 	      "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
@@ -397,12 +405,27 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	case OPT_ENV_FILE:
 		return read_env_file(c, arg);
 	case OPT_CHDIR:
-	case OPT_REMOTE_DIR:
 		c->o.chdir = arg;
+		return 0;
+	case OPT_REMOTE_DIR:
+		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
+			fprintf(stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n",
+			        arg);
+			return -1;
+		}
+		c->o.remote_dir = arg;
 		return 0;
 	case OPT_SYNC:
 		c->sync_dir = arg;
 		return 0;
+	case OPT_SYNC_CAP: {
+		int mib;
+
+		if (cli_parse_int("run", "--sync-cap", arg, 1, 1 << 20, &mib) < 0)
+			return -1;
+		c->sync_cap = (long long)mib << 20;
+		return 0;
+	}
 	case OPT_FORCE:
 		c->force = 1;
 		return 0;
@@ -410,6 +433,7 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->no_check = 1;
 		return 0;
 	case OPT_NO_HANG_READY:
+		c->o.no_hang_ready = 1;
 		return 0;
 	case OPT_QUIET:
 		c->quiet = 1;
@@ -446,6 +470,7 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	    {"chdir", required_argument, NULL, OPT_CHDIR},
 	    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
 	    {"sync", required_argument, NULL, OPT_SYNC},
+	    {"sync-cap", required_argument, NULL, OPT_SYNC_CAP},
 	    {"force", no_argument, NULL, OPT_FORCE},
 	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
 	    {"no-hang-ready", no_argument, NULL, OPT_NO_HANG_READY},
@@ -505,11 +530,6 @@ int cmd_run(int argc, char **argv)
 		                "COMMAND [ARGS...]\n");
 		goto out;
 	}
-	if (c.sync_dir) {
-		fprintf(stderr, "clusterdoc run: --sync is not in this build yet: put the code on "
-		                "the nodes and pass --chdir DIR\n");
-		goto out;
-	}
 	c.o.argv = (const char *const *)argv + dash + 1;
 	c.o.argc = (size_t)(argc - dash - 1);
 	c.o.env = (const char *const *)c.env;
@@ -517,6 +537,21 @@ int cmd_run(int argc, char **argv)
 	if (run_check_placeholders(c.o.argv, c.o.argc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
+	}
+	if (c.sync_dir && c.o.chdir) {
+		fprintf(stderr, "clusterdoc run: --chdir and --sync: with --sync, COMMAND runs in "
+		                "the synced tree (--remote-dir)\n");
+		goto out;
+	}
+	/* the tree is read (and a tree over the cap refused) before any node is contacted */
+	if (c.sync_dir) {
+		if (runsync_manifest_build(c.sync_dir,
+		                           c.sync_cap ? c.sync_cap : RUNSYNC_DEFAULT_CAP,
+		                           &c.manifest, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc run: --sync %s\n", err);
+			goto out;
+		}
+		c.o.sync = &c.manifest;
 	}
 	c.o.request_timeout_ms = c.t.pool.request_timeout_ms;
 	c.loop = loop_new();
@@ -546,7 +581,7 @@ int cmd_run(int argc, char **argv)
 	if (c.group)
 		print_groups(&c, n);
 	if (c.dry_run && rep->planned) {
-		run_print_plan(stdout, rep, c.o.chdir);
+		run_print_plan(stdout, rep, rep->cwd);
 	} else if (c.t.json) {
 		json_t *j = run_report_json(rep);
 
@@ -574,6 +609,7 @@ out:
 	}
 	free(c.groups);
 	run_check_fini(&c.check);
+	runsync_manifest_free(&c.manifest);
 	for (size_t i = 0; i < c.nenv; i++)
 		free(c.env[i]);
 	targets_fini(&c.t);

@@ -6,7 +6,9 @@
 #include "collectives/run.h"
 #include "collectives/bench_internal.h"
 #include "collectives/jobphase.h"
+#include "collectives/hangready.h"
 #include "collectives/jobwatch.h"
+#include "collectives/run_put.h"
 #include "collectives/torchrun.h"
 #include "fanout.h"
 #include "proto.h"
@@ -16,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum run_phase { RP_PROBE, RP_START, RP_WATCH, RP_ORPHANS, RP_DONE };
+enum run_phase { RP_PROBE, RP_PUT, RP_START, RP_WATCH, RP_ORPHANS, RP_DONE };
 
 struct run_node_state {
 	int gone;
@@ -36,7 +38,11 @@ struct run {
 	struct jobphase job;
 	struct jobwatch watch;
 	enum run_phase phase;
-	int64_t started, job_started;
+	int64_t started, put_started, job_started;
+	struct hangready hang; /* the first node's: its site file is every node's */
+	int have_hang;
+	struct run_put *put;
+	struct sshpool_node **pns; /* the put's nodes (NULL: gone) */
 	struct run_report r;
 };
 
@@ -72,6 +78,7 @@ static void node_error(struct run *r, size_t i, const char *code, const char *ms
 
 static void start_phase(struct run *r, enum run_phase p);
 static void finish(struct run *r);
+static void done(struct run *r);
 
 static void advance(void *arg)
 {
@@ -101,8 +108,8 @@ static void on_broke(void *arg, size_t i, const char *code, const char *msg)
 		jobwatch_stop(&r->watch, 1);
 		return;
 	}
-	if (r->phase == RP_ORPHANS)
-		return; /* its answer is settled below */
+	if (r->phase == RP_ORPHANS || r->phase == RP_PUT)
+		return; /* its answer is settled below, or the put's request fails */
 	fanout_settle_all(r->fan, i);
 }
 
@@ -134,6 +141,41 @@ static int gpu_count(json_t *facts)
 	json_t *gpus = json_object_get(facts, "gpus");
 
 	return json_is_array(gpus) ? (int)json_array_size(gpus) : 0;
+}
+
+/* Hang-ready's variables into node i's environment (a --env PYTHONPATH
+ * is chained after <run_dir>/hang). */
+static int plan_hang_ready(struct run *r, size_t i, char *err, size_t errlen)
+{
+	struct run_node *n = &r->r.nodes[i];
+	const char *existing = NULL;
+	struct hangready h;
+
+	for (size_t k = 0; k < r->o.nenv; k++) {
+		if (strncmp(r->o.env[k], "PYTHONPATH=", 11) == 0)
+			existing = r->o.env[k] + 11;
+	}
+	if (hangready_build(r->r.run_dir, n->torch_version, existing, &h, err, errlen) < 0) {
+		hangready_free(&h);
+		return -1;
+	}
+	for (size_t k = 0; k < h.nenv; k++) {
+		const char *eq = strchr(h.env[k], '=');
+		char name[64];
+
+		if (!eq || (size_t)(eq - h.env[k]) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - h.env[k]), h.env[k]);
+		json_object_set_new(n->env, name, json_string(eq + 1));
+	}
+	r->r.dump_signal = h.dump_signal;
+	if (r->have_hang) {
+		hangready_free(&h);
+	} else {
+		r->hang = h;
+		r->have_hang = 1;
+	}
+	return 0;
 }
 
 static void plan(struct run *r)
@@ -196,6 +238,15 @@ static void plan(struct run *r)
 	}
 	r->r.nranks = rank;
 	snprintf(r->r.master_addr, sizeof(r->r.master_addr), "%s", r->r.nodes[0].addr);
+	if (r->o.remote_dir)
+		snprintf(r->r.run_dir, sizeof(r->r.run_dir), "%s", r->o.remote_dir);
+	else
+		snprintf(r->r.run_dir, sizeof(r->r.run_dir), "%s/%s", RUN_REMOTE_ROOT, r->r.run_id);
+	snprintf(r->r.cwd, sizeof(r->r.cwd), "%s",
+	         r->o.sync    ? r->r.run_dir
+	         : r->o.chdir ? r->o.chdir
+	                      : "~/");
+	r->r.synced = r->o.sync != NULL;
 	for (size_t i = 0; i < r->n; i++) {
 		struct run_node *n = &r->r.nodes[i];
 		struct run_vars v = {
@@ -211,13 +262,67 @@ static void plan(struct run *r)
 		const char *python = r->o.python ? r->o.python : r->nodes[i].python;
 
 		if (run_plan_node(&r->o, r->r.run_id, &v, python, n->torch_version, n->addr,
-		                  &n->argv, &n->env, err, sizeof(err)) < 0) {
+		                  &n->argv, &n->env, err, sizeof(err)) < 0 ||
+		    (!r->o.no_hang_ready && plan_hang_ready(r, i, err, sizeof(err)) < 0)) {
 			fail_run(r, "%s", err);
 			r->r.could_not_start = 1;
 			return;
 		}
 	}
+	if (r->o.sync && r->have_hang &&
+	    runsync_manifest_add(r->o.sync, &r->hang.site, err, sizeof(err)) < 0) {
+		fail_run(r,
+		         "--sync: %s (clusterdoc's hang-ready file; --no-hang-ready leaves it out)",
+		         err);
+		r->r.could_not_start = 1;
+		return;
+	}
+	r->r.sync_files = r->o.sync ? r->o.sync->n : 0;
 	r->r.planned = 1;
+}
+
+/* ---------------------------------------------------------------- put */
+
+static void put_done(void *arg)
+{
+	struct run *r = arg;
+
+	r->r.put_ms = cd_now_ms() - r->put_started;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct run_put_node *x = run_put_node(r->put, i);
+		struct run_node *n = &r->r.nodes[i];
+
+		n->put_by = x->leader;
+		n->files_sent = x->files_sent;
+		n->bytes_sent = x->bytes_sent;
+		if (x->err && !r->r.failed) {
+			node_error(r, i, r->o.sync ? "sync" : "put", x->msg);
+			fail_run(r, "%s%s (nothing was started)", r->o.sync ? "--sync: " : "",
+			         x->msg);
+		}
+	}
+	if (r->r.failed) {
+		r->r.could_not_start = 1;
+		done(r);
+		return;
+	}
+	start_phase(r, RP_START);
+}
+
+/* The files of the run on the nodes, when there are any. */
+static void send_put(struct run *r)
+{
+	if (!r->o.sync && !r->have_hang) {
+		start_phase(r, RP_START);
+		return;
+	}
+	say_phase(r, "put");
+	r->put_started = cd_now_ms();
+	r->pns = cd_calloc(r->n, sizeof(*r->pns));
+	for (size_t i = 0; i < r->n; i++)
+		r->pns[i] = r->nodes[i].gone ? NULL : r->job.nodes[i].pn;
+	r->put = run_put_start(r->pns, r->n, r->o.sync, r->have_hang ? &r->hang.site : NULL,
+	                       r->r.run_dir, r->o.request_timeout_ms, put_done, r);
 }
 
 /* ---------------------------------------------------------------- start */
@@ -245,7 +350,7 @@ static void send_starts(struct run *r)
 		json_t *req = proto_request(0, "proc_start");
 		char cwd[1024];
 
-		snprintf(cwd, sizeof(cwd), "%s", r->o.chdir ? r->o.chdir : "~/");
+		snprintf(cwd, sizeof(cwd), "%s", r->r.cwd);
 		json_object_set_new(req, "cwd", json_string(cwd));
 		json_object_set(req, "argv", n->argv);
 		json_object_set(req, "env", n->env);
@@ -460,12 +565,20 @@ static void start_phase(struct run *r, enum run_phase p)
 	switch (p) {
 	case RP_PROBE:
 		return;
-	case RP_START:
+	case RP_PUT:
 		if (!r->r.failed)
 			plan(r);
 		if (r->r.failed || r->o.dry_run) {
 			if (r->r.failed && !r->r.planned)
 				r->r.could_not_start = 1;
+			done(r);
+			return;
+		}
+		send_put(r);
+		return;
+	case RP_START:
+		if (r->r.failed) {
+			r->r.could_not_start = 1;
 			done(r);
 			return;
 		}
@@ -535,8 +648,10 @@ struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const
 		snprintf(r->r.run_id, sizeof(r->r.run_id), "%s", o->run_id);
 	else
 		run_id_make(r->r.run_id);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		r->r.nodes[i].host = r->m->nodes[i].host;
+		r->r.nodes[i].put_by = -1;
+	}
 	r->phase = RP_PROBE;
 	say_phase(r, "probe");
 	if (n == 0) {
@@ -571,6 +686,10 @@ void run_free(struct run *r)
 	if (!r)
 		return;
 	fanout_free(r->fan);
+	run_put_free(r->put);
+	free(r->pns);
+	if (r->have_hang)
+		hangready_free(&r->hang);
 	jobwatch_fini(&r->watch);
 	jobphase_fini(&r->job);
 	for (size_t i = 0; i < r->n; i++) {

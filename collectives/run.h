@@ -6,8 +6,9 @@
  * Before run_start the front end checks the nodes (cli/run_check.h: a
  * fresh `check`, or the saved one) and passes each node's proved interface
  * in run_opts.ifaces; the check runs a loop of its own, so it is not a phase
- * here. The code on the nodes (--sync) and the hang-ready files are phases
- * to come between plan and start (docs/run.md).
+ * here. Nor is the walk of --sync's directory: the front end builds its
+ * manifest (runsync_manifest_build) before anything starts, so that a
+ * directory over the cap is refused first.
  *
  * Phases (each waits for every live node before the next starts):
  *   1. probe  the nodes connect and answer `netprobe` and `facts` (the
@@ -15,17 +16,26 @@
  *   2. plan   each node's address and interface (--iface, else NCCL's pick,
  *             as mnist and bench choose), ranks, the master (node 0's
  *             address), the command and environment per node (run_plan_*).
- *             --dry-run ends here: the report holds every node's plan.
- *   3. start  `proc_start` on every node (its own process group under a
+ *             Hang-ready (unless no_hang_ready): hangready_build with the
+             node's torch version; its variables go into the node's
+             environment (PYTHONPATH first <run_dir>/hang, then a --env
+             PYTHONPATH). --dry-run ends here: the report holds every
+             node's plan.
+ *   3. put    the files on the nodes, once per shared home (run_put.h):
+ *             --sync's tree (hang-ready's sitecustomize added to it) at
+ *             run_dir, or hang-ready's sitecustomize alone at
+ *             run_dir/hang/. Nothing to put: no phase. A failure here
+ *             fails the run before anything starts.
+ *   4. start  `proc_start` on every node (its own process group under a
  *             reaper, job_process.h); the environment is exactly the one
  *             planned, added to the node's own login environment: nothing of
  *             the head's environment reaches the nodes
- *   4. watch  every line as it comes (jobwatch.h); the first node whose job
+ *   5. watch  every line as it comes (jobwatch.h); the first node whose job
  *             fails (non-zero exit, a signal, its agent gone) ends the job on
  *             every node: `job_stop`, SIGTERM to its process group, SIGKILL
  *             kill_grace_ms later. A job silent for stall_ms, or running past
  *             timeout_ms, or run_stop (Ctrl-C), is stopped the same way.
- *   5. orphans `run_orphans` on every node still reachable: any process of
+ *   6. orphans `run_orphans` on every node still reachable: any process of
  *             the user still holding CLUSTERDOC_RUN=<run id> (run_agent.h)
  * A node lost before the start fails the run (nothing starts). A node whose
  * command cannot be run (missing in its PATH) makes the run "could not
@@ -36,6 +46,7 @@
 
 #include "cd.h"
 #include "loop.h"
+#include "collectives/runsync.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
 
@@ -61,13 +72,17 @@ struct run_opts {
 	size_t argc;
 	const char *const *env; /* "NAME=value" added last (--env, --env-file) */
 	size_t nenv;
-	const char *chdir;      /* the command's directory on the nodes; NULL: "~/" */
-	const char *run_id;     /* NULL: made at run_start (run_id_make) */
-	int kill_grace_ms;      /* SIGTERM to SIGKILL; default 3000 */
-	int stall_ms;           /* no output from any node; default 0 = none */
-	int timeout_ms;         /* the job once started; default 0 = none */
-	int request_timeout_ms; /* from the pool */
-	int dry_run;            /* plan only: nothing is started */
+	const char *chdir;      /* the command's directory without --sync; NULL: "~/" */
+	const char *remote_dir; /* the run directory on the nodes; NULL: RUN_REMOTE_ROOT/<run id> */
+	struct runsync_manifest *sync; /* --sync's tree, or NULL; the run adds hang-ready's
+	                                  file to it; the command then runs in the run directory */
+	int no_hang_ready;             /* --no-hang-ready */
+	const char *run_id;            /* NULL: made at run_start (run_id_make) */
+	int kill_grace_ms;             /* SIGTERM to SIGKILL; default 3000 */
+	int stall_ms;                  /* no output from any node; default 0 = none */
+	int timeout_ms;                /* the job once started; default 0 = none */
+	int request_timeout_ms;        /* from the pool */
+	int dry_run;                   /* plan only: nothing is started */
 };
 
 void run_opts_init(struct run_opts *o);
@@ -98,6 +113,9 @@ struct run_node {
 	size_t tail_next, tail_n;
 	json_t *orphans; /* [{"pid", "comm", "cmdline", "gpu"}] after the job; NULL: not checked */
 	json_t *gpu_holders; /* [{"pid", "comm"}]: the user's processes holding a GPU then */
+	long put_by;         /* the node that put the run's files for this one, -1: none */
+	int files_sent;      /* the objects sent to this node (as put_by of its group) */
+	long long bytes_sent;
 };
 
 struct run_report {
@@ -112,17 +130,22 @@ struct run_report {
 	int failed;              /* the job did not succeed */
 	int could_not_start;     /* it never ran on every node (exit status 2) */
 	char failure[CD_ERRLEN]; /* what went wrong, for the summary */
+	char run_dir[512];       /* on the nodes */
+	char cwd[512];           /* where the command runs on the nodes */
+	int synced;              /* --sync: the tree is (to be) at run_dir */
+	size_t sync_files;       /* the tree's files (hang-ready's included) */
+	int dump_signal;         /* hang-ready's stack-dump signal, 0: off */
 	long root_cause;         /* the node that failed first on its own, or -1 */
 	int interrupted;         /* run_stop */
 	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
 	                            start), 130 (run_stop, no node failed first), else 1 */
-	int64_t plan_ms, start_ms, job_ms, elapsed_ms;
+	int64_t plan_ms, put_ms, start_ms, job_ms, elapsed_ms;
 };
 
 struct run_events {
 	/* a line of node i's output ("out", "err" or "log") */
 	void (*line)(void *arg, size_t node, const char *stream, const char *text);
-	/* a phase began ("probe", "start", "watch", "stop", "orphans") */
+	/* a phase began ("probe", "put", "start", "watch", "stop", "orphans") */
 	void (*phase)(void *arg, const char *what);
 	/* the run has ended: read run_report */
 	void (*done)(void *arg);

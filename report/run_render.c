@@ -72,6 +72,10 @@ static const char *signal_name(int sig)
 		return "SIGABRT";
 	case 11:
 		return "SIGSEGV";
+	case 12:
+		return "SIGUSR2";
+	case 10:
+		return "SIGUSR1";
 	default:
 		return "a signal";
 	}
@@ -158,6 +162,17 @@ void run_print_text(FILE *f, const struct run_report *rep)
 	if (checked)
 		fprintf(f, "orphan check: %zu process(es) of the run left on %zu node(s) checked\n",
 		        orphans, checked);
+	if (rep->synced) {
+		int sent = 0;
+
+		for (size_t i = 0; i < rep->nnodes; i++)
+			sent += rep->nodes[i].files_sent;
+		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
+		        sent);
+	}
+	if (rep->dump_signal)
+		fprintf(f, "hang-ready: kill -%s a rank's PID for its Python stacks in %s/hang/\n",
+		        signal_name(rep->dump_signal) + 3, rep->run_dir);
 	fprintf(f, "times: plan %.1f s, start %.2f s, job %.1f s, total %.1f s\n",
 	        rep->plan_ms / 1e3, rep->start_ms / 1e3, rep->job_ms / 1e3, rep->elapsed_ms / 1e3);
 }
@@ -183,7 +198,9 @@ static json_t *str_or_null(const char *s)
 
 json_t *run_report_json(const struct run_report *rep)
 {
-	json_t *nodes = json_array();
+	json_t *nodes = json_array(), *top;
+	int sent = 0;
+	long long bytes = 0;
 
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
@@ -206,8 +223,17 @@ json_t *run_report_json(const struct run_report *rep)
 		              "gpu_holders",
 		              n->gpu_holders ? json_incref(n->gpu_holders) : json_null(), "command",
 		              n->argv ? json_incref(n->argv) : json_null()));
+		json_t *jn = json_array_get(nodes, json_array_size(nodes) - 1);
+
+		json_object_set_new(jn, "put_by",
+		                    n->put_by >= 0 ? json_string(rep->nodes[n->put_by].host)
+		                                   : json_null());
+		json_object_set_new(jn, "files_sent", json_integer(n->files_sent));
+		json_object_set_new(jn, "bytes_sent", json_integer(n->bytes_sent));
+		sent += n->files_sent;
+		bytes += n->bytes_sent;
 	}
-	return json_pack(
+	top = json_pack(
 	    "{si ss ss ss si si si si sb sb sb so so so s{sI sI sI sI}}", "version", 1, "run_id",
 	    rep->run_id, "launcher", rep->launcher == RUN_TORCHRUN ? "torchrun" : "none",
 	    "master_addr", rep->master_addr, "master_port", rep->master_port, "nnodes",
@@ -218,6 +244,18 @@ json_t *run_report_json(const struct run_report *rep)
 	    "nodes", nodes, "timing_ms", "plan", (json_int_t)rep->plan_ms, "start",
 	    (json_int_t)rep->start_ms, "job", (json_int_t)rep->job_ms, "total",
 	    (json_int_t)rep->elapsed_ms);
+	json_object_set_new(json_object_get(top, "timing_ms"), "put", json_integer(rep->put_ms));
+	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
+	json_object_set_new(top, "cwd", json_string(rep->cwd));
+	json_object_set_new(top, "dump_signal",
+	                    rep->dump_signal ? json_string(signal_name(rep->dump_signal))
+	                                     : json_null());
+	json_object_set_new(
+	    top, "sync",
+	    rep->synced ? json_pack("{sI sI sI}", "files", (json_int_t)rep->sync_files,
+	                            "files_sent", (json_int_t)sent, "bytes_sent", (json_int_t)bytes)
+	                : json_null());
+	return top;
 }
 
 /* The argv as a user would type it: torchrun instead of the shim's
@@ -259,9 +297,16 @@ void run_print_plan(FILE *f, const struct run_report *rep, const char *chdir)
 		json_object_foreach(n->env, key, v)
 		{
 			char kv[4096];
+			const char *val = json_string_value(v);
 
-			snprintf(kv, sizeof(kv), "%s=%s", key, json_string_value(v));
 			fputs(" \\\n    ", f);
+			/* "~/..." (resolved by the agent) as bash resolves NAME=~/... */
+			if (strncmp(val, "~/", 2) == 0) {
+				fprintf(f, "%s=", key);
+				put_quoted(f, val);
+				continue;
+			}
+			snprintf(kv, sizeof(kv), "%s=%s", key, val);
 			put_quoted(f, kv);
 		}
 		fputs(" \\\n   ", f);
