@@ -227,6 +227,20 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 	set_int(env, "WORLD_SIZE", v->world_size);
 	json_object_set_new(env, "CLUSTERDOC_RUN", json_string(run_id));
 	json_object_set_new(env, "PYTHONUNBUFFERED", json_string("1"));
+	/* torchrun (not torch < 1.10's launch): every worker's lines prefixed
+	 * "[default<local rank>]:", its logs under the run directory, through
+	 * torchrun's own PET_* variables (the by-hand line stays as typed) */
+	if (o->launcher == RUN_TORCHRUN &&
+	    strcmp(json_string_value(json_array_get(argv, 1)) ?: "", "-c") == 0) {
+		json_object_set_new(env, "PET_TEE", json_string("3"));
+		if (o->remote_dir)
+			json_object_set_new(env, "PET_LOG_DIR",
+			                    json_sprintf("%s/torchrun", o->remote_dir));
+		else
+			json_object_set_new(
+			    env, "PET_LOG_DIR",
+			    json_sprintf("%s/%s/torchrun", RUN_REMOTE_ROOT, run_id));
+	}
 	for (size_t i = 0; i < o->nenv; i++) {
 		const char *eq = strchr(o->env[i], '=');
 		char name[256];

@@ -196,6 +196,33 @@ static json_t *str_or_null(const char *s)
 	return s && s[0] ? json_string(s) : json_null();
 }
 
+/* One entry per global rank. Its exit code is known for --launcher none
+ * (the node's command is the rank) and when torchrun exited 0 (every worker
+ * did); torchrun gives no worker's own code (docs/run.md): null then. */
+static json_t *ranks_json(const struct run_report *rep)
+{
+	json_t *ranks = json_array();
+
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		const struct run_node *n = &rep->nodes[i];
+
+		for (int l = 0; l < n->nranks; l++) {
+			json_t *code = json_null();
+
+			if (n->ended && rep->launcher == RUN_NONE && n->exit_code >= 0 &&
+			    !n->signal)
+				code = json_integer(n->exit_code);
+			else if (n->ended && n->exit_code == 0 && !n->signal)
+				code = json_integer(0);
+			json_array_append_new(ranks, json_pack("{sI ss sI so}", "rank",
+			                                       (json_int_t)(n->first_rank + l),
+			                                       "node", n->host, "local_rank",
+			                                       (json_int_t)l, "exit_code", code));
+		}
+	}
+	return ranks;
+}
+
 json_t *run_report_json(const struct run_report *rep)
 {
 	json_t *nodes = json_array(), *top;
@@ -245,6 +272,7 @@ json_t *run_report_json(const struct run_report *rep)
 	    (json_int_t)rep->start_ms, "job", (json_int_t)rep->job_ms, "total",
 	    (json_int_t)rep->elapsed_ms);
 	json_object_set_new(json_object_get(top, "timing_ms"), "put", json_integer(rep->put_ms));
+	json_object_set_new(top, "ranks", ranks_json(rep));
 	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
 	json_object_set_new(top, "cwd", json_string(rep->cwd));
 	json_object_set_new(top, "dump_signal",

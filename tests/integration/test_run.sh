@@ -32,6 +32,15 @@ t_a_torchrun_script_runs_on_every_rank_with_the_proved_interfaces() {
 	expect_match "$err" "^node1 r[01]: rank [01]/4 sum 6 iface eth0" "node1's ranks on eth0"
 }
 
+t_torchruns_workers_lines_carry_their_global_rank() {
+	# torchrun --tee (PET_TEE): a worker's line is its own rank's, and --json lists every rank
+	expect_match "$err" "^node2 r3: rank 3/4 sum 6 iface ens5$" "node2's second worker as r3" || return 1
+	expect_match "$err" "^node2 r2: rank 2/4 sum 6 iface ens5$" "node2's first worker as r2" || return 1
+	expect_match "$err" "^node1 r1: rank 1/4 sum 6 iface eth0$" "node1's second worker as r1" || return 1
+	expect_eq "$(jget '[(r["rank"], r["node"], r["local_rank"], r["exit_code"]) for r in d["ranks"]]')" \
+		"[(0, 'node1', 0, 0), (1, 'node1', 1, 0), (2, 'node2', 0, 0), (3, 'node2', 1, 0)]" "--json's ranks"
+}
+
 t_the_run_keeps_logs_and_a_summary_on_the_head() {
 	local dir
 	dir="$CD_RUN/home/.local/state/clusterdoc/runs/$(jget 'd["run_id"]')"
