@@ -166,6 +166,18 @@ t_dry_run_with_torchrun_shows_the_torchrun_line() {
 	expect_match "$out" "^torchrun --nnodes 2 --node_rank 1 --nproc_per_node 1 --master_addr $SUBNET\.11 --master_port 29500 train\.py --epochs 3$" "node2's by-hand line"
 }
 
+t_sync_to_nodes_with_their_own_homes_sends_the_tree_to_each() {
+	local src
+	src=$(mktemp -d "$JOBS/sync.XXXXXX")
+	echo 'print("synced", open("note.txt").read().strip(), flush=True)' >"$src/show.py"
+	echo "v1-$RANDOM" >"$src/note.txt"
+	run -w 'node[1-2]' --launcher none --no-check --sync "$src" --stall-timeout 60 -- python3 show.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	# show.py, note.txt and hang/sitecustomize.py, on each node
+	expect_eq "$(jget '[(n["put_by"], n["files_sent"]) for n in d["nodes"]]')" "[('node1', 3), ('node2', 3)]" "each node its own put" || return 1
+	expect_eq "$(grep -c '^node[12] r[01]: synced v1-' <<<"$err")" 2 "ranks that read the synced file"
+}
+
 cleanup() { [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"; }
 
 itest_need_root
