@@ -372,7 +372,60 @@ void view_run_report(struct tui *t, struct ui_text *x)
 
 /* ---------------------------------------------------------------- keys */
 
+/* The line waiting for a y while the check's errors are shown (one TUI per process). */
+static char pending_line[4096];
+
+/* The check's error findings, as `clusterdoc run` refuses on them: their
+ * count, and the first few ids in ids. */
+static size_t check_errors(const struct tui *t, char *ids, size_t len)
+{
+	const struct diagnosis *d = t->s.d;
+	size_t n = 0, used = 0;
+
+	ids[0] = '\0';
+	if (t->s.check_state != TASK_DONE || !d || d->nnodes != t->s.nhosts)
+		return 0;
+	for (size_t k = 0; k < d->nfindings; k++) {
+		if (d->findings[k].severity != SEV_ERROR)
+			continue;
+		if (++n <= 3 && used < len)
+			used += (size_t)snprintf(ids + used, len - used, "%s%s", n > 1 ? ", " : "",
+			                         d->findings[k].id);
+		else if (n == 4 && used < len)
+			used += (size_t)snprintf(ids + used, len - used, ", ...");
+	}
+	return n;
+}
+
+static void start_line(struct tui *t, const char *text);
+
+static void anyway_entered(struct tui *t, const char *text)
+{
+	if (strcmp(text, "y") != 0 && strcmp(text, "yes") != 0) {
+		ui_message(t, 0, "the run is not started");
+		return;
+	}
+	start_line(t, pending_line);
+}
+
 static void command_entered(struct tui *t, const char *text)
+{
+	char ids[256], label[400];
+	size_t n = check_errors(t, ids, sizeof(ids));
+
+	if (n == 0 || !*text) {
+		start_line(t, text);
+		return;
+	}
+	snprintf(pending_line, sizeof(pending_line), "%s", text);
+	snprintf(label, sizeof(label),
+	         "The check found %zu error(s) that may break the job: %s (Findings view). "
+	         "Start anyway? y and Enter starts it: ",
+	         n, ids);
+	ui_prompt(t, PROMPT_CONFIRM, label, NULL, anyway_entered);
+}
+
+static void start_line(struct tui *t, const char *text)
 {
 	char err[CD_ERRLEN];
 
