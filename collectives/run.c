@@ -143,41 +143,6 @@ static int gpu_count(json_t *facts)
 	return json_is_array(gpus) ? (int)json_array_size(gpus) : 0;
 }
 
-/* Hang-ready's variables into node i's environment (a --env PYTHONPATH
- * is chained after <run_dir>/hang). */
-static int plan_hang_ready(struct run *r, size_t i, char *err, size_t errlen)
-{
-	struct run_node *n = &r->r.nodes[i];
-	const char *existing = NULL;
-	struct hangready h;
-
-	for (size_t k = 0; k < r->o.nenv; k++) {
-		if (strncmp(r->o.env[k], "PYTHONPATH=", 11) == 0)
-			existing = r->o.env[k] + 11;
-	}
-	if (hangready_build(r->r.run_dir, n->torch_version, existing, &h, err, errlen) < 0) {
-		hangready_free(&h);
-		return -1;
-	}
-	for (size_t k = 0; k < h.nenv; k++) {
-		const char *eq = strchr(h.env[k], '=');
-		char name[64];
-
-		if (!eq || (size_t)(eq - h.env[k]) >= sizeof(name))
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - h.env[k]), h.env[k]);
-		json_object_set_new(n->env, name, json_string(eq + 1));
-	}
-	r->r.dump_signal = h.dump_signal;
-	if (r->have_hang) {
-		hangready_free(&h);
-	} else {
-		r->hang = h;
-		r->have_hang = 1;
-	}
-	return 0;
-}
-
 static void plan(struct run *r)
 {
 	struct bench_node bn;
@@ -238,10 +203,7 @@ static void plan(struct run *r)
 	}
 	r->r.nranks = rank;
 	snprintf(r->r.master_addr, sizeof(r->r.master_addr), "%s", r->r.nodes[0].addr);
-	if (r->o.remote_dir)
-		snprintf(r->r.run_dir, sizeof(r->r.run_dir), "%s", r->o.remote_dir);
-	else
-		snprintf(r->r.run_dir, sizeof(r->r.run_dir), "%s/%s", RUN_REMOTE_ROOT, r->r.run_id);
+	run_plan_dir(&r->o, r->r.run_id, r->r.run_dir, sizeof(r->r.run_dir));
 	snprintf(r->r.cwd, sizeof(r->r.cwd), "%s",
 	         r->o.sync    ? r->r.run_dir
 	         : r->o.chdir ? r->o.chdir
@@ -263,10 +225,16 @@ static void plan(struct run *r)
 
 		if (run_plan_node(&r->o, r->r.run_id, &v, python, n->torch_version, n->addr,
 		                  &n->argv, &n->env, err, sizeof(err)) < 0 ||
-		    (!r->o.no_hang_ready && plan_hang_ready(r, i, err, sizeof(err)) < 0)) {
+		    (!r->o.no_hang_ready &&
+		     run_plan_hang_ready(&r->o, r->r.run_dir, n->torch_version, n->env,
+		                         r->have_hang ? NULL : &r->hang, err, sizeof(err)) < 0)) {
 			fail_run(r, "%s", err);
 			r->r.could_not_start = 1;
 			return;
+		}
+		if (!r->o.no_hang_ready) {
+			r->have_hang = 1;
+			r->r.dump_signal = r->hang.dump_signal;
 		}
 	}
 	if (r->o.sync && r->have_hang &&
@@ -295,10 +263,15 @@ static void put_done(void *arg)
 		n->put_by = x->leader;
 		n->files_sent = x->files_sent;
 		n->bytes_sent = x->bytes_sent;
-		if (x->err && !r->r.failed) {
-			node_error(r, i, r->o.sync ? "sync" : "put", x->msg);
-			fail_run(r, "%s%s (nothing was started)", r->o.sync ? "--sync: " : "",
-			         x->msg);
+		if (x->err && !r->o.sync && !r->r.warning[0]) {
+			/* only hang-ready's file: the job runs, without stack dumps there */
+			snprintf(
+			    r->r.warning, sizeof(r->r.warning),
+			    "hang-ready's file was not put on %s (%.200s): no stack dumps there",
+			    n->host, x->msg);
+		} else if (x->err && r->o.sync && !r->r.failed) {
+			node_error(r, i, "sync", x->msg);
+			fail_run(r, "--sync: %s (nothing was started)", x->msg);
 		}
 	}
 	if (r->r.failed) {

@@ -135,6 +135,8 @@ struct run_report {
 	int synced;              /* --sync: the tree is (to be) at run_dir */
 	size_t sync_files;       /* the tree's files (hang-ready's included) */
 	int dump_signal;         /* hang-ready's stack-dump signal, 0: off */
+	char warning[CD_ERRLEN]; /* what did not stop the run ("" none): hang-ready's
+	                            file not put without --sync */
 	long root_cause;         /* the node that failed first on its own, or -1 */
 	int interrupted;         /* run_stop */
 	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
@@ -201,6 +203,19 @@ int run_check_env(const char *kv, size_t len, char *err, size_t errlen);
 int run_plan_node(const struct run_opts *o, const char *run_id, const struct run_vars *v,
                   const char *python, const char *torch_version, const char *addr, json_t **argv,
                   json_t **env, char *err, size_t errlen);
+
+/* The run directory on the nodes: o->remote_dir, else RUN_REMOTE_ROOT/run_id. */
+void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len);
+
+struct hangready;
+/*
+ * Hang-ready's variables (hangready_build for run_dir and the node's torch
+ * version) set in env, a --env PYTHONPATH of o chained after <run_dir>/hang.
+ * keep: receives the hangready (its site file), else NULL (freed here). 0,
+ * or -1 with err.
+ */
+int run_plan_hang_ready(const struct run_opts *o, const char *run_dir, const char *torch_version,
+                        json_t *env, struct hangready *keep, char *err, size_t errlen);
 
 /* The exit status of a finished run (also in run_report): see run.h's top. */
 int run_exit_status(const struct run_report *rep);

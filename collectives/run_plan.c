@@ -3,6 +3,7 @@
  * placeholders, --env values, each node's argv and environment.
  */
 #include "collectives/run.h"
+#include "collectives/hangready.h"
 #include "collectives/torchrun.h"
 #include "buf.h"
 
@@ -233,13 +234,10 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 	if (o->launcher == RUN_TORCHRUN &&
 	    strcmp(json_string_value(json_array_get(argv, 1)) ?: "", "-c") == 0) {
 		json_object_set_new(env, "PET_TEE", json_string("3"));
-		if (o->remote_dir)
-			json_object_set_new(env, "PET_LOG_DIR",
-			                    json_sprintf("%s/torchrun", o->remote_dir));
-		else
-			json_object_set_new(
-			    env, "PET_LOG_DIR",
-			    json_sprintf("%s/%s/torchrun", RUN_REMOTE_ROOT, run_id));
+		char dir[512];
+
+		run_plan_dir(o, run_id, dir, sizeof(dir));
+		json_object_set_new(env, "PET_LOG_DIR", json_sprintf("%s/torchrun", dir));
 	}
 	for (size_t i = 0; i < o->nenv; i++) {
 		const char *eq = strchr(o->env[i], '=');
@@ -252,6 +250,44 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 	}
 	*argvp = argv;
 	*envp = env;
+	return 0;
+}
+
+void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len)
+{
+	if (o->remote_dir)
+		snprintf(out, len, "%s", o->remote_dir);
+	else
+		snprintf(out, len, "%s/%s", RUN_REMOTE_ROOT, run_id);
+}
+
+int run_plan_hang_ready(const struct run_opts *o, const char *run_dir, const char *torch_version,
+                        json_t *env, struct hangready *keep, char *err, size_t errlen)
+{
+	const char *existing = NULL;
+	struct hangready h;
+
+	for (size_t k = 0; k < o->nenv; k++) {
+		if (strncmp(o->env[k], "PYTHONPATH=", 11) == 0)
+			existing = o->env[k] + 11;
+	}
+	if (hangready_build(run_dir, torch_version, existing, &h, err, errlen) < 0) {
+		hangready_free(&h);
+		return -1;
+	}
+	for (size_t k = 0; k < h.nenv; k++) {
+		const char *eq = strchr(h.env[k], '=');
+		char name[64];
+
+		if (!eq || (size_t)(eq - h.env[k]) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - h.env[k]), h.env[k]);
+		json_object_set_new(env, name, json_string(eq + 1));
+	}
+	if (keep)
+		*keep = h;
+	else
+		hangready_free(&h);
 	return 0;
 }
 

@@ -170,6 +170,8 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
 		        sent);
 	}
+	if (rep->warning[0])
+		fprintf(f, "warning: %s\n", rep->warning);
 	if (rep->dump_signal)
 		fprintf(f, "hang-ready: kill -%s a rank's PID for its Python stacks in %s/hang/\n",
 		        signal_name(rep->dump_signal) + 3, rep->run_dir);
@@ -274,6 +276,7 @@ json_t *run_report_json(const struct run_report *rep)
 	json_object_set_new(json_object_get(top, "timing_ms"), "put", json_integer(rep->put_ms));
 	json_object_set_new(top, "ranks", ranks_json(rep));
 	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
+	json_object_set_new(top, "warning", str_or_null(rep->warning));
 	json_object_set_new(top, "cwd", json_string(rep->cwd));
 	json_object_set_new(top, "dump_signal",
 	                    rep->dump_signal ? json_string(signal_name(rep->dump_signal))

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cd.h"
+#include "collectives/hangready.h"
 #include "collectives/run.h"
 #include "collectives/run_agent.h"
 #include "report/run_render.h"
@@ -157,6 +158,77 @@ static void plan_with_torchrun_puts_the_launcher_first(void **state)
 	json_decref(e);
 }
 
+static const char *env_of(json_t *e, const char *name)
+{
+	return json_string_value(json_object_get(e, name));
+}
+
+static void plan_tees_torchruns_workers_into_the_run_directory(void **state)
+{
+	const char *argv[] = {"train.py"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN];
+
+	run_opts_init(&o);
+	o.argv = argv;
+	o.argc = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "1.13.1", "10.0.0.12", &a, &e, err, sizeof(err)),
+	    0);
+	assert_string_equal(env_of(e, "PET_TEE"), "3");
+	assert_string_equal(env_of(e, "PET_LOG_DIR"), RUN_REMOTE_ROOT "/RUN/torchrun");
+	json_decref(a);
+	json_decref(e);
+	/* launch (torch < 1.10) has no --tee; --launcher none no torchrun */
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "1.9.0", "10.0.0.12", &a, &e, err, sizeof(err)),
+	    0);
+	assert_null(env_of(e, "PET_TEE"));
+	json_decref(a);
+	json_decref(e);
+	o.launcher = RUN_NONE;
+	o.remote_dir = "/scratch/r";
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	assert_null(env_of(e, "PET_TEE"));
+	json_decref(a);
+	json_decref(e);
+}
+
+static void hang_ready_chains_a_users_pythonpath_after_its_own(void **state)
+{
+	const char *env[] = {"PYTHONPATH=/opt/lib"};
+	struct run_opts o;
+	struct hangready h;
+	json_t *e = json_object();
+	char err[CD_ERRLEN], dir[512];
+
+	run_opts_init(&o);
+	o.env = env;
+	o.nenv = 1;
+	run_plan_dir(&o, "RUN", dir, sizeof(dir));
+	assert_string_equal(dir, RUN_REMOTE_ROOT "/RUN");
+	assert_int_equal(run_plan_hang_ready(&o, dir, "1.13.1", e, &h, err, sizeof(err)), 0);
+	assert_string_equal(env_of(e, "PYTHONPATH"), RUN_REMOTE_ROOT "/RUN/hang:/opt/lib");
+	assert_string_equal(env_of(e, "CLUSTERDOC_DUMP_SIGNAL"), "SIGUSR2");
+	assert_null(env_of(e, "TORCH_NCCL_TRACE_BUFFER_SIZE")); /* torch 1.13 < 2.2 */
+	assert_string_equal(h.site.rel, "hang/sitecustomize.py");
+	hangready_free(&h);
+	json_decref(e);
+	e = json_object();
+	assert_int_equal(run_plan_hang_ready(&o, "/scratch/r", "2.4.0", e, NULL, err, sizeof(err)),
+	                 0);
+	assert_string_equal(env_of(e, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "2000");
+	assert_string_equal(env_of(e, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"),
+	                    "/scratch/r/hang/nccl_trace_rank_");
+	json_decref(e);
+	/* a run directory PYTHONPATH cannot hold */
+	e = json_object();
+	assert_int_equal(run_plan_hang_ready(&o, "/a:b", "", e, NULL, err, sizeof(err)), -1);
+	json_decref(e);
+}
+
 static void plan_sets_the_ipv6_family_for_an_ipv6_address(void **state)
 {
 	const char *argv[] = {"x"};
@@ -243,6 +315,8 @@ int main(void)
 	    cmocka_unit_test(plan_without_launcher_runs_the_command_expanded),
 	    cmocka_unit_test(plan_with_torchrun_puts_the_launcher_first),
 	    cmocka_unit_test(plan_sets_the_ipv6_family_for_an_ipv6_address),
+	    cmocka_unit_test(plan_tees_torchruns_workers_into_the_run_directory),
+	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
 	    cmocka_unit_test(exit_status_is_the_root_cause_code),
 	    cmocka_unit_test(run_id_has_the_conventional_shape),
 	    cmocka_unit_test(shell_quote_leaves_plain_words_and_quotes_the_rest),
