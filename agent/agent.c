@@ -18,6 +18,7 @@
 #include "sha256.h"
 #include "collectives/bench_agent.h"
 #include "collectives/mnist_agent.h"
+#include "collectives/run_agent.h"
 #include "collectives/runsync.h"
 #include "probes/facts.h"
 #include "probes/netprobe.h"
@@ -309,6 +310,7 @@ static const struct {
     {.type = "file_commit", .plain = filerecv_commit},
     {.type = "proc_start", .plain = job_process_start},
     {.type = "mnist_start", .plain = mnist_agent_start},
+    {.type = "run_orphans", .plain = run_agent_orphans},
     {.type = "sync_missing", .plain = runsync_agent_missing},
     {.type = "sync_tree", .plain = runsync_agent_tree},
     {.type = "job_poll", .plain = job_poll},

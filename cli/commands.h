@@ -9,6 +9,7 @@ int cmd_env(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mnist(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
 #endif

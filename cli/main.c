@@ -34,6 +34,7 @@ static const struct command {
     {.name = "mnist",
      .run = cmd_mnist,
      .summary = "a short DDP MNIST job across the nodes (torchrun, or embedded in C)"},
+    {.name = "run", .run = cmd_run, .summary = "your own command on every node, torchrun or not"},
     {.name = "tui",
      .run = cmd_tui,
      .summary = "the interactive view: nodes, network, findings, env, bench, job"},

@@ -352,7 +352,7 @@ static json_t *torch_request(const struct mnist *m, size_t i)
 static void send_starts(struct mnist *m)
 {
 	say_phase(m, "train");
-	m->train_started = m->last_output = cd_now_ms();
+	m->train_started = cd_now_ms();
 	m->r.push_ms = m->train_started - m->push_started;
 	for (size_t i = 0; i < m->n; i++) {
 		json_t *req =
@@ -378,11 +378,7 @@ void mnist_finish(struct mnist *m)
 	}
 	m->phase = PH_DONE;
 	fanout_close(m->fan);
-	if (m->poll_timer)
-		loop_timer_cancel(m->loop, m->poll_timer);
-	if (m->stop_timer)
-		loop_timer_cancel(m->loop, m->stop_timer);
-	m->poll_timer = m->stop_timer = 0;
+	jobwatch_end(&m->watch);
 	if (!m->r.failed && m->r.mode == MNIST_EMBEDDED && !m->r.hashes_identical)
 		mnist_fail_run(m, "the ranks ended with different parameters");
 	if (!m->r.failed && !m->r.have_accuracy)
@@ -496,6 +492,7 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	/* netprobe (, facts) */
 	jobphase_init(&m->job, pool, hosts, nhosts, m->fan, o->request_timeout_ms,
 	              o->mode != MNIST_EMBEDDED, &job_ops, m);
+	mnist_watch_init(m);
 	m->r.nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->r.nodes));
 	m->r.nnodes = nhosts;
 	m->r.mode = o->mode;
@@ -529,10 +526,7 @@ void mnist_free(struct mnist *m)
 	if (!m)
 		return;
 	fanout_free(m->fan);
-	if (m->poll_timer)
-		loop_timer_cancel(m->loop, m->poll_timer);
-	if (m->stop_timer)
-		loop_timer_cancel(m->loop, m->stop_timer);
+	jobwatch_fini(&m->watch);
 	mnist_prep_free(m->prep);
 	jobphase_fini(&m->job);
 	for (size_t i = 0; i < m->n; i++) {

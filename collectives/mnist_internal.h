@@ -10,6 +10,7 @@
 
 #include "collectives/bench_agent.h"
 #include "collectives/jobphase.h"
+#include "collectives/jobwatch.h"
 #include "collectives/mnist.h"
 #include "fanout.h"
 
@@ -50,15 +51,11 @@ void push_free(struct push *p);
 
 /* ------------------------------------------------------------ the run */
 
-#define POLL_EVERY_MS 250
 #define STOP_GRACE_MS 10000 /* after a node fails, the others may fail on their own */
 #define JOB_STOP_WAIT 3000  /* job_stop's grace on the node */
-/* job_stop's deadline on the head beyond that grace: the answer of a node
- * still alive comes at once; one that is stopped or cut off never does, and
- * the run must not wait a whole request timeout for it. The run so ends
- * within --stall-timeout + JOB_STOP_WAIT + JOB_STOP_SLACK of its last output. */
-#define JOB_STOP_SLACK 2000
-#define SCRIPT_NAME    "mnist_ddp.py"
+/* The run so ends within --stall-timeout + JOB_STOP_WAIT + JOBWATCH_STOP_SLACK
+ * of its last output. */
+#define SCRIPT_NAME "mnist_ddp.py"
 
 enum phase { PH_PROBE, PH_PUSH, PH_LISTEN, PH_START, PH_WATCH, PH_DONE };
 
@@ -71,8 +68,6 @@ struct mnist_node_state {
 	size_t nfiles;           /* (owned, freed by mnist_free), else NULL */
 	const char *python;
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* embedded: each local rank's listener */
-	long long next_line;
-	int polling, stop_sent;
 };
 
 struct mnist {
@@ -90,7 +85,7 @@ struct mnist {
 	struct fanout *fan;
 	struct jobphase job; /* the pool nodes, their probe answers (facts: info) */
 	enum phase phase;
-	uint64_t poll_timer, stop_timer;
+	struct jobwatch watch; /* the watch phase (mnist_watch.c) */
 
 	struct mnist_prep *prep;
 	struct mnist_data *data;
@@ -98,8 +93,7 @@ struct mnist {
 	size_t nfiles;
 	char token[33];
 
-	int64_t started, data_started, push_started, train_started, last_output;
-	int stopping;
+	int64_t started, data_started, push_started, train_started;
 	struct mnist_report r;
 };
 
@@ -120,7 +114,9 @@ void mnist_finish(struct mnist *m);
  * is failed (mnist_fail_run) and the nodes at fault have their error. */
 void mnist_plan(struct mnist *m);
 
-/* mnist_watch.c: poll the started jobs until each has ended. */
+/* mnist_watch.c: set up the watch (at the start), then poll the started
+ * jobs until each has ended. */
+void mnist_watch_init(struct mnist *m);
 void mnist_watch_start(struct mnist *m);
 /* Stop the jobs still running: now, or after STOP_GRACE_MS in which they
  * may fail on their own (their own error is the better evidence). */

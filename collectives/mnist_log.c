@@ -1,40 +1,16 @@
 /*
  * mnist_log.c - pure helpers of the head's mnist run: reading the jobs'
- * output and writing the torchrun command and environment (see
- * mnist_internal.h).
+ * output and writing the training script's command and environment on
+ * top of the shared torchrun line (torchrun.h; see mnist_internal.h).
  */
 #include "collectives/mnist_internal.h"
+#include "collectives/torchrun.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EVENT_PREFIX "CDMNIST "
-
-/*
- * torchrun, run through `python -c` so one known defect can be worked
- * around: torch before 2.0 on Python 3.11+ cannot parse its own default
- * --redirects/--tee ("0"), because Flag enums no longer iterate over their
- * zero and alias members, and torchrun dies with "AttributeError: 'NoneType'
- * object has no attribute 'get'" (Debian 12's python3-torch 1.13 does).
- * Where that defect is present, Std.from_str is replaced for this run and a
- * line on stderr says so; elsewhere this is exactly `torchrun ARGS`.
- */
-static const char torchrun_shim[] =
-    "import re, sys\n"
-    "from torch.distributed.elastic.multiprocessing import api\n"
-    "if api.Std.from_str('0') is None:\n"
-    "    def from_str(vm):\n"
-    "        if re.fullmatch(r'[0-3]', vm):\n"
-    "            return api.Std(int(vm))\n"
-    "        return {int(i): api.Std(int(v)) for i, v in (m.split(':') for m in vm.split(','))}\n"
-    "    api.Std.from_str = staticmethod(from_str)\n"
-    "    print('clusterdoc: this torchrun cannot parse its own --redirects default on this '\n"
-    "          'Python (torch < 2.0 on Python >= 3.11); patched for this run', file=sys.stderr)\n"
-    "from torch.distributed.run import main\n"
-    "sys.argv[0] = 'torchrun'\n"
-    "main()\n";
 
 int mnist_parse_event(const char *line, json_t **event)
 {
@@ -53,60 +29,9 @@ int mnist_parse_event(const char *line, json_t **event)
 	return 1;
 }
 
-/* "Name: ..." or "Name" where Name is a dotted Python identifier ending in
- * Error, Exception or Interrupt: an exception's last traceback line. */
-static int is_exception_line(const char *s)
-{
-	const char *p = s, *name_end;
-
-	while (*p && (isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
-		p++;
-	name_end = p;
-	if (name_end == s || (*p != ':' && *p != '\0'))
-		return 0;
-	for (const char *suffix[] = {"Error", "Exception", "Interrupt", NULL}, **x = suffix; *x;
-	     x++) {
-		size_t n = strlen(*x);
-
-		if ((size_t)(name_end - s) >= n && strncmp(name_end - n, *x, n) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 int mnist_is_error_line(const char *line)
 {
-	static const char *const signs[] = {
-	    "NCCL WARN",
-	    "Connection refused",
-	    "No route to host",
-	    "Connection reset",
-	    "Connection closed by peer",
-	    "timed out",
-	    "clusterdoc-agent: cannot",
-	    "Segmentation fault",
-	    "Killed",
-	};
-
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (is_exception_line(line))
-		return 1;
-	for (size_t i = 0; i < CD_ARRAY_LEN(signs); i++) {
-		if (strstr(line, signs[i]))
-			return 1;
-	}
-	return 0;
-}
-
-/* torch's "major.minor" as major*100 + minor (0 when unreadable). */
-static int torch_release(const char *version)
-{
-	int major = 0, minor = 0;
-
-	if (!version || sscanf(version, "%d.%d", &major, &minor) != 2)
-		return 0;
-	return major * 100 + minor;
+	return torchrun_is_error_line(line);
 }
 
 static void add(json_t *argv, const char *s)
@@ -135,36 +60,9 @@ json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnod
                          const char *data_root, const char *checkpoint, const char *backend,
                          const struct mnist_opts *o)
 {
-	json_t *argv = json_array();
-	char addr[NM_ADDR + 2];
-	int release = torch_release(torch_version);
+	json_t *argv = torchrun_argv(python, torch_version, nnodes, node_rank, nproc, master_addr,
+	                             master_port);
 
-	add(argv, python ? python : "python3");
-	/* torchrun arrived in 1.10; before it, launch with --use_env gives the
-	 * same environment. The underscore spellings are accepted by both. */
-	if (release && release < 110) {
-		add(argv, "-m");
-		add(argv, "torch.distributed.launch");
-		add(argv, "--use_env");
-	} else {
-		add(argv, "-c");
-		add(argv, torchrun_shim);
-	}
-	add(argv, "--nnodes");
-	add_int(argv, nnodes);
-	add(argv, "--node_rank");
-	add_int(argv, node_rank);
-	add(argv, "--nproc_per_node");
-	add_int(argv, nproc);
-	/* An IPv6 master address is written in brackets, as torchrun wants. */
-	if (strchr(master_addr, ':'))
-		snprintf(addr, sizeof(addr), "[%s]", master_addr);
-	else
-		snprintf(addr, sizeof(addr), "%s", master_addr);
-	add(argv, "--master_addr");
-	add(argv, addr);
-	add(argv, "--master_port");
-	add_int(argv, master_port);
 	add(argv, script);
 	add(argv, "--data-root");
 	add(argv, data_root);
@@ -192,15 +90,8 @@ json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnod
 json_t *mnist_torch_env(const char *ifname, const char *addr, const char *backend)
 {
 	json_t *env = json_object();
-	char nccl_if[NM_NAME + 2];
 
-	/* Gloo takes exact names; NCCL takes prefixes, so "=" pins the one
-	 * interface (eth1 must not also mean eth10). */
-	json_object_set_new(env, "GLOO_SOCKET_IFNAME", json_string(ifname));
-	snprintf(nccl_if, sizeof(nccl_if), "=%s", ifname);
-	json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_string(nccl_if));
-	if (strchr(addr, ':'))
-		json_object_set_new(env, "NCCL_SOCKET_FAMILY", json_string("AF_INET6"));
+	torchrun_iface_env(env, ifname, addr);
 	json_object_set_new(env, "OMP_NUM_THREADS", json_string("1"));
 	json_object_set_new(env, "PYTHONUNBUFFERED", json_string("1"));
 	if (strcmp(backend, "nccl") == 0)

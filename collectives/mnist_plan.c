@@ -5,6 +5,7 @@
  */
 #include "collectives/bench_internal.h"
 #include "collectives/mnist_internal.h"
+#include "collectives/torchrun.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,32 +13,7 @@
 /* Why node i cannot run torch (its facts), or NULL when it can. */
 static const char *torch_missing(struct mnist *m, size_t i, char *why, size_t len)
 {
-	json_t *f = m->job.nodes[i].info, *torch = json_object_get(f, "torch");
-	json_t *errors = json_object_get(f, "errors");
-	const char *err = json_string_value(json_object_get(errors, "torch"));
-	const char *found = json_string_value(
-	    json_object_get(json_array_get(json_object_get(f, "python_candidates"), 0), "path"));
-	char hint[CD_ERRLEN] = "";
-
-	/* the interpreter the agent found torch in, when the login one has none */
-	if (found)
-		snprintf(hint, sizeof(hint), " (torch is in %s: pass --python %s)", found, found);
-	if (!json_is_object(json_object_get(f, "python"))) {
-		const char *perr = json_string_value(json_object_get(errors, "python"));
-
-		if (m->o.python)
-			snprintf(why, len, "%s: %s", m->r.nodes[i].host,
-			         perr ? perr : "the --python interpreter did not answer");
-		else
-			snprintf(why, len, "%s: no python3 in PATH%s", m->r.nodes[i].host, hint);
-		return why;
-	}
-	if (!json_is_object(torch)) {
-		snprintf(why, len, "%s: import torch failed%s%s%s", m->r.nodes[i].host,
-		         err ? ": " : "", err ? err : "", hint);
-		return why;
-	}
-	return NULL;
+	return torchrun_missing(m->job.nodes[i].info, m->r.nodes[i].host, m->o.python, why, len);
 }
 
 static int cuda_ready(json_t *facts)

@@ -79,8 +79,8 @@ static void write_all(int fd, const void *p, size_t n)
 }
 
 /* Runs in the reaper; never returns. */
-static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, int out_fd,
-                        int err_fd, int status_fd)
+static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, int grace_ms,
+                        int out_fd, int err_fd, int status_fd)
 {
 	struct itimerval tick = {.it_interval = {.tv_usec = REAPER_TICK_MS * 1000},
 	                         .it_value = {.tv_usec = REAPER_TICK_MS * 1000}};
@@ -149,7 +149,7 @@ static void reaper_main(pid_t agent, char **argv, char **envp, const char *cwd, 
 			ticks_since_stop = 0;
 			kill(-cmd, SIGTERM);
 		} else if (ticks_since_stop >= 0 &&
-		           ++ticks_since_stop * REAPER_TICK_MS >= JOB_PROCESS_GRACE_MS) {
+		           ++ticks_since_stop * REAPER_TICK_MS >= grace_ms) {
 			kill(-cmd, SIGKILL);
 		}
 		got = waitpid(cmd, &status, 0);
@@ -403,8 +403,13 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	json_t *result = NULL;
 	pid_t agent = getpid();
 	sigset_t all, old;
+	long long grace = JOB_PROCESS_GRACE_MS;
 
 	*code = "bad-request";
+	if (proto_field_int(req, "grace_ms", 0, 600000, &grace) < 0) {
+		snprintf(msg, msglen, "\"grace_ms\" must be 0 to 600000");
+		goto out;
+	}
 	if (read_request(req, &argv, &envp, cwd, sizeof(cwd), msg, msglen) < 0)
 		goto out;
 	*code = "io";
@@ -440,7 +445,8 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 		close(err[0]);
 		close(st[0]);
 		/* dup2 in the command clears O_CLOEXEC on 1 and 2 only. */
-		reaper_main(agent, argv, envp, cwd[0] ? cwd : NULL, out[1], err[1], st[1]);
+		reaper_main(agent, argv, envp, cwd[0] ? cwd : NULL, (int)grace, out[1], err[1],
+		            st[1]);
 	}
 	close(out[1]);
 	close(err[1]);

@@ -2,7 +2,8 @@
  * job_process.h - a process tree as the agent's background job (job.h),
  * for `clusterdoc mnist --mode torch` (torchrun and its workers).
  *
- *   proc_start {"argv": [...], "env": {"NAME": "value"...}, "cwd": "~/..."}
+ *   proc_start {"argv": [...], "env": {"NAME": "value"...}, "cwd": "~/...",
+ *               "grace_ms": 3000}
  *              -> {"pid": <the reaper's pid>}
  *
  * argv[0] is searched in PATH; env is added to the agent's environment (a
@@ -15,7 +16,7 @@
  * a small reaper process (a fork of the agent in its own session). When the
  * command exits, the reaper kills what is left of its group (torchrun's
  * workers); when asked to stop (job_stop), it sends SIGTERM to the group and
- * SIGKILL JOB_PROCESS_GRACE_MS later; and when the agent dies, even by
+ * SIGKILL grace_ms later (default JOB_PROCESS_GRACE_MS); and when the agent dies, even by
  * SIGKILL, the kernel tells the reaper (PR_SET_PDEATHSIG), which does the
  * same.
  */

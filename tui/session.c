@@ -20,7 +20,7 @@ const char *task_state_name(enum task_state s)
 	return names[s];
 }
 
-static void changed(struct tui_session *s)
+void session_changed(struct tui_session *s)
 {
 	if (s->changed)
 		s->changed(s->changed_arg);
@@ -61,7 +61,7 @@ static void on_check_done(void *arg)
 	s->check_state = TASK_DONE;
 	s->check_ended_ms = cd_now_ms();
 	session_fix_check_done(s);
-	changed(s);
+	session_changed(s);
 }
 
 /* The check's deadline closed the nodes that still owed an answer. */
@@ -70,7 +70,7 @@ static void on_check_expired(void *arg)
 	struct tui_session *s = arg;
 
 	s->check_deadline_hit = 1;
-	changed(s);
+	session_changed(s);
 }
 
 int session_check_start(struct tui_session *s, char *err, size_t errlen)
@@ -101,7 +101,7 @@ int session_check_start(struct tui_session *s, char *err, size_t errlen)
 	s->o.check.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->nc = netcheck_start(s->loop, s->check_pool, s->m, &s->o.check, on_check_done, s);
 	netcheck_set_deadline(s->nc, s->o.deadline_s, on_check_expired, s);
-	changed(s);
+	session_changed(s);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ static void on_bench_done(void *arg)
 
 	s->bench_state = r->nsizes && !r->stop.bytes ? TASK_DONE : TASK_FAILED;
 	s->bench_ended_ms = cd_now_ms();
-	changed(s);
+	session_changed(s);
 }
 
 int session_bench_start(struct tui_session *s, char *err, size_t errlen)
@@ -175,7 +175,7 @@ int session_bench_start(struct tui_session *s, char *err, size_t errlen)
 	s->o.bench.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->bench = bench_start(s->loop, s->bench_pool, (const char *const *)s->hosts, s->nhosts,
 	                       &s->o.bench, on_bench_done, s);
-	changed(s);
+	session_changed(s);
 	return 0;
 }
 
@@ -196,10 +196,11 @@ static void lines_clear(struct tui_session *s)
 	s->lines_dropped = 0;
 }
 
-static void job_clear(struct tui_session *s)
+void session_job_clear(struct tui_session *s)
 {
 	mnist_free(s->job);
 	s->job = NULL;
+	session_run_clear(s); /* before the pool its agents use */
 	sshpool_free(s->job_pool);
 	s->job_pool = NULL;
 	lines_clear(s);
@@ -208,9 +209,9 @@ static void job_clear(struct tui_session *s)
 	s->job_state = TASK_IDLE;
 }
 
-static void on_job_line(void *arg, size_t node, const char *stream, const char *text)
+void session_job_add_line(struct tui_session *s, size_t node, int rank, const char *stream,
+                          const char *text)
 {
-	struct tui_session *s = arg;
 	struct job_line *l;
 
 	if (s->nlines == SESSION_JOB_LINES) {
@@ -223,10 +224,16 @@ static void on_job_line(void *arg, size_t node, const char *stream, const char *
 		s->lines = cd_calloc(SESSION_JOB_LINES, sizeof(*s->lines));
 	l = &s->lines[s->nlines++];
 	l->node = node;
+	l->rank = rank;
 	snprintf(l->stream, sizeof(l->stream), "%s", stream);
 	l->text = cd_strdup(text);
 	l->at_ms = cd_now_ms() - s->job_started_ms;
-	changed(s);
+	session_changed(s);
+}
+
+static void on_job_line(void *arg, size_t node, const char *stream, const char *text)
+{
+	session_job_add_line(arg, node, -1, stream, text);
 }
 
 static void on_job_data(void *arg, enum mnist_file f, long long got, long long total)
@@ -236,7 +243,7 @@ static void on_job_data(void *arg, enum mnist_file f, long long got, long long t
 	(void)f;
 	s->data_got = got;
 	s->data_total = total;
-	changed(s);
+	session_changed(s);
 }
 
 static void on_job_phase(void *arg, const char *what)
@@ -244,7 +251,7 @@ static void on_job_phase(void *arg, const char *what)
 	struct tui_session *s = arg;
 
 	snprintf(s->job_phase, sizeof(s->job_phase), "%s", what);
-	changed(s);
+	session_changed(s);
 }
 
 static void on_job_done(void *arg)
@@ -254,7 +261,7 @@ static void on_job_done(void *arg)
 
 	s->job_state = r->failed ? TASK_FAILED : TASK_DONE;
 	s->job_ended_ms = cd_now_ms();
-	changed(s);
+	session_changed(s);
 }
 
 static const struct mnist_events job_events = {
@@ -267,10 +274,12 @@ static const struct mnist_events job_events = {
 int session_job_start(struct tui_session *s, char *err, size_t errlen)
 {
 	if (s->job_state == TASK_RUNNING)
-		return cd_errf(err, errlen, CD_ERR_REFUSED, "the MNIST job is running already");
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "the %s is running already",
+		               s->job_kind == JOB_RUN ? "run" : "MNIST job");
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
-	job_clear(s);
+	session_job_clear(s);
+	s->job_kind = JOB_MNIST;
 	s->job_pool = sshpool_new(s->loop, s->o.pool, s->job_error, sizeof(s->job_error));
 	if (!s->job_pool) {
 		s->job_state = TASK_FAILED;
@@ -283,13 +292,13 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen)
 	s->o.mnist.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->job = mnist_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts,
 	                     &s->o.mnist, &job_events, s);
-	changed(s);
+	session_changed(s);
 	return 0;
 }
 
 const struct mnist_report *session_job_report(const struct tui_session *s)
 {
-	return s->job ? mnist_report(s->job) : NULL;
+	return s->job && s->job_kind == JOB_MNIST ? mnist_report(s->job) : NULL;
 }
 
 /* ---------------------------------------------------------------- hosts */
@@ -336,14 +345,14 @@ int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t
 	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
-	job_clear(s);
+	session_job_clear(s);
 	hosts_free(s);
 	s->nhosts = hostlist_count(hl);
 	s->hosts = cd_calloc(s->nhosts, sizeof(*s->hosts));
 	for (size_t i = 0; i < s->nhosts; i++)
 		s->hosts[i] = cd_strdup(hl->names[i]);
 	hostlist_free(hl);
-	changed(s);
+	session_changed(s);
 	return 0;
 }
 
@@ -353,6 +362,6 @@ void session_fini(struct tui_session *s)
 	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
-	job_clear(s);
+	session_job_clear(s);
 	hosts_free(s);
 }

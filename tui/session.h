@@ -1,10 +1,11 @@
 /*
  * session.h - the work the TUI runs on the head's event loop and what it
  * has produced so far: the network check (probes/netcheck.h, then
- * diagnose), the allreduce bench (collectives/bench.h) and the MNIST job
- * (collectives/mnist.h). Each task has its own SSH pool, made when it
- * starts and freed when it is re-run or the session ends, never inside one
- * of its own callbacks.
+ * diagnose), the allreduce bench (collectives/bench.h) and the job: the
+ * MNIST job (collectives/mnist.h) or a `clusterdoc run` job of the user's
+ * own command (collectives/run.h, session_run.c), one at a time. Each
+ * task has its own SSH pool, made when it starts and freed when it is
+ * re-run or the session ends, never inside one of its own callbacks.
  *
  * No curses here: the views read this state when they draw, and
  * session.changed tells the screen that something new is there. The TUI is
@@ -19,6 +20,7 @@
 #include "cd.h"
 #include "collectives/bench.h"
 #include "collectives/mnist.h"
+#include "collectives/run.h"
 #include "loop.h"
 #include "probes/diagnose.h"
 #include "probes/netcheck.h"
@@ -27,6 +29,9 @@
 #include "sshpool.h"
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
+
+/* What the Job view shows: the MNIST job (r) or a `clusterdoc run` job (R). */
+enum job_kind { JOB_MNIST, JOB_RUN };
 
 /* "not run", "running", "done", "failed" */
 const char *task_state_name(enum task_state s);
@@ -39,12 +44,14 @@ struct tui_session_opts {
 	struct mnist_opts mnist;         /* mnist_opts_init'ed */
 };
 
-/* One line of a node's job output, as mnist's events give it. */
+/* One line of a node's job output, as mnist's and run's events give it. */
 struct job_line {
 	size_t node;
+	int rank;       /* a run's line: the rank that printed it (torchrun's "[default1]:"
+	                   prefix, else the node's first rank); -1 for MNIST */
 	char stream[4]; /* "out", "err", "log" */
-	char *text;
-	int64_t at_ms; /* head clock, from the job's start */
+	char *text;     /* without torchrun's prefix */
+	int64_t at_ms;  /* head clock, from the job's start */
 };
 
 #define SESSION_JOB_LINES 4000 /* the oldest lines are dropped beyond */
@@ -76,12 +83,19 @@ struct tui_session {
 	struct bench *bench;
 	int64_t bench_started_ms, bench_ended_ms;
 
-	/* the MNIST job */
+	/* the job: the MNIST job, or a `clusterdoc run` job (job_kind) */
+	enum job_kind job_kind;
 	enum task_state job_state;
 	char job_error[CD_ERRLEN];
 	struct sshpool *job_pool;
 	struct mnist *job;
-	char job_phase[32]; /* the phase mnist last announced */
+	struct run *run;   /* JOB_RUN: the run, NULL before */
+	char *run_cmdline; /* JOB_RUN: the command line as typed */
+	char **run_argv;   /* its words, the run's argv (kept while the run lives) */
+	size_t run_argc;
+	const char **run_env; /* its --env words (in run_argv), NULL-ended */
+	char **run_ifaces;    /* [nhosts] each node's interface the check proved, or NULL */
+	char job_phase[32];   /* the phase the job (mnist or run) last announced */
 	long long data_got, data_total;
 	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
 	size_t nlines;
@@ -113,6 +127,38 @@ int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t
 int session_check_start(struct tui_session *s, char *err, size_t errlen);
 int session_bench_start(struct tui_session *s, char *err, size_t errlen);
 int session_job_start(struct tui_session *s, char *err, size_t errlen);
+
+/*
+ * Start a `clusterdoc run` job on the nodes (session_run.c) from a command
+ * line as typed: words split as a shell does (shellwords.h), no
+ * expansion but the run's placeholders ({node_rank},
+ * {master_addr}, ...). Launcher torchrun (the words are torchrun's script
+ * and its arguments), or none when "none:" comes before the command, at
+ * the start or after the options (the words are the command itself). Before the command, some of
+ * `clusterdoc run`'s options, by the same names: --launcher torchrun|none, --nproc-per-node N|gpu,
+ * --chdir DIR, --env NAME=VALUE (again for more), --kill-grace S,
+ * --stall-timeout S, --job-timeout S; "--" ends them. Each node's interface is the one the check
+ * proved (its diagnosis' data_iface, as `clusterdoc run` takes from its
+ * check), else NCCL's pick; torchrun's interpreter is the check's
+ * --python. It replaces the job shown (MNIST or an earlier
+ * run). 0; CD_ERR_REFUSED while a job runs; CD_ERR_PARSE for an empty
+ * line, an unclosed quote, a bad option or an unknown placeholder
+ * (nothing started);
+ * CD_ERR_NOTFOUND without nodes; CD_ERR_IO when its pool could not start.
+ */
+int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen);
+/* Stop the run on every node (run_stop): CD_ERR_REFUSED when none runs. */
+int session_run_stop(struct tui_session *s, char *err, size_t errlen);
+/* The run's report; NULL unless the job shown is a run. */
+const struct run_report *session_run_report(const struct tui_session *s);
+/* For session.c: forget the run (its agents closed, so its jobs end), before
+ * its pool is freed. */
+void session_run_clear(struct tui_session *s);
+/* For session_run.c: the job's line buffer and its reset (session.c). */
+void session_job_add_line(struct tui_session *s, size_t node, int rank, const char *stream,
+                          const char *text);
+void session_job_clear(struct tui_session *s);
+void session_changed(struct tui_session *s);
 
 /* The nodes as one hostlist ("node[1-4]"); the caller frees it. */
 char *session_hosts_folded(const struct tui_session *s);
@@ -148,7 +194,8 @@ void session_fix_close(struct tui_session *s);
 /* For session.c: the check ended (the fix's verification when it waits). */
 void session_fix_check_done(struct tui_session *s);
 
-/* The bench's and the job's reports, NULL before they started. */
+/* The bench's and the MNIST job's reports, NULL before they started (the
+ * job's also while the job shown is a run). */
 const struct bench_report *session_bench_report(const struct tui_session *s);
 const struct mnist_report *session_job_report(const struct tui_session *s);
 

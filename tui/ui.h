@@ -71,6 +71,7 @@ enum prompt_kind {
 	PROMPT_PATH,
 	PROMPT_CONFIRM,
 	PROMPT_SECRET,
+	PROMPT_COMMAND, /* a command line (the Job view's R) */
 };
 
 #define UI_MAX_VIEWS 8

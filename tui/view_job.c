@@ -9,8 +9,10 @@
  * The log follows its tail until j/k (PgUp/PgDn, g) scroll it back; G
  * follows again. `n` shows one node's log at a time, then the next, then
  * all of them again. Enter opens the whole report as one text that scrolls.
+ * R runs a command of the user's instead (view_run.c draws that job), and
+ * the log here is both jobs'.
  */
-#include "ui.h"
+#include "view_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -139,6 +141,8 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 	            "gradients summed over the TCP ring. Every rank must end with the same "
 	            "parameters.");
 	ui_text_add(x, A_NORMAL, 0, " ");
+	view_run_intro(t, x);
+	ui_text_add(x, A_NORMAL, 0, " ");
 	ui_text_add(x, A_NORMAL, 1, "mode    %-9s (--mode torch, embedded or auto)",
 	            mnist_mode_name(o->mode));
 	ui_text_add(x, A_NORMAL, 1, "epochs  %-9d (--epochs N)", o->epochs);
@@ -161,7 +165,7 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 		ui_text_add(x, ui_attr(t, UI_WARN), 1,
 		            "disabled: --read-only runs nothing on the nodes but the check.");
 	}
-	if (t->s.job_state == TASK_FAILED && t->s.job_error[0]) {
+	if (t->s.job_kind == JOB_MNIST && t->s.job_state == TASK_FAILED && t->s.job_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");
 		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start: %s", t->s.job_error);
 	}
@@ -467,7 +471,7 @@ static void draw_log_heading(struct tui *t, const struct view_state *vs, int y, 
 	         t->s.lines_dropped ? ", oldest dropped" : "");
 }
 
-static void draw_log(struct tui *t, struct view_state *vs, int y, int h, int w)
+void view_job_draw_log(struct tui *t, struct view_state *vs, int y, int h, int w)
 {
 	size_t *vis, nv, first, shown = 0;
 	int rows = h - 1, hw = 4;
@@ -493,6 +497,8 @@ static void draw_log(struct tui *t, struct view_state *vs, int y, int h, int w)
 
 		x += ui_print(row, x, hw + 1, A_NORMAL, "%-*.*s ", hw, hw,
 		              l->node < t->s.nhosts ? t->s.hosts[l->node] : "?");
+		if (l->rank >= 0) /* a run's line: its rank, as `clusterdoc run` prints it */
+			x += ui_print(row, x, 6, A_NORMAL, "r%-4d ", l->rank);
 		x += ui_print(row, x, 4, a, "%-3s ", l->stream);
 		ui_print(row, x, w - x, err ? a : (int)A_NORMAL, "%s", l->text);
 	}
@@ -504,15 +510,11 @@ static void draw_log(struct tui *t, struct view_state *vs, int y, int h, int w)
 	free(vis);
 }
 
-/* j/k, PgUp/PgDn, g, G over the log: 1 when the key was one of them. */
-static int log_key(struct tui *t, struct view_state *vs, int ch)
+int view_job_log_key(struct tui *t, struct view_state *vs, int ch, int rows)
 {
-	struct layout L;
 	size_t *vis, nv, first, tail, page;
-	int rows;
 
-	layout(t, 1, LINES - 2, COLS, &L);
-	rows = L.log_h - 1 > 1 ? L.log_h - 1 : 1;
+	rows = rows > 1 ? rows : 1;
 	page = (size_t)rows;
 	vis = cd_calloc(t->s.nlines + 1, sizeof(*vis));
 	nv = visible_lines(t, vs, vis);
@@ -624,6 +626,16 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	struct ui_text x = {0};
 	struct layout L;
 
+	if (t->s.job_kind == JOB_RUN && session_run_report(&t->s)) {
+		if (vs->drill) {
+			view_run_report(t, &x);
+			ui_text_draw(&x, y, h, w, &vs->scroll);
+			ui_text_free(&x);
+		} else {
+			view_run_draw(t, vs, y, h, w);
+		}
+		return;
+	}
 	if (vs->drill && r) {
 		report_text(t, r, &x);
 		ui_text_draw(&x, y, h, w, &vs->scroll);
@@ -641,7 +653,7 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	draw_block(t, r, &L, w);
 	draw_notes(t, r, &L, w);
 	draw_nodes(t, vs, r, &L, w);
-	draw_log(t, vs, L.log_y, L.log_h, w);
+	view_job_draw_log(t, vs, L.log_y, L.log_h, w);
 }
 
 static size_t rows(struct tui *t, struct view_state *vs)
@@ -649,26 +661,47 @@ static size_t rows(struct tui *t, struct view_state *vs)
 	return 0; /* the log scrolls by its own keys, the report as a text */
 }
 
+/* The rows the log shows under the current job's summary. */
+static int log_rows(struct tui *t)
+{
+	struct layout L;
+
+	if (t->s.job_kind == JOB_RUN)
+		return view_run_log_rows(t, LINES - 2) - 1;
+	layout(t, 1, LINES - 2, COLS, &L);
+	return L.log_h - 1;
+}
+
 static int key(struct tui *t, struct view_state *vs, int ch)
 {
-	if (vs->drill || !session_job_report(&t->s))
+	if (ch == 'R' && !vs->drill) {
+		view_run_prompt(t);
+		return 1;
+	}
+	if (ch == 'S') {
+		view_run_ask_stop(t);
+		return 1;
+	}
+	if (vs->drill || !(session_job_report(&t->s) || session_run_report(&t->s)))
 		return 0;
 	if (ch == 'n') {
 		vs->mode = t->s.nhosts ? (vs->mode + 1) % ((int)t->s.nhosts + 1) : 0;
 		vs->sel = 0;
 		return 1;
 	}
-	return log_key(t, vs, ch);
+	return view_job_log_key(t, vs, ch, log_rows(t));
 }
 
 static int enter(struct tui *t, struct view_state *vs)
 {
-	return session_job_report(&t->s) != NULL;
+	return session_job_report(&t->s) != NULL || session_run_report(&t->s) != NULL;
 }
 
 const struct view view_job = {
     .name = "Job",
-    .hint = "r run the job; n one node's log / all; j/k scroll the log, G follow; Enter report",
+    /* its first 62 columns are what the help shows at 80 (tests/integration/tui/help.txt) */
+    .hint = "r run the job; n one node's log / all; j/k scroll the log, G follow; Enter report; "
+            "R run a command (\"none: CMD\" without torchrun), S stop it",
     .rerun = "job",
     .draw = draw,
     .rows = rows,

@@ -1,0 +1,617 @@
+/*
+ * cmd_run.c - `clusterdoc run -w HOSTS [options] -- COMMAND [ARGS...]`: the
+ * user's own command on every node at once (collectives/run.h), every
+ * rank's output live as "HOST rR: line", logs and a summary under the
+ * head's state directory. Exit status: 0 every node succeeded; the first
+ * failing rank's code (128+signal); 1 it failed otherwise (hung, lost);
+ * 2 it could not start (options, nodes, the command missing on a node).
+ */
+#include "cd.h"
+#include "collectives/run.h"
+#include "commands.h"
+#include "fixers/fix_journal.h"
+#include "fsutil.h"
+#include "loop.h"
+#include "report/run_render.h"
+#include "run_check.h"
+#include "scan.h"
+#include "signals.h"
+#include "targets.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_LAUNCHER = OPT_TARGETS_END,
+	OPT_NPROC,
+	OPT_MASTER_PORT,
+	OPT_PYTHON,
+	OPT_ENV,
+	OPT_ENV_FILE,
+	OPT_CHDIR,
+	OPT_REMOTE_DIR,
+	OPT_SYNC,
+	OPT_SYNC_CAP,
+	OPT_FORCE,
+	OPT_NO_CHECK,
+	OPT_QUIET,
+	OPT_GROUP,
+	OPT_KILL_GRACE,
+	OPT_STALL,
+	OPT_JOB_TIMEOUT,
+	OPT_DRY_RUN,
+	OPT_NO_HANG_READY,
+	OPT_IFACE,
+};
+
+#define MAX_ENV 256
+
+struct run_cli {
+	struct targets t;
+	struct run_opts o;
+	int quiet, group, dry_run, force, no_check;
+	struct run_check check; /* the check's outcome (saved as RUN/check.json) */
+	char *env[MAX_ENV];     /* owned "NAME=value" */
+	size_t nenv;
+	const char *sync_dir;
+	long long sync_cap;
+	struct runsync_manifest manifest;
+	struct loop *loop;
+	struct sshpool *pool;
+	struct run *run;
+	const char *const *hosts;
+	char logdir[1024]; /* "" when the logs cannot be kept */
+	FILE **logs;       /* [2 * node]: out, err */
+	struct group *groups;
+};
+
+/* --group: the lines of every node, folded at the end (clubak). */
+struct group {
+	char **lines;
+	size_t n, cap;
+};
+
+/* ---------------------------------------------------------------- live */
+
+/* torchrun --tee prefixes a worker's line with "[ROLE<local rank>]:"
+ * ("[default0]:"): that worker's global rank, else the node's first one. */
+static int line_rank(const struct run_report *rep, size_t node, const char *text, const char **rest)
+{
+	const char *p = text, *digits;
+	int local;
+
+	*rest = text;
+	if (*p != '[')
+		return rep->nodes[node].first_rank;
+	while (*++p && *p != ']' && !isdigit((unsigned char)*p))
+		;
+	digits = p;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (p == digits || p[0] != ']' || p[1] != ':')
+		return rep->nodes[node].first_rank;
+	local = atoi(digits);
+	if (local >= rep->nodes[node].nranks)
+		return rep->nodes[node].first_rank;
+	*rest = p[2] == ' ' ? p + 3 : p + 2;
+	return rep->nodes[node].first_rank + local;
+}
+
+static void on_line(void *arg, size_t node, const char *stream, const char *text)
+{
+	struct run_cli *c = arg;
+	const struct run_report *rep = run_report(c->run);
+	int is_err = strcmp(stream, "err") == 0, rank;
+	const char *rest;
+	FILE *f = c->t.json ? stderr : stdout;
+	char line[4096];
+
+	rank = line_rank(rep, node, text, &rest);
+	if (c->logs && c->logs[2 * node + is_err]) {
+		fprintf(c->logs[2 * node + is_err], "%s\n", text);
+		fflush(c->logs[2 * node + is_err]);
+	}
+	snprintf(line, sizeof(line), "%s r%d: %s", c->hosts[node], rank, rest);
+	if (c->group) {
+		struct group *g = &c->groups[node];
+
+		if (g->n == g->cap) {
+			g->cap = g->cap ? 2 * g->cap : 64;
+			g->lines = cd_realloc(g->lines, g->cap * sizeof(*g->lines));
+		}
+		g->lines[g->n++] = cd_strdup(rest);
+		return;
+	}
+	if (c->quiet && !is_err)
+		return;
+	fprintf(f, "%s\n", line);
+	fflush(f);
+}
+
+static void on_phase(void *arg, const char *what)
+{
+	struct run_cli *c = arg;
+	static const struct {
+		const char *phase, *text;
+	} texts[] = {
+	    {"probe", "connecting to the nodes"},
+	    {"put", "putting the run's files on the nodes"},
+	    {"start", "starting the command on every node"},
+	    {"orphans", "checking that nothing of the run is left on the nodes"},
+	};
+
+	if (c->quiet)
+		return;
+	for (size_t i = 0; i < CD_ARRAY_LEN(texts); i++) {
+		if (strcmp(texts[i].phase, what) == 0)
+			fprintf(stderr, "# %s\n", texts[i].text);
+	}
+}
+
+static void on_done(void *arg)
+{
+	loop_stop(((struct run_cli *)arg)->loop);
+}
+
+static const struct run_events events = {.line = on_line, .phase = on_phase, .done = on_done};
+
+static void on_signal(struct signals *s, int sig, void *arg)
+{
+	struct run_cli *c = arg;
+
+	fprintf(stderr, "# %s: stopping the job on every node\n",
+	        sig == SIGINT ? "interrupted" : "terminated");
+	run_stop(c->run, sig == SIGINT ? "interrupted (Ctrl-C): stopped the job on every node"
+	                               : "terminated: stopped the job on every node");
+}
+
+/* ---------------------------------------------------------------- groups */
+
+static int same_lines(const struct group *a, const struct group *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t k = 0; k < a->n; k++) {
+		if (strcmp(a->lines[k], b->lines[k]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Nodes whose whole output is the same are printed once, under their folded names. */
+static void print_groups(struct run_cli *c, size_t n)
+{
+	FILE *f = c->t.json ? stderr : stdout;
+	char *done = cd_calloc(n ? n : 1, 1);
+
+	for (size_t i = 0; i < n; i++) {
+		struct hostlist *hl;
+		char err[CD_ERRLEN], *folded;
+
+		if (done[i])
+			continue;
+		hl = hostlist_new();
+		for (size_t j = i; j < n; j++) {
+			if (!done[j] && same_lines(&c->groups[i], &c->groups[j])) {
+				done[j] = 1;
+				hostlist_add_arg(hl, c->hosts[j], err, sizeof(err));
+			}
+		}
+		folded = hostlist_fold(hl);
+		fprintf(f, "---------------\n%s (%zu)\n---------------\n", folded,
+		        hostlist_count(hl));
+		for (size_t k = 0; k < c->groups[i].n; k++)
+			fprintf(f, "%s\n", c->groups[i].lines[k]);
+		free(folded);
+		hostlist_free(hl);
+	}
+	free(done);
+}
+
+/* ---------------------------------------------------------------- logs */
+
+static void logs_open(struct run_cli *c, const char *run_id, size_t n)
+{
+	char base[768], err[CD_ERRLEN], path[1200];
+
+	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		return;
+	}
+	snprintf(c->logdir, sizeof(c->logdir), "%s/%s", base, run_id);
+	if (cd_mkdir_p(c->logdir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		c->logdir[0] = '\0';
+		return;
+	}
+	c->logs = cd_calloc(2 * (n ? n : 1), sizeof(*c->logs));
+	for (size_t i = 0; i < n; i++) {
+		for (int s = 0; s < 2; s++) {
+			snprintf(path, sizeof(path), "%s/%s.%s", c->logdir, c->hosts[i],
+			         s ? "err" : "out");
+			c->logs[2 * i + s] = fopen(path, "w");
+		}
+	}
+}
+
+static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep)
+{
+	char path[1200], err[CD_ERRLEN];
+	json_t *j;
+	char *text;
+
+	if (!c->logdir[0])
+		return;
+	for (size_t i = 0; c->logs && i < 2 * n; i++) {
+		if (c->logs[i])
+			fclose(c->logs[i]);
+	}
+	free(c->logs);
+	c->logs = NULL;
+	if (!rep)
+		return;
+	if (c->check.record && (text = json_dumps(c->check.record, JSON_INDENT(2)))) {
+		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
+		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+			fprintf(stderr, "clusterdoc run: %s\n", err);
+		free(text);
+	}
+	j = run_report_json(rep);
+	text = json_dumps(j, JSON_INDENT(2));
+	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
+	if (text && cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc run: %s\n", err);
+	free(text);
+	json_decref(j);
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(FILE *f, void *arg)
+{
+	fputs("usage: clusterdoc run -w HOSTLIST [options] -- COMMAND [ARGS...]\n\n"
+	      "Start COMMAND on every node at once with the environment clusterdoc proved\n"
+	      "(interface variables, MASTER_ADDR/PORT, ranks), show every rank's output live,\n"
+	      "stop the job everywhere when one node fails, and leave nothing behind.\n\n"
+	      "      --launcher L        torchrun (default: torchrun --nnodes --node_rank ...\n"
+	      "                          COMMAND on every node) or none (COMMAND itself)\n"
+	      "      --nproc-per-node N  ranks per node, or gpu (the node's GPU count); default 1\n"
+	      "      --master-port PORT  default 29500\n"
+	      "      --python PATH       torchrun's interpreter on every node\n"
+	      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
+	      "      --env NAME=VALUE    add a variable on every node (repeatable)\n"
+	      "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"
+	      "      --chdir DIR         where COMMAND runs on the nodes (default: home)\n"
+	      "      --sync DIR          put DIR on the nodes (once per shared home, only what\n"
+	      "                          changed, .gitignore respected); COMMAND runs there\n"
+	      "      --sync-cap MIB      refuse a --sync tree over MIB MiB (default 256)\n"
+	      "      --remote-dir DIR    the run's directory on the nodes (absolute or ~/...;\n"
+	      "                          default ~/.cache/clusterdoc/runs/RUN): the --sync\n"
+	      "                          tree and the hang-ready files\n"
+	      "      --no-hang-ready     no TORCH_NCCL_* variables, no stack-dump signal\n"
+	      "      --kill-grace S      from SIGTERM to SIGKILL when stopping (default 3)\n"
+	      "      --stall-timeout S   stop the job after S s without output (default: none)\n"
+	      "      --job-timeout S     stop the job after S s (default: none)\n"
+	      "      --quiet             show only the ranks' stderr lines live\n"
+	      "      --group             fold identical output of the nodes, at the end\n"
+	      "      --dry-run           print each node's command and environment; start nothing\n"
+	      "      --no-check          use the last saved check of these nodes, not a new one\n"
+	      "      --force             start even when the check found errors\n"
+	      "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
+	      "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
+	      "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
+	      "MASTER_PORT. Logs: ~/.local/state/clusterdoc/runs/RUN/.\n",
+	      f);
+	fputs(targets_help, f);
+}
+
+static int add_env(struct run_cli *c, const char *kv, size_t len)
+{
+	char err[CD_ERRLEN];
+
+	if (run_check_env(kv, len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: %s\n", err);
+		return -1;
+	}
+	if (c->nenv == MAX_ENV) {
+		fprintf(stderr, "clusterdoc run: more than %d --env variables\n", MAX_ENV);
+		return -1;
+	}
+	c->env[c->nenv] = cd_malloc(len + 1);
+	memcpy(c->env[c->nenv], kv, len);
+	c->env[c->nenv++][len] = '\0';
+	return 0;
+}
+
+static int read_env_file(struct run_cli *c, const char *path)
+{
+	char *data = NULL, err[CD_ERRLEN];
+	size_t len = 0, n;
+	const char *p, *end, *line;
+	int rc = 0;
+
+	if (scan_read_file(path, 1 << 20, SCAN_FILE_REGULAR, &data, &len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: --env-file %s\n", err);
+		return -1;
+	}
+	if (memchr(data, '\0', len)) {
+		fprintf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
+		free(data);
+		return -1;
+	}
+	p = data;
+	end = data + len;
+	while (rc == 0 && scan_next_line(&p, end, &line, &n)) {
+		while (n && (*line == ' ' || *line == '\t')) {
+			line++;
+			n--;
+		}
+		if (n == 0 || *line == '#')
+			continue;
+		if (n > 7 && strncmp(line, "export ", 7) == 0) {
+			line += 7;
+			n -= 7;
+		}
+		rc = add_env(c, line, n);
+	}
+	free(data);
+	return rc;
+}
+
+static int seconds_ms(const char *opt, const char *arg, int *out)
+{
+	int s;
+
+	if (cli_parse_int("run", opt, arg, 0, 86400 * 7, &s) < 0)
+		return -1;
+	*out = s * 1000;
+	return 0;
+}
+
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct run_cli *c = ctx;
+
+	switch (opt) {
+	case OPT_LAUNCHER:
+		if (strcmp(arg, "torchrun") == 0)
+			c->o.launcher = RUN_TORCHRUN;
+		else if (strcmp(arg, "none") == 0)
+			c->o.launcher = RUN_NONE;
+		else {
+			fprintf(stderr, "clusterdoc run: --launcher is torchrun or none\n");
+			return -1;
+		}
+		return 0;
+	case OPT_NPROC:
+		if (strcmp(arg, "gpu") == 0) {
+			c->o.nproc_per_node = 0;
+			return 0;
+		}
+		return cli_parse_int("run", "--nproc-per-node", arg, 1, 1024, &c->o.nproc_per_node);
+	case OPT_MASTER_PORT:
+		return cli_parse_int("run", "--master-port", arg, 1, 65535, &c->o.master_port);
+	case OPT_PYTHON:
+		c->o.python = arg;
+		return 0;
+	case OPT_IFACE:
+		c->o.iface = arg;
+		return 0;
+	case OPT_ENV:
+		return add_env(c, arg, strlen(arg));
+	case OPT_ENV_FILE:
+		return read_env_file(c, arg);
+	case OPT_CHDIR:
+		c->o.chdir = arg;
+		return 0;
+	case OPT_REMOTE_DIR:
+		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
+			fprintf(stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n",
+			        arg);
+			return -1;
+		}
+		c->o.remote_dir = arg;
+		return 0;
+	case OPT_SYNC:
+		c->sync_dir = arg;
+		return 0;
+	case OPT_SYNC_CAP: {
+		int mib;
+
+		if (cli_parse_int("run", "--sync-cap", arg, 1, 1 << 20, &mib) < 0)
+			return -1;
+		c->sync_cap = (long long)mib << 20;
+		return 0;
+	}
+	case OPT_FORCE:
+		c->force = 1;
+		return 0;
+	case OPT_NO_CHECK:
+		c->no_check = 1;
+		return 0;
+	case OPT_NO_HANG_READY:
+		c->o.no_hang_ready = 1;
+		return 0;
+	case OPT_QUIET:
+		c->quiet = 1;
+		return 0;
+	case OPT_GROUP:
+		c->group = 1;
+		return 0;
+	case OPT_KILL_GRACE:
+		return seconds_ms("--kill-grace", arg, &c->o.kill_grace_ms);
+	case OPT_STALL:
+		return seconds_ms("--stall-timeout", arg, &c->o.stall_ms);
+	case OPT_JOB_TIMEOUT:
+		return seconds_ms("--job-timeout", arg, &c->o.timeout_ms);
+	case OPT_DRY_RUN:
+		c->dry_run = c->o.dry_run = 1;
+		return 0;
+	}
+	return -2;
+}
+
+/* 0 to run, 1 after --help, -1 after an error. argv[0..argc) are the
+ * options before "--"; the command is the caller's. */
+static int parse_options(struct run_cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    TARGETS_LONGOPTS,
+	    {"launcher", required_argument, NULL, OPT_LAUNCHER},
+	    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
+	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
+	    {"python", required_argument, NULL, OPT_PYTHON},
+	    {"iface", required_argument, NULL, OPT_IFACE},
+	    {"env", required_argument, NULL, OPT_ENV},
+	    {"env-file", required_argument, NULL, OPT_ENV_FILE},
+	    {"chdir", required_argument, NULL, OPT_CHDIR},
+	    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
+	    {"sync", required_argument, NULL, OPT_SYNC},
+	    {"sync-cap", required_argument, NULL, OPT_SYNC_CAP},
+	    {"force", no_argument, NULL, OPT_FORCE},
+	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
+	    {"no-hang-ready", no_argument, NULL, OPT_NO_HANG_READY},
+	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"group", no_argument, NULL, OPT_GROUP},
+	    {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
+	    {"stall-timeout", required_argument, NULL, OPT_STALL},
+	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
+	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	static const struct targets_cmd cmd = {
+	    .name = "run",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct optset set;
+	int p;
+
+	optset_init(&set);
+	optset_add(&set, longopts);
+	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
+	if (p != 0)
+		return p;
+	return targets_finish(&c->t, "run") < 0 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_cli c = {0};
+	const struct run_report *rep = NULL;
+	struct signals *sg = NULL;
+	static const int sigs[] = {SIGINT, SIGTERM};
+	char err[CD_ERRLEN];
+	int rc = 2, p, dash = -1;
+	size_t n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			dash = i;
+			break;
+		}
+	}
+	targets_init(&c.t);
+	run_opts_init(&c.o);
+	p = parse_options(&c, dash < 0 ? argc : dash, argv);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
+		goto out;
+	}
+	if (dash < 0 || dash + 1 >= argc) {
+		fprintf(stderr, "clusterdoc run: no command: clusterdoc run -w HOSTS [options] -- "
+		                "COMMAND [ARGS...]\n");
+		goto out;
+	}
+	c.o.argv = (const char *const *)argv + dash + 1;
+	c.o.argc = (size_t)(argc - dash - 1);
+	c.o.env = (const char *const *)c.env;
+	c.o.nenv = c.nenv;
+	if (run_check_placeholders(c.o.argv, c.o.argc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: %s\n", err);
+		goto out;
+	}
+	if (c.sync_dir && c.o.chdir) {
+		fprintf(stderr, "clusterdoc run: --chdir and --sync: with --sync, COMMAND runs in "
+		                "the synced tree (--remote-dir)\n");
+		goto out;
+	}
+	/* the tree is read (and a tree over the cap refused) before any node is contacted */
+	if (c.sync_dir) {
+		if (runsync_manifest_build(c.sync_dir,
+		                           c.sync_cap ? c.sync_cap : RUNSYNC_DEFAULT_CAP,
+		                           &c.manifest, err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc run: --sync %s\n", err);
+			goto out;
+		}
+		c.o.sync = &c.manifest;
+	}
+	c.o.request_timeout_ms = c.t.pool.request_timeout_ms;
+	c.loop = loop_new();
+	c.pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
+	if (!c.pool) {
+		fprintf(stderr, "clusterdoc run: %s\n", err);
+		goto out;
+	}
+	c.hosts = (const char *const *)c.t.hosts->names;
+	n = hostlist_count(c.t.hosts);
+	c.check = (struct run_check){.pool = &c.t.pool,
+	                             .hosts = c.hosts,
+	                             .n = n,
+	                             .master_port = c.o.master_port,
+	                             .no_check = c.no_check,
+	                             .force = c.force};
+	if (run_check_gate(&c.check) < 0)
+		goto out;
+	c.o.ifaces = (const char *const *)c.check.ifaces;
+	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
+	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
+	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
+	if (!c.dry_run)
+		logs_open(&c, run_report(c.run)->run_id, n);
+	loop_run(c.loop);
+	rep = run_report(c.run);
+	if (c.group)
+		print_groups(&c, n);
+	if (c.dry_run && rep->planned) {
+		run_print_plan(stdout, rep, rep->cwd);
+	} else if (c.t.json) {
+		json_t *j = run_report_json(rep);
+
+		json_dumpf(j, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		run_print_text(c.dry_run ? stderr : stdout, rep);
+	}
+	if (c.logdir[0] && !c.t.json)
+		fprintf(stderr, "# logs: %s/\n", c.logdir);
+	logs_close(&c, n, rep);
+	rc = rep->exit_status;
+	if (c.dry_run && !rep->failed)
+		rc = 0;
+out:
+	signals_free(sg);
+	sshpool_free(c.pool); /* first: it fails what is pending, into run's callbacks */
+	run_free(c.run);
+	loop_free(c.loop);
+	for (size_t i = 0; c.groups && i < n; i++) {
+		for (size_t k = 0; k < c.groups[i].n; k++)
+			free(c.groups[i].lines[k]);
+		free(c.groups[i].lines);
+	}
+	free(c.groups);
+	run_check_fini(&c.check);
+	runsync_manifest_free(&c.manifest);
+	for (size_t i = 0; i < c.nenv; i++)
+		free(c.env[i]);
+	targets_fini(&c.t);
+	return rc;
+}

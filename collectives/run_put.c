@@ -1,0 +1,257 @@
+/*
+ * run_put.c - the run's files on its nodes, once per shared home (see
+ * run_put.h): the home token's two passes, then a runsync or a push on the
+ * first node of each group.
+ */
+#include "collectives/run_put.h"
+#include "base64.h"
+#include "collectives/mnist_internal.h"
+#include "fixers/fix.h"
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum put_step { PS_MARK, PS_READ, PS_PUT, PS_DONE };
+
+struct run_put {
+	struct sshpool_node *const *pns;
+	size_t n;
+	const struct runsync_manifest *sync;
+	const char *run_dir;
+	int timeout_ms;
+	void (*done)(void *arg);
+	void *arg;
+	enum put_step step;
+	size_t pending;
+	int launching; /* replies that come within a step's sends do not end it */
+	struct push_file site;
+	int have_site;
+	struct run_put_node *nodes;
+	struct runsync **syncs;
+	struct push **pushes;
+};
+
+static void next_step(struct run_put *p);
+
+static void settle(struct run_put *p)
+{
+	if (p->pending > 0)
+		p->pending--;
+	if (p->pending == 0 && !p->launching)
+		next_step(p);
+}
+
+static void on_mark(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                    void *arg)
+{
+	(void)pn;
+	(void)result;
+	(void)code;
+	(void)msg;
+	/* "conflict" (a token already there) is the common answer: the read decides */
+	settle(arg);
+}
+
+static void on_read(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                    void *arg)
+{
+	struct run_put *p = arg;
+	const char *b64 = json_string_value(json_object_get(result, "data"));
+	size_t len = 0;
+	char *data;
+
+	(void)code;
+	(void)msg;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->pns[i] != pn || !b64 || !json_is_true(json_object_get(result, "exists")))
+			continue;
+		data = base64_decode_new(b64, strlen(b64), &len);
+		if (data && len >= 16 && len <= sizeof(p->nodes[i].home_id))
+			snprintf(p->nodes[i].home_id, sizeof(p->nodes[i].home_id), "%.*s",
+			         (int)strcspn(data, "\n"), data);
+		free(data);
+	}
+	settle(p);
+}
+
+static void on_put(void *arg, size_t i, int err, const char *msg)
+{
+	struct run_put *p = arg;
+	struct run_put_node *x = &p->nodes[i];
+
+	x->err = err;
+	if (err)
+		snprintf(x->msg, sizeof(x->msg), "%s", msg ? msg : "failed");
+	if (p->sync) {
+		x->files_sent = runsync_files_sent(p->syncs[i]);
+		x->bytes_sent = runsync_bytes_sent(p->syncs[i]);
+		x->kept = runsync_kept(p->syncs[i]);
+	} else {
+		x->files_sent = push_files_sent(p->pushes[i]);
+		x->bytes_sent = push_bytes_sent(p->pushes[i]);
+	}
+	settle(p);
+}
+
+static void send_marks(struct run_put *p)
+{
+	char token[40];
+
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req;
+		char b64[64];
+
+		if (!p->pns[i])
+			continue;
+		cd_random_token(token, sizeof(token));
+		snprintf(token + 32, sizeof(token) - 32, "\n");
+		base64_encode(token, strlen(token), b64);
+		req = proto_request(0, "file_write");
+		json_object_set_new(req, "path", json_string(FIX_HOME_ID));
+		json_object_set_new(req, "data", json_string(b64));
+		json_object_set_new(req, "expect", json_string("absent"));
+		json_object_set_new(req, "mode", json_integer(0600));
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_mark, p);
+	}
+}
+
+static void send_reads(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req;
+
+		if (!p->pns[i])
+			continue;
+		req = proto_request(0, "file_read");
+		json_object_set_new(req, "path", json_string(FIX_HOME_ID));
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_read, p);
+	}
+}
+
+static void send_puts(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+
+		x->leader = (long)i;
+		for (size_t j = 0; j < i && x->home_id[0]; j++) {
+			if (p->pns[j] && strcmp(p->nodes[j].home_id, x->home_id) == 0) {
+				x->leader = (long)j;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->pns[i] || p->nodes[i].leader != (long)i)
+			continue;
+		p->pending++;
+		if (p->sync)
+			p->syncs[i] = runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms,
+			                            on_put, p, i);
+		else
+			p->pushes[i] =
+			    push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_put, p, i);
+	}
+}
+
+static void finish(struct run_put *p)
+{
+	/* a follower has what its leader put, or its leader's failure */
+	for (size_t i = 0; i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+		const struct run_put_node *l = &p->nodes[x->leader];
+
+		if (x->leader != (long)i && l->err && !x->err) {
+			x->err = l->err;
+			memcpy(x->msg, l->msg, sizeof(x->msg));
+		}
+	}
+	p->step = PS_DONE;
+	p->done(p->arg);
+}
+
+static void next_step(struct run_put *p)
+{
+	if (p->step == PS_DONE)
+		return;
+	p->step++;
+	p->launching = 1;
+	if (p->step == PS_READ)
+		send_reads(p);
+	else if (p->step == PS_PUT)
+		send_puts(p);
+	p->launching = 0;
+	if (p->step == PS_DONE)
+		finish(p);
+	else if (p->pending == 0)
+		next_step(p);
+}
+
+struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
+                              const struct runsync_manifest *sync, const struct runsync_file *site,
+                              const char *run_dir, int timeout_ms, void (*done)(void *arg),
+                              void *arg)
+{
+	struct run_put *p = cd_calloc(1, sizeof(*p));
+
+	p->pns = pns;
+	p->n = n;
+	p->sync = sync;
+	p->run_dir = run_dir;
+	p->timeout_ms = timeout_ms;
+	p->done = done;
+	p->arg = arg;
+	p->nodes = cd_calloc(n ? n : 1, sizeof(*p->nodes));
+	p->syncs = cd_calloc(n ? n : 1, sizeof(*p->syncs));
+	p->pushes = cd_calloc(n ? n : 1, sizeof(*p->pushes));
+	for (size_t i = 0; i < n; i++)
+		p->nodes[i].leader = (long)i;
+	if (!sync && site) {
+		char *path = cd_asprintf("%s/%s", run_dir, site->rel);
+
+		push_file_init(&p->site, path, site->data, site->len, site->sha256);
+		free(path);
+		p->have_site = 1;
+	}
+	p->step = PS_MARK;
+	p->launching = 1;
+	send_marks(p);
+	p->launching = 0;
+	if (p->pending == 0)
+		next_step(p);
+	return p;
+}
+
+const struct run_put_node *run_put_node(const struct run_put *p, size_t i)
+{
+	return &p->nodes[i];
+}
+
+int run_put_files_sent(const struct run_put *p)
+{
+	int sum = 0;
+
+	for (size_t i = 0; p && i < p->n; i++)
+		sum += p->nodes[i].files_sent;
+	return sum;
+}
+
+void run_put_free(struct run_put *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		runsync_free(p->syncs[i]);
+		push_free(p->pushes[i]);
+	}
+	if (p->have_site)
+		push_file_fini(&p->site);
+	free(p->syncs);
+	free(p->pushes);
+	free(p->nodes);
+	free(p);
+}

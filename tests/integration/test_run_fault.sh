@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# `clusterdoc run` when things go wrong, on namespace nodes: a rank exiting 3 mid-run stops every
+# node within --kill-grace + 5 s with exit 3, that node named first, nothing left; a job that
+# prints nothing is stopped at --stall-timeout; Ctrl-C on the head stops every node; a command
+# missing on one node is named (exit 2, nothing left running); an unknown placeholder and an
+# --env value with a newline are refused before anything starts; a node whose agent dies
+# mid-run ends the job everywhere.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=run_fault
+
+# processes of a run (its CLUSTERDOC_RUN in their environment) still alive on the nodes
+left_behind() {
+	local i pid n=0
+	for ((i = 1; i <= CD_N; i++)); do
+		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
+			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
+		done
+	done
+	echo "$n"
+}
+
+expect_nothing_left() {
+	local i
+	for ((i = 0; i < 30; i++)); do
+		[[ $(left_behind) == 0 ]] && return 0
+		sleep 0.1
+	done
+	echo "    $(left_behind) process(es) of a run left on the nodes"
+	return 1
+}
+
+start_run() { # ARGS... : in the background; $bg, $bgout, $bgerr
+	bgout=$(mktemp)
+	bgerr=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run --json "$@" >"$bgout" 2>"$bgerr" &
+	bg=$!
+}
+
+finish_run() {
+	wait "$bg"
+	rc=$?
+	out=$(cat "$bgout")
+	err=$(cat "$bgerr")
+	rm -f "$bgout" "$bgerr"
+}
+
+# wait until a line matching RE is in the background run's stderr (up to 30 s)
+wait_for_line() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -Eq -- "$1" "$bgerr" && return 0
+		sleep 0.1
+	done
+	echo "    no line /$1/ in: $(head -c 600 "$bgerr")"
+	return 1
+}
+
+t_a_rank_exiting_3_stops_every_node_and_is_named_first() {
+	local t0 elapsed
+	cluster_down
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	start_run -w 'node[1-3]' --launcher none --kill-grace 2 -- python3 -c \
+		'import sys, time; print("up", flush=True); time.sleep(2)
+if {node_rank} == 1: print("ValueError: rank one gives up", file=sys.stderr, flush=True); sys.exit(3)
+time.sleep(120)'
+	wait_for_line '^node3 r2: up' || { kill "$bg"; return 1; }
+	t0=$(date +%s%N)
+	finish_run
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 3 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["root_cause"], d["nodes"][1]["exit_code"], d["nodes"][0]["stopped"], d["nodes"][2]["stopped"]')" "('node2', 3, True, True)" "root cause and the stopped nodes" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["first_error"]')" "ValueError: rank one gives up" "its first error" || return 1
+	expect_eq "$(jget 'sum(len(n["orphans"]) for n in d["nodes"])')" 0 "the orphan check" || return 1
+	((elapsed < 2000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
+	expect_nothing_left
+}
+
+t_the_text_summary_names_the_root_cause_with_its_last_lines() {
+	cd_head run -w 'node[1-3]' --launcher none --no-check --kill-grace 1 -- python3 -c \
+		'import sys, time
+if {node_rank} == 2: print("RuntimeError: boom", file=sys.stderr, flush=True); sys.exit(5)
+time.sleep(60)'
+	expect_eq "$rc" 5 "exit status" || return 1
+	expect_match "$out" "^root cause: node3 r2: exit 5: RuntimeError: boom$" "the root cause line" || return 1
+	expect_match "$out" "^    node3 r2 \(stderr\): RuntimeError: boom$" "its last lines" || return 1
+	expect_match "$out" "^node1 r0: stopped by clusterdoc" "node1 stopped" || return 1
+	expect_nothing_left
+}
+
+t_a_rank_ignoring_sigterm_is_killed_after_the_kill_grace() {
+	local t0 elapsed
+	start_run -w 'node[1-3]' --launcher none --no-check --kill-grace 2 -- python3 -c \
+		'import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print("up", flush=True); time.sleep(1)
+if {node_rank} == 0: sys.exit(4)
+time.sleep(120)'
+	wait_for_line '^node3 r2: up' || { kill "$bg"; return 1; }
+	t0=$(date +%s%N)
+	finish_run
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 4 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["signal"], d["nodes"][2]["signal"]')" "(9, 9)" "SIGKILL after the grace" || return 1
+	((elapsed < 1000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
+	expect_nothing_left
+}
+
+t_a_process_that_escaped_the_job_is_listed_by_the_orphan_check() {
+	local pid
+	# a daemon of its own session: out of the job's process group, so no stop reaches it
+	cd_head run --json -w 'node[1-3]' --launcher none --no-check -- \
+		sh -c '[ {node_rank} = 1 ] && setsid sleep 77 </dev/null >/dev/null 2>&1 & sleep 1; echo done'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget "[len(n[\"orphans\"]) for n in d[\"nodes\"]]")" "[0, 1, 0]" "orphans per node ($(jget "d[\"nodes\"]"))" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["orphans"][0]["cmdline"]')" "sleep 77" "the orphan" || return 1
+	pid=$(jget 'd["nodes"][1]["orphans"][0]["pid"]')
+	kill "$pid"
+	expect_nothing_left
+}
+
+t_a_silent_job_is_stopped_at_the_stall_deadline() {
+	local t0 elapsed
+	t0=$(date +%s%N)
+	cd_head run --json -w 'node[1-3]' --launcher none --no-check --stall-timeout 3 --kill-grace 1 -- python3 -c 'import time; print("start", flush=True); time.sleep(120)'
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" "no output from any node for 3 s" "failure says it hung" || return 1
+	((elapsed < 20000)) || { echo "    took ${elapsed} ms"; return 1; }
+	expect_nothing_left
+}
+
+t_ctrl_c_on_the_head_stops_every_node() {
+	start_run -w 'node[1-3]' --launcher none --no-check --kill-grace 1 -- python3 -c 'import time; print("up", flush=True); time.sleep(120)'
+	wait_for_line '^node[123] r[012]: up' || { kill "$bg"; return 1; }
+	sleep 1
+	# the clusterdoc this test started (the child of cluster_head_exec's ip netns exec)
+	kill -INT "$(pgrep -P "$bg" -f "$CLUSTERDOC run" || echo "$bg")"
+	finish_run
+	expect_eq "$rc" 130 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["interrupted"], d["root_cause"]')" "(True, None)" "interrupted" || return 1
+	expect_nothing_left
+}
+
+t_a_command_missing_on_one_node_is_named_and_nothing_is_left() {
+	cluster_node_exec 1 sh -c 'printf "#!/bin/sh\necho here; exec sleep 60\n" >/root/job.sh; chmod +x /root/job.sh' || return 1
+	cluster_node_exec 3 sh -c 'cp /bin/sleep /root/job.sh' || return 1
+	cd_head run --json -w 'node[1-3]' --launcher none --no-check -- /root/job.sh 60
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" "^node2: cannot run /root/job.sh" "failure names node2" || return 1
+	expect_eq "$(jget 'd["could_not_start"], d["root_cause"]')" "(True, 'node2')" "could not start" || return 1
+	expect_nothing_left
+}
+
+t_torchrun_on_a_node_without_torch_is_refused_naming_it() {
+	local torch_dir
+	torch_dir=$(/usr/bin/python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))') || return 1
+	# node2 loses torch: an empty directory over its package (its own mount namespace)
+	cluster_node_exec 2 mount -t tmpfs none "$torch_dir" || return 1
+	cd_head run --json -w 'node[1-3]' --no-check -- train.py
+	cluster_node_exec 2 umount "$torch_dir"
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" "^node2: import torch failed" "failure names node2" || return 1
+	expect_eq "$(jget 'any(n["started"] for n in d["nodes"])')" False "nothing started"
+}
+
+t_an_unknown_placeholder_is_refused_before_anything_starts() {
+	local t0 elapsed
+	t0=$(date +%s%N)
+	cd_head run -w 'node[1-3]' --launcher none -- python3 main.py --rank '{rank}'
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "unknown placeholder \{rank\} in \"\{rank\}\"" "the message" || return 1
+	((elapsed < 1000)) || { echo "    took ${elapsed} ms: it reached the nodes"; return 1; }
+}
+
+t_an_env_value_with_a_newline_is_refused() {
+	cd_head run -w 'node[1-3]' --launcher none --env $'A=1\nB=2' -- true
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "^clusterdoc run: --env A: its value holds a newline" "the message"
+}
+
+t_a_node_that_drops_out_mid_run_ends_the_job_everywhere() {
+	local pid i
+	start_run -w 'node[1-3]' --launcher none --no-check --kill-grace 1 -- python3 -c 'import time; print("up", flush=True); time.sleep(120)'
+	wait_for_line '^node3 r2: up' || { kill "$bg"; return 1; }
+	for pid in $(ip netns pids "$(cluster_node_ns 3)"); do
+		[[ $(cat "/proc/$pid/comm" 2>/dev/null) == agent-* ]] && kill -9 "$pid"
+	done
+	finish_run
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" "node3" "failure names node3" || return 1
+	expect_eq "$(jget 'd["root_cause"]')" node3 "root cause" || return 1
+	expect_nothing_left
+}
+
+itest_need_root
+itest_run_all

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The TUI's R refuses, as `clusterdoc run` does, to start a run on nodes whose check found
+# errors: with MASTER_PORT 29500 blocked on node1 (the master), R asks "Start anyway?"; n
+# starts nothing, y starts it. tmux on a two-node namespace cluster; the head is the ASan +
+# UBSan build when there is one, and no sanitizer may report anything.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
+ITEST_FILE=run_tui_check
+SAN_LOG=""
+trap 'tui_stop; [[ -n $SAN_LOG ]] && rm -rf "$SAN_LOG"' EXIT
+
+shown_run_id() { tui_screen | sed -nE 's/^  run id   ([0-9]{8}-[0-9]{6}-[0-9a-f]{4}) .*/\1/p'; }
+
+enter_line() {
+	tui_keys R
+	tui_wait '^Run:' 5 || return 1
+	tui_keys C-u
+	tui_keys -l -- "$1"
+	tui_keys Enter
+}
+
+t_a_run_on_nodes_with_check_errors_asks_before_it_starts() {
+	CD_QUIET=1 cluster_up 2 >/dev/null || return 1
+	cluster_trap_firewall_port 1 29500 || return 1
+	local head=$CLUSTERDOC
+	SAN_LOG=$(mktemp -d)
+	[[ -x ${CLUSTERDOC_ASAN:-} ]] && head=$CLUSTERDOC_ASAN
+	CLUSTERDOC=$head TUI_SIZE=160x40 tui_start \
+		ASAN_OPTIONS="log_path=$SAN_LOG/asan:halt_on_error=1:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$SAN_LOG/ubsan:halt_on_error=1:print_stacktrace=1" \
+		-- tui -w 'node[1-2]' --probe-timeout 1000 || return 1
+	tui_wait 'check done: 2 node\(s\)' 90 || return 1
+	tui_keys 6
+	tui_wait 'R runs your own command instead' 5 || return 1
+	enter_line "none: echo hello" || return 1
+	tui_wait 'The check found [0-9]+ error\(s\) that may break the job: .*Start anyway\?' 5 || return 1
+	tui_keys n Enter
+	tui_wait 'the run is not started' 5 || return 1
+	expect_eq "$(shown_run_id)" "" "a run shown after n" || return 1
+	enter_line "none: echo hello" || return 1
+	tui_wait 'Start anyway\?' 5 || return 1
+	tui_keys y Enter
+	tui_wait 'ok: exit 0 on every node, 2 rank\(s\)' 60 || return 1
+	tui_keys q
+	local status
+	status=$(tui_exit_status 20)
+	if [[ $status != 0 ]] || compgen -G "$SAN_LOG/*" >/dev/null; then
+		echo "    exit status $status; its stderr and sanitizer logs:"
+		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
+		return 1
+	fi
+}
+
+itest_need_root
+itest_run_all

@@ -1,0 +1,326 @@
+/* test_run.c - the pure side of `clusterdoc run`: placeholders, --env
+ * values, each node's argv and environment, the exit status, the shell
+ * quoting of --dry-run and the orphan check's reading of an environ. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cd.h"
+#include "collectives/hangready.h"
+#include "collectives/run.h"
+#include "collectives/run_agent.h"
+#include "report/run_render.h"
+
+static const struct run_vars vars = {
+    .node_rank = 1,
+    .nnodes = 2,
+    .nproc_per_node = 4,
+    .world_size = 8,
+    .master_port = 29600,
+    .master_addr = "10.0.0.11",
+    .host = "node2",
+    .iface = "ens5",
+};
+
+static void expand_replaces_every_placeholder(void **state)
+{
+	char err[CD_ERRLEN];
+	char *s = run_expand("tcp://{master_addr}:{master_port} {node_rank}/{nnodes} "
+	                     "{nproc_per_node} {world_size} {host} {iface}",
+	                     &vars, err, sizeof(err));
+
+	assert_non_null(s);
+	assert_string_equal(s, "tcp://10.0.0.11:29600 1/2 4 8 node2 ens5");
+	free(s);
+}
+
+static void expand_keeps_doubled_braces_as_one(void **state)
+{
+	char err[CD_ERRLEN];
+	char *s = run_expand("{{\"a\": {node_rank}}}", &vars, err, sizeof(err));
+
+	assert_non_null(s);
+	assert_string_equal(s, "{\"a\": 1}");
+	free(s);
+}
+
+static void expand_passes_a_shell_parameter_expansion_on(void **state)
+{
+	char err[CD_ERRLEN];
+	char *s = run_expand("echo ${HOME:-/} $X {host}", &vars, err, sizeof(err));
+
+	assert_non_null(s);
+	assert_string_equal(s, "echo ${HOME:-/} $X node2");
+	free(s);
+}
+
+static void expand_refuses_an_unknown_placeholder_naming_it(void **state)
+{
+	char err[CD_ERRLEN];
+
+	assert_null(run_expand("--rank {rank}", &vars, err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown placeholder {rank} in \"--rank {rank}\""));
+}
+
+static void expand_refuses_an_unclosed_brace(void **state)
+{
+	char err[CD_ERRLEN];
+
+	assert_null(run_expand("{node_rank", &vars, err, sizeof(err)));
+	assert_non_null(strstr(err, "unclosed {"));
+}
+
+static void check_placeholders_finds_the_bad_argument(void **state)
+{
+	const char *argv[] = {"python3", "main.py", "--rank", "{node_rank}", "--x", "{nope}"};
+	char err[CD_ERRLEN];
+
+	assert_int_equal(run_check_placeholders(argv, 4, err, sizeof(err)), 0);
+	assert_int_equal(run_check_placeholders(argv, 6, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "{nope}"));
+}
+
+static void env_refuses_a_newline_a_nul_and_a_bad_name(void **state)
+{
+	char err[CD_ERRLEN];
+
+	assert_int_equal(run_check_env("A=1", 3, err, sizeof(err)), 0);
+	assert_int_equal(run_check_env("A=", 2, err, sizeof(err)), 0);
+	assert_int_equal(run_check_env("A=x\ny", 5, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "newline"));
+	assert_int_equal(run_check_env("A=x\0y", 5, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "NUL"));
+	assert_int_equal(run_check_env("1A=x", 4, err, sizeof(err)), -1);
+	assert_int_equal(run_check_env("A-B=x", 5, err, sizeof(err)), -1);
+	assert_int_equal(run_check_env("noequals", 8, err, sizeof(err)), -1);
+}
+
+static void plan_without_launcher_runs_the_command_expanded(void **state)
+{
+	const char *argv[] = {"python3", "main.py", "--rank", "{node_rank}"};
+	const char *env[] = {"FOO=bar"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN];
+
+	run_opts_init(&o);
+	o.launcher = RUN_NONE;
+	o.argv = argv;
+	o.argc = 4;
+	o.env = env;
+	o.nenv = 1;
+	assert_int_equal(run_plan_node(&o, "20260101-000000-abcd", &vars, NULL, "", "10.0.0.12", &a,
+	                               &e, err, sizeof(err)),
+	                 0);
+	assert_int_equal(json_array_size(a), 4);
+	assert_string_equal(json_string_value(json_array_get(a, 3)), "1");
+	assert_string_equal(json_string_value(json_object_get(e, "GLOO_SOCKET_IFNAME")), "ens5");
+	assert_string_equal(json_string_value(json_object_get(e, "NCCL_SOCKET_IFNAME")), "=ens5");
+	assert_null(json_object_get(e, "NCCL_SOCKET_FAMILY"));
+	assert_string_equal(json_string_value(json_object_get(e, "MASTER_ADDR")), "10.0.0.11");
+	assert_string_equal(json_string_value(json_object_get(e, "MASTER_PORT")), "29600");
+	assert_string_equal(json_string_value(json_object_get(e, "NODE_RANK")), "1");
+	assert_string_equal(json_string_value(json_object_get(e, "NNODES")), "2");
+	assert_string_equal(json_string_value(json_object_get(e, "NPROC_PER_NODE")), "4");
+	assert_string_equal(json_string_value(json_object_get(e, "WORLD_SIZE")), "8");
+	assert_string_equal(json_string_value(json_object_get(e, "CLUSTERDOC_RUN")),
+	                    "20260101-000000-abcd");
+	assert_string_equal(json_string_value(json_object_get(e, "FOO")), "bar");
+	json_decref(a);
+	json_decref(e);
+}
+
+static void plan_with_torchrun_puts_the_launcher_first(void **state)
+{
+	const char *argv[] = {"train.py", "--epochs", "3"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN];
+	size_t n;
+
+	run_opts_init(&o);
+	o.argv = argv;
+	o.argc = 3;
+	assert_int_equal(run_plan_node(&o, "r", &vars, "/opt/py/bin/python", "1.13.1", "10.0.0.12",
+	                               &a, &e, err, sizeof(err)),
+	                 0);
+	n = json_array_size(a);
+	assert_string_equal(json_string_value(json_array_get(a, 0)), "/opt/py/bin/python");
+	assert_string_equal(json_string_value(json_array_get(a, 1)), "-c");
+	assert_string_equal(json_string_value(json_array_get(a, n - 3)), "train.py");
+	assert_string_equal(json_string_value(json_array_get(a, n - 4)), "29600");
+	assert_string_equal(json_string_value(json_array_get(a, n - 6)), "10.0.0.11");
+	json_decref(a);
+	json_decref(e);
+}
+
+static const char *env_of(json_t *e, const char *name)
+{
+	return json_string_value(json_object_get(e, name));
+}
+
+static void plan_tees_torchruns_workers_into_the_run_directory(void **state)
+{
+	const char *argv[] = {"train.py"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN];
+
+	run_opts_init(&o);
+	o.argv = argv;
+	o.argc = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "1.13.1", "10.0.0.12", &a, &e, err, sizeof(err)),
+	    0);
+	assert_string_equal(env_of(e, "PET_TEE"), "3");
+	assert_string_equal(env_of(e, "PET_LOG_DIR"), RUN_REMOTE_ROOT "/RUN/torchrun");
+	json_decref(a);
+	json_decref(e);
+	/* launch (torch < 1.10) has no --tee; --launcher none no torchrun */
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "1.9.0", "10.0.0.12", &a, &e, err, sizeof(err)),
+	    0);
+	assert_null(env_of(e, "PET_TEE"));
+	json_decref(a);
+	json_decref(e);
+	o.launcher = RUN_NONE;
+	o.remote_dir = "/scratch/r";
+	assert_int_equal(
+	    run_plan_node(&o, "RUN", &vars, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	assert_null(env_of(e, "PET_TEE"));
+	json_decref(a);
+	json_decref(e);
+}
+
+static void hang_ready_chains_a_users_pythonpath_after_its_own(void **state)
+{
+	const char *env[] = {"PYTHONPATH=/opt/lib"};
+	struct run_opts o;
+	struct hangready h;
+	json_t *e = json_object();
+	char err[CD_ERRLEN], dir[512];
+
+	run_opts_init(&o);
+	o.env = env;
+	o.nenv = 1;
+	run_plan_dir(&o, "RUN", dir, sizeof(dir));
+	assert_string_equal(dir, RUN_REMOTE_ROOT "/RUN");
+	assert_int_equal(run_plan_hang_ready(&o, dir, "1.13.1", e, &h, err, sizeof(err)), 0);
+	assert_string_equal(env_of(e, "PYTHONPATH"), RUN_REMOTE_ROOT "/RUN/hang:/opt/lib");
+	assert_string_equal(env_of(e, "CLUSTERDOC_DUMP_SIGNAL"), "SIGUSR2");
+	assert_null(env_of(e, "TORCH_NCCL_TRACE_BUFFER_SIZE")); /* torch 1.13 < 2.2 */
+	assert_string_equal(h.site.rel, "hang/sitecustomize.py");
+	hangready_free(&h);
+	json_decref(e);
+	e = json_object();
+	assert_int_equal(run_plan_hang_ready(&o, "/scratch/r", "2.4.0", e, NULL, err, sizeof(err)),
+	                 0);
+	assert_string_equal(env_of(e, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "2000");
+	assert_string_equal(env_of(e, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"),
+	                    "/scratch/r/hang/nccl_trace_rank_");
+	json_decref(e);
+	/* a run directory PYTHONPATH cannot hold */
+	e = json_object();
+	assert_int_equal(run_plan_hang_ready(&o, "/a:b", "", e, NULL, err, sizeof(err)), -1);
+	json_decref(e);
+}
+
+static void plan_sets_the_ipv6_family_for_an_ipv6_address(void **state)
+{
+	const char *argv[] = {"x"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN];
+
+	run_opts_init(&o);
+	o.launcher = RUN_NONE;
+	o.argv = argv;
+	o.argc = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "r", &vars, NULL, "", "fd00::2", &a, &e, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "NCCL_SOCKET_FAMILY")),
+	                    "AF_INET6");
+	json_decref(a);
+	json_decref(e);
+}
+
+static void exit_status_is_the_root_cause_code(void **state)
+{
+	struct run_node nodes[2] = {{.exit_code = 0, .signal = 15, .stopped = 1}, {.exit_code = 3}};
+	struct run_report rep = {.nodes = nodes, .nnodes = 2, .failed = 1, .root_cause = 1};
+
+	assert_int_equal(run_exit_status(&rep), 3);
+	nodes[1].exit_code = 0;
+	nodes[1].signal = 9;
+	assert_int_equal(run_exit_status(&rep), 137);
+	rep.could_not_start = 1;
+	assert_int_equal(run_exit_status(&rep), 2);
+	rep.could_not_start = 0;
+	rep.root_cause = -1;
+	assert_int_equal(run_exit_status(&rep), 1);
+	rep.failed = 0;
+	assert_int_equal(run_exit_status(&rep), 0);
+}
+
+static void run_id_has_the_conventional_shape(void **state)
+{
+	char id[RUN_ID_LEN];
+
+	run_id_make(id);
+	assert_int_equal(strlen(id), 20);
+	assert_int_equal(id[8], '-');
+	assert_int_equal(id[15], '-');
+}
+
+static void shell_quote_leaves_plain_words_and_quotes_the_rest(void **state)
+{
+	char out[128];
+
+	run_shell_quote("GLOO_SOCKET_IFNAME=eth0", out, sizeof(out));
+	assert_string_equal(out, "GLOO_SOCKET_IFNAME=eth0");
+	run_shell_quote("a b", out, sizeof(out));
+	assert_string_equal(out, "'a b'");
+	run_shell_quote("it's", out, sizeof(out));
+	assert_string_equal(out, "'it'\\''s'");
+	run_shell_quote("", out, sizeof(out));
+	assert_string_equal(out, "''");
+}
+
+static void environ_has_matches_the_exact_run_only(void **state)
+{
+	static const char env[] = "HOME=/root\0CLUSTERDOC_RUN=20260101-000000-abcd\0X=1";
+
+	assert_true(run_agent_environ_has(env, sizeof(env) - 1, "20260101-000000-abcd"));
+	assert_false(run_agent_environ_has(env, sizeof(env) - 1, "20260101-000000-abc"));
+	assert_false(run_agent_environ_has(env, sizeof(env) - 1, "20260101-000000-abcde"));
+	assert_false(run_agent_environ_has("", 0, "x"));
+	assert_true(run_agent_environ_has_var(env, sizeof(env) - 1, "X=1"));
+	assert_false(run_agent_environ_has_var(env, sizeof(env) - 1, "X=12"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(expand_replaces_every_placeholder),
+	    cmocka_unit_test(expand_keeps_doubled_braces_as_one),
+	    cmocka_unit_test(expand_passes_a_shell_parameter_expansion_on),
+	    cmocka_unit_test(expand_refuses_an_unknown_placeholder_naming_it),
+	    cmocka_unit_test(expand_refuses_an_unclosed_brace),
+	    cmocka_unit_test(check_placeholders_finds_the_bad_argument),
+	    cmocka_unit_test(env_refuses_a_newline_a_nul_and_a_bad_name),
+	    cmocka_unit_test(plan_without_launcher_runs_the_command_expanded),
+	    cmocka_unit_test(plan_with_torchrun_puts_the_launcher_first),
+	    cmocka_unit_test(plan_sets_the_ipv6_family_for_an_ipv6_address),
+	    cmocka_unit_test(plan_tees_torchruns_workers_into_the_run_directory),
+	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
+	    cmocka_unit_test(exit_status_is_the_root_cause_code),
+	    cmocka_unit_test(run_id_has_the_conventional_shape),
+	    cmocka_unit_test(shell_quote_leaves_plain_words_and_quotes_the_rest),
+	    cmocka_unit_test(environ_has_matches_the_exact_run_only),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,314 @@
+/*
+ * session_run.c - the TUI's `clusterdoc run` job (session.h): the command
+ * line typed in the Job view, split into words (shellwords.h), started
+ * with run_start on the session's nodes and its own pool, its lines kept
+ * with the MNIST job's (the Job view shows one job at a time), stopped by
+ * run_stop.
+ */
+#include "session.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shellwords.h"
+
+#define NONE_PREFIX "none:"
+#define MAX_ENV     16
+#define MAX_SECONDS (86400 * 7)
+
+/* ---------------------------------------------------------------- options */
+
+enum line_opt { LO_LAUNCHER, LO_NPROC, LO_CHDIR, LO_ENV, LO_GRACE, LO_STALL, LO_TIMEOUT };
+
+/* The options of `clusterdoc run` a command line may start with. */
+static const struct {
+	const char *name;
+	enum line_opt opt;
+} line_opts[] = {
+    {"--launcher", LO_LAUNCHER},   {"--nproc-per-node", LO_NPROC},
+    {"--chdir", LO_CHDIR},         {"--env", LO_ENV},
+    {"--kill-grace", LO_GRACE},    {"--stall-timeout", LO_STALL},
+    {"--job-timeout", LO_TIMEOUT},
+};
+
+/* A whole number in [lo, hi]: 0, or CD_ERR_PARSE with err naming opt. */
+static int parse_int(const char *opt, const char *arg, int lo, int hi, int *out, char *err,
+                     size_t errlen)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (!*arg || *end || v < lo || v > hi)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "%s takes a number from %d to %d, not \"%s\"", opt, lo, hi, arg);
+	*out = (int)v;
+	return 0;
+}
+
+static int seconds_ms(const char *opt, const char *arg, int *out, char *err, size_t errlen)
+{
+	int v = 0;
+
+	if (parse_int(opt, arg, 0, MAX_SECONDS, &v, err, errlen) < 0)
+		return CD_ERR_PARSE;
+	*out = v * 1000;
+	return 0;
+}
+
+/* One option with its value into o (env: the --env words so far, *nenv of them). */
+static int apply_opt(enum line_opt opt, const char *name, const char *arg, struct run_opts *o,
+                     const char **env, size_t *nenv, char *err, size_t errlen)
+{
+	switch (opt) {
+	case LO_LAUNCHER:
+		if (strcmp(arg, "torchrun") != 0 && strcmp(arg, "none") != 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "--launcher is torchrun or none");
+		o->launcher = strcmp(arg, "none") == 0 ? RUN_NONE : RUN_TORCHRUN;
+		return 0;
+	case LO_NPROC:
+		if (strcmp(arg, "gpu") == 0) {
+			o->nproc_per_node = 0;
+			return 0;
+		}
+		return parse_int(name, arg, 1, 1024, &o->nproc_per_node, err, errlen);
+	case LO_CHDIR:
+		o->chdir = arg;
+		return 0;
+	case LO_ENV:
+		if (*nenv == MAX_ENV)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables",
+			               MAX_ENV);
+		if (run_check_env(arg, strlen(arg), err, errlen) < 0)
+			return CD_ERR_PARSE;
+		env[(*nenv)++] = arg;
+		return 0;
+	case LO_GRACE:
+		return seconds_ms(name, arg, &o->kill_grace_ms, err, errlen);
+	case LO_STALL:
+		return seconds_ms(name, arg, &o->stall_ms, err, errlen);
+	case LO_TIMEOUT:
+		return seconds_ms(name, arg, &o->timeout_ms, err, errlen);
+	}
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s: not an option here", name);
+}
+
+/*
+ * The options at the front of words[0..n) into o and env; *first is the
+ * command's first word. 0, or CD_ERR_PARSE with err (an unknown option, a
+ * bad value, no command after the options).
+ */
+static int parse_line_opts(char **words, size_t n, struct run_opts *o, const char **env,
+                           size_t *nenv, size_t *first, char *err, size_t errlen)
+{
+	size_t k = 0;
+
+	while (k < n && strncmp(words[k], "--", 2) == 0) {
+		const char *name = words[k], *arg = NULL, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name), j;
+		int rc;
+
+		if (strcmp(name, "--") == 0) {
+			k++;
+			break;
+		}
+		for (j = 0; j < CD_ARRAY_LEN(line_opts); j++)
+			if (strlen(line_opts[j].name) == len &&
+			    strncmp(line_opts[j].name, name, len) == 0)
+				break;
+		if (j == CD_ARRAY_LEN(line_opts))
+			return cd_errf(
+			    err, errlen, CD_ERR_PARSE,
+			    "%.*s is not an option of R: --launcher, --nproc-per-node, "
+			    "--chdir, --env, --kill-grace, --stall-timeout, --job-timeout",
+			    (int)len, name);
+		if (eq) {
+			arg = eq + 1;
+		} else if (k + 1 < n) {
+			arg = words[++k];
+		} else {
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s needs a value", name);
+		}
+		rc = apply_opt(line_opts[j].opt, line_opts[j].name, arg, o, env, nenv, err, errlen);
+		if (rc < 0)
+			return rc;
+		k++;
+	}
+	if (k == n)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "no command after the options");
+	*first = k;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* torchrun --tee prefixes a worker's line with "[ROLE<local rank>]:"
+ * ("[default0]:"): that worker's global rank, else the node's first one;
+ * *rest is the text after the prefix. */
+static int line_rank(const struct run_node *n, const char *text, const char **rest)
+{
+	const char *p = text, *digits;
+	int local;
+
+	*rest = text;
+	if (*p != '[')
+		return n->first_rank;
+	while (*++p && *p != ']' && !isdigit((unsigned char)*p))
+		;
+	digits = p;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (p == digits || p[0] != ']' || p[1] != ':')
+		return n->first_rank;
+	local = atoi(digits);
+	if (local >= n->nranks)
+		return n->first_rank;
+	*rest = p[2] == ' ' ? p + 3 : p + 2;
+	return n->first_rank + local;
+}
+
+static void on_run_line(void *arg, size_t node, const char *stream, const char *text)
+{
+	struct tui_session *s = arg;
+	const struct run_report *rep = run_report(s->run);
+	const char *rest = text;
+	int rank = -1;
+
+	if (node < rep->nnodes)
+		rank = line_rank(&rep->nodes[node], text, &rest);
+	session_job_add_line(s, node, rank, stream, rest);
+}
+
+static void on_run_phase(void *arg, const char *what)
+{
+	struct tui_session *s = arg;
+
+	snprintf(s->job_phase, sizeof(s->job_phase), "%s", what);
+	session_changed(s);
+}
+
+static void on_run_done(void *arg)
+{
+	struct tui_session *s = arg;
+	const struct run_report *r = run_report(s->run);
+
+	s->job_state = r->failed ? TASK_FAILED : TASK_DONE;
+	snprintf(s->job_phase, sizeof(s->job_phase), "done");
+	s->job_ended_ms = cd_now_ms();
+	session_changed(s);
+}
+
+static const struct run_events run_events = {
+    .line = on_run_line,
+    .phase = on_run_phase,
+    .done = on_run_done,
+};
+
+/* ---------------------------------------------------------------- api */
+
+void session_run_clear(struct tui_session *s)
+{
+	run_free(s->run);
+	s->run = NULL;
+	shellwords_free(s->run_argv);
+	free(s->run_env);
+	s->run_env = NULL;
+	for (size_t i = 0; s->run_ifaces && i < s->nhosts; i++)
+		free(s->run_ifaces[i]);
+	free(s->run_ifaces);
+	s->run_ifaces = NULL;
+	s->run_argv = NULL;
+	s->run_argc = 0;
+	free(s->run_cmdline);
+	s->run_cmdline = NULL;
+}
+
+int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen)
+{
+	struct run_opts o;
+	const char *words = cmdline;
+	const char **env = NULL;
+	char **argv = NULL;
+	size_t argc = 0, nenv = 0, first = 0;
+	int rc;
+
+	if (s->job_state == TASK_RUNNING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "the %s is running already",
+		               s->job_kind == JOB_RUN ? "run" : "MNIST job");
+	if (!s->nhosts)
+		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
+	run_opts_init(&o);
+	while (*words == ' ')
+		words++;
+	if (strncmp(words, NONE_PREFIX, strlen(NONE_PREFIX)) == 0) {
+		o.launcher = RUN_NONE;
+		words += strlen(NONE_PREFIX);
+	}
+	rc = shellwords_split(words, &argv, &argc, err, errlen);
+	if (rc < 0)
+		return rc;
+	env = cd_calloc(MAX_ENV + 1, sizeof(*env));
+	rc = parse_line_opts(argv, argc, &o, env, &nenv, &first, err, errlen);
+	if (rc == 0 && strncmp(argv[first], NONE_PREFIX, strlen(NONE_PREFIX)) == 0) {
+		/* "none:" after the options too: "--chdir /x none: ./a.out" */
+		o.launcher = RUN_NONE;
+		memmove(argv[first], argv[first] + strlen(NONE_PREFIX),
+		        strlen(argv[first]) - strlen(NONE_PREFIX) + 1);
+		if (!argv[first][0] && ++first == argc)
+			rc = cd_errf(err, errlen, CD_ERR_PARSE, "no command after none:");
+	}
+	if (rc == 0 && run_check_placeholders((const char *const *)argv + first, argc - first, err,
+	                                      errlen) < 0)
+		rc = CD_ERR_PARSE;
+	if (rc < 0) {
+		shellwords_free(argv);
+		free(env);
+		return rc;
+	}
+	session_job_clear(s);
+	s->job_kind = JOB_RUN;
+	s->run_argv = argv;
+	s->run_argc = argc;
+	s->run_env = env;
+	s->run_cmdline = cd_strdup(cmdline);
+	s->job_pool = sshpool_new(s->loop, s->o.pool, s->job_error, sizeof(s->job_error));
+	if (!s->job_pool) {
+		s->job_state = TASK_FAILED;
+		return cd_errf(err, errlen, CD_ERR_IO, "%s", s->job_error);
+	}
+	s->job_error[0] = 0;
+	s->job_state = TASK_RUNNING;
+	s->job_started_ms = cd_now_ms();
+	s->job_ended_ms = 0;
+	/* copied: a check started while the run plans frees its diagnosis */
+	if (s->check_state == TASK_DONE && s->d && s->d->nnodes == s->nhosts) {
+		s->run_ifaces = cd_calloc(s->nhosts, sizeof(*s->run_ifaces));
+		for (size_t i = 0; i < s->nhosts; i++)
+			s->run_ifaces[i] = cd_strdup(s->d->pred[i].data_iface);
+		o.ifaces = (const char *const *)s->run_ifaces;
+	}
+	o.python = s->o.check.python; /* --python: torchrun's interpreter */
+	o.argv = (const char *const *)s->run_argv + first;
+	o.argc = s->run_argc - first;
+	o.env = s->run_env;
+	o.nenv = nenv;
+	o.request_timeout_ms = s->o.pool->request_timeout_ms;
+	s->run = run_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts, &o,
+	                   &run_events, s);
+	session_changed(s);
+	return 0;
+}
+
+int session_run_stop(struct tui_session *s, char *err, size_t errlen)
+{
+	if (s->job_kind != JOB_RUN || !s->run || s->job_state != TASK_RUNNING)
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "no run is going");
+	run_stop(s->run, "stopped from the TUI (S): stopped the job on every node");
+	session_changed(s);
+	return 0;
+}
+
+const struct run_report *session_run_report(const struct tui_session *s)
+{
+	return s->run && s->job_kind == JOB_RUN ? run_report(s->run) : NULL;
+}
