@@ -88,8 +88,8 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 	s=$(tui_screen)
 	expect_match "$s" "^ Run job  done  [0-9.]+ s" "the title" || return 1
 	expect_match "$s" "^  command  --env GREETING=hello none: sh -c 'echo \\\$GREETING from \{node_rank\} of \{nnodes\}'$" "the command as typed" || return 1
-	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29500' "the run id" || return 1
-	expect_match "$s" '^  phase    probe > start > watch > orphans > \[done\]' "the phase" || return 1
+	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29500, hang-ready$' "the run id" || return 1
+	expect_match "$s" '^  phase    probe > put > start > watch > orphans > \[done\]   in ~/\.cache/clusterdoc/runs/[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$' "the phase and the run directory" || return 1
 	for i in 1 2 3; do
 		expect_match "$s" "^  node$i +ok exit 0 +rank $((i - 1)) " "node$i's row" || return 1
 		expect_match "$s" "^ node$i +r$((i - 1)) +out +hello from $((i - 1)) of 3$" "node$i's line" || return 1
