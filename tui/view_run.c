@@ -4,9 +4,10 @@
  * put, start, watch, orphans) with the run directory on the nodes, each
  * node's state with its ranks (running, its exit code, the signal that
  * ended it, stopped by clusterdoc, lost), and the nodes' lines as they
- * come, each with its host and rank as `clusterdoc run` prints them. When the job fails, the root cause comes
- * first: the node that failed on its own, its exit and its first error
- * line; the nodes stopped because of it follow.
+ * come, each with its host and rank as `clusterdoc run` prints them. When
+ * the job fails, the root cause comes first: the node that failed on its
+ * own, its exit and its first error line; the nodes stopped because of it
+ * follow.
  *
  * R asks for a command line: torchrun's script and arguments, or
  * "none: COMMAND ARGS" for the command alone (--launcher none). S stops the
