@@ -7,8 +7,10 @@
 #              no clusterdoc, no hang-ready;
 #   run        `clusterdoc run --no-check -- allreduce.py`: hang-ready's file put, the job;
 #   run-nohr   the same with --no-hang-ready: nothing to put.
-# Prints one CSV line per timed run (what,round,wall_ms,plan_ms,put_ms,start_ms) and a median
-# table. The job is tests/fixtures/run/allreduce.py (one rank per node, one Gloo allreduce).
+# Prints one CSV line per timed run (what,round,wall_ms,plan_ms,put_ms,start_ms,outside_job_ms:
+# the wall time less --json's timing_ms.job, i.e. what clusterdoc spends before the job starts
+# and after its last rank is seen to end: head start-up, connect, probe, put, orphan check) and
+# a median table. The job is tests/fixtures/run/allreduce.py (one rank per node, one Gloo allreduce).
 # Needs root and Debian's python3-torch on the host; all traffic stays inside the namespaces.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,12 +65,13 @@ timed_run() { # WHAT ARGS...
 import json, sys
 d = json.loads(sys.argv[1]); t = d["timing_ms"]
 if d.get("failed"): sys.exit("run_start: %s failed: %s" % (sys.argv[2], d.get("failure")))
-print("%s,%s,%s,%d,%d,%d" % (sys.argv[2], sys.argv[3], sys.argv[4], t["plan"], t.get("put", 0), t["start"]))
+print("%s,%s,%s,%d,%d,%d,%d" % (sys.argv[2], sys.argv[3], sys.argv[4], t["plan"], t.get("put", 0),
+                               t["start"], int(sys.argv[4]) - t["job"]))
 ' "$out" "$what" "$round" "$((t1 - t0))"
 }
 
 results=$JOBS/results.csv
-echo "what,round,wall_ms,plan_ms,put_ms,start_ms" | tee "$results"
+echo "what,round,wall_ms,plan_ms,put_ms,start_ms,outside_job_ms" | tee "$results"
 for ((round = 1; round <= RUNS; round++)); do
 	t0=$(now_ms)
 	direct || {
@@ -76,7 +79,7 @@ for ((round = 1; round <= RUNS; round++)); do
 		tail -n 5 "$JOBS"/node1.sh "$JOBS"/direct*.log >&2
 		exit 1
 	}
-	echo "direct,$round,$(($(now_ms) - t0)),,," | tee -a "$results"
+	echo "direct,$round,$(($(now_ms) - t0)),,,," | tee -a "$results"
 	timed_run run | tee -a "$results"
 	timed_run run-nohr --no-hang-ready | tee -a "$results"
 done
@@ -86,12 +89,12 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 def med(what, col):
     v = [int(r[col]) for r in rows if r["what"] == what and r[col]]
     return (statistics.median(v), " ".join(map(str, v))) if v else (0, "")
-print("\n| what | median wall (ms) | runs (ms) | plan | put | start |")
-print("|---|---:|---|---:|---:|---:|")
+print("\n| what | median wall (ms) | runs (ms) | plan | put | start | outside the job |")
+print("|---|---:|---|---:|---:|---:|---:|")
 base = med("direct", "wall_ms")[0]
 for what in ("direct", "run", "run-nohr"):
     m, runs = med(what, "wall_ms")
-    extra = [med(what, c)[0] for c in ("plan_ms", "put_ms", "start_ms")]
+    extra = [med(what, c)[0] for c in ("plan_ms", "put_ms", "start_ms", "outside_job_ms")]
     print("| %s | %d | %s | %s |" % (what, m, runs, " | ".join("%d" % x if what != "direct" else "-" for x in extra)))
 for what in ("run", "run-nohr"):
     print("%s - direct: %+d ms (median against median)" % (what, med(what, "wall_ms")[0] - base))
