@@ -500,8 +500,8 @@ void view_run_intro(struct tui *t, struct ui_text *x)
 	            "COMMAND ARGS\" for the command alone on every node; {node_rank} {nnodes} "
 	            "{master_addr} {master_port} {world_size} {host} {iface} are each node's. "
 	            "Options of clusterdoc run may come first: --chdir DIR, --nproc-per-node N, "
-	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout. S "
-	            "stops the run (after a y).");
+	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout, "
+	            "--master-port, --no-hang-ready. S stops the run (after a y).");
 	if (t->s.job_kind == JOB_RUN && t->s.job_state == TASK_FAILED && !t->s.run &&
 	    t->s.job_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");
