@@ -197,8 +197,7 @@ static void plan(struct run *r)
 		    json_string_value(json_object_get(json_object_get(facts, "python"), "path"));
 		n->gpus = gpu_count(facts);
 		n->first_rank = rank;
-		n->nranks =
-		    r->o.nproc_per_node > 0 ? r->o.nproc_per_node : (n->gpus > 0 ? n->gpus : 1);
+		n->nranks = run_plan_nproc(&r->o, facts);
 		rank += n->nranks;
 	}
 	r->r.nranks = rank;

@@ -204,6 +204,10 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
                   const char *python, const char *torch_version, const char *addr, json_t **argv,
                   json_t **env, char *err, size_t errlen);
 
+/* A node's ranks: o->nproc_per_node, or for 0 (--nproc-per-node gpu) the
+ * GPUs in the node's facts ("gpus"), at least 1. */
+int run_plan_nproc(const struct run_opts *o, json_t *facts);
+
 /* The run directory on the nodes: o->remote_dir, else RUN_REMOTE_ROOT/run_id. */
 void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len);
 

@@ -253,6 +253,16 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 	return 0;
 }
 
+int run_plan_nproc(const struct run_opts *o, json_t *facts)
+{
+	json_t *gpus = json_object_get(facts, "gpus");
+	int n = json_is_array(gpus) ? (int)json_array_size(gpus) : 0;
+
+	if (o->nproc_per_node > 0)
+		return o->nproc_per_node;
+	return n > 0 ? n : 1;
+}
+
 void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len)
 {
 	if (o->remote_dir)

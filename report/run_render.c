@@ -207,6 +207,7 @@ static json_t *ranks_json(const struct run_report *rep)
 
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
+		int own = rep->launcher == RUN_NONE && n->nranks == 1;
 
 		for (int l = 0; l < n->nranks; l++) {
 			json_t *code = json_null();
@@ -216,10 +217,22 @@ static json_t *ranks_json(const struct run_report *rep)
 				code = json_integer(n->exit_code);
 			else if (n->ended && n->exit_code == 0 && !n->signal)
 				code = json_integer(0);
-			json_array_append_new(ranks, json_pack("{sI ss sI so}", "rank",
-			                                       (json_int_t)(n->first_rank + l),
-			                                       "node", n->host, "local_rank",
-			                                       (json_int_t)l, "exit_code", code));
+			json_t *rank = json_pack("{sI ss sI so}", "rank",
+			                         (json_int_t)(n->first_rank + l), "node", n->host,
+			                         "local_rank", (json_int_t)l, "exit_code", code);
+
+			/* the rest is known of a rank only where it is the node's own
+			 * process (--launcher none); torchrun's workers: null */
+			json_object_set_new(rank, "signal",
+			                    own && n->ended && n->signal ? json_integer(n->signal)
+			                                                 : json_null());
+			json_object_set_new(rank, "first_error",
+			                    own ? str_or_null(n->first_error) : json_null());
+			json_object_set_new(rank, "wall_ms",
+			                    own && n->end_ms && n->start_ms
+			                        ? json_integer(n->end_ms - n->start_ms)
+			                        : json_null());
+			json_array_append_new(ranks, rank);
 		}
 	}
 	return ranks;

@@ -19,17 +19,32 @@
 
 /* ---------------------------------------------------------------- options */
 
-enum line_opt { LO_LAUNCHER, LO_NPROC, LO_CHDIR, LO_ENV, LO_GRACE, LO_STALL, LO_TIMEOUT };
+enum line_opt {
+	LO_LAUNCHER,
+	LO_NPROC,
+	LO_CHDIR,
+	LO_ENV,
+	LO_GRACE,
+	LO_STALL,
+	LO_TIMEOUT,
+	LO_MASTER_PORT,
+	LO_NO_HANG_READY, /* the one without a value */
+};
 
 /* The options of `clusterdoc run` a command line may start with. */
 static const struct {
 	const char *name;
 	enum line_opt opt;
 } line_opts[] = {
-    {"--launcher", LO_LAUNCHER},   {"--nproc-per-node", LO_NPROC},
-    {"--chdir", LO_CHDIR},         {"--env", LO_ENV},
-    {"--kill-grace", LO_GRACE},    {"--stall-timeout", LO_STALL},
+    {"--launcher", LO_LAUNCHER},
+    {"--nproc-per-node", LO_NPROC},
+    {"--chdir", LO_CHDIR},
+    {"--env", LO_ENV},
+    {"--kill-grace", LO_GRACE},
+    {"--stall-timeout", LO_STALL},
     {"--job-timeout", LO_TIMEOUT},
+    {"--master-port", LO_MASTER_PORT},
+    {"--no-hang-ready", LO_NO_HANG_READY},
 };
 
 /* A whole number in [lo, hi]: 0, or CD_ERR_PARSE with err naming opt. */
@@ -89,6 +104,11 @@ static int apply_opt(enum line_opt opt, const char *name, const char *arg, struc
 		return seconds_ms(name, arg, &o->stall_ms, err, errlen);
 	case LO_TIMEOUT:
 		return seconds_ms(name, arg, &o->timeout_ms, err, errlen);
+	case LO_MASTER_PORT:
+		return parse_int(name, arg, 1, 65535, &o->master_port, err, errlen);
+	case LO_NO_HANG_READY:
+		o->no_hang_ready = 1;
+		return 0;
 	}
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s: not an option here", name);
 }
@@ -120,9 +140,15 @@ static int parse_line_opts(char **words, size_t n, struct run_opts *o, const cha
 			return cd_errf(
 			    err, errlen, CD_ERR_PARSE,
 			    "%.*s is not an option of R: --launcher, --nproc-per-node, "
-			    "--chdir, --env, --kill-grace, --stall-timeout, --job-timeout",
+			    "--chdir, --env, --kill-grace, --stall-timeout, --job-timeout, "
+			    "--master-port, --no-hang-ready",
 			    (int)len, name);
-		if (eq) {
+		if (line_opts[j].opt == LO_NO_HANG_READY) {
+			if (eq)
+				return cd_errf(err, errlen, CD_ERR_PARSE, "%.*s takes no value",
+				               (int)len, name);
+			arg = "";
+		} else if (eq) {
 			arg = eq + 1;
 		} else if (k + 1 < n) {
 			arg = words[++k];

@@ -1,11 +1,13 @@
 /*
  * view_run.c - the Job view of a `clusterdoc run` job (view_run.h): the
- * command as typed, the run id, the phase, each node's state with its ranks
- * (running, its exit code, the signal that ended it, stopped by clusterdoc,
- * lost), and the nodes' lines as they come, each with its host and rank as
- * `clusterdoc run` prints them. When the job fails, the root cause comes
- * first: the node that failed on its own, its exit and its first error
- * line; the nodes stopped because of it follow.
+ * command as typed, the run id (hang-ready or not), the phase (probe,
+ * put, start, watch, orphans) with the run directory on the nodes, each
+ * node's state with its ranks (running, its exit code, the signal that
+ * ended it, stopped by clusterdoc, lost), and the nodes' lines as they
+ * come, each with its host and rank as `clusterdoc run` prints them. When
+ * the job fails, the root cause comes first: the node that failed on its
+ * own, its exit and its first error line; the nodes stopped because of it
+ * follow.
  *
  * R asks for a command line: torchrun's script and arguments, or
  * "none: COMMAND ARGS" for the command alone (--launcher none). S stops the
@@ -21,7 +23,7 @@
 #define NODE_ROWS_DIV 4 /* the nodes take at most 1/4 of the height */
 #define HOST_W        12
 
-static const char *const phase_names[] = {"probe", "start", "watch", "orphans", "done"};
+static const char *const phase_names[] = {"probe", "put", "start", "watch", "orphans", "done"};
 
 struct layout {
 	int block_y;
@@ -76,7 +78,9 @@ static void node_state(const struct tui_session *s, const struct run_node *n, ch
 	} else if (s->job_state == TASK_RUNNING) {
 		*c = UI_RUN;
 		snprintf(buf, len, "%s",
-		         strcmp(s->job_phase, "probe") == 0 ? "connecting" : "starting");
+		         strcmp(s->job_phase, "probe") == 0 ? "connecting"
+		         : strcmp(s->job_phase, "put") == 0 ? "putting files"
+		                                            : "starting");
 	} else {
 		*c = UI_DIM;
 		snprintf(buf, len, "not started");
@@ -136,19 +140,24 @@ int view_run_log_rows(struct tui *t, int h)
 
 /* ---------------------------------------------------------------- summary */
 
+static int phase_at(const char *name)
+{
+	for (size_t k = 0; k < CD_ARRAY_LEN(phase_names); k++)
+		if (strcmp(name, phase_names[k]) == 0)
+			return (int)k;
+	return 0;
+}
+
 static int phase_index(const struct tui_session *s)
 {
 	if (s->job_state != TASK_RUNNING)
 		return (int)CD_ARRAY_LEN(phase_names) - 1;
 	if (strcmp(s->job_phase, "stop") == 0)
-		return 2;
-	for (size_t k = 0; k < CD_ARRAY_LEN(phase_names); k++)
-		if (strcmp(s->job_phase, phase_names[k]) == 0)
-			return (int)k;
-	return 0;
+		return phase_at("watch");
+	return phase_at(s->job_phase);
 }
 
-static void draw_phases(struct tui *t, int y, int x, int w)
+static void draw_phases(struct tui *t, const struct run_report *r, int y, int x, int w)
 {
 	int cur = phase_index(&t->s), x0 = x, run = t->s.job_state == TASK_RUNNING;
 
@@ -163,6 +172,8 @@ static void draw_phases(struct tui *t, int y, int x, int w)
 	}
 	if (run && strcmp(t->s.job_phase, "stop") == 0)
 		ui_print(y, x, x0 + w - x, ui_attr(t, UI_WARN), "  stopping every node");
+	else if (r->planned && r->run_dir[0])
+		ui_print(y, x, x0 + w - x, A_DIM, "   in %s", r->run_dir);
 }
 
 static void draw_title(struct tui *t, int y, int w)
@@ -213,14 +224,15 @@ static void draw_block(struct tui *t, const struct run_report *r, const struct l
 	ui_print(y + 1, 2, 9, A_BOLD, "run id");
 	if (r->planned)
 		ui_print(y + 1, 11, w - 12, A_NORMAL,
-		         "%s  %s, %zu node(s), %d rank(s), master %s:%d", r->run_id,
+		         "%s  %s, %zu node(s), %d rank(s), master %s:%d%s", r->run_id,
 		         r->launcher == RUN_NONE ? "launcher none" : "torchrun", r->nnodes,
-		         r->nranks, r->master_addr, r->master_port);
+		         r->nranks, r->master_addr, r->master_port,
+		         r->dump_signal ? ", hang-ready" : "");
 	else
 		ui_print(y + 1, 11, w - 12, A_NORMAL, "%s  %s, %zu node(s)", r->run_id,
 		         r->launcher == RUN_NONE ? "launcher none" : "torchrun", r->nnodes);
 	ui_print(y + 2, 2, 9, A_BOLD, "phase");
-	draw_phases(t, y + 2, 11, w - 12);
+	draw_phases(t, r, y + 2, 11, w - 12);
 	draw_result(t, r, y + 3, w);
 }
 
@@ -488,8 +500,8 @@ void view_run_intro(struct tui *t, struct ui_text *x)
 	            "COMMAND ARGS\" for the command alone on every node; {node_rank} {nnodes} "
 	            "{master_addr} {master_port} {world_size} {host} {iface} are each node's. "
 	            "Options of clusterdoc run may come first: --chdir DIR, --nproc-per-node N, "
-	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout. S "
-	            "stops the run (after a y).");
+	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout, "
+	            "--master-port, --no-hang-ready. S stops the run (after a y).");
 	if (t->s.job_kind == JOB_RUN && t->s.job_state == TASK_FAILED && !t->s.run &&
 	    t->s.job_error[0]) {
 		ui_text_add(x, A_NORMAL, 0, " ");

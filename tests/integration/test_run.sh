@@ -3,7 +3,7 @@
 # (eth0, ens5), with Debian's torch over Gloo: a torchrun script, the seed-002 style (--launcher
 # none, the rendezvous in placeholders), the seed-000 style (rank from argv, NIC from
 # GLOO_SOCKET_IFNAME), live prefixed lines, logs and summary.json on the head, --group, and
-# --dry-run compared exactly.
+# --dry-run compared exactly, with hang-ready's variables for the nodes' torch 1.13.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run
@@ -164,6 +164,25 @@ t_dry_run_with_torchrun_shows_the_torchrun_line() {
 	cd_head run -w 'node[1-2]' --no-check --dry-run -- train.py --epochs 3
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_match "$out" "^torchrun --nnodes 2 --node_rank 1 --nproc_per_node 1 --master_addr $SUBNET\.11 --master_port 29500 train\.py --epochs 3$" "node2's by-hand line"
+}
+
+t_dry_run_shows_hang_readys_variables_for_the_nodes_torch() {
+	cd_head run -w 'node[1-2]' --launcher none --no-check --dry-run -- python3 main.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	local plan id
+	plan=$(sed -E 's/[0-9]{8}-[0-9]{6}-[0-9a-f]{4}/RUN/' <<<"$out")
+	for id in node1 node2; do
+		expect_eq "$(sed -n "/^# by hand on $id:/,/^python3/p" <<<"$plan" | tail -n 3)" \
+			$'export PYTHONPATH=~/.cache/clusterdoc/runs/RUN/hang\nexport CLUSTERDOC_DUMP_SIGNAL=SIGUSR2\npython3 main.py' "$id's hang-ready lines" || return 1
+	done
+	expect_eq "$(grep -c '^    PYTHONPATH=~/.cache/clusterdoc/runs/RUN/hang \\$' <<<"$plan")" 2 "PYTHONPATH in each node's command" || return 1
+	# Debian's torch 1.13 knows none of the TORCH_NCCL_* variables: they are left out
+	if grep -q TORCH_NCCL_ <<<"$out"; then
+		echo "    TORCH_NCCL_* for torch 1.13: $out"
+		return 1
+	fi
+	[[ ! -e $CD_RUN/n1/cache/clusterdoc/runs/$(grep -oE '[0-9]{8}-[0-9]{6}-[0-9a-f]{4}' <<<"$out" | head -1) ]] ||
+		{ echo "    a run directory on node1"; return 1; }
 }
 
 t_sync_to_nodes_with_their_own_homes_sends_the_tree_to_each() {

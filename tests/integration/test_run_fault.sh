@@ -71,6 +71,8 @@ time.sleep(120)'
 	expect_eq "$rc" 3 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["root_cause"], d["nodes"][1]["exit_code"], d["nodes"][0]["stopped"], d["nodes"][2]["stopped"]')" "('node2', 3, True, True)" "root cause and the stopped nodes" || return 1
 	expect_eq "$(jget 'd["nodes"][1]["first_error"]')" "ValueError: rank one gives up" "its first error" || return 1
+	expect_eq "$(jget '[(r["rank"], r["exit_code"], r["signal"], r["first_error"]) for r in d["ranks"]][1]')" "(1, 3, None, 'ValueError: rank one gives up')" "--json's rank 1" || return 1
+	expect_eq "$(jget 'all(r["signal"] == n["signal"] and r["wall_ms"] == n["wall_ms"] > 0 for r, n in zip(d["ranks"], d["nodes"]))')" True "each rank's signal and wall time, its node's" || return 1
 	expect_eq "$(jget 'sum(len(n["orphans"]) for n in d["nodes"])')" 0 "the orphan check" || return 1
 	((elapsed < 2000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
 	expect_nothing_left

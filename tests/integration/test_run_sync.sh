@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `clusterdoc run --sync` and hang-ready on namespace nodes sharing one home: the tree's objects
 # are sent once for the three nodes (runsync's count in --json), the job sees its files and not
-# the .gitignore'd one, a second run sends nothing, a tree over --sync-cap is refused before any
-# node is contacted; a waiting Python rank dumps its stacks under the run directory on SIGUSR2
-# and then finishes normally; --no-hang-ready leaves PYTHONPATH and the dump signal out.
+# the .gitignore'd one, a second run sends nothing, then only a changed file, a tree over
+# --sync-cap is refused before any node is contacted; a waiting Python rank dumps its stacks
+# under the run directory on SIGUSR2 and then finishes normally; --no-hang-ready leaves
+# PYTHONPATH and the dump signal out.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_sync
@@ -50,6 +51,14 @@ t_a_second_run_of_the_same_tree_sends_nothing() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["sync"]["files_sent"]')" 0 "objects sent" || return 1
 	expect_match "$err" "^node1 r0: rank 0 in .* hello-sync data-v1 ckpt absent$" "node1's line"
+}
+
+t_only_the_changed_file_is_sent_and_the_job_sees_it() {
+	echo 'data-v2' >"$SRC/code/data.txt"
+	run -w 'node[1-3]' --launcher none --no-check --sync "$SRC/code" --stall-timeout 60 -- python3 job.py '{node_rank}'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["sync"]["files"], d["sync"]["files_sent"]')" "(5, 1)" "files, sent" || return 1
+	expect_match "$err" "^node2 r1: rank 1 in .* hello-sync data-v2 ckpt absent$" "node2's line"
 }
 
 t_a_sync_dir_over_the_cap_is_refused_before_anything_starts() {

@@ -3,7 +3,7 @@
 # three real sshd nodes with Debian's torch (node2's NIC is ens5, the others' eth0): R takes a
 # command line ("none: ..." for the command alone, else torchrun's script); the view shows the
 # command, the run id, the phase, each node's state, rank and interface, and every node's
-# lines as `clusterdoc run` prints them. A rank that
+# lines as `clusterdoc run` prints them. R takes --master-port and --no-hang-ready. A rank that
 # exits 3 is named first as the root cause, the others stopped; S (after a y) stops a run on
 # every node; q q while a run goes quits; an unknown placeholder, a bad option or an open quote
 # is refused before anything starts. After each job, no process of a run is left on any node (ps in each namespace). The
@@ -88,12 +88,25 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 	s=$(tui_screen)
 	expect_match "$s" "^ Run job  done  [0-9.]+ s" "the title" || return 1
 	expect_match "$s" "^  command  --env GREETING=hello none: sh -c 'echo \\\$GREETING from \{node_rank\} of \{nnodes\}'$" "the command as typed" || return 1
-	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29500' "the run id" || return 1
-	expect_match "$s" '^  phase    probe > start > watch > orphans > \[done\]' "the phase" || return 1
+	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29500, hang-ready$' "the run id" || return 1
+	expect_match "$s" '^  phase    probe > put > start > watch > orphans > \[done\]   in ~/\.cache/clusterdoc/runs/[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$' "the phase and the run directory" || return 1
 	for i in 1 2 3; do
 		expect_match "$s" "^  node$i +ok exit 0 +rank $((i - 1)) " "node$i's row" || return 1
 		expect_match "$s" "^ node$i +r$((i - 1)) +out +hello from $((i - 1)) of 3$" "node$i's line" || return 1
 	done
+	expect_nothing_left
+}
+
+t_master_port_and_no_hang_ready_are_options_of_r() {
+	run_line "--master-port 29611 --no-hang-ready none: sh -c 'echo port \$MASTER_PORT path [\$PYTHONPATH]'" || return 1
+	tui_wait 'ok: exit 0 on every node, 3 rank\(s\)' 60 || return 1
+	local s
+	s=$(tui_screen)
+	expect_match "$s" '^  run id   [0-9]{8}-[0-9]{6}-[0-9a-f]{4}  launcher none, 3 node\(s\), 3 rank\(s\), master [0-9.]+:29611$' "the run id, not hang-ready" || return 1
+	expect_match "$s" "^ node2 +r1 +out +port 29611 path \[\]$" "node2's line" || return 1
+	refused_line "--no-hang-ready=1 none: true" || return 1
+	tui_wait '--no-hang-ready takes no value' 5 || return 1
+	tui_keys Escape
 	expect_nothing_left
 }
 

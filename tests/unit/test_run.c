@@ -302,6 +302,28 @@ static void environ_has_matches_the_exact_run_only(void **state)
 	assert_false(run_agent_environ_has_var(env, sizeof(env) - 1, "X=12"));
 }
 
+static void nproc_gpu_is_the_nodes_gpu_count_at_least_one(void **state)
+{
+	struct run_opts o;
+	json_t *eight = json_pack("{s[{}{}{}{}{}{}{}{}]}", "gpus"),
+	       *none = json_pack("{s[]}", "gpus");
+	json_t *unknown = json_object();
+
+	(void)state;
+	run_opts_init(&o);
+	assert_int_equal(run_plan_nproc(&o, eight), 1); /* the default: 1 */
+	o.nproc_per_node = 3;
+	assert_int_equal(run_plan_nproc(&o, eight), 3);
+	o.nproc_per_node = 0; /* --nproc-per-node gpu */
+	assert_int_equal(run_plan_nproc(&o, eight), 8);
+	assert_int_equal(run_plan_nproc(&o, none), 1);
+	assert_int_equal(run_plan_nproc(&o, unknown), 1);
+	assert_int_equal(run_plan_nproc(&o, NULL), 1);
+	json_decref(eight);
+	json_decref(none);
+	json_decref(unknown);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(plan_without_launcher_runs_the_command_expanded),
 	    cmocka_unit_test(plan_with_torchrun_puts_the_launcher_first),
 	    cmocka_unit_test(plan_sets_the_ipv6_family_for_an_ipv6_address),
+	    cmocka_unit_test(nproc_gpu_is_the_nodes_gpu_count_at_least_one),
 	    cmocka_unit_test(plan_tees_torchruns_workers_into_the_run_directory),
 	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
 	    cmocka_unit_test(exit_status_is_the_root_cause_code),
