@@ -175,6 +175,11 @@ static void opcodes_outside_plain_data_are_refused(void **state)
 	assert_non_null(strstr(err, "not a Flight Recorder dump"));
 }
 
+/* A full ring (2000 collectives: memo indexes past 255, LONG_BINPUT and
+ * LONG_BINGET) in protocol 2, as torch writes it, and in protocol 4
+ * (FRAME, MEMOIZE, SHORT_BINUNICODE), as a Python-side re-pickle would. */
+static void a_full_ring_reads_in_protocol_2_and_4(void **state);
+
 /* ================================================================ analysis */
 
 static void the_rank_that_never_entered_the_last_collective_is_named(void **state)
@@ -321,6 +326,37 @@ static void a_rank_that_reads_but_never_dumps_times_out_at_the_deadline(void **s
 	close(fd);
 }
 
+static void a_full_ring_reads_in_protocol_2_and_4(void **state)
+{
+	static const char *const proto[] = {"2", "4"};
+
+	for (size_t i = 0; i < 2; i++) {
+		char cmd[512], path[128], err[CD_ERRLEN] = "";
+		char *buf = NULL;
+		size_t len = 0;
+		json_t *d;
+		const json_t *last;
+
+		snprintf(cmd, sizeof(cmd), "python3 " FIX "make_fr_dumps.py '%s' 1999 %s", dir,
+		         proto[i]);
+		assert_int_equal(system(cmd), 0);
+		snprintf(path, sizeof(path), "%s/fr_big.pkl", dir);
+		assert_int_equal(
+		    scan_read_file(path, 8 << 20, SCAN_FILE_REGULAR, &buf, &len, err, sizeof(err)),
+		    0);
+		d = hang_fr_parse((const unsigned char *)buf, len, err, sizeof(err));
+		free(buf);
+		if (!d)
+			fail_msg("protocol %s: %s", proto[i], err);
+		assert_int_equal(json_array_size(json_object_get(d, "entries")), 2000);
+		last = json_array_get(json_object_get(d, "entries"), 1999);
+		assert_int_equal(num(last, "seq"), 6650);
+		assert_string_equal(str(last, "state"), "started");
+		assert_string_equal(str(last, "pg_desc"), "default_pg");
+		json_decref(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +369,7 @@ int main(void)
 	    cmocka_unit_test(opcodes_outside_plain_data_are_refused),
 	    cmocka_unit_test(the_rank_that_never_entered_the_last_collective_is_named),
 	    cmocka_unit_test(ranks_all_in_an_unfinished_collective_are_named_not_completed),
+	    cmocka_unit_test(a_full_ring_reads_in_protocol_2_and_4),
 	    cmocka_unit_test(the_pipe_makes_the_rank_dump_and_the_dump_reads),
 	    cmocka_unit_test(no_pipe_says_the_recorder_is_not_enabled),
 	    cmocka_unit_test(a_pipe_nobody_reads_or_a_plain_file_is_not_written),
