@@ -205,10 +205,11 @@ static int rank_tail(const char *p, const char *end, char *gpu, size_t gl, uint6
 /* What the text parser is inside of. */
 struct text_state {
 	json_t *out;
-	json_t *comm;       /* the "#g-c (hash) KIND" block being read, or NULL */
-	json_t *procs;      /* the job-level INCOMPLETE/DEAD block's list, or NULL */
-	uint64_t group_cnt; /* the count of the last "N ranks have launched..." */
-	int in_counts;      /* a count group's rank lines follow */
+	json_t *comm;        /* the "#g-c (hash) KIND" block being read, or NULL */
+	json_t *procs;       /* the job-level INCOMPLETE/DEAD block's list, or NULL */
+	uint64_t group_cnt;  /* the count of the last "N ranks have launched..." */
+	int in_counts;       /* a count group's rank lines follow */
+	char group_what[64]; /* "status X" of the last "N ranks have status X" */
 	int in_table;
 	char what[64]; /* the current block's kind, for outliers */
 };
@@ -255,6 +256,7 @@ static int text_comm_head(struct text_state *st, const char *s, size_t n)
 		json_object_set(st->comm, "ranks",
 		                json_object_get(json_array_get(groups, g), "ranks_per_comm"));
 	st->in_counts = 0;
+	st->group_what[0] = '\0';
 	return 1;
 }
 
@@ -304,11 +306,19 @@ static void text_comm_line(struct text_state *st, const char *s, size_t n)
 	}
 	p = s;
 	if (num(&p, end, &a) && starts(p, (size_t)(end - p), " ranks have ", &p)) {
-		st->in_counts = 1;
+		st->in_counts = 0;
 		st->group_cnt = 0;
-		if (starts(p, (size_t)(end - p), "launched up to operation", &p) &&
-		    !num(&p, end, &st->group_cnt))
+		st->group_what[0] = '\0';
+		if (starts(p, (size_t)(end - p), "status ", &p)) {
+			snprintf(st->group_what, sizeof(st->group_what), "status %.*s",
+			         (int)(end - p), p);
 			return;
+		}
+		if (!starts(p, (size_t)(end - p), "not launched any operations", NULL) &&
+		    !(starts(p, (size_t)(end - p), "launched up to operation", &p) &&
+		      num(&p, end, &st->group_cnt)))
+			return; /* a grouping this parser does not know: its ranks are outliers */
+		st->in_counts = 1;
 		json_t *cg = json_object_get(st->comm, "count_groups");
 		if (!cg)
 			json_object_set_new(st->comm, "count_groups", cg = json_array());
@@ -338,6 +348,8 @@ static void text_comm_line(struct text_state *st, const char *s, size_t n)
 	} else if (st->in_counts) {
 		count_set(st->comm, (json_int_t)a, (json_int_t)st->group_cnt);
 		snprintf(what, sizeof(what), "launched up to operation %" PRIu64, st->group_cnt);
+	} else if (st->group_what[0]) {
+		snprintf(what, sizeof(what), "%s", st->group_what);
 	} else {
 		snprintf(what, sizeof(what), "%s", st->what);
 	}
@@ -414,6 +426,7 @@ json_t *hang_ras_parse_text(const char *buf, size_t len, char *err, size_t errle
 			st.comm = NULL;
 			st.procs = NULL;
 			st.in_counts = 0;
+			st.group_what[0] = '\0';
 		} else if (st.in_table) {
 			text_table_row(&st, line, n);
 		} else if (line[0] == '#') {

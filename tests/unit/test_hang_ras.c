@@ -141,6 +141,26 @@ static void text_dead_process_makes_its_missing_rank_dead(void **state)
 	json_decref(q);
 }
 
+static void text_status_groups_are_not_taken_for_counts(void **state)
+{
+	json_t *q = parse_fixture("ras_text_status.txt", 0);
+	const json_t *c = comm0(q), *o;
+
+	assert_int_equal(json_array_size(json_object_get(q, "groups")), 3);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(q, "groups"), 0), "status")),
+	                    "FINALIZE");
+	assert_null(json_object_get(c, "count_groups"));
+	assert_int_equal(json_object_size(json_object_get(c, "collectives")), 0);
+	assert_int_equal(json_array_size(json_object_get(c, "outliers")), 6);
+	o = json_array_get(json_object_get(c, "outliers"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "what")), "status RUNNING");
+	o = json_array_get(json_object_get(c, "outliers"), 5);
+	assert_int_equal(json_integer_value(json_object_get(o, "rank")), 20);
+	assert_string_equal(json_string_value(json_object_get(o, "what")), "status FINALIZE");
+	json_decref(q);
+}
+
 static void text_without_version_or_table_is_refused(void **state)
 {
 	char err[CD_ERRLEN] = "";
@@ -416,6 +436,7 @@ int main(void)
 	    cmocka_unit_test(json_status_names_the_missing_unresponsive_rank),
 	    cmocka_unit_test(text_mismatch_gives_the_behind_ranks_their_count),
 	    cmocka_unit_test(text_dead_process_makes_its_missing_rank_dead),
+	    cmocka_unit_test(text_status_groups_are_not_taken_for_counts),
 	    cmocka_unit_test(text_without_version_or_table_is_refused),
 	    cmocka_unit_test(same_disagreeing_counts_twice_is_stuck),
 	    cmocka_unit_test(moved_counts_are_progressing),
