@@ -6,7 +6,9 @@
 #   3. `clusterdoc bench --backend nccl` with one rank and with one rank per GPU: every size
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
 #      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
-#   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA.
+#   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA;
+#   5. `clusterdoc hang`'s NCCL RAS query and Flight Recorder dump (tests/gpu/hang_probe.c)
+#      against a running 1-GPU NCCL torch job, each skipping when NCCL or torch is too old.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
 # build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
 # loading in the agent) it prints SKIP and exits 0: `make test` runs it (through
@@ -213,6 +215,92 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 	fi
 else
 	check mnist-nccl SKIP "the login python3 has no torch with CUDA ($(py '(d["nodes"][0]["torch"], d["nodes"][0]["errors"].get("torch"))' "$WORK/facts.json" 2>/dev/null))"
+fi
+# --- hang (issue 24, item 5): NCCL RAS and the Flight Recorder on a running 1-GPU NCCL job,
+# through tests/gpu/hang_probe.c (collectives/hang_ras.h, hang_fr.h), built here against the
+# library. RAS needs NCCL >= 2.24 (JSON from 2.28.7); the Flight Recorder's pipe, torch >= 2.3.
+hang_py=${found:-python3}
+if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" != True ]; then
+	check hang-ras SKIP "no torch with CUDA to run an NCCL job"
+	check hang-fr SKIP "no torch with CUDA to run an NCCL job"
+elif ! cc -D_GNU_SOURCE -Icore -I. -std=c11 -O1 -o "$WORK/hang_probe" tests/gpu/hang_probe.c \
+	build/libclusterdoc.a -ljansson -lm 2>"$WORK/probe.err"; then
+	check hang-probe FAIL "$(head -3 "$WORK/probe.err")"
+else
+	say "## hang: RAS and Flight Recorder on a 1-GPU NCCL job"
+	cat >"$WORK/hang_job.py" <<'EOF'
+import sys, time
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl", rank=0, world_size=1)
+x = torch.ones(1 << 20, device="cuda")
+dist.all_reduce(x)
+torch.cuda.synchronize()
+v = torch.cuda.nccl.version()
+v = v if isinstance(v, tuple) else (v // 1000, v % 1000 // 100, v % 100)
+print("ready nccl %d.%d.%d torch %s" % (v[0], v[1], v[2], torch.__version__), flush=True)
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+    time.sleep(0.05)
+dist.destroy_process_group()
+EOF
+	free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	ras_port=$(free_port)
+	NCCL_RAS_ADDR=127.0.0.1:$ras_port MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
+		TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$WORK/fr_pipe_" \
+		TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$WORK/fr_rank_" \
+		"$hang_py" "$WORK/hang_job.py" 60 >"$WORK/hang_job.log" 2>&1 &
+	hang_job=$!
+	for _ in $(seq 120); do
+		grep -q '^ready' "$WORK/hang_job.log" && break
+		kill -0 "$hang_job" 2>/dev/null || break
+		sleep 0.5
+	done
+	ready=$(grep -m1 '^ready' "$WORK/hang_job.log")
+	if [ -z "$ready" ]; then
+		tail -15 "$WORK/hang_job.log" >>"$RES"
+		check hang-ras FAIL "the NCCL job did not start (its log is above)"
+		check hang-fr SKIP "no NCCL job"
+	else
+		say "job: $ready"
+		nccl_v=$(awk '{print $3}' <<<"$ready")
+		torch_v=$(awk '{print $5}' <<<"$ready")
+		if [ "$(printf '%s\n2.24.0\n' "$nccl_v" | sort -V | head -1)" != 2.24.0 ]; then
+			check hang-ras SKIP "NCCL $nccl_v has no RAS (2.24 and later)"
+		else
+			"$WORK/hang_probe" ras 127.0.0.1 "$ras_port" 8000 2000 >"$WORK/ras.json"
+			rc=$?
+			head -c 4000 "$WORK/ras.json" >>"$RES"
+			if [ $rc -ne 0 ]; then
+				check hang-ras FAIL "$(py '(d["before"].get("error_code"), d["before"].get("error"), d["after"].get("error"))' "$WORK/ras.json")"
+			elif [ "$(py 'd["after"]["format"]' "$WORK/ras.json")" = json ]; then
+				state=$(py '",".join(c["state"] for c in d["compare"])' "$WORK/ras.json")
+				if [ "$state" = progressing ]; then
+					check hang-ras OK "NCCL $nccl_v, JSON status, the communicator progressing"
+				else
+					check hang-ras FAIL "NCCL $nccl_v: states '$state', not one progressing communicator"
+				fi
+			elif [ "$(py 'len(d["after"]["groups"])' "$WORK/ras.json")" -gt 0 ]; then
+				check hang-ras OK "NCCL $nccl_v, text status (before 2.28.7): $(py 'd["after"]["groups"][0]' "$WORK/ras.json")"
+			else
+				check hang-ras FAIL "NCCL $nccl_v: a text status with no communicator table"
+			fi
+		fi
+		"$WORK/hang_probe" fr "$WORK/fr_pipe_" "$WORK/fr_rank_" 0 20000 >"$WORK/fr.json"
+		rc=$?
+		head -c 3000 "$WORK/fr.json" >>"$RES"
+		if [ "$(py 'd["trigger"]' "$WORK/fr.json")" = -7 ]; then
+			check hang-fr SKIP "torch $torch_v made no pipe file (the Flight Recorder pipe is torch >= 2.3)"
+		elif [ $rc -ne 0 ]; then
+			check hang-fr FAIL "$(py 'd["message"]' "$WORK/fr.json")"
+		else
+			check hang-fr OK "torch $torch_v: $(py '"%d entries, the last %s #%d %s" % (len(d["dump"]["entries"]), d["dump"]["entries"][-1]["op"], d["dump"]["entries"][-1]["seq"], d["dump"]["entries"][-1]["state"])' "$WORK/fr.json")"
+		fi
+	fi
+	kill "$hang_job" 2>/dev/null
+	wait "$hang_job" 2>/dev/null
 fi
 say "# results in $RES"
 exit $status
