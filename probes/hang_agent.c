@@ -106,7 +106,8 @@ static struct procscan_tcp *read_tcp(long pid, size_t *n)
 		size_t len = 0, got = 0;
 
 		snprintf(path, sizeof(path), "/proc/%ld/net/%s", pid, files[v6]);
-		if (scan_read_file(path, TCP_CAP, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
+		if (scan_read_file(path, TCP_CAP, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) <
+		    0)
 			continue;
 		/* a cap reached keeps what was read: the job's sockets come first rarely,
 		 * but a partial table still names most links */
@@ -193,7 +194,8 @@ static json_t *read_thread(long pid, long tid, long *fd_out)
 	read_text(path, wchan, sizeof(wchan));
 	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/syscall", pid, tid);
 	read_text(path, sysline, sizeof(sysline));
-	if (sysline[0] && procscan_syscall_parse(sysline, strlen(sysline), &sc, err, sizeof(err)) == 0) {
+	if (sysline[0] &&
+	    procscan_syscall_parse(sysline, strlen(sysline), &sc, err, sizeof(err)) == 0) {
 		cls = procscan_syscall_class(&sc);
 		if (sc.kind == PROCSCAN_SYS_RUNNING)
 			name = "running";
@@ -204,8 +206,8 @@ static json_t *read_thread(long pid, long tid, long *fd_out)
 	}
 	if (st.state == 'R')
 		cls = "running";
-	t = json_pack("{sIssss#ssss}", "tid", (json_int_t)tid, "comm", st.comm,
-	              "state", &st.state, 1, "wchan", wchan, "class", cls);
+	t = json_pack("{sIssss#ssss}", "tid", (json_int_t)tid, "comm", st.comm, "state", &st.state,
+	              1, "wchan", wchan, "class", cls);
 	if (name)
 		json_object_set_new(t, "syscall", json_string(name));
 	else if (sysline[0] && sc.kind == PROCSCAN_SYS_CALL)
@@ -348,9 +350,10 @@ static void take_dump(struct pending_dump *pd)
 	off_t size;
 
 	if (!stacks_file(pd->dir, pd->pid, path, sizeof(path), &size) || size <= pd->before) {
-		json_object_set_new(pd->proc, "stacks_note",
-		                    json_string("the dump signal was sent but no stacks came within the "
-		                                "wait (a handler of its own for SIGUSR2?)"));
+		json_object_set_new(
+		    pd->proc, "stacks_note",
+		    json_string("the dump signal was sent but no stacks came within the "
+		                "wait (a handler of its own for SIGUSR2?)"));
 		return;
 	}
 	if (scan_read_file(path, 4 << 20, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0) {
@@ -377,7 +380,8 @@ static void pyspy_done(const struct childrun_result *r, void *arg)
 	struct pyspy_ctx *c = arg;
 
 	if (r->rc == 0 && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0) {
-		size_t n = r->out->len < HANG_AGENT_STACKS_CAP ? r->out->len : HANG_AGENT_STACKS_CAP;
+		size_t n =
+		    r->out->len < HANG_AGENT_STACKS_CAP ? r->out->len : HANG_AGENT_STACKS_CAP;
 
 		json_object_set_new(c->proc, "stacks", json_stringn(r->out->data, n));
 		json_object_set_new(c->proc, "stacks_how", json_string("py-spy"));
@@ -538,8 +542,9 @@ static void collect_stacks(json_t *procs, const char *pyspy, int wait_ms)
 		}
 		json_object_set_new(
 		    p, "stacks_note",
-		    json_string("no stacks: start the job with `clusterdoc run` (hang-ready: stacks on "
-		                "SIGUSR2), or install py-spy on the node (pip install py-spy)"));
+		    json_string(
+		        "no stacks: start the job with `clusterdoc run` (hang-ready: stacks on "
+		        "SIGUSR2), or install py-spy on the node (pip install py-spy)"));
 	}
 	/* faulthandler writes within milliseconds; wait until every file grew
 	 * and stopped growing, or the wait ends */
@@ -622,16 +627,18 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 			    json_array_size(denied) >= HANG_AGENT_MAX_DENIED)
 				continue;
 			user_name(sb.st_uid, uname, sizeof(uname));
-			json_array_append_new(
-			    denied,
-			    json_pack("{sIsIssssssss}", "pid", (json_int_t)pid, "uid", (json_int_t)sb.st_uid,
-			              "user", uname, "comm", st.comm, "cmdline", cmdline, "need",
-			              "its environment and fds are readable only by its owner: inspect as "
-			              "that user (-l USER) or as root"));
+			json_array_append_new(denied,
+			                      json_pack("{sIsIssssssss}", "pid", (json_int_t)pid,
+			                                "uid", (json_int_t)sb.st_uid, "user", uname,
+			                                "comm", st.comm, "cmdline", cmdline, "need",
+			                                "its environment and fds are readable only "
+			                                "by its owner: inspect as "
+			                                "that user (-l USER) or as root"));
 			continue;
 		}
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-		rc = scan_read_file(path, ENVIRON_CAP, SCAN_FILE_TO_EOF, &env, &len, err, sizeof(err));
+		rc = scan_read_file(path, ENVIRON_CAP, SCAN_FILE_TO_EOF, &env, &len, err,
+		                    sizeof(err));
 		if (rc < 0)
 			continue;
 		kind = procscan_environ_rank(env, len, &r);
@@ -668,15 +675,15 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 		json_array_foreach(procs, i, p) json_object_del(p, "_pythonpath");
 	}
 	gethostname(host, sizeof(host) - 1);
-	out = json_pack("{sssssIsIsoso}", "host", host, "user", user_name(me, me_name, sizeof(me_name)),
-	                "uid", (json_int_t)me, "clk_tck", (json_int_t)sysconf(_SC_CLK_TCK),
-	                "processes", procs, "denied", denied);
-	json_object_set_new(out, "searched",
-	                    run ? json_sprintf("processes with CLUSTERDOC_RUN=%s in their environment",
-	                                       run)
-	                        : json_sprintf("processes of %s with RANK, LOCAL_RANK, WORLD_SIZE or "
-	                                       "TORCHELASTIC_* in their environment",
-	                                       me == 0 ? "every user" : me_name));
+	out = json_pack("{sssssIsIsoso}", "host", host, "user",
+	                user_name(me, me_name, sizeof(me_name)), "uid", (json_int_t)me, "clk_tck",
+	                (json_int_t)sysconf(_SC_CLK_TCK), "processes", procs, "denied", denied);
+	json_object_set_new(
+	    out, "searched",
+	    run ? json_sprintf("processes with CLUSTERDOC_RUN=%s in their environment", run)
+	        : json_sprintf("processes of %s with RANK, LOCAL_RANK, WORLD_SIZE or "
+	                       "TORCHELASTIC_* in their environment",
+	                       me == 0 ? "every user" : me_name));
 	json_object_set_new(out, "pyspy", have_pyspy ? json_string(pyspy) : json_null());
 	json_object_set_new(out, "truncated", json_boolean(truncated));
 	json_object_set_new(out, "vanished", json_integer(vanished));

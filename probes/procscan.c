@@ -95,16 +95,17 @@ int procscan_syscall_parse(const char *buf, size_t len, struct procscan_syscall 
 		const char *q = w + 2;
 		uint64_t x;
 
-		if (n < 3 || w[0] != '0' || w[1] != 'x' || scan_uint(&q, w + n, 16, UINT64_MAX, &x) < 0 ||
-		    q != w + n)
-			return cd_errf(err, errlen, CD_ERR_PARSE, "syscall: argument %d is not hex", i);
+		if (n < 3 || w[0] != '0' || w[1] != 'x' ||
+		    scan_uint(&q, w + n, 16, UINT64_MAX, &x) < 0 || q != w + n)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "syscall: argument %d is not hex",
+			               i);
 		if (i < 6)
 			sc->arg[i] = x;
 		i++;
 	}
 	if (i != 8)
-		return cd_errf(err, errlen, CD_ERR_PARSE, "syscall: %d words after the number, 8 expected",
-		               i);
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "syscall: %d words after the number, 8 expected", i);
 	sc->kind = PROCSCAN_SYS_CALL;
 	return 0;
 }
@@ -115,23 +116,41 @@ static const struct sysname {
 	int fd_arg;
 } sysnames[] = {
 #if defined(__x86_64__)
-    {0, "read", 0},          {1, "write", 0},          {7, "poll", -1},
-    {19, "readv", 0},        {20, "writev", 0},        {23, "select", -1},
-    {34, "pause", -1},       {35, "nanosleep", -1},    {42, "connect", 0},
-    {43, "accept", 0},       {44, "sendto", 0},        {45, "recvfrom", 0},
-    {46, "sendmsg", 0},      {47, "recvmsg", 0},       {61, "wait4", -1},
-    {128, "rt_sigtimedwait", -1}, {202, "futex", -1},  {230, "clock_nanosleep", -1},
-    {232, "epoll_wait", 0},  {247, "waitid", -1},      {270, "pselect6", -1},
-    {271, "ppoll", -1},      {281, "epoll_pwait", 0},  {288, "accept4", 0},
+    {0, "read", 0},           {1, "write", 0},
+    {7, "poll", -1},          {19, "readv", 0},
+    {20, "writev", 0},        {23, "select", -1},
+    {34, "pause", -1},        {35, "nanosleep", -1},
+    {42, "connect", 0},       {43, "accept", 0},
+    {44, "sendto", 0},        {45, "recvfrom", 0},
+    {46, "sendmsg", 0},       {47, "recvmsg", 0},
+    {61, "wait4", -1},        {128, "rt_sigtimedwait", -1},
+    {202, "futex", -1},       {230, "clock_nanosleep", -1},
+    {232, "epoll_wait", 0},   {247, "waitid", -1},
+    {270, "pselect6", -1},    {271, "ppoll", -1},
+    {281, "epoll_pwait", 0},  {288, "accept4", 0},
     {441, "epoll_pwait2", 0},
 #elif defined(__aarch64__)
-    {22, "epoll_pwait", 0},  {63, "read", 0},          {64, "write", 0},
-    {65, "readv", 0},        {66, "writev", 0},        {72, "pselect6", -1},
-    {73, "ppoll", -1},       {95, "waitid", -1},       {98, "futex", -1},
-    {101, "nanosleep", -1},  {115, "clock_nanosleep", -1}, {137, "rt_sigtimedwait", -1},
-    {202, "accept", 0},      {203, "connect", 0},      {206, "sendto", 0},
-    {207, "recvfrom", 0},    {211, "sendmsg", 0},      {212, "recvmsg", 0},
-    {242, "accept4", 0},     {260, "wait4", -1},       {441, "epoll_pwait2", 0},
+    {22, "epoll_pwait", 0},
+    {63, "read", 0},
+    {64, "write", 0},
+    {65, "readv", 0},
+    {66, "writev", 0},
+    {72, "pselect6", -1},
+    {73, "ppoll", -1},
+    {95, "waitid", -1},
+    {98, "futex", -1},
+    {101, "nanosleep", -1},
+    {115, "clock_nanosleep", -1},
+    {137, "rt_sigtimedwait", -1},
+    {202, "accept", 0},
+    {203, "connect", 0},
+    {206, "sendto", 0},
+    {207, "recvfrom", 0},
+    {211, "sendmsg", 0},
+    {212, "recvmsg", 0},
+    {242, "accept4", 0},
+    {260, "wait4", -1},
+    {441, "epoll_pwait2", 0},
 #endif
     {-1, NULL, -1},
 };
@@ -155,14 +174,29 @@ const char *procscan_syscall_class(const struct procscan_syscall *sc)
 	static const struct {
 		const char *name, *cls;
 	} classes[] = {
-	    {"nanosleep", "sleep"},  {"clock_nanosleep", "sleep"}, {"pause", "sleep"},
-	    {"futex", "wait"},       {"poll", "wait"},             {"ppoll", "wait"},
-	    {"epoll_wait", "wait"},  {"epoll_pwait", "wait"},      {"epoll_pwait2", "wait"},
-	    {"read", "wait"},        {"readv", "wait"},            {"recvfrom", "wait"},
-	    {"recvmsg", "wait"},     {"write", "wait"},            {"writev", "wait"},
-	    {"sendto", "wait"},      {"sendmsg", "wait"},          {"accept", "wait"},
-	    {"accept4", "wait"},     {"connect", "wait"},          {"wait4", "wait"},
-	    {"waitid", "wait"},      {"rt_sigtimedwait", "wait"},
+	    {"nanosleep", "sleep"},
+	    {"clock_nanosleep", "sleep"},
+	    {"pause", "sleep"},
+	    {"futex", "wait"},
+	    {"poll", "wait"},
+	    {"ppoll", "wait"},
+	    {"epoll_wait", "wait"},
+	    {"epoll_pwait", "wait"},
+	    {"epoll_pwait2", "wait"},
+	    {"read", "wait"},
+	    {"readv", "wait"},
+	    {"recvfrom", "wait"},
+	    {"recvmsg", "wait"},
+	    {"write", "wait"},
+	    {"writev", "wait"},
+	    {"sendto", "wait"},
+	    {"sendmsg", "wait"},
+	    {"accept", "wait"},
+	    {"accept4", "wait"},
+	    {"connect", "wait"},
+	    {"wait4", "wait"},
+	    {"waitid", "wait"},
+	    {"rt_sigtimedwait", "wait"},
 	};
 	const char *name;
 
@@ -186,8 +220,8 @@ const char *procscan_syscall_class(const struct procscan_syscall *sc)
 const char *procscan_tcp_state_name(int state)
 {
 	static const char *const names[] = {
-	    "?",         "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",
-	    "TIME_WAIT", "CLOSE",       "CLOSE_WAIT", "LAST_ACK", "LISTEN",  "CLOSING",
+	    "?",         "ESTABLISHED", "SYN_SENT",   "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",
+	    "TIME_WAIT", "CLOSE",       "CLOSE_WAIT", "LAST_ACK", "LISTEN",    "CLOSING",
 	};
 
 	return state > 0 && (size_t)state < CD_ARRAY_LEN(names) ? names[state] : "?";

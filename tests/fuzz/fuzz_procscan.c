@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > 8)
 			abort();
 		for (size_t i = 0; i < n; i++) {
-			if (strlen(t[i].local) >= PROCSCAN_ADDR || strlen(t[i].remote) >= PROCSCAN_ADDR)
+			if (strlen(t[i].local) >= PROCSCAN_ADDR ||
+			    strlen(t[i].remote) >= PROCSCAN_ADDR)
 				abort();
 		}
 	}

@@ -98,10 +98,12 @@ static json_t *sample_until(json_t *req, pid_t pid, const char *cls, json_t **ou
 		struct timespec ts = {0, 50 * 1000000L};
 
 		p = sample_find(json_deep_copy(req), pid, out);
-		if (p && !strcmp(cls, "socket") && json_is_object(json_object_get(p, "blocked_socket")))
+		if (p && !strcmp(cls, "socket") &&
+		    json_is_object(json_object_get(p, "blocked_socket")))
 			break;
-		if (p && !strcmp(json_string_value(json_object_get(json_object_get(p, "main"), "class")),
-		                 cls))
+		if (p &&
+		    !strcmp(json_string_value(json_object_get(json_object_get(p, "main"), "class")),
+		            cls))
 			break;
 		json_decref(*out);
 		*out = NULL;
@@ -122,8 +124,8 @@ static void a_sleeping_rank_is_found_with_its_sleep(void **state)
 	assert_non_null(p);
 	assert_string_equal(json_string_value(json_object_get(p, "role")), "rank");
 	assert_int_equal(json_integer_value(json_object_get(p, "rank")), 5);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(p, "env"), "WORLD_SIZE")),
-	                    "6");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(p, "env"), "WORLD_SIZE")), "6");
 #if defined(__x86_64__) || defined(__aarch64__)
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(p, "main"), "syscall")),
@@ -227,8 +229,8 @@ static void a_hang_ready_rank_dumps_its_stacks_on_request(void **state)
 	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", hang);
 	assert_int_equal(hangready_build(top, "", NULL, &h, err, sizeof(err)), 0);
 	assert_int_equal(cd_mkdir_parent(site, err, sizeof(err)), 0);
-	assert_int_equal(cd_write_file_atomic(site, h.site.data, h.site.len, 0644, err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    cd_write_file_atomic(site, h.site.data, h.site.len, 0644, err, sizeof(err)), 0);
 	hangready_free(&h);
 	pid = start(argv, env);
 	p = sample_until(json_pack("{ss}", "run", "r-st"), pid, "sleep", &out);

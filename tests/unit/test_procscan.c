@@ -65,10 +65,11 @@ static void a_thread_in_clock_nanosleep_sleeps(void **state)
 	char err[CD_ERRLEN];
 	int fd_arg;
 
-	assert_int_equal(procscan_syscall_parse(S("230 0x0 0x0 0x7ffda0450f80 0x7ffda0450fc0 0x0 0x0 "
-	                                          "0x7ffda0450f68 0x7fa0d5bd6503\n"),
-	                                        &sc, err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    procscan_syscall_parse(S("230 0x0 0x0 0x7ffda0450f80 0x7ffda0450fc0 0x0 0x0 "
+	                             "0x7ffda0450f68 0x7fa0d5bd6503\n"),
+	                           &sc, err, sizeof(err)),
+	    0);
 	assert_int_equal(sc.kind, PROCSCAN_SYS_CALL);
 	assert_int_equal(sc.nr, 230);
 #if defined(__x86_64__)
@@ -84,8 +85,8 @@ static void a_thread_in_recvfrom_waits_on_its_fd(void **state)
 	char err[CD_ERRLEN];
 	int fd_arg;
 
-	assert_int_equal(procscan_syscall_parse(S("45 0x1c 0x7f00 0x8 0x0 0x0 0x0 0x7ffd 0x7fa0\n"), &sc,
-	                                        err, sizeof(err)),
+	assert_int_equal(procscan_syscall_parse(S("45 0x1c 0x7f00 0x8 0x0 0x0 0x0 0x7ffd 0x7fa0\n"),
+	                                        &sc, err, sizeof(err)),
 	                 0);
 	assert_int_equal(sc.arg[0], 0x1c);
 #if defined(__x86_64__)
@@ -100,9 +101,9 @@ static void select_with_no_fds_is_a_sleep(void **state)
 	struct procscan_syscall sc;
 	char err[CD_ERRLEN];
 
-	assert_int_equal(
-	    procscan_syscall_parse(S("23 0x0 0x0 0x0 0x0 0x7ffd 0x0 0x7ffd 0x7fa0"), &sc, err, sizeof(err)),
-	    0);
+	assert_int_equal(procscan_syscall_parse(S("23 0x0 0x0 0x0 0x0 0x7ffd 0x0 0x7ffd 0x7fa0"),
+	                                        &sc, err, sizeof(err)),
+	                 0);
 #if defined(__x86_64__)
 	assert_string_equal(procscan_syscall_class(&sc), "sleep");
 #endif
@@ -147,7 +148,8 @@ static void tcp4_sockets_give_endpoints_state_queues_and_inode(void **state)
 	size_t n;
 	char err[CD_ERRLEN];
 
-	assert_int_equal(procscan_tcp_parse(tcp4, sizeof(tcp4) - 1, 0, t, 4, &n, err, sizeof(err)), 0);
+	assert_int_equal(procscan_tcp_parse(tcp4, sizeof(tcp4) - 1, 0, t, 4, &n, err, sizeof(err)),
+	                 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(t[0].local, "0.0.0.0:2024");
 	assert_string_equal(procscan_tcp_state_name(t[0].state), "LISTEN");
@@ -166,14 +168,17 @@ static void tcp6_v4_mapped_addresses_read_as_v4(void **state)
 	    "  sl  local_address                         remote_address                        st "
 	    "tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	    "   0: 0000000000000000FFFF00000100007F:1F90 0000000000000000FFFF00000100007F:C350 01 "
-	    "00000000:00000000 00:00000000 00000000  1000        0 777 1 0000000000000000 20 4 0 10 -1\n"
+	    "00000000:00000000 00:00000000 00000000  1000        0 777 1 0000000000000000 20 4 0 "
+	    "10 -1\n"
 	    "   1: 00000000000000000000000001000000:0016 00000000000000000000000000000000:0000 0A "
-	    "00000000:00000000 00:00000000 00000000     0        0 12 1 0000000000000000 100 0 0 10 0\n";
+	    "00000000:00000000 00:00000000 00000000     0        0 12 1 0000000000000000 100 0 0 "
+	    "10 0\n";
 	struct procscan_tcp t[2];
 	size_t n;
 	char err[CD_ERRLEN];
 
-	assert_int_equal(procscan_tcp_parse(tcp6, sizeof(tcp6) - 1, 1, t, 2, &n, err, sizeof(err)), 0);
+	assert_int_equal(procscan_tcp_parse(tcp6, sizeof(tcp6) - 1, 1, t, 2, &n, err, sizeof(err)),
+	                 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(t[0].local, "127.0.0.1:8080");
 	assert_string_equal(t[0].remote, "127.0.0.1:50000");
