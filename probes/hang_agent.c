@@ -436,6 +436,22 @@ static int find_pyspy(char *path, size_t len)
 	return 0;
 }
 
+/* 1 when pid is in the network namespace self_ns names ("net:[N]"): the
+ * nodes of one host that share a process table (containers, test nodes in
+ * namespaces) each see only their own job this way. 1 when unknown. */
+static int same_netns(long pid, const char *self_ns)
+{
+	char path[64], ns[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+	n = readlink(path, ns, sizeof(ns) - 1);
+	if (n <= 0 || !self_ns[0])
+		return 1;
+	ns[n] = '\0';
+	return strcmp(ns, self_ns) == 0;
+}
+
 /* A process of another user that looks like a torch job's. */
 static int looks_like_torch(const char *comm, const char *cmdline)
 {
@@ -581,7 +597,10 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	uid_t me = getuid();
 	DIR *d;
 	struct dirent *e;
-	int truncated = 0, vanished = 0, have_pyspy = find_pyspy(pyspy, sizeof(pyspy));
+	int truncated = 0, vanished = 0, other_netns = 0,
+	    have_pyspy = find_pyspy(pyspy, sizeof(pyspy));
+	char self_ns[64] = "";
+	ssize_t nsl = readlink("/proc/self/ns/net", self_ns, sizeof(self_ns) - 1);
 
 	if (run && (!*run || strlen(run) > 64)) {
 		*code = "bad_request";
@@ -594,6 +613,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 		snprintf(msg, msglen, "\"stack_wait_ms\" must be 0..5000");
 		goto fail;
 	}
+	self_ns[nsl > 0 ? nsl : 0] = '\0';
 	d = opendir("/proc");
 	if (!d) {
 		*code = "io";
@@ -645,6 +665,10 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 		free(env);
 		if (!kind || (run && strcmp(r.clusterdoc_run, run) != 0))
 			continue;
+		if (!same_netns(pid, self_ns)) {
+			other_netns++;
+			continue;
+		}
 		if (json_array_size(procs) >= HANG_AGENT_MAX_PROCS) {
 			truncated = 1;
 			continue;
@@ -687,6 +711,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	json_object_set_new(out, "pyspy", have_pyspy ? json_string(pyspy) : json_null());
 	json_object_set_new(out, "truncated", json_boolean(truncated));
 	json_object_set_new(out, "vanished", json_integer(vanished));
+	json_object_set_new(out, "other_netns", json_integer(other_netns));
 	return out;
 fail:
 	json_decref(procs);

@@ -9,15 +9,18 @@
  *                "stack_wait_ms": N (default 1000, at most 5000)}
  *     -> {"host", "user", "uid", "searched": "<what was looked for>",
  *         "clk_tck", "processes": [PROCESS...], "denied": [DENIED...],
- *         "pyspy": "<path>" | null, "truncated": true|false}
+ *         "pyspy": "<path>" | null, "truncated": true|false, "vanished": N,
+ *         "other_netns": N}
  *
  * Which processes: with "run", those whose environment holds
  * CLUSTERDOC_RUN=<run>; else every process whose environment holds RANK,
  * LOCAL_RANK or WORLD_SIZE (a rank) or only TORCHELASTIC_* variables (a
  * torchrun launcher, kept apart: "role":"launcher"). Only the agent's own
  * user's processes are read (all when it runs as root); the agent and its
- * ancestors are left out. A rank whose parent is a rank of the same RANK
- * (a DataLoader worker) is "role":"child".
+ * ancestors are left out, and so are processes of another network namespace
+ * ("other_netns" counts them: nodes that share one process table, as
+ * containers on one host may, each see only their own). A rank whose parent is a rank of the same
+ * RANK (a DataLoader worker) is "role":"child".
  *
  * PROCESS: {"pid", "ppid", "comm", "cmdline" (capped), "role", "rank" (global,
  *   -1 unknown), "env": {RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK,
