@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
+# over Gloo started by `clusterdoc run`: a rank asleep before an allreduce is named
+# with its node and its stack, a healthy job is progressing, and no job is exit 2 saying what was
+# searched. Each inspection of 3 nodes x 2 ranks with 2 samples must take under 10 s.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=hang
+
+JOBS="" # the job script, in the /tmp the nodes share
+JOB_PID="" JOB_LOG=""
+SUBNET=10.97.43
+
+setup_cluster() {
+	cluster_down
+	CD_QUIET=1 cluster_up 3 --subnet "$SUBNET" >/dev/null || return 1
+	JOBS=$(mktemp -d /tmp/cdhang-test.XXXXXX)
+	chmod 755 "$JOBS"
+	cp "$CD_TOP"/tests/fixtures/hang/hang_job.py "$JOBS/"
+}
+
+# Start the job (mode: healthy, sleep5) with `clusterdoc run` in the background and wait until
+# every rank has done steps (or at most 90 s).
+start_job() {
+	JOB_LOG=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-3]' \
+		--nproc-per-node 2 --chdir "$JOBS" --stall-timeout 600 -- hang_job.py "$1" >"$JOB_LOG" 2>&1 &
+	JOB_PID=$!
+	for _ in $(seq 1 180); do
+		[[ $(grep -c 'step 2$' "$JOB_LOG") -ge 6 ]] && return 0
+		kill -0 "$JOB_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	echo "    the job did not start: $(tail -5 "$JOB_LOG")"
+	return 1
+}
+
+# pid and every process below it, deepest first
+descendants() {
+	local c
+	for c in $(ps -o pid= --ppid "$1"); do descendants "$c"; done
+	echo "$1"
+}
+
+# The head's `clusterdoc run` on SIGTERM stops the ranks on every node (job_stop).
+stop_job() {
+	local pids
+	[[ -n $JOB_PID ]] || return 0
+	pids=$(descendants "$JOB_PID")
+	kill -TERM $pids 2>/dev/null
+	for _ in $(seq 1 60); do
+		kill -0 $pids 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -KILL $pids 2>/dev/null
+	wait "$JOB_PID" 2>/dev/null
+	JOB_PID=""
+	rm -f "$JOB_LOG"
+}
+
+hang() { cd_head hang -w 'node[1-3]' --json "$@"; }
+
+t_a_rank_asleep_before_an_allreduce_is_named_with_its_node() {
+	setup_cluster || return 1
+	start_job sleep5 || { stop_job; return 1; }
+	sleep 2 # rank 5 is in its sleep, the others in the allreduce
+	hang
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 5 \(node3, pid [0-9]+\) has not entered the collective the others wait in: its main thread sleeps in [a-z_]+" "the reason" || return 1
+	# its stack: through the hang-ready signal where the run set the job up for it (docs/run.md),
+	# else the report says how to get one
+	if [[ $(jget 'd["ranks"][5]["stacks_how"]') == hang-ready ]]; then
+		expect_match "$(jget 'd["suspects"][0]["reason"]')" "its stack in load_batch" "the stack in the reason" || return 1
+	else
+		expect_match "$(jget 'd["ranks"][5]["stacks_note"]')" "^no stacks: start the job with .clusterdoc run." "how to get stacks" || return 1
+	fi
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_a_healthy_job_is_progressing() {
+	start_job healthy || { stop_job; return 1; }
+	hang
+	stop_job
+	expect_eq "$rc" 0 "exit status ($err) $(jget 'd["suspects"]' 2>/dev/null)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('progressing', 6)" "status and ranks" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_no_job_is_exit_2_saying_what_was_searched() {
+	hang
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
+}
+
+cleanup() {
+	stop_job
+	[[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"
+}
+
+itest_need_root
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	result SKIP "$ITEST_FILE (Debian's python3-torch is not installed)"
+	exit 0
+fi
+trap cleanup EXIT
+itest_run_all
