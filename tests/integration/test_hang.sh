@@ -2,7 +2,8 @@
 # `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
 # over Gloo started by `clusterdoc run`: a rank asleep before an allreduce is named
 # with its node and its stack, a healthy job is progressing, and no job is exit 2 saying what was
-# searched. Each inspection of 3 nodes x 2 ranks with 2 samples must take under 10 s.
+# searched; a job started by plain torchrun on every node is found and inspected the same way.
+# Each inspection of 3 nodes x 2 ranks with 2 samples must take under 10 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=hang
@@ -16,7 +17,7 @@ setup_cluster() {
 	CD_QUIET=1 cluster_up 3 --subnet "$SUBNET" >/dev/null || return 1
 	JOBS=$(mktemp -d /tmp/cdhang-test.XXXXXX)
 	chmod 755 "$JOBS"
-	cp "$CD_TOP"/tests/fixtures/hang/hang_job.py "$JOBS/"
+	cp "$CD_TOP"/tests/fixtures/hang/*.py "$JOBS/"
 }
 
 # Start the job (mode: healthy, sleep5) with `clusterdoc run` in the background and wait until
@@ -89,6 +90,47 @@ t_a_healthy_job_is_progressing() {
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
 }
 
+# torchrun started by hand on every node (as a user would over SSH), not by clusterdoc
+TR_PIDS="" TR_LOG=""
+start_torchrun() {
+	local i
+	TR_LOG=$(mktemp -d)
+	for i in 1 2 3; do
+		cluster_node_exec "$i" env GLOO_SOCKET_IFNAME="$(cluster_node_nic "$i")" \
+			/usr/bin/python3 "$JOBS/torchrun_by_hand.py" \
+			--nnodes 3 --node_rank $((i - 1)) --nproc_per_node 2 --master_addr "$SUBNET.11" \
+			--master_port 29531 "$JOBS/hang_job.py" "$1" >"$TR_LOG/n$i" 2>&1 &
+		TR_PIDS="$TR_PIDS $!"
+	done
+	for _ in $(seq 1 180); do
+		[[ $(cat "$TR_LOG"/n* | grep -c 'step 2$') -ge 6 ]] && return 0
+		sleep 0.5
+	done
+	echo "    torchrun did not start: $(tail -n 5 "$TR_LOG"/n*)"
+	return 1
+}
+
+stop_torchrun() {
+	local p pids=""
+	for p in $TR_PIDS; do pids="$pids $(descendants "$p")"; done
+	[[ -n ${pids// /} ]] && kill -KILL $pids 2>/dev/null
+	for p in $TR_PIDS; do wait "$p" 2>/dev/null; done
+	TR_PIDS=""
+	[[ -n $TR_LOG ]] && rm -rf "$TR_LOG"
+	TR_LOG=""
+}
+
+t_a_job_started_by_plain_torchrun_is_found_the_same_way() {
+	start_torchrun sleep5 || { stop_torchrun; return 1; }
+	sleep 2
+	hang
+	stop_torchrun
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks (the launchers apart)" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
 t_no_job_is_exit_2_saying_what_was_searched() {
 	hang
 	expect_eq "$rc" 2 "exit status" || return 1
@@ -97,6 +139,7 @@ t_no_job_is_exit_2_saying_what_was_searched() {
 
 cleanup() {
 	stop_job
+	stop_torchrun
 	[[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"
 }
 
