@@ -90,6 +90,26 @@ t_a_healthy_job_is_progressing() {
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
 }
 
+t_a_link_dropped_mid_run_is_named_with_both_ranks() {
+	local r
+	start_job healthy || { stop_job; return 1; }
+	# node2 drops everything to and from node3, in its own netns only
+	cluster_node_exec 2 nft -f - <<-EOF || { stop_job; return 1; }
+		table inet cdhang {
+			chain out { type filter hook output priority 0; ip daddr $SUBNET.13 drop; }
+			chain in { type filter hook input priority 0; ip saddr $SUBNET.13 drop; }
+		}
+	EOF
+	sleep 3
+	hang
+	cluster_node_exec 2 nft delete table inet cdhang
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	r=$(jget '[s["reason"] for s in d["suspects"] if s["reason"].startswith("link ")]')
+	expect_match "$r" "link node2 → node3 \($SUBNET\.13:[0-9]+\): [0-9]+ bytes queued, not drained for [0-9]+ s \(rank [23] sends to rank [45]\)" "the link" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
 # torchrun started by hand on every node (as a user would over SSH), not by clusterdoc
 TR_PIDS="" TR_LOG=""
 start_torchrun() {
