@@ -110,6 +110,20 @@ t_a_link_dropped_mid_run_is_named_with_both_ranks() {
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
 }
 
+t_a_rank_killed_while_the_others_wait_is_named_gone() {
+	local pid
+	start_job sleep5 || { stop_job; return 1; }
+	sleep 1
+	hang --samples 2 --interval 0.5 --no-stacks
+	pid=$(jget 'd["ranks"][5]["pid"]')
+	[[ $pid =~ ^[0-9]+$ ]] || { stop_job; echo "    no pid for rank 5"; return 1; }
+	kill -KILL "$pid" # the shared process table: rank 5 of node3, by its PID
+	hang --no-stacks
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget '[s["reason"] for s in d["suspects"] if s["rank"] == 5]')" "rank 5 .*is gone" "rank 5 gone"
+}
+
 # torchrun started by hand on every node (as a user would over SSH), not by clusterdoc
 TR_PIDS="" TR_LOG=""
 start_torchrun() {
