@@ -587,6 +587,20 @@ static void collect_stacks(json_t *procs, const char *pyspy, int wait_ms)
 		take_dump(&pd[k]);
 }
 
+/*
+ * HOOK for the NCCL parts (the hangfmt stream's collectives/hang_ras.h and
+ * hang_fr.h): once they are merged, "ras" is hang_ras_query(NULL, 0,
+ * deadline) on this node, and "flight_recorder" the dumps hang_fr_trigger
+ * and hang_fr_parse give for the ranks whose environment has
+ * TORCH_NCCL_DEBUG_INFO_PIPE_FILE. Until then both are null: not asked.
+ */
+static void hang_agent_nccl_hook(json_t *out, const json_t *procs)
+{
+	(void)procs;
+	json_object_set_new(out, "ras", json_null());
+	json_object_set_new(out, "flight_recorder", json_null());
+}
+
 json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	const char *run = json_string_value(json_object_get(req, "run"));
@@ -712,6 +726,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	json_object_set_new(out, "truncated", json_boolean(truncated));
 	json_object_set_new(out, "vanished", json_integer(vanished));
 	json_object_set_new(out, "other_netns", json_integer(other_netns));
+	hang_agent_nccl_hook(out, procs);
 	return out;
 fail:
 	json_decref(procs);

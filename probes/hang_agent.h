@@ -10,7 +10,9 @@
  *     -> {"host", "user", "uid", "searched": "<what was looked for>",
  *         "clk_tck", "processes": [PROCESS...], "denied": [DENIED...],
  *         "pyspy": "<path>" | null, "truncated": true|false, "vanished": N,
- *         "other_netns": N}
+ *         "other_netns": N, "ras": null, "flight_recorder": null}
+ * ("ras" and "flight_recorder": the hook for the NCCL RAS query and the
+ * Flight Recorder dumps, hang_agent_nccl_hook; null until they are merged)
  *
  * Which processes: with "run", those whose environment holds
  * CLUSTERDOC_RUN=<run>; else every process whose environment holds RANK,
