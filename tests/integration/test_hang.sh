@@ -2,7 +2,7 @@
 # `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
 # over Gloo started by `clusterdoc run`: a rank asleep before an allreduce is named
 # with its node and its stack, a healthy job is progressing, and no job is exit 2 saying what was
-# searched; a job started by plain torchrun on every node is found and inspected the same way.
+# searched; processes of another user are named with the rights needed; a job started by plain torchrun on every node is found and inspected the same way.
 # Each inspection of 3 nodes x 2 ranks with 2 samples must take under 10 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -14,7 +14,7 @@ SUBNET=10.97.43
 
 setup_cluster() {
 	cluster_down
-	CD_QUIET=1 cluster_up 3 --subnet "$SUBNET" >/dev/null || return 1
+	CD_QUIET=1 cluster_up 3 --users --subnet "$SUBNET" >/dev/null || return 1
 	JOBS=$(mktemp -d /tmp/cdhang-test.XXXXXX)
 	chmod 755 "$JOBS"
 	cp "$CD_TOP"/tests/fixtures/hang/*.py "$JOBS/"
@@ -163,6 +163,23 @@ t_a_job_started_by_plain_torchrun_is_found_the_same_way() {
 	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks (the launchers apart)" || return 1
 	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_processes_of_another_user_are_named_with_the_rights_needed() {
+	local bg pids
+	# root's "rank" on node1; the inspection runs as cdplain, who may not read its environment
+	cluster_node_exec 1 env RANK=0 WORLD_SIZE=2 /usr/bin/python3 -c \
+		'import time; time.sleep(60)  # torch.distributed' >/dev/null 2>&1 &
+	bg=$!
+	sleep 1
+	cd_head hang -w node1 -F "$CD_SSH_CONFIG_PLAIN" --json --interval 0.5
+	pids=$(descendants "$bg")
+	kill -KILL $pids 2>/dev/null
+	wait "$bg" 2>/dev/null
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["denied"][0]["user"]')" root "the owner named" || return 1
+	expect_match "$(jget 'd["nodes"][0]["denied"][0]["need"]')" "readable only by its owner: inspect as that user \(-l USER\) or as root" "the rights needed" || return 1
+	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of cdplain with RANK" "what was searched"
 }
 
 t_no_job_is_exit_2_saying_what_was_searched() {
