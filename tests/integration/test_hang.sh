@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
-# over Gloo started by `clusterdoc run`: a rank asleep before an allreduce is named
-# with its node and its stack, a healthy job is progressing, and no job is exit 2 saying what was
-# searched; processes of another user are named with the rights needed; a job started by plain torchrun on every node is found and inspected the same way.
-# Each inspection of 3 nodes x 2 ranks with 2 samples must take under 10 s.
+# over Gloo started by `clusterdoc run` (and once by torchrun by hand on every node): a rank asleep
+# before an allreduce is named with its node (and its stack where the run is hang-ready, else how
+# to get one); a healthy job is progressing; a link dropped with nftables mid-run is named with
+# both ranks; a rank killed with SIGKILL is named gone; a process of another user is named with
+# the rights needed; no job is exit 2 saying what was searched. Each inspection of 3 nodes x 2
+# ranks with 2 samples must take under 10 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=hang
