@@ -173,17 +173,18 @@ static json_t *collect(const json_t *samples, struct rank *r, size_t *nr, long *
 
 			if (si == ns - 1) {
 				json_array_append_new(
-				    nodes, json_pack("{sssOsIsO}", "host", str(nd, "host"), "error",
-				                     json_object_get(nd, "error")
-				                         ? json_object_get(nd, "error")
-				                         : json_null(),
-				                     "processes",
-				                     (json_int_t)json_array_size(
-				                         json_object_get(res, "processes")),
-				                     "denied",
-				                     json_object_get(res, "denied")
-				                         ? json_object_get(res, "denied")
-				                         : json_array()));
+				    nodes,
+				    json_pack("{sssOsIso}", "host", str(nd, "host"), "error",
+				              json_object_get(nd, "error")
+				                  ? json_object_get(nd, "error")
+				                  : json_null(),
+				              "processes",
+				              (json_int_t)json_array_size(
+				                  json_object_get(res, "processes")),
+				              "denied",
+				              json_object_get(res, "denied")
+				                  ? json_incref(json_object_get(res, "denied"))
+				                  : json_array()));
 				if (res)
 					(*answered)++;
 			}
