@@ -21,6 +21,7 @@
 #include "collectives/run_agent.h"
 #include "collectives/runsync.h"
 #include "probes/facts.h"
+#include "probes/hang_agent.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
 
@@ -311,6 +312,7 @@ static const struct {
     {.type = "proc_start", .plain = job_process_start},
     {.type = "mnist_start", .plain = mnist_agent_start},
     {.type = "run_orphans", .plain = run_agent_orphans},
+    {.type = "hang_sample", .plain = hang_agent_sample},
     {.type = "sync_missing", .plain = runsync_agent_missing},
     {.type = "sync_tree", .plain = runsync_agent_tree},
     {.type = "job_poll", .plain = job_poll},

@@ -1,0 +1,165 @@
+/*
+ * cmd_hang.c - `clusterdoc hang`: inspect a running job on the nodes and
+ * say where it hangs (collectives/hang.h). Exit status: 0 the job makes
+ * progress; 1 it is hung and suspects are named; 2 it could not be
+ * inspected (no job found, no node reached, bad options).
+ */
+#include "cd.h"
+#include "collectives/hang.h"
+#include "commands.h"
+#include "loop.h"
+#include "report/hang_render.h"
+#include "targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+	OPT_RUN = OPT_TARGETS_END,
+	OPT_SAMPLES,
+	OPT_INTERVAL,
+	OPT_NO_STACKS,
+};
+
+struct hang_cli {
+	struct targets t;
+	struct hang_opts o;
+	struct loop *loop;
+};
+
+static void on_phase(void *arg, const char *what)
+{
+	struct hang_cli *c = arg;
+
+	if (!c->t.json && isatty(STDERR_FILENO))
+		fprintf(stderr, "# %s\n", what);
+}
+
+static void on_done(void *arg)
+{
+	loop_stop(((struct hang_cli *)arg)->loop);
+}
+
+static const struct hang_events events = {.phase = on_phase, .done = on_done};
+
+static void usage(FILE *f, void *arg)
+{
+	fprintf(f,
+	        "usage: clusterdoc hang -w HOSTLIST [--run RUN] [--samples N] [--interval S] "
+	        "[--json]\n\n"
+	        "Inspect a running job on every node and say where it hangs: the job's processes\n"
+	        "(a `clusterdoc run` job by its id, else every process with RANK/LOCAL_RANK/\n"
+	        "WORLD_SIZE or TORCHELASTIC_* in its environment), sampled N times: what each\n"
+	        "rank's threads block in, its TCP connections and their queues, the peer rank\n"
+	        "at the other end, its CPU progress, its Python stacks. Only reads; the one\n"
+	        "signal sent is a hang-ready `clusterdoc run` job's own dump signal.\n\n"
+	        "      --run RUN           the `clusterdoc run` job with this id\n"
+	        "      --samples N         samples per node (default 2, 2 to 20)\n"
+	        "      --interval S        seconds between samples (default 2, 0.2 to 60)\n"
+	        "      --no-stacks         do not ask for Python stacks\n%s",
+	        targets_help);
+}
+
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct hang_cli *c = ctx;
+	char *end;
+	double s;
+
+	switch (opt) {
+	case OPT_RUN:
+		if (!*arg || strlen(arg) > 64) {
+			fprintf(stderr, "clusterdoc hang: --run wants a run id\n");
+			return -1;
+		}
+		c->o.run = arg;
+		return 0;
+	case OPT_SAMPLES:
+		return cli_parse_int("hang", "--samples", arg, 2, 20, &c->o.samples);
+	case OPT_INTERVAL:
+		s = strtod(arg, &end);
+		if (end == arg || *end || s < 0.2 || s > 60) {
+			fprintf(stderr,
+			        "clusterdoc hang: --interval wants seconds from 0.2 to 60\n");
+			return -1;
+		}
+		c->o.interval_ms = (int)(s * 1000);
+		return 0;
+	case OPT_NO_STACKS:
+		c->o.stacks = 0;
+		return 0;
+	}
+	return -2;
+}
+
+static int parse_options(struct hang_cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    TARGETS_LONGOPTS,
+	    {"run", required_argument, NULL, OPT_RUN},
+	    {"samples", required_argument, NULL, OPT_SAMPLES},
+	    {"interval", required_argument, NULL, OPT_INTERVAL},
+	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	static const struct targets_cmd cmd = {
+	    .name = "hang",
+	    .shortopts = TARGETS_SHORTOPTS "h",
+	    .usage = usage,
+	    .own = parse_option,
+	};
+	struct optset set;
+	int p;
+
+	optset_init(&set);
+	optset_add(&set, longopts);
+	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
+	if (p != 0)
+		return p;
+	return targets_finish(&c->t, "hang") < 0 ? -1 : 0;
+}
+
+int cmd_hang(int argc, char **argv)
+{
+	struct hang_cli c = {0};
+	struct sshpool *pool = NULL;
+	struct hang *h = NULL;
+	const json_t *v;
+	char err[CD_ERRLEN];
+	int rc = 2, p;
+
+	targets_init(&c.t);
+	hang_opts_init(&c.o);
+	p = parse_options(&c, argc, argv);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
+		goto out;
+	}
+	c.o.request_timeout_ms = c.t.pool.request_timeout_ms;
+	c.loop = loop_new();
+	pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
+	if (!pool) {
+		fprintf(stderr, "clusterdoc hang: %s\n", err);
+		goto out;
+	}
+	h = hang_start(c.loop, pool, (const char *const *)c.t.hosts->names,
+	               hostlist_count(c.t.hosts), &c.o, &events, &c);
+	loop_run(c.loop);
+	v = hang_verdict(h);
+	if (!v)
+		goto out;
+	if (c.t.json)
+		hang_print_json(v, stdout);
+	else
+		hang_print_text(v, stdout);
+	rc = (int)json_integer_value(json_object_get(v, "exit"));
+out:
+	sshpool_free(pool); /* first: it fails what is pending, into hang's callbacks */
+	hang_free(h);
+	loop_free(c.loop);
+	targets_fini(&c.t);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * hang_analyze.h - the verdict of `clusterdoc hang` from its samples: pure,
+ * JSON in, JSON out, so that it is tested on synthetic samples.
+ *
+ * samples: [{"t_ms": N (head's clock), "nodes": [{"host", "result": the
+ * node's hang_sample answer (probes/hang_agent.h) or null, "error": why
+ * not, or absent}]}...], oldest first, at least one.
+ *
+ * Returns a new object:
+ *   {"version": 1, "status": "progressing" | "hung" | "not_inspected",
+ *    "exit": 0 | 1 | 2, "summary": "<one line>", "elapsed_ms", "samples",
+ *    "world_size", "searched": "<what the agents looked for>",
+ *    "nodes": [{"host", "error" | null, "processes", "denied": [...]}],
+ *    "ranks": [{"rank", "node", "pid", "state", "activity", "syscall",
+ *               "cpu_ms_delta", "advancing", "gone", "frame", "stacks",
+ *               "stacks_how", "stacks_note", "connections": [{"local",
+ *               "remote", "state", "tx_queue", "rx_queue", "peer_rank",
+ *               "peer_node"}]}],
+ *    "groups": [{"what", "ranks": [..], "ranks_text": "0-3,5"}] (smallest first),
+ *    "suspects": [{"node", "rank", "pid", "reason", "evidence": [...]}]}
+ *
+ * Rules: a rank is advancing when its CPU time grew by at least
+ * HANG_ADVANCE_PCT % of the time between the first and the last sample.
+ * The job is progressing when every rank of the world was seen, none is
+ * gone, every rank advances and no link holds a send queue that does not
+ * drain; hung otherwise, with suspects, in this order: gone or missing
+ * ranks; links whose send queue did not drain (tx_queue non-zero in the
+ * first and the last sample and not smaller); ranks whose main thread is
+ * not waiting (sleeping, running, elsewhere) while others wait; ranks whose
+ * stack differs from the others' (the minority group); else one suspect
+ * saying that every rank waits and none stands out. not_inspected (exit 2)
+ * when no rank was found on any node (the summary says what was searched
+ * where) or no node could be sampled.
+ */
+#ifndef CD_COLLECTIVES_HANG_ANALYZE_H
+#define CD_COLLECTIVES_HANG_ANALYZE_H
+
+#include <jansson.h>
+
+#define HANG_ADVANCE_PCT 3
+
+json_t *hang_analyze(const json_t *samples);
+
+/* "0-3,5,7-8" for ranks (an array of integers, ascending). New string into out. */
+void hang_ranks_text(const json_t *ranks, char *out, size_t outlen);
+
+#endif

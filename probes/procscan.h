@@ -1,0 +1,105 @@
+/*
+ * procscan.h - pure parsers of the /proc files `clusterdoc hang` reads on a
+ * node (probes/hang_agent.c): a process's stat line, a thread's syscall
+ * line, /proc/net/tcp{,6}, a socket fd's link, and the rank variables of a
+ * process's environment. Each takes the bytes read (buf, len; no NUL needed)
+ * and fills a struct; nothing here touches the file system.
+ *
+ * Formats: proc(5) ("/proc/pid/stat", "/proc/pid/syscall", "/proc/net/tcp")
+ * and the kernel's net/ipv4/tcp_ipv4.c get_tcp4_sock, net/ipv6/tcp_ipv6.c
+ * get_tcp6_sock (addresses are the in-memory words printed as %08X).
+ */
+#ifndef CD_PROBES_PROCSCAN_H
+#define CD_PROBES_PROCSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROCSCAN_COMM  64
+#define PROCSCAN_ADDR  64 /* "a.b.c.d:port" or "[v6]:port" */
+#define PROCSCAN_VALUE 64 /* a rank variable's value, capped */
+
+/* /proc/PID/stat, the fields hang needs. */
+struct procscan_stat {
+	long pid;
+	char comm[PROCSCAN_COMM]; /* between the first '(' and the last ')' */
+	char state;               /* R, S, D, Z, T, t, X, I */
+	long ppid;
+	uint64_t utime, stime; /* clock ticks */
+	long num_threads;
+	uint64_t starttime; /* clock ticks after boot */
+};
+
+/* 0, or CD_ERR_PARSE with err. */
+int procscan_stat_parse(const char *buf, size_t len, struct procscan_stat *st, char *err,
+                        size_t errlen);
+
+/* /proc/PID/task/TID/syscall: "running", "-1 SP PC" (blocked, not in a
+ * system call), or "NR A0 A1 A2 A3 A4 A5 SP PC". */
+enum procscan_sys_kind { PROCSCAN_SYS_RUNNING, PROCSCAN_SYS_NONE, PROCSCAN_SYS_CALL };
+
+struct procscan_syscall {
+	enum procscan_sys_kind kind;
+	long nr;         /* PROCSCAN_SYS_CALL */
+	uint64_t arg[6]; /* PROCSCAN_SYS_CALL */
+};
+
+/* 0, or CD_ERR_PARSE with err. */
+int procscan_syscall_parse(const char *buf, size_t len, struct procscan_syscall *sc, char *err,
+                           size_t errlen);
+
+/* The name of system call nr on this machine's architecture (x86_64,
+ * aarch64) for the calls a waiting or sleeping process sits in, or NULL.
+ * fd_arg (not NULL): the index of the argument that is a file descriptor
+ * (read, recvfrom, epoll_wait, ...), or -1 (futex, poll, nanosleep...). */
+const char *procscan_syscall_name(long nr, int *fd_arg);
+
+/* What a thread's system call says it does: "running" (on a CPU or
+ * runnable), "sleep" (nanosleep, clock_nanosleep, select/pselect6 with no
+ * fds: Python's time.sleep), "wait" (futex, poll, epoll, socket and pipe
+ * reads and writes, accept, wait4), or "other". */
+const char *procscan_syscall_class(const struct procscan_syscall *sc);
+
+/* One line of /proc/net/tcp or tcp6. */
+struct procscan_tcp {
+	char local[PROCSCAN_ADDR], remote[PROCSCAN_ADDR];
+	int state; /* 1 ESTABLISHED ... 10 LISTEN (include/net/tcp_states.h) */
+	uint64_t tx_queue, rx_queue;
+	uint64_t inode;
+};
+
+/* The name of a TCP state ("ESTABLISHED", "CLOSE_WAIT"...), "?" when unknown. */
+const char *procscan_tcp_state_name(int state);
+
+/*
+ * The sockets of a /proc/net/tcp or tcp6 text (the header line skipped),
+ * at most max into out; *n is how many. ipv6 picks the address format.
+ * 0; CD_ERR_PARSE with err naming the line on a malformed line; CD_ERR_TOOBIG
+ * when more than max sockets are listed (out then holds the first max).
+ */
+int procscan_tcp_parse(const char *buf, size_t len, int ipv6, struct procscan_tcp *out, size_t max,
+                       size_t *n, char *err, size_t errlen);
+
+/* The inode of a "socket:[INODE]" link target, or 0 when it is not one. */
+uint64_t procscan_socket_inode(const char *target, size_t len);
+
+/* The rank variables of a process's environment (NUL-separated
+ * "NAME=value"). A value absent is "". */
+struct procscan_rank {
+	char rank[PROCSCAN_VALUE], local_rank[PROCSCAN_VALUE], world_size[PROCSCAN_VALUE];
+	char group_rank[PROCSCAN_VALUE], local_world_size[PROCSCAN_VALUE];
+	char torchelastic_run_id[PROCSCAN_VALUE], clusterdoc_run[PROCSCAN_VALUE];
+	char pythonpath[256];
+	int torchelastic; /* some TORCHELASTIC_* variable is set */
+};
+
+/* Fill r from environ. Returns 1 when the process looks like a rank (RANK,
+ * LOCAL_RANK or WORLD_SIZE set), 2 when only TORCHELASTIC_* variables are
+ * (a torchrun launcher), 0 otherwise. */
+int procscan_environ_rank(const char *environ, size_t len, struct procscan_rank *r);
+
+/* The global rank: RANK, else GROUP_RANK * LOCAL_WORLD_SIZE + LOCAL_RANK,
+ * else -1. */
+long procscan_global_rank(const struct procscan_rank *r);
+
+#endif

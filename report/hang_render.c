@@ -1,0 +1,83 @@
+/*
+ * hang_render.c - the text and JSON reports of `clusterdoc hang`
+ * (hang_render.h).
+ */
+#include "report/hang_render.h"
+
+#include <string.h>
+
+static const char *str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+void hang_print_json(const json_t *v, FILE *f)
+{
+	json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+}
+
+void hang_print_text(const json_t *v, FILE *f)
+{
+	const json_t *sus = json_object_get(v, "suspects"), *x, *y;
+	size_t i, j;
+	int stackless = 0;
+
+	fprintf(f, "clusterdoc hang: %s (%lld samples over %.1f s)\n", str(v, "summary"),
+	        json_integer_value(json_object_get(v, "samples")),
+	        json_integer_value(json_object_get(v, "elapsed_ms")) / 1000.0);
+	if (json_array_size(sus)) {
+		fputs("\nsuspects:\n", f);
+		json_array_foreach(sus, i, x)
+		{
+			fprintf(f, "  %zu. %s\n", i + 1, str(x, "reason"));
+			json_array_foreach(json_object_get(x, "evidence"), j, y)
+			    fprintf(f, "     - %s\n", json_string_value(y));
+		}
+	}
+	if (json_array_size(json_object_get(v, "groups"))) {
+		fputs("\nranks, grouped by what they do:\n", f);
+		json_array_foreach(json_object_get(v, "groups"), i, x)
+		{
+			size_t n = json_array_size(json_object_get(x, "ranks"));
+
+			fprintf(f, "  %zu rank%s [%s]: %s\n", n, n == 1 ? "" : "s",
+			        str(x, "ranks_text"), str(x, "what"));
+		}
+	}
+	if (json_array_size(json_object_get(v, "ranks"))) {
+		fputs("\nranks:\n", f);
+		json_array_foreach(json_object_get(v, "ranks"), i, x)
+		{
+			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s\n",
+			        json_integer_value(json_object_get(x, "rank")), str(x, "node"),
+			        json_integer_value(json_object_get(x, "pid")), str(x, "activity"),
+			        str(x, "syscall"),
+			        json_integer_value(json_object_get(x, "cpu_ms_delta")),
+			        json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
+			        str(x, "frame")[0] ? "  at " : "", str(x, "frame"));
+			if (!json_is_string(json_object_get(x, "stacks")))
+				stackless = 1;
+		}
+	}
+	json_array_foreach(json_object_get(v, "nodes"), i, x)
+	{
+		if (json_is_string(json_object_get(x, "error")))
+			fprintf(f, "\n%s: not inspected: %s\n", str(x, "host"), str(x, "error"));
+		json_array_foreach(json_object_get(x, "denied"), j, y)
+		    fprintf(f,
+		            "\n%s: pid %lld (%s, user %s) looks like a torch process but is not "
+		            "readable: %s\n",
+		            str(x, "host"), json_integer_value(json_object_get(y, "pid")),
+		            str(y, "comm"), str(y, "user"), str(y, "need"));
+	}
+	if (!strcmp(str(v, "status"), "not_inspected"))
+		fprintf(f, "\nsearched: %s\n", str(v, "searched"));
+	if (stackless && strcmp(str(v, "status"), "hung") == 0)
+		fputs("\nno Python stacks for some ranks: start the job with `clusterdoc run` (its "
+		      "ranks "
+		      "dump their stacks on SIGUSR2), or install py-spy on the nodes\n",
+		      f);
+}

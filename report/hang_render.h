@@ -1,0 +1,19 @@
+/*
+ * hang_render.h - what `clusterdoc hang` prints from its verdict
+ * (collectives/hang_analyze.h): the suspects first, in words, then the
+ * ranks grouped by what they do (identical states folded), the nodes that
+ * could not be read, and how to get stacks when there were none. Printers
+ * only print: the verdict is data.
+ */
+#ifndef CD_REPORT_HANG_RENDER_H
+#define CD_REPORT_HANG_RENDER_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* The text report of verdict v to f. */
+void hang_print_text(const json_t *v, FILE *f);
+/* v as JSON (it begins with "version") to f, one document and a newline. */
+void hang_print_json(const json_t *v, FILE *f);
+
+#endif

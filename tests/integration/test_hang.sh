@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
+# over Gloo started by `clusterdoc run` (and once by torchrun by hand on every node): a rank asleep
+# before an allreduce is named with its node (and its stack where the run is hang-ready, else how
+# to get one); a healthy job is progressing; a link dropped with nftables mid-run is named with
+# both ranks; a rank killed with SIGKILL is named gone; a process of another user is named with
+# the rights needed; no job is exit 2 saying what was searched. Each inspection of 3 nodes x 2
+# ranks with 2 samples must take under 10 s.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=hang
+
+JOBS="" # the job script, in the /tmp the nodes share
+JOB_PID="" JOB_LOG=""
+SUBNET=10.97.43
+
+setup_cluster() {
+	cluster_down
+	CD_QUIET=1 cluster_up 3 --users --subnet "$SUBNET" >/dev/null || return 1
+	JOBS=$(mktemp -d /tmp/cdhang-test.XXXXXX)
+	chmod 755 "$JOBS"
+	cp "$CD_TOP"/tests/fixtures/hang/*.py "$JOBS/"
+}
+
+# Start the job (mode: healthy, sleep5) with `clusterdoc run` in the background and wait until
+# every rank has done steps (or at most 90 s).
+start_job() {
+	JOB_LOG=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-3]' \
+		--nproc-per-node 2 --chdir "$JOBS" --stall-timeout 600 -- hang_job.py "$1" >"$JOB_LOG" 2>&1 &
+	JOB_PID=$!
+	for _ in $(seq 1 180); do
+		[[ $(grep -c 'step 2$' "$JOB_LOG") -ge 6 ]] && return 0
+		kill -0 "$JOB_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	echo "    the job did not start: $(tail -5 "$JOB_LOG")"
+	return 1
+}
+
+# pid and every process below it, deepest first
+descendants() {
+	local c
+	for c in $(ps -o pid= --ppid "$1"); do descendants "$c"; done
+	echo "$1"
+}
+
+# The head's `clusterdoc run` on SIGTERM stops the ranks on every node (job_stop).
+stop_job() {
+	local pids
+	[[ -n $JOB_PID ]] || return 0
+	pids=$(descendants "$JOB_PID")
+	kill -TERM $pids 2>/dev/null
+	for _ in $(seq 1 60); do
+		kill -0 $pids 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -KILL $pids 2>/dev/null
+	wait "$JOB_PID" 2>/dev/null
+	JOB_PID=""
+	rm -f "$JOB_LOG"
+}
+
+hang() { cd_head hang -w 'node[1-3]' --json "$@"; }
+
+t_a_rank_asleep_before_an_allreduce_is_named_with_its_node() {
+	setup_cluster || return 1
+	start_job sleep5 || { stop_job; return 1; }
+	sleep 2 # rank 5 is in its sleep, the others in the allreduce
+	hang
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 5 \(node3, pid [0-9]+\) has not entered the collective the others wait in: its main thread sleeps in [a-z_]+" "the reason" || return 1
+	# its stack: through the hang-ready signal where the run set the job up for it (docs/run.md),
+	# else the report says how to get one
+	if [[ $(jget 'd["ranks"][5]["stacks_how"]') == hang-ready ]]; then
+		expect_match "$(jget 'd["suspects"][0]["reason"]')" "its stack in load_batch" "the stack in the reason" || return 1
+	else
+		expect_match "$(jget 'd["ranks"][5]["stacks_note"]')" "^no stacks: start the job with .clusterdoc run." "how to get stacks" || return 1
+	fi
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_a_healthy_job_is_progressing() {
+	start_job healthy || { stop_job; return 1; }
+	hang
+	stop_job
+	expect_eq "$rc" 0 "exit status ($err) $(jget 'd["suspects"]' 2>/dev/null)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('progressing', 6)" "status and ranks" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_a_link_dropped_mid_run_is_named_with_both_ranks() {
+	local r
+	start_job healthy || { stop_job; return 1; }
+	# node2 drops everything to and from node3, in its own netns only
+	cluster_node_exec 2 nft -f - <<-EOF || { stop_job; return 1; }
+		table inet cdhang {
+			chain out { type filter hook output priority 0; ip daddr $SUBNET.13 drop; }
+			chain in { type filter hook input priority 0; ip saddr $SUBNET.13 drop; }
+		}
+	EOF
+	sleep 3
+	hang
+	cluster_node_exec 2 nft delete table inet cdhang
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	r=$(jget '[s["reason"] for s in d["suspects"] if s["reason"].startswith("link ")]')
+	expect_match "$r" "link node2 → node3 \($SUBNET\.13:[0-9]+\): [0-9]+ bytes queued, not drained for [0-9]+ s \(rank [23] sends to rank [45]\)" "the link" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_a_rank_killed_while_the_others_wait_is_named_gone() {
+	local pid
+	start_job sleep5 || { stop_job; return 1; }
+	sleep 1
+	hang --samples 2 --interval 0.5 --no-stacks
+	pid=$(jget 'd["ranks"][5]["pid"]')
+	[[ $pid =~ ^[0-9]+$ ]] || { stop_job; echo "    no pid for rank 5"; return 1; }
+	kill -KILL "$pid" # the shared process table: rank 5 of node3, by its PID
+	hang --no-stacks
+	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget '[s["reason"] for s in d["suspects"] if s["rank"] == 5]')" "rank 5 .*is gone" "rank 5 gone"
+}
+
+# torchrun started by hand on every node (as a user would over SSH), not by clusterdoc
+TR_PIDS="" TR_LOG=""
+start_torchrun() {
+	local i
+	TR_LOG=$(mktemp -d)
+	for i in 1 2 3; do
+		cluster_node_exec "$i" env GLOO_SOCKET_IFNAME="$(cluster_node_nic "$i")" \
+			/usr/bin/python3 "$JOBS/torchrun_by_hand.py" \
+			--nnodes 3 --node_rank $((i - 1)) --nproc_per_node 2 --master_addr "$SUBNET.11" \
+			--master_port 29531 "$JOBS/hang_job.py" "$1" >"$TR_LOG/n$i" 2>&1 &
+		TR_PIDS="$TR_PIDS $!"
+	done
+	for _ in $(seq 1 180); do
+		[[ $(cat "$TR_LOG"/n* | grep -c 'step 2$') -ge 6 ]] && return 0
+		sleep 0.5
+	done
+	echo "    torchrun did not start: $(tail -n 5 "$TR_LOG"/n*)"
+	return 1
+}
+
+stop_torchrun() {
+	local p pids=""
+	for p in $TR_PIDS; do pids="$pids $(descendants "$p")"; done
+	[[ -n ${pids// /} ]] && kill -KILL $pids 2>/dev/null
+	for p in $TR_PIDS; do wait "$p" 2>/dev/null; done
+	TR_PIDS=""
+	[[ -n $TR_LOG ]] && rm -rf "$TR_LOG"
+	TR_LOG=""
+}
+
+t_a_job_started_by_plain_torchrun_is_found_the_same_way() {
+	start_torchrun sleep5 || { stop_torchrun; return 1; }
+	sleep 2
+	hang
+	stop_torchrun
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks (the launchers apart)" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
+	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
+}
+
+t_processes_of_another_user_are_named_with_the_rights_needed() {
+	local bg pids
+	# root's "rank" on node1; the inspection runs as cdplain, who may not read its environment
+	cluster_node_exec 1 env RANK=0 WORLD_SIZE=2 /usr/bin/python3 -c \
+		'import time; time.sleep(60)  # torch.distributed' >/dev/null 2>&1 &
+	bg=$!
+	sleep 1
+	cd_head hang -w node1 -F "$CD_SSH_CONFIG_PLAIN" --json --interval 0.5
+	pids=$(descendants "$bg")
+	kill -KILL $pids 2>/dev/null
+	wait "$bg" 2>/dev/null
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["denied"][0]["user"]')" root "the owner named" || return 1
+	expect_match "$(jget 'd["nodes"][0]["denied"][0]["need"]')" "readable only by its owner: inspect as that user \(-l USER\) or as root" "the rights needed" || return 1
+	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of cdplain with RANK" "what was searched"
+}
+
+t_no_job_is_exit_2_saying_what_was_searched() {
+	hang
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
+}
+
+cleanup() {
+	stop_job
+	stop_torchrun
+	[[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"
+}
+
+itest_need_root
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	result SKIP "$ITEST_FILE (Debian's python3-torch is not installed)"
+	exit 0
+fi
+trap cleanup EXIT
+itest_run_all

@@ -1,0 +1,215 @@
+/* test_hang_analyze.c - the verdict of `clusterdoc hang` on synthetic
+ * samples shaped as the agents' hang_sample answers (probes/hang_agent.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "cd.h"
+#include "collectives/hang_analyze.h"
+
+/* A rank process: main thread in cls/sys, cpu_ms, sockets (borrowed, copied). */
+static json_t *proc(long rank, long pid, const char *cls, const char *sys, long cpu_ms,
+                    json_t *sockets)
+{
+	char r[16];
+
+	snprintf(r, sizeof(r), "%ld", rank);
+	return json_pack("{sIsssIs{ssss}sIs{ssss}sosnssss}", "pid", (json_int_t)pid, "role", "rank",
+	                 "rank", (json_int_t)rank, "env", "RANK", r, "WORLD_SIZE", "3", "cpu_ms",
+	                 (json_int_t)cpu_ms, "main", "class", cls, "syscall", sys, "sockets",
+	                 sockets ? sockets : json_array(), "stacks", "stacks_how", "none", "state",
+	                 "S");
+}
+
+static json_t *node(const char *host, json_t *procs)
+{
+	return json_pack("{sss{sosss[]}}", "host", host, "result", "processes", procs, "searched",
+	                 "processes of u with RANK", "denied");
+}
+
+static json_t *sample(long t, json_t *n0, json_t *n1, json_t *n2)
+{
+	return json_pack("{sIs[ooo]}", "t_ms", (json_int_t)t, "nodes", n0, n1, n2);
+}
+
+static json_t *sock(const char *local, const char *remote, long tx)
+{
+	return json_pack("{sssssssIsI}", "local", local, "remote", remote, "state", "ESTABLISHED",
+	                 "tx_queue", (json_int_t)tx, "rx_queue", (json_int_t)0);
+}
+
+static const char *suspect_reason(const json_t *v, size_t i)
+{
+	return json_string_value(
+	    json_object_get(json_array_get(json_object_get(v, "suspects"), i), "reason"));
+}
+
+static void ranks_that_all_use_cpu_are_progressing(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "running", "running", 1000, NULL))),
+	           node("n2", json_pack("[o]", proc(2, 102, "wait", "epoll_wait", 1000, NULL)))),
+	    sample(2000,
+	           node("n0", json_pack("[o]", proc(0, 100, "running", "running", 2500, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 2600, NULL))),
+	           node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 2400, NULL)))));
+	json_t *v = hang_analyze(s);
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "progressing");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 0);
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 0);
+	assert_int_equal(json_array_size(json_object_get(v, "ranks")), 3);
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_rank_asleep_while_the_others_wait_is_the_suspect(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(
+	        0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL))),
+	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 1000, NULL))),
+	        node("n2", json_pack("[o]", proc(2, 102, "sleep", "clock_nanosleep", 900, NULL)))),
+	    sample(
+	        2000, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1001, NULL))),
+	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 1000, NULL))),
+	        node("n2", json_pack("[o]", proc(2, 102, "sleep", "clock_nanosleep", 900, NULL)))));
+	json_t *v = hang_analyze(s), *sus = json_array_get(json_object_get(v, "suspects"), 0);
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 1);
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "rank")), 2);
+	assert_string_equal(json_string_value(json_object_get(sus, "node")), "n2");
+	assert_int_equal(json_integer_value(json_object_get(sus, "pid")), 102);
+	assert_string_equal(
+	    suspect_reason(v, 0),
+	    "rank 2 (n2, pid 102) has not entered the collective the others wait in: "
+	    "its main thread sleeps in clock_nanosleep; 2 ranks wait (futex)");
+	/* the smallest group first */
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(v, "groups"), 0), "ranks_text")),
+	                    "2");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_rank_that_exited_is_named_gone(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))),
+	    sample(2000, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_array())));
+	json_t *v = hang_analyze(s);
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	assert_string_equal(
+	    suspect_reason(v, 0),
+	    "rank 2 (n2, pid 102) is gone: its process exited during the inspection, "
+	    "and 2 ranks still wait");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_rank_never_seen_is_missing(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_array())),
+	    sample(2000, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_array())));
+	json_t *v = hang_analyze(s);
+
+	assert_string_equal(
+	    suspect_reason(v, 0),
+	    "rank 2 is gone: no process holds it (world size 3; killed, or on a node "
+	    "not inspected), and 2 ranks still wait");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_send_queue_that_does_not_drain_names_the_link_and_both_ranks(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(
+	        0,
+	        node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
+	                                         json_pack("[o]", sock("10.0.0.1:4000",
+	                                                               "10.0.0.2:5000", 4096))))),
+	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
+	                                         json_pack("[o]", sock("10.0.0.2:5000",
+	                                                               "10.0.0.1:4000", 0))))),
+	        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))),
+	    sample(
+	        2000,
+	        node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
+	                                         json_pack("[o]", sock("10.0.0.1:4000",
+	                                                               "10.0.0.2:5000", 4096))))),
+	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
+	                                         json_pack("[o]", sock("10.0.0.2:5000",
+	                                                               "10.0.0.1:4000", 0))))),
+	        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
+	json_t *v = hang_analyze(s), *c;
+
+	assert_string_equal(suspect_reason(v, 0),
+	                    "link n0 → n1 (10.0.0.2:5000): 4096 bytes queued, not drained for 2 s "
+	                    "(rank 0 sends to rank 1)");
+	c = json_array_get(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "connections"), 0);
+	assert_int_equal(json_integer_value(json_object_get(c, "peer_rank")), 1);
+	assert_string_equal(json_string_value(json_object_get(c, "peer_node")), "n1");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void no_rank_anywhere_is_not_inspected_saying_what_was_searched(void **state)
+{
+	json_t *s = json_pack("[o]", sample(0, node("n0", json_array()), node("n1", json_array()),
+	                                    node("n2", json_array())));
+	json_t *v = hang_analyze(s);
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "not_inspected");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 2);
+	assert_string_equal(json_string_value(json_object_get(v, "summary")),
+	                    "no job found: searched processes of u with RANK on 3 node(s)");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void rank_lists_fold_into_ranges(void **state)
+{
+	json_t *r = json_pack("[iiiiii]", 0, 1, 2, 3, 5, 7);
+	char text[64];
+
+	hang_ranks_text(r, text, sizeof(text));
+	assert_string_equal(text, "0-3,5,7");
+	json_decref(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(ranks_that_all_use_cpu_are_progressing),
+	    cmocka_unit_test(a_rank_asleep_while_the_others_wait_is_the_suspect),
+	    cmocka_unit_test(a_rank_that_exited_is_named_gone),
+	    cmocka_unit_test(a_rank_never_seen_is_missing),
+	    cmocka_unit_test(a_send_queue_that_does_not_drain_names_the_link_and_both_ranks),
+	    cmocka_unit_test(no_rank_anywhere_is_not_inspected_saying_what_was_searched),
+	    cmocka_unit_test(rank_lists_fold_into_ranges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
