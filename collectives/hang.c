@@ -114,6 +114,8 @@ static void take_sample(struct hang *h)
 		if (h->o->run)
 			json_object_set_new(req, "run", json_string(h->o->run));
 		json_object_set_new(req, "stacks", json_boolean(last && h->o->stacks));
+		/* dumps on demand, as the stacks: the last sample */
+		json_object_set_new(req, "flight_recorder", json_boolean(last && h->o->stacks));
 		json_object_set_new(req, "stack_wait_ms", json_integer(STACK_WAIT_MS));
 		fanout_expect(h->fan, i, 1);
 		sshpool_request(h->pn[i], req, h->o->request_timeout_ms + STACK_WAIT_MS, on_sample,

@@ -3,6 +3,7 @@
  * matched across samples, connections matched across nodes, suspects first.
  */
 #include "collectives/hang_analyze.h"
+#include "collectives/hang_nccl.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -448,6 +449,8 @@ json_t *hang_analyze(const json_t *samples)
 	json_object_set_new(out, "ranks", ranks);
 	json_object_set_new(out, "groups", garr);
 	json_object_set_new(out, "suspects", suspects);
+	if (answered && nr)
+		hang_nccl_verdict(samples, out);
 	json_decref(groups);
 	free(r);
 	return out;

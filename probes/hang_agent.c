@@ -363,26 +363,12 @@ static void mark_children(json_t *procs)
 	}
 }
 
-/*
- * HOOK for the NCCL parts (the hangfmt stream's collectives/hang_ras.h and
- * hang_fr.h): once they are merged, "ras" is hang_ras_query(NULL, 0,
- * deadline) on this node, and "flight_recorder" the dumps hang_fr_trigger
- * and hang_fr_parse give for the ranks whose environment has
- * TORCH_NCCL_DEBUG_INFO_PIPE_FILE. Until then both are null: not asked.
- */
-static void hang_agent_nccl_hook(json_t *out, const json_t *procs)
-{
-	(void)procs;
-	json_object_set_new(out, "ras", json_null());
-	json_object_set_new(out, "flight_recorder", json_null());
-}
-
 json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	const char *run = json_string_value(json_object_get(req, "run"));
 	int stacks = json_is_true(json_object_get(req, "stacks"));
 	long long wait_ms = 1000;
-	json_t *procs = json_array(), *denied = json_array(), *out;
+	json_t *procs = json_array(), *denied = json_array(), *out, *nccl;
 	char host[256] = "", me_name[64], pyspy[512];
 	uid_t me = getuid();
 	DIR *d;
@@ -475,6 +461,9 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 				continue;
 			}
 			json_object_set_new(p, "_pythonpath", json_string(r.pythonpath));
+			json_object_set_new(p, "_ras_addr", json_string(r.nccl_ras_addr));
+			json_object_set_new(p, "_fr_pipe", json_string(r.fr_pipe));
+			json_object_set_new(p, "_fr_temp", json_string(r.fr_temp));
 			json_array_append_new(procs, p);
 		}
 	}
@@ -482,11 +471,19 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	mark_children(procs);
 	if (stacks)
 		hang_agent_collect_stacks(procs, have_pyspy ? pyspy : NULL, (int)wait_ms);
+	nccl = json_object();
+	hang_agent_nccl(nccl, procs, json_is_true(json_object_get(req, "flight_recorder")));
 	{
 		size_t i;
 		json_t *p;
 
-		json_array_foreach(procs, i, p) json_object_del(p, "_pythonpath");
+		json_array_foreach(procs, i, p)
+		{
+			json_object_del(p, "_pythonpath");
+			json_object_del(p, "_ras_addr");
+			json_object_del(p, "_fr_pipe");
+			json_object_del(p, "_fr_temp");
+		}
 	}
 	gethostname(host, sizeof(host) - 1);
 	out = json_pack("{sssssIsIsoso}", "host", host, "user",
@@ -502,7 +499,8 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	json_object_set_new(out, "truncated", json_boolean(truncated));
 	json_object_set_new(out, "vanished", json_integer(vanished));
 	json_object_set_new(out, "other_netns", json_integer(other_netns));
-	hang_agent_nccl_hook(out, procs);
+	json_object_update(out, nccl);
+	json_decref(nccl);
 	return out;
 fail:
 	json_decref(procs);

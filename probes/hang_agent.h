@@ -6,13 +6,15 @@
  * to the exact PID of a rank, when the head asks for stacks.
  *
  *   hang_sample {"run": "<run id>" (optional), "stacks": true|false,
- *                "stack_wait_ms": N (default 1000, at most 5000)}
+ *                "stack_wait_ms": N (default 1000, at most 5000),
+ *                "flight_recorder": true|false (default false)}
  *     -> {"host", "user", "uid", "searched": "<what was looked for>",
  *         "clk_tck", "processes": [PROCESS...], "denied": [DENIED...],
  *         "pyspy": "<path>" | null, "truncated": true|false, "vanished": N,
- *         "other_netns": N, "ras": null, "flight_recorder": null}
- * ("ras" and "flight_recorder": the hook for the NCCL RAS query and the
- * Flight Recorder dumps, hang_agent_nccl_hook; null until they are merged)
+ *         "other_netns": N, "ras": {...} | null, "flight_recorder": {...} | null}
+ * ("ras": the node's NCCL RAS answer when a rank maps libnccl;
+ * "flight_recorder": the ranks' dumps when asked; hang_agent_internal.h's
+ * hang_agent_nccl says what they hold)
  *
  * Which processes: with "run", those whose environment holds
  * CLUSTERDOC_RUN=<run>; else every process whose environment holds RANK,

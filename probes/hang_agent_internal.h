@@ -1,6 +1,6 @@
 /*
  * hang_agent_internal.h - what hang_agent.c and hang_agent_stacks.c share:
- * the stacks part of `hang_sample` (hang_agent.h).
+ * the stacks and NCCL parts of `hang_sample` (hang_agent.h).
  */
 #ifndef CD_PROBES_HANG_AGENT_INTERNAL_H
 #define CD_PROBES_HANG_AGENT_INTERNAL_H
@@ -21,5 +21,23 @@ int hang_agent_find_pyspy(char *path, size_t len);
  * each.
  */
 void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms);
+
+/* The deadlines of the NCCL parts: the RAS query of a node, and the Flight
+ * Recorder dumps of all its ranks together. */
+#define HANG_AGENT_RAS_MS 2000
+#define HANG_AGENT_FR_MS  3000
+
+/*
+ * The NCCL parts into out: "ras", hang_ras_query's answer (plus "rank_pid",
+ * the rank it was asked for) when a "role":"rank" process of procs maps a
+ * libnccl, at that rank's NCCL_RAS_ADDR ("_ras_addr") or localhost:28028,
+ * within HANG_AGENT_RAS_MS; else null. "flight_recorder", when asked and a
+ * rank's environment names TORCH_NCCL_DEBUG_INFO_PIPE_FILE ("_fr_pipe",
+ * "_fr_temp"): {"dumps": [hang_fr_parse's object with "rank", "pid",
+ * "ok":true and its newest 256 entries ("entries_truncated"), or {"pid",
+ * "rank", "ok":false, "error_code", "error"}]}, all within HANG_AGENT_FR_MS;
+ * else null.
+ */
+void hang_agent_nccl(json_t *out, const json_t *procs, int flight_recorder);
 
 #endif

@@ -356,6 +356,9 @@ int procscan_environ_rank(const char *environ, size_t len, struct procscan_rank 
 	    V("TORCHELASTIC_RUN_ID", torchelastic_run_id),
 	    V("CLUSTERDOC_RUN", clusterdoc_run),
 	    V("PYTHONPATH", pythonpath),
+	    V("NCCL_RAS_ADDR", nccl_ras_addr),
+	    V("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", fr_pipe),
+	    V("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", fr_temp),
 #undef V
 	};
 	const char *p = environ, *end = environ + len;

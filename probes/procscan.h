@@ -90,6 +90,9 @@ struct procscan_rank {
 	char group_rank[PROCSCAN_VALUE], local_world_size[PROCSCAN_VALUE];
 	char torchelastic_run_id[PROCSCAN_VALUE], clusterdoc_run[PROCSCAN_VALUE];
 	char pythonpath[256];
+	/* NCCL RAS and PyTorch's Flight Recorder: NCCL_RAS_ADDR,
+	 * TORCH_NCCL_DEBUG_INFO_PIPE_FILE, TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
+	char nccl_ras_addr[PROCSCAN_VALUE], fr_pipe[256], fr_temp[256];
 	int torchelastic; /* some TORCHELASTIC_* variable is set */
 };
 

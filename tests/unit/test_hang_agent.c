@@ -1,7 +1,10 @@
 /* test_hang_agent.c - the agent's hang_sample on this machine's own
  * processes: a rank found by its environment, what its main thread blocks
  * in, the TCP connection it waits on, the run filter, and stacks through
- * the hang-ready dump signal (this machine's python3). */
+ * the hang-ready dump signal (this machine's python3), and the NCCL parts:
+ * the RAS query of a rank that maps a libnccl, against the RAS stand-in,
+ * and the Flight Recorder dump of a rank through the pipe stand-in
+ * (tests/fixtures/hang/). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "cd.h"
+#include "collectives/hang_analyze.h"
 #include "collectives/hangready.h"
 #include "fsutil.h"
 #include "probes/hang_agent.h"
@@ -245,6 +249,158 @@ static void a_hang_ready_rank_dumps_its_stacks_on_request(void **state)
 	stop(pid);
 }
 
+#define FIX "tests/fixtures/hang/"
+
+/* Start argv with env as start() does, its stdout into a pipe; its first
+ * line into line (a stand-in says "ready" or its port). */
+static pid_t start_line(char *const argv[], const char *const *env, char *line, size_t len)
+{
+	int p[2], saved = dup(1);
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	dup2(p[1], 1);
+	pid = start(argv, env);
+	dup2(saved, 1);
+	close(saved);
+	close(p[1]);
+	for (size_t k = 0; k + 1 < len; k++) {
+		line[k + 1] = '\0';
+		if (read(p[0], line + k, 1) <= 0 || line[k] == '\n') {
+			line[k] = '\0';
+			break;
+		}
+	}
+	close(p[0]);
+	return pid;
+}
+
+/* The RAS stand-in in mode; its port. */
+static pid_t ras_standin(const char *mode, int *port)
+{
+	char *argv[] = {"/usr/bin/python3", FIX "ras_standin.py", (char *)mode, NULL};
+	const char *env[] = {NULL};
+	char line[32] = "";
+	pid_t pid = start_line(argv, env, line, sizeof(line));
+
+	*port = atoi(line);
+	assert_true(*port > 0);
+	return pid;
+}
+
+static void a_rank_that_maps_libnccl_gets_the_ras_answer_and_stuck_is_a_suspect(void **state)
+{
+	char lib[PATH_MAX + 32], addr[64], line[32] = "", code[PATH_MAX + 256];
+	char *argv[] = {"/usr/bin/python3", "-c", code, NULL};
+	const char *env[] = {"RANK=0", "WORLD_SIZE=1", "CLUSTERDOC_RUN=r-ras", addr, NULL};
+	json_t *out, *out2, *p, *ras, *samples, *v, *s;
+	int port, found = 0;
+	pid_t ras_pid, pid;
+	size_t i;
+	FILE *f;
+
+	if (access(argv[0], X_OK) != 0)
+		skip();
+	/* a file named as NCCL's library, mapped: what /proc/PID/maps shows of a rank using NCCL */
+	snprintf(lib, sizeof(lib), "%s/libnccl.so.2", top);
+	f = fopen(lib, "w");
+	assert_non_null(f);
+	fputs("not a library\n", f);
+	fclose(f);
+	snprintf(code, sizeof(code),
+	         "import mmap, time\n"
+	         "f = open('%s', 'rb')\n"
+	         "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+	         "print('ready', flush=True)\n"
+	         "time.sleep(30)\n",
+	         lib);
+	ras_pid = ras_standin("stuck", &port);
+	snprintf(addr, sizeof(addr), "NCCL_RAS_ADDR=127.0.0.1:%d", port);
+	pid = start_line(argv, env, line, sizeof(line));
+	assert_string_equal(line, "ready");
+	p = sample_find(json_pack("{ss}", "run", "r-ras"), pid, &out);
+	assert_non_null(p);
+	ras = json_object_get(out, "ras");
+	assert_true(json_is_true(json_object_get(ras, "ok")));
+	assert_string_equal(json_string_value(json_object_get(ras, "format")), "json");
+	assert_int_equal(json_integer_value(json_object_get(ras, "rank_pid")), pid);
+	assert_true(json_is_null(json_object_get(out, "flight_recorder")));
+	p = sample_find(json_pack("{ss}", "run", "r-ras"), pid, &out2);
+	assert_non_null(p);
+	/* the verdict: the communicator did not move between the two answers */
+	samples = json_pack("[{sis[{ssso}]},{sis[{ssso}]}]", "t_ms", 0, "nodes", "host", "n1",
+	                    "result", out, "t_ms", 2000, "nodes", "host", "n1", "result", out2);
+	v = hang_analyze(samples);
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 1);
+	assert_int_equal(json_array_size(json_object_get(v, "ras")), 1);
+	json_array_foreach(json_object_get(v, "suspects"), i, s)
+	{
+		if (strstr(json_string_value(json_object_get(s, "reason")),
+		           "is stuck (RAS, asked on n1)"))
+			found = 1;
+	}
+	assert_true(found);
+	json_decref(v);
+	json_decref(samples);
+	stop(pid);
+	stop(ras_pid);
+}
+
+static void a_rank_without_libnccl_is_not_asked_for_ras(void **state)
+{
+	char *argv[] = {"/bin/sleep", "30", NULL};
+	const char *env[] = {"RANK=0", "CLUSTERDOC_RUN=r-noras", "NCCL_RAS_ADDR=127.0.0.1:9", NULL};
+	json_t *out, *p;
+	pid_t pid = start(argv, env);
+
+	p = sample_until(json_pack("{ss}", "run", "r-noras"), pid, "sleep", &out);
+	assert_non_null(p);
+	assert_true(json_is_null(json_object_get(out, "ras")));
+	json_decref(out);
+	stop(pid);
+}
+
+static void the_flight_recorder_of_a_rank_is_dumped_through_its_pipe(void **state)
+{
+	char pp[PATH_MAX + 64], tp[PATH_MAX + 64], pipe_env[PATH_MAX + 96], temp_env[PATH_MAX + 96];
+	char line[32] = "", *dump = FIX "fr_rank_2.pkl";
+	char *argv[] = {"/usr/bin/python3", FIX "fr_standin.py", pp, tp, "2", dump, NULL};
+	const char *env[] = {"RANK=2", "WORLD_SIZE=4", "CLUSTERDOC_RUN=r-fr",
+	                     pipe_env, temp_env,       NULL};
+	json_t *out, *p, *fr, *d, *v, *samples;
+	pid_t pid;
+
+	if (access(argv[0], X_OK) != 0)
+		skip();
+	snprintf(pp, sizeof(pp), "%s/nccl_trace_pipe_", top);
+	snprintf(tp, sizeof(tp), "%s/nccl_trace_rank_", top);
+	snprintf(pipe_env, sizeof(pipe_env), "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=%s", pp);
+	snprintf(temp_env, sizeof(temp_env), "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=%s", tp);
+	pid = start_line(argv, env, line, sizeof(line));
+	assert_string_equal(line, "ready");
+	/* not asked: no dump */
+	p = sample_find(json_pack("{ss}", "run", "r-fr"), pid, &out);
+	assert_non_null(p);
+	assert_true(json_is_null(json_object_get(out, "flight_recorder")));
+	json_decref(out);
+	p = sample_find(json_pack("{sssb}", "run", "r-fr", "flight_recorder", 1), pid, &out);
+	assert_non_null(p);
+	fr = json_object_get(out, "flight_recorder");
+	assert_int_equal(json_array_size(json_object_get(fr, "dumps")), 1);
+	d = json_array_get(json_object_get(fr, "dumps"), 0);
+	assert_true(json_is_true(json_object_get(d, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(d, "rank")), 2);
+	assert_true(json_array_size(json_object_get(d, "entries")) > 0);
+	/* the verdict has the analysis of the one dump */
+	samples = json_pack("[{sis[{ssso}]}]", "t_ms", 0, "nodes", "host", "n1", "result", out);
+	v = hang_analyze(samples);
+	assert_true(json_is_object(json_object_get(v, "flight_recorder")));
+	assert_non_null(json_object_get(json_object_get(v, "flight_recorder"), "process_groups"));
+	json_decref(v);
+	json_decref(samples);
+	stop(pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +409,9 @@ int main(void)
 	    cmocka_unit_test(with_a_run_only_that_runs_processes_are_sampled),
 	    cmocka_unit_test(a_rank_blocked_in_recv_names_its_tcp_connection),
 	    cmocka_unit_test(a_hang_ready_rank_dumps_its_stacks_on_request),
+	    cmocka_unit_test(a_rank_that_maps_libnccl_gets_the_ras_answer_and_stuck_is_a_suspect),
+	    cmocka_unit_test(a_rank_without_libnccl_is_not_asked_for_ras),
+	    cmocka_unit_test(the_flight_recorder_of_a_rank_is_dumped_through_its_pipe),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
