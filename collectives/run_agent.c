@@ -69,21 +69,10 @@ static int holds_gpu(long pid)
 
 static void read_small(long pid, const char *what, char *out, size_t outlen)
 {
-	char path[64], *data = NULL, err[CD_ERRLEN];
-	size_t len = 0;
+	char path[64];
 
-	out[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, what);
-	if (scan_read_file(path, 4096, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
-		return;
-	for (size_t i = 0; i < len; i++) {
-		if (data[i] == '\0' || data[i] == '\n')
-			data[i] = ' ';
-	}
-	while (len && data[len - 1] == ' ')
-		len--;
-	snprintf(out, outlen, "%.*s", (int)len, data);
-	free(data);
+	scan_read_flat(path, 4096, out, outlen);
 }
 
 /* 1 when pid is the agent or one of its ancestors. */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -198,4 +199,22 @@ int scan_read_first_line(const char *path, size_t cap, char **line, char *err, s
 	/* the buffer is NUL-terminated, so a NUL byte ends the line as well */
 	(*line)[strcspn(*line, "\r\n")] = '\0';
 	return 0;
+}
+
+void scan_read_flat(const char *path, size_t cap, char *out, size_t outlen)
+{
+	char *data = NULL, err[CD_ERRLEN];
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (scan_read_file(path, cap, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\0' || data[i] == '\n')
+			data[i] = ' ';
+	}
+	while (len && data[len - 1] == ' ')
+		len--;
+	snprintf(out, outlen, "%.*s", (int)len, data);
+	free(data);
 }

@@ -83,6 +83,14 @@ int scan_read_file(const char *path, size_t cap, enum scan_file_mode mode, char 
                    char *err, size_t errlen);
 
 /*
+ * A small text file such as /proc/PID/cmdline, comm or wchan flattened into
+ * out (outlen bytes, cut to fit): its NUL bytes and newlines as spaces,
+ * trailing spaces cut. At most cap bytes are read; "" when the file cannot be
+ * read (a process that is gone, a file not ours to read).
+ */
+void scan_read_flat(const char *path, size_t cap, char *out, size_t outlen);
+
+/*
  * scan_read_file on a file the caller has opened (fd, left open): for a
  * caller that words its own open() errors. path only names the file in the
  * messages. Returns and messages as scan_read_file's once the file is open.

@@ -29,26 +29,6 @@
 #define CMDLINE_CAP 512
 #define MAX_FDS     4096
 
-/* A small /proc file into out (NULs and newlines as spaces, trailing space
- * cut); "" when it cannot be read. */
-static void read_text(const char *path, char *out, size_t outlen)
-{
-	char *data = NULL, err[CD_ERRLEN];
-	size_t len = 0;
-
-	out[0] = '\0';
-	if (scan_read_file(path, SMALL_CAP, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
-		return;
-	for (size_t i = 0; i < len; i++) {
-		if (data[i] == '\0' || data[i] == '\n')
-			data[i] = ' ';
-	}
-	while (len && data[len - 1] == ' ')
-		len--;
-	snprintf(out, outlen, "%.*s", (int)len, data);
-	free(data);
-}
-
 static int read_stat(const char *path, struct procscan_stat *st)
 {
 	char *data = NULL, err[CD_ERRLEN];
@@ -189,9 +169,9 @@ static json_t *read_thread(long pid, long tid, long *fd_out)
 	if (read_stat(path, &st) < 0)
 		return NULL;
 	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/wchan", pid, tid);
-	read_text(path, wchan, sizeof(wchan));
+	scan_read_flat(path, SMALL_CAP, wchan, sizeof(wchan));
 	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/syscall", pid, tid);
-	read_text(path, sysline, sizeof(sysline));
+	scan_read_flat(path, SMALL_CAP, sysline, sizeof(sysline));
 	if (sysline[0] &&
 	    procscan_syscall_parse(sysline, strlen(sysline), &sc, err, sizeof(err)) == 0) {
 		cls = procscan_syscall_class(&sc);
@@ -322,7 +302,7 @@ static json_t *read_process(long pid, const struct procscan_stat *st, const stru
 	if (clk <= 0)
 		clk = 100;
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-	read_text(path, cmdline, sizeof(cmdline));
+	scan_read_flat(path, SMALL_CAP, cmdline, sizeof(cmdline));
 	p = json_pack("{sIsIsssssssIsoss#sI}", "pid", (json_int_t)pid, "ppid", (json_int_t)st->ppid,
 	              "comm", st->comm, "cmdline", cmdline, "role", kind == 1 ? "rank" : "launcher",
 	              "rank", (json_int_t)procscan_global_rank(r), "env", env_json(r), "state",
@@ -418,7 +398,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 			char cmdline[CMDLINE_CAP], uname[64];
 
 			snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-			read_text(path, cmdline, sizeof(cmdline));
+			scan_read_flat(path, SMALL_CAP, cmdline, sizeof(cmdline));
 			if (!looks_like_torch(st.comm, cmdline) ||
 			    json_array_size(denied) >= HANG_AGENT_MAX_DENIED)
 				continue;

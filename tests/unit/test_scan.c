@@ -412,6 +412,27 @@ static void first_line_applies_the_cap_to_the_whole_file(void **state)
 	unlink(path);
 }
 
+/* scan_read_flat: /proc's NUL-separated text as one line, as a process list shows it */
+static void flat_reads_nuls_and_newlines_as_spaces_and_cuts_the_tail(void **state)
+{
+	char path[] = "/tmp/cd-test-scan-flat-XXXXXX", out[64];
+	static const char text[] = "python3\0train.py\0--epochs\0"
+	                           "3\n\0";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	scan_read_flat(path, 4096, out, sizeof(out));
+	assert_string_equal(out, "python3 train.py --epochs 3");
+	scan_read_flat(path, 4096, out, 8); /* cut to fit */
+	assert_string_equal(out, "python3");
+	unlink(path);
+	scan_read_flat(path, 4096, out, sizeof(out)); /* gone: empty */
+	assert_string_equal(out, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +464,7 @@ int main(void)
 	    cmocka_unit_test(first_line_ends_at_cr_lf_or_nul),
 	    cmocka_unit_test(first_line_of_a_missing_file_is_notfound),
 	    cmocka_unit_test(first_line_applies_the_cap_to_the_whole_file),
+	    cmocka_unit_test(flat_reads_nuls_and_newlines_as_spaces_and_cuts_the_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
