@@ -65,11 +65,13 @@ t_two_checks_at_once_report_no_stale_job() {
 				return 1
 			fi
 		done
-		grep -qw master-port-held-by-run <<<"$(ids "$w/b.json")" && held=$((held + 1))
+		# the run whose matrix came second sees the other's listener: on a loaded box the
+		# run started 0.3 s later can still be the first to bind
+		grep -qw master-port-held-by-run <<<"$(ids "$w/a.json") $(ids "$w/b.json")" && held=$((held + 1))
 	done
 	rm -rf "$w"
 	# the runs did overlap: otherwise this test proved nothing
-	expect_eq "$held" 3 "rounds whose second run saw the first one's listener" || return 1
+	expect_eq "$held" 3 "rounds in which one run saw the other one's listener" || return 1
 }
 
 t_stale_job_on_master_port_is_still_master_port_in_use() {
