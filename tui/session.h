@@ -109,7 +109,8 @@ struct tui_session {
 	/* the Hang view's live inspection (session_hang.c): rounds of the hang
 	 * flow (collectives/hang.h), one after the other while it is open */
 	int hang_open;
-	int hang_freeing; /* its pool is being freed: a done then is ignored */
+	int hang_freeing;    /* its pool is being freed: a done then is ignored */
+	int hang_done_early; /* the round ended inside hang_start */
 	struct sshpool *hang_pool;
 	struct hang *hang;
 	struct hang_opts hang_o;

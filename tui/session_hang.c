@@ -28,13 +28,11 @@ static void on_hang_phase(void *arg, const char *what)
 
 static void next_round(struct loop *loop, void *arg);
 
-static void on_hang_done(void *arg)
+/* The round's verdict kept, the next round set for after the pause. */
+static void round_done(struct tui_session *s)
 {
-	struct tui_session *s = arg;
 	const json_t *v = hang_verdict(s->hang);
 
-	if (s->hang_freeing || !s->hang_open)
-		return;
 	if (v) {
 		json_decref(s->hang_verdict);
 		s->hang_verdict = json_deep_copy(v);
@@ -44,6 +42,19 @@ static void on_hang_done(void *arg)
 	snprintf(s->hang_phase, sizeof(s->hang_phase), "waiting");
 	s->hang_timer = loop_timer_add(s->loop, HANG_ROUND_PAUSE_MS, next_round, s);
 	session_changed(s);
+}
+
+static void on_hang_done(void *arg)
+{
+	struct tui_session *s = arg;
+
+	if (s->hang_freeing || !s->hang_open)
+		return;
+	if (!s->hang) { /* from inside hang_start: round_start takes it */
+		s->hang_done_early = 1;
+		return;
+	}
+	round_done(s);
 }
 
 static const struct hang_events hang_ev = {.phase = on_hang_phase, .done = on_hang_done};
@@ -56,8 +67,11 @@ static int round_start(struct tui_session *s)
 		return CD_ERR_IO;
 	s->hang_error[0] = 0;
 	snprintf(s->hang_phase, sizeof(s->hang_phase), "connect");
+	s->hang_done_early = 0;
 	s->hang = hang_start(s->loop, s->hang_pool, (const char *const *)s->hosts, s->nhosts,
 	                     &s->hang_o, &hang_ev, s);
+	if (s->hang_done_early)
+		round_done(s);
 	return 0;
 }
 
@@ -66,8 +80,10 @@ static void next_round(struct loop *loop, void *arg)
 	struct tui_session *s = arg;
 
 	s->hang_timer = 0;
-	if (round_start(s) < 0)
-		session_changed(s); /* the view shows hang_error; h again retries */
+	if (round_start(s) < 0) {
+		snprintf(s->hang_phase, sizeof(s->hang_phase), "stopped");
+		session_changed(s); /* the view shows hang_error; h h starts again */
+	}
 }
 
 int session_hang_open(struct tui_session *s, char *err, size_t errlen)

@@ -141,6 +141,10 @@ void view_hang_draw(struct tui *t, int y, int h, int w)
 	else
 		ui_print(y + 1, 1, w - 2, ui_attr(t, UI_DIM), "now: %s   Esc: close",
 		         s->hang_phase[0] ? s->hang_phase : "starting");
+	if (s->hang_verdict && s->hang_error[0])
+		ui_print(y + 2, 1, w - 2, ui_attr(t, UI_FAIL),
+		         "FAIL the next round could not start: %s (h h tries again)",
+		         s->hang_error);
 	if (t->hang_vs.drill)
 		report_text(t, &x);
 	else

@@ -6,8 +6,8 @@
 # rounds: it says HUNG and names rank 5 on node3 first, in the words of `clusterdoc hang`, with
 # the stack from the run's hang-ready dump, then the ranks grouped; Enter opens the full report;
 # Esc closes the view and the inspection stops. The run is then stopped (S, y) and nothing of it
-# is left on the nodes. The head is the ASan + UBSan build when there is one, and no sanitizer
-# may report anything.
+# is left on the nodes; h then finds no job and says what it searched. The head is the ASan +
+# UBSan build when there is one, and no sanitizer may report anything.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 source "$CD_TOP/tests/integration/tui.sh"
@@ -99,6 +99,13 @@ t_the_run_stops_and_nothing_is_left() {
 		sleep 0.1
 	done
 	expect_eq "$(left_behind)" 0 "processes of the run left on the nodes" || return 1
+	# the run is over: no job found, and what was searched
+	local id
+	id=$(shown_run_id)
+	tui_keys h
+	tui_wait "^ NOT INSPECTED  no job found: searched processes with CLUSTERDOC_RUN=$id " 30 || return 1
+	tui_keys Escape
+	tui_wait 'FAILED, exit status 130 \(stopped\)' 5 || return 1
 	tui_keys q
 	local status
 	status=$(tui_exit_status 20)
