@@ -17,6 +17,7 @@
 
 #include "hostlist.h"
 #include "secret.h"
+#include "view_hang.h"
 
 #define TICK_MS    100
 #define MESSAGE_MS 6000
@@ -244,6 +245,9 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 		           s->job_phase[0] ? s->job_phase : "starting", r ? r->epochs_done : 0,
 		           s->o.mnist.epochs);
 	}
+	if (t->hang)
+		bar_append(buf, len, &off, "hang: round %d, %s  ", s->hang_rounds + 1,
+		           s->hang_phase[0] ? s->hang_phase : "starting");
 	/* a fresh error is shown even while something runs */
 	if (t->msg[0] && t->msg_error && cd_now_ms() - t->msg_at < MESSAGE_MS) {
 		snprintf(buf, len, "%s", t->msg);
@@ -363,6 +367,8 @@ static void draw(struct tui *t)
 	draw_tabs(t);
 	if (t->help)
 		draw_help(t, body_y, body_h);
+	else if (t->hang)
+		view_hang_draw(t, body_y, body_h, COLS);
 	else
 		t->views[t->cur]->draw(t, &t->vs[t->cur], body_y, body_h, COLS);
 	draw_status(t);
@@ -516,7 +522,9 @@ static void handle_key(struct tui *t, int ch)
 	}
 	if (ch != 'q' && ch != KEY_F(10))
 		t->quit_armed = 0;
-	if (v->key && v->key(t, vs, ch))
+	if (t->hang && view_hang_key(t, ch))
+		return;
+	if (!t->hang && v->key && v->key(t, vs, ch))
 		return;
 	switch (ch) {
 	case 'q':
@@ -543,6 +551,9 @@ static void handle_key(struct tui *t, int ch)
 		return;
 	case 'H':
 		ui_prompt(t, PROMPT_HOSTS, "Nodes (hostlist): ", NULL, hosts_entered);
+		return;
+	case 'h':
+		view_hang_open(t);
 		return;
 	case 'r':
 	case KEY_F(5):
@@ -628,7 +639,7 @@ static void on_tick(struct loop *loop, void *arg)
 	if (t->quit)
 		return;
 	/* while something runs, elapsed times and messages move every tick */
-	if (t->dirty || session_busy(&t->s) ||
+	if (t->dirty || session_busy(&t->s) || t->hang ||
 	    (t->msg[0] && cd_now_ms() - t->msg_at < MESSAGE_MS + TICK_MS))
 		draw(t);
 }
@@ -693,6 +704,7 @@ int tui_main(const struct tui_opts *o)
 	loop_unwatch(t.loop, STDIN_FILENO);
 	loop_timer_cancel(t.loop, t.tick);
 	crt_done();
+	view_hang_close(&t); /* its agents closed before the session's */
 	session_fini(&t.s);
 	loop_free(t.loop);
 	if (t.trace)

@@ -19,6 +19,7 @@
 
 #include "cd.h"
 #include "collectives/bench.h"
+#include "collectives/hang.h"
 #include "collectives/mnist.h"
 #include "collectives/run.h"
 #include "loop.h"
@@ -104,6 +105,22 @@ struct tui_session {
 
 	/* a fix from the Findings view (session_fix.h) */
 	struct fixflow fix;
+
+	/* the Hang view's live inspection (session_hang.c): rounds of the hang
+	 * flow (collectives/hang.h), one after the other while it is open */
+	int hang_open;
+	int hang_freeing;    /* its pool is being freed: a done then is ignored */
+	int hang_done_early; /* the round ended inside hang_start */
+	struct sshpool *hang_pool;
+	struct hang *hang;
+	struct hang_opts hang_o;
+	char hang_run[RUN_ID_LEN];  /* the run inspected; "": any torch job */
+	char hang_phase[32];        /* the round's phase ("sample 1"...) */
+	char hang_error[CD_ERRLEN]; /* why a round could not start */
+	json_t *hang_verdict;       /* the last round's verdict; NULL before */
+	int hang_rounds;            /* rounds done since the view opened */
+	int64_t hang_verdict_ms;    /* when that verdict came */
+	uint64_t hang_timer;        /* the next round */
 };
 
 /* opts is copied (its pointers borrowed). No hosts yet: session_set_hosts. */
@@ -193,6 +210,22 @@ int session_fix_apply(struct tui_session *s, const char *password, char *err, si
 void session_fix_close(struct tui_session *s);
 /* For session.c: the check ended (the fix's verification when it waits). */
 void session_fix_check_done(struct tui_session *s);
+
+/*
+ * The Hang view (session_hang.c): session_hang_open starts inspecting the
+ * job on the nodes, the session's `clusterdoc run` job by its id when the
+ * Job view shows one, else any torch job, in rounds of HANG_ROUND_SAMPLES
+ * samples, each round HANG_ROUND_PAUSE_MS after the last one's verdict,
+ * until session_hang_close, which stops the round (its agents closed) and
+ * forgets the verdict; closing what is closed does nothing. 0;
+ * CD_ERR_NOTFOUND without nodes; CD_ERR_IO when its pool could not start
+ * (also in hang_error).
+ */
+#define HANG_ROUND_SAMPLES  2
+#define HANG_ROUND_INTERVAL 1500 /* ms between a round's samples */
+#define HANG_ROUND_PAUSE_MS 2000
+int session_hang_open(struct tui_session *s, char *err, size_t errlen);
+void session_hang_close(struct tui_session *s);
 
 /* The bench's and the MNIST job's reports, NULL before they started (the
  * job's also while the job shown is a run). */

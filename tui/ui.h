@@ -88,6 +88,8 @@ struct tui {
 	size_t nviews, cur;
 	struct view_state vs[UI_MAX_VIEWS];
 	int help; /* the help screen is shown */
+	int hang; /* the Hang view (view_hang.h) is open over the current view */
+	struct view_state hang_vs;
 
 	/* the prompt line */
 	enum prompt_kind prompt;

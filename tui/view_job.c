@@ -701,7 +701,8 @@ const struct view view_job = {
     .name = "Job",
     /* its first 62 columns are what the help shows at 80 (tests/integration/tui/help.txt) */
     .hint = "r run the job; n one node's log / all; j/k scroll the log, G follow; Enter report; "
-            "R run a command (\"none: CMD\" without torchrun), S stop it",
+            "R run a command (\"none: CMD\" without torchrun), S stop it; "
+            "h (from any view) Hang: inspect the running job live, Esc closes it",
     .rerun = "job",
     .draw = draw,
     .rows = rows,
