@@ -1188,9 +1188,20 @@ EOF
 # ports that no other trap touches (the jumbo black hole's rule names only the primary ports).
 # Those nodes answer ARP only on the NIC that holds the address (arp_ignore=1, arp_announce=2).
 cluster_trap_second_data_nic() {
-	local name=${1:-} i ns
-	shift
-	(($# >= 1)) || { _cd_err "cluster_trap_second_data_nic NAME i..."; return 2; }
+	_cd_second_data_nic second_data_nic "" "$@"
+}
+
+# cluster_trap_second_data_nic6 NAME i... : like cluster_trap_second_data_nic, but the second data
+# network is IPv6 only: NAME gets fd00:251::(i+10)/64 (no DAD wait) and no IPv4 address.
+cluster_trap_second_data_nic6() {
+	_cd_second_data_nic second_data_nic6 6 "$@"
+}
+
+# _cd_second_data_nic TRAP FAMILY NAME i... : the two traps above; FAMILY "" (IPv4) or 6
+_cd_second_data_nic() {
+	local trap=$1 family=$2 name=${3:-} i ns addr
+	(($# >= 4)) || { _cd_err "cluster_trap_$trap NAME i..."; return 2; }
+	shift 3
 	for i in "$@"; do
 		_cd_check_node "$i" || return 1
 		ns=$(cluster_node_ns "$i")
@@ -1200,28 +1211,14 @@ cluster_trap_second_data_nic() {
 		# address (without it, ARP flux may send the first NIC's traffic to the second's port,
 		# around any trap on the first)
 		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore; echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce' || return 1
-		printf '%s\n' "link set $name mtu 1500" "addr add 192.168.251.$((i + 10))/24 dev $name" \
-			"link set $name up" | ip -n "$ns" -b - || return 1
+		if [[ $family == 6 ]]; then
+			addr="fd00:251::$((i + 10))/64 dev $name nodad"
+		else
+			addr="192.168.251.$((i + 10))/24 dev $name"
+		fi
+		printf '%s\n' "link set $name mtu 1500" "addr add $addr" "link set $name up" | ip -n "$ns" -b - || return 1
 	done
-	_cd_note_trap "second_data_nic $name $*"
-}
-
-# cluster_trap_second_data_nic6 NAME i... : like cluster_trap_second_data_nic, but the second data
-# network is IPv6 only: NAME gets fd00:251::(i+10)/64 (no DAD wait) and no IPv4 address.
-cluster_trap_second_data_nic6() {
-	local name=${1:-} i ns
-	shift
-	(($# >= 1)) || { _cd_err "cluster_trap_second_data_nic6 NAME i..."; return 2; }
-	for i in "$@"; do
-		_cd_check_node "$i" || return 1
-		ns=$(cluster_node_ns "$i")
-		_cd_second_nic "$i" "$name" "${CD_PREFIX}s$i" || return 1
-		ip -n "$CD_NS_BR" link set dev "${CD_PREFIX}s$i" mtu 1500 || return 1
-		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore; echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce' || return 1
-		printf '%s\n' "link set $name mtu 1500" "addr add fd00:251::$((i + 10))/64 dev $name nodad" \
-			"link set $name up" | ip -n "$ns" -b - || return 1
-	done
-	_cd_note_trap "second_data_nic6 $name $*"
+	_cd_note_trap "$trap $name $*"
 }
 
 # ---------------------------------------------------------------- CLI
