@@ -5,7 +5,8 @@ set -eu
 PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
 zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
 python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
-prometheus prometheus-pushgateway libxml2-utils slurmctld slurm-client munge
+prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client munge
+openmpi-bin libopenmpi-dev
 debootstrap binfmt-support sudo
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 libjansson-dev:arm64 zlib1g-dev:arm64 libc6:arm64"
@@ -26,7 +27,7 @@ case $missing in
 	;;
 esac
 $SUDO apt-get update -qq
-# Some packages ship daemons (prometheus, the pushgateway, slurmctld, munge): the tests start
+# Some packages ship daemons (prometheus, the pushgateway, slurmctld, slurmd, munge): the tests start
 # their own on loopback, so keep the packages from starting theirs.
 policy=/usr/sbin/policy-rc.d
 own_policy=0
