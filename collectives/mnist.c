@@ -184,12 +184,12 @@ static void files_free(struct push_file *files, size_t n)
 		push_file_fini(&files[f]);
 }
 
-static void on_pushed(void *arg, size_t i, int err, const char *msg)
+static void on_pushed(void *arg, const struct push *p, size_t i, int err, const char *msg)
 {
 	struct mnist *m = arg;
 
-	m->r.nodes[i].pushed_files = push_files_sent(m->nodes[i].push);
-	m->r.nodes[i].pushed_bytes = push_bytes_sent(m->nodes[i].push);
+	m->r.nodes[i].pushed_files = push_files_sent(p);
+	m->r.nodes[i].pushed_bytes = push_bytes_sent(p);
 	if (err < 0) {
 		char text[CD_ERRLEN];
 

@@ -33,10 +33,14 @@ void push_file_init(struct push_file *f, const char *remote_path, const unsigned
                     size_t len, const char *sha256);
 void push_file_fini(struct push_file *f);
 
-/* err: 0, or a negative cd_err with msg naming the file and what failed. */
-typedef void (*push_done_cb)(void *arg, size_t node, int err, const char *msg);
-
 struct push;
+
+/* err: 0, or a negative cd_err with msg naming the file and what failed.
+ * done may run before push_start has returned (a node whose answers are
+ * already waiting is pumped within the first request's flush): read the
+ * counts from p, not from what push_start returned. */
+typedef void (*push_done_cb)(void *arg, const struct push *p, size_t node, int err,
+                             const char *msg);
 
 /*
  * Put files[0..n) on one node: `file_stat` each, then `file_put` chunks (a

@@ -75,7 +75,7 @@ static void finish(struct push *p, int err, const char *msg)
 	if (p->finished)
 		return;
 	p->finished = 1;
-	p->done(p->arg, p->node, err, msg);
+	p->done(p->arg, p, p->node, err, msg);
 }
 
 /* A failed answer ends the push; 1 when it did. */

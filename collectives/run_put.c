@@ -76,23 +76,35 @@ static void on_read(struct sshpool_node *pn, json_t *result, const char *code, c
 	settle(p);
 }
 
-static void on_put(void *arg, size_t i, int err, const char *msg)
+static void put_ended(struct run_put *p, struct run_put_node *x, int err, const char *msg)
+{
+	x->err = err;
+	if (err)
+		snprintf(x->msg, sizeof(x->msg), "%s", msg ? msg : "failed");
+	settle(p);
+}
+
+/* Both may run before their *_start returned: the counts come from the
+ * finished sync or push itself. */
+static void on_synced(void *arg, const struct runsync *s, size_t i, int err, const char *msg)
 {
 	struct run_put *p = arg;
 	struct run_put_node *x = &p->nodes[i];
 
-	x->err = err;
-	if (err)
-		snprintf(x->msg, sizeof(x->msg), "%s", msg ? msg : "failed");
-	if (p->sync) {
-		x->files_sent = runsync_files_sent(p->syncs[i]);
-		x->bytes_sent = runsync_bytes_sent(p->syncs[i]);
-		x->kept = runsync_kept(p->syncs[i]);
-	} else {
-		x->files_sent = push_files_sent(p->pushes[i]);
-		x->bytes_sent = push_bytes_sent(p->pushes[i]);
-	}
-	settle(p);
+	x->files_sent = runsync_files_sent(s);
+	x->bytes_sent = runsync_bytes_sent(s);
+	x->kept = runsync_kept(s);
+	put_ended(p, x, err, msg);
+}
+
+static void on_pushed(void *arg, const struct push *push, size_t i, int err, const char *msg)
+{
+	struct run_put *p = arg;
+	struct run_put_node *x = &p->nodes[i];
+
+	x->files_sent = push_files_sent(push);
+	x->bytes_sent = push_bytes_sent(push);
+	put_ended(p, x, err, msg);
 }
 
 static void send_marks(struct run_put *p)
@@ -151,10 +163,10 @@ static void send_puts(struct run_put *p)
 		p->pending++;
 		if (p->sync)
 			p->syncs[i] = runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms,
-			                            on_put, p, i);
+			                            on_synced, p, i);
 		else
 			p->pushes[i] =
-			    push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_put, p, i);
+			    push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_pushed, p, i);
 	}
 }
 

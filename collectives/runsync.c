@@ -49,10 +49,10 @@ static void finish(struct runsync *s, int err, const char *what, const char *msg
 	if (err < 0) {
 		snprintf(m, sizeof(m), "%s: %s%s%s", sshpool_node_host(s->pn), what ? what : "",
 		         what && msg ? ": " : "", msg ? msg : "");
-		s->done(s->arg, s->node, err, m);
+		s->done(s->arg, s, s->node, err, m);
 		return;
 	}
-	s->done(s->arg, s->node, 0, NULL);
+	s->done(s->arg, s, s->node, 0, NULL);
 }
 
 /* A failed answer ends the sync; 1 when it did. */
@@ -92,16 +92,14 @@ static void send_tree(struct runsync *s)
 	sshpool_request(s->pn, req, s->timeout_ms, on_tree, s);
 }
 
-static void on_objects(void *arg, size_t node, int err, const char *msg)
+/* Each lane ends once; it may end before push_start returned it. */
+static void on_objects(void *arg, const struct push *lane, size_t node, int err, const char *msg)
 {
 	struct runsync *s = arg;
 
-	s->files_sent = 0;
-	s->bytes_sent = 0;
-	for (int k = 0; k < RUNSYNC_LANES; k++) {
-		s->files_sent += push_files_sent(s->lanes[k]);
-		s->bytes_sent += push_bytes_sent(s->lanes[k]);
-	}
+	(void)node;
+	s->files_sent += push_files_sent(lane);
+	s->bytes_sent += push_bytes_sent(lane);
 	if (err < 0) {
 		finish(s, err, "sending the code", msg);
 		return;
@@ -157,10 +155,12 @@ static void on_missing(struct sshpool_node *pn, json_t *result, const char *code
 	}
 }
 
-static void on_manifest(void *arg, size_t node, int err, const char *msg)
+static void on_manifest(void *arg, const struct push *p, size_t node, int err, const char *msg)
 {
 	struct runsync *s = arg;
 	json_t *req;
+
+	(void)p;
 
 	if (err < 0) {
 		finish(s, err, "sending the manifest", msg);
@@ -200,7 +200,7 @@ struct runsync *runsync_start(struct sshpool_node *pn, const struct runsync_mani
 	/* An empty tree's manifest is empty: the agent knows it without the
 	 * object (and file_put never makes an empty file). */
 	if (len == 0)
-		on_manifest(s, node, 0, NULL);
+		on_manifest(s, NULL, node, 0, NULL);
 	else
 		s->manifest_push =
 		    push_start(pn, &s->manifest, 1, timeout_ms, on_manifest, s, node);

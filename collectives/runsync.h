@@ -83,7 +83,10 @@ char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len);
  * sync_tree did not make, else CD_ERR_IO or what the push reported). Must outlive the pool's
  * callbacks. m and remote_dir are borrowed until done has run.
  */
-typedef void (*runsync_done_cb)(void *arg, size_t node, int err, const char *msg);
+struct runsync;
+/* done may run before runsync_start has returned: read the counts from s. */
+typedef void (*runsync_done_cb)(void *arg, const struct runsync *s, size_t node, int err,
+                                const char *msg);
 struct runsync *runsync_start(struct sshpool_node *pn, const struct runsync_manifest *m,
                               const char *remote_dir, int timeout_ms, runsync_done_cb done,
                               void *arg, size_t node);

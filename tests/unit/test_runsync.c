@@ -580,7 +580,7 @@ static void on_failed(struct sshpool *pool, struct sshpool_node *node, void *arg
 
 static const struct sshpool_handlers handlers = {.ready = on_ready, .failed = on_failed};
 
-static void on_synced(void *arg, size_t node, int err, const char *msg)
+static void on_synced(void *arg, const struct runsync *s, size_t node, int err, const char *msg)
 {
 	struct node_run *r = arg;
 
