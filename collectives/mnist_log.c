@@ -34,25 +34,12 @@ int mnist_is_error_line(const char *line)
 	return torchrun_is_error_line(line);
 }
 
-static void add(json_t *argv, const char *s)
-{
-	json_array_append_new(argv, json_string(s));
-}
-
-static void add_int(json_t *argv, long long v)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%lld", v);
-	add(argv, s);
-}
-
 static void add_real(json_t *argv, double v)
 {
 	char s[32];
 
 	snprintf(s, sizeof(s), "%g", v);
-	add(argv, s);
+	torchrun_arg(argv, s);
 }
 
 json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnodes, int node_rank,
@@ -63,26 +50,26 @@ json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnod
 	json_t *argv = torchrun_argv(python, torch_version, nnodes, node_rank, nproc, master_addr,
 	                             master_port);
 
-	add(argv, script);
-	add(argv, "--data-root");
-	add(argv, data_root);
-	add(argv, "--epochs");
-	add_int(argv, o->epochs);
-	add(argv, "--backend");
-	add(argv, backend);
-	add(argv, "--batch");
-	add_int(argv, o->batch);
-	add(argv, "--lr");
+	torchrun_arg(argv, script);
+	torchrun_arg(argv, "--data-root");
+	torchrun_arg(argv, data_root);
+	torchrun_arg(argv, "--epochs");
+	torchrun_arg_int(argv, o->epochs);
+	torchrun_arg(argv, "--backend");
+	torchrun_arg(argv, backend);
+	torchrun_arg(argv, "--batch");
+	torchrun_arg_int(argv, o->batch);
+	torchrun_arg(argv, "--lr");
 	add_real(argv, o->lr);
-	add(argv, "--momentum");
+	torchrun_arg(argv, "--momentum");
 	add_real(argv, o->momentum);
-	add(argv, "--seed");
-	add_int(argv, o->seed);
-	add(argv, "--timeout-s");
-	add_int(argv, o->stall_ms / 1000 > 30 ? o->stall_ms / 1000 : 30);
+	torchrun_arg(argv, "--seed");
+	torchrun_arg_int(argv, o->seed);
+	torchrun_arg(argv, "--timeout-s");
+	torchrun_arg_int(argv, o->stall_ms / 1000 > 30 ? o->stall_ms / 1000 : 30);
 	if (checkpoint) {
-		add(argv, "--checkpoint");
-		add(argv, checkpoint);
+		torchrun_arg(argv, "--checkpoint");
+		torchrun_arg(argv, checkpoint);
 	}
 	return argv;
 }

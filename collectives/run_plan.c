@@ -215,7 +215,7 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 			json_decref(env);
 			return -1;
 		}
-		json_array_append_new(argv, json_string(s));
+		torchrun_arg(argv, s);
 		free(s);
 	}
 	if (v->iface && v->iface[0])

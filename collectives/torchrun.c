@@ -90,17 +90,17 @@ int torchrun_is_error_line(const char *line)
 	return 0;
 }
 
-static void add(json_t *argv, const char *s)
+void torchrun_arg(json_t *argv, const char *s)
 {
 	json_array_append_new(argv, json_string(s));
 }
 
-static void add_int(json_t *argv, long long v)
+void torchrun_arg_int(json_t *argv, long long v)
 {
 	char s[32];
 
 	snprintf(s, sizeof(s), "%lld", v);
-	add(argv, s);
+	torchrun_arg(argv, s);
 }
 
 json_t *torchrun_argv(const char *python, const char *torch_version, int nnodes, int node_rank,
@@ -110,32 +110,32 @@ json_t *torchrun_argv(const char *python, const char *torch_version, int nnodes,
 	char addr[NM_ADDR + 2];
 	int release = torch_release(torch_version);
 
-	add(argv, python ? python : "python3");
+	torchrun_arg(argv, python ? python : "python3");
 	/* torchrun arrived in 1.10; before it, launch with --use_env gives the
 	 * same environment. The underscore spellings are accepted by both. */
 	if (release && release < 110) {
-		add(argv, "-m");
-		add(argv, "torch.distributed.launch");
-		add(argv, "--use_env");
+		torchrun_arg(argv, "-m");
+		torchrun_arg(argv, "torch.distributed.launch");
+		torchrun_arg(argv, "--use_env");
 	} else {
-		add(argv, "-c");
-		add(argv, torchrun_shim);
+		torchrun_arg(argv, "-c");
+		torchrun_arg(argv, torchrun_shim);
 	}
-	add(argv, "--nnodes");
-	add_int(argv, nnodes);
-	add(argv, "--node_rank");
-	add_int(argv, node_rank);
-	add(argv, "--nproc_per_node");
-	add_int(argv, nproc);
+	torchrun_arg(argv, "--nnodes");
+	torchrun_arg_int(argv, nnodes);
+	torchrun_arg(argv, "--node_rank");
+	torchrun_arg_int(argv, node_rank);
+	torchrun_arg(argv, "--nproc_per_node");
+	torchrun_arg_int(argv, nproc);
 	/* An IPv6 master address is written in brackets, as torchrun wants. */
 	if (strchr(master_addr, ':'))
 		snprintf(addr, sizeof(addr), "[%s]", master_addr);
 	else
 		snprintf(addr, sizeof(addr), "%s", master_addr);
-	add(argv, "--master_addr");
-	add(argv, addr);
-	add(argv, "--master_port");
-	add_int(argv, master_port);
+	torchrun_arg(argv, "--master_addr");
+	torchrun_arg(argv, addr);
+	torchrun_arg(argv, "--master_port");
+	torchrun_arg_int(argv, master_port);
 	return argv;
 }
 

@@ -23,6 +23,10 @@
 json_t *torchrun_argv(const char *python, const char *torch_version, int nnodes, int node_rank,
                       int nproc, const char *master_addr, int master_port);
 
+/* Append one argument (a string, or a number written as %lld) to argv. */
+void torchrun_arg(json_t *argv, const char *s);
+void torchrun_arg_int(json_t *argv, long long v);
+
 /*
  * The interface variables of a node whose chosen interface is ifname with
  * address addr: GLOO_SOCKET_IFNAME=ifname, NCCL_SOCKET_IFNAME="=ifname" (an
