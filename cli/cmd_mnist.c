@@ -9,6 +9,7 @@
 #include "collectives/mnist.h"
 #include "commands.h"
 #include "loop.h"
+#include "phase.h"
 #include "optgroups.h"
 #include "report/mnist_render.h"
 #include "targets.h"
@@ -62,23 +63,18 @@ static void on_data_progress(void *arg, enum mnist_file file, long long got, lon
 		fputc('\n', stderr);
 }
 
+static const struct phase_words phase_words[] = {
+    {"data", "preparing the dataset and connecting to the nodes"},
+    {"push", "putting the dataset on the nodes"},
+    {"train", "training"},
+};
+
 static void on_phase(void *arg, const char *what)
 {
 	struct mnist_run *r = arg;
-	static const struct {
-		const char *phase, *text;
-	} texts[] = {
-	    {"data", "preparing the dataset and connecting to the nodes"},
-	    {"push", "putting the dataset on the nodes"},
-	    {"train", "training"},
-	};
 
-	if (r->quiet)
-		return;
-	for (size_t i = 0; i < CD_ARRAY_LEN(texts); i++) {
-		if (strcmp(texts[i].phase, what) == 0)
-			fprintf(stderr, "# %s\n", texts[i].text);
-	}
+	if (!r->quiet)
+		phase_say(phase_words, CD_ARRAY_LEN(phase_words), what);
 }
 
 static void on_done(void *arg)

@@ -12,6 +12,7 @@
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
 #include "loop.h"
+#include "phase.h"
 #include "report/run_render.h"
 #include "run_check.h"
 #include "scan.h"
@@ -131,24 +132,19 @@ static void on_line(void *arg, size_t node, const char *stream, const char *text
 	fflush(f);
 }
 
+static const struct phase_words phase_words[] = {
+    {"probe", "connecting to the nodes"},
+    {"put", "putting the run's files on the nodes"},
+    {"start", "starting the command on every node"},
+    {"orphans", "checking that nothing of the run is left on the nodes"},
+};
+
 static void on_phase(void *arg, const char *what)
 {
 	struct run_cli *c = arg;
-	static const struct {
-		const char *phase, *text;
-	} texts[] = {
-	    {"probe", "connecting to the nodes"},
-	    {"put", "putting the run's files on the nodes"},
-	    {"start", "starting the command on every node"},
-	    {"orphans", "checking that nothing of the run is left on the nodes"},
-	};
 
-	if (c->quiet)
-		return;
-	for (size_t i = 0; i < CD_ARRAY_LEN(texts); i++) {
-		if (strcmp(texts[i].phase, what) == 0)
-			fprintf(stderr, "# %s\n", texts[i].text);
-	}
+	if (!c->quiet)
+		phase_say(phase_words, CD_ARRAY_LEN(phase_words), what);
 }
 
 static void on_done(void *arg)

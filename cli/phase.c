@@ -1,7 +1,10 @@
 /*
- * phase.c - phase_done and phase_wait (phase.h).
+ * phase.c - phase_done, phase_wait and phase_say (phase.h).
  */
 #include "phase.h"
+
+#include <stdio.h>
+#include <string.h>
 
 void phase_done(void *arg)
 {
@@ -16,4 +19,12 @@ void phase_wait(struct phase *ph)
 	if (!ph->done)
 		loop_run(ph->loop);
 	ph->done = 0;
+}
+
+void phase_say(const struct phase_words *words, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(words[i].phase, what) == 0)
+			fprintf(stderr, "# %s\n", words[i].text);
+	}
 }
