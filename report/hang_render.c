@@ -13,6 +13,23 @@ static const char *str(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* "  gpu 1 at 0 %" (the last sample's utilisation), or "" without NVML. */
+static void gpu_words(const json_t *gpu, char *out, size_t len)
+{
+	const json_t *util = json_object_get(gpu, "util");
+	const json_t *last = json_array_get(util, json_array_size(util) - 1);
+
+	out[0] = '\0';
+	if (!json_is_object(gpu))
+		return;
+	if (json_is_integer(last))
+		snprintf(out, len, "  gpu %lld at %lld %%",
+		         json_integer_value(json_object_get(gpu, "index")),
+		         json_integer_value(last));
+	else
+		snprintf(out, len, "  gpu %lld", json_integer_value(json_object_get(gpu, "index")));
+}
+
 void hang_print_json(const json_t *v, FILE *f)
 {
 	json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -51,11 +68,14 @@ void hang_print_text(const json_t *v, FILE *f)
 		fputs("\nranks:\n", f);
 		json_array_foreach(json_object_get(v, "ranks"), i, x)
 		{
-			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s\n",
+			char gpu[64];
+
+			gpu_words(json_object_get(x, "gpu"), gpu, sizeof(gpu));
+			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s%s\n",
 			        json_integer_value(json_object_get(x, "rank")), str(x, "node"),
 			        json_integer_value(json_object_get(x, "pid")), str(x, "activity"),
 			        str(x, "syscall"),
-			        json_integer_value(json_object_get(x, "cpu_ms_delta")),
+			        json_integer_value(json_object_get(x, "cpu_ms_delta")), gpu,
 			        json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
 			        str(x, "frame")[0] ? "  at " : "", str(x, "frame"));
 			if (!json_is_string(json_object_get(x, "stacks")))
