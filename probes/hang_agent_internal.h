@@ -34,7 +34,8 @@ void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms);
  * within HANG_AGENT_RAS_MS; else null. "flight_recorder", when asked and a
  * rank's environment names TORCH_NCCL_DEBUG_INFO_PIPE_FILE ("_fr_pipe",
  * "_fr_temp"): {"dumps": [hang_fr_parse's object with "rank", "pid",
- * "ok":true and its newest 256 entries ("entries_truncated"), or {"pid",
+ * "ok":true and its newest 256 entries ("entries_truncated"; the stack
+ * "frames" of the newest 16 only), or {"pid",
  * "rank", "ok":false, "error_code", "error"}]}, all within HANG_AGENT_FR_MS;
  * else null.
  */

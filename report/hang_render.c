@@ -3,6 +3,7 @@
  * (hang_render.h).
  */
 #include "report/hang_render.h"
+#include "collectives/hang_analyze.h"
 
 #include <string.h>
 
@@ -34,6 +35,68 @@ void hang_print_json(const json_t *v, FILE *f)
 {
 	json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
+}
+
+/* NCCL RAS: one line per communicator of each node's comparison. */
+static void print_ras(const json_t *v, FILE *f)
+{
+	const json_t *n, *c;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(v, "ras"), i, n)
+	{
+		fprintf(f, "\nNCCL RAS (asked on %s):\n", str(n, "host"));
+		if (str(n, "note")[0])
+			fprintf(f, "  %s\n", str(n, "note"));
+		else if (!json_array_size(json_object_get(n, "communicators")))
+			fputs("  no communicator in the answer\n", f);
+		json_array_foreach(json_object_get(n, "communicators"), j, c)
+		{
+			char behind[128], missing[128];
+
+			hang_ranks_text(json_object_get(c, "behind"), behind, sizeof(behind));
+			hang_ranks_text(json_object_get(c, "missing"), missing, sizeof(missing));
+			fprintf(f, "  communicator %s: %s, highest collective count %lld%s%s%s%s\n",
+			        str(c, "hash"), str(c, "state"),
+			        json_integer_value(json_object_get(c, "max_count")),
+			        behind[0] ? "; ranks behind: " : "", behind,
+			        missing[0] ? "; ranks missing: " : "", missing);
+		}
+	}
+}
+
+/* The Flight Recorder: per process group, the last collective each rank
+ * entered, with its stack frames where the dump has them. */
+static void print_fr(const json_t *v, FILE *f)
+{
+	const json_t *fr = json_object_get(v, "flight_recorder"), *pg, *l, *fm;
+	const char *rank;
+	size_t i, j;
+
+	if (!json_is_object(fr))
+		return;
+	json_array_foreach(json_object_get(fr, "process_groups"), i, pg)
+	{
+		fprintf(f,
+		        "\nFlight Recorder, pg %s: the last collective each rank entered "
+		        "(the furthest: %lld, %s):\n",
+		        str(pg, "pg"), json_integer_value(json_object_get(pg, "max_seq")),
+		        str(pg, "op"));
+		json_object_foreach(json_object_get(pg, "last"), rank, l)
+		{
+			fprintf(f, "  rank %s (%s, pid %lld): %lld %s, %s\n", rank,
+			        str(l, "node")[0] ? str(l, "node") : "?",
+			        json_integer_value(json_object_get(l, "pid")),
+			        json_integer_value(json_object_get(l, "seq")), str(l, "op"),
+			        str(l, "state"));
+			json_array_foreach(json_object_get(l, "frames"), j, fm)
+			    fprintf(f, "      %s (%s:%lld)\n", str(fm, "name"), str(fm, "filename"),
+			            json_integer_value(json_object_get(fm, "line")));
+		}
+	}
+	json_array_foreach(json_object_get(fr, "errors"), i, l) fprintf(
+	    f, "\nFlight Recorder: no dump from rank %lld on %s: %s\n",
+	    json_integer_value(json_object_get(l, "rank")), str(l, "host"), str(l, "error"));
 }
 
 void hang_print_text(const json_t *v, FILE *f)
@@ -82,6 +145,8 @@ void hang_print_text(const json_t *v, FILE *f)
 				stackless = 1;
 		}
 	}
+	print_ras(v, f);
+	print_fr(v, f);
 	json_array_foreach(json_object_get(v, "nodes"), i, x)
 	{
 		if (json_is_string(json_object_get(x, "error")))
