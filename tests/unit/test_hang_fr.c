@@ -111,6 +111,46 @@ static void a_json_dump_reads_like_the_pickle(void **state)
 	assert_non_null(strstr(err, "truncated"));
 }
 
+/* Frames of odd shapes: a frames value that is no list is left out, a frame
+ * that is no dict or lacks its fields reads as "?", and a stack is cut at
+ * HANG_FR_MAX_FRAMES. */
+static void odd_frames_are_read_as_far_as_they_go_and_capped(void **state)
+{
+	char dump[4096], err[CD_ERRLEN] = "";
+	size_t n;
+	json_t *d;
+	const json_t *e, *f;
+
+	n = (size_t)snprintf(dump, sizeof(dump),
+	                     "{\"version\":\"2.10\",\"entries\":["
+	                     "{\"collective_seq_id\":1,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"completed\",\"frames\":\"x\"},"
+	                     "{\"collective_seq_id\":2,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"completed\",\"frames\":[1,{\"name\":5}]},"
+	                     "{\"collective_seq_id\":3,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"started\",\"frames\":[");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(dump + n, sizeof(dump) - n,
+		                      "%s{\"name\":\"f%d\",\"filename\":\"a.py\",\"line\":%d}",
+		                      i ? "," : "", i, i);
+	n += (size_t)snprintf(dump + n, sizeof(dump) - n, "]}]}");
+	assert_true(n < sizeof(dump));
+	d = hang_fr_parse((const unsigned char *)dump, n, err, sizeof(err));
+	if (!d)
+		fail_msg("%s", err);
+	e = json_array_get(json_object_get(d, "entries"), 0);
+	assert_null(json_object_get(e, "frames"));
+	e = json_array_get(json_object_get(d, "entries"), 1);
+	f = json_array_get(json_object_get(e, "frames"), 1);
+	assert_int_equal(json_array_size(json_object_get(e, "frames")), 2);
+	assert_string_equal(str(f, "name"), "?");
+	assert_string_equal(str(f, "filename"), "?");
+	e = json_array_get(json_object_get(d, "entries"), 2);
+	assert_int_equal(json_array_size(json_object_get(e, "frames")), HANG_FR_MAX_FRAMES);
+	assert_string_equal(str(json_array_get(json_object_get(e, "frames"), 15), "name"), "f15");
+	json_decref(d);
+}
+
 /* ================================================================ opcodes */
 
 static json_t *load(const char *bytes, size_t n, char *err)
@@ -495,6 +535,7 @@ int main(void)
 	    cmocka_unit_test(a_dump_gives_each_collective_with_its_sequence_op_and_state),
 	    cmocka_unit_test(a_truncated_dump_is_refused_as_truncated),
 	    cmocka_unit_test(a_json_dump_reads_like_the_pickle),
+	    cmocka_unit_test(odd_frames_are_read_as_far_as_they_go_and_capped),
 	    cmocka_unit_test(torch_specialised_lists_ints_and_floats_are_read),
 	    cmocka_unit_test(a_global_other_than_torchs_list_builders_is_refused),
 	    cmocka_unit_test(a_list_put_inside_itself_is_refused),
