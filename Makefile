@@ -157,6 +157,18 @@ $(BUILD)/tests/test_nccl: $(FAKES)
 $(BUILD)/tests/test_nccl: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"' \
 	$(if $(wildcard $(NCCL_HOME)/include/nccl.h),-isystem $(NCCL_HOME)/include)
 
+# The stand-in NVML (tests/fakes/fake_nvml.c), named as the real library;
+# test_facts, test_hang_agent and test_hang.sh select it by CLUSTERDOC_NVML_LIB.
+FAKE_NVML := $(BUILD)/fakes/nvml/libnvidia-ml.so.1
+
+$(FAKE_NVML): tests/fakes/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
+
+$(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts: $(FAKE_NVML)
+$(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts: private CPPFLAGS += \
+	-DFAKE_NVML='"$(abspath $(FAKE_NVML))"'
+
 # test_tui.sh also runs a scripted TUI session with the head built under ASan+UBSan.
 ifeq ($(SANITIZE),1)
 ASAN_HEAD := $(HEAD_BIN)
@@ -167,7 +179,7 @@ build-asan/clusterdoc: FORCE
 endif
 FORCE:
 
-integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD)
+integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD) $(FAKE_NVML)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh

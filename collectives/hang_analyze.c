@@ -3,6 +3,7 @@
  * matched across samples, connections matched across nodes, suspects first.
  */
 #include "collectives/hang_analyze.h"
+#include "collectives/hang_gpu.h"
 #include "collectives/hang_nccl.h"
 #include "cd.h"
 
@@ -392,6 +393,9 @@ json_t *hang_analyze(const json_t *samples)
 			            frame[0] ? ", its stack in " : "", frame, nwait, wait_sys));
 		}
 	}
+	/* 3b. a GPU idle while the others' are busy, or the one busy GPU */
+	if (hang_gpu_verdict(samples, ranks, suspects))
+		hung = 1;
 	if (nonadv && !json_array_size(suspects)) {
 		/* 4. everyone waits: the smallest stack group, else no one stands out */
 		json_t *g0 = json_array_get(garr, 0);

@@ -15,18 +15,21 @@
  *               "cpu_ms_delta", "advancing", "gone", "frame", "stacks",
  *               "stacks_how", "stacks_note", "connections": [{"local",
  *               "remote", "state", "tx_queue", "rx_queue", "peer_rank",
- *               "peer_node"}]}],
+ *               "peer_node"}], "gpu": hang_gpu.h's {"index", "uuid", "util",
+ *               "util_memory"} or null}],
  *    "groups": [{"what", "ranks": [..], "ranks_text": "0-3,5"}] (smallest first),
  *    "suspects": [{"node", "rank", "pid", "reason", "evidence": [...]}]}
  *
  * Rules: a rank is advancing when its CPU time grew by at least
  * HANG_ADVANCE_PCT % of the time between the first and the last sample.
  * The job is progressing when every rank of the world was seen, none is
- * gone, every rank advances and no link holds a send queue that does not
- * drain; hung otherwise, with suspects, in this order: gone or missing
+ * gone, every rank advances, no link holds a send queue that does not
+ * drain and no GPU stands out; hung otherwise, with suspects, in this order: gone or missing
  * ranks; links whose send queue did not drain (tx_queue non-zero in the
  * first and the last sample and not smaller); ranks whose main thread is
- * not waiting (sleeping, running, elsewhere) while others wait; ranks whose
+ * not waiting (sleeping, running, elsewhere) while others wait; a GPU that
+ * stands out (collectives/hang_gpu.h: idle among busy ones, or the only
+ * busy one, even when every rank's CPU time advances); ranks whose
  * stack differs from the others' (the minority group); else one suspect
  * saying that every rank waits and none stands out. not_inspected (exit 2)
  * when no rank was found on any node (the summary says what was searched

@@ -39,13 +39,39 @@ static json_t *op_name(const char *profiling)
 	return json_string(buf);
 }
 
+/* The entry's stack, as the dump lists it: [{"name","filename","line"}],
+ * at most HANG_FR_MAX_FRAMES; NULL when the entry has none. */
+static json_t *frames_of(const json_t *e)
+{
+	const json_t *list = json_object_get(e, "frames"), *f;
+	json_t *out;
+	size_t i;
+
+	if (!json_is_array(list) || !json_array_size(list))
+		return NULL;
+	out = json_array();
+	json_array_foreach(list, i, f)
+	{
+		const char *name = json_string_value(json_object_get(f, "name"));
+		const char *file = json_string_value(json_object_get(f, "filename"));
+
+		if (i >= HANG_FR_MAX_FRAMES)
+			break;
+		json_array_append_new(out,
+		                      json_pack("{s:s, s:s, s:I}", "name", name ? name : "?",
+		                                "filename", file ? file : "?", "line",
+		                                json_integer_value(json_object_get(f, "line"))));
+	}
+	return out;
+}
+
 static json_t *entry_of(const json_t *e)
 {
 	const json_t *pg = json_object_get(e, "process_group");
 	const json_t *seq = json_object_get(e, "collective_seq_id");
 	const char *prof = json_string_value(json_object_get(e, "profiling_name"));
 	const char *state = json_string_value(json_object_get(e, "state"));
-	json_t *out;
+	json_t *out, *frames;
 
 	if (!json_is_integer(seq) || !prof || !state)
 		return NULL;
@@ -69,6 +95,9 @@ static json_t *entry_of(const json_t *e)
 	}
 	if (json_is_integer(json_object_get(e, "p2p_seq_id")))
 		json_object_set(out, "p2p_seq", json_object_get(e, "p2p_seq_id"));
+	frames = frames_of(e);
+	if (frames)
+		json_object_set_new(out, "frames", frames);
 	return out;
 }
 
@@ -191,6 +220,9 @@ json_t *hang_fr_analyze(json_t *const *dumps, size_t n)
 			                    json_pack("{s:I, s:O, s:O}", "seq", seq, "op",
 			                              json_object_get(e, "op"), "state",
 			                              json_object_get(e, "state")));
+			if (json_object_get(e, "frames"))
+				json_object_set(json_object_get(json_object_get(pg, "last"), rank),
+				                "frames", json_object_get(e, "frames"));
 			if (seq > json_integer_value(json_object_get(pg, "max_seq"))) {
 				json_object_set_new(pg, "max_seq", json_integer(seq));
 				json_object_set(pg, "op", json_object_get(e, "op"));

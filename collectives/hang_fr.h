@@ -22,6 +22,8 @@
 
 /* The largest dump read (torch's default ring holds 2000 entries, far less). */
 #define HANG_FR_MAX_DUMP (64u << 20)
+/* The frames kept of an entry's stack. */
+#define HANG_FR_MAX_FRAMES 16
 
 /*
  * Read a pickle of len bytes into JSON: the subset of opcodes (protocol 2
@@ -41,7 +43,9 @@ json_t *hang_fr_pickle_load(const unsigned char *data, size_t len, char *err, si
  * '{'). Returns a new object {"rank":-1,"version":"...","entries":[{"seq":
  * collective_seq_id,"op":"allreduce","state":"scheduled|started|completed",
  * "sizes":input_sizes,"pg":"<pg name>","pg_desc":"...","record_id":N,
- * "p2p":bool,"p2p_seq":N}], "pg_status":{...as dumped}}: "rank" is not in
+ * "p2p":bool,"p2p_seq":N,"frames":[{"name","filename","line"}] (the entry's
+ * stack as the dump lists it, at most HANG_FR_MAX_FRAMES; absent when it has
+ * none)}], "pg_status":{...as dumped}}: "rank" is not in
  * the dump (torch's loader takes it from the file name), so the caller
  * sets it. NULL with err when the bytes are not a dump or are truncated.
  */
@@ -53,7 +57,8 @@ json_t *hang_fr_parse(const unsigned char *data, size_t len, char *err, size_t e
  * the collectives, not the point-to-point entries) and the ranks that did
  * not enter the last one any rank entered. Returns a new object
  * {"process_groups":[{"pg":"0","max_seq":N,"op":"allreduce","last":{"<rank>":
- * {"seq":N,"op":"...","state":"..."}},"missing":[R...],"not_completed":[R...]}],
+ * {"seq":N,"op":"...","state":"...","frames":[...] (when the entry has them)}},
+ * "missing":[R...],"not_completed":[R...]}],
  * "messages":["pg 0: not all ranks joined collective 6650 (allreduce):
  * missing ranks {5}", ...]}. NULL dumps are skipped.
  */

@@ -45,6 +45,53 @@ static const json_t *node_result(const json_t *sample, const char *host)
 	return NULL;
 }
 
+/*
+ * Where a stuck communicator's first rank behind (else missing) runs: the
+ * outlier NCCL names for it (its pid and node address) in the answer, then
+ * the rank of the job with that pid, so that suspect s has the node, the
+ * global rank and the pid; without a match, the communicator's rank and the
+ * outlier's pid (0 when NCCL names none) stay.
+ */
+static void ras_where(json_t *s, const json_t *c, const json_t *answer, const json_t *ranks)
+{
+	const json_t *r = json_array_get(json_object_get(c, "behind"), 0), *comm, *o, *x;
+	const json_t *out = NULL;
+	size_t i, j;
+
+	if (!r)
+		r = json_array_get(json_object_get(c, "missing"), 0);
+	if (!r)
+		return;
+	json_object_set_new(s, "rank", json_integer(json_integer_value(r)));
+	json_array_foreach(json_object_get(answer, "communicators"), i, comm)
+	{
+		if (strcmp(str(comm, "hash"), str(c, "hash")) != 0)
+			continue;
+		json_array_foreach(json_object_get(comm, "outliers"), j, o)
+		{
+			if (json_integer_value(json_object_get(o, "rank")) == json_integer_value(r))
+				out = o;
+		}
+	}
+	if (!out || !json_integer_value(json_object_get(out, "pid")))
+		return;
+	json_object_set_new(s, "pid",
+	                    json_integer(json_integer_value(json_object_get(out, "pid"))));
+	if (str(out, "node")[0])
+		json_object_set_new(s, "node", json_string(str(out, "node")));
+	json_array_foreach(ranks, i, x)
+	{
+		if (json_integer_value(json_object_get(x, "pid")) ==
+		    json_integer_value(json_object_get(out, "pid"))) {
+			json_object_set_new(s, "node", json_string(str(x, "node")));
+			json_object_set_new(
+			    s, "rank",
+			    json_integer(json_integer_value(json_object_get(x, "rank"))));
+			break;
+		}
+	}
+}
+
 static void ras_part(const json_t *samples, json_t *verdict, json_t *suspects)
 {
 	const json_t *first = json_array_get(samples, 0);
@@ -82,17 +129,102 @@ static void ras_part(const json_t *samples, json_t *verdict, json_t *suspects)
 			         "counts did not move between samples%s%s%s%s",
 			         str(c, "hash"), host, behind[0] ? "; ranks behind: " : "", behind,
 			         missing[0] ? "; ranks missing: " : "", missing);
-			add_suspect(suspects, host, reason, json_pack("[O]", c));
+			ras_where(add_suspect(suspects, host, reason, json_pack("[O]", c)), c,
+			          after, json_object_get(verdict, "ranks"));
 		}
 		json_array_append_new(out, json_pack("{ssso}", "host", host, "communicators", cmp));
 	}
 	json_object_set_new(verdict, "ras", out);
 }
 
+/* "at train_step (/srv/train.py:42)": the first frame of an entry's stack
+ * that is not torch's own, else its first; "" without frames. */
+static void fr_frame(const json_t *frames, char *out, size_t len)
+{
+	const json_t *f, *pick = json_array_get(frames, 0);
+	size_t i;
+
+	out[0] = '\0';
+	json_array_foreach(frames, i, f)
+	{
+		if (!strstr(str(f, "filename"), "torch/")) {
+			pick = f;
+			break;
+		}
+	}
+	if (pick)
+		snprintf(out, len, "%s (%s:%lld)", str(pick, "name"), str(pick, "filename"),
+		         (long long)json_integer_value(json_object_get(pick, "line")));
+}
+
+/* One suspect per Flight Recorder message, on the first rank it names
+ * (missing, else not completed), with every such rank as evidence. */
+static void fr_suspects(const json_t *an, json_t *suspects)
+{
+	const json_t *pg;
+	size_t i, k = 0;
+
+	json_array_foreach(json_object_get(an, "process_groups"), i, pg)
+	{
+		const json_t *ranks = json_object_get(pg, "missing"), *r;
+		const char *msg;
+		char reason[768], first[256] = "";
+		json_t *evidence, *s;
+		size_t j;
+
+		if (!json_array_size(ranks))
+			ranks = json_object_get(pg, "not_completed");
+		if (!json_array_size(ranks))
+			continue;
+		msg = json_string_value(json_array_get(json_object_get(an, "messages"), k++));
+		evidence = json_array();
+		json_array_foreach(ranks, j, r)
+		{
+			char key[24], where[160], frame[256];
+			const json_t *last;
+
+			snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(r));
+			last = json_object_get(json_object_get(pg, "last"), key);
+			fr_frame(json_object_get(last, "frames"), frame, sizeof(frame));
+			snprintf(where, sizeof(where), "rank %s (%s, pid %lld)", key,
+			         str(last, "node")[0] ? str(last, "node") : "?",
+			         (long long)json_integer_value(json_object_get(last, "pid")));
+			json_array_append_new(
+			    evidence,
+			    json_sprintf(
+			        "%s: its last collective is %lld (%s), %s%s%s", where,
+			        (long long)json_integer_value(json_object_get(last, "seq")),
+			        str(last, "op"), str(last, "state"), frame[0] ? ", at " : "",
+			        frame));
+			if (!j)
+				snprintf(
+				    first, sizeof(first), "%s is at collective %lld (%s, %s)",
+				    where,
+				    (long long)json_integer_value(json_object_get(last, "seq")),
+				    str(last, "op"), str(last, "state"));
+		}
+		snprintf(reason, sizeof(reason), "Flight Recorder: %s; %s", msg ? msg : "", first);
+		r = json_array_get(ranks, 0);
+		{
+			char key[24];
+			const json_t *last;
+
+			snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(r));
+			last = json_object_get(json_object_get(pg, "last"), key);
+			s = add_suspect(suspects, str(last, "node")[0] ? str(last, "node") : NULL,
+			                reason, evidence);
+			json_object_set_new(s, "rank", json_integer(json_integer_value(r)));
+			json_object_set_new(
+			    s, "pid",
+			    json_integer(json_integer_value(json_object_get(last, "pid"))));
+		}
+	}
+}
+
 static void fr_part(const json_t *samples, json_t *verdict, json_t *suspects)
 {
 	const json_t *last = json_array_get(samples, json_array_size(samples) - 1);
-	json_t *dumps[MAX_DUMPS], *errors = json_array(), *n, *d, *an, *m;
+	json_t *dumps[MAX_DUMPS], *errors = json_array(), *who = json_object(), *n, *d, *an, *pg;
 	size_t nd = 0, i, j, asked = 0;
 
 	json_array_foreach(json_object_get(last, "nodes"), i, n)
@@ -102,9 +234,18 @@ static void fr_part(const json_t *samples, json_t *verdict, json_t *suspects)
 		json_array_foreach(json_object_get(fr, "dumps"), j, d)
 		{
 			asked++;
-			if (json_is_true(json_object_get(d, "ok")) && nd < MAX_DUMPS)
+			if (json_is_true(json_object_get(d, "ok")) && nd < MAX_DUMPS) {
+				char key[24];
+
 				dumps[nd++] = d;
-			else if (!json_is_true(json_object_get(d, "ok")))
+				snprintf(key, sizeof(key), "%lld",
+				         (long long)json_integer_value(json_object_get(d, "rank")));
+				json_object_set_new(
+				    who, key,
+				    json_pack("{sssO}", "node", str(n, "host"), "pid",
+				              json_object_get(d, "pid") ? json_object_get(d, "pid")
+				                                        : json_null()));
+			} else if (!json_is_true(json_object_get(d, "ok")))
 				json_array_append_new(errors,
 				                      json_pack("{sssOss}", "host", str(n, "host"),
 				                                "rank", json_object_get(d, "rank"),
@@ -113,18 +254,23 @@ static void fr_part(const json_t *samples, json_t *verdict, json_t *suspects)
 	}
 	if (!asked) {
 		json_decref(errors);
+		json_decref(who);
 		json_object_set_new(verdict, "flight_recorder", json_null());
 		return;
 	}
 	an = nd ? hang_fr_analyze(dumps, nd) : json_object();
 	json_object_set_new(an, "errors", errors);
-	json_array_foreach(json_object_get(an, "messages"), i, m)
+	/* each rank's last collective says where the rank runs */
+	json_array_foreach(json_object_get(an, "process_groups"), i, pg)
 	{
-		char reason[512];
+		const char *rank;
+		json_t *l;
 
-		snprintf(reason, sizeof(reason), "Flight Recorder: %s", json_string_value(m));
-		add_suspect(suspects, NULL, reason, json_array());
+		json_object_foreach(json_object_get(pg, "last"), rank, l)
+		    json_object_update(l, json_object_get(who, rank));
 	}
+	json_decref(who);
+	fr_suspects(an, suspects);
 	json_object_set_new(verdict, "flight_recorder", an);
 }
 

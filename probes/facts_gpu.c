@@ -1,7 +1,8 @@
-/* facts_gpu.c - GPUs through NVML and the NCCL version, both dlopen()ed (see
- * facts_gpu.h). */
+/* facts_gpu.c - GPUs through NVML (probes/nvml.h) and the NCCL version, both
+ * dlopen()ed (see facts_gpu.h). */
 #include "probes/facts_gpu.h"
 #include "probes/facts.h"
+#include "probes/nvml.h"
 #include "cd.h"
 
 #include <dlfcn.h>
@@ -10,73 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/*
- * The slice of nvml.h that is used, declared here so that no CUDA header is
- * needed to build the agent. nvmlReturn_t is a C enum (int ABI), 0 is
- * NVML_SUCCESS; nvmlDevice_t is an opaque pointer; nvmlMemory_t (v1) is three
- * unsigned long longs. Buffer sizes are NVML's *_V2_BUFFER_SIZE constants.
- */
-typedef int nvml_return;
-typedef struct nvml_device_st *nvml_device;
-struct nvml_memory {
-	unsigned long long total, free, used;
-};
-#define NVML_NAME_LEN   96
-#define NVML_UUID_LEN   96
-#define NVML_DRIVER_LEN 80
-
-struct nvml {
-	nvml_return (*init)(void);
-	nvml_return (*shutdown)(void);
-	nvml_return (*get_count)(unsigned int *count);
-	nvml_return (*get_handle)(unsigned int index, nvml_device *dev);
-	nvml_return (*get_name)(nvml_device dev, char *name, unsigned int len);
-	nvml_return (*get_memory)(nvml_device dev, struct nvml_memory *mem);
-	nvml_return (*get_uuid)(nvml_device dev, char *uuid, unsigned int len);
-	nvml_return (*get_driver)(char *version, unsigned int len);
-	const char *(*error_string)(nvml_return r); /* optional */
-};
-
-static const struct nvml_sym {
-	const char *name;
-	size_t off;
-	int optional;
-} nvml_syms[] = {
-    {.name = "nvmlInit_v2", .off = offsetof(struct nvml, init)},
-    {.name = "nvmlShutdown", .off = offsetof(struct nvml, shutdown)},
-    {.name = "nvmlDeviceGetCount_v2", .off = offsetof(struct nvml, get_count)},
-    {.name = "nvmlDeviceGetHandleByIndex_v2", .off = offsetof(struct nvml, get_handle)},
-    {.name = "nvmlDeviceGetName", .off = offsetof(struct nvml, get_name)},
-    {.name = "nvmlDeviceGetMemoryInfo", .off = offsetof(struct nvml, get_memory)},
-    {.name = "nvmlDeviceGetUUID", .off = offsetof(struct nvml, get_uuid)},
-    {.name = "nvmlSystemGetDriverVersion", .off = offsetof(struct nvml, get_driver)},
-    {.name = "nvmlErrorString", .off = offsetof(struct nvml, error_string), .optional = 1},
-};
-
-/* POSIX guarantees that a function pointer round-trips through void *;
- * memcpy says so without a cast between object and function pointers. */
-static int resolve(void *lib, const struct nvml_sym *syms, size_t n, void *table, char *err,
-                   size_t errlen)
-{
-	for (size_t i = 0; i < n; i++) {
-		void *p = dlsym(lib, syms[i].name);
-
-		if (!p && !syms[i].optional)
-			return cd_errf(err, errlen, CD_ERR_NOTFOUND, "%s has no %s", "NVML",
-			               syms[i].name);
-		memcpy((char *)table + syms[i].off, &p, sizeof(p));
-	}
-	return 0;
-}
-
-static const char *nvml_msg(const struct nvml *n, nvml_return r, char *buf, size_t len)
-{
-	const char *s = n->error_string ? n->error_string(r) : NULL;
-
-	snprintf(buf, len, "%s (NVML error %d)", s ? s : "unknown", r);
-	return buf;
-}
 
 /* Append "msg" to errors[field], so that one bad GPU does not hide another. */
 static void add_error(json_t *errors, const char *field, const char *msg)
@@ -104,7 +38,7 @@ static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors
 	json_object_set_new(gpu, "index", json_integer(index));
 	if ((r = n->get_handle(index, &dev)) != 0) {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetHandleByIndex: %s", index,
-		         nvml_msg(n, r, why, sizeof(why)));
+		         nvml_error(n, r, why, sizeof(why)));
 		add_error(errors, "gpus", msg);
 		return gpu;
 	}
@@ -113,14 +47,14 @@ static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors
 		json_object_set_new(gpu, "name", facts_json_text(name, strlen(name)));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetName: %s", index,
-		         nvml_msg(n, r, why, sizeof(why)));
+		         nvml_error(n, r, why, sizeof(why)));
 		add_error(errors, "gpus", msg);
 	}
 	if ((r = n->get_memory(dev, &mem)) == 0) {
 		json_object_set_new(gpu, "memory_bytes", json_integer((json_int_t)mem.total));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetMemoryInfo: %s", index,
-		         nvml_msg(n, r, why, sizeof(why)));
+		         nvml_error(n, r, why, sizeof(why)));
 		add_error(errors, "gpus", msg);
 	}
 	if ((r = n->get_uuid(dev, uuid, sizeof(uuid))) == 0) {
@@ -128,7 +62,7 @@ static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors
 		json_object_set_new(gpu, "uuid", facts_json_text(uuid, strlen(uuid)));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetUUID: %s", index,
-		         nvml_msg(n, r, why, sizeof(why)));
+		         nvml_error(n, r, why, sizeof(why)));
 		add_error(errors, "gpus", msg);
 	}
 	return gpu;
@@ -141,41 +75,30 @@ void facts_gpu_collect(json_t *facts, json_t *errors)
 	struct nvml n;
 	unsigned int count = 0;
 	nvml_return r;
-	void *lib;
 
-	lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-	if (!lib)
-		goto out; /* no NVIDIA driver on this node: no GPUs, not an error */
-	if (resolve(lib, nvml_syms, CD_ARRAY_LEN(nvml_syms), &n, msg, sizeof(msg)) < 0) {
+	if (nvml_open(&n, msg, sizeof(msg)) < 0)
 		facts_set_error(errors, "gpus", msg);
+	if (!n.lib)
 		goto out;
-	}
-	if ((r = n.init()) != 0) {
-		snprintf(msg, sizeof(msg), "nvmlInit: %s", nvml_msg(&n, r, why, sizeof(why)));
-		facts_set_error(errors, "gpus", msg);
-		goto out;
-	}
 	if ((r = n.get_driver(driver, sizeof(driver))) == 0) {
 		driver[sizeof(driver) - 1] = '\0';
 		json_decref(drv);
 		drv = facts_json_text(driver, strlen(driver));
 	} else {
 		snprintf(msg, sizeof(msg), "nvmlSystemGetDriverVersion: %s",
-		         nvml_msg(&n, r, why, sizeof(why)));
+		         nvml_error(&n, r, why, sizeof(why)));
 		facts_set_error(errors, "gpu_driver", msg);
 	}
 	if ((r = n.get_count(&count)) != 0) {
 		snprintf(msg, sizeof(msg), "nvmlDeviceGetCount: %s",
-		         nvml_msg(&n, r, why, sizeof(why)));
+		         nvml_error(&n, r, why, sizeof(why)));
 		facts_set_error(errors, "gpus", msg);
 		count = 0;
 	}
 	for (unsigned int i = 0; i < count; i++)
 		json_array_append_new(gpus, nvml_gpu(&n, i, errors));
-	n.shutdown();
 out:
-	if (lib)
-		dlclose(lib);
+	nvml_close(&n);
 	json_object_set_new(facts, "gpus", gpus);
 	json_object_set_new(facts, "gpu_driver", drv);
 }

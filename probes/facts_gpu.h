@@ -3,7 +3,8 @@
  *
  * Both libraries are loaded with dlopen() at run time and closed again; the
  * agent never links them, so a node without them is simply a node without
- * GPUs or NCCL. The few NVML/NCCL signatures used are declared in
+ * GPUs or NCCL. NVML's signatures are declared in probes/nvml.h (whose loader
+ * honours CLUSTERDOC_NVML_LIB, the tests' stand-in), NCCL's one in
  * facts_gpu.c; no CUDA header is included.
  */
 #ifndef CD_PROBES_FACTS_GPU_H

@@ -452,6 +452,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	if (stacks)
 		hang_agent_collect_stacks(procs, have_pyspy ? pyspy : NULL, (int)wait_ms);
 	nccl = json_object();
+	hang_agent_gpus(nccl, procs);
 	hang_agent_nccl(nccl, procs, json_is_true(json_object_get(req, "flight_recorder")));
 	{
 		size_t i;

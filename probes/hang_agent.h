@@ -11,10 +11,12 @@
  *     -> {"host", "user", "uid", "searched": "<what was looked for>",
  *         "clk_tck", "processes": [PROCESS...], "denied": [DENIED...],
  *         "pyspy": "<path>" | null, "truncated": true|false, "vanished": N,
- *         "other_netns": N, "ras": {...} | null, "flight_recorder": {...} | null}
- * ("ras": the node's NCCL RAS answer when a rank maps libnccl;
+ *         "other_netns": N, "ras": {...} | null, "flight_recorder": {...} | null,
+ *         "gpus": [...] | null, "gpu_error" (only when NVML fails)}
+ * ("gpus": each GPU's utilisation and compute PIDs through NVML, null
+ * without it; "ras": the node's NCCL RAS answer when a rank maps libnccl;
  * "flight_recorder": the ranks' dumps when asked; hang_agent_internal.h's
- * hang_agent_nccl says what they hold)
+ * hang_agent_nccl and hang_agent_gpus say what they hold)
  *
  * Which processes: with "run", those whose environment holds
  * CLUSTERDOC_RUN=<run>; else every process whose environment holds RANK,
@@ -34,7 +36,9 @@
  *   "main": the main thread's entry, "sockets": [{"fd", "local", "remote",
  *   "state", "tx_queue", "rx_queue"}] (TCP connections other than LISTEN, from
  *   the process's own network namespace), "blocked_socket": the socket the
- *   main thread blocks on or null, "stacks": text | null, "stacks_how":
+ *   main thread blocks on or null, "gpu": {"index", "uuid", "util_gpu",
+ *   "util_memory", "used_memory_bytes"} of the GPU NVML runs it on, or null,
+ *   "stacks": text | null, "stacks_how":
  *   "hang-ready" | "py-spy" | "none", "stacks_note": why not, or ""}
  * DENIED: {"pid", "uid", "user", "comm", "cmdline", "need"}: processes of
  *   another user that look like torch (torchrun, pt_main_thread, ...):

@@ -1,6 +1,6 @@
 /*
  * hang_agent_internal.h - what hang_agent.c and hang_agent_stacks.c share:
- * the stacks and NCCL parts of `hang_sample` (hang_agent.h).
+ * the stacks, NCCL and GPU parts of `hang_sample` (hang_agent.h).
  */
 #ifndef CD_PROBES_HANG_AGENT_INTERNAL_H
 #define CD_PROBES_HANG_AGENT_INTERNAL_H
@@ -34,10 +34,24 @@ void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms);
  * within HANG_AGENT_RAS_MS; else null. "flight_recorder", when asked and a
  * rank's environment names TORCH_NCCL_DEBUG_INFO_PIPE_FILE ("_fr_pipe",
  * "_fr_temp"): {"dumps": [hang_fr_parse's object with "rank", "pid",
- * "ok":true and its newest 256 entries ("entries_truncated"), or {"pid",
+ * "ok":true and its newest 256 entries ("entries_truncated"; the stack
+ * "frames" of the newest 16 only), or {"pid",
  * "rank", "ok":false, "error_code", "error"}]}, all within HANG_AGENT_FR_MS;
  * else null.
  */
 void hang_agent_nccl(json_t *out, const json_t *procs, int flight_recorder);
+
+#define HANG_AGENT_MAX_GPUS 64
+
+/*
+ * The GPUs through NVML (probes/nvml.h) into out: "gpus": [{"index", "uuid",
+ * "util_gpu", "util_memory" (percent, null when NVML cannot say), "pids":
+ * [the GPU's compute processes], "error" / "pids_error" when a query
+ * failed}], null without NVML ("gpu_error" says why when it is there but
+ * does not work); each process of procs gets "gpu": {"index", "uuid",
+ * "util_gpu", "util_memory", "used_memory_bytes"} of the first GPU that
+ * lists its PID, or null.
+ */
+void hang_agent_gpus(json_t *out, json_t *procs);
 
 #endif

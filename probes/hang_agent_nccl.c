@@ -90,6 +90,9 @@ static json_t *ras_part(const json_t *procs, int deadline_ms)
 /* The entries kept of one dump (the newest): enough for "the last
  * collective each rank entered", small enough for the answer. */
 #define FR_KEEP 256
+/* The newest entries whose stack frames are kept: the last collective a
+ * rank entered is among them unless point-to-point entries came after it. */
+#define FR_KEEP_FRAMES 16
 
 static json_t *fr_one(const json_t *p, int deadline_ms)
 {
@@ -132,6 +135,8 @@ static json_t *fr_one(const json_t *p, int deadline_ms)
 			json_array_remove(entries, 0);
 		json_object_set_new(d, "entries_truncated", json_true());
 	}
+	for (size_t k = 0; k + FR_KEEP_FRAMES < json_array_size(entries); k++)
+		json_object_del(json_array_get(entries, k), "frames");
 	return d;
 }
 

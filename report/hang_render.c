@@ -3,6 +3,7 @@
  * (hang_render.h).
  */
 #include "report/hang_render.h"
+#include "collectives/hang_analyze.h"
 
 #include <string.h>
 
@@ -13,10 +14,89 @@ static const char *str(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* "  gpu 1 at 0 %" (the last sample's utilisation), or "" without NVML. */
+static void gpu_words(const json_t *gpu, char *out, size_t len)
+{
+	const json_t *util = json_object_get(gpu, "util");
+	const json_t *last = json_array_get(util, json_array_size(util) - 1);
+
+	out[0] = '\0';
+	if (!json_is_object(gpu))
+		return;
+	if (json_is_integer(last))
+		snprintf(out, len, "  gpu %lld at %lld %%",
+		         json_integer_value(json_object_get(gpu, "index")),
+		         json_integer_value(last));
+	else
+		snprintf(out, len, "  gpu %lld", json_integer_value(json_object_get(gpu, "index")));
+}
+
 void hang_print_json(const json_t *v, FILE *f)
 {
 	json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
+}
+
+/* NCCL RAS: one line per communicator of each node's comparison. */
+static void print_ras(const json_t *v, FILE *f)
+{
+	const json_t *n, *c;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(v, "ras"), i, n)
+	{
+		fprintf(f, "\nNCCL RAS (asked on %s):\n", str(n, "host"));
+		if (str(n, "note")[0])
+			fprintf(f, "  %s\n", str(n, "note"));
+		else if (!json_array_size(json_object_get(n, "communicators")))
+			fputs("  no communicator in the answer\n", f);
+		json_array_foreach(json_object_get(n, "communicators"), j, c)
+		{
+			char behind[128], missing[128];
+
+			hang_ranks_text(json_object_get(c, "behind"), behind, sizeof(behind));
+			hang_ranks_text(json_object_get(c, "missing"), missing, sizeof(missing));
+			fprintf(f, "  communicator %s: %s, highest collective count %lld%s%s%s%s\n",
+			        str(c, "hash"), str(c, "state"),
+			        json_integer_value(json_object_get(c, "max_count")),
+			        behind[0] ? "; ranks behind: " : "", behind,
+			        missing[0] ? "; ranks missing: " : "", missing);
+		}
+	}
+}
+
+/* The Flight Recorder: per process group, the last collective each rank
+ * entered, with its stack frames where the dump has them. */
+static void print_fr(const json_t *v, FILE *f)
+{
+	const json_t *fr = json_object_get(v, "flight_recorder"), *pg, *l, *fm;
+	const char *rank;
+	size_t i, j;
+
+	if (!json_is_object(fr))
+		return;
+	json_array_foreach(json_object_get(fr, "process_groups"), i, pg)
+	{
+		fprintf(f,
+		        "\nFlight Recorder, pg %s: the last collective each rank entered "
+		        "(the furthest: %lld, %s):\n",
+		        str(pg, "pg"), json_integer_value(json_object_get(pg, "max_seq")),
+		        str(pg, "op"));
+		json_object_foreach(json_object_get(pg, "last"), rank, l)
+		{
+			fprintf(f, "  rank %s (%s, pid %lld): %lld %s, %s\n", rank,
+			        str(l, "node")[0] ? str(l, "node") : "?",
+			        json_integer_value(json_object_get(l, "pid")),
+			        json_integer_value(json_object_get(l, "seq")), str(l, "op"),
+			        str(l, "state"));
+			json_array_foreach(json_object_get(l, "frames"), j, fm)
+			    fprintf(f, "      %s (%s:%lld)\n", str(fm, "name"), str(fm, "filename"),
+			            json_integer_value(json_object_get(fm, "line")));
+		}
+	}
+	json_array_foreach(json_object_get(fr, "errors"), i, l) fprintf(
+	    f, "\nFlight Recorder: no dump from rank %lld on %s: %s\n",
+	    json_integer_value(json_object_get(l, "rank")), str(l, "host"), str(l, "error"));
 }
 
 void hang_print_text(const json_t *v, FILE *f)
@@ -51,17 +131,22 @@ void hang_print_text(const json_t *v, FILE *f)
 		fputs("\nranks:\n", f);
 		json_array_foreach(json_object_get(v, "ranks"), i, x)
 		{
-			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s\n",
+			char gpu[64];
+
+			gpu_words(json_object_get(x, "gpu"), gpu, sizeof(gpu));
+			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s%s\n",
 			        json_integer_value(json_object_get(x, "rank")), str(x, "node"),
 			        json_integer_value(json_object_get(x, "pid")), str(x, "activity"),
 			        str(x, "syscall"),
-			        json_integer_value(json_object_get(x, "cpu_ms_delta")),
+			        json_integer_value(json_object_get(x, "cpu_ms_delta")), gpu,
 			        json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
 			        str(x, "frame")[0] ? "  at " : "", str(x, "frame"));
 			if (!json_is_string(json_object_get(x, "stacks")))
 				stackless = 1;
 		}
 	}
+	print_ras(v, f);
+	print_fr(v, f);
 	json_array_foreach(json_object_get(v, "nodes"), i, x)
 	{
 		if (json_is_string(json_object_get(x, "error")))

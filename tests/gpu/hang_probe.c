@@ -10,6 +10,10 @@
  *   hang_probe fr PIPE_PREFIX TEMP_PREFIX RANK DEADLINE_MS
  *       trigger the rank's dump, read it, analyse it alone:
  *       {"trigger":0|cd_err,"message":"...","dump":{...},"analysis":{...}}
+ *   hang_probe sample RUN
+ *       the agent's hang_sample of the processes with CLUSTERDOC_RUN=RUN
+ *       (probes/hang_agent.h: each rank's "gpu" through NVML, the node's
+ *       "gpus"), as the agent answers it
  * Exit status: 0 when the query (ras) or the trigger and the parse (fr)
  * succeeded, 1 otherwise, 2 on bad usage.
  */
@@ -21,6 +25,7 @@
 #include "cd.h"
 #include "collectives/hang_fr.h"
 #include "collectives/hang_ras.h"
+#include "probes/hang_agent.h"
 #include "scan.h"
 
 static int probe_ras(char **argv)
@@ -69,13 +74,34 @@ static int probe_fr(char **argv)
 	return r;
 }
 
+static int probe_sample(const char *run)
+{
+	const char *code = NULL;
+	char msg[CD_ERRLEN] = "";
+	json_t *req = json_pack("{s:s}", "run", run);
+	json_t *out = hang_agent_sample(req, &code, msg, sizeof(msg));
+
+	json_decref(req);
+	if (!out) {
+		printf("{\"error_code\": \"%s\", \"error\": \"%s\"}\n", code ? code : "", msg);
+		return 1;
+	}
+	json_dumpf(out, stdout, JSON_INDENT(1));
+	putchar('\n');
+	json_decref(out);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "sample") == 0)
+		return probe_sample(argv[2]);
 	if (argc == 6 && strcmp(argv[1], "ras") == 0)
 		return probe_ras(argv + 2);
 	if (argc == 6 && strcmp(argv[1], "fr") == 0)
 		return probe_fr(argv + 2);
 	fprintf(stderr, "usage: hang_probe ras ADDR PORT DEADLINE_MS INTERVAL_MS\n"
-	                "       hang_probe fr PIPE_PREFIX TEMP_PREFIX RANK DEADLINE_MS\n");
+	                "       hang_probe fr PIPE_PREFIX TEMP_PREFIX RANK DEADLINE_MS\n"
+	                "       hang_probe sample RUN\n");
 	return 2;
 }

@@ -7,7 +7,8 @@
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
 #      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
 #   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA;
-#   5. `clusterdoc hang`'s NCCL RAS query and Flight Recorder dump (tests/gpu/hang_probe.c)
+#   5. `clusterdoc hang`'s NCCL RAS query, Flight Recorder dump and the rank's GPU utilisation
+#      through NVML (tests/gpu/hang_probe.c)
 #      against a running 1-GPU NCCL torch job, each skipping when NCCL or torch is too old.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
 # build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
@@ -223,8 +224,9 @@ hang_py=${found:-python3}
 if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" != True ]; then
 	check hang-ras SKIP "no torch with CUDA to run an NCCL job"
 	check hang-fr SKIP "no torch with CUDA to run an NCCL job"
+	check hang-gpu SKIP "no torch with CUDA to run an NCCL job"
 elif ! cc -D_GNU_SOURCE -Icore -I. -std=c11 -O1 -o "$WORK/hang_probe" tests/gpu/hang_probe.c \
-	build/libclusterdoc.a -ljansson -lm 2>"$WORK/probe.err"; then
+	build/libclusterdoc.a -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
 	check hang-probe FAIL "$(head -3 "$WORK/probe.err")"
 else
 	say "## hang: RAS and Flight Recorder on a 1-GPU NCCL job"
@@ -248,7 +250,9 @@ dist.destroy_process_group()
 EOF
 	free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 	ras_port=$(free_port)
-	NCCL_RAS_ADDR=127.0.0.1:$ras_port MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
+	# RANK and CLUSTERDOC_RUN make it a rank hang_sample finds (its GPU through NVML)
+	RANK=0 WORLD_SIZE=1 CLUSTERDOC_RUN=gpu-hang-$$ \
+		NCCL_RAS_ADDR=127.0.0.1:$ras_port MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
 		TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$WORK/fr_pipe_" \
 		TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$WORK/fr_rank_" \
 		"$hang_py" "$WORK/hang_job.py" 60 >"$WORK/hang_job.log" 2>&1 &
@@ -263,6 +267,7 @@ EOF
 		tail -15 "$WORK/hang_job.log" >>"$RES"
 		check hang-ras FAIL "the NCCL job did not start (its log is above)"
 		check hang-fr SKIP "no NCCL job"
+		check hang-gpu SKIP "no NCCL job"
 	else
 		say "job: $ready"
 		nccl_v=$(awk '{print $3}' <<<"$ready")
@@ -297,6 +302,17 @@ EOF
 			check hang-fr FAIL "$(py 'd["message"]' "$WORK/fr.json")"
 		else
 			check hang-fr OK "torch $torch_v: $(py '"%d entries, the last %s #%d %s" % (len(d["dump"]["entries"]), d["dump"]["entries"][-1]["op"], d["dump"]["entries"][-1]["seq"], d["dump"]["entries"][-1]["state"])' "$WORK/fr.json")"
+		fi
+		# the rank's GPU and its utilisation through NVML, as `clusterdoc hang` samples it
+		"$WORK/hang_probe" sample "gpu-hang-$$" >"$WORK/sample.json"
+		head -c 3000 "$WORK/sample.json" >>"$RES"
+		gpu=$(py '"; ".join("GPU %s at %s %%" % (p["gpu"]["index"], p["gpu"]["util_gpu"]) if p.get("gpu") else "none" for p in d.get("processes", []) if p.get("role") == "rank")' "$WORK/sample.json" 2>/dev/null)
+		if [ "$(py 'd.get("gpus") is None' "$WORK/sample.json" 2>/dev/null)" = True ]; then
+			check hang-gpu FAIL "no NVML answer: $(py 'd.get("gpu_error") or d.get("error")' "$WORK/sample.json" 2>/dev/null)"
+		elif [ "$(py '[p.get("gpu") is not None for p in d["processes"] if p.get("role") == "rank"] == [True]' "$WORK/sample.json")" = True ]; then
+			check hang-gpu OK "the rank on $gpu"
+		else
+			check hang-gpu FAIL "the rank was not found on a GPU ($gpu); GPUs $(py 'd["gpus"]' "$WORK/sample.json")"
 		fi
 	fi
 	kill "$hang_job" 2>/dev/null

@@ -5,7 +5,7 @@
 # (started by torchrun by hand: the report says how to get stacks); a healthy job is progressing; a
 # link dropped with nftables mid-run is named with both ranks; a rank killed with SIGKILL is named
 # gone; a process of another user is named with the rights needed; no job is exit 2 saying what
-# was searched. Each inspection of 3 nodes x 2
+# was searched; through the NVML stand-in, a rank whose GPU idles while the others' are busy is named. Each inspection of 3 nodes x 2
 # ranks with 2 samples must take under 10 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -188,6 +188,34 @@ t_no_job_is_exit_2_saying_what_was_searched() {
 	hang
 	expect_eq "$rc" 2 "exit status" || return 1
 	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
+}
+
+# NVML through its stand-in (tests/fakes/fake_nvml.c, selected by CLUSTERDOC_NVML_LIB in each node's
+# login environment): a healthy job whose rank 5 has an idle GPU while every other rank's GPU is
+# busy is hung, and rank 5 is named with its GPU; the text report shows each rank's GPU. Last:
+# the nodes' environment keeps the stand-in, with no GPUs once the case is over.
+t_an_idle_gpu_while_the_others_are_busy_names_its_rank() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1 i
+	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	cp "$lib" "$JOBS/libnvidia-ml.so.1"
+	for i in 1 2 3; do
+		printf '100:RANK=%d,%d:RANK=%d\n' $((2 * i - 2)) $((i == 3 ? 0 : 100)) $((2 * i - 1)) >"$JOBS/nvml_node$i"
+		chmod 644 "$JOBS/nvml_node$i"
+		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$JOBS/libnvidia-ml.so.1" \
+			"export FAKE_NVML_FILE=$JOBS/nvml_node$i" || return 1
+	done
+	start_job healthy || { stop_job; return 1; }
+	hang --no-stacks
+	expect_eq "$rc" 1 "exit status ($err)" || { stop_job; return 1; }
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || { stop_job; return 1; }
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 5 \(node3, pid [0-9]+\) has its GPU 1 idle \(0 %, 0 %\) while 5 rank\(s\)' GPUs are busy" "the reason" || { stop_job; return 1; }
+	expect_eq "$(jget '[r["gpu"]["util"][-1] for r in d["ranks"]]')" "[100, 100, 100, 100, 100, 0]" "each rank's GPU" || { stop_job; return 1; }
+	[[ $elapsed_ms -lt 10000 ]] || { stop_job; echo "    took $elapsed_ms ms"; return 1; }
+	cd_head hang -w 'node[1-3]' --no-stacks
+	stop_job
+	for i in 1 2 3; do : >"$JOBS/nvml_node$i"; done
+	expect_match "$out" "rank 5  node3 pid [0-9]+ .*  gpu 1 at 0 %" "the text report's rank 5"
 }
 
 cleanup() {

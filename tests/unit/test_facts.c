@@ -984,6 +984,45 @@ static void test_collect_on_this_machine(void **state)
 	json_decref(f);
 }
 
+/* The GPUs through the NVML stand-in (tests/fakes/fake_nvml.c) that
+ * CLUSTERDOC_NVML_LIB selects: what a node with two GPUs reports. */
+static void test_gpus_through_nvml_name_each_device_and_the_driver(void **state)
+{
+	json_t *facts = json_object(), *errors = json_object(), *g;
+
+	setenv("CLUSTERDOC_NVML_LIB", FAKE_NVML, 1);
+	setenv("FAKE_NVML_DEVICES", "100:1,0", 1);
+	facts_gpu_collect(facts, errors);
+	unsetenv("FAKE_NVML_DEVICES");
+	unsetenv("CLUSTERDOC_NVML_LIB");
+	assert_int_equal(json_object_size(errors), 0);
+	assert_string_equal(str_at(facts, "gpu_driver"), "550.54.fake");
+	assert_int_equal(json_array_size(json_object_get(facts, "gpus")), 2);
+	g = json_array_get(json_object_get(facts, "gpus"), 1);
+	assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
+	assert_string_equal(str_at(g, "name"), "Fake GPU");
+	assert_string_equal(str_at(g, "uuid"), "GPU-fa4e0000-0000-0000-0000-000000000001");
+	assert_int_equal(json_integer_value(json_object_get(g, "memory_bytes")), 80ll << 30);
+	json_decref(facts);
+	json_decref(errors);
+}
+
+static void test_gpus_when_nvml_init_fails_say_why(void **state)
+{
+	json_t *facts = json_object(), *errors = json_object();
+
+	setenv("CLUSTERDOC_NVML_LIB", FAKE_NVML, 1);
+	setenv("FAKE_NVML_INIT", "9", 1);
+	facts_gpu_collect(facts, errors);
+	unsetenv("FAKE_NVML_INIT");
+	unsetenv("CLUSTERDOC_NVML_LIB");
+	assert_int_equal(json_array_size(json_object_get(facts, "gpus")), 0);
+	assert_true(json_is_null(json_object_get(facts, "gpu_driver")));
+	assert_string_equal(str_at(errors, "gpus"), "nvmlInit: Driver Not Loaded (NVML error 9)");
+	json_decref(facts);
+	json_decref(errors);
+}
+
 static void test_collect_finds_nccl_2_28_of_the_cuda_toolkit(void **state)
 {
 	static const char toolkit[] = "/usr/local/cuda/lib64/libnccl.so.2";
@@ -1058,6 +1097,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_python_probe_named_interpreter_missing_is_an_error,
 	                                    tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(test_collect_on_this_machine, tmp_setup, tmp_teardown),
+	    cmocka_unit_test(test_gpus_through_nvml_name_each_device_and_the_driver),
+	    cmocka_unit_test(test_gpus_when_nvml_init_fails_say_why),
 	    cmocka_unit_test_setup_teardown(test_collect_finds_nccl_2_28_of_the_cuda_toolkit,
 	                                    tmp_setup, tmp_teardown),
 	};

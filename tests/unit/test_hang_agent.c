@@ -4,7 +4,8 @@
  * the hang-ready dump signal (this machine's python3), and the NCCL parts:
  * the RAS query of a rank that maps a libnccl, against the RAS stand-in,
  * and the Flight Recorder dump of a rank through the pipe stand-in
- * (tests/fixtures/hang/). */
+ * (tests/fixtures/hang/); the GPU a rank runs on, through the NVML stand-in
+ * (tests/fakes/fake_nvml.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -401,6 +402,71 @@ static void the_flight_recorder_of_a_rank_is_dumped_through_its_pipe(void **stat
 	stop(pid);
 }
 
+/* NVML through its stand-in (tests/fakes/fake_nvml.c): the rank's PID is
+ * among GPU 1's compute processes, so the rank is on GPU 1 and gets its
+ * utilisation; the node's GPUs are listed with theirs. */
+static void a_rank_gets_the_gpu_nvml_runs_it_on_with_its_utilisation(void **state)
+{
+	char *argv[] = {"/bin/sleep", "30", NULL};
+	const char *env[] = {"RANK=3", "WORLD_SIZE=4", "CLUSTERDOC_RUN=r-gpu", NULL};
+	char spec[64];
+	json_t *out, *p, *g, *gpus;
+	pid_t pid = start(argv, env);
+
+	snprintf(spec, sizeof(spec), "100/40:1,7/2:%ld", (long)pid);
+	setenv("CLUSTERDOC_NVML_LIB", FAKE_NVML, 1);
+	setenv("FAKE_NVML_DEVICES", spec, 1);
+	p = sample_until(json_pack("{ss}", "run", "r-gpu"), pid, "sleep", &out);
+	unsetenv("FAKE_NVML_DEVICES");
+	unsetenv("CLUSTERDOC_NVML_LIB");
+	assert_non_null(p);
+	g = json_object_get(p, "gpu");
+	assert_true(json_is_object(g));
+	assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
+	assert_int_equal(json_integer_value(json_object_get(g, "util_gpu")), 7);
+	assert_int_equal(json_integer_value(json_object_get(g, "util_memory")), 2);
+	assert_int_equal(json_integer_value(json_object_get(g, "used_memory_bytes")), 1 << 30);
+	assert_string_equal(json_string_value(json_object_get(g, "uuid")),
+	                    "GPU-fa4e0000-0000-0000-0000-000000000001");
+	gpus = json_object_get(out, "gpus");
+	assert_int_equal(json_array_size(gpus), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 0), "util_gpu")),
+	                 100);
+	assert_int_equal(
+	    json_integer_value(json_array_get(json_object_get(json_array_get(gpus, 0), "pids"), 0)),
+	    1);
+	assert_null(json_object_get(out, "gpu_error"));
+	json_decref(out);
+	stop(pid);
+}
+
+static void without_nvml_gpus_are_null_and_a_failing_nvml_says_why(void **state)
+{
+	char *argv[] = {"/bin/sleep", "30", NULL};
+	const char *env[] = {"RANK=0", "WORLD_SIZE=1", "CLUSTERDOC_RUN=r-nogpu", NULL};
+	json_t *out, *p;
+	pid_t pid = start(argv, env);
+
+	setenv("CLUSTERDOC_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+	p = sample_until(json_pack("{ss}", "run", "r-nogpu"), pid, "sleep", &out);
+	assert_non_null(p);
+	assert_true(json_is_null(json_object_get(p, "gpu")));
+	assert_true(json_is_null(json_object_get(out, "gpus")));
+	assert_null(json_object_get(out, "gpu_error"));
+	json_decref(out);
+	setenv("CLUSTERDOC_NVML_LIB", FAKE_NVML, 1);
+	setenv("FAKE_NVML_INIT", "9", 1);
+	p = sample_find(json_pack("{ss}", "run", "r-nogpu"), pid, &out);
+	unsetenv("FAKE_NVML_INIT");
+	unsetenv("CLUSTERDOC_NVML_LIB");
+	assert_non_null(p);
+	assert_true(json_is_null(json_object_get(out, "gpus")));
+	assert_string_equal(json_string_value(json_object_get(out, "gpu_error")),
+	                    "nvmlInit: Driver Not Loaded (NVML error 9)");
+	json_decref(out);
+	stop(pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +478,8 @@ int main(void)
 	    cmocka_unit_test(a_rank_that_maps_libnccl_gets_the_ras_answer_and_stuck_is_a_suspect),
 	    cmocka_unit_test(a_rank_without_libnccl_is_not_asked_for_ras),
 	    cmocka_unit_test(the_flight_recorder_of_a_rank_is_dumped_through_its_pipe),
+	    cmocka_unit_test(a_rank_gets_the_gpu_nvml_runs_it_on_with_its_utilisation),
+	    cmocka_unit_test(without_nvml_gpus_are_null_and_a_failing_nvml_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

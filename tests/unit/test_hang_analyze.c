@@ -40,6 +40,40 @@ static json_t *sock(const char *local, const char *remote, long tx)
 	                 "tx_queue", (json_int_t)tx, "rx_queue", (json_int_t)0);
 }
 
+/* p with its GPU as the agent reports it (NVML), returned. */
+static json_t *on_gpu(json_t *p, long index, long util)
+{
+	json_object_set_new(p, "gpu",
+	                    json_pack("{sIsssIsIsI}", "index", (json_int_t)index, "uuid", "GPU-x",
+	                              "util_gpu", (json_int_t)util, "util_memory", (json_int_t)1,
+	                              "used_memory_bytes", (json_int_t)1 << 30));
+	return p;
+}
+
+/* Three ranks on n0..n2 over two samples 2 s apart, their main threads in
+ * cls/sys, CPU time growing by cpu1 - cpu0, on GPUs at util0..util2 %. */
+static json_t *gpu_job(const char *cls2, const char *sys2, long cpu1, long util0, long util1,
+                       long util2)
+{
+	json_t *s = json_array();
+
+	for (int k = 0; k < 2; k++) {
+		long cpu = k ? cpu1 : 1000;
+
+		json_array_append_new(
+		    s,
+		    sample(
+		        k * 2000,
+		        node("n0", json_pack("[o]", on_gpu(proc(0, 100, "wait", "futex", cpu, NULL),
+		                                           0, util0))),
+		        node("n1", json_pack("[o]", on_gpu(proc(1, 101, "wait", "futex", cpu, NULL),
+		                                           0, util1))),
+		        node("n2", json_pack("[o]", on_gpu(proc(2, 102, cls2, sys2, cpu, NULL), 1,
+		                                           util2)))));
+	}
+	return s;
+}
+
 static const char *suspect_reason(const json_t *v, size_t i)
 {
 	return json_string_value(
@@ -199,6 +233,93 @@ static void rank_lists_fold_into_ranges(void **state)
 	json_decref(r);
 }
 
+static void an_idle_gpu_while_the_others_are_busy_names_its_rank_though_cpus_advance(void **state)
+{
+	json_t *s = gpu_job("running", "running", 2000, 100, 97, 0);
+	json_t *v = hang_analyze(s), *sus = json_array_get(json_object_get(v, "suspects"), 0);
+	json_t *g = json_object_get(json_array_get(json_object_get(v, "ranks"), 2), "gpu");
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 1);
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "rank")), 2);
+	assert_int_equal(json_integer_value(json_object_get(sus, "pid")), 102);
+	assert_string_equal(json_string_value(json_object_get(sus, "node")), "n2");
+	assert_string_equal(suspect_reason(v, 0),
+	                    "rank 2 (n2, pid 102) has its GPU 1 idle (0 %, 0 %) while 2 rank(s)' "
+	                    "GPUs are busy as NCCL's kernels are while they wait for a peer: it is "
+	                    "not in their collective; its main thread runs on a CPU");
+	assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
+	assert_int_equal(json_array_size(json_object_get(g, "util")), 2);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(g, "util"), 1)), 0);
+	json_decref(v);
+	json_decref(s);
+}
+
+static void the_only_busy_gpu_names_its_rank_not_no_one_stands_out(void **state)
+{
+	json_t *s = gpu_job("wait", "futex", 1000, 0, 0, 100);
+	json_t *v = hang_analyze(s), *sus = json_array_get(json_object_get(v, "suspects"), 0);
+
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 1);
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "rank")), 2);
+	assert_string_equal(json_string_value(json_object_get(sus, "node")), "n2");
+	assert_string_equal(suspect_reason(v, 0),
+	                    "rank 2 (n2, pid 102) is the only rank whose GPU is busy (GPU 1 at "
+	                    "100 %, 100 %) while the others' GPUs are idle: a kernel there does "
+	                    "not end (a collective the others did not enter, or a loop in its own "
+	                    "kernel)");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_sleeping_rank_gets_its_idle_gpu_as_evidence(void **state)
+{
+	json_t *s = gpu_job("sleep", "clock_nanosleep", 1000, 100, 100, 0);
+	json_t *v = hang_analyze(s), *sus = json_array_get(json_object_get(v, "suspects"), 0);
+	json_t *ev = json_object_get(sus, "evidence");
+
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "rank")), 2);
+	assert_non_null(strstr(suspect_reason(v, 0), "sleeps in clock_nanosleep"));
+	assert_string_equal(json_string_value(json_array_get(ev, json_array_size(ev) - 1)),
+	                    "GPU 1 at 0 %, 0 % while the GPUs of ranks 0-1 are busy");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void busy_gpus_on_every_rank_are_progressing(void **state)
+{
+	json_t *s = gpu_job("wait", "futex", 2000, 100, 95, 99);
+	json_t *v = hang_analyze(s);
+	json_t *g = json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "gpu");
+
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), 0);
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 0);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(g, "util"), 0)), 100);
+	json_decref(v);
+	json_decref(s);
+}
+
+static void ranks_without_nvml_have_a_null_gpu(void **state)
+{
+	json_t *s = json_pack(
+	    "[oo]",
+	    sample(0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))),
+	    sample(2000, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10, NULL))),
+	           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10, NULL))),
+	           node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
+	json_t *v = hang_analyze(s);
+
+	assert_true(
+	    json_is_null(json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "gpu")));
+	json_decref(v);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +330,12 @@ int main(void)
 	    cmocka_unit_test(a_send_queue_that_does_not_drain_names_the_link_and_both_ranks),
 	    cmocka_unit_test(no_rank_anywhere_is_not_inspected_saying_what_was_searched),
 	    cmocka_unit_test(rank_lists_fold_into_ranges),
+	    cmocka_unit_test(
+	        an_idle_gpu_while_the_others_are_busy_names_its_rank_though_cpus_advance),
+	    cmocka_unit_test(the_only_busy_gpu_names_its_rank_not_no_one_stands_out),
+	    cmocka_unit_test(a_sleeping_rank_gets_its_idle_gpu_as_evidence),
+	    cmocka_unit_test(busy_gpus_on_every_rank_are_progressing),
+	    cmocka_unit_test(ranks_without_nvml_have_a_null_gpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "cd.h"
+#include "collectives/hang_analyze.h"
 #include "collectives/hang_fr.h"
+#include "report/hang_render.h"
 #include "scan.h"
 
 #define FIX "tests/fixtures/hang/"
@@ -107,6 +109,46 @@ static void a_json_dump_reads_like_the_pickle(void **state)
 	json_decref(d);
 	assert_null(hang_fr_parse((const unsigned char *)dump, 40, err, sizeof(err)));
 	assert_non_null(strstr(err, "truncated"));
+}
+
+/* Frames of odd shapes: a frames value that is no list is left out, a frame
+ * that is no dict or lacks its fields reads as "?", and a stack is cut at
+ * HANG_FR_MAX_FRAMES. */
+static void odd_frames_are_read_as_far_as_they_go_and_capped(void **state)
+{
+	char dump[4096], err[CD_ERRLEN] = "";
+	size_t n;
+	json_t *d;
+	const json_t *e, *f;
+
+	n = (size_t)snprintf(dump, sizeof(dump),
+	                     "{\"version\":\"2.10\",\"entries\":["
+	                     "{\"collective_seq_id\":1,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"completed\",\"frames\":\"x\"},"
+	                     "{\"collective_seq_id\":2,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"completed\",\"frames\":[1,{\"name\":5}]},"
+	                     "{\"collective_seq_id\":3,\"profiling_name\":\"nccl:all_reduce\","
+	                     "\"state\":\"started\",\"frames\":[");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(dump + n, sizeof(dump) - n,
+		                      "%s{\"name\":\"f%d\",\"filename\":\"a.py\",\"line\":%d}",
+		                      i ? "," : "", i, i);
+	n += (size_t)snprintf(dump + n, sizeof(dump) - n, "]}]}");
+	assert_true(n < sizeof(dump));
+	d = hang_fr_parse((const unsigned char *)dump, n, err, sizeof(err));
+	if (!d)
+		fail_msg("%s", err);
+	e = json_array_get(json_object_get(d, "entries"), 0);
+	assert_null(json_object_get(e, "frames"));
+	e = json_array_get(json_object_get(d, "entries"), 1);
+	f = json_array_get(json_object_get(e, "frames"), 1);
+	assert_int_equal(json_array_size(json_object_get(e, "frames")), 2);
+	assert_string_equal(str(f, "name"), "?");
+	assert_string_equal(str(f, "filename"), "?");
+	e = json_array_get(json_object_get(d, "entries"), 2);
+	assert_int_equal(json_array_size(json_object_get(e, "frames")), HANG_FR_MAX_FRAMES);
+	assert_string_equal(str(json_array_get(json_object_get(e, "frames"), 15), "name"), "f15");
+	json_decref(d);
 }
 
 /* ================================================================ opcodes */
@@ -357,18 +399,153 @@ static void a_full_ring_reads_in_protocol_2_and_4(void **state)
 	}
 }
 
+static void the_last_collective_of_each_rank_keeps_its_stack_frames(void **state)
+{
+	char err[CD_ERRLEN] = "";
+	json_t *d = parse_file("fr_rank_2.pkl", 2, err), *a;
+	const json_t *frames;
+
+	assert_non_null(d);
+	a = hang_fr_analyze(&d, 1);
+	frames = json_object_get(
+	    json_object_get(
+	        json_object_get(json_array_get(json_object_get(a, "process_groups"), 0), "last"),
+	        "2"),
+	    "frames");
+	assert_int_equal(json_array_size(frames), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(frames, 1), "name")),
+	                    "train_step");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(frames, 1), "filename")),
+	    "/srv/train.py");
+	assert_int_equal(num(json_array_get(frames, 1), "line"), 42);
+	json_decref(a);
+	json_decref(d);
+}
+
+/* A rank of the job as the agent reports it, waiting in futex. */
+static json_t *rank_proc(long rank, long pid, long cpu_ms)
+{
+	char r[16];
+
+	snprintf(r, sizeof(r), "%ld", rank);
+	return json_pack("{sIsssIs{ssss}sIs{ssss}s[]snssss}", "pid", (json_int_t)pid, "role",
+	                 "rank", "rank", (json_int_t)rank, "env", "RANK", r, "WORLD_SIZE", "4",
+	                 "cpu_ms", (json_int_t)cpu_ms, "main", "class", "wait", "syscall", "futex",
+	                 "sockets", "stacks", "stacks_how", "none", "state", "S");
+}
+
+/* Two samples of n1 (ranks 0, 1) and n2 (ranks 2, 3), pids 300 + rank, the
+ * last with the four fixture dumps as the agents send them. */
+static json_t *fr_samples(void)
+{
+	char err[CD_ERRLEN] = "";
+	json_t *dumps[2] = {json_array(), json_array()}, *s = json_array();
+
+	for (int r = 0; r < 4; r++) {
+		char name[32];
+		json_t *d;
+
+		snprintf(name, sizeof(name), "fr_rank_%d.pkl", r);
+		d = parse_file(name, r, err);
+		assert_non_null(d);
+		json_object_set_new(d, "pid", json_integer(300 + r));
+		json_object_set_new(d, "ok", json_true());
+		json_array_append_new(dumps[r / 2], d);
+	}
+	for (int k = 0; k < 2; k++) {
+		json_t *n1 = json_pack("{sss{s[oo]s[]}}", "host", "n1", "result", "processes",
+		                       rank_proc(0, 300, 10), rank_proc(1, 301, 10), "denied");
+		json_t *n2 = json_pack("{sss{s[oo]s[]}}", "host", "n2", "result", "processes",
+		                       rank_proc(2, 302, 10), rank_proc(3, 303, 10), "denied");
+
+		if (k) {
+			json_object_set_new(json_object_get(n1, "result"), "flight_recorder",
+			                    json_pack("{so}", "dumps", dumps[0]));
+			json_object_set_new(json_object_get(n2, "result"), "flight_recorder",
+			                    json_pack("{so}", "dumps", dumps[1]));
+		}
+		json_array_append_new(
+		    s, json_pack("{sIs[oo]}", "t_ms", (json_int_t)k * 2000, "nodes", n1, n2));
+	}
+	return s;
+}
+
+static void the_flight_recorder_suspect_has_the_node_and_pid_of_its_rank(void **state)
+{
+	json_t *s = fr_samples(), *v = hang_analyze(s), *sus = NULL, *x;
+	size_t i;
+
+	json_array_foreach(json_object_get(v, "suspects"), i, x)
+	{
+		if (strncmp(json_string_value(json_object_get(x, "reason")), "Flight Recorder",
+		            15) == 0)
+			sus = x;
+	}
+	assert_non_null(sus);
+	assert_string_equal(json_string_value(json_object_get(sus, "node")), "n2");
+	assert_int_equal(num(sus, "rank"), 2);
+	assert_int_equal(num(sus, "pid"), 302);
+	assert_string_equal(json_string_value(json_object_get(sus, "reason")),
+	                    "Flight Recorder: pg 0: not all ranks joined collective 6650 "
+	                    "(allreduce): missing ranks {2}; rank 2 (n2, pid 302) is at "
+	                    "collective 6649 (allreduce, completed)");
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(sus, "evidence"), 0)),
+	    "rank 2 (n2, pid 302): its last collective is 6649 (allreduce), completed, at "
+	    "train_step (/srv/train.py:42)");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void the_text_report_shows_each_ranks_last_collective_and_the_ras_communicators(void **state)
+{
+	json_t *s = fr_samples(), *v = hang_analyze(s);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	json_object_set_new(v, "ras",
+	                    json_pack("[{sss[{sssss[i]s[]sI}{sssss[]s[]sI}]}]", "host", "n1",
+	                              "communicators", "hash", "0x5d1c", "state", "stuck", "behind",
+	                              1, "missing", "max_count", (json_int_t)12, "hash", "0x77aa",
+	                              "state", "progressing", "behind", "missing", "max_count",
+	                              (json_int_t)40));
+	hang_print_text(v, f);
+	fclose(f);
+	assert_non_null(strstr(text, "\nFlight Recorder, pg 0: the last collective each rank "
+	                             "entered (the furthest: 6650, allreduce):\n"));
+	assert_non_null(strstr(text, "  rank 2 (n2, pid 302): 6649 allreduce, completed\n"
+	                             "      all_reduce (torch/distributed/distributed_c10d.py:"
+	                             "2696)\n      train_step (/srv/train.py:42)\n"));
+	assert_non_null(strstr(text, "  rank 0 (n1, pid 300): 6650 allreduce, started\n"));
+	assert_non_null(strstr(text, "\nNCCL RAS (asked on n1):\n"
+	                             "  communicator 0x5d1c: stuck, highest collective count 12; "
+	                             "ranks behind: 1\n"
+	                             "  communicator 0x77aa: progressing, highest collective "
+	                             "count 40\n"));
+	free(text);
+	json_decref(v);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_dump_gives_each_collective_with_its_sequence_op_and_state),
 	    cmocka_unit_test(a_truncated_dump_is_refused_as_truncated),
 	    cmocka_unit_test(a_json_dump_reads_like_the_pickle),
+	    cmocka_unit_test(odd_frames_are_read_as_far_as_they_go_and_capped),
 	    cmocka_unit_test(torch_specialised_lists_ints_and_floats_are_read),
 	    cmocka_unit_test(a_global_other_than_torchs_list_builders_is_refused),
 	    cmocka_unit_test(a_list_put_inside_itself_is_refused),
 	    cmocka_unit_test(opcodes_outside_plain_data_are_refused),
 	    cmocka_unit_test(the_rank_that_never_entered_the_last_collective_is_named),
 	    cmocka_unit_test(ranks_all_in_an_unfinished_collective_are_named_not_completed),
+	    cmocka_unit_test(the_last_collective_of_each_rank_keeps_its_stack_frames),
+	    cmocka_unit_test(the_flight_recorder_suspect_has_the_node_and_pid_of_its_rank),
+	    cmocka_unit_test(
+	        the_text_report_shows_each_ranks_last_collective_and_the_ras_communicators),
 	    cmocka_unit_test(a_full_ring_reads_in_protocol_2_and_4),
 	    cmocka_unit_test(the_pipe_makes_the_rank_dump_and_the_dump_reads),
 	    cmocka_unit_test(no_pipe_says_the_recorder_is_not_enabled),

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cd.h"
+#include "collectives/hang_analyze.h"
 #include "collectives/hang_ras.h"
 #include "scan.h"
 
@@ -430,6 +431,71 @@ static void nccl_ras_addr_is_read_when_no_address_is_given(void **state)
 	json_decref(a);
 }
 
+/* The verdict on two identical answers: the communicator is stuck, and its
+ * suspect is the first rank behind (0), found by the pid NCCL names for it
+ * (483072) among the job's ranks, here global rank 9 on node n3. */
+static void a_stuck_communicators_suspect_is_the_rank_nccl_names_by_pid(void **state)
+{
+	json_t *samples = json_array(), *v, *s = NULL, *x;
+	size_t i;
+
+	for (int k = 0; k < 2; k++) {
+		json_t *p = json_pack("{sIsssIs{ssss}sIs{ssss}s[]snssss}", "pid",
+		                      (json_int_t)483072, "role", "rank", "rank", (json_int_t)9,
+		                      "env", "RANK", "9", "WORLD_SIZE", "10", "cpu_ms",
+		                      (json_int_t)10, "main", "class", "wait", "syscall", "futex",
+		                      "sockets", "stacks", "stacks_how", "none", "state", "S");
+
+		json_array_append_new(
+		    samples, json_pack("{sIs[{sss{s[o]s[]so}}]}", "t_ms", (json_int_t)k * 2000,
+		                       "nodes", "host", "n3", "result", "processes", p, "denied",
+		                       "ras", ok(parse_fixture("ras_text_mismatch.txt", 0))));
+	}
+	v = hang_analyze(samples);
+	json_array_foreach(json_object_get(v, "suspects"), i, x)
+	{
+		if (strstr(json_string_value(json_object_get(x, "reason")), "is stuck (RAS"))
+			s = x;
+	}
+	assert_non_null(s);
+	assert_string_equal(json_string_value(json_object_get(s, "node")), "n3");
+	assert_int_equal(json_integer_value(json_object_get(s, "rank")), 9);
+	assert_int_equal(json_integer_value(json_object_get(s, "pid")), 483072);
+	json_decref(v);
+	json_decref(samples);
+}
+
+static void a_stuck_communicators_suspect_without_a_matching_pid_keeps_nccls_node(void **state)
+{
+	json_t *samples = json_array(), *v, *s = NULL, *x;
+	size_t i;
+
+	for (int k = 0; k < 2; k++) {
+		json_t *p =
+		    json_pack("{sIsssIs{ssss}sIs{ssss}s[]snssss}", "pid", (json_int_t)77, "role",
+		              "rank", "rank", (json_int_t)0, "env", "RANK", "0", "WORLD_SIZE", "1",
+		              "cpu_ms", (json_int_t)10, "main", "class", "wait", "syscall", "futex",
+		              "sockets", "stacks", "stacks_how", "none", "state", "S");
+
+		json_array_append_new(
+		    samples, json_pack("{sIs[{sss{s[o]s[]so}}]}", "t_ms", (json_int_t)k * 2000,
+		                       "nodes", "host", "n3", "result", "processes", p, "denied",
+		                       "ras", ok(parse_fixture("ras_text_mismatch.txt", 0))));
+	}
+	v = hang_analyze(samples);
+	json_array_foreach(json_object_get(v, "suspects"), i, x)
+	{
+		if (strstr(json_string_value(json_object_get(x, "reason")), "is stuck (RAS"))
+			s = x;
+	}
+	assert_non_null(s);
+	assert_string_equal(json_string_value(json_object_get(s, "node")), "172.16.64.210");
+	assert_int_equal(json_integer_value(json_object_get(s, "rank")), 0);
+	assert_int_equal(json_integer_value(json_object_get(s, "pid")), 483072);
+	json_decref(v);
+	json_decref(samples);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +508,8 @@ int main(void)
 	    cmocka_unit_test(moved_counts_are_progressing),
 	    cmocka_unit_test(agreeing_unmoved_counts_are_idle_and_missing_ones_stuck),
 	    cmocka_unit_test(a_failed_query_compares_to_nothing),
+	    cmocka_unit_test(a_stuck_communicators_suspect_is_the_rank_nccl_names_by_pid),
+	    cmocka_unit_test(a_stuck_communicators_suspect_without_a_matching_pid_keeps_nccls_node),
 	    cmocka_unit_test(a_progressing_job_is_read_as_json_and_compares_progressing),
 	    cmocka_unit_test(a_stuck_job_compares_stuck_naming_the_rank_behind),
 	    cmocka_unit_test(a_dead_rank_is_named_dead),
