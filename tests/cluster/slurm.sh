@@ -144,22 +144,8 @@ _sl_ctld_settled() { _sl_ping || ! _sl_pid_alive "$1" slurmctld; } # dir : answe
 slurm_up() {
 	local dir=${1:-} port try
 	[[ -n $dir ]] || { _sl_err "usage: slurm_up DIR"; return 1; }
-	slurm_available || { _sl_err "slurmctld, scontrol or munged not installed"; return 1; }
-	mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || return 1
-	if [[ -s $dir/pids ]]; then _sl_err "$dir/pids exists: already up? (slurm_down $dir)"; return 1; fi
-	mkdir -p "$dir/state" "$dir/spool" "$dir/munge" && chmod 700 "$dir/munge" || return 1
-	: >"$dir/pids"
-
-	# munged: own key and socket; --force because DIR (mktemp -d) is not world-searchable
-	(umask 077 && head -c 128 /dev/urandom >"$dir/munge/munge.key") || return 1
-	if ! _sl_start "$dir" munged "$dir/munge/munged.out" munged -F --force \
-		--socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
-		--log-file="$dir/munge/munged.log" --pid-file="$dir/munge/munged.pid" \
-		--seed-file="$dir/munge/munged.seed" || ! _sl_wait 5 test -S "$dir/munge/munge.socket"; then
-		_sl_err "munged did not start: $(tail -n 2 "$dir/munge/munged.out" 2>/dev/null)"
-		slurm_down "$dir"
-		return 1
-	fi
+	_sl_munge_up "$dir" || return 1
+	dir=$(cd "$dir" && pwd) || return 1
 
 	export SLURM_CONF=$dir/slurm.conf
 	for try in 1 2 3; do # retried: a port taken between the check and the bind
@@ -199,6 +185,7 @@ _sl_stop() { # pid starttime : TERM, wait up to 5 s, then KILL
 slurm_down() {
 	local dir=${1:-} pid st name want
 	[[ -f $dir/pids ]] || return 0
+	if [[ -f $dir/nodes ]]; then _sl_nodes_down "$dir"; fi
 	for want in slurmctld slurmscriptd munged; do
 		while read -r pid st name; do
 			[[ $name == "$want" && $pid =~ ^[0-9]+$ ]] && _sl_stop "$pid" "$st"
@@ -207,4 +194,177 @@ slurm_down() {
 	rm -f "$dir/pids"
 	[[ ${SLURM_CONF:-} == "$dir/slurm.conf" ]] && unset SLURM_CONF
 	return 0
+}
+
+# ---------------------------------------------------------------- Slurm on the test cluster
+
+# slurm_cluster_up DIR : a real Slurm on the cluster of tests/cluster/cluster.sh that is up in
+# this shell (cluster_up; CD_* set): munged and slurmctld in the head's namespace, one slurmd per
+# node inside that node's namespaces (network, UTS, mount: where its sshd runs). Returns when
+# every node is idle; exports SLURM_CONF=DIR/slurm.conf. slurm_down DIR stops it all.
+slurm_cluster_up() {
+	local dir=${1:-} port try i
+	[[ -n $dir ]] || { _sl_err "usage: slurm_cluster_up DIR"; return 1; }
+	[[ -n ${CD_RUN:-} && -n ${CD_NS_HEAD:-} && -n ${CD_N:-} ]] || { _sl_err "slurm_cluster_up: no test cluster is up (cluster_up)"; return 1; }
+	command -v slurmd >/dev/null || { _sl_err "slurmd not installed (make deps)"; return 1; }
+	[[ -z ${CD_OLD_NODE:-}${CD_ARM_NODE:-} ]] || { _sl_err "slurm_cluster_up: the nodes with their own root (--old-node, --arm-node) have no slurmd"; return 1; }
+	((${CD_IPV6_ONLY:-0} == 0)) || { _sl_err "slurm_cluster_up: not on an IPv6-only cluster"; return 1; }
+	SLURM_NETNS=$CD_NS_HEAD _sl_munge_up "$dir" || return 1
+	dir=$(cd "$dir" && pwd) || return 1
+	for ((i = 1; i <= CD_N; i++)); do echo "node$i $(cluster_node_ip "$i") $(cluster_node_ns "$i")"; done >"$dir/nodes"
+	export SLURM_CONF=$dir/slurm.conf
+	for try in 1 2 3; do # retried: a port taken between the check and the bind
+		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		SLURM_NETNS=$CD_NS_HEAD _sl_ports_free "$port" || continue
+		_sl_cluster_conf "$dir" "$port" >"$SLURM_CONF" || break
+		# `ip netns exec` gave each node a sysfs of its own, where /sys/fs/cgroup is an empty
+		# directory: slurmd 22.05's autodetection of the cgroup version fails there ("No
+		# filesystem mounted on /sys/fs/cgroup") and slurmd exits. Named, cgroup/v1 loads
+		# without looking; proctrack/linuxproc, task/none and jobacct_gather/none never use it.
+		echo "CgroupPlugin=cgroup/v1" >"$dir/cgroup.conf" || break
+		if SLURM_NETNS=$CD_NS_HEAD _sl_start "$dir" slurmctld "$dir/slurmctld.out" slurmctld -D -c -f "$SLURM_CONF" &&
+			SLURM_NETNS=$CD_NS_HEAD _sl_wait 20 _sl_ctld_settled "$dir" && _sl_pid_alive "$dir" slurmctld; then
+			_sl_track_children "$dir" slurmctld slurmscriptd
+			break
+		fi
+		_sl_pid_alive "$dir" slurmctld && break
+		_sl_err "slurmctld exited (try $try, port $port): $(tail -n 2 "$dir/slurmctld.out" 2>/dev/null)"
+	done
+	if ! SLURM_NETNS=$CD_NS_HEAD _sl_ping; then
+		_sl_pid_alive "$dir" slurmctld && _sl_err "scontrol ping failed for 20 s: $(tail -n 2 "$dir/slurmctld.log" 2>/dev/null)"
+		slurm_down "$dir"
+		return 1
+	fi
+	for ((i = 1; i <= CD_N; i++)); do
+		mkdir -p "$dir/spool/node$i" || return 1
+		# nsenter and env exec: $! is slurmd itself
+		# shellcheck disable=SC2046
+		SLURM_NETNS="" _sl_start "$dir" "slurmd$i" "$dir/slurmd.node$i.out" \
+			nsenter $(_cd_enter_opts "$i") -- env -u SSH_AUTH_SOCK HOME=/root \
+			slurmd -D -N "node$i" -f "$SLURM_CONF" || { slurm_down "$dir"; return 1; }
+	done
+	if ! _sl_wait 30 _sl_all_idle "$CD_N"; then
+		_sl_err "the nodes did not all become idle in 30 s: $(SLURM_NETNS=$CD_NS_HEAD _sl_ns sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')"
+		for ((i = 1; i <= CD_N; i++)); do
+			_sl_pid_alive "$dir" "slurmd$i" || _sl_err "slurmd on node$i exited: $(tail -n 3 "$dir/slurmd.node$i.out" "$dir/slurmd.node$i.log" 2>/dev/null | tr '\n' ' ')"
+		done
+		slurm_down "$dir"
+		return 1
+	fi
+	return 0
+}
+
+_sl_all_idle() { # n : sinfo lists n nodes, each idle (no "*": each slurmd answers)
+	local l
+	l=$(SLURM_NETNS=$CD_NS_HEAD _sl_ns timeout 5 sinfo -h -N -o '%T' 2>/dev/null) || return 1
+	[[ $(grep -cx idle <<<"$l") == "$1" ]]
+}
+
+_sl_munge_up() { # dir : the layout of DIR, munged with its own key and socket
+	local dir=$1
+	slurm_available || { _sl_err "slurmctld, scontrol or munged not installed"; return 1; }
+	mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || return 1
+	if [[ -s $dir/pids ]]; then _sl_err "$dir/pids exists: already up? (slurm_down $dir)"; return 1; fi
+	mkdir -p "$dir/state" "$dir/spool" "$dir/munge" && chmod 700 "$dir/munge" || return 1
+	: >"$dir/pids"
+	# --force because DIR (mktemp -d) is not world-searchable
+	(umask 077 && head -c 128 /dev/urandom >"$dir/munge/munge.key") || return 1
+	if ! _sl_start "$dir" munged "$dir/munge/munged.out" munged -F --force \
+		--socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+		--log-file="$dir/munge/munged.log" --pid-file="$dir/munge/munged.pid" \
+		--seed-file="$dir/munge/munged.seed" || ! _sl_wait 5 test -S "$dir/munge/munge.socket"; then
+		_sl_err "munged did not start: $(tail -n 2 "$dir/munge/munged.out" 2>/dev/null)"
+		slurm_down "$dir"
+		return 1
+	fi
+}
+
+_sl_cluster_conf() { # dir port : slurm.conf of the test cluster's Slurm
+	local name ip ns hw
+	cat <<EOF
+ClusterName=cdtest
+SlurmctldHost=localhost($CD_HEAD_IP)
+SlurmctldPort=$2
+SlurmdPort=$(($2 + 1))
+AuthType=auth/munge
+AuthInfo=socket=$1/munge/munge.socket
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$1/state
+SlurmdSpoolDir=$1/spool/%n
+SlurmctldPidFile=$1/slurmctld.pid
+SlurmdPidFile=$1/slurmd.%n.pid
+SlurmctldLogFile=$1/slurmctld.log
+SlurmdLogFile=$1/slurmd.%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+SlurmdTimeout=300
+ReturnToService=2
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/linear
+MpiDefault=none
+EOF
+	# every node is this machine: its hardware (slurmd -C) but the memory, which only
+	# allocations that ask for it would need
+	hw=$(slurmd -C | sed -n '1{s/^NodeName=[^ ]* //;s/ RealMemory=[0-9]*//;p}')
+	while read -r name ip ns; do
+		echo "NodeName=$name NodeAddr=$ip ${hw:-CPUs=1} State=UNKNOWN"
+	done <"$1/nodes"
+	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+}
+
+_sl_node_stepds() { # dir : "PID STARTTIME" of each slurmstepd in the nodes' network namespaces
+	local name ip ns pid st
+	while read -r name ip ns; do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			[[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmstepd ]] || continue
+			st=$(_sl_starttime "$pid") && echo "$pid $st"
+		done
+	done <"$1/nodes"
+}
+
+_sl_no_stepd() { [[ -z $(_sl_node_stepds "$1") ]]; } # dir
+
+_sl_descendants() { # pid : every process below it (its tasks and theirs), deepest last
+	local f s want=" $1 " found=1
+	local -A ppid=()
+	for f in /proc/[0-9]*/stat; do
+		s=$(cat "$f" 2>/dev/null) || continue
+		s=${s##*) }
+		s=${s#* }
+		f=${f#/proc/} && ppid[${f%/stat}]=${s%% *}
+	done
+	while ((found)); do
+		found=0
+		for f in "${!ppid[@]}"; do
+			[[ $want == *" ${ppid[$f]} "* && $want != *" $f "* ]] || continue
+			want+="$f " found=1
+			echo "$f"
+		done
+	done
+}
+
+_sl_nodes_down() { # dir : end the jobs, stop each slurmd and whatever is left of their steps
+	local dir=$1 pid st name l=()
+	# the normal way first: slurmctld has each slurmd end its steps (tasks and slurmstepd)
+	if _sl_pid_alive "$dir" slurmctld && SLURM_NETNS=${CD_NS_HEAD:-} _sl_ns timeout 5 scancel --quiet --user=root 2>/dev/null; then
+		_sl_wait 10 _sl_no_stepd "$dir"
+	fi
+	while read -r pid st name; do
+		[[ $name == slurmd[0-9]* && $pid =~ ^[0-9]+$ ]] && _sl_stop "$pid" "$st"
+	done <"$dir/pids"
+	# a slurmstepd that outlived that (slurmd daemonizes them), its tasks and theirs
+	while read -r pid st; do
+		[[ -n $pid ]] || continue
+		l+=("$pid $st")
+		for name in $(_sl_descendants "$pid"); do
+			st=$(_sl_starttime "$name") && l+=("$name $st")
+		done
+	done < <(_sl_node_stepds "$dir")
+	for pid in "${l[@]+"${l[@]}"}"; do _sl_stop "${pid% *}" "${pid#* }"; done
+	rm -f "$dir/nodes"
 }
