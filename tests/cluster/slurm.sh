@@ -62,8 +62,7 @@ _sl_wait() { # seconds cmd... : poll cmd every 0.1 s until it succeeds or the ti
 	done
 }
 
-# _sl_ns CMD...: run CMD in $SLURM_NETNS (ip netns exec, which execs CMD: a background $! is
-# CMD itself, a child of the caller's shell), or here when unset
+# _sl_ns CMD...: run CMD in $SLURM_NETNS (ip netns exec), or here when unset
 _sl_ns() {
 	if [[ -n ${SLURM_NETNS:-} ]]; then
 		ip netns exec "$SLURM_NETNS" "$@"
@@ -109,7 +108,13 @@ EOF
 _sl_start() { # dir name log cmd... : start cmd in the background (output to log), record it in dir/pids
 	local dir=$1 name=$2 log=$3 pid st
 	shift 3
-	_sl_ns "$@" </dev/null >"$log" 2>&1 &
+	# simple commands, not the function _sl_ns: a background function is a subshell that forks
+	# CMD, and $! would be that subshell (signalling it would leave CMD running)
+	if [[ -n ${SLURM_NETNS:-} ]]; then
+		ip netns exec "$SLURM_NETNS" "$@" </dev/null >"$log" 2>&1 &
+	else
+		"$@" </dev/null >"$log" 2>&1 &
+	fi
 	pid=$!
 	st=$(_sl_starttime "$pid") || return 1 # already gone
 	printf '%s %s %s\n' "$pid" "$st" "$name" >>"$dir/pids"

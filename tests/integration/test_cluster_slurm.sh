@@ -89,7 +89,7 @@ in_node() {
 }
 
 t_slurm_down_stops_slurmd_slurmctld_munged_and_running_steps() {
-	local pids pid st name survivors="" i
+	local pids pid st name survivors="" i ns
 	(cluster_head_exec srun -N3 --ntasks-per-node=1 sleep 271 </dev/null >"$CD_RUN/sleep.out" 2>&1 &)
 	for _ in $(seq 100); do
 		(($(in_node 3 sleep 271) == 1)) && break
@@ -107,7 +107,14 @@ t_slurm_down_stops_slurmd_slurmctld_munged_and_running_steps() {
 	while read -r pid st name; do
 		_sl_alive "$pid" "$st" && survivors+=" $name($pid)"
 	done <<<"$pids"
-	expect_eq "$survivors" "" "still running after cluster_slurm_down" || return 1
+	expect_eq "$survivors" "" "recorded and still running after cluster_slurm_down" || return 1
+	for ns in "$CD_NS_HEAD" $(for ((i = 1; i <= 3; i++)); do cluster_node_ns "$i"; done); do
+		for pid in $(ip netns pids "$ns"); do
+			name=$(cat "/proc/$pid/comm" 2>/dev/null)
+			[[ $name == @(munged|slurm*) ]] && survivors+=" $name($pid in $ns)"
+		done
+	done
+	expect_eq "$survivors" "" "in the namespaces after cluster_slurm_down" || return 1
 	expect_eq "${SLURM_CONF:-}" "" "SLURM_CONF after cluster_slurm_down" || return 1
 	expect_eq "$(in_node 3 sleep 271)" 0 "the step's task on node3"
 }
