@@ -914,7 +914,7 @@ cluster_slurm_up() {
 	slurm_cluster_up "$CD_RUN/slurm" || return 1
 	export CD_SLURM=1
 	_cd_write_state
-	_cd_log "slurm: slurmctld on $CD_HEAD_IP, slurmd on $CD_NODES; SLURM_CONF=$SLURM_CONF"
+	_cd_log "slurm: slurmctld on $CD_HEAD_IP, slurmd on node[1-$CD_N]; SLURM_CONF=$SLURM_CONF"
 }
 
 # cluster_slurm_down : stop what cluster_slurm_up started (by PID); idempotent

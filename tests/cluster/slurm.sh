@@ -1,29 +1,59 @@
 #!/usr/bin/env bash
-# tests/cluster/slurm.sh - a real Slurm controller for tests: munged + slurmctld (Debian 12:
-# slurmctld 22.05, slurm-client, munge), all on 127.0.0.1, everything in a directory of the caller.
+# tests/cluster/slurm.sh - a real Slurm for tests (Debian 12: Slurm 22.05's slurmctld, slurmd,
+# slurm-client, munge), everything in a directory of the caller. Two set-ups:
 #
-# Source it (bash), then:
+# 1. slurm_up DIR: munged + slurmctld alone, on 127.0.0.1, nodes without slurmd (for scontrol).
 #     slurm_available || skip             # the binaries are installed
 #     slurm_up "$dir"                     # exports SLURM_CONF=$dir/slurm.conf
 #     scontrol update NodeName=node2 State=DRAIN Reason="clusterdoc: x"
 #     slurm_down "$dir"                   # stops what slurm_up started (by PID), idempotent
-# Install: apt-get install --no-install-recommends slurmctld slurm-client munge
+#
+# 2. slurm_cluster_up DIR: a whole Slurm on the namespace cluster of tests/cluster/cluster.sh
+#    (use `cluster_up N --slurm` or `cluster_slurm_up`, which call it with DIR=$CD_RUN/slurm):
+#    munged and slurmctld in the head's network namespace, and one slurmd per node, started
+#    inside that node's network, UTS and mount namespaces (where its sshd runs: the task's
+#    hostname is nodeI, its NIC and address are the node's). Returns when every node is idle.
+#     cluster_up 3 --slurm                # or: cluster_up 3; cluster_slurm_up
+#     cluster_head_exec srun -N3 --ntasks-per-node=1 hostname          # node1 node2 node3
+#     cluster_head_exec salloc -N3 srun --overlap -N3 --ntasks-per-node=1 CMD
+#     cluster_slurm_down                  # or cluster_down, which stops it first
+#    A caller needs only SLURM_CONF (exported, and in $CD_RUN/state.sh: `cluster.sh up 3 --slurm`
+#    prints it) and the head's network namespace (cluster_head_exec, or `ip netns exec
+#    $CD_NS_HEAD`): srun, salloc, sinfo, squeue, scancel and scontrol find slurmctld at
+#    $CD_HEAD_IP through slurm.conf, and the nodes' slurmd reach srun back at the head's address.
+#    slurm.conf: SlurmctldHost=localhost($CD_HEAD_IP) (slurmctld takes "localhost" as its own
+#    name: the head namespace has the machine's hostname), SlurmctldPort P (free in the head's
+#    namespace) and SlurmdPort P+1 (each node listens on its own address), NodeName=nodeI
+#    NodeAddr=$CD_SUBNET.(I+10) with this machine's CPUs (slurmd -C), partition "debug" (default,
+#    all nodes), select/linear (a job has whole nodes), proctrack/linuxproc, task/none,
+#    jobacct_gather/none, SlurmdSpoolDir=DIR/spool/%n (one per node), SlurmdTimeout=300,
+#    ReturnToService=2, SlurmUser=SlurmdUser=root; cgroup.conf: CgroupPlugin=cgroup/v1 (see
+#    slurm_cluster_up). Jobs run as root, from the caller's working directory: use one every node
+#    sees (/tmp, or the worktree; not a node's own /root). Tasks get srun's environment
+#    (--export=ALL, the default), never through a command line. Not with --old-node, --arm-node
+#    (their roots have no slurmd) or --ipv6-only. slurm_cluster_up takes 1-3 s for 3 nodes and
+#    3-7 s for 32 (each slurmd ~8 MiB), slurm_down 0.5-3 s.
+# Install: apt-get install --no-install-recommends slurmctld slurmd slurm-client munge
 #   (brings libmunge2 liblua5.1-0 slurm-wlm-basic-plugins; stop the services the packages start
 #   with a policy-rc.d that exits 101 during the install).
 #
 # Layout of DIR:  slurm.conf, slurmctld.log, slurmctld.out, state/ (StateSaveLocation),
 #   munge/ (munge.key, munge.socket, munged.out), pids ("PID STARTTIME NAME": munged, slurmctld,
-#   slurmscriptd, the helper slurmctld forks). slurm_down signals only those, start time checked.
-# SLURM_NETNS=NAME: run everything in that network namespace (`ip netns exec`).
-# SLURM_LISTEN_ANY=1: listen on the wildcard address instead, for a network namespace of the
-#   test's own with no route out (where "localhost" also resolves to ::1 first, which slurmctld
-#   cannot bind without EnableIPv6).
-# Network: slurmctld listens on 127.0.0.1:P only (CommunicationParameters=NoCtldInAddrAny), P a
-#   free port in 20000-59999; nodes have NodeAddr=127.0.0.1 and SlurmdPort P+1 where nothing
-#   listens: its pings to them are refused on loopback. munged has only a Unix socket.
+#   slurmscriptd, the helper slurmctld forks, slurmdI). slurm_down signals only those, start time
+#   checked; with slurm_cluster_up also: cgroup.conf, nodes ("NAME ADDR NETNS"), spool/nodeI/,
+#   slurmd.nodeI.log, slurmd.nodeI.out; slurm_down then first cancels the jobs (scancel), stops
+#   the slurmds and any slurmstepd left in a node's namespace with its tasks.
+# SLURM_NETNS=NAME (slurm_up only): run everything in that network namespace (`ip netns exec`).
+# SLURM_LISTEN_ANY=1 (slurm_up only): listen on the wildcard address instead, for a network
+#   namespace of the test's own with no route out (where "localhost" also resolves to ::1 first,
+#   which slurmctld cannot bind without EnableIPv6).
+# Network (slurm_up): slurmctld listens on 127.0.0.1:P only (CommunicationParameters=NoCtldInAddrAny),
+#   P a free port in 20000-59999; nodes have NodeAddr=127.0.0.1 and SlurmdPort P+1 where nothing
+#   listens: its pings to them are refused on loopback. munged has only a Unix socket (which
+#   every namespace reaches: the path is on the shared /tmp).
 #
-# Nodes node1 node2 node3, partition "debug" (default). They have no slurmd; slurm_up turns them
-# from DOWN (slurm.conf) to idle with RESUME, and SlurmdTimeout=0 keeps them from going DOWN again:
+# slurm_up's nodes node1 node2 node3, partition "debug" (default), have no slurmd; slurm_up turns
+# them from DOWN (slurm.conf) to idle with RESUME, and SlurmdTimeout=0 keeps them from going DOWN:
 #   after slurm_up   State=IDLE+NOT_RESPONDING, no Reason=           (sinfo: idle*)
 #   after DRAIN      State=IDLE+DRAIN+NOT_RESPONDING ... Reason=clusterdoc: x [root@2024-01-01T00:00:00]
 #   after RESUME     State=IDLE+NOT_RESPONDING, no Reason=; scontrol exits 0
@@ -322,6 +352,12 @@ EOF
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 }
 
+_sl_stop_all() { # "pid starttime"... : _sl_stop for many at once: TERM to all, then the waits
+	local e
+	for e in "$@"; do _sl_alive "${e% *}" "${e#* }" && kill -TERM "${e% *}" 2>/dev/null; done
+	for e in "$@"; do _sl_stop "${e% *}" "${e#* }"; done
+}
+
 _sl_node_stepds() { # dir : "PID STARTTIME" of each slurmstepd in the nodes' network namespaces
 	local name ip ns pid st
 	while read -r name ip ns; do
@@ -360,8 +396,10 @@ _sl_nodes_down() { # dir : end the jobs, stop each slurmd and whatever is left o
 		_sl_wait 10 _sl_no_stepd "$dir"
 	fi
 	while read -r pid st name; do
-		[[ $name == slurmd[0-9]* && $pid =~ ^[0-9]+$ ]] && _sl_stop "$pid" "$st"
+		[[ $name == slurmd[0-9]* && $pid =~ ^[0-9]+$ ]] && l+=("$pid $st")
 	done <"$dir/pids"
+	_sl_stop_all "${l[@]+"${l[@]}"}"
+	l=()
 	# a slurmstepd that outlived that (slurmd daemonizes them), its tasks and theirs
 	while read -r pid st; do
 		[[ -n $pid ]] || continue
@@ -370,6 +408,6 @@ _sl_nodes_down() { # dir : end the jobs, stop each slurmd and whatever is left o
 			st=$(_sl_starttime "$name") && l+=("$name $st")
 		done
 	done < <(_sl_node_stepds "$dir")
-	for pid in "${l[@]+"${l[@]}"}"; do _sl_stop "${pid% *}" "${pid#* }"; done
+	_sl_stop_all "${l[@]+"${l[@]}"}"
 	rm -f "$dir/nodes"
 }

@@ -47,7 +47,7 @@ t_overlapping_steps_run_side_by_side_inside_salloc() {
 		srun --overlap -N3 --ntasks-per-node=1 sleep 20 &
 		sleep 1
 		srun --overlap -N3 --ntasks-per-node=1 hostname
-		echo "beside: $(squeue -h -s -j "$SLURM_JOB_ID" -o "%i %j %N" | sed "s/^$SLURM_JOB_ID\././")"
+		echo "beside: $(squeue -h --steps="$SLURM_JOB_ID.0" -o "%i %j %N" | sed "s/^$SLURM_JOB_ID\././")"
 		kill $! && wait $! 2>/dev/null
 		exit 0'
 	expect_eq "$rc" 0 "salloc's exit status ($err)" || return 1
@@ -68,6 +68,32 @@ t_every_node_runs_the_agent_from_the_same_path() {
 	expect_eq "$rc" 0 "srun's exit status ($err)" || return 1
 	expect_eq "$(wc -l <<<"$out")" 3 "answers" || return 1
 	expect_eq "$(sort -u <<<"$out" | wc -l)" 1 "distinct answers ($out)"
+}
+
+t_each_task_connects_back_to_a_port_the_head_listens_on() {
+	# the connect-back path of --launcher srun: a listener on the head's address, an ephemeral
+	# port, and one connection from each node's own address carrying its name
+	local lp
+	ip netns exec "$CD_NS_HEAD" python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind((sys.argv[1], 0))
+s.listen(8)
+s.settimeout(20)
+open(sys.argv[2] + ".tmp", "w").write(str(s.getsockname()[1]))
+__import__("os").rename(sys.argv[2] + ".tmp", sys.argv[2])
+for _ in range(3):
+    c, a = s.accept()
+    print(c.makefile().readline().strip(), "from", a[0], flush=True)
+' "$CD_HEAD_IP" "$CD_RUN/back.port" >"$CD_RUN/back.out" 2>&1 &
+	lp=$!
+	for _ in $(seq 50); do [[ -s $CD_RUN/back.port ]] && break; sleep 0.1; done
+	head_run srun -N3 --ntasks-per-node=1 bash -c \
+		"exec 3<>/dev/tcp/$CD_HEAD_IP/$(cat "$CD_RUN/back.port") && echo \"\$(hostname) \$(ip -4 -o addr show dev eth0 | awk '{print \$4}')\" >&3"
+	wait "$lp"
+	expect_eq "$rc" 0 "srun's exit status ($err)" || return 1
+	expect_eq "$(sort "$CD_RUN/back.out")" \
+		"$(for i in 1 2 3; do echo "node$i $(cluster_node_ip "$i")/24 from $(cluster_node_ip "$i")"; done)" "what the head received"
 }
 
 t_a_node_outside_the_cluster_is_named_by_srun() {
