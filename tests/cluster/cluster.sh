@@ -92,6 +92,8 @@
 #                  node in that node's namespaces, all nodes idle; dir $CD_RUN/slurm; exports
 #                  SLURM_CONF (and CD_SLURM=1), so srun/salloc/sinfo run with cluster_head_exec.
 #                  cluster_down stops it first.
+#   cluster_slurm_node_stop I / cluster_slurm_node_start I   node I's slurmd (a node Slurm
+#                  still counts idle whose steps fail at the launch) / back, until it is idle
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
 #   While up, also CD_SHARED_HOME CD_USERS CD_SLURM (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers),
@@ -925,6 +927,12 @@ cluster_slurm_down() {
 	export CD_SLURM=0
 	[[ ! -d $CD_RUN ]] || _cd_write_state
 }
+
+# cluster_slurm_node_stop I / cluster_slurm_node_start I : stop node I's slurmd (by PID; Slurm
+# still counts the node idle, so a step placed there fails at the launch) / start it again
+# (returns when the node is idle)
+cluster_slurm_node_stop() { _cd_check_node "${1:-}" && slurm_cluster_node_stop "$CD_RUN/slurm" "$1"; }
+cluster_slurm_node_start() { _cd_check_node "${1:-}" && slurm_cluster_node_start "$CD_RUN/slurm" "$1"; }
 
 # ---------------------------------------------------------------- failures
 

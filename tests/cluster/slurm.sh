@@ -271,12 +271,7 @@ slurm_cluster_up() {
 		return 1
 	fi
 	for ((i = 1; i <= CD_N; i++)); do
-		mkdir -p "$dir/spool/node$i" || return 1
-		# nsenter and env exec: $! is slurmd itself
-		# shellcheck disable=SC2046
-		SLURM_NETNS="" _sl_start "$dir" "slurmd$i" "$dir/slurmd.node$i.out" \
-			nsenter $(_cd_enter_opts "$i") -- env -u SSH_AUTH_SOCK HOME=/root \
-			slurmd -D -N "node$i" -f "$SLURM_CONF" || { slurm_down "$dir"; return 1; }
+		_sl_slurmd_start "$dir" "$i" || { slurm_down "$dir"; return 1; }
 	done
 	if ! _sl_wait 30 _sl_all_idle "$CD_N"; then
 		_sl_err "the nodes did not all become idle in 30 s: $(SLURM_NETNS=$CD_NS_HEAD _sl_ns sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')"
@@ -287,6 +282,43 @@ slurm_cluster_up() {
 		return 1
 	fi
 	return 0
+}
+
+_sl_slurmd_start() { # dir i : node i's slurmd, in the namespaces of its sshd
+	mkdir -p "$1/spool/node$2" || return 1
+	# nsenter and env exec: $! is slurmd itself
+	# shellcheck disable=SC2046
+	SLURM_NETNS="" _sl_start "$1" "slurmd$2" "$1/slurmd.node$2.out" \
+		nsenter $(_cd_enter_opts "$2") -- env -u SSH_AUTH_SOCK HOME=/root \
+		slurmd -D -N "node$2" -f "$1/slurm.conf"
+}
+
+# slurm_cluster_node_stop DIR I : stop node I's slurmd (by PID; a running step's slurmstepd and
+# tasks go on). slurmctld still holds the node idle (it pings the nodes every SlurmdTimeout/3,
+# 100 s): a job placed there is allocated and its step fails at the launch, naming the node, as
+# where a node's slurmd has just died.
+slurm_cluster_node_stop() {
+	local dir=${1:-} i=${2:-} pid st name
+	[[ -f $dir/nodes && $i =~ ^[0-9]+$ ]] || { _sl_err "usage: slurm_cluster_node_stop DIR I (after slurm_cluster_up DIR)"; return 1; }
+	while read -r pid st name; do
+		[[ $name == "slurmd$i" ]] && _sl_stop "$pid" "$st"
+	done <"$dir/pids"
+	return 0
+}
+
+# slurm_cluster_node_start DIR I : start node I's slurmd again; returns when the node is idle
+slurm_cluster_node_start() {
+	local dir=${1:-} i=${2:-}
+	[[ -f $dir/nodes && $i =~ ^[0-9]+$ ]] || { _sl_err "usage: slurm_cluster_node_start DIR I (after slurm_cluster_up DIR)"; return 1; }
+	_sl_pid_alive "$dir" "slurmd$i" && return 0
+	_sl_slurmd_start "$dir" "$i" || return 1
+	_sl_wait 30 _sl_node_idle "node$i" && return 0
+	_sl_err "node$i did not become idle in 30 s: $(tail -n 3 "$dir/slurmd.node$i.out" "$dir/slurmd.node$i.log" 2>/dev/null | tr '\n' ' ')"
+	return 1
+}
+
+_sl_node_idle() { # name
+	[[ $(SLURM_NETNS=$CD_NS_HEAD _sl_ns timeout 5 sinfo -h -N -n "$1" -o '%T' 2>/dev/null) == idle ]]
 }
 
 _sl_all_idle() { # n : sinfo lists n nodes, each idle (no "*": each slurmd answers)

@@ -102,6 +102,17 @@ t_a_node_outside_the_cluster_is_named_by_srun() {
 	expect_match "$err" "Invalid node name specified" "srun's error"
 }
 
+t_a_node_whose_slurmd_stopped_is_named_by_srun_and_comes_back() {
+	cluster_slurm_node_stop 2 || return 1
+	head_run srun -N3 --ntasks-per-node=1 hostname
+	expect_eq "$rc" 233 "srun's exit status" || return 1
+	expect_match "$err" "Task launch for StepId=[0-9.]+ failed on node node2: Communication connection failure" "srun's error" || return 1
+	cluster_slurm_node_start 2 || return 1
+	head_run srun -N3 --ntasks-per-node=1 hostname
+	expect_eq "$rc" 0 "srun's exit status after the restart ($err)" || return 1
+	expect_eq "$out" "$(printf 'node%s\n' 1 2 3)" "the tasks after the restart"
+}
+
 # in_node I ARGV : how many processes in node I's network namespace run ARGV (argv[0] may be a
 # path: srun finds the program in PATH; pgrep would count the whole machine's processes: the
 # namespaces share one PID namespace)
