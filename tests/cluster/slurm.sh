@@ -30,7 +30,8 @@
 #    ReturnToService=2, SlurmUser=SlurmdUser=root; cgroup.conf: CgroupPlugin=cgroup/v1 (see
 #    slurm_cluster_up). Jobs run as root, from the caller's working directory: use one every node
 #    sees (/tmp, or the worktree; not a node's own /root). Tasks get srun's environment
-#    (--export=ALL, the default), never through a command line. Not with --old-node, --arm-node
+#    (--export=ALL, the default), never through a command line, HOME included: the head's
+#    $CD_HOME under cluster_head_exec, not the node's /root. Not with --old-node, --arm-node
 #    (their roots have no slurmd) or --ipv6-only. slurm_cluster_up takes 1-3 s for 3 nodes and
 #    3-7 s for 32 (each slurmd ~8 MiB), slurm_down 0.5-3 s.
 # Install: apt-get install --no-install-recommends slurmctld slurmd slurm-client munge
