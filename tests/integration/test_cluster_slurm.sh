@@ -12,6 +12,17 @@ if ! slurm_available || ! command -v slurmd >/dev/null; then
 	exit 0
 fi
 
+# Without --launcher srun (a clusterdoc before the connect-back transport) that one test is
+# recorded as skipped and left out of the ONLY list itest_run_all runs.
+if ! "$CLUSTERDOC" check --help 2>&1 | grep -q -- '--launcher ssh|srun'; then
+	result SKIP "$ITEST_FILE/check_over_srun_in_an_allocation_finds_what_check_over_ssh_finds" "no --launcher srun in $CLUSTERDOC"
+	names=""
+	for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
+		[[ $t != check_over_srun* && ( -z ${ONLY:-} || $t =~ $ONLY ) ]] && names+="${names:+|}$t"
+	done
+	ONLY="^(${names:-none})\$"
+fi
+
 CD_QUIET=1 cluster_up 3 --slurm >/dev/null || { result FAIL "$ITEST_FILE/cluster-up"; exit 1; }
 
 # head CMD...: in the head namespace, bounded, from /tmp (srun's working directory is its
@@ -111,6 +122,24 @@ t_a_node_whose_slurmd_stopped_is_named_by_srun_and_comes_back() {
 	head_run srun -N3 --ntasks-per-node=1 hostname
 	expect_eq "$rc" 0 "srun's exit status after the restart ($err)" || return 1
 	expect_eq "$out" "$(printf 'node%s\n' 1 2 3)" "the tasks after the restart"
+}
+
+# `check --launcher srun` (the srun stream's connect-back transport) inside an allocation on
+# this Slurm: the same findings as over SSH. Skipped where clusterdoc has no --launcher srun.
+t_check_over_srun_in_an_allocation_finds_what_check_over_ssh_finds() {
+	local findings='sorted((f["id"], f["severity"], tuple(f["nodes"])) for f in d["findings"])'
+	local ssh_findings out err rc
+	cluster_trap_ipv6_only_nic 2 ens6 || return 1
+	cd_head check -w 'node[1-3]' --json
+	expect_eq "$rc" 1 "check's exit status over ssh ($err)" || return 1
+	ssh_findings=$(jget "$findings")
+	expect_match "$ssh_findings" "\('ipv6-no-route', 'error', \('node2',\)\)" "node2's finding over ssh" || return 1
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" timeout 100 \
+		salloc -N3 "$CLUSTERDOC" check -w 'node[1-3]' --launcher srun --json >"$CD_RUN/srun.json" 2>"$CD_RUN/srun.err"
+	rc=$? out=$(cat "$CD_RUN/srun.json") err=$(cat "$CD_RUN/srun.err")
+	expect_eq "$rc" 1 "check's exit status over srun ($err)" || return 1
+	expect_match "$err" "in Slurm job [0-9]+; agents start with srun" "what check said of the launcher" || return 1
+	expect_eq "$(jget "$findings")" "$ssh_findings" "the findings over srun"
 }
 
 # in_node I ARGV : how many processes in node I's network namespace run ARGV (argv[0] may be a
