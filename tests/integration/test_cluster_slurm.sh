@@ -37,9 +37,11 @@ head_run() {
 }
 
 t_every_slurmd_registered_and_every_node_is_idle() {
+	local cpus
+	cpus=$(slurmd -C | sed -n '1s/.* CPUs=\([0-9]*\) .*/\1/p')
 	head_run sinfo -h -N -o '%N %T %c'
 	expect_eq "$rc" 0 "sinfo's exit status ($err)" || return 1
-	expect_eq "$out" "$(printf 'node%s idle %s\n' 1 "$(nproc)" 2 "$(nproc)" 3 "$(nproc)")" "sinfo" || return 1
+	expect_eq "$out" "$(printf 'node%s idle %s\n' 1 "$cpus" 2 "$cpus" 3 "$cpus")" "sinfo (each node this machine's CPUs)" || return 1
 	expect_match "$(cat "$CD_RUN/slurm/slurmd.node2.log")" "slurmd started on" "node2's slurmd log"
 }
 
