@@ -425,7 +425,8 @@ _sl_descendants() { # pid : every process below it (its tasks and theirs), deepe
 _sl_nodes_down() { # dir : end the jobs, stop each slurmd and whatever is left of their steps
 	local dir=$1 pid st name l=()
 	# the normal way first: slurmctld has each slurmd end its steps (tasks and slurmstepd)
-	if _sl_pid_alive "$dir" slurmctld && SLURM_NETNS=${CD_NS_HEAD:-} _sl_ns timeout 5 scancel --quiet --user=root 2>/dev/null; then
+	if _sl_pid_alive "$dir" slurmctld &&
+		SLURM_NETNS=${CD_NS_HEAD:-} _sl_ns env SLURM_CONF="$dir/slurm.conf" timeout 5 scancel --quiet --user=root 2>/dev/null; then
 		_sl_wait 10 _sl_no_stepd "$dir"
 	fi
 	while read -r pid st name; do
