@@ -313,13 +313,13 @@ slurm_cluster_node_start() {
 	[[ -f $dir/nodes && $i =~ ^[0-9]+$ ]] || { _sl_err "usage: slurm_cluster_node_start DIR I (after slurm_cluster_up DIR)"; return 1; }
 	_sl_pid_alive "$dir" "slurmd$i" && return 0
 	_sl_slurmd_start "$dir" "$i" || return 1
-	_sl_wait 30 _sl_node_idle "node$i" && return 0
+	_sl_wait 30 _sl_node_idle "$dir" "node$i" && return 0
 	_sl_err "node$i did not become idle in 30 s: $(tail -n 3 "$dir/slurmd.node$i.out" "$dir/slurmd.node$i.log" 2>/dev/null | tr '\n' ' ')"
 	return 1
 }
 
-_sl_node_idle() { # name
-	[[ $(SLURM_NETNS=$CD_NS_HEAD _sl_ns timeout 5 sinfo -h -N -n "$1" -o '%T' 2>/dev/null) == idle ]]
+_sl_node_idle() { # dir name
+	[[ $(SLURM_NETNS=$CD_NS_HEAD _sl_ns env SLURM_CONF="$1/slurm.conf" timeout 5 sinfo -h -N -n "$2" -o '%T' 2>/dev/null) == idle ]]
 }
 
 _sl_all_idle() { # n : sinfo lists n nodes, each idle (no "*": each slurmd answers)
