@@ -65,9 +65,10 @@
 #
 # API (all functions return non-zero with a message on stderr when they fail)
 #   cluster_up N [--nic-names "eth0 eth0 enp1s0"] [--mtu M] [--prefix P] [--subnet 10.X.Y] [--no-trap]
-#                [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only]
+#                [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only] [--slurm]
 #       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0 CD_SHARED_HOME=1 CD_USERS=1
-#       CD_OLD_NODE="I..." CD_ARM_NODE="I..." CD_IPV6_ONLY=1; CD_VERBOSE=1 times the phases
+#       CD_OLD_NODE="I..." CD_ARM_NODE="I..." CD_IPV6_ONLY=1 CD_SLURM=1; CD_VERBOSE=1 times the phases
+#       --slurm: a real Slurm on the cluster (cluster_slurm_up below), up when cluster_up returns
 #       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
 #   cluster_down                         idempotent; safe from traps and under set -eu
 #   cluster_attach RUN_DIR               load the variables of a cluster made by another process
@@ -86,15 +87,25 @@
 #   cluster_trap_second_data_nic6 NAME I... a second data NIC on fd00:251::/64 only (IPv6)
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
+#   cluster_slurm_up / cluster_slurm_down  a real Slurm on this cluster (tests/cluster/slurm.sh,
+#                  slurm_cluster_up): munged + slurmctld in the head's namespace, one slurmd per
+#                  node in that node's namespaces, all nodes idle; dir $CD_RUN/slurm; exports
+#                  SLURM_CONF (and CD_SLURM=1), so srun/salloc/sinfo run with cluster_head_exec.
+#                  cluster_down stops it first.
+#   cluster_slurm_node_stop I / cluster_slurm_node_start I   node I's slurmd (a node Slurm
+#                  still counts idle whose steps fail at the launch) / back, until it is idle
 # Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
-#   While up, also CD_SHARED_HOME CD_USERS (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers)
+#   While up, also CD_SHARED_HOME CD_USERS CD_SLURM (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers),
+#   SLURM_CONF while its Slurm is up,
 #   CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN ("" when not asked for); cluster_down
 #   gives the option variables back the values the caller had.
 
 _CD_CLUSTER_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/cluster/roots.sh
 source "$_CD_CLUSTER_SH_DIR/roots.sh"
+# shellcheck source=tests/cluster/slurm.sh
+source "$_CD_CLUSTER_SH_DIR/slurm.sh"
 
 _CD_SSHD=${CD_SSHD:-/usr/sbin/sshd}
 _CD_PY=/usr/bin/python3
@@ -204,6 +215,7 @@ _cd_write_state() {
 			"${CD_SHARED_HOME:-0}" "${CD_USERS:-0}" "${CD_OLD_NODE:-}" "${CD_ARM_NODE:-}" "${CD_SHARED_DIR:-}"
 		printf 'CD_SSH_CONFIG_ADMIN=%q\nCD_SSH_CONFIG_PLAIN=%q\n' "${CD_SSH_CONFIG_ADMIN:-}" "${CD_SSH_CONFIG_PLAIN:-}"
 		printf 'CD_IPV6_ONLY=%q\nCD_SUBNET6=%q\nexport CD_IPV6_ONLY CD_SUBNET6\n' "${CD_IPV6_ONLY:-0}" "${CD_SUBNET6:-}"
+		if ((${CD_SLURM:-0})); then printf 'CD_SLURM=1\nSLURM_CONF=%q\nexport CD_SLURM SLURM_CONF\n' "$SLURM_CONF"; fi
 		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
 		printf 'export CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN\n'
 	} >"$CD_RUN/state.sh"
@@ -331,7 +343,7 @@ cluster_up() {
 	local n=${1:-} t0 i nic mtu=${CD_MTU:-1500} prefix=${CD_NS_PREFIX:-} subnet=""
 	local nics=${CD_NIC_NAMES:-} autotrap=${CD_AUTO_TRAP:-1}
 	local shared=${CD_SHARED_HOME:-0} users=${CD_USERS:-0} old=${CD_OLD_NODE:-} arm=${CD_ARM_NODE:-}
-	local ipv6only=${CD_IPV6_ONLY:-0}
+	local ipv6only=${CD_IPV6_ONLY:-0} slurm=${CD_SLURM:-0}
 	shift || true
 	while (($#)); do
 		case $1 in
@@ -345,6 +357,7 @@ cluster_up() {
 		--subnet) subnet=$2; shift 2 ;;
 		--no-trap) autotrap=0; shift ;;
 		--ipv6-only) ipv6only=1; shift ;;
+		--slurm) slurm=1; shift ;;
 		*) _cd_err "cluster_up: unknown option '$1'"; return 2 ;;
 		esac
 	done
@@ -371,6 +384,11 @@ cluster_up() {
 	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
 	[[ $shared == [01] && $users == [01] ]] || { _cd_err "CD_SHARED_HOME and CD_USERS are 0 or 1"; return 2; }
 	[[ $ipv6only == [01] ]] || { _cd_err "CD_IPV6_ONLY is 0 or 1"; return 2; }
+	[[ $slurm == [01] ]] || { _cd_err "CD_SLURM is 0 or 1"; return 2; }
+	if ((slurm)) && [[ -n $old$arm || $ipv6only == 1 ]]; then
+		_cd_err "--slurm: not with --old-node, --arm-node (their roots have no slurmd) or --ipv6-only"
+		return 2
+	fi
 	local k rooted=" "
 	for k in $old $arm; do
 		[[ $k =~ ^[0-9]+$ ]] && ((k >= 1 && k <= n)) || { _cd_err "--old-node/--arm-node: no node '$k' in 1..$n"; return 2; }
@@ -392,8 +410,8 @@ cluster_up() {
 	export CD_NODES
 	# what the caller had in the option variables, put back by cluster_down (they describe this
 	# cluster while it is up; a later cluster_up in the same shell must not inherit them)
-	_CD_SAVED_OPTS=$(declare -p CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY 2>/dev/null)
-	export CD_SHARED_HOME=$shared CD_USERS=$users CD_OLD_NODE=${old# } CD_ARM_NODE=${arm# }
+	_CD_SAVED_OPTS=$(declare -p CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY CD_SLURM 2>/dev/null)
+	export CD_SHARED_HOME=$shared CD_USERS=$users CD_OLD_NODE=${old# } CD_ARM_NODE=${arm# } CD_SLURM=0
 	_cd_ipv6_only_setup "$ipv6only"
 	CD_SHARED_DIR="" CD_SSH_CONFIG_ADMIN="" CD_SSH_CONFIG_PLAIN=""
 	((shared)) && CD_SHARED_DIR=$CD_RUN/shared
@@ -404,7 +422,7 @@ cluster_up() {
 	if [[ $autotrap == 1 ]]; then _cd_install_traps; fi
 	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN$( ((shared)) && echo ", shared home")$( ((users)) && echo ", users cdadmin cdplain")${CD_OLD_NODE:+, Debian 11 node(s) $CD_OLD_NODE}${CD_ARM_NODE:+, arm64 node(s) $CD_ARM_NODE}"
 
-	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}"; then
+	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}" || { ((slurm)) && ! cluster_slurm_up; }; then
 		_cd_err "cluster_up failed; tearing down"
 		cluster_down
 		return 1
@@ -846,6 +864,8 @@ cluster_down() {
 	local pid st tag l=() p
 	if [[ -z ${CD_PREFIX:-} && -n ${CD_RUN:-} && -f ${CD_RUN}/state.sh ]]; then source "$CD_RUN/state.sh"; fi
 	[[ -n ${CD_PREFIX:-} ]] || return 0
+	# 0. its Slurm, while the nodes' namespaces still exist (its jobs are cancelled first)
+	if [[ -n ${CD_RUN:-} && -f $CD_RUN/slurm/pids ]]; then slurm_down "$CD_RUN/slurm"; fi
 	# 1. processes we started (sshd, namespace holders, silent listeners), by PID + start time
 	if [[ -n ${CD_RUN:-} && -f $CD_RUN/pids ]]; then
 		while read -r pid st tag; do l+=("$pid:$st"); done <"$CD_RUN/pids"
@@ -874,7 +894,7 @@ cluster_down() {
 		while read -r p; do cluster_root_unbinfmt "$p"; done <"$CD_RUN/binfmt"
 	fi
 	if [[ -n ${_CD_SAVED_OPTS+x} ]]; then
-		unset CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY
+		unset CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_IPV6_ONLY CD_SLURM
 		eval "${_CD_SAVED_OPTS//declare -/declare -g}"
 		unset _CD_SAVED_OPTS
 	fi
@@ -885,6 +905,34 @@ cluster_down() {
 	fi
 	return 0
 }
+
+# ---------------------------------------------------------------- Slurm
+
+# cluster_slurm_up : a real Slurm on this cluster (tests/cluster/slurm.sh, slurm_cluster_up) in
+# $CD_RUN/slurm; exports SLURM_CONF and CD_SLURM=1, recorded in state.sh for cluster_attach
+cluster_slurm_up() {
+	[[ -n ${CD_RUN:-} && -d $CD_RUN ]] || { _cd_err "cluster_slurm_up: no cluster is up"; return 1; }
+	[[ ! -f $CD_RUN/slurm/pids ]] || { _cd_err "cluster_slurm_up: its Slurm is already up"; return 1; }
+	slurm_cluster_up "$CD_RUN/slurm" || return 1
+	export CD_SLURM=1
+	_cd_write_state
+	_cd_log "slurm: slurmctld on $CD_HEAD_IP, slurmd on node[1-$CD_N]; SLURM_CONF=$SLURM_CONF"
+}
+
+# cluster_slurm_down : stop what cluster_slurm_up started (by PID); idempotent
+cluster_slurm_down() {
+	[[ -n ${CD_RUN:-} ]] || return 0
+	slurm_down "$CD_RUN/slurm"
+	rm -rf -- "${CD_RUN:?}/slurm"
+	export CD_SLURM=0
+	[[ ! -d $CD_RUN ]] || _cd_write_state
+}
+
+# cluster_slurm_node_stop I / cluster_slurm_node_start I : stop node I's slurmd (by PID; Slurm
+# still counts the node idle, so a step placed there fails at the launch) / start it again
+# (returns when the node is idle)
+cluster_slurm_node_stop() { _cd_check_node "${1:-}" && slurm_cluster_node_stop "$CD_RUN/slurm" "$1"; }
+cluster_slurm_node_start() { _cd_check_node "${1:-}" && slurm_cluster_node_start "$CD_RUN/slurm" "$1"; }
 
 # ---------------------------------------------------------------- failures
 
@@ -1226,7 +1274,7 @@ _cd_second_data_nic() {
 _cd_cli_usage() {
 	cat >&2 <<'EOF'
 usage: cluster.sh up N [--nic-names "..."] [--mtu M] [--prefix P] [--subnet 10.X.Y]
-                       [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only]
+                       [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only] [--slurm]
            brings a cluster up and leaves it running; prints shell assignments to eval
        cluster.sh roots [NAME...]            build the cached roots (bullseye-amd64 bookworm-arm64)
        cluster.sh down [RUN_DIR|PREFIX]      tear down (default: $CD_RUN); PREFIX also finds
