@@ -27,6 +27,8 @@
 #   pdsh                pdsh -R ssh -f 32 'uname -a; ip -j addr'   (pdsh defaults, OpenSSH's default KEX)
 #   pdsh_x25519         the same with -o KexAlgorithms=curve25519-sha256 (what libssh2 1.10 negotiates)
 #   clush               clush -f 64 (its default) 'uname -a; ip -j addr'
+#   clusterdoc_base     clusterdoc facts as the first row, with the build in BASE=DIR (its clusterdoc and
+#                       clusterdoc-agent, e.g. main's), for a before/after in the same run
 #   clusterdoc_check    clusterdoc check --json on the same nodes: every probe of every node, but
 #                       no reach matrix (the nodes have only loopback addresses, which check does
 #                       not test; the sampled matrix at scale is tests/bench/check_scale.sh's);
@@ -117,6 +119,11 @@ mkdir -p "$RES" "$RAW" "$W/bin"
 # the head (as after `make`), so the command line is the one a user types.
 cp -f "$TOP/clusterdoc" "$TOP/clusterdoc-agent" "$W/bin/"
 CD=$W/bin/clusterdoc
+if [[ " $TOOLS " == *" clusterdoc_base "* ]]; then
+	[[ -x ${BASE:-}/clusterdoc && -x $BASE/clusterdoc-agent ]] || die "clusterdoc_base needs BASE=DIR with clusterdoc and clusterdoc-agent"
+	mkdir -p "$W/base"
+	cp -f "$BASE/clusterdoc" "$BASE/clusterdoc-agent" "$W/base/"
+fi
 
 # --- namespace, sshd --------------------------------------------------------------------
 NS=cdb$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
@@ -277,6 +284,7 @@ cmdline() {
 	case $t in
 	clusterdoc) echo "HOME=$W/home $CD facts -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
 	clusterdoc_openssh) echo "HOME=$W/home $CD facts --ssh openssh -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
+	clusterdoc_base) echo "HOME=$W/home $W/base/clusterdoc facts -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
 	clusterdoc_check) echo "HOME=$W/home $CD check -F $CFG -w '$hl' -p ${p:-$PORT} --json" ;;
 	pdsh) echo "PDSH_SSH_ARGS='$PDSH_ARGS${p:+ -p $p}' pdsh -R ssh -f $f -w ${4:-^$hf} '$CMD'" ;;
 	pdsh_x25519) echo "PDSH_SSH_ARGS='$PDSH_ARGS -o KexAlgorithms=curve25519-sha256${p:+ -p $p}' pdsh -R ssh -f $f -w ${4:-^$hf} '$CMD'" ;;
@@ -448,7 +456,7 @@ head_hwm() {
 # head_cost.csv.
 rss_check() {
 	local n=$1 t c kb hwm u sy wall
-	for t in clusterdoc clusterdoc_openssh clusterdoc_check; do
+	for t in clusterdoc clusterdoc_base clusterdoc_openssh clusterdoc_check; do
 		[[ " $TOOLS " == *" $t "* ]] || continue
 		c=$(cmdline "$t" "$n")
 		in_ns "/usr/bin/time -v -o $RAW/rss_${t}_N$n.time bash -c \"$c\" >$RAW/rss_${t}_N$n.out 2>&1" ||
@@ -476,7 +484,7 @@ profile() {
 		return 0
 	}
 	: >"$RES/profile_N$n.csv"
-	for t in clusterdoc pdsh_x25519 pdsh clusterdoc_openssh; do
+	for t in clusterdoc clusterdoc_base pdsh_x25519 pdsh clusterdoc_openssh; do
 		[[ " $TOOLS " == *" $t "* ]] || continue
 		c=$(cmdline "$t" "$n")
 		d=$RAW/perf_${t}_N$n.data
@@ -635,6 +643,9 @@ print("| goal | N | figure | verdict |")
 print("|---|---:|---|---|")
 for n in sorted({n for _, n in med}):
     f, x, c = med.get(("clusterdoc", n)), med.get(("pdsh_x25519", n)), med.get(("clusterdoc_check", n))
+    b = med.get(("clusterdoc_base", n))
+    if f and b:
+        print(f"| (before/after: facts, this build / BASE) | {n} | {f:.2f} s / {b:.2f} s = {f / b:.2f} | - |")
     if f and x:
         print(f"| facts <= pdsh + curve25519 | {n} | {f:.2f} s / {x:.2f} s = {f / x:.2f} | {ok(f <= x)} |")
     if f and c:
