@@ -271,7 +271,7 @@ kex_of() { # what the KEX check found, else what it should be
 	k=$(awk -v t="$1" '$1 == t {print $2}' "$RES/kex.txt" 2>/dev/null | head -1)
 	[[ -n $k ]] && echo "$k" && return
 	case $1 in
-	clusterdoc | pdsh_x25519) echo "curve25519-sha256?" ;;
+	clusterdoc | clusterdoc_base | clusterdoc_check | pdsh_x25519) echo "curve25519-sha256?" ;;
 	*) echo "sntrup761x25519-sha512?" ;;
 	esac
 }
