@@ -112,4 +112,32 @@ int sshconfig_defaults(const char *host, const char *home, const char *user,
 int sshconfig_parse_jump(const char *spec, char **user, char **host, int *port, char *err,
                          size_t errlen);
 
+/*
+ * Can ssh_config give two hosts different settings? Then `ssh -G` runs per
+ * host; otherwise one `ssh -G` serves every host (its output with the
+ * "hostname" line changed; OpenSSH prints the host there in lower case).
+ *
+ * sshconfig_scan_text looks at one file's text (pure): it returns 1 when
+ * the file has a Match, a Host line other than "Host *", a HostName, a
+ * CanonicalizeHostname other than "no", or a '%' token or "${" anywhere
+ * outside comments (a value may then name the host); else 0, appending each
+ * Include argument (new strings) to *includes / *n_includes (the caller
+ * frees them and the array, also when 1 is returned).
+ *
+ * sshconfig_host_dependent scans what `ssh -G` reads: config_file (-F, must
+ * exist) alone, else home/.ssh/config and /etc/ssh/ssh_config (missing
+ * files are fine), following Include as OpenSSH does (glob; "~/" is home; a
+ * relative path is under home/.ssh, or /etc/ssh for the system file; 16
+ * levels at most). home is the passwd home directory, where OpenSSH looks
+ * (not $HOME). Returns 1 when a file says so, cannot be read, is over 1 MiB
+ * or home is NULL; else 0.
+ *
+ * sshconfig_host_plain: 1 when host is a name or address `ssh -G` prints
+ * back unchanged but for case (letters, digits, ".-_:", not starting with
+ * '-'), so that its "hostname" line can be made for it.
+ */
+int sshconfig_scan_text(const char *text, size_t len, char ***includes, size_t *n_includes);
+int sshconfig_host_dependent(const char *config_file, const char *home);
+int sshconfig_host_plain(const char *host);
+
 #endif

@@ -518,6 +518,7 @@ void sshpool_free(struct sshpool *pool)
 		free(node);
 	}
 	free(pool->nodes);
+	pool_config_share_free(pool);
 	agentset_fini(&pool->agents);
 	free(pool);
 }

@@ -3,11 +3,18 @@
  * ssh settings, from `ssh -G` (run as a loop child, under the connect
  * deadline) or OpenSSH's defaults, with the command line's -l, -p and -i
  * on top; then the transport starts.
+ *
+ * When no ssh_config can give two hosts different settings
+ * (sshconfig_host_dependent), one `ssh -G` serves the whole pool: the first
+ * node runs it, the nodes that come meanwhile wait for it, and every node
+ * takes its output with the "hostname" line made for itself. Should that
+ * `ssh -G` fail, each node runs its own, so that each says why.
  */
 #include "sshpool_internal.h"
 #include "cd.h"
 #include "sshconfig.h"
 
+#include <ctype.h>
 #include <poll.h>
 #include <stdio.h>
 #include <pwd.h>
@@ -15,10 +22,90 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+enum share_mode {
+	SHARE_IDLE,    /* the next node runs the shared `ssh -G` */
+	SHARE_RUNNING, /* the leader runs it; others wait */
+	SHARE_DONE,    /* head + tail are the answer */
+	SHARE_NONE,    /* `ssh -G` per node */
+};
+
+struct ssh_g_share {
+	enum share_mode mode;
+	struct sshpool_node *leader;
+	char *head, *tail; /* the output before and after its "hostname" line */
+	uint64_t kick_timer;
+};
+
+static void ssh_g_start(struct sshpool_node *node);
+static void config_from_share(struct sshpool_node *node);
+
+/* The waiters go on, from the loop's next turn (never from inside another
+ * node's failure): with the shared answer, or each with its own `ssh -G`. */
+static void on_kick(struct loop *loop, void *arg)
+{
+	struct sshpool *pool = arg;
+
+	pool->ssh_g_share->kick_timer = 0;
+	for (size_t i = 0; i < pool->n; i++) {
+		struct sshpool_node *w = pool->nodes[i];
+
+		if (!w->ssh_g_waiting || w->state != SSHPOOL_NODE_CONFIG)
+			continue;
+		w->ssh_g_waiting = 0;
+		if (pool->ssh_g_share->mode == SHARE_DONE)
+			config_from_share(w);
+		else
+			ssh_g_start(w);
+	}
+}
+
+static void share_kick(struct sshpool *pool)
+{
+	if (!pool->ssh_g_share->kick_timer)
+		pool->ssh_g_share->kick_timer = loop_timer_add(pool->loop, 0, on_kick, pool);
+}
+
+void pool_config_share_free(struct sshpool *pool)
+{
+	struct ssh_g_share *sh = pool->ssh_g_share;
+
+	if (!sh)
+		return;
+	if (sh->kick_timer)
+		loop_timer_cancel(pool->loop, sh->kick_timer);
+	free(sh->head);
+	free(sh->tail);
+	free(sh);
+	pool->ssh_g_share = NULL;
+}
+
+/* The pool's share, made (and its mode decided) on first use. */
+static struct ssh_g_share *share_of(struct sshpool *pool)
+{
+	struct passwd *pw;
+
+	if (pool->ssh_g_share)
+		return pool->ssh_g_share;
+	pool->ssh_g_share = cd_calloc(1, sizeof(*pool->ssh_g_share));
+	/* OpenSSH reads ~/.ssh/config from the passwd entry, not $HOME */
+	pw = getpwuid(getuid());
+	if (sshconfig_host_dependent(pool->opts.ssh_config, pw ? pw->pw_dir : NULL))
+		pool->ssh_g_share->mode = SHARE_NONE;
+	return pool->ssh_g_share;
+}
+
 void pool_node_config_stop(struct sshpool_node *node)
 {
 	struct loop *loop = node->pool->loop;
+	struct ssh_g_share *sh = node->pool->ssh_g_share;
 
+	node->ssh_g_waiting = 0;
+	if (sh && sh->leader == node) {
+		/* stopped before its answer (a deadline, the pool's end) */
+		sh->leader = NULL;
+		sh->mode = SHARE_NONE;
+		share_kick(node->pool);
+	}
 	if (node->ssh_g.out_fd >= 0)
 		loop_unwatch(loop, node->ssh_g.out_fd);
 	if (node->ssh_g.pid_fd >= 0)
@@ -101,12 +188,73 @@ static char *ssh_g_command(const struct sshpool_node *node)
 	return text;
 }
 
+/* Keep the leader's output as the pool's answer, split around its
+ * "hostname" line; without one, `ssh -G` runs per node. */
+static void share_keep(struct sshpool *pool, const char *text, size_t len)
+{
+	struct ssh_g_share *sh = pool->ssh_g_share;
+	const char *p = text, *end = text + len, *line = NULL;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if ((size_t)(end - p) > 9 && strncmp(p, "hostname ", 9) == 0) {
+			line = p;
+			p = eol ? eol + 1 : end;
+			break;
+		}
+		p = eol ? eol + 1 : end;
+	}
+	sh->leader = NULL;
+	if (!line || memchr(text, '\0', len)) {
+		sh->mode = SHARE_NONE;
+		return;
+	}
+	sh->head = cd_asprintf("%.*s", (int)(line - text), text);
+	sh->tail = cd_asprintf("%.*s", (int)(end - p), p);
+	sh->mode = SHARE_DONE;
+}
+
+/* The node's settings from the shared answer; then its transport starts. */
+static void config_from_share(struct sshpool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	struct ssh_g_share *sh = pool->ssh_g_share;
+	char err[CD_ERRLEN], *text, *host = cd_strdup(node->host);
+
+	for (char *c = host; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	text = cd_asprintf("%shostname %s\n%s", sh->head, host, sh->tail);
+	ssh_settings_fini(&node->conn.ssh);
+	ssh_settings_init(&node->conn.ssh);
+	if (sshconfig_parse_g(text, strlen(text), pool->home, &node->conn.ssh, err, sizeof(err)) <
+	    0) {
+		free(text);
+		free(host);
+		pool_node_fail(node, "ssh", "%s: cannot read `ssh -G` output: %s", node->host, err);
+		return;
+	}
+	free(text);
+	free(host);
+	pool_node_cancel_deadline(node);
+	node_apply_overrides(node);
+	pool_node_start_transport(node);
+}
+
 static void ssh_g_done(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	char err[CD_ERRLEN], how[64], *cmd;
 	int status = node->ssh_g.status;
 
+	if (pool->ssh_g_share && pool->ssh_g_share->leader == node) {
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			share_keep(pool, node->ssh_g_out.data ? node->ssh_g_out.data : "",
+			           node->ssh_g_out.len);
+		else
+			pool->ssh_g_share->leader = NULL, pool->ssh_g_share->mode = SHARE_NONE;
+		share_kick(pool);
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		child_describe_status(status, how, sizeof(how));
 		pool_node_config_stop(node);
@@ -161,8 +309,7 @@ static void on_ssh_g(struct loop *loop, int fd, short revents, void *arg)
 void pool_node_config_begin(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
-	char err[CD_ERRLEN];
-	char *argv[SSH_G_ARGV];
+	struct ssh_g_share *sh;
 
 	node->state = SSHPOOL_NODE_CONFIG;
 	pool->active++;
@@ -184,6 +331,31 @@ void pool_node_config_begin(struct sshpool_node *node)
 		pool_node_start_transport(node);
 		return;
 	}
+	sh = share_of(pool);
+	if (sh->mode != SHARE_NONE && sshconfig_host_plain(node->host)) {
+		if (sh->mode == SHARE_DONE) {
+			config_from_share(node);
+			return;
+		}
+		if (sh->mode == SHARE_RUNNING) {
+			node->ssh_g_waiting = 1;
+			pool_node_set_deadline(node, pool->opts.connect_timeout_ms,
+			                       "config-timeout");
+			return;
+		}
+		sh->mode = SHARE_RUNNING;
+		sh->leader = node;
+	}
+	ssh_g_start(node);
+}
+
+/* Run the node's own `ssh -G`. */
+static void ssh_g_start(struct sshpool_node *node)
+{
+	struct sshpool *pool = node->pool;
+	char err[CD_ERRLEN];
+	char *argv[SSH_G_ARGV];
+
 	ssh_g_argv(node, argv);
 	if (child_start(&node->ssh_g, argv, NULL, err, sizeof(err)) < 0) {
 		pool_node_fail(node, "ssh", "%s: %s", node->host, err);

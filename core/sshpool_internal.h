@@ -78,6 +78,7 @@ struct sshpool_node {
 	struct child ssh_g; /* `ssh -G` while in SSHPOOL_NODE_CONFIG */
 	struct buf ssh_g_out;
 	void *data;
+	int ssh_g_waiting; /* sshpool_config.c: waits for the pool's shared `ssh -G` */
 };
 
 struct sshpool {
@@ -93,7 +94,8 @@ struct sshpool {
 	struct agentset agents;
 	char home[512];
 	int have_openssh;
-	uint64_t keepalive_timer; /* sshpool_request.c: keepalives to the ready agents */
+	uint64_t keepalive_timer;        /* sshpool_request.c: keepalives to the ready agents */
+	struct ssh_g_share *ssh_g_share; /* sshpool_config.c: one `ssh -G` for every host */
 };
 
 /* sshpool.c */
@@ -127,6 +129,8 @@ void pool_node_config_stop(struct sshpool_node *node);
 /* Only the command line's settings (for a transport that reads
  * ssh_config itself). */
 void pool_node_reset_to_overrides(struct sshpool_node *node);
+/* Free the shared `ssh -G` answer (the pool is freed). */
+void pool_config_share_free(struct sshpool *pool);
 
 /* sshpool_boot.c */
 /* Consume the bootstrap's lines from the conn's input, until it says exec. */

@@ -3,6 +3,7 @@
 #include "probes/facts_python.h"
 #include "probes/facts.h"
 #include "probes/facts_pyfind.h"
+#include "probes/facts_pywarm.h"
 #include "cd.h"
 #include "fsutil.h"
 #include "scan.h"
@@ -27,7 +28,10 @@
 
 /*
  * Step 1. No f-strings: it must run on any Python 3. A namespace package
- * (origin None or "namespace") is not a usable torch.
+ * (origin None or "namespace") is not a usable torch. "paths" are the
+ * directories where an import looks (sys.path, "" being the working
+ * directory, and the user site directory, which site adds only once it
+ * exists): their stat is part of the warm key (facts_pywarm.h).
  */
 static const char info_script[] =
     "import json, os, sys\n"
@@ -45,11 +49,17 @@ static const char info_script[] =
     "    pass\n"
     "if not (o and os.path.isabs(o)):\n"
     "    o = None\n"
+    "p = [os.path.abspath(d) for d in sys.path if isinstance(d, str)]\n"
+    "try:\n"
+    "    import site\n"
+    "    p.append(site.getusersitepackages())\n"
+    "except Exception:\n"
+    "    pass\n"
     "e = sys.executable\n"
     "print(json.dumps({'executable': e,\n"
     "    'version': '%d.%d.%d' % tuple(sys.version_info[:3]),\n"
     "    'executable_mtime_ns': mt(e) if e else None, 'torch_origin': o,\n"
-    "    'torch_mtime_ns': mt(os.path.dirname(o)) if o else None}))\n";
+    "    'torch_mtime_ns': mt(os.path.dirname(o)) if o else None, 'paths': p}))\n";
 
 /*
  * Step 2. os._exit skips the interpreter teardown, which with torch loaded
@@ -333,13 +343,15 @@ void facts_python_info_fini(struct facts_python_info *info)
 	free(info->executable);
 	free(info->version);
 	free(info->torch_origin);
+	json_decref(info->paths);
 	memset(info, 0, sizeof(*info));
 }
 
 int facts_python_parse_info(const char *buf, size_t len, struct facts_python_info *out,
                             char *errbuf, size_t errlen)
 {
-	json_t *j = load_last_line(buf, len, errbuf, errlen), *exe, *ver, *origin;
+	json_t *j = load_last_line(buf, len, errbuf, errlen), *exe, *ver, *origin, *p;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	if (!j)
@@ -359,6 +371,13 @@ int facts_python_parse_info(const char *buf, size_t len, struct facts_python_inf
 	out->torch_origin = json_is_string(origin) ? cd_strdup(json_string_value(origin)) : NULL;
 	out->executable_mtime_ns = opt_int(json_object_get(j, "executable_mtime_ns"));
 	out->torch_mtime_ns = opt_int(json_object_get(j, "torch_mtime_ns"));
+	out->paths = json_array();
+	json_array_foreach(json_object_get(j, "paths"), i, p)
+	{
+		if (json_is_string(p) && json_string_value(p)[0] == '/' &&
+		    json_array_size(out->paths) < FACTS_PYWARM_PATHS_MAX)
+			json_array_append(out->paths, p);
+	}
 	json_decref(j);
 	return 0;
 }
@@ -467,8 +486,53 @@ out:
 	return torch;
 }
 
-/* Write {format, key, torch} to path atomically: temp file, then rename. */
-static int cache_store(const char *path, json_t *key, json_t *torch, char *errbuf, size_t errlen)
+/*
+ * The warm answer (facts_pywarm.h): when the cache file's warm key still
+ * holds for interpreter py, set *python and *torch (new) from it and return
+ * 1; else 0. Starts no child. The paths the key is built from are the ones
+ * the file recorded, so the stat()s compare like with like.
+ */
+static int warm_load(const char *path, const char *py, const char *gpu_driver, json_t **python,
+                     json_t **torch)
+{
+	json_t *j = NULL, *key = NULL, *jpy, *exe, *ver, *origin;
+	char *data = NULL;
+	size_t len;
+	int hit = 0;
+
+	if (scan_read_file(path, CACHE_MAX, SCAN_FILE_TO_EOF, &data, &len, NULL, 0) < 0)
+		goto out;
+	j = json_loadb(data, len, 0, NULL);
+	jpy = json_object_get(j, "python");
+	exe = json_object_get(jpy, "path");
+	ver = json_object_get(jpy, "version");
+	origin = json_object_get(json_object_get(j, "key"), "torch_origin");
+	if (opt_int(json_object_get(j, "format")) != CACHE_FORMAT || !json_is_string(exe) ||
+	    !json_is_string(ver) || !json_is_string(origin) ||
+	    !json_is_object(json_object_get(j, "warm")))
+		goto out;
+	key = facts_pywarm_key(py, json_string_value(exe), json_string_value(origin),
+	                       json_object_get(j, "paths"), gpu_driver);
+	if (!key || !json_equal(key, json_object_get(j, "warm")) ||
+	    !(*torch = torch_fields(json_object_get(j, "torch"), 0)))
+		goto out;
+	*python = json_pack("{s:O, s:O}", "path", exe, "version", ver);
+	hit = 1;
+out:
+	json_decref(key);
+	json_decref(j);
+	free(data);
+	return hit;
+}
+
+/*
+ * Write {format, key, torch, python, paths, warm} to path atomically: temp
+ * file, then rename. key (the cold key, checked after step 1) and torch are
+ * what every version of the agent reads; python, paths and warm (may be
+ * NULL: then none of the three is written) make the warm answer.
+ */
+static int cache_store(const char *path, json_t *key, json_t *torch, json_t *python, json_t *paths,
+                       json_t *warm, char *errbuf, size_t errlen)
 {
 	char *dir = cd_strdup(path), *tmp = cd_asprintf("%s.XXXXXX", path), *text = NULL;
 	json_t *j =
@@ -476,6 +540,11 @@ static int cache_store(const char *path, json_t *key, json_t *torch, char *errbu
 	size_t len, done = 0;
 	int fd = -1, rc = 0, created = 0;
 
+	if (warm) {
+		json_object_set(j, "python", python);
+		json_object_set(j, "paths", paths);
+		json_object_set(j, "warm", warm);
+	}
 	*strrchr(dir, '/') = '\0';
 	if (dir[0] && (rc = cd_mkdir_p(dir, errbuf, errlen)) < 0)
 		goto out;
@@ -607,11 +676,18 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	char *argv[] = {(char *)py, (char *)"-c", (char *)info_script, NULL};
 	int64_t deadline = cd_now_ms() + opts->python_timeout_ms;
 	struct facts_python_info info = {0};
-	json_t *python = json_null(), *torch = json_null(), *key = NULL, *t, *ms;
+	json_t *python = json_null(), *torch = json_null(), *key = NULL, *warm = NULL, *t, *ms;
 	char err[CD_ERRLEN], msg[CD_ERRLEN + 64], *cache = NULL;
 	struct run r;
 	int rc;
 
+	cache = cache_file(opts);
+	if (cache && !opts->no_cache && warm_load(cache, py, gpu_driver, &t, &torch)) {
+		json_decref(python);
+		python = t;
+		json_object_set_new(torch, "cached", json_true());
+		goto out;
+	}
 	rc = run_child(argv, deadline, &r, err, sizeof(err));
 	if (rc == CD_ERR_NOTFOUND && !opts->python)
 		goto search; /* no python3 on this node: a fact, not an error */
@@ -636,8 +712,12 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 		goto search; /* torch is not installed: null, no import */
 
 	key = cache_key(&info, gpu_driver);
-	cache = cache_file(opts);
+	warm = facts_pywarm_key(py, info.executable, info.torch_origin, info.paths, gpu_driver);
 	if (cache && !opts->no_cache && (t = cache_load(cache, key))) {
+		/* the same torch, but the warm key changed: record the new one, so
+		 * that the next request starts no Python */
+		if (cache_store(cache, key, t, python, info.paths, warm, err, sizeof(err)) < 0)
+			facts_set_error(errors, "cache", err);
 		json_object_set_new(t, "cached", json_true());
 		json_decref(torch);
 		torch = t;
@@ -647,7 +727,7 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 		goto out;
 	if (!cache)
 		facts_set_error(errors, "cache", "HOME is not set: the torch facts are not cached");
-	else if (cache_store(cache, key, t, err, sizeof(err)) < 0)
+	else if (cache_store(cache, key, t, python, info.paths, warm, err, sizeof(err)) < 0)
 		facts_set_error(errors, "cache", err);
 	/* "cached" goes before "import_ms", as documented */
 	ms = json_incref(json_object_get(t, "import_ms"));
@@ -666,5 +746,6 @@ out:
 	json_object_set_new(facts, "torch", torch);
 	facts_python_info_fini(&info);
 	json_decref(key);
+	json_decref(warm);
 	free(cache);
 }

@@ -1,8 +1,13 @@
 /*
  * facts_python.h - the Python/torch part of the node facts.
  *
- * Importing torch takes seconds, so its result is cached per node. The probe
- * runs the interpreter as a child process twice at most:
+ * Importing torch takes seconds, so its result is cached per node. A warm
+ * request starts no child at all: when the cache file's warm key
+ * (facts_pywarm.h: stat() of the recorded interpreter, torch and sys.path
+ * directories, the environment that steers them, the driver version and
+ * $CUDA_VISIBLE_DEVICES, all computed here in C) is unchanged, the cached
+ * python and torch facts are the answer. Otherwise the probe runs the
+ * interpreter as a child process twice at most:
  *
  *   1. `python3 -c <info script>` (no torch import, ~30 ms): sys.executable,
  *      the version, importlib.util.find_spec('torch').origin, and the
@@ -14,7 +19,9 @@
  *
  * The cache key is the executable path, the Python version, the torch
  * origin, both mtimes, the NVML driver version and $CUDA_VISIBLE_DEVICES (so
- * that installing a driver or hiding GPUs is noticed). The cache file is
+ * that installing a driver or hiding GPUs is noticed); a hit on it after a
+ * changed warm key (a new PYTHONPATH, say) rewrites the file with the new
+ * warm key, so only step 1 ran. The cache file is
  * <cache_dir>/python-facts-<hostname>.json: a home directory shared over NFS
  * by every node must not give one node's answer to another.
  *
@@ -71,6 +78,8 @@ struct facts_python_info {
 	char *torch_origin;          /* .../torch/__init__.py, NULL when torch is absent */
 	int64_t executable_mtime_ns; /* -1 when os.stat failed */
 	int64_t torch_mtime_ns;      /* of the torch package directory, -1 when unknown */
+	json_t *paths; /* absolute sys.path directories and the user site directory, in
+	                  order, at most FACTS_PYWARM_PATHS_MAX; never NULL after a parse */
 };
 
 /*

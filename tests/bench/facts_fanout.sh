@@ -27,6 +27,12 @@
 #   pdsh                pdsh -R ssh -f 32 'uname -a; ip -j addr'   (pdsh defaults, OpenSSH's default KEX)
 #   pdsh_x25519         the same with -o KexAlgorithms=curve25519-sha256 (what libssh2 1.10 negotiates)
 #   clush               clush -f 64 (its default) 'uname -a; ip -j addr'
+#   clusterdoc_base     clusterdoc facts as the first row, with the build in BASE=DIR (its clusterdoc and
+#                       clusterdoc-agent, e.g. main's), for a before/after in the same run
+#   clusterdoc_check    clusterdoc check --json on the same nodes: every probe of every node, but
+#                       no reach matrix (the nodes have only loopback addresses, which check does
+#                       not test; the sampled matrix at scale is tests/bench/check_scale.sh's);
+#                       its verification wants every node checked, whatever the findings
 # First a cold run on one node (agent upload + torch import; all addresses share one cache).
 # Before timing, every cell has one verification run (all N hosts answered; clusterdoc: one
 # row per node, no UNREACHABLE, exit 0; then a --json check that nothing was uploaded and the
@@ -34,7 +40,11 @@
 # logged and retried once. Then hyperfine -N -i --runs RUNS --warmup 0: the median is
 # reported, runs that exited non-zero are kept and counted ("runs exit != 0").
 #
-# env: RUNS=5  TOOLS="..."  PORT=2222  RSS_N=128 (N whose head peak RSS is measured)
+# env: RUNS=5  TOOLS="..."  PORT=2222
+#      RSS_N="128 512": the N at which the head's peak RSS and CPU are measured, for each
+#        clusterdoc row in TOOLS, in one extra run each (after the timings): results/rss.txt and
+#        results/head_cost.md (wall; head CPU per node = user + sys of the head and of the
+#        children it waited for, such as `ssh -G`; peak RSS of the head alone, VmHWM)
 #      LOAD_MAX=1.5 LOAD_WAIT_S=600: before timing, wait (60 s steps) while the 1-minute load
 #        average is above LOAD_MAX, at most LOAD_WAIT_S seconds, then go on and record it
 #      BUSY_MAX=60 BUSY_WAIT_S=120: before each cell, wait (10 s steps) while the CPUs were more
@@ -59,7 +69,7 @@ RUNS=${RUNS:-5}
 PORT=${PORT:-2222}
 KPORT=$((PORT + 1))
 TOOLS=${TOOLS:-"clusterdoc clusterdoc_openssh pdsh pdsh_x25519 clush"}
-RSS_N=${RSS_N:-128}
+RSS_N=${RSS_N:-128 512}
 LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT_S=${LOAD_WAIT_S:-600}
 BUSY_MAX=${BUSY_MAX:-60}
@@ -109,6 +119,11 @@ mkdir -p "$RES" "$RAW" "$W/bin"
 # the head (as after `make`), so the command line is the one a user types.
 cp -f "$TOP/clusterdoc" "$TOP/clusterdoc-agent" "$W/bin/"
 CD=$W/bin/clusterdoc
+if [[ " $TOOLS " == *" clusterdoc_base "* ]]; then
+	[[ -x ${BASE:-}/clusterdoc && -x $BASE/clusterdoc-agent ]] || die "clusterdoc_base needs BASE=DIR with clusterdoc and clusterdoc-agent"
+	mkdir -p "$W/base"
+	cp -f "$BASE/clusterdoc" "$BASE/clusterdoc-agent" "$W/base/"
+fi
 
 # --- namespace, sshd --------------------------------------------------------------------
 NS=cdb$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
@@ -208,13 +223,13 @@ EOC
 		echo "KexAlgorithms curve25519-sha256"
 		cat "$CFG"
 	} >"$CFG_X"
-	for n in "${Ns[@]}" "$RSS_N"; do ((n > maxn)) && maxn=$n; done
+	for n in "${Ns[@]}" $RSS_N; do ((n > maxn)) && maxn=$n; done
 	hk=$(cut -d' ' -f1-2 "$W/sshd/ssh_host_ed25519_key.pub")
 	{
 		for ((i = 1; i <= maxn; i++)); do echo "[$(addr $i)]:$PORT $hk"; done
 		echo "[127.0.0.1]:$KPORT $hk"
 	} >"$W/home/.ssh/known_hosts"
-	for n in "${Ns[@]}" "$RSS_N"; do
+	for n in "${Ns[@]}" $RSS_N; do
 		for ((i = 1; i <= n; i++)); do addr $i; done >"$W/hosts_$n"
 	done
 }
@@ -256,7 +271,7 @@ kex_of() { # what the KEX check found, else what it should be
 	k=$(awk -v t="$1" '$1 == t {print $2}' "$RES/kex.txt" 2>/dev/null | head -1)
 	[[ -n $k ]] && echo "$k" && return
 	case $1 in
-	clusterdoc | pdsh_x25519) echo "curve25519-sha256?" ;;
+	clusterdoc | clusterdoc_base | clusterdoc_check | pdsh_x25519) echo "curve25519-sha256?" ;;
 	*) echo "sntrup761x25519-sha512?" ;;
 	esac
 }
@@ -269,6 +284,8 @@ cmdline() {
 	case $t in
 	clusterdoc) echo "HOME=$W/home $CD facts -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
 	clusterdoc_openssh) echo "HOME=$W/home $CD facts --ssh openssh -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
+	clusterdoc_base) echo "HOME=$W/home $W/base/clusterdoc facts -F $CFG -w '$hl' -p ${p:-$PORT}" ;;
+	clusterdoc_check) echo "HOME=$W/home $CD check -F $CFG -w '$hl' -p ${p:-$PORT} --json" ;;
 	pdsh) echo "PDSH_SSH_ARGS='$PDSH_ARGS${p:+ -p $p}' pdsh -R ssh -f $f -w ${4:-^$hf} '$CMD'" ;;
 	pdsh_x25519) echo "PDSH_SSH_ARGS='$PDSH_ARGS -o KexAlgorithms=curve25519-sha256${p:+ -p $p}' pdsh -R ssh -f $f -w ${4:-^$hf} '$CMD'" ;;
 	clush)
@@ -287,6 +304,17 @@ verify() {
 	out=$(in_ns "$c" 2>&1) || rc=$?
 	printf '%s\n' "$out" >"$RAW/verify_${t}_N$n.txt"
 	case $t in
+	clusterdoc_check)
+		# findings are expected (every "node" is this machine, with loopback only): exit 0
+		# or 1, every node checked
+		if [[ $rc -gt 1 ]] || ! $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); n=int(sys.argv[1])
+r=sum(1 for x in d["nodes"] if x.get("checked") and not x.get("partial"))
+print("check: %d/%d nodes checked" % (r, n), file=sys.stderr); sys.exit(0 if r == n else 1)' "$n" <<<"$out"; then
+			log "VERIFY $t N=$n: exit $rc"
+			head -c 2000 <<<"$out" >&2
+			return 1
+		fi
+		;;
 	clusterdoc*)
 		got=$(grep -cE '^127\.[0-9]+\.[0-9]+\.[0-9]+ ' <<<"$out" || true)
 		bad=$(grep -c 'UNREACHABLE' <<<"$out" || true)
@@ -422,22 +450,26 @@ head_hwm() {
 	echo "$hwm"
 }
 
-# Head's peak RSS (GNU time's "Maximum resident set size": the largest of the head and of any
-# single child it waited for, e.g. one `ssh -G`).
+# Head's peak RSS and CPU: GNU time's user + sys (the head and the children it waited for, such
+# as an `ssh -G`) and "Maximum resident set size" (the largest of the head and any one child),
+# then head_hwm in a second run for the head alone. One line per tool in rss.txt, one row in
+# head_cost.csv.
 rss_check() {
-	local n=$1 t c kb
-	for t in clusterdoc clusterdoc_openssh; do
+	local n=$1 t c kb hwm u sy wall
+	for t in clusterdoc clusterdoc_base clusterdoc_openssh clusterdoc_check; do
 		[[ " $TOOLS " == *" $t "* ]] || continue
 		c=$(cmdline "$t" "$n")
 		in_ns "/usr/bin/time -v -o $RAW/rss_${t}_N$n.time bash -c \"$c\" >$RAW/rss_${t}_N$n.out 2>&1" ||
 			log "rss run $t N=$n: non-zero exit"
 		kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$RAW/rss_${t}_N$n.time")
+		u=$(sed -n 's/.*User time (seconds): //p' "$RAW/rss_${t}_N$n.time")
+		sy=$(sed -n 's/.*System time (seconds): //p' "$RAW/rss_${t}_N$n.time")
+		wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$RAW/rss_${t}_N$n.time")
 		hwm=$(head_hwm "$c")
-		printf '%s N=%s: peak RSS %s KiB (%.1f MiB; the head alone, VmHWM: %s KiB), wall %s, user %ss, sys %ss\n' \
-			"$t" "$n" "$kb" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" "$hwm" \
-			"$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$RAW/rss_${t}_N$n.time")" \
-			"$(sed -n 's/.*User time (seconds): //p' "$RAW/rss_${t}_N$n.time")" \
-			"$(sed -n 's/.*System time (seconds): //p' "$RAW/rss_${t}_N$n.time")" | tee -a "$RES/rss.txt" >&2
+		printf '%s N=%s: peak RSS %s KiB (%.1f MiB; the head alone, VmHWM: %s KiB), wall %s, user %ss, sys %ss, head CPU %.1f ms per node\n' \
+			"$t" "$n" "$kb" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" "$hwm" "$wall" "$u" "$sy" \
+			"$(awk -v u="$u" -v s="$sy" -v n="$n" 'BEGIN{print 1000*(u+s)/n}')" | tee -a "$RES/rss.txt" >&2
+		echo "$t,$n,$wall,$u,$sy,$kb,$hwm,$(load1)" >>"$RES/head_cost.csv"
 	done
 }
 
@@ -452,7 +484,7 @@ profile() {
 		return 0
 	}
 	: >"$RES/profile_N$n.csv"
-	for t in clusterdoc pdsh_x25519 pdsh clusterdoc_openssh; do
+	for t in clusterdoc clusterdoc_base pdsh_x25519 pdsh clusterdoc_openssh; do
 		[[ " $TOOLS " == *" $t "* ]] || continue
 		c=$(cmdline "$t" "$n")
 		d=$RAW/perf_${t}_N$n.data
@@ -566,8 +598,11 @@ for n in "${Ns[@]}"; do
 	done
 done
 
-log "peak RSS of the head, N=$RSS_N"
-rss_check "$RSS_N"
+echo "tool,N,wall,user_s,sys_s,peak_rss_kib,head_vmhwm_kib,load1" >"$RES/head_cost.csv"
+for n in $RSS_N; do
+	log "peak RSS and CPU of the head, N=$n"
+	rss_check "$n"
+done
 if [[ $PROFILE == 1 ]]; then
 	for n in "${Ns[@]}"; do
 		log "profile N=$n"
@@ -595,3 +630,31 @@ for r in rows:
           f"{r['failed_runs']} | {lb} |")
 PYEOF
 cat "$RES/rss.txt"
+
+# Same-run ratios against the issue's goals (results/goals.md): facts no slower than pdsh with
+# curve25519, head CPU <= 15 ms per node, check <= 2 x facts, head peak RSS < 64 MiB.
+$PY - "$CSV" "$RES/head_cost.csv" <<'PYEOF' | tee "$RES/goals.md"
+import csv, sys
+med = {(r["tool"], int(r["N"])): float(r["median_s"]) for r in csv.DictReader(open(sys.argv[1]))
+       if r["median_s"] not in ("", "FAIL")}
+cost = list(csv.DictReader(open(sys.argv[2])))
+def ok(b): return "met" if b else "MISSED"
+print("| goal | N | figure | verdict |")
+print("|---|---:|---|---|")
+for n in sorted({n for _, n in med}):
+    f, x, c = med.get(("clusterdoc", n)), med.get(("pdsh_x25519", n)), med.get(("clusterdoc_check", n))
+    b = med.get(("clusterdoc_base", n))
+    if f and b:
+        print(f"| (before/after: facts, this build / BASE) | {n} | {f:.2f} s / {b:.2f} s = {f / b:.2f} | - |")
+    if f and x:
+        print(f"| facts <= pdsh + curve25519 | {n} | {f:.2f} s / {x:.2f} s = {f / x:.2f} | {ok(f <= x)} |")
+    if f and c:
+        print(f"| check (probes, no matrix) <= 2 x facts | {n} | {c:.2f} s / {f:.2f} s = {c / f:.2f} | {ok(c <= 2 * f)} |")
+for r in cost:
+    n = int(r["N"]); cpu = 1000 * (float(r["user_s"]) + float(r["sys_s"])) / n; mib = int(r["head_vmhwm_kib"] or 0) / 1024
+    if r["tool"] == "clusterdoc":
+        print(f"| head CPU <= 15 ms per node (facts) | {n} | {cpu:.1f} ms | {ok(cpu <= 15)} |")
+    if r["tool"] in ("clusterdoc", "clusterdoc_check"):
+        what = "facts" if r["tool"] == "clusterdoc" else "check"
+        print(f"| head peak RSS < 64 MiB ({what}) | {n} | {mib:.1f} MiB (VmHWM; with children {int(r['peak_rss_kib']) / 1024:.1f}) | {ok(mib < 64)} |")
+PYEOF

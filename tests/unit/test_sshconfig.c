@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cd.h"
@@ -720,6 +722,130 @@ static void test_parse_jump_rejects_malformed_specs(void **state)
 	}
 }
 
+/* --- is one `ssh -G` enough for every host? ------------------------------ */
+
+/* sshconfig_scan_text on text; frees the includes, returns the verdict. */
+static int scan(const char *text, size_t *n_includes, char *first_include, size_t cap)
+{
+	char **inc = NULL;
+	size_t n = 0;
+	int rc = sshconfig_scan_text(text, strlen(text), &inc, &n);
+
+	if (first_include && n)
+		snprintf(first_include, cap, "%s", inc[0]);
+	for (size_t i = 0; i < n; i++)
+		free(inc[i]);
+	free(inc);
+	if (n_includes)
+		*n_includes = n;
+	return rc;
+}
+
+static void test_scan_debian_ssh_config_is_host_independent(void **state)
+{
+	/* /etc/ssh/ssh_config of Debian 12, comments shortened */
+	const char text[] = "# This is the ssh client system-wide configuration file.\n"
+	                    "Include /etc/ssh/ssh_config.d/*.conf\n"
+	                    "\n"
+	                    "Host *\n"
+	                    "#   ForwardAgent no\n"
+	                    "#   IdentityFile ~/.ssh/id_%u\n"
+	                    "    SendEnv LANG LC_*\n"
+	                    "    HashKnownHosts yes\n"
+	                    "    GSSAPIAuthentication yes\n";
+	char inc[128] = "";
+	size_t n;
+
+	assert_int_equal(scan(text, &n, inc, sizeof(inc)), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(inc, "/etc/ssh/ssh_config.d/*.conf");
+}
+
+static void test_scan_host_star_settings_are_host_independent(void **state)
+{
+	const char text[] = "Host *\n  User root\n  Port=2222\n  IdentityFile /w/id_ed25519\n"
+	                    "  IdentitiesOnly yes\n  StrictHostKeyChecking yes\n"
+	                    "\tConnectTimeout 60\n  Host \"*\"\n";
+
+	assert_int_equal(scan(text, NULL, NULL, 0), 0);
+}
+
+static void test_scan_anything_naming_hosts_is_host_dependent(void **state)
+{
+	static const char *const dependent[] = {
+	    "Host node1\n  User x\n",
+	    "Host *.example.com\n  Port 2222\n",
+	    "Host * !bastion\n  User x\n",
+	    "Host * node1\n",
+	    "host=node1\n",
+	    "Match host node1\n  User x\n",
+	    "Match all\n  User x\n",
+	    "Host *\n  HostName 10.0.0.1\n",
+	    "Host *\n  IdentityFile ~/.ssh/id_%h\n",
+	    "Host *\n  UserKnownHostsFile ~/.ssh/kh_%C\n",
+	    "Host *\n  IdentityFile ${KEYDIR}/id\n",
+	    "CanonicalizeHostname yes\n",
+	    "CanonicalizeHostname always\n",
+	    "CanonicalizeHostname\n",
+	};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(dependent); i++)
+		assert_int_equal(scan(dependent[i], NULL, NULL, 0), 1);
+}
+
+static void test_scan_ignores_comments_and_takes_each_include(void **state)
+{
+	const char text[] = "# Host node1\n  # Match all\nCanonicalizeHostname no\n"
+	                    "Include a.conf \"b c.conf\" # trailing\nHost * # all of them\n";
+	char inc[128] = "";
+	size_t n;
+
+	assert_int_equal(scan(text, &n, inc, sizeof(inc)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(inc, "a.conf");
+}
+
+static void test_host_dependent_follows_includes_of_the_given_file(void **state)
+{
+	char dir[] = "/tmp/test_sshconfig.XXXXXX", path[128], inc[128], sub[128];
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/config", dir);
+	snprintf(inc, sizeof(inc), "%s/more.conf", dir);
+	snprintf(sub, sizeof(sub), "%s/*.conf", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "Include %s\nHost *\n  User root\n", sub);
+	fclose(f);
+	assert_non_null(f = fopen(inc, "w"));
+	fputs("Port 2222\n", f);
+	fclose(f);
+	assert_int_equal(sshconfig_host_dependent(path, dir), 0);
+	/* the included file names a host */
+	assert_non_null(f = fopen(inc, "w"));
+	fputs("Host gpu*\n  Port 2200\n", f);
+	fclose(f);
+	assert_int_equal(sshconfig_host_dependent(path, dir), 1);
+	/* a -F file that does not exist: ssh -G must say so, per host */
+	unlink(inc);
+	unlink(path);
+	assert_int_equal(sshconfig_host_dependent(path, dir), 1);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_host_plain_accepts_names_and_addresses_only(void **state)
+{
+	assert_true(sshconfig_host_plain("node17"));
+	assert_true(sshconfig_host_plain("127.0.1.9"));
+	assert_true(sshconfig_host_plain("GPU-a_1.example.com"));
+	assert_true(sshconfig_host_plain("fd00::1"));
+	assert_false(sshconfig_host_plain(""));
+	assert_false(sshconfig_host_plain("-oProxyCommand=x"));
+	assert_false(sshconfig_host_plain("fe80::1%eth0"));
+	assert_false(sshconfig_host_plain("user@node"));
+	assert_false(sshconfig_host_plain("node 1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +876,12 @@ int main(void)
 	    cmocka_unit_test(test_parse_jump_splits_user_host_port),
 	    cmocka_unit_test(test_parse_jump_chain_is_unsupported),
 	    cmocka_unit_test(test_parse_jump_rejects_malformed_specs),
+	    cmocka_unit_test(test_scan_debian_ssh_config_is_host_independent),
+	    cmocka_unit_test(test_scan_host_star_settings_are_host_independent),
+	    cmocka_unit_test(test_scan_anything_naming_hosts_is_host_dependent),
+	    cmocka_unit_test(test_scan_ignores_comments_and_takes_each_include),
+	    cmocka_unit_test(test_host_dependent_follows_includes_of_the_given_file),
+	    cmocka_unit_test(test_host_plain_accepts_names_and_addresses_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
