@@ -26,6 +26,15 @@
 #define RING_CHUNK_MIN    (64 * 1024)   /* bytes: no smaller chunk once a step has this much */
 #define RING_EXCHANGE_MAX (1024 * 1024) /* bytes per rank: 2 ranks exchange up to this */
 
+/* More than 2 ranks pass whole buffers around (N-1 steps, see ring.c) up to
+ * this many bytes per rank. A step costs a hop's latency h plus its bytes at
+ * the path's rate B, so (N-1)(h + S/B) beats the ring's 2(N-1)(h + S/(N B))
+ * while S < h B N/(N-2): 2 h B at 4 ranks, 1.3 h B at 8, h B for many. With
+ * h = 25-50 us and B = 1-2 GB/s (veth on the 2-core VM) h B is 25-100 KB. */
+#define RING_GATHER_MAX (32 * 1024)
+/* ... and while the other ranks' inputs fit in this much scratch memory. */
+#define RING_GATHER_SCRATCH_MAX (8 * 1024 * 1024)
+
 struct ring {
 	int rank, nranks, conns;
 	int left, right; /* the neighbours' ranks */
@@ -40,6 +49,12 @@ struct ring {
 	 * them between calls, every rank alike). */
 	size_t chunk_max, chunk_min;
 	size_t exchange_max; /* 0: always the ring */
+	size_t gather_max;   /* 0: always the ring (more than 2 ranks) */
+
+	/* The gather's buffers: nranks - 1 received whole inputs, kept between
+	 * calls (grown to the largest gathered size, freed by ring_close). */
+	char *scratch;
+	size_t scratch_len;
 
 	int failed; /* an error ended a call: only ring_close is valid */
 };

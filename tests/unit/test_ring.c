@@ -71,6 +71,7 @@ struct member {
 	struct job jobs[MAX_JOBS];
 	size_t njobs;
 	size_t exchange_max; /* (size_t)-1: the default */
+	size_t gather_max;   /* (size_t)-1: the default */
 	int no_thread;       /* its listener only: the rank never runs */
 	int call_again;      /* after a failed job, one more call */
 
@@ -144,6 +145,7 @@ static int cluster_init(struct cluster *c, int n, int conns, int family)
 		                          .stall_ms = 5000,
 		                          .abort_fd = -1};
 		m->exchange_max = (size_t)-1;
+		m->gather_max = (size_t)-1;
 		m->listen_fd = -1;
 		if (listen_loopback(family, &m->listen_fd, &addrs[i], &lens[i]) < 0) {
 			for (int j = 0; j < i; j++)
@@ -205,6 +207,8 @@ static void *member_main(void *arg)
 		m->established = 1;
 		if (m->exchange_max != (size_t)-1)
 			r->exchange_max = m->exchange_max;
+		if (m->gather_max != (size_t)-1)
+			r->gather_max = m->gather_max;
 		if (m->role == ROLE_CLOSE) {
 			ring_close(r);
 			r = NULL;
@@ -404,6 +408,35 @@ static void two_ranks_are_exact_with_and_without_the_exchange(void **state)
 		add_job_to_all(&c, 1 << 20, COLL_FLOAT32);
 		cluster_run(&c);
 		assert_all_exact(&c);
+	}
+}
+
+/* More ranks pass whole buffers around up to gather_max bytes and run the
+ * ring above: every rank gives the exact sum, on either side of the
+ * threshold, with one and with three connections, and the scratch grown by
+ * a larger call serves a smaller one. */
+static void more_ranks_are_exact_with_and_without_the_gather(void **state)
+{
+	static const size_t limits[] = {0, (size_t)-1, 1 << 20};
+	size_t edge = RING_GATHER_MAX / sizeof(float);
+
+	for (int n = 3; n <= 5; n++) {
+		for (size_t k = 0; k < CD_ARRAY_LEN(limits); k++) {
+			struct cluster c;
+
+			assert_int_equal(cluster_init(&c, n, n == 4 ? 3 : 1, AF_INET), 0);
+			for (int i = 0; i < n; i++)
+				c.m[i].gather_max = limits[k];
+			add_job_to_all(&c, 1, COLL_FLOAT32);
+			add_job_to_all(&c, 2, COLL_FLOAT32);
+			add_job_to_all(&c, 1001, COLL_BFLOAT16);
+			add_job_to_all(&c, edge, COLL_FLOAT32);
+			add_job_to_all(&c, 7, COLL_FLOAT64);
+			add_job_to_all(&c, edge + 1, COLL_FLOAT32);
+			add_job_to_all(&c, 200003, COLL_FLOAT32);
+			cluster_run(&c);
+			assert_all_exact(&c);
+		}
 	}
 }
 
@@ -825,6 +858,7 @@ int main(void)
 	    T(float32_sums_are_exact_with_4_connections),
 	    T(every_dtype_is_exact_with_3_ranks),
 	    T(two_ranks_are_exact_with_and_without_the_exchange),
+	    T(more_ranks_are_exact_with_and_without_the_gather),
 	    T(ipv6_loopback_ring_is_exact),
 	    T(sweep_reports_counts_bytes_times_and_exact_results),
 	    T(unchecked_sweep_reports_wrong_as_minus_one),
