@@ -241,8 +241,8 @@ static size_t chunks_per_step(const struct ring *r, size_t seg_bytes)
 	return by_max ? by_max : 1;
 }
 
-static void make_plan(struct ring *r, const void *send, void *recv, size_t count,
-                      enum coll_dtype t, struct plan *p)
+static void make_plan(struct ring *r, const void *send, void *recv, size_t count, enum coll_dtype t,
+                      struct plan *p)
 {
 	size_t bytes;
 

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAIT_MS  20000
+#define WAIT_MS   20000
 #define PIECE_MAX (512 * 1024)
 
 static void die(const char *what)
