@@ -13,8 +13,8 @@
 #   openmpi     tests/bench/mpi_allreduce.c (built here with mpicc), started by mpirun from the
 #               head over the nodes' sshd (a hostfile, one slot per node, plm_rsh_agent = the
 #               cluster's ssh with its config), --mca pml ob1 --mca btl tcp,self with
-#               btl_tcp_if_include (and oob_tcp_if_include) = the cluster's subnet; MPI_MCA adds
-#               options (e.g. MPI_MCA="--mca mpi_yield_when_idle 1")
+#               btl_tcp_if_include (and oob_tcp_if_include) = the cluster's subnet, and
+#               MPI_MCA (default "--mca mpi_yield_when_idle 1", see below)
 #   copy ring   tests/bench/copy_ring.c (built here with cc) on every node: each rank sends
 #               2(N-1)/N x size to its right neighbour while receiving as much from its left,
 #               no reduction, no dependency between steps: the path's own ceiling for a ring
@@ -23,7 +23,10 @@
 # call; busbw = bytes / time * 2(N-1)/N, GB = 1e9 bytes. Prints the median of the trials and the
 # ratios the goals are stated in (issue 25: the TCP ring's busbw at 64 MiB >= the best of Gloo
 # and Open MPI; its 4 KiB latency <= 1/5 of the best; and its share of the copy ring's busbw).
-# Needs root, mpicc/mpirun (openmpi-bin, libopenmpi-dev); all traffic stays inside the
+# Every rank runs in a session of its own (setsid), as the agents and Open MPI's orted do under
+# their sshd: with the scheduler's autogroups (kernel.sched_autogroup_enabled) the ranks of one
+# session share one CPU share, which on a loaded box slowed the Gloo and copy ring ranks by
+# up to N times against the agents. Needs root, mpicc/mpirun (openmpi-bin, libopenmpi-dev); all traffic stays inside the
 # cluster's namespaces.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +40,10 @@ SMALL=4096
 BIG=$((64 << 20))
 PORT=29533
 RING_PORT=29534
-MPI_MCA=${MPI_MCA:-}
+# The nodes share this box's cores, so ranks that spin waiting (ob1's default) take them from
+# the kernel's copies and from each other: Open MPI yields when it knows it is oversubscribed,
+# here it cannot know. MPI_MCA= (empty) measures the spinning default.
+MPI_MCA=${MPI_MCA---mca mpi_yield_when_idle 1}
 
 [ "$(id -u)" -eq 0 ] || { echo "allreduce_vs_gloo: needs root" >&2; exit 2; }
 
@@ -59,7 +65,7 @@ run_gloo() {
 	local n=$1 i pids=() out
 	out=$(mktemp)
 	for ((i = 1; i <= n; i++)); do
-		cluster_node_exec "$i" env RANK=$((i - 1)) WORLD_SIZE="$n" MASTER_ADDR="$(cluster_node_ip 1)" \
+		cluster_node_exec "$i" setsid -w env RANK=$((i - 1)) WORLD_SIZE="$n" MASTER_ADDR="$(cluster_node_ip 1)" \
 			MASTER_PORT=$PORT GLOO_SOCKET_IFNAME="$(cluster_node_nic "$i")" OMP_NUM_THREADS=1 \
 			/usr/bin/python3 "$top/tests/bench/gloo_allreduce.py" "$SMALL,$BIG" "$ITERS" "$WARMUP" \
 			>>"$([[ $i == 1 ]] && echo "$out" || echo /dev/null)" 2>&1 &
@@ -88,7 +94,7 @@ run_copy_ring() {
 	local n=$1 i pids=() out
 	out=$(mktemp)
 	for ((i = 1; i <= n; i++)); do
-		cluster_node_exec "$i" "$tools/copy_ring" $((i - 1)) "$n" "$(cluster_node_ip $((i % n + 1)))" \
+		cluster_node_exec "$i" setsid -w "$tools/copy_ring" $((i - 1)) "$n" "$(cluster_node_ip $((i % n + 1)))" \
 			$RING_PORT "$SMALL,$BIG" "$ITERS" "$WARMUP" \
 			>>"$([[ $i == 1 ]] && echo "$out" || echo /dev/null)" 2>&1 &
 		pids+=($!)
