@@ -16,12 +16,8 @@
  *   exchange (n = 2 and small, nseg = 1, 1 step): each rank sends its whole
  *     input and sums what it receives: one step of latency instead of two,
  *     and a + b == b + a exactly, so both ranks hold the same bits;
- *   gather (n > 2 and small, nseg = 1, n-1 steps): at step k a rank sends
- *     the whole input of rank (rank - k) mod n (its own at step 0) and
- *     receives that of rank (rank - k - 1) mod n into scratch slot k; at the
- *     end every rank sums the n inputs in rank order, so all hold the same
- *     bits. Half the ring's steps, each carrying n/2 times its bytes: the
- *     hops' latency, not the bytes, is the cost of a small allreduce.
+ *   gather (n > 2 and small: ring_gather.c): whole inputs pass both ways
+ *     round the ring, n/2 steps, and every rank sums them in rank order.
  *
  * Step 0 sends straight from send; step k > 0 sends what step k-1 received
  * into recv, chunk by chunk: chunk c of step k may leave as soon as chunk c
@@ -195,8 +191,7 @@ struct plan {
 	char *recv;
 	size_t count, elsize;
 	enum coll_dtype dtype;
-	int rank, nranks, nseg, steps, reduce_steps;
-	char *scratch; /* the gather: slot k (count elements) = step k's input */
+	int rank, nseg, steps, reduce_steps;
 	size_t chunks; /* per step */
 	size_t total;  /* chunks in the call: steps * chunks */
 };
@@ -241,8 +236,8 @@ static size_t chunks_per_step(const struct ring *r, size_t seg_bytes)
 	return by_max ? by_max : 1;
 }
 
-static void make_plan(struct ring *r, const void *send, void *recv, size_t count, enum coll_dtype t,
-                      struct plan *p)
+static void make_plan(const struct ring *r, const void *send, void *recv, size_t count,
+                      enum coll_dtype t, struct plan *p)
 {
 	size_t bytes;
 
@@ -251,22 +246,11 @@ static void make_plan(struct ring *r, const void *send, void *recv, size_t count
 	                   .count = count,
 	                   .elsize = coll_dtype_size(t),
 	                   .dtype = t,
-	                   .rank = r->rank,
-	                   .nranks = r->nranks};
+	                   .rank = r->rank};
 	bytes = count * p->elsize;
 	if (r->nranks == 2 && bytes <= r->exchange_max) {
 		p->nseg = 1;
 		p->steps = p->reduce_steps = 1;
-	} else if (r->nranks > 2 && bytes <= r->gather_max &&
-	           bytes * (size_t)(r->nranks - 1) <= RING_GATHER_SCRATCH_MAX) {
-		if (r->scratch_len < bytes * (size_t)(r->nranks - 1)) {
-			r->scratch_len = bytes * (size_t)(r->nranks - 1);
-			r->scratch = cd_realloc(r->scratch, r->scratch_len);
-		}
-		p->scratch = r->scratch;
-		p->nseg = 1;
-		p->steps = r->nranks - 1;
-		p->reduce_steps = 0;
 	} else {
 		p->nseg = r->nranks;
 		p->steps = 2 * (r->nranks - 1);
@@ -310,25 +294,17 @@ static size_t out_chunk(const struct call *c, size_t g, const char **data)
 	size_t k = g / c->p.chunks, first, len;
 
 	chunk_bounds(&c->p, mod(c->p.rank - (int)k, c->p.nseg), g % c->p.chunks, &first, &len);
-	if (k == 0)
-		*data = c->p.send + first * c->p.elsize;
-	else if (c->p.scratch) /* what step k-1 received */
-		*data = c->p.scratch + ((k - 1) * c->p.count + first) * c->p.elsize;
-	else
-		*data = c->p.recv + first * c->p.elsize;
+	*data = (k == 0 ? c->p.send : c->p.recv) + first * c->p.elsize;
 	return len * c->p.elsize;
 }
 
-/* Chunk g as this rank receives it: into recv, or the gather's slot k. */
+/* Chunk g as this rank receives it: always into recv. */
 static size_t in_chunk(const struct call *c, size_t g, char **data)
 {
 	size_t k = g / c->p.chunks, first, len;
 
 	chunk_bounds(&c->p, mod(c->p.rank - (int)k - 1, c->p.nseg), g % c->p.chunks, &first, &len);
-	if (c->p.scratch)
-		*data = c->p.scratch + (k * c->p.count + first) * c->p.elsize;
-	else
-		*data = c->p.recv + first * c->p.elsize;
+	*data = c->p.recv + first * c->p.elsize;
 	return len * c->p.elsize;
 }
 
@@ -573,24 +549,6 @@ static int run_call(struct call *c)
 	}
 }
 
-/* Rank o's input in the gather: send for ourselves, else the slot of the
- * step that brought it, (rank - o - 1) mod n. */
-static const char *gather_input(const struct plan *p, int o)
-{
-	size_t slot = (size_t)mod(p->rank - o - 1, p->nranks);
-
-	return o == p->rank ? p->send : p->scratch + slot * p->count * p->elsize;
-}
-
-/* The gather's end: recv = the sum of every rank's input, added in rank
- * order on every rank. */
-static void gather_sum(const struct plan *p)
-{
-	coll_sum_into(p->recv, gather_input(p, 0), gather_input(p, 1), p->count, p->dtype);
-	for (int o = 2; o < p->nranks; o++)
-		coll_sum_into(p->recv, p->recv, gather_input(p, o), p->count, p->dtype);
-}
-
 /* --- the entry point ------------------------------------------------------ */
 
 static int overlap(const void *a, const void *b, size_t bytes)
@@ -624,6 +582,13 @@ int ring_allreduce(struct ring *r, const void *send, void *recv, size_t count, e
 		memcpy(recv, send, bytes);
 		return 0;
 	}
+	if (ring_gather_fits(r, bytes)) {
+		if (ring_gather(r, send, recv, count, t, e) < 0) {
+			r->failed = 1;
+			return -1;
+		}
+		return 0;
+	}
 	make_plan(r, send, recv, count, t, &c.p);
 	for (int j = 0; j < r->conns; j++)
 		c.out[j].next = c.in[j].next = (size_t)j;
@@ -631,7 +596,5 @@ int ring_allreduce(struct ring *r, const void *send, void *recv, size_t count, e
 		r->failed = 1;
 		return -1;
 	}
-	if (c.p.scratch)
-		gather_sum(&c.p);
 	return 0;
 }

@@ -26,11 +26,13 @@
 #define RING_CHUNK_MIN    (64 * 1024)   /* bytes: no smaller chunk once a step has this much */
 #define RING_EXCHANGE_MAX (1024 * 1024) /* bytes per rank: 2 ranks exchange up to this */
 
-/* More than 2 ranks pass whole buffers around (N-1 steps, see ring.c) up to
- * this many bytes per rank. A step costs a hop's latency h plus its bytes at
- * the path's rate B, so (N-1)(h + S/B) beats the ring's 2(N-1)(h + S/(N B))
- * while S < h B N/(N-2): 2 h B at 4 ranks, 1.3 h B at 8, h B for many. With
- * h = 25-50 us and B = 1-2 GB/s (veth on the 2-core VM) h B is 25-100 KB. */
+/* More than 2 ranks pass whole buffers both ways round the ring (n/2 steps,
+ * ring_gather.c) up to this many bytes per rank. A step costs a hop's
+ * latency h plus its bytes at the path's rate B, so (n/2)(h + S/B) beats the
+ * ring's 2(n-1)(h + S/(n B)) while S < 8 h B at 4 ranks, 4.4 h B at 8 and
+ * 3 h B for many. With h = 25-50 us and B = 1-2 GB/s (veth on the 2-core
+ * VM) h B is 25-100 KB; the limit stays below that, as the gather sends n/4
+ * times the ring's bytes on each link and so loses first on a busy one. */
 #define RING_GATHER_MAX (32 * 1024)
 /* ... and while the other ranks' inputs fit in this much scratch memory. */
 #define RING_GATHER_SCRATCH_MAX (8 * 1024 * 1024)
@@ -67,6 +69,16 @@ void ring_host_text(const struct sockaddr *addr, char *buf, size_t len);
 
 /* The port of an IPv4 or IPv6 addr, 0 for another family. */
 int ring_port_of(const struct sockaddr *addr);
+
+/* Whether a call of `bytes` per rank runs as the gather (ring_gather.c):
+ * more than 2 ranks, at most gather_max bytes, scratch within its cap. */
+int ring_gather_fits(const struct ring *r, size_t bytes);
+
+/* The gather: recv = the sum of every rank's send (count elements of t),
+ * added in rank order, so every rank holds the same bits. Grows r->scratch
+ * to (nranks - 1) x bytes. 0, or -1 with e filled in. */
+int ring_gather(struct ring *r, const void *send, void *recv, size_t count, enum coll_dtype t,
+                struct ring_error *e);
 
 /* Fill e (kind, peer, bytes and the formatted message); returns -1, for
  * `return ring_fail(...)`. */
