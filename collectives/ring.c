@@ -15,7 +15,9 @@
  *     allgather (a received chunk is final);
  *   exchange (n = 2 and small, nseg = 1, 1 step): each rank sends its whole
  *     input and sums what it receives: one step of latency instead of two,
- *     and a + b == b + a exactly, so both ranks hold the same bits.
+ *     and a + b == b + a exactly, so both ranks hold the same bits;
+ *   gather (n > 2 and small: ring_gather.c): whole inputs pass both ways
+ *     round the ring, n/2 steps, and every rank sums them in rank order.
  *
  * Step 0 sends straight from send; step k > 0 sends what step k-1 received
  * into recv, chunk by chunk: chunk c of step k may leave as soon as chunk c
@@ -94,6 +96,7 @@ struct ring *ring_new(const struct ring_opts *o)
 	r->chunk_max = RING_CHUNK_MAX;
 	r->chunk_min = RING_CHUNK_MIN;
 	r->exchange_max = RING_EXCHANGE_MAX;
+	r->gather_max = RING_GATHER_MAX;
 	return r;
 }
 
@@ -107,6 +110,7 @@ void ring_close(struct ring *r)
 		if (r->from_left[i] >= 0)
 			close(r->from_left[i]);
 	}
+	free(r->scratch);
 	free(r);
 }
 
@@ -576,6 +580,13 @@ int ring_allreduce(struct ring *r, const void *send, void *recv, size_t count, e
 		return ring_fail(e, RING_BAD_ARG, -1, bytes, "send and recv overlap");
 	if (r->nranks == 1) {
 		memcpy(recv, send, bytes);
+		return 0;
+	}
+	if (ring_gather_fits(r, bytes)) {
+		if (ring_gather(r, send, recv, count, t, e) < 0) {
+			r->failed = 1;
+			return -1;
+		}
 		return 0;
 	}
 	make_plan(r, send, recv, count, t, &c.p);

@@ -14,7 +14,9 @@
  * only when the token matches, the rank is its left neighbour and the index
  * is new; any other client is closed without an answer and the wait goes on,
  * so a stray connection can neither join nor end the run. Then only element
- * data flows: chunk after chunk in a schedule both sides compute.
+ * data flows: chunk after chunk in a schedule both sides compute (for a
+ * small call of more than 2 ranks both ways on connection 0, perhaps right
+ * behind the answer: ring_gather.c).
  *
  * Every wait is bounded: establishing by connect_timeout_ms, every later
  * wait by stall_ms without progress on any connection. A hangup of abort_fd

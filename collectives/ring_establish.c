@@ -228,7 +228,7 @@ static int fail_rejected(struct establish *s, int i, const char *what)
 }
 
 /* Judges the answer once it holds a newline: exactly
- * "CDRING1 OK <right's rank>\n" and nothing after it. */
+ * "CDRING1 OK <right's rank>\n". */
 static int judge_answer(struct establish *s, int i)
 {
 	struct outgoing *c = &s->out[i];
@@ -242,10 +242,22 @@ static int judge_answer(struct establish *s, int i)
 	return 0;
 }
 
+/* Reads the answer up to its newline and not a byte further: the right
+ * neighbour may already be sending the gather's leftward data behind it
+ * (ring_gather.c), which is the ring's, not the handshake's. */
 static int read_answer(struct establish *s, int i)
 {
 	struct outgoing *c = &s->out[i];
-	ssize_t n = recv(s->r->to_right[i], c->answer + c->got, sizeof(c->answer) - 1 - c->got, 0);
+	size_t room = sizeof(c->answer) - 1 - c->got;
+	ssize_t n = recv(s->r->to_right[i], c->answer + c->got, room, MSG_PEEK);
+	const char *nl;
+
+	if (n > 0) {
+		nl = memchr(c->answer + c->got, '\n', (size_t)n);
+		if (nl)
+			n = nl - (c->answer + c->got) + 1;
+		n = recv(s->r->to_right[i], c->answer + c->got, (size_t)n, 0);
+	}
 
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)

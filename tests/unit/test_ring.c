@@ -59,6 +59,7 @@ enum role {
 struct job {
 	size_t count;
 	enum coll_dtype dtype;
+	int inexact; /* float32 inputs whose sum depends on the order: digest only */
 };
 
 struct member {
@@ -71,6 +72,7 @@ struct member {
 	struct job jobs[MAX_JOBS];
 	size_t njobs;
 	size_t exchange_max; /* (size_t)-1: the default */
+	size_t gather_max;   /* (size_t)-1: the default */
 	int no_thread;       /* its listener only: the rank never runs */
 	int call_again;      /* after a failed job, one more call */
 
@@ -81,6 +83,7 @@ struct member {
 	size_t failed_job;
 	int64_t fail_ms;         /* how long the failing call took */
 	size_t wrong;            /* over all jobs */
+	uint64_t digest;         /* FNV-1a of the last inexact job's result */
 	struct ring_error again; /* what the call after a failure said */
 
 	pthread_barrier_t *all_done;
@@ -144,6 +147,7 @@ static int cluster_init(struct cluster *c, int n, int conns, int family)
 		                          .stall_ms = 5000,
 		                          .abort_fd = -1};
 		m->exchange_max = (size_t)-1;
+		m->gather_max = (size_t)-1;
 		m->listen_fd = -1;
 		if (listen_loopback(family, &m->listen_fd, &addrs[i], &lens[i]) < 0) {
 			for (int j = 0; j < i; j++)
@@ -179,13 +183,20 @@ static int run_job(struct member *m, struct ring *r, const struct job *j)
 	int rc;
 
 	coll_fill(send, j->count, j->dtype, m->o.rank, m->o.nranks);
+	for (size_t i = 0; j->inexact && i < j->count; i++)
+		((float *)send)[i] = 0.1f * (float)(m->o.rank + 1) + 1e-3f * (float)i / 7.0f;
 	memset(recv, 0xff, bytes);
 	t0 = cd_now_ms();
 	rc = ring_allreduce(r, send, recv, j->count, j->dtype, &m->e);
-	if (rc < 0)
+	if (rc < 0) {
 		m->fail_ms = cd_now_ms() - t0;
-	else
+	} else if (j->inexact) {
+		m->digest = 1469598103934665603ULL;
+		for (size_t i = 0; i < bytes; i++)
+			m->digest = (m->digest ^ ((unsigned char *)recv)[i]) * 1099511628211ULL;
+	} else {
 		m->wrong += coll_check(recv, j->count, j->dtype, m->o.nranks);
+	}
 	free(send);
 	free(recv);
 	return rc;
@@ -205,6 +216,8 @@ static void *member_main(void *arg)
 		m->established = 1;
 		if (m->exchange_max != (size_t)-1)
 			r->exchange_max = m->exchange_max;
+		if (m->gather_max != (size_t)-1)
+			r->gather_max = m->gather_max;
 		if (m->role == ROLE_CLOSE) {
 			ring_close(r);
 			r = NULL;
@@ -404,6 +417,60 @@ static void two_ranks_are_exact_with_and_without_the_exchange(void **state)
 		add_job_to_all(&c, 1 << 20, COLL_FLOAT32);
 		cluster_run(&c);
 		assert_all_exact(&c);
+	}
+}
+
+/* More ranks pass whole buffers around up to gather_max bytes and run the
+ * ring above: every rank gives the exact sum, on either side of the
+ * threshold, with one and with three connections, and the scratch grown by
+ * a larger call serves a smaller one. */
+static void more_ranks_are_exact_with_and_without_the_gather(void **state)
+{
+	static const size_t limits[] = {0, (size_t)-1, 1 << 20};
+	size_t edge = RING_GATHER_MAX / sizeof(float);
+
+	for (int n = 3; n <= 5; n++) {
+		for (size_t k = 0; k < CD_ARRAY_LEN(limits); k++) {
+			struct cluster c;
+
+			assert_int_equal(cluster_init(&c, n, n == 4 ? 3 : 1, AF_INET), 0);
+			for (int i = 0; i < n; i++)
+				c.m[i].gather_max = limits[k];
+			add_job_to_all(&c, 1, COLL_FLOAT32);
+			add_job_to_all(&c, 2, COLL_FLOAT32);
+			add_job_to_all(&c, 1001, COLL_BFLOAT16);
+			add_job_to_all(&c, edge, COLL_FLOAT32);
+			add_job_to_all(&c, 7, COLL_FLOAT64);
+			add_job_to_all(&c, edge + 1, COLL_FLOAT32);
+			add_job_to_all(&c, 200003, COLL_FLOAT32);
+			cluster_run(&c);
+			assert_all_exact(&c);
+		}
+	}
+}
+
+/* With inputs whose float sum depends on the order of the additions, every
+ * rank still holds the same bits: the gather adds in rank order everywhere,
+ * the ring reduces each segment once and passes it on. */
+static void every_rank_holds_the_same_bits_with_and_without_the_gather(void **state)
+{
+	static const size_t limits[] = {0, (size_t)-1};
+
+	for (int n = 3; n <= 5; n++) {
+		for (size_t k = 0; k < CD_ARRAY_LEN(limits); k++) {
+			struct cluster c;
+
+			assert_int_equal(cluster_init(&c, n, 1, AF_INET), 0);
+			for (int i = 0; i < n; i++) {
+				c.m[i].gather_max = limits[k];
+				add_job(&c.m[i], 1000, COLL_FLOAT32);
+				c.m[i].jobs[0].inexact = 1;
+			}
+			cluster_run(&c);
+			assert_all_exact(&c);
+			for (int i = 1; i < n; i++)
+				assert_true(c.m[i].digest == c.m[0].digest);
+		}
 	}
 }
 
@@ -825,6 +892,8 @@ int main(void)
 	    T(float32_sums_are_exact_with_4_connections),
 	    T(every_dtype_is_exact_with_3_ranks),
 	    T(two_ranks_are_exact_with_and_without_the_exchange),
+	    T(more_ranks_are_exact_with_and_without_the_gather),
+	    T(every_rank_holds_the_same_bits_with_and_without_the_gather),
 	    T(ipv6_loopback_ring_is_exact),
 	    T(sweep_reports_counts_bytes_times_and_exact_results),
 	    T(unchecked_sweep_reports_wrong_as_minus_one),
