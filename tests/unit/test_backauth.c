@@ -34,11 +34,13 @@ static void test_hmac_matches_rfc4231(void **state)
 
 	backauth_hmac("Jefe", 4, "what do ya want for nothing?", 28, mac);
 	sha256_hex(mac, hex);
-	assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	assert_string_equal(hex,
+	                    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 	memset(key, 0xaa, sizeof(key)); /* case 6: a key longer than a block */
 	backauth_hmac(key, sizeof(key), big, strlen(big), mac);
 	sha256_hex(mac, hex);
-	assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	assert_string_equal(hex,
+	                    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 /* One exchange up to the agent's proof; returns it in proof_line. */
@@ -55,8 +57,8 @@ static void exchange(struct backauth *agent, struct backauth *head, const char *
 		assert_true(backauth_agent_answer(agent, agent_secret, chomp(chal), proof_line,
 		                                  BACKAUTH_LINE_MAX) > 0);
 	else
-		assert_int_equal(backauth_agent_answer(agent, agent_secret, chomp(chal),
-		                                       proof_line, BACKAUTH_LINE_MAX),
+		assert_int_equal(backauth_agent_answer(agent, agent_secret, chomp(chal), proof_line,
+		                                       BACKAUTH_LINE_MAX),
 		                 -1);
 }
 
@@ -128,7 +130,7 @@ static void test_truncated_and_malformed_lines_are_refused(void **state)
 	    "",
 	    "CDBACK1",
 	    "CDBACK1 node01",
-	    "CDBACK1 node01 0123456789abcdef",           /* short nonce */
+	    "CDBACK1 node01 0123456789abcdef",                 /* short nonce */
 	    "CDBACK1 node01 0123456789abcdef0123456789ABCDEF", /* upper case */
 	    "CDBACK1 node01  0123456789abcdef0123456789abcdef",
 	    "CDBACK1 no/de 0123456789abcdef0123456789abcdef",
@@ -138,19 +140,17 @@ static void test_truncated_and_malformed_lines_are_refused(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(bad_hello) / sizeof(bad_hello[0]); i++)
-		assert_int_equal(backauth_head_challenge(&a, SECRET, bad_hello[i], NH, out,
-		                                         sizeof(out)),
-		                 -1);
+		assert_int_equal(
+		    backauth_head_challenge(&a, SECRET, bad_hello[i], NH, out, sizeof(out)), -1);
 	/* a secret too short to be the run's is never used */
-	assert_int_equal(backauth_head_challenge(&a, "abc", "CDBACK1 node01 " NA, NH, out,
-	                                         sizeof(out)),
-	                 -1);
+	assert_int_equal(
+	    backauth_head_challenge(&a, "abc", "CDBACK1 node01 " NA, NH, out, sizeof(out)), -1);
 	assert_false(backauth_secret_ok(NULL));
 	assert_true(backauth_secret_ok(SECRET));
 	/* the head's challenge cut short */
 	assert_true(backauth_agent_hello(&a, "node01", NA, out, sizeof(out)) > 0);
-	assert_true(backauth_head_challenge(&a, SECRET, "CDBACK1 node01 " NA, NH, chal,
-	                                    sizeof(chal)) > 0);
+	assert_true(
+	    backauth_head_challenge(&a, SECRET, "CDBACK1 node01 " NA, NH, chal, sizeof(chal)) > 0);
 	chomp(chal);
 	chal[strlen(chal) - 1] = '\0';
 	assert_int_equal(backauth_agent_answer(&a, SECRET, chal, out, sizeof(out)), -1);
