@@ -620,13 +620,14 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 {
 	struct hostlist *hl = hostlist_new();
 	char nodes[32], env_secret[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
-	char *nodelist, *argv[16], *env[2];
+	char *nodelist, *nodelist_arg, *argv[16], *env[2];
 	int k = 0, rc;
 
 	for (size_t i = 0; i < b->n; i++)
 		hostlist_parse(hl, b->hosts[i], err, errlen);
 	nodelist = hostlist_fold(hl);
 	hostlist_free(hl);
+	nodelist_arg = cd_asprintf("--nodelist=%s", nodelist);
 	snprintf(nodes, sizeof(nodes), "--nodes=%zu", b->n);
 	/* man srun (22.05): --overlap shares the allocation's CPUs with the
 	 * job's own steps; one task per node, on exactly these nodes. The
@@ -635,8 +636,7 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 	argv[k++] = "--overlap";
 	argv[k++] = nodes;
 	argv[k++] = "--ntasks-per-node=1";
-	argv[k++] = "--nodelist";
-	argv[k++] = nodelist;
+	argv[k++] = nodelist_arg;
 	argv[k++] = "--export=ALL";
 	argv[k++] = "--kill-on-bad-exit=0";
 	argv[k++] = "--job-name=clusterdoc-agent";
@@ -650,6 +650,7 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 	rc = child_start(&b->srun, argv, env, err, errlen);
 	memset(env_secret, 0, sizeof(env_secret));
 	free(nodelist);
+	free(nodelist_arg);
 	if (rc < 0)
 		return rc;
 	b->srun_started = 1;
