@@ -34,6 +34,7 @@ extern char **environ;
 #define REAP_BUSY_MS     200  /* local agents are looked at this often while some are awaited */
 #define REAP_IDLE_MS     2000 /* ...and this often once all have connected */
 #define LAUNCHER_EXIT_MS 3000 /* how long backlisten_free waits for the launched processes */
+#define SPAWN_BATCH      32   /* local agents started per loop turn (accepts go on between) */
 
 /* An accepted connection: handshake under way, or proven and parked until
  * its node waits for it. */
@@ -78,9 +79,15 @@ struct backlisten {
 	size_t errline_len;
 	/* local-connect */
 	pid_t *pids;
-	int err_pipe;
+	int err_pipe, err_pipe_w;
 	uint64_t reap_timer;
 	size_t live;
+	size_t spawned; /* agents started so far (a batch per loop turn) */
+	uint64_t spawn_timer;
+	char *agent;
+	char **envp; /* the head's environment, the secret, the name */
+	char secret_env[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
+	char name_env[BACKAUTH_NAME_MAX + sizeof(BACKAUTH_NAME_ENV) + 1];
 };
 
 const char *launcher_name(enum launcher l)
@@ -500,6 +507,7 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	b->kind = l;
 	b->fd = -1;
 	b->err_pipe = -1;
+	b->err_pipe_w = -1;
 	b->handshake_ms = handshake_timeout_ms;
 	b->n = n;
 	b->hosts = cd_calloc(n ? n : 1, sizeof(*b->hosts));
@@ -592,6 +600,28 @@ static const char *launcher_last(struct backlisten *b)
 		start--;
 	snprintf(last, sizeof(last), "%.*s", (int)(end - start), start);
 	return last;
+}
+
+/* The last line of the launcher's output that names host ("NAME:"), or "". */
+static const char *launcher_said(struct backlisten *b, const char *host)
+{
+	static char said[512];
+	const char *s = b->err.data, *end, *at = NULL, *p;
+	size_t hl = strlen(host);
+
+	said[0] = '\0';
+	if (!s)
+		return said;
+	end = s + b->err.len;
+	for (p = s; p < end && (p = strstr(p, host)); p += hl)
+		if (p[hl] == ':' && (p == s || p[-1] == ' ' || p[-1] == '\n'))
+			at = p;
+	if (!at)
+		return said;
+	while (at > s && at[-1] != '\n')
+		at--;
+	snprintf(said, sizeof(said), "%.*s", (int)strcspn(at, "\n"), at);
+	return said;
 }
 
 static void on_srun(struct loop *loop, int fd, short revents, void *arg)
@@ -688,72 +718,91 @@ static void on_reap(struct loop *loop, void *arg)
 		if (b->err_pipe >= 0)
 			launcher_read(b, b->err_pipe);
 		child_describe_status(status, how, sizeof(how));
-		last = launcher_last(b);
+		last = launcher_said(b, b->hosts[i]);
 		snprintf(msg, sizeof(msg), "the local agent %s before it connected back%s%s", how,
-		         last[0] ? " (the agents' last words: " : "", last);
-		if (last[0])
-			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), ")");
+		         last[0] ? ": " : "", last);
 		fail_host(b, i, msg);
 	}
-	if (b->live)
+	if (b->live || b->spawned < b->n)
 		b->reap_timer =
 		    loop_timer_add(loop, waiting ? REAP_BUSY_MS : REAP_IDLE_MS, on_reap, b);
 }
 
-static int launch_local(struct backlisten *b, const char *agent, char *err, size_t errlen)
+/* Start the next batch of local agents; the loop accepts the first ones'
+ * connections meanwhile, so none waits for the whole launch. */
+static void spawn_batch(struct loop *loop, void *arg)
 {
-	size_t ne = 0;
-	char **envp, name[BACKAUTH_NAME_MAX + sizeof(BACKAUTH_NAME_ENV) + 1];
-	char secret[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
-	char *argv[] = {(char *)agent, "--connect", b->addr, NULL};
+	struct backlisten *b = arg;
+	char *argv[] = {b->agent, "--connect", b->addr, NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t def;
-	int p[2], rc = 0;
+	size_t end = b->spawned + SPAWN_BATCH < b->n ? b->spawned + SPAWN_BATCH : b->n;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return cd_errf(err, errlen, CD_ERR_IO, "pipe: %s", strerror(errno));
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	b->err_pipe = p[0];
-	loop_watch(b->loop, p[0], POLLIN, on_local_err, b);
-	while (environ && environ[ne])
-		ne++;
-	envp = cd_calloc(ne + 3, sizeof(*envp));
-	ne = 0;
-	for (size_t i = 0; environ && environ[i]; i++)
-		if (strncmp(environ[i], "CLUSTERDOC_BACK_", 16) != 0)
-			envp[ne++] = environ[i];
-	snprintf(secret, sizeof(secret), "%s=%s", BACKAUTH_SECRET_ENV, b->secret);
-	envp[ne] = secret;
-	envp[ne + 1] = name;
+	b->spawn_timer = 0;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, b->err_pipe_w, STDERR_FILENO);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&def);
 	sigaddset(&def, SIGPIPE);
 	posix_spawnattr_setsigdefault(&attr, &def);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-	b->pids = cd_calloc(b->n ? b->n : 1, sizeof(*b->pids));
-	for (size_t i = 0; i < b->n && !rc; i++) {
-		snprintf(name, sizeof(name), "%s=%s", BACKAUTH_NAME_ENV, b->hosts[i]);
-		rc = posix_spawn(&b->pids[i], agent, &fa, &attr, argv, envp);
+	for (; b->spawned < end; b->spawned++) {
+		size_t i = b->spawned;
+		int rc;
+
+		snprintf(b->name_env, sizeof(b->name_env), "%s=%s", BACKAUTH_NAME_ENV, b->hosts[i]);
+		rc = posix_spawn(&b->pids[i], b->agent, &fa, &attr, argv, b->envp);
 		if (rc) {
+			char msg[CD_ERRLEN];
+
 			b->pids[i] = 0;
-			cd_errf(err, errlen, CD_ERR_IO, "cannot start %s: %s", agent, strerror(rc));
+			snprintf(msg, sizeof(msg), "cannot start %s: %s", b->agent, strerror(rc));
+			fail_host(b, i, msg);
 		} else {
 			b->live++;
 		}
 	}
-	memset(secret, 0, sizeof(secret));
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	free(envp);
-	close(p[1]);
-	if (b->live)
-		b->reap_timer = loop_timer_add(b->loop, REAP_BUSY_MS, on_reap, b);
-	return rc ? CD_ERR_IO : 0;
+	if (b->spawned < b->n) {
+		b->spawn_timer = loop_timer_add(loop, 0, spawn_batch, b);
+		return;
+	}
+	/* all started: the secret is no longer needed here */
+	memset(b->secret_env, 0, sizeof(b->secret_env));
+	close(b->err_pipe_w);
+	b->err_pipe_w = -1;
+}
+
+static int launch_local(struct backlisten *b, const char *agent, char *err, size_t errlen)
+{
+	size_t ne = 0;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cd_errf(err, errlen, CD_ERR_IO, "pipe: %s", strerror(errno));
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	b->err_pipe = p[0];
+	b->err_pipe_w = p[1];
+	loop_watch(b->loop, p[0], POLLIN, on_local_err, b);
+	while (environ && environ[ne])
+		ne++;
+	b->envp = cd_calloc(ne + 3, sizeof(*b->envp));
+	ne = 0;
+	for (size_t i = 0; environ && environ[i]; i++)
+		if (strncmp(environ[i], "CLUSTERDOC_BACK_", 16) != 0)
+			b->envp[ne++] = environ[i];
+	snprintf(b->secret_env, sizeof(b->secret_env), "%s=%s", BACKAUTH_SECRET_ENV, b->secret);
+	b->envp[ne] = b->secret_env;
+	b->envp[ne + 1] = b->name_env;
+	b->agent = cd_strdup(agent);
+	b->pids = cd_calloc(b->n ? b->n : 1, sizeof(*b->pids));
+	b->reap_timer = loop_timer_add(b->loop, REAP_BUSY_MS, on_reap, b);
+	spawn_batch(b->loop, b);
+	return 0;
 }
 
 int backlisten_launch(struct backlisten *b, const char *agent_path, char *err, size_t errlen)
@@ -776,6 +825,7 @@ void backlisten_free(struct backlisten *b)
 	while (b->pends)
 		pend_free(b->pends, 1);
 	loop_timer_cancel(b->loop, b->reap_timer);
+	loop_timer_cancel(b->loop, b->spawn_timer);
 	/* The agents' sockets are closed: they end on their own. */
 	if (b->srun_started) {
 		loop_unwatch(b->loop, b->srun.out_fd);
@@ -801,6 +851,11 @@ void backlisten_free(struct backlisten *b)
 		loop_unwatch(b->loop, b->err_pipe);
 		close(b->err_pipe);
 	}
+	if (b->err_pipe_w >= 0)
+		close(b->err_pipe_w);
+	memset(b->secret_env, 0, sizeof(b->secret_env));
+	free(b->agent);
+	free(b->envp);
 	for (size_t i = 0; i < b->n; i++) {
 		free(b->hosts[i]);
 		free(b->dead[i]);
