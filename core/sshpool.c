@@ -280,8 +280,9 @@ static void on_deadline(struct loop *loop, void *arg)
 	for (size_t i = 0; i < CD_ARRAY_LEN(phases); i++)
 		if (strcmp(phases[i].code, node->deadline_code) == 0)
 			what = phases[i].what;
-	if (node->pool->back && strcmp(node->deadline_code, "connect-timeout") == 0) {
-		pool_node_fail(node, "connect-timeout",
+	if (node->pool->back && (strcmp(node->deadline_code, "connect-timeout") == 0 ||
+	                         strcmp(node->deadline_code, "handshake-timeout") == 0)) {
+		pool_node_fail(node, node->deadline_code,
 		               "%s: its agent did not connect back to %s within the deadline (a "
 		               "firewall between the node and the head's port, or the launcher "
 		               "did not start it)",

@@ -54,6 +54,7 @@ struct backconn {
 	size_t host; /* index into b->hosts */
 	int fd;      /* the agent's socket, -1 until it connected */
 	int failed;
+	int started; /* told the owner the launcher started the agent (ev->connected) */
 };
 
 struct backlisten {
@@ -68,8 +69,9 @@ struct backlisten {
 	size_t *order; /* indexes of hosts sorted by name, for lookups */
 	struct conn **waiting;
 	struct pend **parked;
-	unsigned char *taken; /* the node's agent connected (once per run) */
-	char **dead;          /* why the launcher could not start the node's agent */
+	unsigned char *taken;      /* the node's agent connected (once per run) */
+	unsigned char *spawned_at; /* local-connect: the node's agent process runs */
+	char **dead;               /* why the launcher could not start the node's agent */
 	struct pend *pends;
 	/* srun */
 	struct child srun;
@@ -226,11 +228,26 @@ static void adopt(struct backlisten *b, size_t i, struct pend *q)
 		buf_append(&c->in, q->line, q->len);
 	pend_free(q, 0);
 	back_watch(c);
-	c->ev->connected(c);
+	if (!p->started) {
+		p->started = 1;
+		c->ev->connected(c);
+	}
 	if (!p->failed)
 		c->ev->authenticated(c);
 	if (!p->failed && c->in.len)
 		c->ev->data(c);
+}
+
+/* The launcher started the node's agent (local-connect knows when): the
+ * owner's handshake deadline runs from now, not from the whole launch. */
+static void back_started(struct conn *c)
+{
+	struct backconn *p = c->priv;
+
+	if (p->started || p->failed)
+		return;
+	p->started = 1;
+	c->ev->connected(c);
 }
 
 static int back_start(struct conn *c)
@@ -251,7 +268,9 @@ static int back_start(struct conn *c)
 		back_fail(c, "launcher", b->dead[i]);
 		return CD_ERR_IO;
 	}
-	if (b->parked[i])
+	if (b->spawned_at[i])
+		back_started(c);
+	if (!p->failed && b->parked[i])
 		adopt(b, (size_t)i, b->parked[i]);
 	return 0;
 }
@@ -521,6 +540,7 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	b->waiting = cd_calloc(n ? n : 1, sizeof(*b->waiting));
 	b->parked = cd_calloc(n ? n : 1, sizeof(*b->parked));
 	b->taken = cd_calloc(n ? n : 1, 1);
+	b->spawned_at = cd_calloc(n ? n : 1, 1);
 	b->dead = cd_calloc(n ? n : 1, sizeof(*b->dead));
 	buf_init(&b->err, LAUNCHER_ERR_MAX);
 	cd_random_token(b->secret, 33);
@@ -763,6 +783,9 @@ static void spawn_batch(struct loop *loop, void *arg)
 			fail_host(b, i, msg);
 		} else {
 			b->live++;
+			b->spawned_at[i] = 1;
+			if (b->waiting[i])
+				back_started(b->waiting[i]);
 		}
 	}
 	posix_spawn_file_actions_destroy(&fa);
@@ -867,6 +890,7 @@ void backlisten_free(struct backlisten *b)
 	free(b->waiting);
 	free(b->parked);
 	free(b->taken);
+	free(b->spawned_at);
 	free(b->dead);
 	free(b->pids);
 	free(b);

@@ -15,7 +15,8 @@
 # All traffic is on 127.0.0.1. Kills only the heads it started (by PID); their agents
 # end when the head closes their sockets.
 #
-# env: OUT=DIR (default a new /tmp/agents_2000.XXXXXX)  TIMEOUT=S (-t, default 300)
+# env: OUT=DIR (default a new /tmp/agents_2000.XXXXXX)  TIMEOUT=S (-t, --connect-timeout and
+#      --auth-timeout: a loaded machine starts 2,000 processes slowly; default 300)
 # Prints a table (and OUT/agents.md); the same-run ratios are 2000-vs-100 per node.
 set -euo pipefail
 
@@ -44,7 +45,8 @@ measure() {
 	shift 2
 	t0=$(date +%s%N)
 	env -u CONDA_PREFIX -u VIRTUAL_ENV HOME="$OUT/home" PATH="$OUT/bin" \
-		"$CLUSTERDOC" "$@" -w "n[1-$n]" --launcher local-connect -t "$TIMEOUT" --json \
+		"$CLUSTERDOC" "$@" -w "n[1-$n]" --launcher local-connect -t "$TIMEOUT" \
+		--connect-timeout "$TIMEOUT" --auth-timeout "$TIMEOUT" --json \
 		>"$OUT/$name-$n.json" 2>"$OUT/$name-$n.err" &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do

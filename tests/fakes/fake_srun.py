@@ -6,7 +6,8 @@ and starts the task once per node of --nodelist on this machine, with
 SLURMD_NODENAME set as slurmd sets it. It records its argv (one word a line)
 and whether the secret came in its environment to $FAKE_SRUN_LOG. Faults, by
 node name: FAKE_SRUN_FAIL (srun's own error line for that node, task not
-started), FAKE_SRUN_SKIP (never started), FAKE_SRUN_BADSECRET (started with
+started), FAKE_SRUN_SKIP (never started, as if its agent could not reach the head; srun
+then waits for it), FAKE_SRUN_BADSECRET (started with
 another secret), FAKE_SRUN_PROBE (before the agents: connect to the head,
 send a protocol line and record what came back in $FAKE_SRUN_LOG.probe).
 """
@@ -15,6 +16,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 
 def expand(expr):
@@ -77,6 +79,8 @@ def main():
     rc = 0
     for p in procs:
         rc = max(rc, p.wait())
+    if faults['SKIP'] - {''}:
+        time.sleep(60)  # a task that never connects back keeps srun waiting (the head kills it)
     sys.exit(rc)
 
 
