@@ -58,7 +58,7 @@ measure() {
 	wait "$pid" || rc=$?
 	t1=$(date +%s%N)
 	local ok
-	ok=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for x in d["nodes"] if x.get("reachable", x.get("ok", True))))' \
+	ok=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for x in d["nodes"] if x.get("reachable", x.get("checked"))))' \
 		"$OUT/$name-$n.json" 2>/dev/null || echo "?")
 	printf '%s %s %s %s %s %s %s\n' "$name" "$n" "$(((t1 - t0) / 1000000))" \
 		"$((cpu * 1000 / TCK))" "$hwm" "$rc" "$ok" >>"$OUT/raw.txt"
