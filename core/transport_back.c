@@ -232,9 +232,12 @@ static void adopt(struct backlisten *b, size_t i, struct pend *q)
 		p->started = 1;
 		c->ev->connected(c);
 	}
-	if (!p->failed)
-		c->ev->authenticated(c);
-	if (!p->failed && c->in.len)
+	/* Each event may fail the node, which closes the conn (c->priv
+	 * becomes NULL): nothing more is said then. */
+	if (c->priv != p || p->failed)
+		return;
+	c->ev->authenticated(c);
+	if (c->priv == p && !p->failed && c->in.len)
 		c->ev->data(c);
 }
 
