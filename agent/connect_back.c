@@ -46,7 +46,7 @@ static void node_name(char *out, size_t len)
 	out[strcspn(out, ".")] = '\0';
 }
 
-static int connect_to(const char *hostport)
+static int connect_to(const char *name, const char *hostport)
 {
 	char host[256];
 	const char *port, *colon = strrchr(hostport, ':');
@@ -81,8 +81,8 @@ static int connect_to(const char *hostport)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		fprintf(stderr, "clusterdoc-agent: cannot connect back to the head at %s: %s\n",
-		        hostport, strerror(errno));
+		fprintf(stderr, "clusterdoc-agent: %s: cannot connect back to the head at %s: %s\n",
+		        name, hostport, strerror(errno));
 	return fd;
 }
 
@@ -145,7 +145,7 @@ int agent_connect_back(const char *hostport)
 		        name);
 		return -1;
 	}
-	fd = connect_to(hostport);
+	fd = connect_to(name, hostport);
 	if (fd < 0)
 		return -1;
 	if (write_all(fd, out, (size_t)n) < 0 || read_line(fd, line, sizeof(line)) < 0) {

@@ -567,7 +567,23 @@ static void launcher_line(struct backlisten *b, const char *line)
 	buf_append_str(&b->err, "\n");
 	if (b->err.len > LAUNCHER_ERR_MAX / 2)
 		buf_consume(&b->err, b->err.len - LAUNCHER_ERR_MAX / 2);
-	if (b->kind != LAUNCHER_SRUN || !strstr(line, "error"))
+	if (b->kind != LAUNCHER_SRUN)
+		return;
+	/* The agent's own words first ("clusterdoc-agent: NODE: cannot connect
+	 * back ..."): srun's "task exited" line follows them. */
+	if (strncmp(line, "clusterdoc-agent: ", 18) == 0) {
+		char name[BACKAUTH_NAME_MAX];
+		size_t len = strcspn(line + 18, ":");
+		long i;
+
+		if (len < sizeof(name) && line[18 + len] == ':') {
+			snprintf(name, sizeof(name), "%.*s", (int)len, line + 18);
+			if ((i = find_host(b, name)) >= 0)
+				fail_host(b, (size_t)i, line);
+		}
+		return;
+	}
+	if (!strstr(line, "error"))
 		return;
 	for (size_t i = 0; i < b->n; i++) {
 		const char *h = b->hosts[i], *at = line;

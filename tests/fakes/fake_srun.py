@@ -8,7 +8,8 @@ and whether the secret came in its environment to $FAKE_SRUN_LOG. Faults, by
 node name: FAKE_SRUN_FAIL (srun's own error line for that node, task not
 started), FAKE_SRUN_SKIP (never started, as if its agent could not reach the head; srun
 then waits for it), FAKE_SRUN_BADSECRET (started with
-another secret), FAKE_SRUN_PROBE (before the agents: connect to the head,
+another secret), FAKE_SRUN_NOPORT (told a port where nothing listens, as if a
+firewall refused the head's port), FAKE_SRUN_PROBE (before the agents: connect to the head,
 send a protocol line and record what came back in $FAKE_SRUN_LOG.probe).
 """
 import os
@@ -48,7 +49,7 @@ def main():
             task = args[i:]
             break
     faults = {k: set(os.environ.get('FAKE_SRUN_' + k, '').split(','))
-              for k in ('FAIL', 'SKIP', 'BADSECRET', 'PROBE')}
+              for k in ('FAIL', 'SKIP', 'BADSECRET', 'PROBE', 'NOPORT')}
     if faults['PROBE'] - {''}:
         host, _, port = task[-1].rpartition(':')
         s = socket.create_connection((host, int(port)))
@@ -75,7 +76,10 @@ def main():
         env = dict(os.environ, SLURMD_NODENAME=n)
         if n in faults['BADSECRET']:
             env['CLUSTERDOC_BACK_SECRET'] = 'ab' * 32
-        procs.append(subprocess.Popen(task, env=env))
+        argv = list(task)
+        if n in faults['NOPORT']:
+            argv[-1] = argv[-1].rpartition(':')[0] + ':9'  # nothing listens there
+        procs.append(subprocess.Popen(argv, env=env))
     rc = 0
     for p in procs:
         rc = max(rc, p.wait())

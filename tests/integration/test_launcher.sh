@@ -28,10 +28,11 @@ FACTS_SAME='[{k: v for k, v in n.items() if k not in ("host", "transport", "cloc
 
 t_local_connect_facts_equal_the_local_transports() {
 	local want
-	run_head facts -w localhost --json
+	# -t: the python probe gets two thirds of it, and a loaded machine starts python slowly
+	run_head facts -w localhost -t 120 --json
 	expect_eq "$rc" 0 "exit status over the local transport" || return 1
 	want=$(jget "$FACTS_SAME[0]")
-	run_head facts -w 'n[1-3]' --launcher local-connect --json
+	run_head facts -w 'n[1-3]' --launcher local-connect -t 120 --json
 	expect_eq "$rc" 0 "exit status" || { echo "$err"; return 1; }
 	expect_eq "$(jget '[n["transport"] for n in d["nodes"]]')" \
 		"['connect-back', 'connect-back', 'connect-back']" "transports" || return 1
@@ -89,6 +90,16 @@ t_a_node_srun_cannot_start_is_named_with_sruns_error() {
 	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" launcher "node2's code" || return 1
 	expect_eq "$(jget 'd["nodes"][1]["error"]')" \
 		"node2: srun: error: node2: task 0: Exited with exit code 1" "node2's message" || return 1
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "others"
+}
+
+t_a_node_that_cannot_reach_the_heads_port_is_named_with_the_agents_reason() {
+	FAKE_SRUN_NOPORT=node2 run_head facts -w 'node[1-3]' --launcher srun --listen 127.0.0.1 --json
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" launcher "node2's code" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error"]')" \
+		"node2: clusterdoc-agent: node2: cannot connect back to the head at 127.0.0.1:9: Connection refused" \
+		"node2's message" || return 1
 	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "others"
 }
 
