@@ -21,6 +21,11 @@ run_head() { # run_head ARGS...: out, err, rc (the fake srun first on PATH)
 	out=$(env PATH="$TMP/bin:$PATH" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@" 2>"$ef")
 	rc=$?
 	err=$(cat "$ef")
+	# a sanitizer build's report fails the case whatever it checks
+	if grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' <<<"$err"; then
+		echo "    sanitizer report: $(grep -E -m1 -A8 'Sanitizer|runtime error' <<<"$err")"
+		rc=99
+	fi
 }
 
 # The facts that do not depend on how the agent was reached.
@@ -71,7 +76,7 @@ t_inside_an_allocation_the_launcher_is_said() {
 
 t_a_wrong_secret_or_no_handshake_gets_no_answer() {
 	FAKE_SRUN_BADSECRET=node2 FAKE_SRUN_PROBE=1 run_head facts -w 'node[1-3]' --launcher srun \
-		--listen 127.0.0.1 --connect-timeout 1 --auth-timeout 1 --json
+		--listen 127.0.0.1 --connect-timeout 5 --auth-timeout 5 --json
 	expect_eq "$rc" 2 "exit status (a node did not answer)" || { echo "$err"; return 1; }
 	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "reachable" || return 1
 	# Refused either way: by the deadline, or as soon as srun (its other tasks done)
@@ -110,8 +115,9 @@ t_a_node_that_never_connects_back_fails_within_the_deadline() {
 		--connect-timeout 1 --auth-timeout 1 --json
 	t1=$(date +%s%N)
 	expect_eq "$(jget 'd["nodes"][2]["error_code"]')" connect-timeout "node3's code" || return 1
-	# 2 s deadline, then up to 3 s for srun to end once the agents have gone
-	expect_eq "$((((t1 - t0) / 1000000) < 12000))" 1 "within the deadline (+ slack)"
+	# 2 s deadline, then up to 3 s for srun to end once the agents have gone (and a loaded
+	# machine, or the sanitizer build, on top)
+	expect_eq "$((((t1 - t0) / 1000000) < 20000))" 1 "within the deadline (+ slack)"
 }
 
 t_srun_missing_or_failing_fails_every_node_with_its_words() {
