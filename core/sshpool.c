@@ -484,8 +484,16 @@ void pool_fill_window(struct sshpool *pool)
 	while (pool->active < (size_t)pool->opts.fanout && pool->next_queued < pool->n) {
 		struct sshpool_node *node = pool->nodes[pool->next_queued++];
 
-		if (node->state == SSHPOOL_NODE_QUEUED)
+		if (node->state != SSHPOOL_NODE_QUEUED)
+			continue;
+		if (pool->back) {
+			/* the launcher reaches the node: no ssh settings to find */
+			node->state = SSHPOOL_NODE_CONFIG;
+			pool->active++;
+			pool_node_start_transport(node);
+		} else {
 			pool_node_config_begin(node);
+		}
 	}
 }
 

@@ -166,11 +166,6 @@ void pool_node_config_begin(struct sshpool_node *node)
 
 	node->state = SSHPOOL_NODE_CONFIG;
 	pool->active++;
-	if (pool->back) {
-		/* the launcher reaches the node: no ssh settings */
-		pool_node_start_transport(node);
-		return;
-	}
 	if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH || !pool->have_openssh ||
 	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {
 		/* The openssh backend reads ssh_config itself; without OpenSSH we
