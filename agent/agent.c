@@ -24,6 +24,7 @@
 #include "probes/hang_agent.h"
 #include "probes/netprobe.h"
 #include "probes/reach.h"
+#include "agent/connect_back.h"
 
 #include <errno.h>
 #include <link.h>
@@ -521,11 +522,14 @@ static int serve_one(int in_fd, int out_fd)
 
 static void usage(FILE *f)
 {
-	fputs("usage: clusterdoc-agent [--stdio | --one-request | --version]\n"
-	      "Serves clusterdoc's agent protocol on stdin/stdout; started by clusterdoc.\n"
-	      "--one-request answers one file_read, file_write or run request line (the\n"
-	      "agent runs itself so under sudo for clusterdoc fix).\n",
-	      f);
+	fputs(
+	    "usage: clusterdoc-agent [--stdio | --connect HOST:PORT | --one-request | --version]\n"
+	    "Serves clusterdoc's agent protocol on stdin/stdout; started by clusterdoc.\n"
+	    "--connect connects back to the head instead (started by a launcher such as\n"
+	    "srun; the run's secret comes in $CLUSTERDOC_BACK_SECRET).\n"
+	    "--one-request answers one file_read, file_write or run request line (the\n"
+	    "agent runs itself so under sudo for clusterdoc fix).\n",
+	    f);
 }
 
 int main(int argc, char **argv)
@@ -536,7 +540,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "--one-request") == 0)
 		return serve_one(STDIN_FILENO, STDOUT_FILENO);
-	if (argc > 1 && strcmp(argv[1], "--stdio") != 0) {
+	/* --connect HOST:PORT: connect back to the head, then serve as --stdio */
+	if (argc == 3 && strcmp(argv[1], "--connect") == 0) {
+		if (agent_connect_back(argv[2]) < 0)
+			return 1;
+	} else if (argc > 1 && strcmp(argv[1], "--stdio") != 0) {
 		usage(stderr);
 		return 2;
 	}

@@ -372,13 +372,15 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	struct run_cli *c = ctx;
 
 	switch (opt) {
+	case OPT_AGENT_LAUNCHER: /* the targets' --launcher, with a value not theirs */
 	case OPT_LAUNCHER:
 		if (strcmp(arg, "torchrun") == 0)
 			c->o.launcher = RUN_TORCHRUN;
 		else if (strcmp(arg, "none") == 0)
 			c->o.launcher = RUN_NONE;
 		else {
-			fprintf(stderr, "clusterdoc run: --launcher is torchrun or none\n");
+			fprintf(stderr, "clusterdoc run: --launcher is torchrun or none (for the "
+			                "job), or ssh, srun or local-connect (for the agents)\n");
 			return -1;
 		}
 		return 0;
@@ -515,6 +517,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	targets_init(&c.t);
+	c.t.own_launcher = 1; /* --launcher torchrun|none is the job's */
 	run_opts_init(&c.o);
 	p = parse_options(&c, dash < 0 ? argc : dash, argv);
 	if (p != 0) {

@@ -1,6 +1,7 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
 #include "cd.h"
+#include "transport_back.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -26,6 +27,13 @@ const char targets_help[] =
     "  --auth-timeout S     SSH handshake + authentication deadline (default 10)\n"
     "  -t S, --timeout S    deadline for starting the agent and for each request (default 30)\n"
     "  --agent PATH         the clusterdoc-agent binary to run on nodes\n"
+    "Launcher:\n"
+    "  --launcher ssh|srun|local-connect  how the agents start (default ssh; srun\n"
+    "                       inside a Slurm allocation: each agent connects back to the\n"
+    "                       head, proving a per-run secret; local-connect: local\n"
+    "                       processes, for measurement)\n"
+    "  --listen ADDR[:PORT] the head's address for agents connecting back (default:\n"
+    "                       the one that reaches the first node, an ephemeral port)\n"
     "  --json               machine-readable output\n";
 
 void targets_init(struct targets *t)
@@ -136,6 +144,21 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 	case OPT_ACCEPT_NEW:
 		t->pool.accept_new = 1;
 		return 1;
+	case OPT_AGENT_LAUNCHER:
+		if ((v = launcher_parse(arg)) < 0) {
+			if (t->own_launcher)
+				return 0;
+			fprintf(stderr,
+			        "clusterdoc %s: --launcher takes ssh, srun or local-connect, not "
+			        "\"%s\"\n",
+			        cmd, arg);
+			return -1;
+		}
+		t->pool.launcher = v;
+		return 1;
+	case OPT_LISTEN:
+		t->pool.listen = arg;
+		return 1;
 	case OPT_JSON:
 		t->json = 1;
 		return 1;
@@ -228,6 +251,17 @@ int targets_finish(struct targets *t, const char *cmd)
 		        "(e.g. -w 'node[01-04]')\n",
 		        cmd);
 		return -1;
+	}
+	if (getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID")) {
+		/* Inside an allocation, say how the agents start. */
+		if (t->pool.launcher == LAUNCHER_SSH)
+			fprintf(stderr,
+			        "clusterdoc %s: in Slurm job %s; agents start over ssh "
+			        "(--launcher srun starts them with srun)\n",
+			        cmd, getenv("SLURM_JOB_ID"));
+		else
+			fprintf(stderr, "clusterdoc %s: in Slurm job %s; agents start with %s\n",
+			        cmd, getenv("SLURM_JOB_ID"), launcher_name(t->pool.launcher));
 	}
 	if (!t->pool.agent_path)
 		t->pool.agent_path = find_agent();

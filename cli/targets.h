@@ -18,6 +18,10 @@ struct targets {
 	struct sshpool_opts pool; /* how to reach them */
 	int json;                 /* --json */
 	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
+	/* The command has a --launcher of its own (run: torchrun|none): a
+	 * value that names no agent launcher goes to it (targets_option
+	 * returns 0 for it). */
+	int own_launcher;
 };
 
 /* The getopt_long options targets_option understands; append them to a
@@ -34,8 +38,10 @@ enum {
 	OPT_AUTH_TIMEOUT,
 	OPT_JSON,
 	OPT_AGENT,
-	OPT_FANOUT,      /* --fanout; -f too, where the command leaves it to the targets */
-	OPT_TARGETS_END, /* commands number their own long options from here */
+	OPT_FANOUT,         /* --fanout; -f too, where the command leaves it to the targets */
+	OPT_AGENT_LAUNCHER, /* --launcher ssh|srun|local-connect */
+	OPT_LISTEN,         /* --listen ADDR[:PORT] */
+	OPT_TARGETS_END,    /* commands number their own long options from here */
 };
 #define TARGETS_LONGOPTS                                                                          \
 	{"hostfile", required_argument, NULL, OPT_HOSTFILE},                                      \
@@ -45,6 +51,8 @@ enum {
 	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                          \
 	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
 	    {"fanout", required_argument, NULL, OPT_FANOUT},                                      \
+	    {"launcher", required_argument, NULL, OPT_AGENT_LAUNCHER},                            \
+	    {"listen", required_argument, NULL, OPT_LISTEN},                                      \
 	{                                                                                         \
 		"timeout", required_argument, NULL, 't'                                           \
 	}

@@ -280,6 +280,15 @@ static void on_deadline(struct loop *loop, void *arg)
 	for (size_t i = 0; i < CD_ARRAY_LEN(phases); i++)
 		if (strcmp(phases[i].code, node->deadline_code) == 0)
 			what = phases[i].what;
+	if (node->pool->back && (strcmp(node->deadline_code, "connect-timeout") == 0 ||
+	                         strcmp(node->deadline_code, "handshake-timeout") == 0)) {
+		pool_node_fail(node, node->deadline_code,
+		               "%s: its agent did not connect back to %s within the deadline (a "
+		               "firewall between the node and the head's port, or the launcher "
+		               "did not start it)",
+		               node->host, backlisten_address(node->pool->back));
+		return;
+	}
 	pool_node_fail(node, node->deadline_code, "%s: %s within the deadline", node->host, what);
 }
 
@@ -321,6 +330,9 @@ static void ev_authenticated(struct conn *c)
 
 	node->state = SSHPOOL_NODE_STARTING;
 	pool_node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
+	/* A connected-back agent has proven the run's secret: it runs. */
+	if (c->ops == &transport_back)
+		pool_node_send_hello(node);
 }
 
 static void ev_closed(struct conn *c)
@@ -389,7 +401,9 @@ void pool_node_start_transport(struct sshpool_node *node)
 	c->owner = node;
 	c->label = node->host;
 	cd_random_token(node->token, sizeof(node->token));
-	if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
+	if (pool->back) {
+		c->ops = &transport_back;
+	} else if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
 		c->ops = &transport_local;
 	} else if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;
@@ -428,6 +442,14 @@ void pool_node_connect(struct sshpool_node *node)
 	if (c->ops == &transport_local) {
 		node->booted = 1; /* no bootstrap: the agent itself runs */
 		node->state = SSHPOOL_NODE_CONNECTING;
+	} else if (c->ops == &transport_back) {
+		/* The launcher runs the agent itself; it has until the connect
+		 * and the handshake deadlines to connect back. */
+		node->booted = 1;
+		node->state = SSHPOOL_NODE_CONNECTING;
+		pool_node_set_deadline(node,
+		                       pool->opts.connect_timeout_ms + pool->opts.auth_timeout_ms,
+		                       "connect-timeout");
 	} else {
 		c->command = bootstrap_command(
 		    &pool->agents,
@@ -462,15 +484,56 @@ void pool_fill_window(struct sshpool *pool)
 	while (pool->active < (size_t)pool->opts.fanout && pool->next_queued < pool->n) {
 		struct sshpool_node *node = pool->nodes[pool->next_queued++];
 
-		if (node->state == SSHPOOL_NODE_QUEUED)
+		if (node->state != SSHPOOL_NODE_QUEUED)
+			continue;
+		if (pool->back) {
+			/* the launcher reaches the node: no ssh settings to find */
+			node->state = SSHPOOL_NODE_CONFIG;
+			pool->active++;
+			pool_node_start_transport(node);
+		} else {
 			pool_node_config_begin(node);
+		}
 	}
+}
+
+/* With a launcher: listen, start every node's agent, and take them all
+ * into the window (they are started anyway). A listener or launcher that
+ * fails fails every node with its reason. */
+static void pool_launch(struct sshpool *pool)
+{
+	char err[CD_ERRLEN], **hosts = cd_calloc(pool->n ? pool->n : 1, sizeof(*hosts));
+
+	for (size_t i = 0; i < pool->n; i++)
+		hosts[i] = pool->nodes[i]->host;
+	pool->back =
+	    backlisten_new(pool->loop, (enum launcher)pool->opts.launcher, pool->opts.listen, hosts,
+	                   pool->n, pool->opts.auth_timeout_ms, err, sizeof(err));
+	free(hosts);
+	pool->cfg.back = pool->back;
+	if (pool->back && pool->opts.fanout < (int)pool->n)
+		pool->opts.fanout = (int)pool->n;
+	if (pool->back &&
+	    backlisten_launch(pool->back, pool->cfg.agent_path, err, sizeof(err)) == 0)
+		return;
+	for (size_t i = 0; i < pool->n; i++) {
+		struct sshpool_node *node = pool->nodes[i];
+
+		node->state = SSHPOOL_NODE_FAILED;
+		node->error_code = cd_strdup("launcher");
+		node->error_msg = cd_asprintf("%s: %s", node->host, err);
+	}
+	pool->next_queued = pool->n;
+	for (size_t i = 0; i < pool->n && pool->h && pool->h->failed; i++)
+		pool->h->failed(pool, pool->nodes[i], pool->harg);
 }
 
 void sshpool_start(struct sshpool *pool, const struct sshpool_handlers *h, void *arg)
 {
 	pool->h = h;
 	pool->harg = arg;
+	if (pool->opts.launcher != LAUNCHER_SSH && !pool->back)
+		pool_launch(pool);
 	pool_fill_window(pool);
 }
 
@@ -517,6 +580,8 @@ void sshpool_free(struct sshpool *pool)
 		json_decref(node->hello);
 		free(node);
 	}
+	/* the agents' sockets are closed: the launched processes end */
+	backlisten_free(pool->back);
 	free(pool->nodes);
 	pool_config_share_free(pool);
 	agentset_fini(&pool->agents);

@@ -15,7 +15,8 @@
  * Codes: config-timeout, resolve, refused, unreachable, connect, connect-timeout,
  * handshake-timeout, auth-timeout, handshake, auth, auth-rsa-sha1, hostkey-changed,
  * hostkey-unknown, hostkey-revoked, arch, upload, agent, protocol, request-timeout, ssh,
- * slow (a ready node, its agent past hello, that missed a request's deadline).
+ * slow (a ready node, its agent past hello, that missed a request's deadline),
+ * launcher (the launcher, e.g. srun, could not start the node's agent: its words).
  */
 #ifndef CD_SSHPOOL_H
 #define CD_SSHPOOL_H
@@ -46,6 +47,13 @@ struct sshpool_opts {
 	const char *password;
 	int (*hostkey_consent)(const char *node, const char *keytype, const char *fp, void *arg);
 	void *consent_arg;
+	/* How the agents start (enum launcher, transport_back.h): 0 = over
+	 * ssh; otherwise a launcher starts every node's agent at
+	 * sshpool_start and each connects back to the head's port, on
+	 * `listen` ("ADDR[:PORT]", NULL: the address that reaches the first
+	 * node, an ephemeral port). The window does not apply then. */
+	int launcher;
+	const char *listen;
 };
 
 void sshpool_opts_init(struct sshpool_opts *o);

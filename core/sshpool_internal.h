@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "child.h"
 #include "sshpool.h"
+#include "transport_back.h"
 
 #define BOOT_NOISE_MAX       200 /* lines a login shell may print before our bootstrap speaks */
 #define SSH_G_OUT_MAX        (64 * 1024)
@@ -96,6 +97,7 @@ struct sshpool {
 	int have_openssh;
 	uint64_t keepalive_timer;        /* sshpool_request.c: keepalives to the ready agents */
 	struct ssh_g_share *ssh_g_share; /* sshpool_config.c: one `ssh -G` for every host */
+	struct backlisten *back;         /* the connect-back listener, with a launcher */
 };
 
 /* sshpool.c */

@@ -5,6 +5,8 @@
  *   ssh      libssh2, non-blocking, every session in the one event loop
  *   openssh  the system `ssh` binary (full ssh_config, RSA-SHA2, Kerberos)
  *   local    fork/exec of the agent (localhost and tests)
+ *   connect-back  the agent, started by a launcher (srun), connects to
+ *            the head's port and proves the run's secret (transport_back.h)
  *
  * A transport moves bytes between the agent's stdin/stdout and the conn's
  * `out`/`in` buffers and reports progress through `conn_events`. It never
@@ -56,6 +58,8 @@ struct conn_config {
 	 * keytype the SSH name, fp "SHA256:...". NULL: --accept-new decides. */
 	int (*hostkey_consent)(const char *node, const char *keytype, const char *fp, void *arg);
 	void *consent_arg;
+	/* connect-back only (transport_back.h): the pool's listener */
+	struct backlisten *back;
 };
 
 struct transport_ops {

@@ -1,0 +1,176 @@
+/* connect_back.c - the agent's --connect mode (connect_back.h). */
+#include "connect_back.h"
+#include "backauth.h"
+#include "cd.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CONNECT_BACK_TIMEOUT_MS \
+	60000 /* each handshake line (a head starting 10,000 agents is busy) */
+
+/* The secret, copied out of the environment, which is then wiped: the
+ * probes and jobs this agent starts never see it. */
+static int take_secret(char *out, size_t len)
+{
+	char *s = getenv(BACKAUTH_SECRET_ENV);
+
+	if (!s || strlen(s) >= len)
+		return -1;
+	snprintf(out, len, "%s", s);
+	memset(s, 0, strlen(s));
+	unsetenv(BACKAUTH_SECRET_ENV);
+	return backauth_secret_ok(out) ? 0 : -1;
+}
+
+/* The node's name as the head knows it: the launcher's word for it. */
+static void node_name(char *out, size_t len)
+{
+	const char *s = getenv(BACKAUTH_NAME_ENV);
+
+	if (!s || !*s)
+		s = getenv("SLURMD_NODENAME");
+	if (s && *s) {
+		snprintf(out, len, "%s", s);
+		return;
+	}
+	if (gethostname(out, len) < 0)
+		snprintf(out, len, "unknown");
+	out[len - 1] = '\0';
+	out[strcspn(out, ".")] = '\0';
+}
+
+static int connect_to(const char *name, const char *hostport)
+{
+	char host[256];
+	const char *port, *colon = strrchr(hostport, ':');
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	int fd = -1, rc;
+
+	if (!colon || colon == hostport || !colon[1]) {
+		fprintf(stderr, "clusterdoc-agent: --connect wants HOST:PORT, not \"%s\"\n",
+		        hostport);
+		return -1;
+	}
+	port = colon + 1;
+	if (hostport[0] == '[' && colon[-1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport - 2), hostport + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		fprintf(stderr, "clusterdoc-agent: %s: %s\n", host, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		rc = errno;
+		close(fd);
+		fd = -1;
+		errno = rc;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		fprintf(stderr, "clusterdoc-agent: %s: cannot connect back to the head at %s: %s\n",
+		        name, hostport, strerror(errno));
+	return fd;
+}
+
+/* One handshake line (without its newline) into line, read a byte at a
+ * time so that nothing of the protocol after it is taken. */
+static int read_line(int fd, char *line, size_t len)
+{
+	size_t n = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t got;
+
+		if (poll(&p, 1, CONNECT_BACK_TIMEOUT_MS) <= 0)
+			return -1;
+		got = read(fd, line + n, 1);
+		if (got <= 0)
+			return -1;
+		if (line[n] == '\n') {
+			line[n] = '\0';
+			return 0;
+		}
+		if (++n >= len)
+			return -1;
+	}
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int agent_connect_back(const char *hostport)
+{
+	char secret[256], name[BACKAUTH_NAME_MAX], nonce[BACKAUTH_NONCE_HEX];
+	char line[BACKAUTH_LINE_MAX], out[BACKAUTH_LINE_MAX];
+	struct backauth a;
+	int fd, n;
+
+	if (take_secret(secret, sizeof(secret)) < 0) {
+		fprintf(stderr, "clusterdoc-agent: --connect needs the run's secret in $%s\n",
+		        BACKAUTH_SECRET_ENV);
+		return -1;
+	}
+	node_name(name, sizeof(name));
+	cd_random_token(nonce, sizeof(nonce));
+	n = backauth_agent_hello(&a, name, nonce, out, sizeof(out));
+	if (n < 0) {
+		fprintf(stderr, "clusterdoc-agent: \"%s\" is not a node name the head can take\n",
+		        name);
+		return -1;
+	}
+	fd = connect_to(name, hostport);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, out, (size_t)n) < 0 || read_line(fd, line, sizeof(line)) < 0) {
+		fprintf(stderr, "clusterdoc-agent: %s: the head closed the handshake\n", name);
+		goto fail;
+	}
+	n = backauth_agent_answer(&a, secret, line, out, sizeof(out));
+	if (n < 0) {
+		/* Whoever listens there does not know the run's secret. */
+		fprintf(stderr,
+		        "clusterdoc-agent: %s: the head at %s did not prove the run's secret\n",
+		        name, hostport);
+		goto fail;
+	}
+	if (write_all(fd, out, (size_t)n) < 0)
+		goto fail;
+	memset(secret, 0, sizeof(secret));
+	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "clusterdoc-agent: dup2: %s\n", strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	memset(secret, 0, sizeof(secret));
+	close(fd);
+	return -1;
+}

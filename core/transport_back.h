@@ -1,0 +1,56 @@
+/*
+ * transport_back.h - the connect-back transport: the head listens on a TCP
+ * port, a launcher starts one agent per node (`srun`, or local processes
+ * for measurement), and each agent connects back and proves the run's
+ * secret (backauth.h) before the agent protocol runs over the socket.
+ *
+ * The listener belongs to the pool (sshpool_start makes it when a launcher
+ * other than ssh is chosen); each node's conn waits in it for the agent
+ * that names that node, and a connection that arrives before its node is
+ * waiting is parked until it is. A connection that fails the handshake,
+ * names no node of the run or a node already connected is closed without
+ * a word.
+ */
+#ifndef CD_TRANSPORT_BACK_H
+#define CD_TRANSPORT_BACK_H
+
+#include <stddef.h>
+
+#include "loop.h"
+#include "transport.h"
+
+enum launcher {
+	LAUNCHER_SSH,           /* the default: sshpool's own transports */
+	LAUNCHER_SRUN,          /* srun starts the agents inside a Slurm allocation */
+	LAUNCHER_LOCAL_CONNECT, /* the head spawns local agents that connect back (measurement) */
+};
+
+struct backlisten;
+
+/* The launcher's name ("srun"), and the launcher named s (-1 when none). */
+const char *launcher_name(enum launcher l);
+int launcher_parse(const char *s);
+
+/*
+ * Listen for agents of a run reaching nodes hosts[0..n): on listen
+ * ("ADDR", "ADDR:PORT", "[V6]:PORT", ":PORT" or NULL), else on the address
+ * this machine reaches hosts[0] by (127.0.0.1 for local-connect), an
+ * ephemeral port unless one is given; each handshake gets
+ * handshake_timeout_ms. Raises RLIMIT_NOFILE to fit n connections.
+ * Returns NULL with a message in err.
+ */
+struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char *listen,
+                                  char *const hosts[], size_t n, int handshake_timeout_ms,
+                                  char *err, size_t errlen);
+/* Start the agents (agent_path on every node). Returns 0, or CD_ERR_IO
+ * with a message in err (srun not found, a spawn failing). */
+int backlisten_launch(struct backlisten *b, const char *agent_path, char *err, size_t errlen);
+/* The address agents connect to ("10.0.0.1:41234"). */
+const char *backlisten_address(const struct backlisten *b);
+/* Close the port and wait a moment for the launched processes (their
+ * sockets are closed by then, so they end), then kill what is left. */
+void backlisten_free(struct backlisten *b);
+
+extern const struct transport_ops transport_back;
+
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""fake_srun.py - a stand-in for Slurm's srun in tests/integration/test_launcher.sh.
+
+It takes the command line clusterdoc's srun launcher gives (core/transport_back.c)
+and starts the task once per node of --nodelist on this machine, with
+SLURMD_NODENAME set as slurmd sets it. It records its argv (one word a line)
+and whether the secret came in its environment to $FAKE_SRUN_LOG. Faults, by
+node name: FAKE_SRUN_FAIL (srun's own error line for that node, task not
+started), FAKE_SRUN_SKIP (never started, as if its agent could not reach the head; srun
+then waits for it), FAKE_SRUN_BADSECRET (started with
+another secret), FAKE_SRUN_NOPORT (told a port where nothing listens, as if a
+firewall refused the head's port), FAKE_SRUN_PROBE (before the agents: connect to the head,
+send a protocol line and record what came back in $FAKE_SRUN_LOG.probe).
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+
+def expand(expr):
+    out = []
+    for part in re.findall(r'[^,\[]+(?:\[[^\]]*\])?', expr):
+        m = re.match(r'^(.*)\[(.*)\]$', part)
+        if not m:
+            out.append(part)
+            continue
+        for r in m.group(2).split(','):
+            lo, _, hi = r.partition('-')
+            for i in range(int(lo), int(hi or lo) + 1):
+                out.append('%s%0*d' % (m.group(1), len(lo), i))
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    log = os.environ.get('FAKE_SRUN_LOG')
+    if log:
+        with open(log, 'w') as f:
+            f.write('\n'.join(args) + '\n')
+            f.write('secret-in-env=%s\n' % bool(os.environ.get('CLUSTERDOC_BACK_SECRET')))
+    nodes, task = [], []
+    for i, a in enumerate(args):
+        if a.startswith('--nodelist='):
+            nodes = expand(a.split('=', 1)[1])
+        if not a.startswith('-'):
+            task = args[i:]
+            break
+    faults = {k: set(os.environ.get('FAKE_SRUN_' + k, '').split(','))
+              for k in ('FAIL', 'SKIP', 'BADSECRET', 'PROBE', 'NOPORT')}
+    if faults['PROBE'] - {''}:
+        host, _, port = task[-1].rpartition(':')
+        s = socket.create_connection((host, int(port)))
+        s.sendall(b'{"id": 1, "type": "hello", "protocol": 1}\n')
+        s.settimeout(5)
+        got = b''
+        try:
+            while True:
+                b = s.recv(4096)
+                if not b:
+                    break
+                got += b
+        except socket.timeout:
+            got += b'<timeout>'
+        with open(log + '.probe', 'wb') as f:
+            f.write(got)
+    procs = []
+    for n in nodes:
+        if n in faults['FAIL']:
+            print('srun: error: %s: task 0: Exited with exit code 1' % n, file=sys.stderr)
+            continue
+        if n in faults['SKIP']:
+            continue
+        env = dict(os.environ, SLURMD_NODENAME=n)
+        if n in faults['BADSECRET']:
+            env['CLUSTERDOC_BACK_SECRET'] = 'ab' * 32
+        argv = list(task)
+        if n in faults['NOPORT']:
+            argv[-1] = argv[-1].rpartition(':')[0] + ':9'  # nothing listens there
+        procs.append(subprocess.Popen(argv, env=env))
+    rc = 0
+    for p in procs:
+        rc = max(rc, p.wait())
+    if faults['SKIP'] - {''}:
+        time.sleep(60)  # a task that never connects back keeps srun waiting (the head kills it)
+    sys.exit(rc)
+
+
+main()

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The connect-back launchers (core/transport_back.c): `--launcher local-connect` starts
+# local agents that connect back to the head and prove the run's secret, and its facts
+# are the local transport's; `--launcher srun` gives srun the command line of `man srun`
+# (tests/fakes/fake_srun.py plays srun on this machine) with the secret only in its
+# environment; a wrong secret, a protocol line without the handshake, a node srun cannot
+# start and a node that never connects back are each named. No namespaces, loopback only.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=launcher
+CLUSTERDOC=${CLUSTERDOC:-$CD_TOP/clusterdoc}
+CLUSTERDOC_AGENT=${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}
+TMP=$(mktemp -d /tmp/cd-launcher.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$TMP/bin"
+ln -s "$CD_TOP/tests/fakes/fake_srun.py" "$TMP/bin/srun"
+export FAKE_SRUN_LOG=$TMP/srun.log
+
+run_head() { # run_head ARGS...: out, err, rc (the fake srun first on PATH)
+	local ef=$TMP/err
+	out=$(env PATH="$TMP/bin:$PATH" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@" 2>"$ef")
+	rc=$?
+	err=$(cat "$ef")
+	# a sanitizer build's report fails the case whatever it checks
+	if grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' <<<"$err"; then
+		echo "    sanitizer report: $(grep -E -m1 -A8 'Sanitizer|runtime error' <<<"$err")"
+		rc=99
+	fi
+}
+
+# The facts that do not depend on how the agent was reached.
+FACTS_SAME='[{k: v for k, v in n.items() if k not in ("host", "transport", "clock_skew_ms", "agent_uploaded", "agent_dir", "agent_dir_shared_by", "agent_note", "mem_available_bytes", "uptime_s", "wall_clock_ms")} for n in d["nodes"]]'
+
+t_local_connect_facts_equal_the_local_transports() {
+	local want
+	# -t: the python probe gets two thirds of it, and a loaded machine starts python slowly
+	run_head facts -w localhost -t 120 --json
+	expect_eq "$rc" 0 "exit status over the local transport" || return 1
+	want=$(jget "$FACTS_SAME[0]")
+	run_head facts -w 'n[1-3]' --launcher local-connect -t 120 --json
+	expect_eq "$rc" 0 "exit status" || { echo "$err"; return 1; }
+	expect_eq "$(jget '[n["transport"] for n in d["nodes"]]')" \
+		"['connect-back', 'connect-back', 'connect-back']" "transports" || return 1
+	for i in 0 1 2; do
+		expect_eq "$(jget "$FACTS_SAME[$i]")" "$want" "node $i's facts" || return 1
+	done
+}
+
+t_srun_gets_man_srun_options_and_the_secret_only_in_its_environment() {
+	run_head facts -w 'node[1-3]' --launcher srun --listen 127.0.0.1 --json
+	expect_eq "$rc" 0 "exit status" || { echo "$err"; return 1; }
+	expect_eq "$(jget '[n["hostname"] is not None for n in d["nodes"]]')" "[True, True, True]" \
+		"every node answered" || return 1
+	expect_eq "$(head -9 "$FAKE_SRUN_LOG" | tr '\n' ' ')" \
+		"--overlap --nodes=3 --ntasks-per-node=1 --nodelist=node[1-3] --export=ALL --kill-on-bad-exit=0 --job-name=clusterdoc-agent $CLUSTERDOC_AGENT --connect " \
+		"srun's options" || return 1
+	expect_match "$(sed -n 10p "$FAKE_SRUN_LOG")" '^127\.0\.0\.1:[0-9]+$' "--connect address" || return 1
+	expect_eq "$(tail -1 "$FAKE_SRUN_LOG")" "secret-in-env=True" "secret in srun's environment" || return 1
+	# the secret is 64 hex digits: none of srun's words is one, and the head says none
+	if grep -Eq '^[0-9a-f]{64}$' "$FAKE_SRUN_LOG" || grep -Eq '[0-9a-f]{64}' <<<"$out$err"; then
+		echo "    a secret-like word in srun's argv or the head's output"
+		return 1
+	fi
+}
+
+t_inside_an_allocation_the_launcher_is_said() {
+	run_head facts -w 'node[1-2]' --launcher srun --listen 127.0.0.1 --json
+	expect_eq "$rc" 0 "exit status" || return 1
+	env SLURM_JOB_ID=4242 PATH="$TMP/bin:$PATH" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		"$CLUSTERDOC" facts -w node1 --launcher srun --listen 127.0.0.1 >/dev/null 2>"$TMP/e"
+	expect_match "$(cat "$TMP/e")" 'in Slurm job 4242; agents start with srun' "the note" || return 1
+	env SLURM_JOB_ID=4242 CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		"$CLUSTERDOC" facts -w localhost >/dev/null 2>"$TMP/e"
+	expect_match "$(cat "$TMP/e")" 'agents start over ssh \(--launcher srun' "the note for ssh"
+}
+
+t_a_wrong_secret_or_no_handshake_gets_no_answer() {
+	FAKE_SRUN_BADSECRET=node2 FAKE_SRUN_PROBE=1 run_head facts -w 'node[1-3]' --launcher srun \
+		--listen 127.0.0.1 --connect-timeout 5 --auth-timeout 5 --json
+	expect_eq "$rc" 2 "exit status (a node did not answer)" || { echo "$err"; return 1; }
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "reachable" || return 1
+	# Refused either way: by the deadline, or as soon as srun (its other tasks done)
+	# exits with the agent's own words.
+	expect_match "$(jget 'd["nodes"][1]["error_code"]')" '^(connect-timeout|launcher)$' "node2's code" ||
+		return 1
+	expect_match "$(jget 'd["nodes"][1]["error"]')" \
+		'did not connect back to 127\.0\.0\.1:[0-9]+|the head at 127\.0\.0\.1:[0-9]+ did not prove' \
+		"node2's message" || return 1
+	expect_eq "$(wc -c <"$FAKE_SRUN_LOG.probe")" 0 "bytes answered to a protocol line"
+}
+
+t_a_node_srun_cannot_start_is_named_with_sruns_error() {
+	FAKE_SRUN_FAIL=node2 run_head facts -w 'node[1-3]' --launcher srun --listen 127.0.0.1 --json
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" launcher "node2's code" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error"]')" \
+		"node2: srun: error: node2: task 0: Exited with exit code 1" "node2's message" || return 1
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "others"
+}
+
+t_a_node_that_cannot_reach_the_heads_port_is_named_with_the_agents_reason() {
+	FAKE_SRUN_NOPORT=node2 run_head facts -w 'node[1-3]' --launcher srun --listen 127.0.0.1 --json
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" launcher "node2's code" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error"]')" \
+		"node2: clusterdoc-agent: node2: cannot connect back to the head at 127.0.0.1:9: Connection refused" \
+		"node2's message" || return 1
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, False, True]" "others"
+}
+
+t_a_node_that_never_connects_back_fails_within_the_deadline() {
+	local t0 t1
+	t0=$(date +%s%N)
+	FAKE_SRUN_SKIP=node3 run_head facts -w 'node[1-3]' --launcher srun --listen 127.0.0.1 \
+		--connect-timeout 1 --auth-timeout 1 --json
+	t1=$(date +%s%N)
+	expect_eq "$(jget 'd["nodes"][2]["error_code"]')" connect-timeout "node3's code" || return 1
+	# 2 s deadline, then up to 3 s for srun to end once the agents have gone (and a loaded
+	# machine, or the sanitizer build, on top)
+	expect_eq "$((((t1 - t0) / 1000000) < 20000))" 1 "within the deadline (+ slack)"
+}
+
+t_srun_missing_or_failing_fails_every_node_with_its_words() {
+	printf '#!/bin/sh\necho "srun: error: Unable to allocate resources: Invalid node name specified" >&2\nexit 1\n' \
+		>"$TMP/bin/srun.fail"
+	rm "$TMP/bin/srun" && cp "$TMP/bin/srun.fail" "$TMP/bin/srun" && chmod +x "$TMP/bin/srun"
+	run_head facts -w 'node[1-2]' --launcher srun --listen 127.0.0.1 --json
+	rm "$TMP/bin/srun" && ln -s "$CD_TOP/tests/fakes/fake_srun.py" "$TMP/bin/srun"
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$(jget '[n["error_code"] for n in d["nodes"]]')" "['launcher', 'launcher']" "codes" || return 1
+	expect_match "$(jget 'd["nodes"][0]["error"]')" \
+		'srun exited with status 1 before .*: srun: error: Unable to allocate resources: Invalid node name' \
+		"message"
+}
+
+t_bad_launcher_values_are_refused() {
+	run_head facts -w n1 --launcher pdsh
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" '--launcher takes ssh, srun or local-connect, not "pdsh"' "message" || return 1
+	run_head facts -w n1 --launcher local-connect --listen 'not an address:x'
+	expect_eq "$rc" 2 "exit status for a bad --listen" || return 1
+	expect_match "$out$err" 'cannot listen on' "--listen message"
+}
+
+for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
+	[[ -z ${ONLY:-} || $t =~ $ONLY ]] && run_test "$t"
+done
+exit "$ITEST_STATUS"
