@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `clusterdoc check --watch SECONDS [--count N]` on a namespace cluster of real sshd nodes: the
 # agents stay connected across rounds (no new TCP connection to any node's sshd, counted by an
-# nft counter on port 22 in each node's namespace), a finding raised mid-watch by an nft rule the
-# test adds and cleared when the test removes it is printed with its time, both ways, and
-# Ctrl-C ends the watch with the last state and check's exit status for the last round.
+# nft counter of the SYNs to port 22 in each node's namespace), a finding raised mid-watch by
+# an nft rule the test adds and cleared when the test removes it is printed with its time, both
+# ways, and Ctrl-C ends the watch with the last state and check's exit status for the last
+# round.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=check_watch
@@ -19,15 +20,15 @@ up_once() {
 	count_ssh_setup
 }
 
-# An nft counter of the new TCP connections to port 22 in every node's namespace: each SSH
-# handshake the head makes is one.
+# An nft counter of the SYNs to port 22 in every node's namespace: each SSH handshake the head
+# makes is one (a SYN, not conntrack's "new": that also takes sessions open before the table).
 count_ssh_setup() {
 	local i
 	for ((i = 1; i <= CD_N; i++)); do
 		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
 add table inet cdwatch_count
 add chain inet cdwatch_count input { type filter hook input priority -10; policy accept; }
-add rule inet cdwatch_count input tcp dport 22 ct state new counter
+add rule inet cdwatch_count input tcp dport 22 tcp flags & (syn | ack) == syn counter
 EOF
 	done
 }
