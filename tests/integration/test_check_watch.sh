@@ -154,6 +154,25 @@ t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {
 	expect_match "$(tail -1 <<<"$out")" '"event":"end".*"interrupted":true' "the end line"
 }
 
+# Rounds over kept agents under ASan+UBSan (leaks included): a clean end, no report
+t_a_watch_under_asan_ends_clean() {
+	[[ -x ${CLUSTERDOC_ASAN:-} ]] || { echo "    no ASan build of the head (CLUSTERDOC_ASAN)"; return 1; }
+	up_once || return 1
+	local log=$TMPD/asan
+	mkdir -p "$log"
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		ASAN_OPTIONS="log_path=$log/asan:halt_on_error=1:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$log/ubsan:halt_on_error=1:print_stacktrace=1" \
+		"$CLUSTERDOC_ASAN" check -w 'node[1-3]' --watch 0.5 --count 3 "${PT[@]}" 2>&1)
+	rc=$?
+	expect_eq "$rc" 0 "exit status under ASan ($(tail -c 300 <<<"$out"))" || return 1
+	if compgen -G "$log/*" >/dev/null; then
+		echo "    sanitizer reports:"
+		head -40 "$log"/* | sed 's/^/    /'
+		return 1
+	fi
+}
+
 t_watch_options_are_checked() {
 	cd_head check -w 'node[1-3]' --count 2
 	expect_eq "$rc" 2 "--count without --watch" || return 1

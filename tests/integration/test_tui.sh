@@ -286,6 +286,10 @@ t_a_scripted_session_runs_clean_under_asan() {
 		UBSAN_OPTIONS="log_path=$log/ubsan:halt_on_error=1:print_stacktrace=1" \
 		-- tui -w "$HOSTS" "${PT[@]}" || return 1
 	tui_wait 'check done: 4 node\(s\)' 90 || return 1
+	# a re-check over the agents kept connected
+	tui_keys r
+	tui_wait 'check started on 4 node\(s\)' 5 || return 1
+	tui_wait 'check done: 4 node\(s\)' 90 || return 1
 	for k in j j Enter Escape c c '?' x / node2 Enter Escape Tab Enter Escape m Tab Enter \
 		Escape Tab Tab Tab BTab 1 G g; do
 		tui_keys "$k"
