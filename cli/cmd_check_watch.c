@@ -92,7 +92,7 @@ static void print_json_line(json_t *o)
 static void print_round_json(const struct check_watch_round *r)
 {
 	char when[32];
-	json_t *raised = json_array(), *cleared = json_array();
+	json_t *raised = json_array(), *cleared = json_array(), *o;
 
 	report_timestamp(r->time, when, sizeof(when));
 	strcat(when, "Z");
@@ -100,12 +100,18 @@ static void print_round_json(const struct check_watch_round *r)
 		json_array_append_new(raised, finding_json(r->m, r->raised[i]));
 	for (size_t i = 0; i < r->ncleared; i++)
 		json_array_append_new(cleared, finding_json(r->prev_m, r->cleared[i]));
-	print_json_line(json_pack(
-	    "{sisssIsssIsIsisisIsIsisisoso}", "version", 1, "event", "round", "round",
-	    (json_int_t)r->round, "time", when, "elapsed_ms", (json_int_t)r->elapsed_ms, "nodes",
-	    (json_int_t)r->m->nnodes, "checked", r->checked, "partial", r->partial, "kept",
-	    (json_int_t)r->kept, "reconnected", (json_int_t)(r->m->nnodes - r->kept), "errors",
-	    r->d->errors, "warnings", r->d->warnings, "raised", raised, "cleared", cleared));
+	o = json_pack("{sisssIsssIsIsisisIsIsisisoso}", "version", 1, "event", "round", "round",
+	              (json_int_t)r->round, "time", when, "elapsed_ms", (json_int_t)r->elapsed_ms,
+	              "nodes", (json_int_t)r->m->nnodes, "checked", r->checked, "partial",
+	              r->partial, "kept", (json_int_t)r->kept, "reconnected",
+	              (json_int_t)(r->m->nnodes - r->kept), "errors", r->d->errors, "warnings",
+	              r->d->warnings, "raised", raised, "cleared", cleared);
+	json_object_set_new(o, "phases_ms",
+	                    json_pack("{sIsIsIsI}", "probe", (json_int_t)r->stats.probe_ms,
+	                              "listen", (json_int_t)r->stats.listen_ms, "connect",
+	                              (json_int_t)r->stats.connect_ms, "confirm",
+	                              (json_int_t)r->stats.confirm_ms));
+	print_json_line(o);
 }
 
 static void on_round(void *arg, const struct check_watch_round *r)
