@@ -16,6 +16,7 @@
  */
 #include "cd.h"
 #include "check_once.h"
+#include "cmd_check_watch.h"
 #include "report/check_render.h"
 #include "check_slurm.h"
 #include "commands.h"
@@ -35,6 +36,8 @@ enum {
 	OPT_SLURM_PROLOG,
 	OPT_DRAIN,
 	OPT_UNDRAIN,
+	OPT_WATCH,
+	OPT_COUNT,
 };
 
 /* The Prolog's default bound on the whole check, in seconds. */
@@ -56,6 +59,8 @@ struct check_run {
 	struct netmodel *m;
 	struct diagnosis *d;
 	int64_t started_ms;
+	int watch_ms; /* --watch SECONDS, in ms; 0 = one check */
+	int count;    /* --count N: rounds of --watch; 0 = until interrupted */
 };
 
 /* ---------------------------------------------------------------- command */
@@ -109,11 +114,46 @@ static void usage(FILE *f, void *arg)
 	            "      --drain              drain the nodes with error findings (scontrol,\n"
 	            "                           Reason=\"clusterdoc: IDS\")\n"
 	            "      --undrain            resume the nodes that pass and were drained by\n"
-	            "                           clusterdoc\n",
+	            "                           clusterdoc\n"
+	            "      --watch S            keep the agents connected and check again every S\n"
+	            "                           seconds, printing the findings raised and cleared\n"
+	            "                           (--json: one line per round); Ctrl-C ends it with\n"
+	            "                           the last state\n"
+	            "      --count N            with --watch: stop after N rounds\n",
 	      f);
 	if (!env)
 		optgroup_help(f, &reportopt_group, NULL);
 	fputs(targets_help, f);
+}
+
+/* --watch SECONDS (a decimal, at least 0.1 s) and --count N. */
+static int parse_watch(struct check_run *r, int opt, const char *val)
+{
+	char *end;
+	double s;
+	long n;
+
+	if (opt == OPT_WATCH) {
+		s = strtod(val, &end);
+		if (end == val || *end || !(s >= 0.1 && s <= 86400)) {
+			fprintf(stderr,
+			        "clusterdoc check: --watch wants seconds from 0.1 to 86400, not "
+			        "\"%s\"\n",
+			        val);
+			return -1;
+		}
+		r->watch_ms = (int)(s * 1000 + 0.5);
+		return 0;
+	}
+	n = strtol(val, &end, 10);
+	if (end == val || *end || n < 1 || n > 1000000) {
+		fprintf(stderr,
+		        "clusterdoc check: --count wants a number of rounds from 1, not \"%s\"\n",
+		        val);
+		return -1;
+	}
+	r->count = (int)n;
+	return 0;
 }
 
 /* check's and env's own options (targets_cmd.own). */
@@ -125,6 +165,11 @@ static int parse_option(void *arg, int opt, const char *val)
 	case OPT_NODE:
 		r->only = val;
 		return 0;
+	case OPT_WATCH:
+	case OPT_COUNT:
+		if (r->env)
+			return -2;
+		return parse_watch(r, opt, val);
 	case OPT_SLURM_PROLOG:
 	case OPT_DRAIN:
 	case OPT_UNDRAIN:
@@ -146,6 +191,8 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 	    {"slurm-prolog", no_argument, NULL, OPT_SLURM_PROLOG},
 	    {"drain", no_argument, NULL, OPT_DRAIN},
 	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
+	    {"watch", required_argument, NULL, OPT_WATCH},
+	    {"count", required_argument, NULL, OPT_COUNT},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -172,6 +219,15 @@ static int parse_options(struct check_run *r, int argc, char **argv, int env)
 		fprintf(stderr,
 		        "clusterdoc check: --node names the local node of --slurm-prolog, "
 		        "--drain or --undrain; without them, every node given is checked\n");
+		return -1;
+	}
+	if (r->count && !r->watch_ms) {
+		fprintf(stderr, "clusterdoc check: --count N is the number of rounds of --watch\n");
+		return -1;
+	}
+	if (r->watch_ms && (r->prolog || r->drain || r->undrain)) {
+		fprintf(stderr, "clusterdoc check: --watch runs alone: not with --slurm-prolog, "
+		                "--drain or --undrain\n");
 		return -1;
 	}
 	if (r->prolog && !r->deadline_s)
@@ -266,6 +322,54 @@ static int finish_check(struct check_run *r, int checked, int complete)
 	return rc;
 }
 
+/* The last round of --watch: its status and reports as check's. */
+static int finish_watch(void *arg, const struct check_watch_round *last)
+{
+	struct check_run *r = arg;
+	int rc;
+
+	r->m = (struct netmodel *)last->m;
+	r->d = (struct diagnosis *)last->d;
+	r->stats = last->stats;
+	r->deadline_hit = last->deadline_hit;
+	rc = finish_check(r, last->checked, last->checked - last->partial);
+	r->m = NULL; /* the watch's */
+	r->d = NULL;
+	return rc;
+}
+
+static int run_watch(struct check_run *r)
+{
+	struct check_watch_cli c = {
+	    .pool = &r->t.pool,
+	    .hosts = (const char *const *)r->t.hosts->names,
+	    .n = hostlist_count(r->t.hosts),
+	    .json = r->t.json,
+	    .finish = finish_watch,
+	    .finish_arg = r,
+	};
+
+	c.o.check = r->o;
+	c.o.interval_ms = r->watch_ms;
+	c.o.count = r->count;
+	c.o.deadline_s = r->deadline_s;
+	if (r->master) {
+		size_t i = 0;
+
+		while (i < c.n && strcmp(c.hosts[i], r->master) != 0)
+			i++;
+		if (i == c.n) {
+			fprintf(
+			    stderr,
+			    "clusterdoc check: --master %s is not one of the nodes given with -w\n",
+			    r->master);
+			return 2;
+		}
+		c.o.check.master = i;
+	}
+	return cmd_check_watch(&c);
+}
+
 static int run(int argc, char **argv, int env)
 {
 	const char *cmd = env ? "env" : "check";
@@ -284,6 +388,10 @@ static int run(int argc, char **argv, int env)
 	}
 	r.started_ms = cd_now_ms();
 	r.started_at = (long long)time(NULL);
+	if (r.watch_ms) {
+		rc = run_watch(&r);
+		goto out;
+	}
 	r.m = netmodel_new((const char *const *)r.t.hosts->names, hostlist_count(r.t.hosts));
 	once = (struct check_once){
 	    .pool = &r.t.pool, .o = r.o, .deadline_s = r.deadline_s, .m = r.m, .master = r.master};

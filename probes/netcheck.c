@@ -73,6 +73,9 @@ static void on_failed(struct sshpool *pool, struct sshpool_node *pn, void *arg)
 	struct nm_node *n = &c->m->nodes[netcheck_index_of(pn)];
 	const char *type, *fp = sshpool_node_hostkey_fp(pn, &type);
 
+	/* a kept node lost between two checks: the next one connects it anew */
+	if (c->phase == PHASE_DONE)
+		return;
 	snprintf(n->hostkey_type, sizeof(n->hostkey_type), "%s", type);
 	snprintf(n->hostkey_fp, sizeof(n->hostkey_fp), "%s", fp);
 	node_broke(c, netcheck_index_of(pn), sshpool_node_error_code(pn),
@@ -307,6 +310,14 @@ static void phase_listen(struct netcheck *c)
 
 /* ---------------------------------------------------------------- driver */
 
+/* Nothing waits for an unlisten: a node that misses its deadline fails in
+ * the pool and the next check connects it anew. */
+static void on_unlisten(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                        void *arg)
+{
+	(void)pn, (void)result, (void)code, (void)msg, (void)arg;
+}
+
 static void start_phase(struct netcheck *c, enum netcheck_phase p)
 {
 	int64_t now = cd_now_ms();
@@ -331,7 +342,14 @@ static void start_phase(struct netcheck *c, enum netcheck_phase p)
 	if (p == PHASE_DONE) {
 		deadline_stop(c);
 		for (size_t i = 0; i < c->n; i++) {
-			if (sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY)
+			if (sshpool_node_state(c->nodes[i].pn) != SSHPOOL_NODE_READY)
+				continue;
+			/* a kept agent's listeners would hold the MASTER_PORT
+			 * candidates (their duration) and refuse the next listen */
+			if (c->o.keep_connected)
+				sshpool_request(c->nodes[i].pn, proto_request(0, "unlisten"),
+				                c->o.request_timeout_ms, on_unlisten, NULL);
+			else
 				sshpool_close_node(c->nodes[i].pn);
 		}
 		c->done(c->arg);
@@ -340,8 +358,9 @@ static void start_phase(struct netcheck *c, enum netcheck_phase p)
 	fanout_begin(c->fan); /* no live node: the next turn skips ahead */
 }
 
-struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
-                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg)
+static struct netcheck *netcheck_new(struct loop *loop, struct sshpool *pool, struct netmodel *m,
+                                     const struct netcheck_opts *o, void (*done)(void *arg),
+                                     void *arg)
 {
 	struct netcheck *c = cd_calloc(1, sizeof(*c));
 
@@ -362,14 +381,71 @@ struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct 
 	cd_random_token(c->token, sizeof(c->token));
 	c->phase = PHASE_PROBE;
 	c->phase_start = cd_now_ms();
-	for (size_t i = 0; i < c->n; i++) {
-		c->nodes[i].pn = sshpool_add(pool, m->nodes[i].host);
-		sshpool_node_set_data(c->nodes[i].pn, (void *)(uintptr_t)i);
-		fanout_expect(c->fan, i, 2); /* facts, netprobe */
-	}
+	return c;
+}
+
+/* Node i owes its facts and netprobe; pn is its pool node. */
+static void expect_probe(struct netcheck *c, size_t i, struct sshpool_node *pn)
+{
+	c->nodes[i].pn = pn;
+	sshpool_node_set_data(pn, (void *)(uintptr_t)i);
+	fanout_expect(c->fan, i, 2);
+}
+
+struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
+                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg)
+{
+	struct netcheck *c = netcheck_new(loop, pool, m, o, done, arg);
+
+	for (size_t i = 0; i < c->n; i++)
+		expect_probe(c, i, sshpool_add(pool, m->nodes[i].host));
 	fanout_begin(c->fan);
 	sshpool_start(pool, &pool_handlers, c);
 	return c;
+}
+
+/* netcheck_again's first requests, from the loop as every pool event: the
+ * kept nodes still ready are probed as if they had just connected. */
+static void resume_kept(struct loop *loop, void *arg)
+{
+	struct netcheck *c = arg;
+
+	(void)loop;
+	c->resume_timer = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->nodes[i].kept && fanout_owed(c->fan, i) == 2 &&
+		    sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY)
+			on_ready(c->pool, c->nodes[i].pn, c);
+	}
+}
+
+struct netcheck *netcheck_again(struct netcheck *prev, struct netmodel *m,
+                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg)
+{
+	struct netcheck *c;
+
+	if (prev->phase != PHASE_DONE || m->nnodes != prev->n)
+		return NULL;
+	c = netcheck_new(prev->loop, prev->pool, m, o, done, arg);
+	for (size_t i = 0; i < c->n; i++) {
+		struct sshpool_node *pn = prev->nodes[i].pn;
+
+		c->nodes[i].kept = sshpool_node_state(pn) == SSHPOOL_NODE_READY;
+		expect_probe(c, i, c->nodes[i].kept ? pn : sshpool_add(c->pool, m->nodes[i].host));
+	}
+	fanout_begin(c->fan);
+	sshpool_start(c->pool, &pool_handlers, c);
+	c->resume_timer = loop_timer_add(c->loop, 0, resume_kept, c);
+	return c;
+}
+
+size_t netcheck_connected(const struct netcheck *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		n += sshpool_node_state(c->nodes[i].pn) == SSHPOOL_NODE_READY;
+	return n;
 }
 
 enum netcheck_stage netcheck_node_stage(const struct netcheck *c, size_t i)
@@ -427,6 +503,8 @@ void netcheck_free(struct netcheck *c)
 	fanout_free(c->fan);
 	deadline_stop(c);
 	listen_stop(c);
+	if (c->resume_timer)
+		loop_timer_cancel(c->loop, c->resume_timer);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
 		json_decref(c->nodes[i].probe);

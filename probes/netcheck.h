@@ -43,6 +43,8 @@ struct netcheck_opts {
 	int no_firewall;        /* do not run the firewall tools on the nodes */
 	const char *python;     /* the interpreter whose torch facts count (--python);
 	                           NULL = the login python3 */
+	int keep_connected;     /* leave the agents connected when the check ends, for
+	                           netcheck_again (their listeners are closed) */
 };
 
 /* The highest MASTER_PORT candidate: the check also listens on port+10. */
@@ -61,6 +63,22 @@ struct netcheck;
 struct netcheck *netcheck_start(struct loop *loop, struct sshpool *pool, struct netmodel *m,
                                 const struct netcheck_opts *o, void (*done)(void *arg), void *arg);
 void netcheck_free(struct netcheck *c);
+
+/*
+ * Run the check again, into a new model m (netmodel_new with the same hosts
+ * in the same order), over the pool and the nodes of prev: a check started
+ * with o.keep_connected whose done callback has run. The nodes still
+ * connected are asked at once, from the loop's next turn, with no new
+ * connection or SSH handshake; a node that failed or was closed is added to
+ * the pool again and connects anew. From this call on, the pool's events go
+ * to the new check: the caller frees prev right after (it may still read
+ * prev's model, which stays the caller's). o is copied as netcheck_start
+ * does (keep it set to go on like this). NULL when prev has not ended.
+ */
+struct netcheck *netcheck_again(struct netcheck *prev, struct netmodel *m,
+                                const struct netcheck_opts *o, void (*done)(void *arg), void *arg);
+/* How many of the check's nodes are connected (their agent ready) now. */
+size_t netcheck_connected(const struct netcheck *c);
 
 /*
  * The check's own deadline has passed: every node that still owes an answer

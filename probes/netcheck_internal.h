@@ -19,6 +19,7 @@ struct netcheck_node_state {
 	struct sshpool_node *pn;
 	json_t *facts, *probe;
 	json_t *targets; /* the connect request's targets, kept to read the results */
+	int kept;        /* netcheck_again: connected by the check before */
 };
 
 struct netcheck {
@@ -47,6 +48,7 @@ struct netcheck {
 	void (*expired)(void *arg);
 	void *expired_arg;
 	unsigned rng;
+	uint64_t resume_timer; /* netcheck_again: the kept nodes' first requests */
 };
 
 /* The index of one of the check's pool nodes. */

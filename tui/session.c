@@ -73,8 +73,37 @@ static void on_check_expired(void *arg)
 	session_changed(s);
 }
 
+/*
+ * The re-check (r) over the agents the last check left connected
+ * (keep_connected): no new SSH handshake, only nodes lost since connect
+ * anew. None to reuse: no finished check, or the check that verifies a fix,
+ * which must see the login files as the fix left them through new logins.
+ * Takes m on success (the old check's model and diagnosis are freed).
+ */
+static int check_again(struct tui_session *s, struct netmodel *m)
+{
+	struct netcheck *nc;
+
+	if (!s->nc || !s->check_pool || s->check_state != TASK_DONE ||
+	    s->fix.state == FIXFLOW_VERIFYING)
+		return 0;
+	nc = netcheck_again(s->nc, m, &s->o.check, on_check_done, s);
+	if (!nc)
+		return 0;
+	netcheck_free(s->nc);
+	s->nc = nc;
+	diagnosis_free(s->d);
+	s->d = NULL;
+	netmodel_free(s->m);
+	s->m = m;
+	s->check_reused++;
+	return 1;
+}
+
 int session_check_start(struct tui_session *s, char *err, size_t errlen)
 {
+	struct netmodel *m;
+
 	if (s->check_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the check is running already");
 	if (!s->nhosts)
@@ -85,12 +114,19 @@ int session_check_start(struct tui_session *s, char *err, size_t errlen)
 		               s->fix.state == FIXFLOW_PLANNING ? "planned" : "applied");
 	if (s->fix.state == FIXFLOW_PLANNED)
 		session_fix_close(s); /* the plan was made from the check it replaces */
-	check_clear(s);
-	s->m = netmodel_new((const char *const *)s->hosts, s->nhosts);
-	s->check_pool = sshpool_new(s->loop, s->o.pool, s->check_error, sizeof(s->check_error));
-	if (!s->check_pool) {
-		s->check_state = TASK_FAILED;
-		return cd_errf(err, errlen, CD_ERR_IO, "%s", s->check_error);
+	s->o.check.request_timeout_ms = s->o.pool->request_timeout_ms;
+	s->o.check.keep_connected = 1; /* for the next re-check */
+	m = netmodel_new((const char *const *)s->hosts, s->nhosts);
+	if (!check_again(s, m)) {
+		check_clear(s);
+		s->m = m;
+		s->check_pool =
+		    sshpool_new(s->loop, s->o.pool, s->check_error, sizeof(s->check_error));
+		if (!s->check_pool) {
+			s->check_state = TASK_FAILED;
+			return cd_errf(err, errlen, CD_ERR_IO, "%s", s->check_error);
+		}
+		s->nc = netcheck_start(s->loop, s->check_pool, s->m, &s->o.check, on_check_done, s);
 	}
 	s->check_error[0] = 0;
 	s->check_state = TASK_RUNNING;
@@ -98,8 +134,6 @@ int session_check_start(struct tui_session *s, char *err, size_t errlen)
 	s->check_deadline_hit = 0;
 	s->check_started_ms = cd_now_ms();
 	s->check_ended_ms = 0;
-	s->o.check.request_timeout_ms = s->o.pool->request_timeout_ms;
-	s->nc = netcheck_start(s->loop, s->check_pool, s->m, &s->o.check, on_check_done, s);
 	netcheck_set_deadline(s->nc, s->o.deadline_s, on_check_expired, s);
 	session_changed(s);
 	return 0;

@@ -75,6 +75,7 @@ struct tui_session {
 	struct diagnosis *d;    /* NULL until the check is done */
 	int check_deadline_hit; /* the check's deadline expired nodes */
 	int check_runs;         /* how many checks were started */
+	int check_reused;       /* of them, re-checks over the agents kept connected */
 	int64_t check_started_ms, check_ended_ms;
 
 	/* the bench */

@@ -139,6 +139,34 @@ t_env_writes_the_same_lines_as_clusterdoc_env() {
 	expect_eq "$(stat -c %a "$file")" 644 "its mode"
 }
 
+# r on the Nodes view checks again over the agents the first check left connected: the same
+# screen, and not one new TCP connection to any node's sshd (an nft counter of the SYNs to port
+# 22 in each node's namespace, added before the re-check; a SYN, not conntrack's "new": a table
+# that brings conntrack into a namespace takes the sessions already open there for new ones)
+t_r_rechecks_over_the_connected_agents_without_a_new_login() {
+	tui_home || return 1
+	local i n total=0 each=
+	for ((i = 1; i <= CD_N; i++)); do
+		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
+add table inet cdtui_count
+add chain inet cdtui_count input { type filter hook input priority -10; policy accept; }
+add rule inet cdtui_count input tcp dport 22 tcp flags & (syn | ack) == syn counter
+EOF
+	done
+	tui_keys r
+	tui_wait 'check started on 4 node\(s\)' 5 || return 1
+	tui_wait 'check done: 4 node\(s\)' 60 || return 1
+	tui_expect nodes_done || return 1
+	for ((i = 1; i <= CD_N; i++)); do
+		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdtui_count |
+			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+		ip netns exec "$(cluster_node_ns "$i")" nft delete table inet cdtui_count
+		total=$((total + ${n:-1}))
+		each+=" node$i:${n:-?}"
+	done
+	expect_eq "$total" 0 "new SSH connections to the nodes during the re-check ($each)"
+}
+
 t_r_in_the_bench_view_runs_the_bench_on_the_nodes_that_answer() {
 	tui_home || return 1
 	tui_keys 5
@@ -258,6 +286,10 @@ t_a_scripted_session_runs_clean_under_asan() {
 		UBSAN_OPTIONS="log_path=$log/ubsan:halt_on_error=1:print_stacktrace=1" \
 		-- tui -w "$HOSTS" "${PT[@]}" || return 1
 	tui_wait 'check done: 4 node\(s\)' 90 || return 1
+	# a re-check over the agents kept connected
+	tui_keys r
+	tui_wait 'check started on 4 node\(s\)' 5 || return 1
+	tui_wait 'check done: 4 node\(s\)' 90 || return 1
 	for k in j j Enter Escape c c '?' x / node2 Enter Escape Tab Enter Escape m Tab Enter \
 		Escape Tab Tab Tab BTab 1 G g; do
 		tui_keys "$k"
@@ -287,6 +319,7 @@ for t in the_check_runs_live_and_each_node_ends_ok_or_failed_with_its_reason \
 	the_matrix_marks_the_filtered_port_and_drills_into_the_pair \
 	findings_come_worst_first_with_the_fix_command \
 	env_writes_the_same_lines_as_clusterdoc_env \
+	r_rechecks_over_the_connected_agents_without_a_new_login \
 	r_in_the_bench_view_runs_the_bench_on_the_nodes_that_answer \
 	r_in_the_job_view_refuses_to_train_without_every_node \
 	the_screen_follows_a_resize \

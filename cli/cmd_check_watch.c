@@ -1,0 +1,203 @@
+/*
+ * cmd_check_watch.c - `clusterdoc check --watch` (cmd_check_watch.h): the
+ * lines it prints and the loop it runs.
+ *
+ * Text: round 1 says how many nodes were checked and lists its findings as
+ * raised; a later round prints only its raised and cleared findings, one
+ * line each:
+ *   2026-11-27T05:31:02Z round 3 raised warning firewall-blocks-port node3: MESSAGE
+ * At the end, the last round's full report. --json: one object per line per
+ * round ({"version": 1, "event": "round", ...}, changes or not), then one
+ * {"event": "end"} line with the last round's findings and the exit status.
+ */
+#include "cmd_check_watch.h"
+#include "hostlist.h"
+#include "report/check_render.h"
+#include "report/report.h"
+#include "signals.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct watch_cli {
+	const struct check_watch_cli *c;
+	struct loop *loop;
+	int sig; /* the signal that ended the watch, 0 = none */
+};
+
+/* The nodes of f, folded ("node[1-3]"); the caller frees. */
+static char *finding_hosts(const struct netmodel *m, const struct finding *f)
+{
+	struct hostlist hl = {.names = cd_calloc(f->nnodes + 1, sizeof(char *))};
+	char *s;
+
+	for (size_t k = 0; k < f->nnodes; k++)
+		hl.names[hl.count++] = (char *)m->nodes[f->nodes[k]].host;
+	hl.capacity = hl.count;
+	s = hostlist_fold(&hl); /* it reads the names, never changes them */
+	free(hl.names);
+	return s;
+}
+
+static json_t *finding_json(const struct netmodel *m, const struct finding *f)
+{
+	json_t *nodes = json_array();
+
+	for (size_t k = 0; k < f->nnodes; k++)
+		json_array_append_new(nodes, json_string(m->nodes[f->nodes[k]].host));
+	return json_pack("{sssssoss}", "id", f->id, "severity", severity_name(f->severity), "nodes",
+	                 nodes, "message", f->message ? f->message : "");
+}
+
+static void print_change(const char *when, unsigned round, const char *what,
+                         const struct netmodel *m, const struct finding *f)
+{
+	char *hosts = finding_hosts(m, f);
+
+	printf("%s round %u %s %s %s %s: %s\n", when, round, what, severity_name(f->severity),
+	       f->id, hosts[0] ? hosts : "-", f->message ? f->message : "");
+	free(hosts);
+}
+
+static void print_round_text(const struct check_watch_round *r)
+{
+	char when[32];
+
+	report_timestamp(r->time, when, sizeof(when));
+	strcat(when, "Z");
+	if (r->round == 1)
+		printf("%s round 1: %zu node(s), %d checked, %d partial: %d error(s), %d "
+		       "warning(s) (%lld ms)\n",
+		       when, r->m->nnodes, r->checked, r->partial, r->d->errors, r->d->warnings,
+		       (long long)r->elapsed_ms);
+	for (size_t i = 0; i < r->nraised; i++)
+		print_change(when, r->round, "raised", r->m, r->raised[i]);
+	for (size_t i = 0; i < r->ncleared; i++)
+		print_change(when, r->round, "cleared", r->prev_m, r->cleared[i]);
+}
+
+static void print_json_line(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
+}
+
+static void print_round_json(const struct check_watch_round *r)
+{
+	char when[32];
+	json_t *raised = json_array(), *cleared = json_array(), *o;
+
+	report_timestamp(r->time, when, sizeof(when));
+	strcat(when, "Z");
+	for (size_t i = 0; i < r->nraised; i++)
+		json_array_append_new(raised, finding_json(r->m, r->raised[i]));
+	for (size_t i = 0; i < r->ncleared; i++)
+		json_array_append_new(cleared, finding_json(r->prev_m, r->cleared[i]));
+	o = json_pack("{sisssIsssIsIsisisIsIsisisoso}", "version", 1, "event", "round", "round",
+	              (json_int_t)r->round, "time", when, "elapsed_ms", (json_int_t)r->elapsed_ms,
+	              "nodes", (json_int_t)r->m->nnodes, "checked", r->checked, "partial",
+	              r->partial, "kept", (json_int_t)r->kept, "reconnected",
+	              (json_int_t)(r->m->nnodes - r->kept), "errors", r->d->errors, "warnings",
+	              r->d->warnings, "raised", raised, "cleared", cleared);
+	json_object_set_new(o, "phases_ms",
+	                    json_pack("{sIsIsIsI}", "probe", (json_int_t)r->stats.probe_ms,
+	                              "listen", (json_int_t)r->stats.listen_ms, "connect",
+	                              (json_int_t)r->stats.connect_ms, "confirm",
+	                              (json_int_t)r->stats.confirm_ms));
+	print_json_line(o);
+}
+
+static void on_round(void *arg, const struct check_watch_round *r)
+{
+	struct watch_cli *w = arg;
+
+	if (w->c->json)
+		print_round_json(r);
+	else
+		print_round_text(r);
+	fflush(stdout);
+}
+
+static void on_done(void *arg)
+{
+	loop_stop(((struct watch_cli *)arg)->loop);
+}
+
+static void on_signal(struct signals *s, int sig, void *arg)
+{
+	struct watch_cli *w = arg;
+
+	(void)s;
+	w->sig = sig;
+	loop_stop(w->loop);
+}
+
+static const struct check_watch_events watch_events = {.round = on_round, .done = on_done};
+
+/* The last round's state: the full report, or the JSON end line. */
+static void print_last(const struct watch_cli *w, const struct check_watch_round *r, int rc)
+{
+	json_t *all;
+
+	if (!w->c->json) {
+		struct check_result res = {.m = r->m, .d = r->d, .started_ms = r->started_ms};
+
+		res.stats = r->stats;
+		printf("\nlast state (round %u%s):\n", r->round, w->sig ? ", interrupted" : "");
+		check_print_text(&res, r->checked);
+		return;
+	}
+	all = json_array();
+	for (size_t i = 0; i < r->d->nfindings; i++)
+		json_array_append_new(all, finding_json(r->m, &r->d->findings[i]));
+	print_json_line(json_pack("{sisssIsbsosi}", "version", 1, "event", "end", "round",
+	                          (json_int_t)r->round, "interrupted", w->sig != 0, "findings", all,
+	                          "exit_status", rc));
+}
+
+int cmd_check_watch(const struct check_watch_cli *c)
+{
+	static const int sigs[] = {SIGINT, SIGTERM};
+	struct watch_cli w = {.c = c};
+	const struct check_watch_round *last;
+	struct check_watch *cw = NULL;
+	struct signals *sg = NULL;
+	char err[CD_ERRLEN];
+	int rc = 2;
+
+	w.loop = loop_new();
+	sg = signals_new(w.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &w, err, sizeof(err));
+	if (!sg) {
+		fprintf(stderr, "clusterdoc check: %s\n", err);
+		goto out;
+	}
+	cw = check_watch_start(w.loop, c->pool, c->hosts, c->n, &c->o, &watch_events, &w, err,
+	                       sizeof(err));
+	if (!cw) {
+		fprintf(stderr, "clusterdoc check: %s\n", err);
+		goto out;
+	}
+	loop_run(w.loop);
+	last = check_watch_last(cw);
+	if (!last) {
+		fprintf(stderr, "clusterdoc check: %s before the first round ended\n",
+		        w.sig == SIGINT ? "interrupted" : "terminated");
+		rc = signals_exit_status(w.sig ? w.sig : SIGTERM);
+		goto out;
+	}
+	rc = c->finish(c->finish_arg, last);
+	print_last(&w, last, rc);
+	fflush(stdout);
+out:
+	check_watch_free(cw);
+	signals_free(sg);
+	loop_free(w.loop);
+	return rc;
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# `clusterdoc check --watch SECONDS [--count N]` on a namespace cluster of real sshd nodes: the
+# agents stay connected across rounds (no new TCP connection to any node's sshd, counted by an
+# nft counter of the SYNs to port 22 in each node's namespace), a finding raised mid-watch by
+# an nft rule the test adds and cleared when the test removes it is printed with its time, both
+# ways, and Ctrl-C ends the watch with the last state and check's exit status for the last
+# round.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=check_watch
+itest_need_root
+
+PT=(--probe-timeout 1000)
+TMPD=$(mktemp -d /tmp/cd-watch.XXXXXX)
+trap 'rm -rf "$TMPD"' EXIT
+
+up_once() {
+	[[ -n ${CD_RUN:-} && -d ${CD_RUN:-/nonexistent} ]] && return 0
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	count_ssh_setup
+}
+
+# An nft counter of the SYNs to port 22 in every node's namespace: each SSH handshake the head
+# makes is one (a SYN, not conntrack's "new": that also takes sessions open before the table).
+count_ssh_setup() {
+	local i
+	for ((i = 1; i <= CD_N; i++)); do
+		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
+add table inet cdwatch_count
+add chain inet cdwatch_count input { type filter hook input priority -10; policy accept; }
+add rule inet cdwatch_count input tcp dport 22 tcp flags & (syn | ack) == syn counter
+EOF
+	done
+}
+# ssh_connections: the sum of the counters
+ssh_connections() {
+	local i n total=0
+	for ((i = 1; i <= CD_N; i++)); do
+		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdwatch_count |
+			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+		total=$((total + ${n:-0}))
+	done
+	echo "$total"
+}
+
+# watch_bg ARGS...: clusterdoc check ARGS in the background in the head namespace; its stdout
+# in $TMPD/out, stderr in $TMPD/err, its PID in $bg (cluster_head_exec's command, exec'd all
+# the way: the PID is clusterdoc's own). SIGINT is set back to its default: a background job of
+# a script starts with it ignored, and a Ctrl-C at a terminal reaches a foreground command that
+# does not ignore it.
+watch_bg() {
+	: >"$TMPD/out"
+	(exec ip netns exec "$CD_NS_HEAD" env --default-signal=INT -u SSH_AUTH_SOCK HOME="$CD_HOME" \
+		USER=root LOGNAME=root CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" check "$@" \
+		>"$TMPD/out" 2>"$TMPD/err") &
+	bg=$!
+}
+# wait_for REGEX SECONDS: until a line of the watch's stdout matches (1 when it does not in time
+# or the watch ended)
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		grep -Eq -- "$1" "$TMPD/out" && return 0
+		kill -0 "$bg" 2>/dev/null || { grep -Eq -- "$1" "$TMPD/out"; return; }
+		sleep 0.1
+	done
+	echo "    no line matching /$1/ within $2 s: $(tail -c 600 "$TMPD/out") $(tail -c 300 "$TMPD/err")"
+	return 1
+}
+# stop_watch SIGNAL: end the watch (SIGKILL after 20 s: then 1); $rc its status, $out its stdout
+stop_watch() {
+	local i
+	kill "-$1" "$bg" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$bg" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$bg" 2>/dev/null; then
+		kill -KILL "$bg"
+		echo "    the watch did not end within 20 s of SIG$1"
+		wait "$bg"
+		return 1
+	fi
+	wait "$bg"
+	rc=$?
+	out=$(cat "$TMPD/out")
+	err=$(cat "$TMPD/err")
+}
+unblock() { ip netns exec "$(cluster_node_ns 3)" nft delete table inet clusterdoc_test; }
+
+TS='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+
+t_a_firewall_rule_added_mid_watch_is_raised_then_cleared_with_their_times() {
+	up_once || return 1
+	local before after
+	watch_bg -w 'node[1-3]' --watch 1 "${PT[@]}"
+	wait_for "round 1: 3 node\(s\), 3 checked" 60 || { stop_watch TERM; return 1; }
+	before=$(ssh_connections)
+	cluster_trap_firewall_port 3 29500 || { stop_watch TERM; return 1; }
+	wait_for "round [0-9]+ raised warning firewall-blocks-port node3: " 30 || { stop_watch TERM; unblock; return 1; }
+	unblock || { stop_watch TERM; return 1; }
+	wait_for "round [0-9]+ cleared warning firewall-blocks-port node3: " 30 || { stop_watch TERM; return 1; }
+	after=$(ssh_connections)
+	stop_watch INT || return 1
+	expect_eq "$rc" 0 "exit status (the last round is clean; $err)" || return 1
+	expect_match "$out" "^$TS round [0-9]+ raised warning firewall-blocks-port node3: node3: " "raised line" || return 1
+	expect_match "$out" "^$TS round [0-9]+ cleared warning firewall-blocks-port node3: " "cleared line" || return 1
+	expect_match "$out" "^last state \(round [0-9]+, interrupted\):" "the last state" || return 1
+	expect_match "$out" "FINDINGS: 0 error" "the last round's report" || return 1
+	# one line per change: the rounds without one print nothing
+	expect_eq "$(grep -c ' raised \| cleared ' <<<"$out")" 2 "change lines" || return 1
+	expect_eq "$after" "$before" "new SSH connections to the nodes after round 1"
+}
+
+t_json_prints_one_object_per_round_over_the_same_agents() {
+	up_once || return 1
+	local before
+	before=$(ssh_connections)
+	cd_head check -w 'node[1-3]' --watch 0.5 --count 3 --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(wc -l <<<"$out")" 4 "lines (3 rounds, the end)" || return 1
+	expect_eq "$(python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    if d["event"] == "round":
+        print(d["version"], d["round"], d["checked"], d["kept"], d["reconnected"], len(d["cleared"]))
+    else:
+        print(d["event"], d["round"], d["interrupted"], d["exit_status"])
+' <<<"$out")" "$(printf '1 1 3 0 3 0\n1 2 3 3 0 0\n1 3 3 3 0 0\nend 3 False 0')" "rounds" || return 1
+	# the first round connects each node once; the others none
+	expect_eq "$(($(ssh_connections) - before))" 3 "SSH connections of the whole watch"
+}
+
+t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {
+	up_once || return 1
+	watch_bg -w 'node[1-3]' --watch 1 --json "${PT[@]}"
+	wait_for '"round":1,' 60 || { stop_watch TERM; return 1; }
+	cluster_node_stop_sshd 2
+	local p ns
+	ns=$(cluster_node_ns 2)
+	for p in $(ip netns pids "$ns"); do
+		case $(cat "/proc/$p/comm" 2>/dev/null) in
+		sshd* | agent* | clusterdoc*) kill -9 "$p" 2>/dev/null ;;
+		esac
+	done
+	wait_for '"raised":\[.*"id":"node-unreachable","severity":"error","nodes":\["node2"\].*"cleared"' 30 ||
+		{ stop_watch TERM; cluster_node_start_sshd 2; return 1; }
+	cluster_node_start_sshd 2 || { stop_watch TERM; return 1; }
+	wait_for '"cleared":\[.*"id":"node-unreachable","severity":"error","nodes":\["node2"\]' 30 ||
+		{ stop_watch TERM; return 1; }
+	stop_watch TERM || return 1
+	expect_eq "$rc" 0 "exit status (node2 is back in the last round; $err)" || return 1
+	expect_match "$(tail -1 <<<"$out")" '"event":"end".*"interrupted":true' "the end line"
+}
+
+# Rounds over kept agents under ASan+UBSan (leaks included): a clean end, no report
+t_a_watch_under_asan_ends_clean() {
+	[[ -x ${CLUSTERDOC_ASAN:-} ]] || { echo "    no ASan build of the head (CLUSTERDOC_ASAN)"; return 1; }
+	up_once || return 1
+	local log=$TMPD/asan
+	mkdir -p "$log"
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		ASAN_OPTIONS="log_path=$log/asan:halt_on_error=1:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$log/ubsan:halt_on_error=1:print_stacktrace=1" \
+		"$CLUSTERDOC_ASAN" check -w 'node[1-3]' --watch 0.5 --count 3 "${PT[@]}" 2>&1)
+	rc=$?
+	expect_eq "$rc" 0 "exit status under ASan ($(tail -c 300 <<<"$out"))" || return 1
+	if compgen -G "$log/*" >/dev/null; then
+		echo "    sanitizer reports:"
+		head -40 "$log"/* | sed 's/^/    /'
+		return 1
+	fi
+}
+
+t_watch_options_are_checked() {
+	cd_head check -w 'node[1-3]' --count 2
+	expect_eq "$rc" 2 "--count without --watch" || return 1
+	expect_match "$err" "--count N is the number of rounds of --watch" "message" || return 1
+	cd_head check -w 'node[1-3]' --watch 0
+	expect_eq "$rc" 2 "--watch 0" || return 1
+	cd_head check -w 'node[1-3]' --watch 1 --drain
+	expect_eq "$rc" 2 "--watch with --drain" || return 1
+	cd_head env -w 'node[1-3]' --watch 1
+	expect_eq "$rc" 2 "env --watch"
+}
+
+itest_run_all
