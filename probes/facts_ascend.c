@@ -254,7 +254,8 @@ void facts_ascend_collect(json_t *facts, json_t *errors, const char *python_path
 	if (!have_tool) {
 		json_object_set_new(facts, "npus", json_null());
 		snprintf(why, sizeof(why),
-		         "the NPU probe is incomplete: npu-smi is not on PATH though %s exists", dir);
+		         "the NPU probe is incomplete: npu-smi is not on PATH though %s exists",
+		         dir);
 		facts_set_error(errors, "npus", why);
 	} else if (run_npu_smi(smi, &out, &len, err, sizeof(err)) < 0) {
 		snprintf(why, sizeof(why), "the NPU probe is incomplete: %s", err);

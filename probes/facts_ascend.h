@@ -54,8 +54,7 @@ int ascend_parse_npu_smi(const char *buf, size_t len, struct ascend_smi *out, ch
  * "net health status: Success". Returns 0, CD_ERR_NOTFOUND when no line has
  * the label, CD_ERR_TOOBIG when the value does not fit vlen (with its NUL).
  */
-int ascend_parse_labelled(const char *buf, size_t len, const char *label, char *val,
-                          size_t vlen);
+int ascend_parse_labelled(const char *buf, size_t len, const char *label, char *val, size_t vlen);
 
 /*
  * `hccn_tool -i N -ip -g`: "ipaddr:A" and "netmask:M". Returns 0 with both

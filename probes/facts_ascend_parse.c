@@ -118,7 +118,8 @@ int ascend_parse_npu_smi(const char *buf, size_t len, struct ascend_smi *out, ch
 			const char *nw;
 			size_t nwl;
 
-			if (scan_next_word(&wp, cell[0] + clen[0], &nw, &nwl) && !all_digits(nw, nwl)) {
+			if (scan_next_word(&wp, cell[0] + clen[0], &nw, &nwl) &&
+			    !all_digits(nw, nwl)) {
 				/* the first line of a device: id, name | health | ... */
 				if (out->n == ASCEND_MAX_NPUS)
 					return cd_errf(errbuf, errlen, CD_ERR_TOOBIG,
@@ -145,8 +146,9 @@ int ascend_parse_npu_smi(const char *buf, size_t len, struct ascend_smi *out, ch
 		last = NULL;
 	}
 	if (!header)
-		return cd_errf(errbuf, errlen, CD_ERR_PARSE,
-		               "npu-smi printed no device table (a format clusterdoc does not know)");
+		return cd_errf(
+		    errbuf, errlen, CD_ERR_PARSE,
+		    "npu-smi printed no device table (a format clusterdoc does not know)");
 	return 0;
 }
 
@@ -192,7 +194,7 @@ int ascend_parse_tls(const char *buf, size_t len, int *tls_switch)
 	if (!s)
 		return CD_ERR_PARSE;
 	s += 11;
-	if (scan_uint(&s, end, 10, 1, &v) < 0 || s >= end || *s != ']')
+	if (scan_uint(&s, end, 10, 9, &v) < 0 || v > 1 || s >= end || *s != ']')
 		return CD_ERR_PARSE;
 	*tls_switch = (int)v;
 	return 0;

@@ -27,7 +27,7 @@ fi
 fake_mode() {
 	local m=${SC[mode.$1]:-${SC[mode]:-normal}}
 	case $m in
-	hang) sleep 3600 ;;
+	hang) exec sleep 3600 ;;
 	absent) echo "$1: error while loading shared libraries: libdrvdsmi_host.so: cannot open shared object file: No such file or directory" >&2; exit 127 ;;
 	garbage) echo "dcmi model initialized failed, because the device is used. ret is -8020"; exit 0 ;;
 	esac
