@@ -14,8 +14,9 @@
 #include <string.h>
 
 /* The agent runs a request's calls at once, a device's netdetect targets one
- * after the other (two calls each); the answer gets a margin beyond that. */
-#define ASCEND_MARGIN_MS 3000
+ * after the other (two calls each). The answer gets the pool's request
+ * deadline beyond that: ascend_probe is sent behind netprobe, whose time
+ * the agent spends first. */
 
 static void on_answer(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                       void *arg, const char *key)
@@ -62,7 +63,8 @@ void netcheck_ascend_facts(struct netcheck *c, size_t i, json_t *facts)
 	json_object_set_new(req, "devices", ids);
 	json_object_set_new(req, "timeout_ms", json_integer(ASCEND_CALL_MS));
 	fanout_expect(c->fan, i, 1);
-	sshpool_request(c->nodes[i].pn, req, ASCEND_CALL_MS + ASCEND_MARGIN_MS, on_probe, c);
+	sshpool_request(c->nodes[i].pn, req, ASCEND_CALL_MS + 2 * c->o.request_timeout_ms, on_probe,
+	                c);
 }
 
 /* Node j's address of device dev, or NULL. */
@@ -119,7 +121,7 @@ void netcheck_phase_ascend(struct netcheck *c)
 		json_object_set_new(req, "timeout_ms", json_integer(ASCEND_CALL_MS));
 		fanout_expect(c->fan, i, 1);
 		sshpool_request(c->nodes[i].pn, req,
-		                (int)(2 * per_dev * ASCEND_CALL_MS) + ASCEND_MARGIN_MS,
+		                (int)(2 * per_dev * ASCEND_CALL_MS) + c->o.request_timeout_ms,
 		                on_netdetect, c);
 	}
 }

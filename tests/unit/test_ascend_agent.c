@@ -123,9 +123,10 @@ static void test_probe_of_a_hanging_tool_is_incomplete_within_the_deadline(void 
 	d0 = json_array_get(json_object_get(r, "devices"), 0);
 	assert_true(json_is_null(json_object_get(d0, "link")));
 	assert_int_equal(json_array_size(json_object_get(d0, "incomplete")), 5);
-	assert_non_null(
-	    strstr(json_string_value(json_array_get(json_object_get(d0, "incomplete"), 0)),
-	           "hccn_tool -i 0 -ip -g: "));
+	for (size_t k = 0; k < 5; k++)
+		assert_non_null(
+		    strstr(json_string_value(json_array_get(json_object_get(d0, "incomplete"), k)),
+		           "/hccn_tool did not finish within 400 ms"));
 	json_decref(r);
 }
 
