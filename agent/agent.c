@@ -20,6 +20,7 @@
 #include "collectives/mnist_agent.h"
 #include "collectives/run_agent.h"
 #include "collectives/runsync.h"
+#include "probes/ascend_agent.h"
 #include "probes/facts.h"
 #include "probes/hang_agent.h"
 #include "probes/netprobe.h"
@@ -314,6 +315,8 @@ static const struct {
     {.type = "mnist_start", .plain = mnist_agent_start},
     {.type = "run_orphans", .plain = run_agent_orphans},
     {.type = "hang_sample", .plain = hang_agent_sample},
+    {.type = "ascend_probe", .plain = ascend_agent_probe},
+    {.type = "ascend_netdetect", .plain = ascend_agent_netdetect},
     {.type = "sync_missing", .plain = runsync_agent_missing},
     {.type = "sync_tree", .plain = runsync_agent_tree},
     {.type = "job_poll", .plain = job_poll},

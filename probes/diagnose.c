@@ -50,6 +50,13 @@ const struct finding_def finding_catalogue[] = {
     {"neigh-table-overflow", SEV_ERROR, "the kernel's neighbour (ARP/NDP) table is too small"},
     {"probe-incomplete", SEV_WARNING, "part of a node's probe did not answer"},
     {"nccl-version-unknown", SEV_INFO, "NCCL's version is unknown; newest rules assumed"},
+    {"ascend-probe-incomplete", SEV_WARNING, "the NPU probe is incomplete"},
+    {"ascend-ip-plan", SEV_ERROR, "the device IP plan breaks the Ascend rules"},
+    {"ascend-duplicate-address", SEV_ERROR, "the same device address is used twice"},
+    {"ascend-link-down", SEV_ERROR, "a device link is down"},
+    {"ascend-net-health", SEV_ERROR, "a device's network health is not success"},
+    {"ascend-tls-mismatch", SEV_ERROR, "TLS settings differ across devices"},
+    {"ascend-hccl-settings", SEV_INFO, "HCCL settings verified for the Ascend nodes"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 
@@ -317,6 +324,7 @@ struct diagnosis *diagnose(const struct netmodel *m)
 
 	diagnose_check_paths(&st);
 	diagnose_check_setup(&st);
+	diagnose_check_ascend(&st);
 	finish_findings(&st);
 	diagnose_suggest(m, d);
 	return d;

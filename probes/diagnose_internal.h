@@ -56,6 +56,10 @@ int diagnose_virtual_name(const char *name);
 void diagnose_check_paths(struct dstate *st);
 void diagnose_check_setup(struct dstate *st);
 
+/* The Ascend NPU findings and HCCL settings (diagnose_ascend.c; run by
+ * diagnose after the setup checks, with d->pred's data addresses chosen). */
+void diagnose_check_ascend(struct dstate *st);
+
 /* Each node's own routing: route-egress-mismatch and
  * multiple-nics-same-subnet (diagnose_routes.c; run by
  * diagnose_check_setup). */

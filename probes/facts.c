@@ -1,6 +1,7 @@
 /* facts.c - node facts: the collection on the node (see facts.h); the
  * parsers it feeds are in facts_parse.c. */
 #include "probes/facts.h"
+#include "probes/facts_ascend.h"
 #include "probes/facts_gpu.h"
 #include "probes/facts_python.h"
 #include "cd.h"
@@ -165,6 +166,11 @@ json_t *facts_collect(const struct facts_opts *opts)
 	facts_python_collect(opts, json_string_value(json_object_get(gpu, "gpu_driver")), facts,
 	                     errors);
 	facts_nccl_collect(facts, errors);
+	facts_ascend_collect(
+	    facts, errors,
+	    json_string_value(json_object_get(json_object_get(facts, "python"), "path")),
+	    json_string_value(json_object_get(json_object_get(facts, "python"), "version")),
+	    environ);
 	json_object_update(facts, gpu);
 	json_decref(gpu);
 	json_object_set_new(facts, "env", facts_env_filter(environ));

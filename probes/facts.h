@@ -52,6 +52,8 @@ void facts_opts_init(struct facts_opts *o);
  *   python, torch       see facts_python.h
  *   python_candidates   see facts_python.h; only when the login python3 has no torch
  *   nccl                {"version", "library"} or null, see facts_gpu.h
+ *   npus, ascend, ascend_env   array ([] without Ascend; null when npu-smi failed),
+ *                       object or null, object: see facts_ascend.h
  *   gpus, gpu_driver    array (possibly empty) and string or null, see facts_gpu.h
  *   env                 object, see facts_env_filter
  *   wall_clock_ms       integer, CLOCK_REALTIME in ms, read last so that it is

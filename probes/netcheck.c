@@ -123,6 +123,7 @@ static void on_facts(struct sshpool_node *pn, json_t *result, const char *code, 
 	if (netcheck_reply_failed(c, pn, result, code, msg, "facts"))
 		return;
 	c->nodes[i].facts = json_incref(result);
+	netcheck_ascend_facts(c, i, result);
 	fanout_settle(c->fan, i);
 }
 
@@ -333,7 +334,9 @@ static void start_phase(struct netcheck *c, enum netcheck_phase p)
 	listen_stop(c); /* every live node failed before its requests went out */
 	c->phase = p;
 	c->phase_start = now;
-	if (p == PHASE_LISTEN)
+	if (p == PHASE_ASCEND)
+		netcheck_phase_ascend(c);
+	else if (p == PHASE_LISTEN)
 		phase_listen(c);
 	else if (p == PHASE_CONNECT)
 		netcheck_phase_connect(c);
@@ -490,8 +493,8 @@ const char *netcheck_stage_name(enum netcheck_stage s)
 const char *netcheck_phase_name(const struct netcheck *c)
 {
 	static const char *const names[] = {
-	    [PHASE_PROBE] = "probe",     [PHASE_LISTEN] = "listen", [PHASE_CONNECT] = "connect",
-	    [PHASE_CONFIRM] = "confirm", [PHASE_DONE] = "done",
+	    [PHASE_PROBE] = "probe",     [PHASE_ASCEND] = "ascend",   [PHASE_LISTEN] = "listen",
+	    [PHASE_CONNECT] = "connect", [PHASE_CONFIRM] = "confirm", [PHASE_DONE] = "done",
 	};
 	return names[c->phase];
 }

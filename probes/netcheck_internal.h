@@ -12,7 +12,14 @@
 #include <jansson.h>
 #include <stdint.h>
 
-enum netcheck_phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, PHASE_DONE };
+enum netcheck_phase {
+	PHASE_PROBE,
+	PHASE_ASCEND,
+	PHASE_LISTEN,
+	PHASE_CONNECT,
+	PHASE_CONFIRM,
+	PHASE_DONE
+};
 
 /* What the check holds of one node between its phases. */
 struct netcheck_node_state {
@@ -72,5 +79,11 @@ int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *
  * listeners; phase 4, the timeouts others did not see are retried. */
 void netcheck_phase_connect(struct netcheck *c);
 void netcheck_phase_confirm(struct netcheck *c);
+
+/* netcheck_ascend.c: on an Ascend node (its facts list NPUs), ascend_probe
+ * in the probe phase (one more answer owed); the ascend phase, netdetect
+ * toward the same-numbered device of every other server. */
+void netcheck_ascend_facts(struct netcheck *c, size_t i, json_t *facts);
+void netcheck_phase_ascend(struct netcheck *c);
 
 #endif

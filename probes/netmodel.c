@@ -69,6 +69,7 @@ static void node_fini(struct nm_node *n)
 	free(n->vars);
 	free(n->routes);
 	free(n->fwrules);
+	json_decref(n->ascend);
 }
 
 void netmodel_free(struct netmodel *m)
@@ -258,6 +259,21 @@ static void parse_rdma(struct nm_node *n, json_t *probe)
 	n->rdma_ports = (int)json_array_size(json_object_get(probe, "rdma"));
 }
 
+/* A node whose facts list NPUs, or say npu-smi failed, is an Ascend node. */
+static void ascend_from_facts(struct netmodel *m, size_t i, json_t *facts)
+{
+	json_t *npus = json_object_get(facts, "npus");
+	json_t *err = json_object_get(json_object_get(facts, "errors"), "npus");
+
+	if (json_array_size(npus) == 0 && !json_is_string(err))
+		return;
+	netmodel_set_ascend(m, i, "npus", npus ? npus : json_null());
+	if (err)
+		netmodel_set_ascend(m, i, "npus_error", err);
+	if (json_object_get(facts, "ascend_env"))
+		netmodel_set_ascend(m, i, "env", json_object_get(facts, "ascend_env"));
+}
+
 void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *facts)
 {
 	struct nm_node *n;
@@ -293,6 +309,19 @@ void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *fact
 	}
 	parse_vars(n, probe, facts);
 	parse_facts(n, facts);
+	ascend_from_facts(m, i, facts);
+}
+
+void netmodel_set_ascend(struct netmodel *m, size_t i, const char *key, json_t *v)
+{
+	struct nm_node *n;
+
+	if (i >= m->nnodes || !v)
+		return;
+	n = &m->nodes[i];
+	if (!n->ascend)
+		n->ascend = json_object();
+	json_object_set(n->ascend, key, v);
 }
 
 void netmodel_add_neigh_fulls(struct netmodel *m, size_t i, json_t *fulls)
@@ -486,6 +515,8 @@ struct netmodel *netmodel_load_json(json_t *fixture, char *err, size_t errlen)
 		netmodel_set_node(m, i, json_object_get(v, "probe"), json_object_get(v, "facts"));
 		netmodel_add_routes(m, i, json_object_get(v, "routes"));
 		netmodel_add_neigh_fulls(m, i, json_object_get(v, "neigh_table_fulls"));
+		netmodel_set_ascend(m, i, "probe", json_object_get(v, "ascend_probe"));
+		netmodel_set_ascend(m, i, "netdetect", json_object_get(v, "ascend_netdetect"));
 	}
 	m->master = (size_t)get_int(fixture, "master", 0);
 	if (m->master >= m->nnodes)

@@ -119,6 +119,12 @@ struct nm_node {
 	struct nm_fwrule *fwrules;
 	size_t nfwrules;
 	char firewall_summary[160]; /* "nftables: 1 table; ufw inactive" */
+
+	/* Ascend NPUs (docs/ascend.md); NULL on a node without them. An object
+	 * with "npus" (facts), "npus_error" (errors["npus"]), "env" (HCCL_*,
+	 * ASCEND_*), "probe" (the ascend_probe answer), "netdetect" (the
+	 * ascend_netdetect answer), each absent until known. Owned. */
+	json_t *ascend;
 };
 
 /* The matrix's bulk proof, each way: far larger than any MTU (jumbo
@@ -186,6 +192,10 @@ void netmodel_free(struct netmodel *m);
  * records what it could read. Sets probed = 1 when probe is non-NULL.
  */
 void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *facts);
+
+/* Set key of node i's "ascend" object to v (a reference is taken),
+ * creating the object. */
+void netmodel_set_ascend(struct netmodel *m, size_t i, const char *key, json_t *v);
 
 /* Mark node i as not checked, with a code and message naming the node. */
 void netmodel_node_failed(struct netmodel *m, size_t i, const char *code, const char *msg);
