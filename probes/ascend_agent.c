@@ -54,18 +54,6 @@ struct run {
 
 static void start_call(struct run *r, int dev, enum what w, json_t *into, size_t target);
 
-static void quote(char *dst, size_t cap, const struct buf *b)
-{
-	size_t n = b->len < QUOTE_MAX ? b->len : QUOTE_MAX;
-	const char *s = b->data;
-
-	scan_trim(&s, &n);
-	snprintf(dst, cap, "%.*s", (int)n, n ? s : "");
-	for (char *c = dst; *c; c++)
-		if (*c == '\n' || *c == '\r' || *c == '\t')
-			*c = ' ';
-}
-
 static void incomplete(struct call *c, const char *why)
 {
 	char line[CD_ERRLEN + 96];
@@ -133,14 +121,14 @@ static void call_done(const struct childrun_result *res, void *arg)
 	if (res->rc < 0) {
 		incomplete(c, res->error);
 	} else if (!WIFEXITED(res->status) || WEXITSTATUS(res->status) != 0) {
-		quote(words, sizeof(words), res->err->len ? res->err : res->out);
+		ascend_quote(words, sizeof(words), res->err->len ? res->err : res->out);
 		snprintf(why, sizeof(why), "exit status %d: \"%s\"",
 		         WIFEXITED(res->status) ? WEXITSTATUS(res->status)
 		                                : 128 + WTERMSIG(res->status),
 		         words);
 		incomplete(c, why);
 	} else if (take(c, res->out->data, res->out->len) < 0) {
-		quote(words, sizeof(words), res->out);
+		ascend_quote(words, sizeof(words), res->out);
 		snprintf(why, sizeof(why), "a format clusterdoc does not know: \"%s\"", words);
 		incomplete(c, why);
 	} else if (c->what == W_DETECT_SET) {

@@ -55,9 +55,9 @@ struct tool_run {
 	char why[CD_ERRLEN];
 };
 
-static void quote_words(char *dst, size_t cap, const struct buf *b)
+void ascend_quote(char *dst, size_t cap, const struct buf *b)
 {
-	size_t n = b->len < QUOTE_MAX ? b->len : QUOTE_MAX;
+	size_t n = cap && b->len > cap - 1 ? cap - 1 : b->len;
 	const char *s = b->data;
 
 	scan_trim(&s, &n);
@@ -75,7 +75,7 @@ static void tool_done(const struct childrun_result *r, void *arg)
 	if (r->rc < 0) {
 		snprintf(t->why, sizeof(t->why), "npu-smi info: %s", r->error);
 	} else if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		quote_words(words, sizeof(words), r->err->len ? r->err : r->out);
+		ascend_quote(words, sizeof(words), r->err->len ? r->err : r->out);
 		snprintf(t->why, sizeof(t->why), "npu-smi info: exit status %d: \"%s\"",
 		         WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status),
 		         words);
@@ -267,7 +267,7 @@ void facts_ascend_collect(json_t *facts, json_t *errors, const char *python_path
 		char words[QUOTE_MAX + 1];
 		struct buf b = {.data = out, .len = len};
 
-		quote_words(words, sizeof(words), &b);
+		ascend_quote(words, sizeof(words), &b);
 		snprintf(why, sizeof(why), "the NPU probe is incomplete: %s: \"%s\"", err, words);
 		json_object_set_new(facts, "npus", json_null());
 		facts_set_error(errors, "npus", why);

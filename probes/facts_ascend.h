@@ -114,6 +114,11 @@ void facts_ascend_collect(json_t *facts, json_t *errors, const char *python_path
 /* The install root: $CLUSTERDOC_ASCEND_ROOT, else ASCEND_DEFAULT_ROOT. */
 const char *ascend_root(void);
 
+struct buf;
+/* A tool's words for a message: at most cap - 1 bytes of b, trimmed, with
+ * newlines and tabs as spaces. */
+void ascend_quote(char *dst, size_t cap, const struct buf *b);
+
 /* Whether prog is an executable file in a directory of $PATH; its path in
  * path (len bytes) when it is. */
 int ascend_on_path(const char *prog, char *path, size_t len);
