@@ -23,6 +23,7 @@
 #include "probes/facts.h"
 #include "probes/hang_agent.h"
 #include "probes/netprobe.h"
+#include "probes/peerssh.h"
 #include "probes/reach.h"
 
 #include <errno.h>
@@ -321,6 +322,7 @@ static const struct {
     {.type = "file_read", .plain = nodefile_read, .as_root = 1},
     {.type = "file_write", .plain = nodefile_write, .as_root = 1},
     {.type = "run", .plain = noderun_run, .as_root = 1},
+    {.type = "peer_ssh", .plain = peerssh_agent_run},
     {.type = "exit", .handle = handle_exit},
 };
 

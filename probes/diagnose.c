@@ -50,6 +50,12 @@ const struct finding_def finding_catalogue[] = {
     {"neigh-table-overflow", SEV_ERROR, "the kernel's neighbour (ARP/NDP) table is too small"},
     {"probe-incomplete", SEV_WARNING, "part of a node's probe did not answer"},
     {"nccl-version-unknown", SEV_INFO, "NCCL's version is unknown; newest rules assumed"},
+    {"peer-ssh-hostkey-unknown", SEV_ERROR, "a node does not know another node's SSH host key"},
+    {"peer-ssh-hostkey-changed", SEV_ERROR, "a node holds another host key for a peer"},
+    {"peer-ssh-denied", SEV_ERROR, "a node cannot log in to another without a password"},
+    {"peer-ssh-unreachable", SEV_ERROR, "a node cannot open an SSH connection to another"},
+    {"peer-ssh-no-client", SEV_ERROR, "a node has no ssh client for mpirun to use"},
+    {"peer-ssh-failed", SEV_ERROR, "node-to-node SSH failed for another reason"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 
