@@ -85,12 +85,75 @@ void peerssh_print_text(const struct peerssh_matrix *m, FILE *f)
 	json_decref(findings);
 }
 
-void peerssh_print_json(const struct peerssh_matrix *m, int exit_status, FILE *f)
+void peerssh_print_json(const struct peerssh_matrix *m, int exit_status, json_t *fix_take, FILE *f)
 {
 	json_t *o = json_pack("{sisososi}", "version", 1, "peer_ssh", peerssh_matrix_json(m),
 	                      "findings", peerssh_matrix_findings(m), "exit", exit_status);
 
+	if (fix_take)
+		json_object_set_new(o, "fix", fix_take);
+
 	json_dumpf(o, f, JSON_COMPACT);
 	fputc('\n', f);
 	json_decref(o);
+}
+
+json_t *peerssh_fix_json(const struct fix_plan *plan, const char *const *hosts,
+                         struct fix_result *const *results, const char *journal_error)
+{
+	json_t *nodes = json_array();
+	size_t failed = 0;
+
+	for (size_t i = 0; i < plan->nnodes; i++) {
+		const struct fix_node_plan *np = &plan->nodes[i];
+		json_t *acts = json_array(), *notes = json_array();
+
+		for (size_t k = 0; k < np->nactions; k++) {
+			json_t *a = json_pack("{s:s?, s:s}", "path", np->actions[k].path, "summary",
+			                      np->actions[k].summary);
+
+			if (results) {
+				json_object_set_new(
+				    a, "status",
+				    json_string(fix_status_name(results[i][k].status)));
+				json_object_set_new(a, "message",
+				                    json_string(results[i][k].message));
+				failed += results[i][k].status == FIX_FAILED ||
+				          results[i][k].status == FIX_SKIPPED;
+			}
+			json_array_append_new(acts, a);
+		}
+		for (size_t k = 0; k < np->nnotes; k++)
+			json_array_append_new(notes, json_string(np->notes[k]));
+		json_array_append_new(nodes, json_pack("{s:s, s:o, s:o}", "host", hosts[i],
+		                                       "actions", acts, "notes", notes));
+	}
+	return json_pack("{s:s, s:I, s:b, s:I, s:s, s:o}", "run", plan->run, "changes",
+	                 (json_int_t)plan->nactions, "applied", results != NULL, "failed",
+	                 (json_int_t)failed, "journal_error", journal_error ? journal_error : "",
+	                 "nodes", nodes);
+}
+
+void peerssh_print_fix_text(const struct fix_plan *plan, const char *const *hosts,
+                            struct fix_result *const *results, const char *journal_error, FILE *f)
+{
+	fprintf(f, "\npeer-ssh fix (%s): %zu change%s %s\n", plan->run, plan->nactions,
+	        plan->nactions == 1 ? "" : "s", results ? "applied" : "planned (dry run)");
+	for (size_t i = 0; i < plan->nnodes; i++) {
+		const struct fix_node_plan *np = &plan->nodes[i];
+
+		for (size_t k = 0; k < np->nactions; k++)
+			fprintf(f, "  %s: %s: %s%s%s%s\n", hosts[i], np->actions[k].path,
+			        np->actions[k].summary, results ? " [" : "",
+			        results ? fix_status_name(results[i][k].status) : "",
+			        results ? "]" : "");
+		for (size_t k = 0; k < np->nnotes; k++)
+			fprintf(f, "  %s: note: %s\n", hosts[i], np->notes[k]);
+	}
+	if (journal_error && *journal_error)
+		fprintf(f, "journal: %s\n", journal_error);
+	if (results && plan->nactions)
+		fprintf(f, "undo: clusterdoc fix --undo %s\n", plan->run);
+	else if (!results && plan->nactions)
+		fprintf(f, "apply: clusterdoc mpi-check --fix --apply\n");
 }
