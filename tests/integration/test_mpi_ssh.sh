@@ -5,8 +5,8 @@
 # other's host keys nor a key to log in with) -> every pair named with ssh's reason; known host
 # keys without a key -> permission denied, and a wrong recorded key -> host key changed; the
 # fixer's dry run changes nothing; --fix --apply -> all green, and a real `mpirun` (Debian's
-# openmpi-bin) started ON node1 runs one rank on each node; `fix --undo` -> every touched file
-# byte-identical to before.
+# openmpi-bin) started ON node1 runs one rank on each node, and so does `clusterdoc run
+# --launcher mpirun`; `fix --undo` -> every touched file byte-identical to before.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=mpi_ssh
@@ -119,6 +119,16 @@ t_mpirun_from_node1_runs_a_rank_on_every_node() {
 	expect_eq "$rc" 0 "mpirun's exit status ($out)" || return 1
 	expect_eq "$(grep -E '^rank [0-2] of 3 on ' <<<"$out" | sort | sed 's/.* on //' | tr '\n' ' ')" \
 		"node1 node2 node3 " "each rank's hostname"
+}
+
+t_run_launcher_mpirun_starts_every_rank_from_the_first_node() {
+	# root's mpirun needs Open MPI's own consent; the TCP BTL as in the namespace path
+	cd_head run -w 'node[1-3]' --launcher mpirun --no-hang-ready --job-timeout 120 \
+		--env OMPI_ALLOW_RUN_AS_ROOT=1 --env OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		--env OMPI_MCA_pml=ob1 --env 'OMPI_MCA_btl=tcp,self' -- "$CD_RUN/mpi_hostname"
+	expect_eq "$rc" 0 "exit status ($out $err)" || return 1
+	expect_eq "$(grep -oE '^node1 r0: rank [0-2] of 3 on node[1-3]$' <<<"$out" | sort | sed 's/.* on //' | tr '\n' ' ')" \
+		"node1 node2 node3 " "every rank's line, all through node1's mpirun"
 }
 
 t_undo_restores_every_byte() {
