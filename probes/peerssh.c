@@ -261,8 +261,21 @@ static void run_all(struct peer_child *cs, size_t n, int timeout_ms)
 		}
 		if (!np)
 			continue;
-		if (poll(pfd, np, (int)wait) < 0 && errno != EINTR)
+		if (poll(pfd, np, (int)wait) < 0 && errno != EINTR) {
+			/* no way to wait: end what runs, and start nothing more */
+			const char *why = strerror(errno);
+
+			for (size_t k = 0; k < n; k++)
+				if (cs[k].pid > 0)
+					child_kill(&cs[k]);
+			for (; next < n; next++) {
+				cs[next].pid = -1;
+				cs[next].status = 255 << 8;
+				cs[next].len = (size_t)snprintf(cs[next].err, sizeof(cs[next].err),
+				                                "poll: %s\n", why);
+			}
 			return;
+		}
 		for (size_t q = 0; q < np; q++)
 			if (pfd[q].revents)
 				child_read(&cs[idx[q]]);
