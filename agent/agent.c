@@ -24,6 +24,7 @@
 #include "probes/facts.h"
 #include "probes/hang_agent.h"
 #include "probes/netprobe.h"
+#include "probes/peerssh.h"
 #include "probes/reach.h"
 #include "agent/connect_back.h"
 
@@ -325,6 +326,7 @@ static const struct {
     {.type = "file_read", .plain = nodefile_read, .as_root = 1},
     {.type = "file_write", .plain = nodefile_write, .as_root = 1},
     {.type = "run", .plain = noderun_run, .as_root = 1},
+    {.type = "peer_ssh", .plain = peerssh_agent_run},
     {.type = "exit", .handle = handle_exit},
 };
 

@@ -273,7 +273,10 @@ static void usage(FILE *f, void *arg)
 	      "(interface variables, MASTER_ADDR/PORT, ranks), show every rank's output live,\n"
 	      "stop the job everywhere when one node fails, and leave nothing behind.\n\n"
 	      "      --launcher L        torchrun (default: torchrun --nnodes --node_rank ...\n"
-	      "                          COMMAND on every node) or none (COMMAND itself)\n"
+	      "                          COMMAND on every node), none (COMMAND itself) or\n"
+	      "                          mpirun (on the first node only: a hostfile of the\n"
+	      "                          nodes, -x for each variable; needs node-to-node SSH,\n"
+	      "                          see clusterdoc mpi-check)\n"
 	      "      --nproc-per-node N  ranks per node, or gpu (the node's GPU count); default 1\n"
 	      "      --master-port PORT  default 29500\n"
 	      "      --python PATH       torchrun's interpreter on every node\n"
@@ -378,8 +381,10 @@ static int parse_option(void *ctx, int opt, const char *arg)
 			c->o.launcher = RUN_TORCHRUN;
 		else if (strcmp(arg, "none") == 0)
 			c->o.launcher = RUN_NONE;
+		else if (strcmp(arg, "mpirun") == 0)
+			c->o.launcher = RUN_MPIRUN;
 		else {
-			fprintf(stderr, "clusterdoc run: --launcher is torchrun or none (for the "
+			fprintf(stderr, "clusterdoc run: --launcher is torchrun, none or mpirun (for the "
 			                "job), or ssh, srun or local-connect (for the agents)\n");
 			return -1;
 		}

@@ -11,6 +11,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_mnist(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_hang(int argc, char **argv);
+int cmd_mpicheck(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
 #endif

@@ -147,7 +147,8 @@ static void plan(struct run *r)
 {
 	struct bench_node bn;
 	char err[CD_ERRLEN];
-	int rank = 0;
+	const char **hosts = NULL, **ifaces = NULL;
+	int rank = 0, *nranks = NULL;
 
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->nodes[i].gone) {
@@ -208,9 +209,22 @@ static void plan(struct run *r)
 	         : r->o.chdir ? r->o.chdir
 	                      : "~/");
 	r->r.synced = r->o.sync != NULL;
+	/* every node, for mpirun's hostfile */
+	hosts = cd_calloc(r->n, sizeof(*hosts));
+	ifaces = cd_calloc(r->n, sizeof(*ifaces));
+	nranks = cd_calloc(r->n, sizeof(*nranks));
+	for (size_t i = 0; i < r->n; i++) {
+		hosts[i] = r->r.nodes[i].host;
+		ifaces[i] = r->r.nodes[i].ifname;
+		nranks[i] = r->r.nodes[i].nranks;
+	}
 	for (size_t i = 0; i < r->n; i++) {
 		struct run_node *n = &r->r.nodes[i];
 		struct run_vars v = {
+		    .hosts = hosts,
+		    .nranks = nranks,
+		    .ifaces = ifaces,
+		    .run_dir = r->r.run_dir,
 		    .node_rank = (int)i,
 		    .nnodes = (int)r->n,
 		    .nproc_per_node = n->nranks,
@@ -229,7 +243,7 @@ static void plan(struct run *r)
 		                         r->have_hang ? NULL : &r->hang, err, sizeof(err)) < 0)) {
 			fail_run(r, "%s", err);
 			r->r.could_not_start = 1;
-			return;
+			goto out;
 		}
 		if (!r->o.no_hang_ready) {
 			r->have_hang = 1;
@@ -242,10 +256,14 @@ static void plan(struct run *r)
 		         "--sync: %s (clusterdoc's hang-ready file; --no-hang-ready leaves it out)",
 		         err);
 		r->r.could_not_start = 1;
-		return;
+		goto out;
 	}
 	r->r.sync_files = r->o.sync ? r->o.sync->n : 0;
 	r->r.planned = 1;
+out:
+	free(hosts);
+	free(ifaces);
+	free(nranks);
 }
 
 /* ---------------------------------------------------------------- put */

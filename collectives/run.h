@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum run_launcher { RUN_TORCHRUN, RUN_NONE };
+enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 
 #define RUN_ID_LEN      (sizeof("YYYYMMDD-HHMMSS-abcd"))
 #define RUN_REMOTE_ROOT "~/.cache/clusterdoc/runs"
@@ -172,6 +172,12 @@ void run_id_make(char out[RUN_ID_LEN]);
 struct run_vars {
 	int node_rank, nnodes, nproc_per_node, world_size, master_port;
 	const char *master_addr, *host, *iface;
+	/* every node, for --launcher mpirun's hostfile ([nnodes]; NULL: unknown):
+	 * its name, its ranks and its interface */
+	const char *const *hosts;
+	const int *nranks;
+	const char *const *ifaces;
+	const char *run_dir; /* where node 0 writes the hostfile (NULL: "~/") */
 };
 
 /*
@@ -195,10 +201,19 @@ int run_check_env(const char *kv, size_t len, char *err, size_t errlen);
 
 /*
  * Node n's argv (launcher torchrun: the shared torchrun line, then the
- * command; none: the command itself) and environment (interface
- * variables, MASTER_ADDR, MASTER_PORT, NODE_RANK, NNODES, NPROC_PER_NODE,
- * WORLD_SIZE, CLUSTERDOC_RUN, PYTHONUNBUFFERED, then o->env). 0, or -1 with
- * err (a placeholder).
+ * command; none: the command itself; mpirun: see below) and environment
+ * (interface variables, MASTER_ADDR, MASTER_PORT, NODE_RANK, NNODES,
+ * NPROC_PER_NODE, WORLD_SIZE, CLUSTERDOC_RUN, PYTHONUNBUFFERED, then
+ * o->env). 0, or -1 with err (a placeholder; for mpirun, nodes whose
+ * interfaces differ without --iface: one environment reaches every rank).
+ *
+ * mpirun starts every rank itself, over node-to-node SSH (`clusterdoc
+ * mpi-check`), so only node 0 runs it: `sh -c` writes the hostfile
+ * (v->hosts with slots=v->nranks) to v->run_dir/hostfile and execs
+ * `mpirun --hostfile FILE -np WORLD [--mca btl_tcp_if_include IFACE --mca
+ * oob_tcp_if_include IFACE] -x NAME... COMMAND`, -x naming each variable
+ * of the environment above except NODE_RANK (mpirun's ranks have their own,
+ * OMPI_COMM_WORLD_RANK). Every other node runs `true`.
  */
 int run_plan_node(const struct run_opts *o, const char *run_id, const struct run_vars *v,
                   const char *python, const char *torch_version, const char *addr, json_t **argv,

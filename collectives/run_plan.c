@@ -196,12 +196,81 @@ static void set_int(json_t *env, const char *name, long long v)
 	json_object_set_new(env, name, json_string(s));
 }
 
+/* The shell that writes the hostfile and execs mpirun: $1 the file ("~/"
+ * is the home), $2 its number of lines, then the lines, then mpirun's
+ * arguments. Positional arguments, so no name needs quoting. */
+static const char mpirun_sh[] =
+    "f=$1; n=$2; shift 2; case $f in '~/'*) f=$HOME/${f#'~/'};; esac; "
+    "mkdir -p \"${f%/*}\" && : >\"$f\" || exit 127; "
+    "while [ \"$n\" -gt 0 ]; do printf '%s\\n' \"$1\" >>\"$f\"; shift; n=$((n - 1)); done; "
+    "exec mpirun --hostfile \"$f\" \"$@\"";
+
+/* Node 0's argv for --launcher mpirun around cmd (the command as planned). */
+static json_t *mpirun_argv(const struct run_opts *o, const struct run_vars *v, json_t *env,
+                           json_t *cmd, char *err, size_t errlen)
+{
+	json_t *argv, *x;
+	const char *name;
+	char file[600];
+	size_t k;
+
+	if (!v->hosts || !v->nranks) {
+		snprintf(err, errlen, "mpirun: the nodes are not known");
+		return NULL;
+	}
+	if (!o->iface && v->ifaces)
+		for (int i = 1; i < v->nnodes; i++)
+			if (strcmp(v->ifaces[i] ? v->ifaces[i] : "",
+			           v->ifaces[0] ? v->ifaces[0] : "") != 0) {
+				snprintf(
+				    err, errlen,
+				    "mpirun passes one environment to every rank, and the data "
+				    "interface is %s on %s but %s on %s: give --iface",
+				    v->ifaces[0] ? v->ifaces[0] : "unknown", v->hosts[0],
+				    v->ifaces[i] ? v->ifaces[i] : "unknown", v->hosts[i]);
+				return NULL;
+			}
+	snprintf(file, sizeof(file), "%s/hostfile", v->run_dir ? v->run_dir : "~");
+	argv = json_pack("[sssss]", "sh", "-c", mpirun_sh, "clusterdoc-mpirun", file);
+	json_array_append_new(argv, json_sprintf("%d", v->nnodes));
+	for (int i = 0; i < v->nnodes; i++)
+		json_array_append_new(argv, json_sprintf("%s slots=%d", v->hosts[i], v->nranks[i]));
+	json_array_append_new(argv, json_string("-np"));
+	json_array_append_new(argv, json_sprintf("%d", v->world_size));
+	if (v->iface && v->iface[0]) {
+		/* the interface the check proved, for MPI's own TCP too */
+		const char *const mca[] = {"btl_tcp_if_include", "oob_tcp_if_include"};
+
+		for (size_t m = 0; m < CD_ARRAY_LEN(mca); m++) {
+			json_array_append_new(argv, json_string("--mca"));
+			json_array_append_new(argv, json_string(mca[m]));
+			json_array_append_new(argv, json_string(v->iface));
+		}
+	}
+	json_object_foreach(env, name, x)
+	{
+		if (strcmp(name, "NODE_RANK") == 0)
+			continue;
+		json_array_append_new(argv, json_string("-x"));
+		json_array_append_new(argv, json_string(name));
+	}
+	json_array_foreach(cmd, k, x) json_array_append(argv, x);
+	return argv;
+}
+
 int run_plan_node(const struct run_opts *o, const char *run_id, const struct run_vars *v,
                   const char *python, const char *torch_version, const char *addr, json_t **argvp,
                   json_t **envp, char *err, size_t errlen)
 {
 	json_t *argv, *env = json_object();
 
+	if (o->launcher == RUN_MPIRUN && v->node_rank > 0) {
+		/* mpirun on node 0 starts this node's ranks */
+		*argvp = json_pack("[s]", "true");
+		*envp = env;
+		json_object_set_new(env, "CLUSTERDOC_RUN", json_string(run_id));
+		return 0;
+	}
 	if (o->launcher == RUN_TORCHRUN)
 		argv = torchrun_argv(python, torch_version, v->nnodes, v->node_rank,
 		                     v->nproc_per_node, v->master_addr, v->master_port);
@@ -247,6 +316,16 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 			continue;
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - o->env[i]), o->env[i]);
 		json_object_set_new(env, name, json_string(eq + 1));
+	}
+	if (o->launcher == RUN_MPIRUN) {
+		json_t *m = mpirun_argv(o, v, env, argv, err, errlen);
+
+		json_decref(argv);
+		if (!m) {
+			json_decref(env);
+			return -1;
+		}
+		argv = m;
 	}
 	*argvp = argv;
 	*envp = env;

@@ -48,6 +48,15 @@ enum {
 	GATHER_END,
 };
 
+/* The file step k reads: gather_path's, or from GATHER_END on the
+ * caller's extra ones (fix_run_gather_extra). */
+static const char *file_path(const struct fix_run_node *x, int k)
+{
+	if (k >= GATHER_END)
+		return x->s->extra[k - GATHER_END];
+	return gather_path(&x->s->states[x->i], k - 2);
+}
+
 static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
                       void *arg)
 {
@@ -73,8 +82,8 @@ static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, co
 		x->paths = json_incref(json_object_get(res, "paths"));
 	} else if (k == GATHER_MARK) {
 		/* written when absent; a conflict is another node's token */
-	} else if (k <= GATHER_FILES) {
-		struct fix_file_state *f = fix_state_add_file(st, gather_path(st, k - 2));
+	} else if (k <= GATHER_FILES || k >= GATHER_END) {
+		struct fix_file_state *f = fix_state_add_file(st, file_path(x, k));
 
 		if (!res) {
 			snprintf(f->error, sizeof(f->error), "%s: %s", code, msg);
@@ -159,12 +168,17 @@ void fix_run_gather_step(struct fix_run_node *x)
 		             fix_run_req_file_write(FIX_HOME_ID, token, strlen(token), 0, "absent",
 		                                    0600, NULL, 0),
 		             on_gather);
-	} else if (k <= GATHER_FILES) {
+	} else if (k <= GATHER_FILES ||
+	           (k >= GATHER_END && (size_t)(k - GATHER_END) < x->s->nextra)) {
 		json_t *req = proto_request(0, "file_read");
 
-		json_object_set_new(req, "path", json_string(gather_path(st, k - 2)));
+		json_object_set_new(req, "path", json_string(file_path(x, k)));
 		fix_run_send(x, req, on_gather);
-	} else if (k > GATHER_FILES && iface) {
+	} else if (k < GATHER_END && !iface) {
+		/* no firewall to read: on to the extra files */
+		x->step = GATHER_END;
+		fix_run_step(x);
+	} else if (k < GATHER_END) {
 		const char *nft[] = {"nft", "-j", "list", "ruleset", NULL};
 		const char *ufw[] = {"ufw", "status", NULL};
 		const char *fwd[] = {"firewall-cmd", "--state", NULL};
@@ -184,12 +198,9 @@ void fix_run_gather_step(struct fix_run_node *x)
 			fix_run_send(x, fix_run_req_run(zq, sudo), on_gather);
 		else if (k == GATHER_FWD_RULES && st->firewalld_zone[0])
 			fix_run_send(x, fix_run_req_run(rq, sudo), on_gather);
-		else if (k < GATHER_END) {
+		else {
 			x->step++;
 			fix_run_step(x);
-		} else {
-			st->gathered = 1;
-			fix_run_node_done(x);
 		}
 	} else {
 		st->gathered = 1;
@@ -236,6 +247,12 @@ static void home_id_pass(void *arg)
 	s->done = s->gather_done;
 	s->arg = s->gather_arg;
 	fix_run_begin(s);
+}
+
+void fix_run_gather_extra(struct fix_run *s, const char *const *paths, size_t n)
+{
+	s->extra = paths;
+	s->nextra = n;
 }
 
 void fix_run_gather(struct fix_run *s, struct fix_node_state *states, const int *skip,

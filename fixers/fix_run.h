@@ -51,6 +51,10 @@ void fix_run_free(struct fix_run *s);
  * firewall (nft, ufw, firewalld with that interface's zone). A node that fails has gathered = 0 and
  * error set.
  */
+/* More files for the next gather to read, after its own, into the states'
+ * files (paths borrowed until it ends). */
+void fix_run_gather_extra(struct fix_run *s, const char *const *paths, size_t n);
+
 void fix_run_gather(struct fix_run *s, struct fix_node_state *states, const int *skip,
                     const char *const *fw_iface, void (*done)(void *), void *arg);
 

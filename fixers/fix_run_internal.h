@@ -56,6 +56,8 @@ struct fix_run {
 	struct fix_node_state *states;
 	const int *skip;
 	const char *const *fw_iface;
+	const char *const *extra; /* fix_run_gather_extra's paths, read last */
+	size_t nextra;
 	/* apply */
 	const struct fix_plan *plan;
 	struct fix_journal *j;

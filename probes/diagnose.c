@@ -57,6 +57,12 @@ const struct finding_def finding_catalogue[] = {
     {"ascend-net-health", SEV_ERROR, "a device's network health is not success"},
     {"ascend-tls-mismatch", SEV_ERROR, "TLS settings differ across devices"},
     {"ascend-hccl-settings", SEV_INFO, "HCCL settings verified for the Ascend nodes"},
+    {"peer-ssh-hostkey-unknown", SEV_ERROR, "a node does not know another node's SSH host key"},
+    {"peer-ssh-hostkey-changed", SEV_ERROR, "a node holds another host key for a peer"},
+    {"peer-ssh-denied", SEV_ERROR, "a node cannot log in to another without a password"},
+    {"peer-ssh-unreachable", SEV_ERROR, "a node cannot open an SSH connection to another"},
+    {"peer-ssh-no-client", SEV_ERROR, "a node has no ssh client for mpirun to use"},
+    {"peer-ssh-failed", SEV_ERROR, "node-to-node SSH failed for another reason"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 

@@ -277,7 +277,10 @@ json_t *run_report_json(const struct run_report *rep)
 	}
 	top = json_pack(
 	    "{si ss ss ss si si si si sb sb sb so so so s{sI sI sI sI}}", "version", 1, "run_id",
-	    rep->run_id, "launcher", rep->launcher == RUN_TORCHRUN ? "torchrun" : "none",
+	    rep->run_id, "launcher",
+	    rep->launcher == RUN_TORCHRUN ? "torchrun"
+	    : rep->launcher == RUN_MPIRUN ? "mpirun"
+	                                  : "none",
 	    "master_addr", rep->master_addr, "master_port", rep->master_port, "nnodes",
 	    (int)rep->nnodes, "nranks", rep->nranks, "exit_status", rep->exit_status, "failed",
 	    rep->failed, "could_not_start", rep->could_not_start, "interrupted", rep->interrupted,

@@ -134,6 +134,93 @@ static void plan_without_launcher_runs_the_command_expanded(void **state)
 	json_decref(e);
 }
 
+static const char *const mpi_hosts[] = {"node1", "node2"};
+static const int mpi_nranks[] = {2, 1};
+static const char *const mpi_ifaces[] = {"eth0", "eth0"};
+
+/* --launcher mpirun: node 0 writes the hostfile and execs mpirun with -x
+ * for every planned variable but NODE_RANK; the command follows. */
+static void plan_with_mpirun_starts_it_on_the_first_node(void **state)
+{
+	const char *argv[] = {"./a.out", "{world_size}"};
+	const char *env[] = {"FOO=bar"};
+	struct run_vars v = {.node_rank = 0,
+	                     .nnodes = 2,
+	                     .nproc_per_node = 2,
+	                     .world_size = 3,
+	                     .master_port = 29500,
+	                     .master_addr = "10.0.0.11",
+	                     .host = "node1",
+	                     .iface = "eth0",
+	                     .hosts = mpi_hosts,
+	                     .nranks = mpi_nranks,
+	                     .ifaces = mpi_ifaces,
+	                     .run_dir = "~/.cache/clusterdoc/runs/R"};
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN], *s;
+
+	run_opts_init(&o);
+	o.launcher = RUN_MPIRUN;
+	o.argv = argv;
+	o.argc = 2;
+	o.env = env;
+	o.nenv = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	/* the shell script itself (a[2]) is left out of the comparison */
+	json_array_remove(a, 2);
+	s = json_dumps(a, JSON_COMPACT);
+	assert_string_equal(
+	    s,
+	    "[\"sh\",\"-c\",\"clusterdoc-mpirun\",\"~/.cache/clusterdoc/runs/R/hostfile\",\"2\","
+	    "\"node1 slots=2\",\"node2 slots=1\",\"-np\",\"3\",\"--mca\",\"btl_tcp_if_include\","
+	    "\"eth0\",\"--mca\",\"oob_tcp_if_include\",\"eth0\",\"-x\",\"GLOO_SOCKET_IFNAME\","
+	    "\"-x\",\"NCCL_SOCKET_IFNAME\",\"-x\",\"MASTER_ADDR\",\"-x\",\"MASTER_PORT\",\"-x\","
+	    "\"NNODES\",\"-x\",\"NPROC_PER_NODE\",\"-x\",\"WORLD_SIZE\",\"-x\",\"CLUSTERDOC_RUN\","
+	    "\"-x\",\"PYTHONUNBUFFERED\",\"-x\",\"FOO\",\"./a.out\",\"3\"]");
+	free(s);
+	json_decref(a);
+	json_decref(e);
+
+	/* every other node: nothing of its own to run */
+	v.node_rank = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	s = json_dumps(a, JSON_COMPACT);
+	assert_string_equal(s, "[\"true\"]");
+	free(s);
+	json_decref(a);
+	json_decref(e);
+}
+
+/* One environment reaches every rank: different interfaces need --iface. */
+static void plan_with_mpirun_refuses_different_interfaces(void **state)
+{
+	static const char *const ifaces[] = {"eth0", "enp1s0"};
+	const char *argv[] = {"./a.out"};
+	struct run_vars v = {.nnodes = 2,
+	                     .world_size = 2,
+	                     .master_addr = "10.0.0.11",
+	                     .host = "node1",
+	                     .iface = "eth0",
+	                     .hosts = mpi_hosts,
+	                     .nranks = mpi_nranks,
+	                     .ifaces = ifaces};
+	struct run_opts o;
+	json_t *a = NULL, *e = NULL;
+	char err[CD_ERRLEN];
+
+	run_opts_init(&o);
+	o.launcher = RUN_MPIRUN;
+	o.argv = argv;
+	o.argc = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), -1);
+	assert_string_equal(err, "mpirun passes one environment to every rank, and the data "
+	                         "interface is eth0 on node1 but enp1s0 on node2: give --iface");
+}
+
 static void plan_with_torchrun_puts_the_launcher_first(void **state)
 {
 	const char *argv[] = {"train.py", "--epochs", "3"};
@@ -328,6 +415,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(expand_replaces_every_placeholder),
+	    cmocka_unit_test(plan_with_mpirun_starts_it_on_the_first_node),
+	    cmocka_unit_test(plan_with_mpirun_refuses_different_interfaces),
 	    cmocka_unit_test(expand_keeps_doubled_braces_as_one),
 	    cmocka_unit_test(expand_passes_a_shell_parameter_expansion_on),
 	    cmocka_unit_test(expand_refuses_an_unknown_placeholder_naming_it),
