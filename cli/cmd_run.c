@@ -384,8 +384,9 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		else if (strcmp(arg, "mpirun") == 0)
 			c->o.launcher = RUN_MPIRUN;
 		else {
-			fprintf(stderr, "clusterdoc run: --launcher is torchrun, none or mpirun (for the "
-			                "job), or ssh, srun or local-connect (for the agents)\n");
+			fprintf(stderr,
+			        "clusterdoc run: --launcher is torchrun, none or mpirun (for the "
+			        "job), or ssh, srun or local-connect (for the agents)\n");
 			return -1;
 		}
 		return 0;
