@@ -243,7 +243,20 @@ EOF
 		"[('node1', None, None), ('node2', 'connect-timeout', \"node2: its agent did not connect back to $CD_HEAD_IP:$port within the deadline (a firewall between the node and the head's port, or the launcher did not start it)\"), ('node3', None, None)]" \
 		"what each node answered" || return 1
 	# the 3 s deadline, then up to 3 s for srun to end (node2's task hangs in connect) + slack
-	expect_eq "$((((t1 - t0) / 1000000) < 15000))" 1 "within the deadline ($(((t1 - t0) / 1000000)) ms)"
+	expect_eq "$((((t1 - t0) / 1000000) < 15000))" 1 "within the deadline ($(((t1 - t0) / 1000000)) ms)" ||
+		return 1
+	# a firewall that rejects instead: the agent itself says why, and the head passes it on
+	ip netns exec "$(cluster_node_ns 2)" nft -f - <<EOF || return 1
+add table inet cdtest_back
+add chain inet cdtest_back output { type filter hook output priority 0; policy accept; }
+add rule inet cdtest_back output ip daddr $CD_HEAD_IP tcp dport $port counter reject with tcp reset
+EOF
+	srun_head facts -w 'node[1-3]' --launcher srun --listen "$CD_HEAD_IP:$port" --json
+	ip netns exec "$(cluster_node_ns 2)" nft delete table inet cdtest_back
+	expect_eq "$rc" 2 "exit status with a rejecting firewall ($err)" || return 1
+	expect_eq "$(jget "$NODE_ERRORS")" \
+		"[('node1', None, None), ('node2', 'launcher', 'node2: clusterdoc-agent: node2: cannot connect back to the head at $CD_HEAD_IP:$port: Connection refused'), ('node3', None, None)]" \
+		"what each node answered with a rejecting firewall"
 }
 
 t_an_agent_with_a_wrong_secret_is_refused_and_named() {
