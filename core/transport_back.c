@@ -29,13 +29,14 @@
 
 extern char **environ;
 
-#define BACK_SECRET_HEX  64
-#define LAUNCHER_ERR_MAX 8192 /* the launcher's stderr kept (its newest bytes) */
-#define REAP_BUSY_MS     200  /* local agents are looked at this often while some are awaited */
-#define REAP_IDLE_MS     2000 /* ...and this often once all have connected */
-#define LAUNCHER_EXIT_MS 3000 /* how long backlisten_free waits for the launched processes */
-#define SPAWN_BATCH      32   /* local agents started per loop turn (accepts go on between) */
-#define EXITED_GRACE_MS  500  /* how long srun's "task exited" line waits for the agent's words */
+#define BACK_SECRET_HEX   64
+#define LAUNCHER_ERR_MAX  8192   /* the launcher's stderr kept (its newest bytes) */
+#define REAP_BUSY_MS      200    /* local agents are looked at this often while some are awaited */
+#define REAP_IDLE_MS      2000   /* ...and this often once all have connected */
+#define LAUNCHER_EXIT_MS  3000   /* how long backlisten_free waits for the launched processes */
+#define SPAWN_BATCH       32     /* local agents started per loop turn (accepts go on between) */
+#define SBCAST_TIMEOUT_MS 120000 /* sbcast of the agent to every node of the allocation */
+#define EXITED_GRACE_MS   500 /* how long srun's "task exited" line waits for the agent's words */
 
 /* An accepted connection: handshake under way, or proven and parked until
  * its node waits for it. */
@@ -81,6 +82,7 @@ struct backlisten {
 	char errline[512];
 	size_t errline_len;
 	char **exited; /* srun's "task N: Exited" line of the node, until the grace ends */
+	int sbcast;    /* copy the agent to the nodes' /tmp with sbcast first */
 	uint64_t exited_timer;
 	/* local-connect */
 	pid_t *pids;
@@ -767,11 +769,55 @@ static struct hostlist *allocation(void)
 	return hl;
 }
 
+void backlisten_set_sbcast(struct backlisten *b)
+{
+	b->sbcast = 1;
+}
+
+/* `sbcast --force AGENT /tmp/clusterdoc-agent.JOBID` (man sbcast, 22.05: to
+ * every node of the job's allocation), before the step. Returns the copy's
+ * path (malloc'd), or NULL with sbcast's own words in err. */
+static char *sbcast_agent(const char *agent, char *err, size_t errlen)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	char *dest, *argv[] = {"sbcast", "--force", (char *)agent, NULL, NULL};
+	struct buf out, errout;
+	int status = 0, rc;
+
+	if (!job || !*job) {
+		snprintf(err, errlen, "--sbcast needs a Slurm allocation (no $SLURM_JOB_ID)");
+		return NULL;
+	}
+	dest = cd_asprintf("/tmp/clusterdoc-agent.%s", job);
+	argv[3] = dest;
+	buf_init(&out, 65536);
+	buf_init(&errout, 65536);
+	rc = child_run(argv, &out, &errout, SBCAST_TIMEOUT_MS, &status, err, errlen);
+	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		char how[64];
+
+		child_describe_status(status, how, sizeof(how));
+		while (errout.len && errout.data[errout.len - 1] == '\n')
+			errout.len--;
+		snprintf(err, errlen, "sbcast %s: %.*s", how,
+		         (int)(errout.len < 300 ? errout.len : 300),
+		         errout.data ? errout.data : "");
+		rc = CD_ERR_IO;
+	}
+	buf_fini(&out);
+	buf_fini(&errout);
+	if (rc < 0) {
+		free(dest);
+		return NULL;
+	}
+	return dest;
+}
+
 static int launch_srun(struct backlisten *b, const char *agent, char *err, size_t errlen)
 {
 	struct hostlist *hl = hostlist_new(), *alloc = allocation();
 	char nodes[32], env_secret[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
-	char *nodelist, *nodelist_arg, *argv[16], *env[2];
+	char *nodelist, *nodelist_arg, *argv[16], *env[2], *copy = NULL;
 	size_t count;
 	int k = 0, rc;
 
@@ -784,6 +830,12 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 		hostlist_free(hl);
 		return 0;
 	}
+	if (b->sbcast && !(copy = sbcast_agent(agent, err, errlen))) {
+		hostlist_free(hl);
+		return CD_ERR_IO;
+	}
+	if (copy)
+		agent = copy;
 	nodelist = hostlist_fold(hl);
 	hostlist_free(hl);
 	nodelist_arg = cd_asprintf("--nodelist=%s", nodelist);
@@ -810,6 +862,7 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 	memset(env_secret, 0, sizeof(env_secret));
 	free(nodelist);
 	free(nodelist_arg);
+	free(copy);
 	if (rc < 0)
 		return rc;
 	b->srun_started = 1;

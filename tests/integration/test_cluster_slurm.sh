@@ -14,7 +14,7 @@ fi
 
 # Without --launcher srun (a clusterdoc before the connect-back transport) the tests of it are
 # recorded as skipped and left out of the ONLY list itest_run_all runs.
-LAUNCHER_TESTS='^(check_over_srun|facts_env_bench_and_mnist_over_srun|a_node_whose_slurmd_stopped_fails|a_node_outside_the_allocation|a_firewall_dropping|an_agent_with_a_wrong_secret)'
+LAUNCHER_TESTS='^(check_over_srun|facts_env_bench_and_mnist_over_srun|a_node_whose_slurmd_stopped_fails|a_node_outside_the_allocation|a_firewall_dropping|an_agent_with_a_wrong_secret|sbcast_copies)'
 if ! "$CLUSTERDOC" check --help 2>&1 | grep -q -- '--launcher ssh|srun'; then
 	names=""
 	for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
@@ -270,6 +270,30 @@ t_an_agent_with_a_wrong_secret_is_refused_and_named() {
 	expect_match "$(jget "$NODE_ERRORS")" \
 		"^\[\('node1', None, None\), \('node2', 'launcher', \"node2: clusterdoc-agent: node2: the head at $CD_HEAD_IP:[0-9]+ did not prove the run's secret\"\), \('node3', None, None\)\]$" \
 		"what each node answered"
+}
+
+t_sbcast_copies_an_agent_the_nodes_do_not_see() {
+	# the host's /root is not the nodes' (each has its own, bind-mounted): an agent there is
+	# on the head only, as on a cluster without a shared file system
+	local dir job
+	dir=$(mktemp -d /root/.cd-sbcast.XXXXXX) || return 1
+	cp "$CLUSTERDOC_AGENT" "$dir/clusterdoc-agent" || return 1
+	(cd /tmp && cluster_head_exec env CLUSTERDOC_AGENT="$dir/clusterdoc-agent" timeout 60 salloc -N3 sh -c \
+		'"$0" facts -w "node[1-3]" --launcher srun --connect-timeout 5 --auth-timeout 2 --json >"$1.plain.json"
+		"$0" facts -w "node[1-3]" --launcher srun --sbcast --json >"$1.json"; rc=$?
+		echo "$SLURM_JOB_ID" >"$1.job"; exit $rc' "$CLUSTERDOC" "$CD_RUN/sbcast" 2>"$CD_RUN/sbcast.err")
+	rc=$? err=$(cat "$CD_RUN/sbcast.err") job=$(cat "$CD_RUN/sbcast.job")
+	rm -rf "$dir"
+	out=$(cat "$CD_RUN/sbcast.plain.json")
+	expect_eq "$(jget '[n["error_code"] for n in d["nodes"]]')" "['launcher', 'launcher', 'launcher']" \
+		"without --sbcast ($err)" || return 1
+	out=$(cat "$CD_RUN/sbcast.json")
+	expect_eq "$rc" 0 "exit status with --sbcast ($err)" || return 1
+	expect_eq "$(jget '[(n["hostname"], n["transport"]) for n in d["nodes"]]')" \
+		"[('node1', 'connect-back'), ('node2', 'connect-back'), ('node3', 'connect-back')]" "the nodes" ||
+		return 1
+	expect_eq "$(cmp "$CLUSTERDOC_AGENT" "/tmp/clusterdoc-agent.$job" && echo same)" same "the copy" || return 1
+	rm -f "/tmp/clusterdoc-agent.$job"
 }
 
 # in_node I ARGV : how many processes in node I's network namespace run ARGV (argv[0] may be a
