@@ -34,6 +34,8 @@ const char targets_help[] =
     "                       processes, for measurement)\n"
     "  --listen ADDR[:PORT] the head's address for agents connecting back (default:\n"
     "                       the one that reaches the first node, an ephemeral port)\n"
+    "  --sbcast             srun: copy the agent to /tmp on the allocation's nodes with\n"
+    "                       sbcast first (where --agent is not on a shared path)\n"
     "  --json               machine-readable output\n";
 
 void targets_init(struct targets *t)
@@ -158,6 +160,9 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 1;
 	case OPT_LISTEN:
 		t->pool.listen = arg;
+		return 1;
+	case OPT_SBCAST:
+		t->pool.sbcast = 1;
 		return 1;
 	case OPT_JSON:
 		t->json = 1;

@@ -41,6 +41,7 @@ enum {
 	OPT_FANOUT,         /* --fanout; -f too, where the command leaves it to the targets */
 	OPT_AGENT_LAUNCHER, /* --launcher ssh|srun|local-connect */
 	OPT_LISTEN,         /* --listen ADDR[:PORT] */
+	OPT_SBCAST,         /* --sbcast: srun's agent copied to the nodes' /tmp first */
 	OPT_TARGETS_END,    /* commands number their own long options from here */
 };
 #define TARGETS_LONGOPTS                                                                          \
@@ -53,6 +54,7 @@ enum {
 	    {"fanout", required_argument, NULL, OPT_FANOUT},                                      \
 	    {"launcher", required_argument, NULL, OPT_AGENT_LAUNCHER},                            \
 	    {"listen", required_argument, NULL, OPT_LISTEN},                                      \
+	    {"sbcast", no_argument, NULL, OPT_SBCAST},                                            \
 	{                                                                                         \
 		"timeout", required_argument, NULL, 't'                                           \
 	}

@@ -513,6 +513,8 @@ static void pool_launch(struct sshpool *pool)
 	pool->cfg.back = pool->back;
 	if (pool->back && pool->opts.fanout < (int)pool->n)
 		pool->opts.fanout = (int)pool->n;
+	if (pool->back && pool->opts.sbcast)
+		backlisten_set_sbcast(pool->back);
 	if (pool->back &&
 	    backlisten_launch(pool->back, pool->cfg.agent_path, err, sizeof(err)) == 0)
 		return;

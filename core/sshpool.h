@@ -54,6 +54,7 @@ struct sshpool_opts {
 	 * node, an ephemeral port). The window does not apply then. */
 	int launcher;
 	const char *listen;
+	int sbcast; /* srun: sbcast the agent to the nodes' /tmp first */
 };
 
 void sshpool_opts_init(struct sshpool_opts *o);

@@ -29,12 +29,14 @@
 
 extern char **environ;
 
-#define BACK_SECRET_HEX  64
-#define LAUNCHER_ERR_MAX 8192 /* the launcher's stderr kept (its newest bytes) */
-#define REAP_BUSY_MS     200  /* local agents are looked at this often while some are awaited */
-#define REAP_IDLE_MS     2000 /* ...and this often once all have connected */
-#define LAUNCHER_EXIT_MS 3000 /* how long backlisten_free waits for the launched processes */
-#define SPAWN_BATCH      32   /* local agents started per loop turn (accepts go on between) */
+#define BACK_SECRET_HEX   64
+#define LAUNCHER_ERR_MAX  8192   /* the launcher's stderr kept (its newest bytes) */
+#define REAP_BUSY_MS      200    /* local agents are looked at this often while some are awaited */
+#define REAP_IDLE_MS      2000   /* ...and this often once all have connected */
+#define LAUNCHER_EXIT_MS  3000   /* how long backlisten_free waits for the launched processes */
+#define SPAWN_BATCH       32     /* local agents started per loop turn (accepts go on between) */
+#define SBCAST_TIMEOUT_MS 120000 /* sbcast of the agent to every node of the allocation */
+#define EXITED_GRACE_MS   500 /* how long srun's "task exited" line waits for the agent's words */
 
 /* An accepted connection: handshake under way, or proven and parked until
  * its node waits for it. */
@@ -79,6 +81,9 @@ struct backlisten {
 	struct buf err; /* the launcher's stderr (srun's, or the local agents') */
 	char errline[512];
 	size_t errline_len;
+	char **exited; /* srun's "task N: Exited" line of the node, until the grace ends */
+	int sbcast;    /* copy the agent to the nodes' /tmp with sbcast first */
+	uint64_t exited_timer;
 	/* local-connect */
 	pid_t *pids;
 	int err_pipe, err_pipe_w;
@@ -545,6 +550,7 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	b->taken = cd_calloc(n ? n : 1, 1);
 	b->spawned_at = cd_calloc(n ? n : 1, 1);
 	b->dead = cd_calloc(n ? n : 1, sizeof(*b->dead));
+	b->exited = cd_calloc(n ? n : 1, sizeof(*b->exited));
 	buf_init(&b->err, LAUNCHER_ERR_MAX);
 	cd_random_token(b->secret, 33);
 	cd_random_token(b->secret + 32, 33);
@@ -558,6 +564,42 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 }
 
 /* ---- the launchers ---- */
+
+/* The grace is over: each node srun said had exited fails with srun's line
+ * (unless the agent's own words came meanwhile). */
+static void exited_flush(struct backlisten *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->exited[i])
+			fail_host(b, i, b->exited[i]);
+		free(b->exited[i]);
+		b->exited[i] = NULL;
+	}
+}
+
+static void on_exited_grace(struct loop *loop, void *arg)
+{
+	struct backlisten *b = arg;
+
+	b->exited_timer = 0;
+	exited_flush(b);
+}
+
+/* srun's error line names host i. Its "task N: Exited with exit code"
+ * races the agent's own stderr (another connection of slurmstepd's): that
+ * line waits EXITED_GRACE_MS for the agent's words, which say why. */
+static void launcher_names(struct backlisten *b, size_t i, const char *line)
+{
+	if (!strstr(line, ": Exited with exit code")) {
+		fail_host(b, i, line);
+		return;
+	}
+	if (b->taken[i] || b->dead[i] || b->exited[i])
+		return;
+	b->exited[i] = cd_strdup(line);
+	if (!b->exited_timer)
+		b->exited_timer = loop_timer_add(b->loop, EXITED_GRACE_MS, on_exited_grace, b);
+}
 
 /* A line of the launcher's stderr: kept, and an srun error naming a node
  * that has not connected fails that node with srun's own words. */
@@ -594,7 +636,7 @@ static void launcher_line(struct backlisten *b, const char *line)
 			int right = !at[hl] || strchr(" :,])", at[hl]);
 
 			if (left && right) {
-				fail_host(b, i, line);
+				launcher_names(b, i, line);
 				break;
 			}
 			at += hl;
@@ -677,6 +719,9 @@ static void on_srun(struct loop *loop, int fd, short revents, void *arg)
 	if (!child_reap(&b->srun))
 		return;
 	launcher_read(b, b->srun.err_fd);
+	loop_timer_cancel(loop, b->exited_timer);
+	b->exited_timer = 0;
+	exited_flush(b);
 	child_describe_status(b->srun.status, how, sizeof(how));
 	last = launcher_last(b);
 	snprintf(msg, sizeof(msg), "srun %s before the node's agent connected back%s%s", how,
@@ -685,19 +730,116 @@ static void on_srun(struct loop *loop, int fd, short revents, void *arg)
 		fail_host(b, i, msg);
 }
 
+/* Inside an allocation (SLURM_JOB_NODELIST, as salloc and sbatch set it)
+ * srun starts tasks only on the allocation's nodes: a node of the run
+ * outside it fails here, named, instead of srun refusing every node.
+ * Returns 1 when host i is in the allocation (or there is none). */
+static int in_allocation(struct backlisten *b, const struct hostlist *alloc, size_t i)
+{
+	char msg[CD_ERRLEN];
+	char *fold;
+
+	if (!alloc)
+		return 1;
+	for (size_t k = 0; k < alloc->count; k++)
+		if (strcmp(alloc->names[k], b->hosts[i]) == 0)
+			return 1;
+	fold = hostlist_fold(alloc);
+	snprintf(msg, sizeof(msg),
+	         "not in the allocation of Slurm job %s (%s): srun cannot start its agent there",
+	         getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?", fold);
+	free(fold);
+	fail_host(b, i, msg);
+	return 0;
+}
+
+static struct hostlist *allocation(void)
+{
+	const char *nl = getenv("SLURM_JOB_NODELIST");
+	struct hostlist *hl;
+	char err[CD_ERRLEN];
+
+	if (!nl || !*nl || !getenv("SLURM_JOB_ID"))
+		return NULL;
+	hl = hostlist_new();
+	if (hostlist_parse(hl, nl, err, sizeof(err)) < 0) { /* not ours to judge: srun will */
+		hostlist_free(hl);
+		return NULL;
+	}
+	return hl;
+}
+
+void backlisten_set_sbcast(struct backlisten *b)
+{
+	b->sbcast = 1;
+}
+
+/* `sbcast --force AGENT /tmp/clusterdoc-agent.JOBID` (man sbcast, 22.05: to
+ * every node of the job's allocation), before the step. Returns the copy's
+ * path (malloc'd), or NULL with sbcast's own words in err. */
+static char *sbcast_agent(const char *agent, char *err, size_t errlen)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	char *dest, *argv[] = {"sbcast", "--force", (char *)agent, NULL, NULL};
+	struct buf out, errout;
+	int status = 0, rc;
+
+	if (!job || !*job) {
+		snprintf(err, errlen, "--sbcast needs a Slurm allocation (no $SLURM_JOB_ID)");
+		return NULL;
+	}
+	dest = cd_asprintf("/tmp/clusterdoc-agent.%s", job);
+	argv[3] = dest;
+	buf_init(&out, 65536);
+	buf_init(&errout, 65536);
+	rc = child_run(argv, &out, &errout, SBCAST_TIMEOUT_MS, &status, err, errlen);
+	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		char how[64];
+
+		child_describe_status(status, how, sizeof(how));
+		while (errout.len && errout.data[errout.len - 1] == '\n')
+			errout.len--;
+		snprintf(err, errlen, "sbcast %s: %.*s", how,
+		         (int)(errout.len < 300 ? errout.len : 300),
+		         errout.data ? errout.data : "");
+		rc = CD_ERR_IO;
+	}
+	buf_fini(&out);
+	buf_fini(&errout);
+	if (rc < 0) {
+		free(dest);
+		return NULL;
+	}
+	return dest;
+}
+
 static int launch_srun(struct backlisten *b, const char *agent, char *err, size_t errlen)
 {
-	struct hostlist *hl = hostlist_new();
+	struct hostlist *hl = hostlist_new(), *alloc = allocation();
 	char nodes[32], env_secret[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
-	char *nodelist, *nodelist_arg, *argv[16], *env[2];
+	char *nodelist, *nodelist_arg, *argv[16], *env[2], *copy = NULL;
+	size_t count;
 	int k = 0, rc;
 
 	for (size_t i = 0; i < b->n; i++)
-		hostlist_parse(hl, b->hosts[i], err, errlen);
+		if (in_allocation(b, alloc, i))
+			hostlist_parse(hl, b->hosts[i], err, errlen);
+	hostlist_free(alloc);
+	count = hostlist_count(hl);
+	if (!count) { /* every node failed above: nothing for srun to start */
+		hostlist_free(hl);
+		return 0;
+	}
+	if (b->sbcast && !(copy = sbcast_agent(agent, err, errlen))) {
+		hostlist_free(hl);
+		return CD_ERR_IO;
+	}
+	if (copy)
+		agent = copy;
 	nodelist = hostlist_fold(hl);
 	hostlist_free(hl);
 	nodelist_arg = cd_asprintf("--nodelist=%s", nodelist);
-	snprintf(nodes, sizeof(nodes), "--nodes=%zu", b->n);
+	snprintf(nodes, sizeof(nodes), "--nodes=%zu", count);
 	/* man srun (22.05): --overlap shares the allocation's CPUs with the
 	 * job's own steps; one task per node, on exactly these nodes. The
 	 * secret travels in the environment (--export=ALL), never here. */
@@ -720,6 +862,7 @@ static int launch_srun(struct backlisten *b, const char *agent, char *err, size_
 	memset(env_secret, 0, sizeof(env_secret));
 	free(nodelist);
 	free(nodelist_arg);
+	free(copy);
 	if (rc < 0)
 		return rc;
 	b->srun_started = 1;
@@ -868,6 +1011,7 @@ void backlisten_free(struct backlisten *b)
 		pend_free(b->pends, 1);
 	loop_timer_cancel(b->loop, b->reap_timer);
 	loop_timer_cancel(b->loop, b->spawn_timer);
+	loop_timer_cancel(b->loop, b->exited_timer);
 	/* The agents' sockets are closed: they end on their own. */
 	if (b->srun_started) {
 		loop_unwatch(b->loop, b->srun.out_fd);
@@ -901,6 +1045,7 @@ void backlisten_free(struct backlisten *b)
 	for (size_t i = 0; i < b->n; i++) {
 		free(b->hosts[i]);
 		free(b->dead[i]);
+		free(b->exited[i]);
 	}
 	memset(b->secret, 0, sizeof(b->secret));
 	buf_fini(&b->err);
@@ -911,6 +1056,7 @@ void backlisten_free(struct backlisten *b)
 	free(b->taken);
 	free(b->spawned_at);
 	free(b->dead);
+	free(b->exited);
 	free(b->pids);
 	free(b);
 }

@@ -45,6 +45,10 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 /* Start the agents (agent_path on every node). Returns 0, or CD_ERR_IO
  * with a message in err (srun not found, a spawn failing). */
 int backlisten_launch(struct backlisten *b, const char *agent_path, char *err, size_t errlen);
+/* srun: before the step, copy the agent with `sbcast --force` to
+ * /tmp/clusterdoc-agent.JOBID on the allocation's nodes and run that copy
+ * (for an agent path the nodes do not share). */
+void backlisten_set_sbcast(struct backlisten *b);
 /* The address agents connect to ("10.0.0.1:41234"). */
 const char *backlisten_address(const struct backlisten *b);
 /* Close the port and wait a moment for the launched processes (their

@@ -1,6 +1,16 @@
 #!/usr/bin/env python3
 """fake_srun.py - a stand-in for Slurm's srun in tests/integration/test_launcher.sh.
 
+Why it stays: the real Slurm runs only in the namespace test cluster
+(tests/cluster/slurm.sh; needs root, slurmd, munge), and
+tests/integration/test_cluster_slurm.sh runs --launcher srun there with each
+fault Slurm can produce: a stopped slurmd, a node outside the allocation, a
+firewall dropping or rejecting the head's port, a wrong secret (through a
+task prolog). This stand-in keeps test_launcher.sh running without root or
+Slurm, and covers what a real srun cannot show here: the exact argv the head
+gives srun, and a connection that sends a protocol line instead of the
+handshake before any agent (FAKE_SRUN_PROBE), whose answer (none) it records.
+
 It takes the command line clusterdoc's srun launcher gives (core/transport_back.c)
 and starts the task once per node of --nodelist on this machine, with
 SLURMD_NODENAME set as slurmd sets it. It records its argv (one word a line)

@@ -12,13 +12,17 @@ if ! slurm_available || ! command -v slurmd >/dev/null; then
 	exit 0
 fi
 
-# Without --launcher srun (a clusterdoc before the connect-back transport) that one test is
+# Without --launcher srun (a clusterdoc before the connect-back transport) the tests of it are
 # recorded as skipped and left out of the ONLY list itest_run_all runs.
+LAUNCHER_TESTS='^(check_over_srun|facts_env_bench_and_mnist_over_srun|a_node_whose_slurmd_stopped_fails|a_node_outside_the_allocation|a_firewall_dropping|an_agent_with_a_wrong_secret|sbcast_copies)'
 if ! "$CLUSTERDOC" check --help 2>&1 | grep -q -- '--launcher ssh|srun'; then
-	result SKIP "$ITEST_FILE/check_over_srun_in_an_allocation_finds_what_check_over_ssh_finds" "no --launcher srun in $CLUSTERDOC"
 	names=""
 	for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
-		[[ $t != check_over_srun* && ( -z ${ONLY:-} || $t =~ $ONLY ) ]] && names+="${names:+|}$t"
+		if [[ $t =~ $LAUNCHER_TESTS ]]; then
+			result SKIP "$ITEST_FILE/$t" "no --launcher srun in $CLUSTERDOC"
+		elif [[ -z ${ONLY:-} || $t =~ $ONLY ]]; then
+			names+="${names:+|}$t"
+		fi
 	done
 	ONLY="^(${names:-none})\$"
 fi
@@ -142,6 +146,154 @@ t_check_over_srun_in_an_allocation_finds_what_check_over_ssh_finds() {
 	expect_eq "$rc" 1 "check's exit status over srun ($err)" || return 1
 	expect_match "$err" "in Slurm job [0-9]+; agents start with srun" "what check said of the launcher" || return 1
 	expect_eq "$(jget "$findings")" "$ssh_findings" "the findings over srun"
+}
+
+# srun_head ARGS...: cd_head from /tmp (srun's working directory is its tasks', every node sees it)
+srun_head() {
+	local here=$PWD
+	cd /tmp || return 1
+	cd_head "$@"
+	cd "$here" || return 1
+}
+
+# what each node answered: (host, error_code, error)
+NODE_ERRORS='[(n["host"], n["error_code"], n["error"]) for n in d["nodes"]]'
+# The facts that do not depend on how the agent was reached, nor on when.
+FACTS_SAME='[{k: (v if k != "torch" or not v else {a: b for a, b in v.items() if a not in ("cached", "import_ms")}) for k, v in n.items() if k not in ("transport", "clock_skew_ms", "agent_uploaded", "agent_dir", "agent_dir_shared_by", "agent_note", "mem_available_bytes", "uptime_s", "wall_clock_ms")} for n in d["nodes"]]'
+
+t_facts_env_bench_and_mnist_over_srun_answer_as_over_ssh() {
+	local want data=$CD_RUN/mnist cmd
+	srun_head facts -w 'node[1-3]' -t 120 --json
+	expect_eq "$rc" 0 "facts over ssh ($err)" || return 1
+	want=$(jget "$FACTS_SAME")
+	srun_head facts -w 'node[1-3]' --launcher srun -t 120 --json
+	expect_eq "$rc" 0 "facts over srun ($err)" || return 1
+	expect_eq "$(jget '[n["transport"] for n in d["nodes"]]')" \
+		"['connect-back', 'connect-back', 'connect-back']" "transports" || return 1
+	expect_eq "$(jget "$FACTS_SAME")" "$want" "facts over srun" || return 1
+	srun_head env -w 'node[1-3]'
+	expect_eq "$rc" 0 "env over ssh ($err)" || return 1
+	want=$out
+	srun_head env -w 'node[1-3]' --launcher srun
+	expect_eq "$rc" 0 "env over srun ($err)" || return 1
+	expect_eq "$out" "$want" "env over srun" || return 1
+	# bench: everything but the timings (the ranks' lines, each row's size, count, type, #wrong)
+	cmd=(bench -w 'node[1-3]' -b 8 -e 64K -f 8 --iters 2 --warmup 1)
+	srun_head "${cmd[@]}"
+	expect_eq "$rc" 0 "bench over ssh ($err)" || return 1
+	want=$(awk '/^#  node/ || /^ +[0-9]/ {print $1, $2, $3, $NF}' <<<"$out")
+	srun_head "${cmd[@]}" --launcher srun
+	expect_eq "$rc" 0 "bench over srun ($err)" || return 1
+	expect_eq "$(awk '/^#  node/ || /^ +[0-9]/ {print $1, $2, $3, $NF}' <<<"$out")" "$want" \
+		"bench over srun" || return 1
+	# mnist (embedded: the agents train): the same accuracy and parameters, whichever launcher
+	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$data" 1000 200 >/dev/null || return 1
+	cmd=(mnist -w 'node[1-3]' --mode embedded --epochs 1 --data-dir "$data" --data-md5 "$data/MD5SUMS"
+		--cache-dir "$CD_RUN/head-cache" --quiet)
+	srun_head "${cmd[@]}"
+	expect_eq "$rc" 0 "mnist over ssh ($err)" || return 1
+	want=$(grep -E '^(test accuracy|parameters):' <<<"$out")
+	srun_head "${cmd[@]}" --launcher srun
+	expect_eq "$rc" 0 "mnist over srun ($err)" || return 1
+	expect_eq "$(grep -E '^(test accuracy|parameters):' <<<"$out")" "$want" "mnist over srun"
+}
+
+t_a_node_whose_slurmd_stopped_fails_with_sruns_error_and_the_others_answer() {
+	cluster_slurm_node_stop 2 || return 1
+	srun_head facts -w 'node[1-3]' --launcher srun --json
+	cluster_slurm_node_start 2 || return 1
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget "$NODE_ERRORS")" \
+		"^\[\('node1', None, None\), \('node2', 'launcher', 'node2: srun: error: Task launch for StepId=[0-9.]+ failed on node node2: Communication connection failure'\), \('node3', None, None\)\]$" \
+		"what each node answered"
+}
+
+t_a_node_outside_the_allocation_is_named_and_the_others_answer() {
+	# salloc -N2 on node1 and node3, three nodes asked for: node2 is named, srun starts the two
+	(cd /tmp && cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" timeout 60 salloc -N2 -w 'node[1,3]' \
+		"$CLUSTERDOC" facts -w 'node[1-3]' --launcher srun --json >"$CD_RUN/alloc.json" 2>"$CD_RUN/alloc.err")
+	rc=$? out=$(cat "$CD_RUN/alloc.json") err=$(cat "$CD_RUN/alloc.err")
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget "$NODE_ERRORS")" \
+		"^\[\('node1', None, None\), \('node2', 'launcher', 'node2: not in the allocation of Slurm job [0-9]+ \(node\[1,3\]\): srun cannot start its agent there'\), \('node3', None, None\)\]$" \
+		"what each node answered" || return 1
+	# inside the allocation the head says which launcher starts the agents
+	expect_match "$err" "clusterdoc facts: in Slurm job [0-9]+; agents start with srun" "the launcher's note"
+}
+
+t_a_firewall_dropping_the_heads_port_on_a_node_is_reported_within_the_deadline() {
+	local port t0 t1
+	for _ in 1 2 3 4 5; do
+		port=$((40000 + RANDOM % 20000))
+		[[ -z $(cluster_head_exec ss -Hltn "sport = :$port") ]] && break
+	done
+	# node2's own output chain drops its packets to the head's listen port (srun's own ports pass)
+	ip netns exec "$(cluster_node_ns 2)" nft -f - <<EOF || return 1
+add table inet cdtest_back
+add chain inet cdtest_back output { type filter hook output priority 0; policy accept; }
+add rule inet cdtest_back output ip daddr $CD_HEAD_IP tcp dport $port counter drop
+EOF
+	t0=$(date +%s%N)
+	srun_head facts -w 'node[1-3]' --launcher srun --listen "$CD_HEAD_IP:$port" \
+		--connect-timeout 2 --auth-timeout 1 --json
+	t1=$(date +%s%N)
+	ip netns exec "$(cluster_node_ns 2)" nft delete table inet cdtest_back
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_eq "$(jget "$NODE_ERRORS")" \
+		"[('node1', None, None), ('node2', 'connect-timeout', \"node2: its agent did not connect back to $CD_HEAD_IP:$port within the deadline (a firewall between the node and the head's port, or the launcher did not start it)\"), ('node3', None, None)]" \
+		"what each node answered" || return 1
+	# the 3 s deadline, then up to 3 s for srun to end (node2's task hangs in connect) + slack
+	expect_eq "$((((t1 - t0) / 1000000) < 15000))" 1 "within the deadline ($(((t1 - t0) / 1000000)) ms)" ||
+		return 1
+	# a firewall that rejects instead: the agent itself says why, and the head passes it on
+	ip netns exec "$(cluster_node_ns 2)" nft -f - <<EOF || return 1
+add table inet cdtest_back
+add chain inet cdtest_back output { type filter hook output priority 0; policy accept; }
+add rule inet cdtest_back output ip daddr $CD_HEAD_IP tcp dport $port counter reject with tcp reset
+EOF
+	srun_head facts -w 'node[1-3]' --launcher srun --listen "$CD_HEAD_IP:$port" --json
+	ip netns exec "$(cluster_node_ns 2)" nft delete table inet cdtest_back
+	expect_eq "$rc" 2 "exit status with a rejecting firewall ($err)" || return 1
+	expect_eq "$(jget "$NODE_ERRORS")" \
+		"[('node1', None, None), ('node2', 'launcher', 'node2: clusterdoc-agent: node2: cannot connect back to the head at $CD_HEAD_IP:$port: Connection refused'), ('node3', None, None)]" \
+		"what each node answered with a rejecting firewall"
+}
+
+t_an_agent_with_a_wrong_secret_is_refused_and_named() {
+	# Slurm's own way to change one task's environment: a task prolog (SLURM_TASK_PROLOG, read
+	# by srun) whose "export" lines slurmstepd applies; node2's agent gets another secret
+	printf '#!/bin/sh\n[ "$(hostname)" = node2 ] && echo export CLUSTERDOC_BACK_SECRET=%s\nexit 0\n' \
+		"$(printf 'ab%.0s' $(seq 32))" >"$CD_RUN/wrong-secret.sh" && chmod +x "$CD_RUN/wrong-secret.sh"
+	SLURM_TASK_PROLOG=$CD_RUN/wrong-secret.sh srun_head facts -w 'node[1-3]' --launcher srun \
+		--connect-timeout 3 --auth-timeout 2 --json
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_match "$(jget "$NODE_ERRORS")" \
+		"^\[\('node1', None, None\), \('node2', 'launcher', \"node2: clusterdoc-agent: node2: the head at $CD_HEAD_IP:[0-9]+ did not prove the run's secret\"\), \('node3', None, None\)\]$" \
+		"what each node answered"
+}
+
+t_sbcast_copies_an_agent_the_nodes_do_not_see() {
+	# the host's /root is not the nodes' (each has its own, bind-mounted): an agent there is
+	# on the head only, as on a cluster without a shared file system
+	local dir job
+	dir=$(mktemp -d /root/.cd-sbcast.XXXXXX) || return 1
+	cp "$CLUSTERDOC_AGENT" "$dir/clusterdoc-agent" || return 1
+	(cd /tmp && cluster_head_exec env CLUSTERDOC_AGENT="$dir/clusterdoc-agent" timeout 60 salloc -N3 sh -c \
+		'"$0" facts -w "node[1-3]" --launcher srun --connect-timeout 5 --auth-timeout 2 --json >"$1.plain.json"
+		"$0" facts -w "node[1-3]" --launcher srun --sbcast --json >"$1.json"; rc=$?
+		echo "$SLURM_JOB_ID" >"$1.job"; exit $rc' "$CLUSTERDOC" "$CD_RUN/sbcast" 2>"$CD_RUN/sbcast.err")
+	rc=$? err=$(cat "$CD_RUN/sbcast.err") job=$(cat "$CD_RUN/sbcast.job")
+	rm -rf "$dir"
+	out=$(cat "$CD_RUN/sbcast.plain.json")
+	expect_eq "$(jget '[n["error_code"] for n in d["nodes"]]')" "['launcher', 'launcher', 'launcher']" \
+		"without --sbcast ($err)" || return 1
+	out=$(cat "$CD_RUN/sbcast.json")
+	expect_eq "$rc" 0 "exit status with --sbcast ($err)" || return 1
+	expect_eq "$(jget '[(n["hostname"], n["transport"]) for n in d["nodes"]]')" \
+		"[('node1', 'connect-back'), ('node2', 'connect-back'), ('node3', 'connect-back')]" "the nodes" ||
+		return 1
+	expect_eq "$(cmp "$CLUSTERDOC_AGENT" "/tmp/clusterdoc-agent.$job" && echo same)" same "the copy" || return 1
+	rm -f "/tmp/clusterdoc-agent.$job"
 }
 
 # in_node I ARGV : how many processes in node I's network namespace run ARGV (argv[0] may be a

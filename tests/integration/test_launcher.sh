@@ -5,6 +5,8 @@
 # (tests/fakes/fake_srun.py plays srun on this machine) with the secret only in its
 # environment; a wrong secret, a protocol line without the handshake, a node srun cannot
 # start and a node that never connects back are each named. No namespaces, loopback only.
+# The same faults on a real Slurm (namespace nodes, real srun and slurmd):
+# tests/integration/test_cluster_slurm.sh.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=launcher
