@@ -121,11 +121,12 @@ _cd_phase() { [[ ${CD_VERBOSE:-0} == 1 ]] && printf 'cluster: %s %s\n' "$(date +
 
 cluster_node_ns() { printf '%s\n' "${CD_PREFIX}n$1"; }                          # netns of node i
 cluster_node_ip() { _cd_ip4 $(($1 + 10)); }                                   # IPv4 of node i
-# _cd_ip4 K: the K-th address of the cluster's network ($CD_SUBNET.K up to 255; a cluster of
-# more than 240 nodes has a /22, CD_PLEN=22, and K = 256.. goes on in the next /24s of it)
+# _cd_ip4 K: the K-th host address of the cluster's network ($CD_SUBNET.K up to 254; a cluster
+# of more than 240 nodes has a /22, CD_PLEN=22, and K = 255.. goes on at .1 of its next /24s,
+# never .0 nor .255)
 _cd_ip4() {
 	local x=${CD_SUBNET%.*} y=${CD_SUBNET##*.}
-	printf '%s.%s.%s\n' "$x" $((y + $1 / 256)) $(($1 % 256))
+	printf '%s.%s.%s\n' "$x" $((y + ($1 - 1) / 254)) $((($1 - 1) % 254 + 1))
 }
 cluster_node_nic() { cat "$CD_RUN/n$1/nic"; }                                   # primary NIC name of node i
 cluster_node_sshd_pid() { cat "$CD_RUN/n$1/sshd.listener" 2>/dev/null; }        # PID of node i's sshd listener
@@ -207,9 +208,11 @@ _cd_hosts_body() { # i (0 = head) : /etc/hosts content for that namespace
 	if [[ $i != 0 && -f $CD_RUN/n$i/trap_hostname_loopback ]]; then echo "127.0.1.1	node$i"; fi
 	echo "::1	localhost ip6-localhost ip6-loopback"
 	echo "$CD_SUBNET.2	head"
+	local x=${CD_SUBNET%.*} y=${CD_SUBNET##*.} k
 	for ((j = 1; j <= CD_N; j++)); do
 		[[ $j == "$i" && -f $CD_RUN/n$j/trap_hostname_loopback ]] && continue
-		echo "$(cluster_node_ip "$j")	node$j"
+		k=$((j + 9)) # cluster_node_ip, without a subshell per line (N files of N lines)
+		echo "$x.$((y + k / 254)).$((k % 254 + 1))	node$j"
 	done
 }
 
@@ -391,7 +394,7 @@ cluster_up() {
 	fi
 	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
 	# up to 240 nodes one /24 (node i = .(i+10)); more take a /22 (10.X.Y.0/22, Y a multiple of
-	# 4: node i is the (i+10)-th address of it, up to 10.X.(Y+3).254 at 1000 nodes)
+	# 4: node i is its (i+10)-th host address (_cd_ip4), 10.X.(Y+3).248 at 1000 nodes)
 	local plen=24
 	if ((n > 240)); then
 		plen=22
