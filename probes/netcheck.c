@@ -107,8 +107,12 @@ static void on_netprobe(struct sshpool_node *pn, json_t *result, const char *cod
 
 	if (netcheck_reply_failed(c, pn, result, code, msg, "netprobe"))
 		return;
-	c->nodes[i].probe = json_incref(result);
-	netmodel_set_node(c->m, i, c->nodes[i].probe, c->nodes[i].facts);
+	/* The model copies what it needs: the two answers (tens of KB each in
+	 * jansson's trees) are not kept for the rest of the check, which made
+	 * the head's memory grow by that much per node. */
+	netmodel_set_node(c->m, i, result, c->nodes[i].facts);
+	json_decref(c->nodes[i].facts);
+	c->nodes[i].facts = NULL;
 	fanout_settle(c->fan, i);
 }
 
@@ -436,7 +440,6 @@ void netcheck_free(struct netcheck *c)
 	listen_stop(c);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
-		json_decref(c->nodes[i].probe);
 		json_decref(c->nodes[i].targets);
 		free(c->nodes[i].peers);
 	}

@@ -17,7 +17,7 @@ enum netcheck_phase { PHASE_PROBE, PHASE_LISTEN, PHASE_CONNECT, PHASE_CONFIRM, P
 /* What the check holds of one node between its phases. */
 struct netcheck_node_state {
 	struct sshpool_node *pn;
-	json_t *facts, *probe;
+	json_t *facts;   /* the facts answer until the netprobe answer comes */
 	json_t *targets; /* the connect request's targets, kept to read the results */
 	/* the peers this node tests in the connect matrix (ascending indexes),
 	 * chosen when the listen phase begins: its route request asks only
