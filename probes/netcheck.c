@@ -19,9 +19,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-/* The listen phase's requests go out this many nodes per loop turn: each
- * route request names every peer's picks, so building them all in one turn
- * is O(N^2) and held the loop (and the TUI's keys) for tens of ms at 100
+/* The listen phase's requests go out this many nodes per loop turn: a
+ * route request names the picks of every peer the node tests (all of them
+ * in a full matrix, and the master's in a sampled one), so building them
+ * all in one turn held the loop (and the TUI's keys) for tens of ms at 100
  * nodes. */
 #define LISTEN_BATCH 8
 
@@ -109,8 +110,12 @@ static void on_netprobe(struct sshpool_node *pn, json_t *result, const char *cod
 
 	if (netcheck_reply_failed(c, pn, result, code, msg, "netprobe"))
 		return;
-	c->nodes[i].probe = json_incref(result);
-	netmodel_set_node(c->m, i, c->nodes[i].probe, c->nodes[i].facts);
+	/* The model copies what it needs: the two answers (tens of KB each in
+	 * jansson's trees) are not kept for the rest of the check, which made
+	 * the head's memory grow by that much per node. */
+	netmodel_set_node(c->m, i, result, c->nodes[i].facts);
+	json_decref(c->nodes[i].facts);
+	c->nodes[i].facts = NULL;
 	fanout_settle(c->fan, i);
 }
 
@@ -215,14 +220,19 @@ static json_t *listen_request(struct netcheck *c, size_t i)
 	return req;
 }
 
-/* Route pairs: toward every peer address NCCL or Gloo would use, from this
- * node's own pick of the same family. */
+/* Route pairs: toward every address NCCL or Gloo would use on the peers
+ * this node tests in the matrix (every peer up to full_matrix_max nodes,
+ * its sample beyond), from this node's own pick of the same family. Asking
+ * toward every peer in a sampled matrix made the requests, the answers and
+ * the routes the head keeps grow with N^2 (316 MiB of head RSS at 512
+ * nodes); the diagnosis reads the routes of the pairs tested. */
 static json_t *route_request(struct netcheck *c, size_t i, const struct diagnosis *d)
 {
 	json_t *req = proto_request(0, "route"), *pairs = json_array();
 	const struct node_prediction *mine = &d->pred[i];
 
-	for (size_t j = 0; j < c->n; j++) {
+	for (size_t t = 0; t < c->nodes[i].npeers; t++) {
+		size_t j = c->nodes[i].peers[t];
 		const struct node_prediction *p = &d->pred[j];
 
 		if (j == i || !c->m->nodes[j].probed)
@@ -302,6 +312,7 @@ static void phase_listen(struct netcheck *c)
 	settle_master_port(c);
 	c->listen_pred = diagnose_predictions(c->m);
 	c->listen_next = 0;
+	netcheck_choose_peers(c);
 	for (size_t i = 0; i < c->n; i++) {
 		if (netcheck_node_live(c, i))
 			fanout_expect(c->fan, i, 2);
@@ -510,8 +521,8 @@ void netcheck_free(struct netcheck *c)
 		loop_timer_cancel(c->loop, c->resume_timer);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
-		json_decref(c->nodes[i].probe);
 		json_decref(c->nodes[i].targets);
+		free(c->nodes[i].peers);
 	}
 	free(c->nodes);
 	free(c);

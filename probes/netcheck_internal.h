@@ -24,9 +24,14 @@ enum netcheck_phase {
 /* What the check holds of one node between its phases. */
 struct netcheck_node_state {
 	struct sshpool_node *pn;
-	json_t *facts, *probe;
+	json_t *facts;   /* the facts answer until the netprobe answer comes */
 	json_t *targets; /* the connect request's targets, kept to read the results */
 	int kept;        /* netcheck_again: connected by the check before */
+	/* the peers this node tests in the connect matrix (ascending indexes),
+	 * chosen when the listen phase begins: its route request asks only
+	 * toward them, so a sampled matrix keeps the route data O(N x sample) */
+	size_t *peers;
+	size_t npeers;
 };
 
 struct netcheck {
@@ -75,8 +80,10 @@ int netcheck_reply_failed(struct netcheck *c, struct sshpool_node *pn, json_t *r
 
 int netcheck_fit_timeout(const struct netcheck *c, int want_ms, int parts, int *room);
 
-/* netcheck_matrix.c: phase 3, every live node connects to its peers'
+/* netcheck_matrix.c: each live node's peers (netcheck_node_state.peers),
+ * drawn once when the listen phase begins; phase 3, every live node connects to its peers'
  * listeners; phase 4, the timeouts others did not see are retried. */
+void netcheck_choose_peers(struct netcheck *c);
 void netcheck_phase_connect(struct netcheck *c);
 void netcheck_phase_confirm(struct netcheck *c);
 

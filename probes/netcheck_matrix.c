@@ -40,6 +40,37 @@ static void choose_peers(struct netcheck *c, size_t i, unsigned char *pick)
 	pick[i] = 0;
 }
 
+/*
+ * The peers are drawn before the listen phase's route requests go out, in
+ * node order for the nodes live then, so the route request and the connect
+ * request of a node name the same peers (the draws are the ones the connect
+ * phase made before, when no node fails in between).
+ */
+void netcheck_choose_peers(struct netcheck *c)
+{
+	unsigned char *pick = cd_calloc(c->n ? c->n : 1, 1);
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct netcheck_node_state *ns = &c->nodes[i];
+
+		free(ns->peers);
+		ns->peers = NULL;
+		ns->npeers = 0;
+		if (!netcheck_node_live(c, i))
+			continue;
+		choose_peers(c, i, pick);
+		for (size_t j = 0; j < c->n; j++)
+			ns->npeers += pick[j];
+		ns->peers = cd_calloc(ns->npeers ? ns->npeers : 1, sizeof(*ns->peers));
+		ns->npeers = 0;
+		for (size_t j = 0; j < c->n; j++) {
+			if (pick[j])
+				ns->peers[ns->npeers++] = j;
+		}
+	}
+	free(pick);
+}
+
 static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
                        int fixed, int bulk, int pmtu)
 {
@@ -69,9 +100,12 @@ static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listen
 static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
 {
 	const struct netmodel *m = c->m;
+	const struct netcheck_node_state *ns = &c->nodes[i];
 	json_t *targets = json_array();
 
-	choose_peers(c, i, pick);
+	memset(pick, 0, c->n);
+	for (size_t k = 0; k < ns->npeers; k++)
+		pick[ns->peers[k]] = 1;
 	for (size_t k = 0; k < m->nlisteners; k++) {
 		const struct nm_listener *l = &m->listeners[k];
 		const struct nm_node *peer = &m->nodes[l->node];

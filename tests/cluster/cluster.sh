@@ -12,6 +12,8 @@
 #   netns P"br"    bridge P"br0" (STP off), ports P"b"$i (nodes) and P"bh" (head); no addresses
 #   netns P"head"  eth0 = 10.X.Y.2/24           (clusterdoc runs here: cluster_head_exec)
 #   netns P"n"$i   NIC (eth0 unless CD_NIC_NAMES) = 10.X.Y.(i+10)/24, lo up, sshd on port 22,
+#                  (more than 240 nodes: a /22 for the head and the nodes, CD_PLEN=22; node i
+#                  is its (i+10)-th address, cluster_node_ip; up to 1000 nodes)
 #                  own UTS ns (hostname node$i) and mount ns: /root is the node's own home
 #                  $CD_RUN/n$i/home (nothing a test writes in ~ reaches the real /root), with
 #                  /root/.cache = $CD_RUN/n$i/cache and /root/.bashrc = $CD_RUN/n$i/bashrc, empty
@@ -94,7 +96,7 @@
 #                  cluster_down stops it first.
 #   cluster_slurm_node_stop I / cluster_slurm_node_start I   node I's slurmd (a node Slurm
 #                  still counts idle whose steps fail at the launch) / back, until it is idle
-# Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD
+# Variables (exported): CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_PLEN CD_HEAD_IP CD_NS_BR CD_NS_HEAD
 #   CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS CD_UP_SECONDS; applied traps are listed in $CD_RUN/traps.
 #   While up, also CD_SHARED_HOME CD_USERS CD_SLURM (0|1) CD_OLD_NODE CD_ARM_NODE (node numbers),
 #   SLURM_CONF while its Slurm is up,
@@ -118,7 +120,14 @@ _cd_phase() { [[ ${CD_VERBOSE:-0} == 1 ]] && printf 'cluster: %s %s\n' "$(date +
 # ---------------------------------------------------------------- names and lookups
 
 cluster_node_ns() { printf '%s\n' "${CD_PREFIX}n$1"; }                          # netns of node i
-cluster_node_ip() { printf '%s\n' "${CD_SUBNET}.$(($1 + 10))"; }                # IPv4 of node i
+cluster_node_ip() { _cd_ip4 $(($1 + 10)); }                                   # IPv4 of node i
+# _cd_ip4 K: the K-th host address of the cluster's network ($CD_SUBNET.K up to 254; a cluster
+# of more than 240 nodes has a /22, CD_PLEN=22, and K = 255.. goes on at .1 of its next /24s,
+# never .0 nor .255)
+_cd_ip4() {
+	local x=${CD_SUBNET%.*} y=${CD_SUBNET##*.}
+	printf '%s.%s.%s\n' "$x" $((y + ($1 - 1) / 254)) $((($1 - 1) % 254 + 1))
+}
 cluster_node_nic() { cat "$CD_RUN/n$1/nic"; }                                   # primary NIC name of node i
 cluster_node_sshd_pid() { cat "$CD_RUN/n$1/sshd.listener" 2>/dev/null; }        # PID of node i's sshd listener
 
@@ -199,16 +208,18 @@ _cd_hosts_body() { # i (0 = head) : /etc/hosts content for that namespace
 	if [[ $i != 0 && -f $CD_RUN/n$i/trap_hostname_loopback ]]; then echo "127.0.1.1	node$i"; fi
 	echo "::1	localhost ip6-localhost ip6-loopback"
 	echo "$CD_SUBNET.2	head"
+	local x=${CD_SUBNET%.*} y=${CD_SUBNET##*.} k
 	for ((j = 1; j <= CD_N; j++)); do
 		[[ $j == "$i" && -f $CD_RUN/n$j/trap_hostname_loopback ]] && continue
-		echo "$CD_SUBNET.$((j + 10))	node$j"
+		k=$((j + 9)) # cluster_node_ip, without a subshell per line (N files of N lines)
+		echo "$x.$((y + k / 254)).$((k % 254 + 1))	node$j"
 	done
 }
 
 _cd_write_state() {
 	{
-		printf 'CD_RUN=%q\nCD_PREFIX=%q\nCD_N=%q\nCD_NODES=%q\nCD_SUBNET=%q\nCD_HEAD_IP=%q\n' \
-			"$CD_RUN" "$CD_PREFIX" "$CD_N" "$CD_NODES" "$CD_SUBNET" "$CD_HEAD_IP"
+		printf 'CD_RUN=%q\nCD_PREFIX=%q\nCD_N=%q\nCD_NODES=%q\nCD_SUBNET=%q\nCD_PLEN=%q\nCD_HEAD_IP=%q\n' \
+			"$CD_RUN" "$CD_PREFIX" "$CD_N" "$CD_NODES" "$CD_SUBNET" "$CD_PLEN" "$CD_HEAD_IP"
 		printf 'CD_NS_BR=%q\nCD_NS_HEAD=%q\nCD_HOME=%q\nCD_SSH_CONFIG=%q\nCD_KNOWN_HOSTS=%q\n' \
 			"$CD_NS_BR" "$CD_NS_HEAD" "$CD_HOME" "$CD_SSH_CONFIG" "$CD_KNOWN_HOSTS"
 		printf 'CD_SHARED_HOME=%q\nCD_USERS=%q\nCD_OLD_NODE=%q\nCD_ARM_NODE=%q\nCD_SHARED_DIR=%q\n' \
@@ -216,7 +227,7 @@ _cd_write_state() {
 		printf 'CD_SSH_CONFIG_ADMIN=%q\nCD_SSH_CONFIG_PLAIN=%q\n' "${CD_SSH_CONFIG_ADMIN:-}" "${CD_SSH_CONFIG_PLAIN:-}"
 		printf 'CD_IPV6_ONLY=%q\nCD_SUBNET6=%q\nexport CD_IPV6_ONLY CD_SUBNET6\n' "${CD_IPV6_ONLY:-0}" "${CD_SUBNET6:-}"
 		if ((${CD_SLURM:-0})); then printf 'CD_SLURM=1\nSLURM_CONF=%q\nexport CD_SLURM SLURM_CONF\n' "$SLURM_CONF"; fi
-		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
+		printf 'export CD_RUN CD_PREFIX CD_N CD_NODES CD_SUBNET CD_PLEN CD_HEAD_IP CD_NS_BR CD_NS_HEAD CD_HOME CD_SSH_CONFIG CD_KNOWN_HOSTS\n'
 		printf 'export CD_SHARED_HOME CD_USERS CD_OLD_NODE CD_ARM_NODE CD_SHARED_DIR CD_SSH_CONFIG_ADMIN CD_SSH_CONFIG_PLAIN\n'
 	} >"$CD_RUN/state.sh"
 }
@@ -363,7 +374,7 @@ cluster_up() {
 	done
 	t0=$(_cd_now)
 	[[ $EUID == 0 ]] || { _cd_err "cluster_up needs root"; return 1; }
-	[[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 240)) || { _cd_err "cluster_up N: N must be 1..240 (got '$n')"; return 2; }
+	[[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 1000)) || { _cd_err "cluster_up N: N must be 1..1000 (got '$n')"; return 2; }
 	[[ -z ${CD_RUN:-} || ! -d ${CD_RUN:-/nonexistent} ]] || { _cd_err "a cluster is already up in this shell ($CD_RUN); cluster_down first"; return 1; }
 	[[ -x $_CD_SSHD ]] || { _cd_err "$_CD_SSHD not found (apt install openssh-server)"; return 1; }
 	[[ $mtu =~ ^[0-9]+$ ]] || { _cd_err "bad MTU '$mtu'"; return 2; }
@@ -382,6 +393,13 @@ cluster_up() {
 		subnet="10.$((100 + h % 150)).$(((h / 150) % 256))"
 	fi
 	[[ $subnet =~ ^10\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { _cd_err "subnet '$subnet': want 10.X.Y"; return 2; }
+	# up to 240 nodes one /24 (node i = .(i+10)); more take a /22 (10.X.Y.0/22, Y a multiple of
+	# 4: node i is its (i+10)-th host address (_cd_ip4), 10.X.(Y+3).248 at 1000 nodes)
+	local plen=24
+	if ((n > 240)); then
+		plen=22
+		subnet=${subnet%.*}.$((${subnet##*.} & ~3))
+	fi
 	[[ $shared == [01] && $users == [01] ]] || { _cd_err "CD_SHARED_HOME and CD_USERS are 0 or 1"; return 2; }
 	[[ $ipv6only == [01] ]] || { _cd_err "CD_IPV6_ONLY is 0 or 1"; return 2; }
 	[[ $slurm == [01] ]] || { _cd_err "CD_SLURM is 0 or 1"; return 2; }
@@ -401,7 +419,7 @@ cluster_up() {
 		[[ $nic =~ ^[A-Za-z][A-Za-z0-9._-]{0,14}$ && $nic != lo ]] || { _cd_err "bad NIC name '$nic'"; return 2; }
 	done
 
-	export CD_PREFIX=$prefix CD_N=$n CD_SUBNET=$subnet CD_HEAD_IP=$subnet.2
+	export CD_PREFIX=$prefix CD_N=$n CD_SUBNET=$subnet CD_PLEN=$plen CD_HEAD_IP=$subnet.2
 	export CD_NS_BR=${prefix}br CD_NS_HEAD=${prefix}head
 	CD_RUN=$(mktemp -d /tmp/cdcluster.XXXXXX) || { _cd_err "mktemp failed"; return 1; }
 	export CD_RUN CD_HOME=$CD_RUN/home CD_SSH_CONFIG=$CD_RUN/home/.ssh/config CD_KNOWN_HOSTS=$CD_RUN/known_hosts
@@ -420,7 +438,7 @@ cluster_up() {
 	: >"$CD_RUN/pids"
 	_cd_write_state
 	if [[ $autotrap == 1 ]]; then _cd_install_traps; fi
-	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/24, run $CD_RUN$( ((shared)) && echo ", shared home")$( ((users)) && echo ", users cdadmin cdplain")${CD_OLD_NODE:+, Debian 11 node(s) $CD_OLD_NODE}${CD_ARM_NODE:+, arm64 node(s) $CD_ARM_NODE}"
+	_cd_log "up: $n nodes, prefix $prefix, subnet $subnet.0/$plen, run $CD_RUN$( ((shared)) && echo ", shared home")$( ((users)) && echo ", users cdadmin cdplain")${CD_OLD_NODE:+, Debian 11 node(s) $CD_OLD_NODE}${CD_ARM_NODE:+, arm64 node(s) $CD_ARM_NODE}"
 
 	if ! _cd_up_inner "$n" "$mtu" "${nicarr[@]+"${nicarr[@]}"}" || { ((slurm)) && ! cluster_slurm_up; }; then
 		_cd_err "cluster_up failed; tearing down"
@@ -510,14 +528,14 @@ EOF
 		"link set ${P}br0 mtu $mtu up" | ip -n "$CD_NS_BR" -b - || return 1
 	printf '%s\n' "link set lo up" \
 		"link add eth0 mtu $mtu type veth peer name ${P}bh netns $CD_NS_BR" \
-		"addr add $CD_HEAD_IP/24 dev eth0" "link set eth0 up" | ip -n "$CD_NS_HEAD" -b - || return 1
+		"addr add $CD_HEAD_IP/$CD_PLEN dev eth0" "link set eth0 up" | ip -n "$CD_NS_HEAD" -b - || return 1
 	for ((i = 1; i <= n; i++)); do
 		nic=$(cat "$R/n$i/nic")
 		# link-local IPv6 addresses usable at once (no DAD wait) on interfaces created from now on
 		ip netns exec "${P}n$i" sh -c 'echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad; echo 0 >/proc/sys/net/ipv6/conf/all/accept_dad' || return 1
 		printf '%s\n' "link set lo up" \
 			"link add $nic mtu $mtu type veth peer name ${P}b$i netns $CD_NS_BR" \
-			"addr add $CD_SUBNET.$((i + 10))/24 dev $nic" "link set $nic up" | ip -n "${P}n$i" -b - || return 1
+			"addr add $(cluster_node_ip "$i")/$CD_PLEN dev $nic" "link set $nic up" | ip -n "${P}n$i" -b - || return 1
 	done
 	{
 		echo "link set ${P}bh master ${P}br0 up"
@@ -805,7 +823,7 @@ _cd_node_etc() {
 _cd_known_lines() { # i : plain known_hosts lines (name and IP) for node i's current host key
 	local k
 	k=$(cut -d' ' -f1,2 "$CD_RUN/n$1/ssh_host_ed25519_key.pub")
-	printf 'node%s %s\n%s %s\n' "$1" "$k" "$CD_SUBNET.$(($1 + 10))" "$k"
+	printf 'node%s %s\n%s %s\n' "$1" "$k" "$(cluster_node_ip "$1")" "$k"
 	if ((${CD_IPV6_ONLY:-0})); then printf '%s %s\n' "$(cluster_node_ip6 "$1")" "$k"; fi
 }
 
