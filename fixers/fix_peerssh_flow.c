@@ -100,7 +100,8 @@ static void on_gathered(void *arg)
 	f->j = fix_journal_new(f->run, f->o.hosts, n);
 	f->r.results = cd_calloc(n ? n : 1, sizeof(*f->r.results));
 	for (size_t i = 0; i < n; i++)
-		f->r.results[i] = cd_calloc(f->r.plan->nodes[i].nactions + 1, sizeof(**f->r.results));
+		f->r.results[i] =
+		    cd_calloc(f->r.plan->nodes[i].nactions + 1, sizeof(**f->r.results));
 	fix_run_apply(f->fs, f->r.plan, f->j, f->r.results, f->r.journal_err,
 	              sizeof(f->r.journal_err), on_applied, f);
 }
@@ -167,8 +168,8 @@ static void cluster_key(struct fix_peerssh_flow *f)
 		return;
 	}
 	if (cd_mkdir_parent(f->key.path, f->r.error, sizeof(f->r.error)) < 0 ||
-	    head_key_create_argv(&f->key, "clusterdoc-mpi", argv, f->r.error,
-	                         sizeof(f->r.error)) < 0) {
+	    head_key_create_argv(&f->key, "clusterdoc-mpi", argv, f->r.error, sizeof(f->r.error)) <
+	        0) {
 		finish(f, 2);
 		return;
 	}
