@@ -9,27 +9,18 @@
  * a dry run; --fix --apply makes the cluster key (once) and applies it,
  * journalled (`clusterdoc fix --undo RUN`). Exit status then: 0 nothing to
  * do / everything applied, 1 changes planned / a change failed, 2 not done.
- * The phases run one after the other from the loop: check, key, gather,
- * plan, apply.
+ * The phases (check, key, gather, plan, apply) are fixers/fix_peerssh_flow.h's,
+ * one after the other from the loop; this file parses, starts it and renders.
  */
 #include "cd.h"
-#include "childrun.h"
 #include "commands.h"
-#include "fixers/fix_journal.h"
-#include "fixers/fix_peerssh.h"
-#include "fixers/fix_run.h"
-#include "fixers/fix_sshkey.h"
-#include "fsutil.h"
+#include "fixers/fix_peerssh_flow.h"
 #include "loop.h"
 #include "probes/peerssh_matrix.h"
 #include "report/peerssh_render.h"
-#include "scan.h"
 #include "targets.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 enum {
 	OPT_PAIR_TIMEOUT = OPT_TARGETS_END,
@@ -42,8 +33,6 @@ struct mpicheck_cli {
 	int pair_timeout_ms;
 	int fix, apply;
 	struct loop *loop;
-	int stage_rc; /* a phase of --fix that failed: 2 */
-	char stage_err[CD_ERRLEN];
 };
 
 static void usage(FILE *f, void *arg)
@@ -118,180 +107,15 @@ static void on_done(void *arg)
 	loop_stop(((struct mpicheck_cli *)arg)->loop);
 }
 
-/* ---------------------------------------------------------------- --fix */
-
-struct fixer_run {
-	struct mpicheck_cli *c;
-	const char *const *hosts;
-	size_t n;
-	char **hostkeys; /* [n] */
-	struct head_key key;
-	char *priv;
-	size_t privlen;
-	struct sshpool *pool;
-	struct fix_run *fs;
-	struct fix_node_state *states;
-	int *skip;
-	struct fix_plan *plan;
-	struct fix_journal *j;
-	struct fix_result **results;
-	char journal_err[CD_ERRLEN];
-};
-
-/* Node i's host key as the check's login verified it: the line of the
- * head's known_hosts with the fingerprint the node offered. */
-static void find_hostkeys(struct fixer_run *x, const struct peerssh_run *r)
-{
-	const char *home = getenv("HOME");
-	char user_kh[PATH_MAX];
-	const char *files[] = {user_kh, "/etc/ssh/ssh_known_hosts"};
-
-	snprintf(user_kh, sizeof(user_kh), "%s/.ssh/known_hosts", home ? home : "");
-	x->hostkeys = cd_calloc(x->n ? x->n : 1, sizeof(*x->hostkeys));
-	for (size_t i = 0; i < x->n; i++) {
-		struct sshpool_node *pn = peerssh_run_node(r, i);
-		const char *type = NULL, *fp = pn ? sshpool_node_hostkey_fp(pn, &type) : NULL;
-
-		if (fp && *fp)
-			x->hostkeys[i] = fix_peerssh_hostkey(files, 2, x->hosts[i], fp);
-	}
-}
-
-static void on_keygen(const struct childrun_result *res, void *arg)
-{
-	struct fixer_run *x = arg;
-	char err[CD_ERRLEN];
-
-	if (res->rc < 0)
-		cd_errf(x->c->stage_err, sizeof(x->c->stage_err), CD_ERR_IO, "%s", res->error);
-	else if (head_key_created(&x->key, res->status, res->err ? res->err->data : "", err,
-	                          sizeof(err)) < 0)
-		snprintf(x->c->stage_err, sizeof(x->c->stage_err), "%s", err);
-	loop_stop(x->c->loop);
-}
-
-/* The cluster key: found, or (with --apply) made once by ssh-keygen as a
- * child of the loop. 0, or -1 with stage_err. */
-static int cluster_key(struct fixer_run *x)
-{
-	struct mpicheck_cli *c = x->c;
-	char path[PATH_MAX], *argv[HEAD_KEY_ARGV], *files[1] = {path}, err[CD_ERRLEN];
-	struct childrun *child;
-
-	if (fix_peerssh_key_path(path, sizeof(path), c->stage_err, sizeof(c->stage_err)) < 0 ||
-	    head_key_find(files, 1, NULL, &x->key, c->stage_err, sizeof(c->stage_err)) < 0)
-		return -1;
-	if (!x->key.exists && c->apply) {
-		if (cd_mkdir_parent(x->key.path, c->stage_err, sizeof(c->stage_err)) < 0 ||
-		    head_key_create_argv(&x->key, "clusterdoc-mpi", argv, c->stage_err,
-		                         sizeof(c->stage_err)) < 0)
-			return -1;
-		child = childrun_start(c->loop, argv, HEAD_KEY_TIMEOUT_MS, 4096, 4096, on_keygen, x,
-		                       err, sizeof(err));
-		if (!child) {
-			snprintf(c->stage_err, sizeof(c->stage_err), "%s", err);
-			return -1;
-		}
-		loop_run(c->loop);
-		if (c->stage_err[0])
-			return -1;
-	}
-	if (x->key.exists &&
-	    scan_read_file(x->key.path, FIX_PEERSSH_KEY_MAX, SCAN_FILE_REGULAR, &x->priv,
-	                   &x->privlen, c->stage_err, sizeof(c->stage_err)) < 0)
-		return -1;
-	return 0;
-}
-
-static void on_phase_done(void *arg)
-{
-	loop_stop(((struct fixer_run *)arg)->c->loop);
-}
-
-/* Gather, plan and (with --apply) apply. Returns the exit status. */
-static int run_fixer(struct fixer_run *x)
-{
-	struct mpicheck_cli *c = x->c;
-	struct fix_peerssh_input in = {.hosts = x->hosts, .n = x->n, .hostkeys = x->hostkeys};
-	char run[40];
-	size_t failed = 0;
-
-	if (cluster_key(x) < 0)
-		return 2;
-	x->pool = sshpool_new(c->loop, &c->t.pool, c->stage_err, sizeof(c->stage_err));
-	if (!x->pool)
-		return 2;
-	x->fs = fix_run_new(c->loop, x->pool, x->hosts, x->n);
-	x->states = cd_calloc(x->n ? x->n : 1, sizeof(*x->states));
-	x->skip = cd_calloc(x->n ? x->n : 1, sizeof(*x->skip));
-	for (size_t i = 0; i < x->n; i++)
-		fix_node_state_init(&x->states[i]);
-	fix_run_gather_extra(x->fs, fix_peerssh_paths, fix_peerssh_npaths);
-	fix_run_gather(x->fs, x->states, x->skip, NULL, on_phase_done, x);
-	loop_run(c->loop);
-
-	fix_run_id(run, sizeof(run));
-	in.publine = x->key.exists ? x->key.publine : NULL;
-	in.privkey = x->priv;
-	in.privlen = x->privlen;
-	in.states = x->states;
-	x->plan = fix_peerssh_plan(&in, run);
-	if (!c->apply || !x->plan->nactions)
-		return x->plan->nactions ? 1 : 0;
-
-	x->j = fix_journal_new(run, x->hosts, x->n);
-	x->results = cd_calloc(x->n ? x->n : 1, sizeof(*x->results));
-	for (size_t i = 0; i < x->n; i++)
-		x->results[i] = cd_calloc(x->plan->nodes[i].nactions + 1, sizeof(**x->results));
-	fix_run_apply(x->fs, x->plan, x->j, x->results, x->journal_err, sizeof(x->journal_err),
-	              on_phase_done, x);
-	loop_run(c->loop);
-	fix_journal_compact(x->j);
-	if (!x->journal_err[0])
-		fix_journal_save(x->j, x->journal_err, sizeof(x->journal_err));
-	for (size_t i = 0; i < x->n; i++)
-		for (size_t k = 0; k < x->plan->nodes[i].nactions; k++)
-			failed += x->results[i][k].status == FIX_FAILED ||
-			          x->results[i][k].status == FIX_SKIPPED;
-	return failed || x->journal_err[0] ? 1 : 0;
-}
-
-static void fixer_run_fini(struct fixer_run *x)
-{
-	fix_run_free(x->fs);
-	sshpool_free(x->pool);
-	for (size_t i = 0; i < x->n; i++) {
-		if (x->hostkeys)
-			free(x->hostkeys[i]);
-		if (x->states)
-			fix_node_state_fini(&x->states[i]);
-		if (x->results)
-			free(x->results[i]);
-	}
-	free(x->hostkeys);
-	free(x->states);
-	free(x->skip);
-	free(x->results);
-	fix_plan_free(x->plan);
-	fix_journal_free(x->j);
-	head_key_fini(&x->key);
-	if (x->priv) {
-		/* the private key leaves no copy in freed memory */
-		explicit_bzero(x->priv, x->privlen);
-		free(x->priv);
-	}
-}
-
 int cmd_mpicheck(int argc, char **argv)
 {
 	struct mpicheck_cli c = {.pair_timeout_ms = PEERSSH_TIMEOUT_MS};
-	struct sshpool *pool = NULL;
-	struct peerssh_run *r = NULL;
-	struct fixer_run x = {.c = &c};
-	const struct peerssh_matrix *m;
+	struct fix_peerssh_flow *flow = NULL;
+	const struct fix_peerssh_flow_report *r;
+	const char *const *hosts;
 	json_t *fixj = NULL;
 	char err[CD_ERRLEN];
-	int rc = 2, p, frc = 0;
+	int rc = 2, p;
 
 	targets_init(&c.t);
 	p = parse_options(&c, argc, argv);
@@ -299,43 +123,42 @@ int cmd_mpicheck(int argc, char **argv)
 		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
+	hosts = (const char *const *)c.t.hosts->names;
 	c.loop = loop_new();
-	pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
-	if (!pool) {
+	flow = fix_peerssh_flow_start(c.loop,
+	                              &(struct fix_peerssh_flow_opts){
+	                                  .pool = &c.t.pool,
+	                                  .hosts = hosts,
+	                                  .n = hostlist_count(c.t.hosts),
+	                                  .pair_timeout_ms = c.pair_timeout_ms,
+	                                  .fix = c.fix,
+	                                  .apply = c.apply,
+	                              },
+	                              on_done, &c, err, sizeof(err));
+	if (!flow) {
 		fprintf(stderr, "clusterdoc mpi-check: %s\n", err);
 		goto out;
 	}
-	r = peerssh_run_start(c.loop, pool, (const char *const *)c.t.hosts->names,
-	                      hostlist_count(c.t.hosts), c.pair_timeout_ms, on_done, &c);
 	loop_run(c.loop);
-	m = peerssh_run_matrix(r);
-	rc = peerssh_exit_status(m);
-	if (c.fix) {
-		x.hosts = (const char *const *)c.t.hosts->names;
-		x.n = hostlist_count(c.t.hosts);
-		find_hostkeys(&x, r);
-		frc = run_fixer(&x);
-		/* with --fix the exit status is the fixer's */
-		rc = frc;
-		if (x.plan)
-			fixj = peerssh_fix_json(x.plan, x.hosts, c.apply ? x.results : NULL,
-			                        x.journal_err);
-	}
+	r = fix_peerssh_flow_report(flow);
+	/* with --fix the exit status is the fixer's */
+	rc = c.fix ? r->exit_status : peerssh_exit_status(r->m);
+	if (r->plan)
+		fixj =
+		    peerssh_fix_json(r->plan, hosts, c.apply ? r->results : NULL, r->journal_err);
 	if (c.t.json) {
-		peerssh_print_json(m, rc, fixj, stdout);
+		peerssh_print_json(r->m, rc, fixj, stdout);
 	} else {
-		peerssh_print_text(m, stdout);
+		peerssh_print_text(r->m, stdout);
 		json_decref(fixj);
-		if (x.plan)
-			peerssh_print_fix_text(x.plan, x.hosts, c.apply ? x.results : NULL,
-			                       x.journal_err, stdout);
+		if (r->plan)
+			peerssh_print_fix_text(r->plan, hosts, c.apply ? r->results : NULL,
+			                       r->journal_err, stdout);
 	}
-	if (c.fix && c.stage_err[0])
-		fprintf(stderr, "clusterdoc mpi-check: peer-ssh: %s\n", c.stage_err);
+	if (c.fix && r->error[0])
+		fprintf(stderr, "clusterdoc mpi-check: peer-ssh: %s\n", r->error);
 out:
-	sshpool_free(pool); /* first: it fails what is pending, into the run's callbacks */
-	peerssh_run_free(r);
-	fixer_run_fini(&x);
+	fix_peerssh_flow_free(flow);
 	loop_free(c.loop);
 	targets_fini(&c.t);
 	return rc;

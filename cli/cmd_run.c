@@ -46,6 +46,7 @@ enum {
 	OPT_DRY_RUN,
 	OPT_NO_HANG_READY,
 	OPT_IFACE,
+	OPT_BACKEND,
 };
 
 #define MAX_ENV 256
@@ -281,6 +282,9 @@ static void usage(FILE *f, void *arg)
 	      "      --master-port PORT  default 29500\n"
 	      "      --python PATH       torchrun's interpreter on every node\n"
 	      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
+	      "      --backend hccl      Ascend NPUs: refuse unless every node has an NPU and\n"
+	      "                          torch_npu; add HCCL_IF_IP, HCCL_SOCKET_IFNAME and\n"
+	      "                          HCCL_CONNECT_TIMEOUT to each node's environment\n"
 	      "      --env NAME=VALUE    add a variable on every node (repeatable)\n"
 	      "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"
 	      "      --chdir DIR         where COMMAND runs on the nodes (default: home)\n"
@@ -404,6 +408,16 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	case OPT_IFACE:
 		c->o.iface = arg;
 		return 0;
+	case OPT_BACKEND:
+		if (strcmp(arg, "hccl") != 0) {
+			fprintf(stderr,
+			        "clusterdoc run: --backend is hccl (the variables of NCCL and "
+			        "Gloo are always set): %s\n",
+			        arg);
+			return -1;
+		}
+		c->o.hccl = 1;
+		return 0;
 	case OPT_ENV:
 		return add_env(c, arg, strlen(arg));
 	case OPT_ENV_FILE:
@@ -469,6 +483,7 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
 	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"iface", required_argument, NULL, OPT_IFACE},
+	    {"backend", required_argument, NULL, OPT_BACKEND},
 	    {"env", required_argument, NULL, OPT_ENV},
 	    {"env-file", required_argument, NULL, OPT_ENV_FILE},
 	    {"chdir", required_argument, NULL, OPT_CHDIR},

@@ -15,8 +15,9 @@ static const struct optdef defs[] = {
     {"epochs", required_argument, JOBOPT_EPOCHS, "--epochs",
      "      --epochs N          default 2\n"},
     {"backend", required_argument, JOBOPT_BACKEND, "--backend",
-     "      --backend B         torch: gloo, nccl or auto (default: nccl where every\n"
-     "                          node's torch has CUDA and NCCL, else gloo)\n"},
+     "      --backend B         torch: gloo, nccl, hccl or auto (default: nccl where\n"
+     "                          every node's torch has CUDA and NCCL, else gloo;\n"
+     "                          hccl: Ascend NPUs, torch_npu on every node)\n"},
     {"nproc-per-node", required_argument, JOBOPT_NPROC, "--nproc-per-node",
      "      --nproc-per-node N  ranks per node (default 1)\n"},
     {"nproc_per_node", required_argument, JOBOPT_NPROC, "--nproc-per-node", NULL},
@@ -72,8 +73,9 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		return 0;
 	case JOBOPT_BACKEND:
 		if (strcmp(arg, "gloo") != 0 && strcmp(arg, "nccl") != 0 &&
-		    strcmp(arg, "auto") != 0) {
-			fprintf(stderr, "clusterdoc %s: %s is gloo, nccl or auto\n", cmd, shown);
+		    strcmp(arg, "hccl") != 0 && strcmp(arg, "auto") != 0) {
+			fprintf(stderr, "clusterdoc %s: %s is gloo, nccl, hccl or auto\n", cmd,
+			        shown);
 			return -1;
 		}
 		o->backend = arg;

@@ -6,6 +6,7 @@
 #include "collectives/mnist.h"
 #include "collectives/bench_agent.h"
 #include "collectives/mnist_internal.h"
+#include "collectives/run.h"
 #include "probes/netmodel.h"
 #include "proto.h"
 #include "sha256.h"
@@ -335,7 +336,7 @@ static json_t *embedded_request(const struct mnist *m, size_t i)
 static json_t *torch_request(const struct mnist *m, size_t i)
 {
 	const struct mnist_node *n = &m->r.nodes[i], *master = &m->r.nodes[0];
-	json_t *req = proto_request(0, "proc_start");
+	json_t *req = proto_request(0, "proc_start"), *env;
 
 	/* The agent runs argv without a shell, so "~/" is expanded here by the
 	 * job's cwd: the paths are given relative to the run directory. */
@@ -345,7 +346,18 @@ static json_t *torch_request(const struct mnist *m, size_t i)
 	                                     (int)i, n->nranks, master->addr, m->o.master_port,
 	                                     SCRIPT_NAME, ".", "mnist_mlp.pt", m->r.backend,
 	                                     &m->o));
-	json_object_set_new(req, "env", mnist_torch_env(n->ifname, n->addr, m->r.backend));
+	env = mnist_torch_env(n->ifname, n->addr, m->r.backend);
+	if (strcmp(m->r.backend, "hccl") == 0) {
+		const char **ifnames = cd_calloc(m->n ? m->n : 1, sizeof(*ifnames));
+		char ifname[NM_NAME];
+
+		for (size_t k = 0; k < m->n; k++)
+			ifnames[k] = m->r.nodes[k].ifname;
+		run_hccl_ifname(ifnames, m->n, ifname, sizeof(ifname));
+		run_hccl_env(env, n->addr, ifname, m->n);
+		free(ifnames);
+	}
+	json_object_set_new(req, "env", env);
 	return req;
 }
 

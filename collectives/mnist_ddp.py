@@ -70,6 +70,13 @@ def main():
     if args.backend == "nccl":
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
+    elif args.backend == "hccl":
+        # Ascend: torch_npu registers the "npu" device and the hccl backend
+        import torch_npu  # noqa: F401
+        torch.npu.set_device(local_rank)
+        device = torch.device("npu", local_rank)
+    # HCCL's all-reduce may lack float64; counts stay exact in float32 (< 2**24)
+    sum_dtype = torch.float32 if args.backend == "hccl" else torch.float64
     report(event="start", rank=rank, world=world, local_rank=local_rank,
            torch=torch.__version__, backend=args.backend,
            master=f'{os.environ.get("MASTER_ADDR")}:{os.environ.get("MASTER_PORT")}')
@@ -79,7 +86,7 @@ def main():
     train, test = load(args.data_root, "train"), load(args.data_root, "t10k")
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10),
                           nn.LogSoftmax(dim=1)).to(device)
-    model = DistributedDataParallel(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    model = DistributedDataParallel(model, device_ids=[local_rank] if device.type in ("cuda", "npu") else None)
     criterion = nn.NLLLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
@@ -97,7 +104,7 @@ def main():
             optimizer.step()
             total += loss.item() * x.size(0)
             count += x.size(0)
-        sums = torch.tensor([total, float(count)], dtype=torch.float64, device=device)
+        sums = torch.tensor([total, float(count)], dtype=sum_dtype, device=device)
         dist.all_reduce(sums)
         if rank == 0:
             report(event="epoch", epoch=epoch, loss=sums[0].item() / sums[1].item(),
@@ -111,7 +118,7 @@ def main():
             x, y = x.to(device), y.to(device)
             correct += (model(x).argmax(dim=1) == y).sum().item()
             seen += x.size(0)
-    counts = torch.tensor([correct, seen], dtype=torch.float64, device=device)
+    counts = torch.tensor([correct, seen], dtype=sum_dtype, device=device)
     dist.all_reduce(counts)
     if rank == 0:
         report(event="test", correct=int(counts[0].item()), total=int(counts[1].item()),

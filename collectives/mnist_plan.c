@@ -5,6 +5,7 @@
  */
 #include "collectives/bench_internal.h"
 #include "collectives/mnist_internal.h"
+#include "collectives/run.h"
 #include "collectives/torchrun.h"
 
 #include <stdio.h>
@@ -58,6 +59,32 @@ static void choose_mode(struct mnist *m)
 	               first);
 }
 
+/* --backend hccl: every node has an NPU and torch_npu, else the run fails
+ * naming them; it needs torch mode. */
+static void check_hccl(struct mnist *m)
+{
+	const char **hosts = cd_calloc(m->n ? m->n : 1, sizeof(*hosts));
+	const char **missing = cd_calloc(m->n ? m->n : 1, sizeof(*missing));
+	char why[CD_ERRLEN];
+
+	if (m->o.mode == MNIST_EMBEDDED) {
+		mnist_fail_run(m, "unavailable: --backend hccl is torch's (torch_npu): not with "
+		                  "--mode embedded");
+		goto out;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		hosts[i] = m->r.nodes[i].host;
+		missing[i] = run_hccl_missing(m->job.nodes[i].info);
+		if (missing[i])
+			mnist_node_error(m, i, "no-hccl", missing[i]);
+	}
+	if (run_hccl_refusal(hosts, missing, m->n, why, sizeof(why)))
+		mnist_fail_run(m, "%s (nothing was started)", why);
+out:
+	free(hosts);
+	free(missing);
+}
+
 static void choose_backend(struct mnist *m)
 {
 	const char *b = m->o.backend ? m->o.backend : "auto";
@@ -65,6 +92,10 @@ static void choose_backend(struct mnist *m)
 
 	if (m->r.mode == MNIST_EMBEDDED) {
 		snprintf(m->r.backend, sizeof(m->r.backend), "tcp");
+		return;
+	}
+	if (strcmp(b, "hccl") == 0) { /* check_hccl has seen to it */
+		snprintf(m->r.backend, sizeof(m->r.backend), "hccl");
 		return;
 	}
 	for (size_t i = 0; i < m->n; i++)
@@ -102,6 +133,13 @@ void mnist_plan(struct mnist *m)
 	}
 	if (m->r.failed)
 		return;
+	if (m->o.backend && strcmp(m->o.backend, "hccl") == 0) {
+		check_hccl(m);
+		if (m->r.failed)
+			return;
+		if (m->o.mode == MNIST_AUTO)
+			m->o.mode = MNIST_TORCH; /* HCCL is torch_npu's: no embedded fallback */
+	}
 	choose_mode(m);
 	if (m->r.failed)
 		return;

@@ -143,6 +143,30 @@ static int gpu_count(json_t *facts)
 	return json_is_array(gpus) ? (int)json_array_size(gpus) : 0;
 }
 
+/* --backend hccl on nodes without an NPU or torch_npu: refused, naming them. */
+static int hccl_refused(struct run *r)
+{
+	const char **hosts = cd_calloc(r->n ? r->n : 1, sizeof(*hosts));
+	const char **missing = cd_calloc(r->n ? r->n : 1, sizeof(*missing));
+	char why[CD_ERRLEN];
+	int refused;
+
+	for (size_t i = 0; i < r->n; i++) {
+		hosts[i] = r->r.nodes[i].host;
+		missing[i] = run_hccl_missing(r->job.nodes[i].info);
+		if (missing[i])
+			node_error(r, i, "no-hccl", missing[i]);
+	}
+	refused = run_hccl_refusal(hosts, missing, r->n, why, sizeof(why));
+	if (refused) {
+		fail_run(r, "%s (nothing was started)", why);
+		r->r.could_not_start = 1;
+	}
+	free(hosts);
+	free(missing);
+	return refused;
+}
+
 static void plan(struct run *r)
 {
 	struct bench_node bn;
@@ -173,6 +197,8 @@ static void plan(struct run *r)
 			return;
 		}
 	}
+	if (r->o.hccl && hccl_refused(r))
+		return;
 	for (size_t i = 0; i < r->n; i++) {
 		struct run_node *n = &r->r.nodes[i];
 		json_t *facts = r->job.nodes[i].info, *torch = json_object_get(facts, "torch");

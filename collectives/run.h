@@ -83,6 +83,8 @@ struct run_opts {
 	int timeout_ms;                /* the job once started; default 0 = none */
 	int request_timeout_ms;        /* from the pool */
 	int dry_run;                   /* plan only: nothing is started */
+	int hccl;                      /* --backend hccl: torch_npu on every node, or refused;
+	                                  the HCCL variables in every node's environment */
 };
 
 void run_opts_init(struct run_opts *o);
@@ -235,6 +237,42 @@ struct hangready;
  */
 int run_plan_hang_ready(const struct run_opts *o, const char *run_dir, const char *torch_version,
                         json_t *env, struct hangready *keep, char *err, size_t errlen);
+
+/* ------------------------------------------------- --backend hccl (pure) */
+
+/*
+ * Why a node's facts rule out HCCL: "no NPU" (no Ascend install, or npu-smi
+ * lists no device) or "no torch_npu" (facts' ascend.torch_npu is null), or
+ * NULL when the node can run it. An NPU probe that failed (npus null) does
+ * not refuse: torch_npu decides, and the check reports the probe.
+ */
+const char *run_hccl_missing(json_t *facts);
+
+/*
+ * The refusal of --backend hccl: missing[i] is run_hccl_missing of
+ * hosts[i]. 0 when every entry is NULL; else 1 with out "unavailable:
+ * --backend hccl needs an NPU and torch_npu on every node: no torch_npu on
+ * node2; no NPU on node1, node3" (each reason once, in the order of its
+ * first node).
+ */
+int run_hccl_refusal(const char *const *hosts, const char *const *missing, size_t n, char *out,
+                     size_t len);
+
+/* HCCL_CONNECT_TIMEOUT in seconds for nservers servers (as the check
+ * suggests it: 120, plus 2 per server past 32). */
+int run_hccl_connect_timeout(size_t nservers);
+
+/* HCCL_SOCKET_IFNAME for the nodes' interfaces: their longest common
+ * prefix (HCCL matches names that start with it), "" when a node has no
+ * interface or nothing is common. */
+void run_hccl_ifname(const char *const *ifnames, size_t n, char *out, size_t len);
+
+/*
+ * The HCCL variables of a node: HCCL_IF_IP=addr (skipped when addr is NULL
+ * or ""), HCCL_SOCKET_IFNAME=ifname (skipped when ""), HCCL_CONNECT_TIMEOUT
+ * for nservers. Set into env.
+ */
+void run_hccl_env(json_t *env, const char *addr, const char *ifname, size_t nservers);
 
 /* The exit status of a finished run (also in run_report): see run.h's top. */
 int run_exit_status(const struct run_report *rep);

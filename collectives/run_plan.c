@@ -308,6 +308,16 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 		run_plan_dir(o, run_id, dir, sizeof(dir));
 		json_object_set_new(env, "PET_LOG_DIR", json_sprintf("%s/torchrun", dir));
 	}
+	if (o->hccl) {
+		char ifname[NM_NAME];
+
+		run_hccl_ifname(v->ifaces, v->ifaces ? (size_t)v->nnodes : 0, ifname,
+		                sizeof(ifname));
+		/* mpirun passes node 0's environment to every rank: the interface
+		 * name then stands for each node's own address */
+		run_hccl_env(env, o->launcher == RUN_MPIRUN ? NULL : addr, ifname,
+		             (size_t)v->nnodes);
+	}
 	for (size_t i = 0; i < o->nenv; i++) {
 		const char *eq = strchr(o->env[i], '=');
 		char name[256];
@@ -378,6 +388,105 @@ int run_plan_hang_ready(const struct run_opts *o, const char *run_dir, const cha
 	else
 		hangready_free(&h);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- hccl */
+
+const char *run_hccl_missing(json_t *facts)
+{
+	json_t *asc = json_object_get(facts, "ascend"), *npus = json_object_get(facts, "npus");
+
+	if (!json_is_object(asc) || (json_is_array(npus) && json_array_size(npus) == 0))
+		return "no NPU";
+	if (!json_is_string(json_object_get(asc, "torch_npu")))
+		return "no torch_npu";
+	return NULL;
+}
+
+/* Append to out (len bytes, used so far), truncating. */
+static void append(char *out, size_t len, size_t *used, const char *a, const char *b)
+{
+	int w;
+
+	if (*used >= len)
+		return;
+	w = snprintf(out + *used, len - *used, "%s%s", a, b);
+	*used = w < 0 ? len : *used + (size_t)w;
+}
+
+int run_hccl_refusal(const char *const *hosts, const char *const *missing, size_t n, char *out,
+                     size_t len)
+{
+	size_t used = 0;
+	int any = 0;
+
+	if (len)
+		out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		if (!missing[i])
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = missing[k] && strcmp(missing[k], missing[i]) == 0;
+		if (seen)
+			continue;
+		if (!any)
+			append(
+			    out, len, &used,
+			    "unavailable: --backend hccl needs an NPU and torch_npu on every node",
+			    ":");
+		else
+			append(out, len, &used, ";", "");
+		append(out, len, &used, " ", missing[i]);
+		append(out, len, &used, " on ", hosts[i]);
+		any = 1;
+		for (size_t k = i + 1; k < n; k++)
+			if (missing[k] && strcmp(missing[k], missing[i]) == 0)
+				append(out, len, &used, ", ", hosts[k]);
+	}
+	return any;
+}
+
+int run_hccl_connect_timeout(size_t nservers)
+{
+	return nservers <= 32 ? 120 : 120 + 2 * (int)(nservers - 32);
+}
+
+void run_hccl_ifname(const char *const *ifnames, size_t n, char *out, size_t len)
+{
+	size_t common = 0;
+
+	if (len)
+		out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const char *name = ifnames[i] ? ifnames[i] : "";
+
+		if (!name[0]) {
+			out[0] = '\0';
+			return;
+		}
+		if (i == 0) {
+			snprintf(out, len, "%s", name);
+			common = strlen(out);
+			continue;
+		}
+		for (size_t c = 0; c < common; c++)
+			if (out[c] != name[c]) {
+				common = c;
+				break;
+			}
+		out[common] = '\0';
+	}
+}
+
+void run_hccl_env(json_t *env, const char *addr, const char *ifname, size_t nservers)
+{
+	if (addr && addr[0])
+		json_object_set_new(env, "HCCL_IF_IP", json_string(addr));
+	if (ifname && ifname[0])
+		json_object_set_new(env, "HCCL_SOCKET_IFNAME", json_string(ifname));
+	set_int(env, "HCCL_CONNECT_TIMEOUT", run_hccl_connect_timeout(nservers));
 }
 
 int run_exit_status(const struct run_report *rep)

@@ -28,6 +28,10 @@
  * and left alone, as is ufw's or firewalld's rule for all TCP from the
  * subnet. A range holding MASTER_PORT is refused here too, as port-range
  * refuses it.
+ *
+ * On an Ascend node (the check's ascend-hccl-settings names it) the rules
+ * open only MASTER_PORT and HCCL's host ports (fix_hccl_ports) the same way,
+ * instead of the guide's firewall turned off.
  */
 #include "fix_internal.h"
 
@@ -38,7 +42,7 @@
 #include <string.h>
 
 const char *const fix_firewall_findings[] = {"master-port-blocked", "ephemeral-ports-blocked",
-                                             "firewall-blocks-port", NULL};
+                                             "firewall-blocks-port", "ascend-hccl-settings", NULL};
 
 #define MAX_NETS 8
 
@@ -107,14 +111,72 @@ struct ports {
 	char what[64]; /* for summaries: "TCP", "TCP to ports 29500, 40000-40999" */
 };
 
+/* Whether the check's ascend-hccl-settings finding names node i (an Ascend
+ * node whose HCCL settings it verified). */
+static int hccl_node(const struct fix_ctx *c, size_t i)
+{
+	for (size_t k = 0; k < c->d->nfindings; k++)
+		if (strcmp(c->d->findings[k].id, "ascend-hccl-settings") == 0 &&
+		    finding_names(&c->d->findings[k], i))
+			return 1;
+	return 0;
+}
+
+int fix_hccl_ports(json_t *ascend, int *lo, int *hi)
+{
+	const char *base =
+	    json_string_value(json_object_get(json_object_get(ascend, "env"), "HCCL_IF_BASE_PORT"));
+	size_t ndev = json_array_size(json_object_get(ascend, "npus"));
+	char *end;
+	long b = FIX_HCCL_BASE_PORT;
+
+	if (base && *base) {
+		b = strtol(base, &end, 10);
+		if (*end || b < 1024 || b > 65535)
+			return -1;
+	}
+	if (ndev == 0)
+		ndev = 1;
+	if (b + (long)ndev - 1 > 65535)
+		return -1;
+	*lo = (int)b;
+	*hi = (int)(b + (long)ndev - 1);
+	return 0;
+}
+
 /* pt for this run; -1 with a note when port-range is selected with a range
- * that holds MASTER_PORT, which it refuses (fix_ports.c says why). */
-static int rule_ports(const struct fix_ctx *c, struct fix_node_plan *p, struct ports *pt)
+ * that holds MASTER_PORT, which it refuses (fix_ports.c says why). On a node
+ * of ascend-hccl-settings, MASTER_PORT and HCCL's host ports only. */
+static int rule_ports(const struct fix_ctx *c, size_t i, struct fix_node_plan *p, struct ports *pt)
 {
 	const struct fix_opts *o = c->o;
 
 	memset(pt, 0, sizeof(*pt));
 	snprintf(pt->what, sizeof(pt->what), "TCP");
+	if (hccl_node(c, i)) {
+		pt->narrow = 1;
+		pt->master = c->m->master_port;
+		if (fix_hccl_ports(c->m->nodes[i].ascend, &pt->lo, &pt->hi) < 0) {
+			fix_note(p,
+			         "firewall: left as is: HCCL_IF_BASE_PORT is not a port HCCL takes "
+			         "(1024-65535, one port per device)");
+			return -1;
+		}
+		if (pt->lo <= pt->master && pt->master <= pt->hi) {
+			fix_note(p,
+			         "firewall: left as is: MASTER_PORT %d is inside HCCL's host ports "
+			         "%d-%d; give torch another --master-port",
+			         pt->master, pt->lo, pt->hi);
+			return -1;
+		}
+		if (fix_ports_selected(o))
+			fix_note(p,
+			         "firewall: an Ascend node: the rule opens MASTER_PORT and HCCL's "
+			         "host ports, not port-range's range");
+		snprintf(pt->what, sizeof(pt->what), "TCP to ports %d, %d-%d (HCCL)", pt->master,
+		         pt->lo, pt->hi);
+		return 0;
+	}
 	if (!fix_ports_selected(o))
 		return 0;
 	pt->narrow = 1;
@@ -510,7 +572,7 @@ void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 		         st->nft_error[0] ? st->nft_error : "not gathered");
 		return;
 	}
-	if (rule_ports(c, p, &pt) < 0)
+	if (rule_ports(c, i, p, &pt) < 0)
 		return;
 	if (st->firewalld_running == 1)
 		plan_firewalld(c, i, p, &ns, &pt);

@@ -14,6 +14,12 @@ extern const char *const fix_hosts_findings[];
 extern const char *const fix_firewall_findings[];
 extern const char *const fix_ports_findings[];
 
+/* HCCL's host ports on an Ascend node (its netmodel "ascend" object): from
+ * HCCL_IF_BASE_PORT of its login environment (else FIX_HCCL_BASE_PORT), one
+ * per device. 0 with lo-hi, -1 when the base is not a port HCCL takes. */
+#define FIX_HCCL_BASE_PORT 60000
+int fix_hccl_ports(json_t *ascend, int *lo, int *hi);
+
 /* ssh-key: the head's public key in a marked block of the node's
  * ~/.ssh/authorized_keys, for nodes that refused the head's keys. */
 void fix_sshkey_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);

@@ -301,7 +301,9 @@ static void suggest(struct dstate *st, size_t nasc)
 	              "HCCL settings verified for the Ascend nodes",
 	              "Export these in the job's environment on each node. Keep the firewall on: "
 	              "allow only MASTER_PORT and HCCL's host ports (HCCL_IF_BASE_PORT, 60000 by "
-	              "default, one per device) from the other servers.",
+	              "default, one per device) from the other servers (clusterdoc fix's "
+	              "firewall fixer does exactly that), or pass --backend hccl to clusterdoc "
+	              "run or mnist, which sets these.",
 	              ev);
 	snprintf(ev, sizeof(ev), "every node: export HCCL_CONNECT_TIMEOUT=%d (%zu servers)",
 	         timeout, nasc);

@@ -151,7 +151,7 @@ static json_t *cann_version(const char *root)
 }
 
 /* torch_npu/version.py in the site directories of the interpreter. */
-static json_t *torch_npu_version(const char *python, const char *pyver)
+static json_t *site_torch_npu_version(const char *python, const char *pyver)
 {
 	static const char *const sub[] = {"site-packages", "dist-packages"};
 	char prefix[PATH_MAX], mm[16], path[PATH_MAX + 96], val[64], err[CD_ERRLEN];
@@ -187,6 +187,45 @@ static json_t *torch_npu_version(const char *python, const char *pyver)
 		}
 	}
 	return json_null();
+}
+
+/* The version in DIR/torch_npu/version.py, or NULL. */
+static json_t *version_py_in(const char *dir, size_t dlen)
+{
+	char path[PATH_MAX + 32], val[64], err[CD_ERRLEN], *data = NULL;
+	json_t *v = NULL;
+	size_t len;
+
+	if (dlen == 0 || dlen >= PATH_MAX)
+		return NULL;
+	snprintf(path, sizeof(path), "%.*s/torch_npu/version.py", (int)dlen, dir);
+	if (scan_read_file(path, INFO_MAX, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
+		return NULL;
+	if (ascend_parse_py_version(data, len, val, sizeof(val)) == 0)
+		v = facts_json_text(val, strlen(val));
+	free(data);
+	return v;
+}
+
+/* torch_npu/version.py in the directories of envp's PYTHONPATH (searched
+ * first by the interpreter), then in the site directories of the
+ * interpreter. */
+static json_t *torch_npu_version(const char *python, const char *pyver, char *const *envp)
+{
+	for (; envp && *envp; envp++) {
+		const char *p, *colon;
+		json_t *v;
+
+		if (strncmp(*envp, "PYTHONPATH=", 11) != 0)
+			continue;
+		for (p = *envp + 11; *p; p = *colon ? colon + 1 : colon) {
+			colon = strchrnul(p, ':');
+			if ((v = version_py_in(p, (size_t)(colon - p))))
+				return v;
+		}
+		break;
+	}
+	return site_torch_npu_version(python, pyver);
 }
 
 static json_t *hccn_conf(void)
@@ -282,7 +321,7 @@ void facts_ascend_collect(json_t *facts, json_t *errors, const char *python_path
 	snprintf(dir, sizeof(dir), "%s/firmware/version.info", root);
 	json_object_set_new(asc, "firmware", file_value(dir, "Version"));
 	json_object_set_new(asc, "cann", cann_version(root));
-	json_object_set_new(asc, "torch_npu", torch_npu_version(python_path, python_version));
+	json_object_set_new(asc, "torch_npu", torch_npu_version(python_path, python_version, envp));
 	json_object_set_new(asc, "hccn_conf", hccn_conf());
 	json_object_set_new(facts, "ascend", asc);
 	json_object_set_new(facts, "ascend_env", facts_ascend_env(envp));

@@ -102,5 +102,44 @@ t_a_hanging_or_garbling_tool_makes_the_probe_incomplete_within_its_deadline() {
 	((elapsed_ms < 30000)) || { echo "    the check took ${elapsed_ms} ms"; return 1; }
 }
 
+# --backend hccl: refused before anything starts, naming each node's reason (node1 has NPUs but no
+# torch_npu; node2's npu-smi lists no device).
+t_backend_hccl_is_refused_on_nodes_without_torch_npu_or_an_npu() {
+	scenario 1
+	scenario 2 "npus=0"
+	cd_head run -w 'node[1-2]' --launcher none --force --no-hang-ready --backend hccl --dry-run -- python3 main.py
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$out$err" "unavailable: --backend hccl needs an NPU and torch_npu on every node: no torch_npu on node1; no NPU on node2 \(nothing was started\)" "run's refusal" || return 1
+	mkdir -p "$CD_RUN/mnist" || return 1
+	[[ -e $CD_RUN/mnist/MD5SUMS ]] || /usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$CD_RUN/mnist" 300 100 >/dev/null || return 1
+	cd_head mnist -w 'node[1-2]' --backend hccl --cache-dir "$CD_RUN/mnist-cache" --data-dir "$CD_RUN/mnist" --data-md5 "$CD_RUN/mnist/MD5SUMS" --json
+	expect_eq "$(jget 'd["failure"]')" "unavailable: --backend hccl needs an NPU and torch_npu on every node: no torch_npu on node1; no NPU on node2 (nothing was started)" "mnist's refusal" || return 1
+	expect_eq "$(jget '[n.get("error") for n in d["nodes"]]')" "['no torch_npu', 'no NPU']" "each node's reason"
+}
+
+# With a stand-in torch_npu (a package directory on the nodes' PYTHONPATH holding the version.py
+# the facts read; it cannot train: no NPU exists here, so no real HCCL job runs), the plan gives
+# each node its HCCL variables: its own HCCL_IF_IP, the interface name pattern, the timeout.
+t_backend_hccl_plans_the_hccl_variables_per_node() {
+	local i
+	scenario 1
+	scenario 2
+	mkdir -p "$CD_RUN/npu-site/torch_npu" || return 1
+	printf "__version__ = '2.1.0.post3'\n" >"$CD_RUN/npu-site/torch_npu/version.py"
+	for i in 1 2; do
+		cluster_node_env "$i" "export PYTHONPATH=$CD_RUN/npu-site" || return 1
+	done
+	cd_head facts -w 'node[1-2]' --json
+	expect_eq "$(jget '[n["ascend"]["torch_npu"] for n in d["nodes"]]')" "['2.1.0.post3', '2.1.0.post3']" "torch_npu's version from PYTHONPATH" || return 1
+	cd_head run -w 'node[1-2]' --launcher none --force --no-hang-ready --backend hccl --dry-run -- python3 main.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(grep '^export HCCL_' <<<"$out")" "export HCCL_IF_IP=$(cluster_node_ip 1)
+export HCCL_SOCKET_IFNAME=$(cluster_node_nic 1)
+export HCCL_CONNECT_TIMEOUT=120
+export HCCL_IF_IP=$(cluster_node_ip 2)
+export HCCL_SOCKET_IFNAME=$(cluster_node_nic 2)
+export HCCL_CONNECT_TIMEOUT=120" "each node's HCCL variables"
+}
+
 itest_need_root
 itest_run_all

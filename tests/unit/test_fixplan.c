@@ -31,6 +31,7 @@
 #include "cd.h"
 #include "fsutil.h"
 #include "fixers/fix.h"
+#include "fixers/fix_internal.h"
 #include "fixers/fix_journal.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
@@ -857,6 +858,96 @@ static void active_ufw_gets_an_allow_rule(void **state)
 	assert_argv(a->argv, argv);
 	assert_argv(a->undo, undo);
 	unload(&f);
+}
+
+/* gpu1 as an Ascend node of 8 NPUs (base_port: HCCL_IF_BASE_PORT, or NULL),
+ * diagnosed again so the check's ascend-hccl-settings names it. */
+static void ascend_node(struct fx *f, const char *base_port)
+{
+	json_t *npus = json_array(), *env = json_object();
+
+	for (int d = 0; d < 8; d++)
+		json_array_append_new(npus, json_pack("{s:i, s:s, s:s, s:s}", "id", d, "name",
+		                                      "910B3", "health", "OK", "bus_id", "NA"));
+	if (base_port)
+		json_object_set_new(env, "HCCL_IF_BASE_PORT", json_string(base_port));
+	netmodel_set_ascend(f->m, 0, "npus", npus);
+	netmodel_set_ascend(f->m, 0, "env", env);
+	json_decref(npus);
+	json_decref(env);
+	diagnosis_free(f->d);
+	f->d = diagnose(f->m);
+}
+
+/* On an Ascend node the firewall opens MASTER_PORT and HCCL's host ports
+ * (60000, one per device) from the cluster's subnet: never all TCP, never
+ * the firewall off. */
+static void ascend_node_gets_only_the_rendezvous_and_hccl_ports(void **state)
+{
+	static const char *const argv[] = {"ufw",
+	                                   "allow",
+	                                   "in",
+	                                   "on",
+	                                   "eth0",
+	                                   "from",
+	                                   NET,
+	                                   "to",
+	                                   "any",
+	                                   "port",
+	                                   "29500,60000:60007",
+	                                   "proto",
+	                                   "tcp",
+	                                   "comment",
+	                                   "clusterdoc fix",
+	                                   NULL};
+	static const char *const undo[] = {"ufw",   "delete", "allow", "in",
+	                                   "on",    "eth0",   "from",  NET,
+	                                   "to",    "any",    "port",  "29500,60000:60007",
+	                                   "proto", "tcp",    NULL};
+	const struct fix_action *a;
+	int lo, hi;
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	assert_int_equal(f.m->master_port, 29500);
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n\n"
+	                               "To                         Action      From\n"
+	                               "--                         ------      ----\n"
+	                               "22/tcp                     ALLOW       Anywhere\n");
+	ascend_node(&f, NULL);
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	a = &f.p->nodes[0].actions[0];
+	assert_string_equal(a->fixer, "firewall");
+	assert_string_equal(
+	    a->summary, "ufw: allow TCP to ports 29500, 60000-60007 (HCCL) in on eth0 from " NET);
+	assert_argv(a->argv, argv);
+	assert_argv(a->undo, undo);
+	unload(&f);
+
+	/* HCCL_IF_BASE_PORT moves the range; one that is no port is left alone */
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n");
+	ascend_node(&f, "61000");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	assert_string_equal(
+	    f.p->nodes[0].actions[0].summary,
+	    "ufw: allow TCP to ports 29500, 61000-61007 (HCCL) in on eth0 from " NET);
+	unload(&f);
+	firewall_gathered(&f, 1000, "nft-inet-drop.json");
+	f.st[0].ufw_active = 1;
+	f.st[0].ufw_status = cd_strdup("Status: active\n");
+	ascend_node(&f, "http");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 0);
+	unload(&f);
+
+	assert_int_equal(fix_hccl_ports(NULL, &lo, &hi), 0); /* no devices known: one port */
+	assert_int_equal(lo, 60000);
+	assert_int_equal(hi, 60000);
 }
 
 /* Plain `ufw status` prints our own rule with "ALLOW", not "ALLOW IN". */
@@ -1845,6 +1936,7 @@ int main(void)
 	    cmocka_unit_test(nft_chain_with_our_rule_is_left_alone),
 	    cmocka_unit_test(iptables_nft_chain_is_edited_with_iptables),
 	    cmocka_unit_test(active_ufw_gets_an_allow_rule),
+	    cmocka_unit_test(ascend_node_gets_only_the_rendezvous_and_hccl_ports),
 	    cmocka_unit_test(ufw_rule_already_there_is_left_alone),
 	    cmocka_unit_test(ufw_match_spread_over_lines_is_not_an_allow),
 	    cmocka_unit_test(running_firewalld_gets_a_runtime_and_a_permanent_rule),

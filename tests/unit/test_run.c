@@ -411,6 +411,106 @@ static void nproc_gpu_is_the_nodes_gpu_count_at_least_one(void **state)
 	json_decref(unknown);
 }
 
+/* --backend hccl: refused naming each node's reason, each reason once. */
+static void hccl_refusal_names_the_nodes_by_reason(void **state)
+{
+	const char *hosts[] = {"node1", "node2", "node3", "node4"};
+	const char *none[] = {NULL, NULL, NULL, NULL};
+	const char *missing[] = {NULL, "no torch_npu", "no NPU", "no torch_npu"};
+	json_t *f;
+	char out[CD_ERRLEN];
+
+	assert_int_equal(run_hccl_refusal(hosts, none, 4, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(run_hccl_refusal(hosts, missing, 4, out, sizeof(out)), 1);
+	assert_string_equal(out, "unavailable: --backend hccl needs an NPU and torch_npu on every "
+	                         "node: no torch_npu on node2, node4; no NPU on node3");
+
+	f = json_pack("{s:[], s:n}", "npus", "ascend"); /* no Ascend install */
+	assert_string_equal(run_hccl_missing(f), "no NPU");
+	json_decref(f);
+	f = json_pack("{s:[{s:i}], s:{s:n}}", "npus", "id", 0, "ascend", "torch_npu");
+	assert_string_equal(run_hccl_missing(f), "no torch_npu");
+	json_decref(f);
+	f = json_pack("{s:[], s:{s:s}}", "npus", "ascend", "torch_npu", "2.1.0");
+	assert_string_equal(run_hccl_missing(f), "no NPU"); /* npu-smi lists none */
+	json_decref(f);
+	/* the NPU probe failed (null): torch_npu decides */
+	f = json_pack("{s:n, s:{s:s}}", "npus", "ascend", "torch_npu", "2.1.0");
+	assert_null(run_hccl_missing(f));
+	json_decref(f);
+}
+
+static void hccl_ifname_is_the_common_prefix(void **state)
+{
+	const char *same[] = {"eth1", "eth1"}, *two[] = {"enp1s0", "enp2s0"},
+	           *apart[] = {"eth0", "ib0"}, *unknown[] = {"eth0", ""};
+	char out[NM_NAME];
+
+	run_hccl_ifname(same, 2, out, sizeof(out));
+	assert_string_equal(out, "eth1");
+	run_hccl_ifname(two, 2, out, sizeof(out));
+	assert_string_equal(out, "enp");
+	run_hccl_ifname(apart, 2, out, sizeof(out));
+	assert_string_equal(out, "");
+	run_hccl_ifname(unknown, 2, out, sizeof(out));
+	assert_string_equal(out, "");
+	assert_int_equal(run_hccl_connect_timeout(2), 120);
+	assert_int_equal(run_hccl_connect_timeout(64), 184);
+}
+
+/* The HCCL variables per node; with mpirun no HCCL_IF_IP (one environment
+ * reaches every rank), the interface name instead. */
+static void plan_with_hccl_adds_the_hccl_variables(void **state)
+{
+	static const char *const argv[] = {"python3", "train.py"};
+	static const char *const hosts[] = {"node1", "node2"};
+	static const char *const ifaces[] = {"eth1", "eth1"};
+	static const int nranks[] = {8, 8};
+	struct run_vars v = vars;
+	struct run_opts o;
+	json_t *a, *e;
+	char err[CD_ERRLEN], *s;
+
+	v.hosts = hosts;
+	v.nranks = nranks;
+	v.ifaces = ifaces;
+	run_opts_init(&o);
+	o.launcher = RUN_NONE;
+	o.argv = argv;
+	o.argc = 2;
+	o.hccl = 1;
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "HCCL_IF_IP")), "10.0.0.12");
+	assert_string_equal(json_string_value(json_object_get(e, "HCCL_SOCKET_IFNAME")), "eth1");
+	assert_string_equal(json_string_value(json_object_get(e, "HCCL_CONNECT_TIMEOUT")), "120");
+	json_decref(a);
+	json_decref(e);
+
+	o.launcher = RUN_MPIRUN;
+	v.node_rank = 0;
+	v.iface = "eth1";
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	assert_null(json_object_get(e, "HCCL_IF_IP"));
+	assert_string_equal(json_string_value(json_object_get(e, "HCCL_SOCKET_IFNAME")), "eth1");
+	s = json_dumps(a, JSON_COMPACT);
+	assert_non_null(strstr(s, "\"-x\",\"HCCL_SOCKET_IFNAME\""));
+	free(s);
+	json_decref(a);
+	json_decref(e);
+
+	/* without --backend hccl: none of them */
+	o.hccl = 0;
+	o.launcher = RUN_NONE;
+	assert_int_equal(
+	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	assert_null(json_object_get(e, "HCCL_CONNECT_TIMEOUT"));
+	json_decref(a);
+	json_decref(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +533,9 @@ int main(void)
 	    cmocka_unit_test(run_id_has_the_conventional_shape),
 	    cmocka_unit_test(shell_quote_leaves_plain_words_and_quotes_the_rest),
 	    cmocka_unit_test(environ_has_matches_the_exact_run_only),
+	    cmocka_unit_test(hccl_refusal_names_the_nodes_by_reason),
+	    cmocka_unit_test(hccl_ifname_is_the_common_prefix),
+	    cmocka_unit_test(plan_with_hccl_adds_the_hccl_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
