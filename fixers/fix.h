@@ -79,6 +79,9 @@ struct fix_node_state {
 
 void fix_node_state_init(struct fix_node_state *s);
 void fix_node_state_fini(struct fix_node_state *s);
+/* dst (uninitialised) becomes a copy of src's files: the plans work on a copy
+ * and leave the gathered state as it was. */
+void fix_node_state_copy_files(struct fix_node_state *dst, const struct fix_node_state *src);
 
 /* Add a file's state (copies path and data; data NULL = absent). */
 struct fix_file_state *fix_state_add_file(struct fix_node_state *s, const char *path);

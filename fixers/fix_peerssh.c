@@ -18,22 +18,6 @@ const size_t fix_peerssh_npaths = CD_ARRAY_LEN(fix_peerssh_paths);
 
 /* ---------------------------------------------------------------- the plan */
 
-static void copy_files(struct fix_node_state *dst, const struct fix_node_state *src)
-{
-	fix_node_state_init(dst);
-	for (size_t k = 0; k < src->nfiles; k++) {
-		struct fix_file_state *f = fix_state_add_file(dst, src->files[k].path);
-
-		f->read = src->files[k].read;
-		f->exists = src->files[k].exists;
-		f->data =
-		    src->files[k].data ? cd_strndup(src->files[k].data, src->files[k].len) : NULL;
-		f->len = src->files[k].len;
-		f->mode = src->files[k].mode;
-		memcpy(f->error, src->files[k].error, sizeof(f->error));
-	}
-}
-
 static void plan_key_file(struct fix_ctx *c, const struct fix_peerssh_input *in, size_t i,
                           struct fix_node_plan *p)
 {
@@ -142,7 +126,7 @@ struct fix_plan *fix_peerssh_plan(const struct fix_peerssh_input *in, const char
 	for (size_t i = 0; i < in->n; i++) {
 		struct fix_node_plan *np = &p->nodes[i];
 
-		copy_files(&c.work[i], &in->states[i]);
+		fix_node_state_copy_files(&c.work[i], &in->states[i]);
 		if (!in->states[i].gathered) {
 			fix_note(np, "%s: not gathered: %s", FIX_PEERSSH_ID, in->states[i].error);
 			continue;

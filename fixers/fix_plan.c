@@ -119,6 +119,22 @@ void fix_node_state_init(struct fix_node_state *s)
 	s->firewalld_running = -1;
 }
 
+void fix_node_state_copy_files(struct fix_node_state *dst, const struct fix_node_state *src)
+{
+	fix_node_state_init(dst);
+	for (size_t k = 0; k < src->nfiles; k++) {
+		struct fix_file_state *f = fix_state_add_file(dst, src->files[k].path);
+
+		f->read = src->files[k].read;
+		f->exists = src->files[k].exists;
+		f->data =
+		    src->files[k].data ? cd_strndup(src->files[k].data, src->files[k].len) : NULL;
+		f->len = src->files[k].len;
+		f->mode = src->files[k].mode;
+		memcpy(f->error, src->files[k].error, sizeof(f->error));
+	}
+}
+
 void fix_node_state_fini(struct fix_node_state *s)
 {
 	for (size_t k = 0; k < s->nfiles; k++) {
@@ -451,22 +467,6 @@ int fix_wants_firewall(const struct netmodel *m, const struct diagnosis *d,
 	return 0;
 }
 
-static void copy_state(struct fix_node_state *dst, const struct fix_node_state *src)
-{
-	fix_node_state_init(dst);
-	for (size_t k = 0; k < src->nfiles; k++) {
-		struct fix_file_state *f = fix_state_add_file(dst, src->files[k].path);
-
-		f->read = src->files[k].read;
-		f->exists = src->files[k].exists;
-		f->data =
-		    src->files[k].data ? cd_strndup(src->files[k].data, src->files[k].len) : NULL;
-		f->len = src->files[k].len;
-		f->mode = src->files[k].mode;
-		memcpy(f->error, src->files[k].error, sizeof(f->error));
-	}
-}
-
 struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis *d,
                                 const struct fix_node_state *states, const struct fix_opts *o,
                                 const char *run, char *err, size_t errlen)
@@ -484,7 +484,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	p->nodes = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*p->nodes));
 	c.work = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*c.work));
 	for (size_t i = 0; i < m->nnodes; i++)
-		copy_state(&c.work[i], &states[i]);
+		fix_node_state_copy_files(&c.work[i], &states[i]);
 
 	for (size_t i = 0; i < m->nnodes; i++) {
 		struct fix_node_plan *np = &p->nodes[i];
