@@ -159,7 +159,9 @@ srun_head() {
 # what each node answered: (host, error_code, error)
 NODE_ERRORS='[(n["host"], n["error_code"], n["error"]) for n in d["nodes"]]'
 # The facts that do not depend on how the agent was reached, nor on when.
-FACTS_SAME='[{k: (v if k != "torch" or not v else {a: b for a, b in v.items() if a not in ("cached", "import_ms")}) for k, v in n.items() if k not in ("transport", "clock_skew_ms", "agent_uploaded", "agent_dir", "agent_dir_shared_by", "agent_note", "mem_available_bytes", "uptime_s", "wall_clock_ms")} for n in d["nodes"]]'
+# "env" differs by design: under srun the agent has the environment srun exports from the head
+# (--export=ALL), as a job started by srun would; over ssh the node's login environment.
+FACTS_SAME='[{k: (v if k != "torch" or not v else {a: b for a, b in v.items() if a not in ("cached", "import_ms")}) for k, v in n.items() if k not in ("transport", "clock_skew_ms", "agent_uploaded", "agent_dir", "agent_dir_shared_by", "agent_note", "mem_available_bytes", "uptime_s", "wall_clock_ms", "env")} for n in d["nodes"]]'
 
 t_facts_env_bench_and_mnist_over_srun_answer_as_over_ssh() {
 	local want data=$CD_RUN/mnist cmd
