@@ -39,27 +39,6 @@ ms() {
 	echo $(((t1 - t0) / 1000000))
 }
 
-# syn_count_setup / syn_count: the SYNs to port 22 on every node since the setup
-syn_count_setup() {
-	local i
-	for ((i = 1; i <= CD_N; i++)); do
-		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
-add table inet cdbench_syn
-add chain inet cdbench_syn input { type filter hook input priority -10; policy accept; }
-add rule inet cdbench_syn input tcp dport 22 tcp flags & (syn | ack) == syn counter
-EOF
-	done
-}
-syn_count() {
-	local i n total=0
-	for ((i = 1; i <= CD_N; i++)); do
-		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdbench_syn |
-			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-		total=$((total + ${n:-0}))
-	done
-	echo "$total"
-}
-
 printf '%-5s %9s %9s %11s %9s %11s %8s %6s %6s %s\n' N fresh_ms first_ms recheck_ms probe_ms \
 	slowest_ms ratio syn goal load
 for n in "${@:-128}"; do
@@ -68,10 +47,10 @@ for n in "${@:-128}"; do
 	v=()
 	for ((i = 0; i < RUNS; i++)); do v+=("$(ms check -w "node[1-$n]" --json "${XARGS[@]}")"); done
 	fresh=$(printf '%s\n' "${v[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-	syn_count_setup || exit 1
+	cluster_ssh_syns_start || exit 1
 	out=$(head_run check -w "node[1-$n]" --watch 0.1 --count $((RUNS + 1)) --json "${XARGS[@]}" \
 		2>/dev/null)
-	syn=$(($(syn_count) - n)) # round 1 logs in to each node once
+	syn=$(($(cluster_ssh_syns) - n)) # round 1 logs in to each node once
 	read -r first re probe slow kept <<<"$(python3 -c '
 import json, sys
 r = [json.loads(l) for l in sys.stdin if l.strip()]

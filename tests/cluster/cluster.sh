@@ -248,6 +248,42 @@ cluster_head_exec() {
 
 # cluster_node_exec i CMD... : run "on" node i, seeing what its sshd sessions see (netns, hostname,
 # /etc/hosts, /root/.cache); works while its sshd is stopped
+# cluster_ssh_syns_start / cluster_ssh_syns / cluster_ssh_syns_stop: an nft counter, in every
+# node's namespace, of the SYNs to port 22: each SSH handshake made to a node is one (a SYN, not
+# conntrack's "new": a table that brings conntrack into a namespace takes the sessions already
+# open there for new ones). cluster_ssh_syns prints the total since the start and, when not run
+# in a subshell, leaves it in CD_SSH_SYNS and " node1:N node2:N ..." in CD_SSH_SYNS_EACH; a
+# counter that cannot be read counts as 1 ("?").
+cluster_ssh_syns_start() {
+	local i
+	for ((i = 1; i <= CD_N; i++)); do
+		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
+add table inet cdsyn
+add chain inet cdsyn input { type filter hook input priority -10; policy accept; }
+add rule inet cdsyn input tcp dport 22 tcp flags & (syn | ack) == syn counter
+EOF
+	done
+}
+cluster_ssh_syns() {
+	local i n total=0
+	CD_SSH_SYNS_EACH=""
+	for ((i = 1; i <= CD_N; i++)); do
+		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdsyn 2>/dev/null |
+			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+		total=$((total + ${n:-1}))
+		CD_SSH_SYNS_EACH+=" node$i:${n:-?}"
+	done
+	CD_SSH_SYNS=$total
+	echo "$total"
+}
+cluster_ssh_syns_stop() {
+	local i
+	for ((i = 1; i <= CD_N; i++)); do
+		ip netns exec "$(cluster_node_ns "$i")" nft delete table inet cdsyn 2>/dev/null
+	done
+	return 0
+}
+
 cluster_node_exec() {
 	_cd_check_node "${1:-}" || return 1
 	local i=$1 h

@@ -17,30 +17,7 @@ trap 'rm -rf "$TMPD"' EXIT
 up_once() {
 	[[ -n ${CD_RUN:-} && -d ${CD_RUN:-/nonexistent} ]] && return 0
 	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
-	count_ssh_setup
-}
-
-# An nft counter of the SYNs to port 22 in every node's namespace: each SSH handshake the head
-# makes is one (a SYN, not conntrack's "new": that also takes sessions open before the table).
-count_ssh_setup() {
-	local i
-	for ((i = 1; i <= CD_N; i++)); do
-		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
-add table inet cdwatch_count
-add chain inet cdwatch_count input { type filter hook input priority -10; policy accept; }
-add rule inet cdwatch_count input tcp dport 22 tcp flags & (syn | ack) == syn counter
-EOF
-	done
-}
-# ssh_connections: the sum of the counters
-ssh_connections() {
-	local i n total=0
-	for ((i = 1; i <= CD_N; i++)); do
-		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdwatch_count |
-			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-		total=$((total + ${n:-0}))
-	done
-	echo "$total"
+	cluster_ssh_syns_start
 }
 
 # watch_bg ARGS...: clusterdoc check ARGS in the background in the head namespace; its stdout
@@ -95,12 +72,12 @@ t_a_firewall_rule_added_mid_watch_is_raised_then_cleared_with_their_times() {
 	local before after
 	watch_bg -w 'node[1-3]' --watch 1 "${PT[@]}"
 	wait_for "round 1: 3 node\(s\), 3 checked" 60 || { stop_watch TERM; return 1; }
-	before=$(ssh_connections)
+	before=$(cluster_ssh_syns)
 	cluster_trap_firewall_port 3 29500 || { stop_watch TERM; return 1; }
 	wait_for "round [0-9]+ raised warning firewall-blocks-port node3: " 30 || { stop_watch TERM; unblock; return 1; }
 	unblock || { stop_watch TERM; return 1; }
 	wait_for "round [0-9]+ cleared warning firewall-blocks-port node3: " 30 || { stop_watch TERM; return 1; }
-	after=$(ssh_connections)
+	after=$(cluster_ssh_syns)
 	stop_watch INT || return 1
 	expect_eq "$rc" 0 "exit status (the last round is clean; $err)" || return 1
 	expect_match "$out" "^$TS round [0-9]+ raised warning firewall-blocks-port node3: node3: " "raised line" || return 1
@@ -115,7 +92,7 @@ t_a_firewall_rule_added_mid_watch_is_raised_then_cleared_with_their_times() {
 t_json_prints_one_object_per_round_over_the_same_agents() {
 	up_once || return 1
 	local before
-	before=$(ssh_connections)
+	before=$(cluster_ssh_syns)
 	cd_head check -w 'node[1-3]' --watch 0.5 --count 3 --json "${PT[@]}"
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(wc -l <<<"$out")" 4 "lines (3 rounds, the end)" || return 1
@@ -129,7 +106,7 @@ for line in sys.stdin:
         print(d["event"], d["round"], d["interrupted"], d["exit_status"])
 ' <<<"$out")" "$(printf '1 1 3 0 3 0\n1 2 3 3 0 0\n1 3 3 3 0 0\nend 3 False 0')" "rounds" || return 1
 	# the first round connects each node once; the others none
-	expect_eq "$(($(ssh_connections) - before))" 3 "SSH connections of the whole watch"
+	expect_eq "$(($(cluster_ssh_syns) - before))" 3 "SSH connections of the whole watch"
 }
 
 t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {

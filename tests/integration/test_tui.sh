@@ -145,26 +145,14 @@ t_env_writes_the_same_lines_as_clusterdoc_env() {
 # that brings conntrack into a namespace takes the sessions already open there for new ones)
 t_r_rechecks_over_the_connected_agents_without_a_new_login() {
 	tui_home || return 1
-	local i n total=0 each=
-	for ((i = 1; i <= CD_N; i++)); do
-		ip netns exec "$(cluster_node_ns "$i")" nft -f - <<EOF || return 1
-add table inet cdtui_count
-add chain inet cdtui_count input { type filter hook input priority -10; policy accept; }
-add rule inet cdtui_count input tcp dport 22 tcp flags & (syn | ack) == syn counter
-EOF
-	done
+	cluster_ssh_syns_start || return 1
 	tui_keys r
 	tui_wait 'check started on 4 node\(s\)' 5 || return 1
 	tui_wait 'check done: 4 node\(s\)' 60 || return 1
 	tui_expect nodes_done || return 1
-	for ((i = 1; i <= CD_N; i++)); do
-		n=$(ip netns exec "$(cluster_node_ns "$i")" nft list table inet cdtui_count |
-			sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-		ip netns exec "$(cluster_node_ns "$i")" nft delete table inet cdtui_count
-		total=$((total + ${n:-1}))
-		each+=" node$i:${n:-?}"
-	done
-	expect_eq "$total" 0 "new SSH connections to the nodes during the re-check ($each)"
+	cluster_ssh_syns >/dev/null
+	cluster_ssh_syns_stop
+	expect_eq "$CD_SSH_SYNS" 0 "new SSH connections to the nodes during the re-check ($CD_SSH_SYNS_EACH)"
 }
 
 t_r_in_the_bench_view_runs_the_bench_on_the_nodes_that_answer() {
