@@ -447,6 +447,7 @@ static void ssh_destroy(struct conn *c, struct sshc *s)
 		close(s->fd);
 	if (s->local_fd >= 0)
 		close(s->local_fd);
+	free(s->chunk);
 	free(s->auth_methods);
 	free(s->remote_tmp);
 	free(s);

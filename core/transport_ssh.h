@@ -90,7 +90,7 @@ struct sshc {
 	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *sftp_file;
 	int local_fd;
-	char chunk[SFTP_CHUNK];
+	char *chunk; /* SFTP_CHUNK bytes, only while an upload runs */
 	size_t chunk_len, chunk_off;
 };
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@ void ssh_sftp_begin(struct conn *c, struct sshc *s)
 		return;
 	}
 	s->upload_pending = 0;
+	if (!s->chunk)
+		s->chunk = cd_malloc(SFTP_CHUNK);
 	s->chunk_len = s->chunk_off = 0;
 	s->state = S_SFTP_INIT;
 }
@@ -64,7 +67,7 @@ enum ssh_next ssh_step_sftp_write(struct conn *c, struct sshc *s)
 	ssize_t n;
 
 	if (s->chunk_off == s->chunk_len) {
-		n = read(s->local_fd, s->chunk, sizeof(s->chunk));
+		n = read(s->local_fd, s->chunk, SFTP_CHUNK);
 		if (n < 0) {
 			ssh_fail(c, "upload", "reading %s: %s", c->upload_path, strerror(errno));
 			return SSH_STOP;
@@ -106,6 +109,8 @@ enum ssh_next ssh_step_sftp_shutdown(struct conn *c, struct sshc *s)
 	s->sftp = NULL;
 	close(s->local_fd);
 	s->local_fd = -1;
+	free(s->chunk);
+	s->chunk = NULL;
 	ssh_exec_begin(s);
 	return SSH_NEXT;
 }
