@@ -44,6 +44,7 @@ const struct finding_def finding_catalogue[] = {
     {"nic-name-mismatch", SEV_WARNING, "the data interface has different names on the nodes"},
     {"mtu-mismatch", SEV_WARNING, "the data interfaces have different MTUs"},
     {"path-mtu-blackhole", SEV_ERROR, "connections open but large transfers stall (MTU)"},
+    {"bulk-transfer-slow", SEV_WARNING, "a transfer stalled on a path that carries full frames"},
     {"version-mismatch", SEV_ERROR, "torch, NCCL or Python versions differ across nodes"},
     {"torch-missing", SEV_ERROR, "PyTorch is not installed for the login python3"},
     {"shm-small", SEV_WARNING, "/dev/shm is small"},

@@ -2,8 +2,11 @@
  * diagnose_bulk.c - what the matrix's bulk proof (reach.h) says about each
  * network: a path that opens connections but does not carry a transfer
  * larger than its MTU is a path-MTU black hole (jumbo frames on the NICs,
- * a switch that passes fewer and sends no ICMP back). Also the network an
- * address belongs to, so MTUs are compared like with like.
+ * a switch that passes fewer and sends no ICMP back). A stall on a path
+ * whose path-MTU probe echoed full-size frames is no black hole: the path
+ * was slow (loss, a peer too busy, hundreds of transfers into one node),
+ * a warning that excludes no interface. Also the network an address
+ * belongs to, so MTUs are compared like with like.
  */
 #include "diagnose.h"
 #include "diagnose_internal.h"
@@ -38,9 +41,11 @@ static void attempt_network(const struct netmodel *m, const struct nm_attempt *a
 		diagnose_network_of(ta, buf, len);
 }
 
+static int stall_is_blackhole(const struct netmodel *m, const struct nm_attempt *a);
+
 /* One bulk proof covers both directions of a pair (netcheck_matrix.c sends
- * it from one side): node i's address failed when a transfer to it stalled,
- * or one from node i to a peer on the same network. */
+ * it from one side): node i's address failed when a transfer to it stalled
+ * in a black hole, or one from node i to a peer on the same network. */
 int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr)
 {
 	const struct nm_addr *own = diagnose_addr_find(&m->nodes[i], addr);
@@ -51,7 +56,7 @@ int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr)
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
 
-		if (!bulk_stalled(a))
+		if (!bulk_stalled(a) || !stall_is_blackhole(m, a))
 			continue;
 		if (a->to == i && strcmp(a->addr, addr) == 0)
 			return 1;
@@ -171,6 +176,74 @@ static const struct nm_attempt *pair_pmtu(const struct netmodel *m, const struct
 	return NULL;
 }
 
+/* Whether a stalled attempt is a black hole: no path-MTU probe of its pair
+ * echoed a frame as large as its ends' MTU (the probe did not run, UDP was
+ * filtered, or it proved a smaller frame). */
+static int stall_is_blackhole(const struct netmodel *m, const struct nm_attempt *a)
+{
+	const struct nm_addr *ta = diagnose_addr_find(&m->nodes[a->to], a->addr);
+	const struct nm_attempt *probe;
+	char net[NM_ADDR + 8];
+	int frame;
+
+	if (!ta)
+		return 1;
+	diagnose_network_of(ta, net, sizeof(net));
+	frame = attempt_frame(m, a, net);
+	probe = pair_pmtu(m, a, net);
+	return !(probe && frame > 0 && probe->pmtu >= frame);
+}
+
+/* The evidence line of a stalled attempt: both ends, the bytes and the
+ * time, and the path-MTU probe's sizes when it ran. */
+static void stall_evidence(const struct netmodel *m, const struct nm_attempt *a,
+                           const struct nm_addr *fa, const struct nm_addr *ta, char *ev, size_t len)
+{
+	const struct nm_node *from = &m->nodes[a->from], *to = &m->nodes[a->to];
+	size_t used;
+
+	snprintf(ev, len,
+	         "%s (%s mtu %d) -> %s %s (%s mtu %d): connected and answered, then %lld of "
+	         "%lld bytes sent and %lld received within %lld ms",
+	         from->host, fa ? fa->ifname : "?", fa ? iface_mtu(from, fa->ifname) : 0, to->host,
+	         a->addr, ta->ifname, iface_mtu(to, ta->ifname), (long long)a->bulk_sent,
+	         (long long)a->bulk_bytes, (long long)a->bulk_received, (long long)a->bulk_ms);
+	if (a->pmtu < 0)
+		return;
+	used = strlen(ev);
+	if (a->pmtu)
+		snprintf(ev + used, len - used, "; path-MTU probe: %d bytes echoed, up to %d tried",
+		         a->pmtu, a->pmtu_max);
+	else
+		snprintf(ev + used, len - used,
+		         "; path-MTU probe: no UDP echo at any size up to %d", a->pmtu_max);
+}
+
+static const char slow_fix[] =
+    "Run the check again; if the same pairs stall, look for packet loss on the path (`ip -s "
+    "link` on both nodes, the switch's error counters) and for a node whose CPU is "
+    "saturated. On a very large or loaded cluster a longer --probe-timeout gives each "
+    "transfer more time.";
+
+/* A stall on a path that carries full-size frames: a warning that names
+ * the pair and excludes no interface. */
+static void note_slow(struct dstate *st, const struct nm_attempt *a, const struct nm_addr *fa,
+                      const struct nm_addr *ta, const char *net)
+{
+	char ev[640], msg[480];
+	int frame = attempt_frame(st->m, a, net);
+
+	stall_evidence(st->m, a, fa, ta, ev, sizeof(ev));
+	snprintf(msg, sizeof(msg),
+	         "%%N: %s (network %s, MTU %d): a transfer connected but did not finish within "
+	         "its deadline, although the path carries full %d-byte frames (the path-MTU "
+	         "probe echoed them): not an MTU problem; the path was slow or lost packets, or "
+	         "a node was too busy to keep up",
+	         ta->ifname, net, iface_mtu(&st->m->nodes[a->to], ta->ifname), frame);
+	diagnose_note(st, "bulk-transfer-slow", SEV_WARNING, net, a->from, msg, slow_fix, ev);
+	diagnose_note(st, "bulk-transfer-slow", SEV_WARNING, net, a->to, msg, slow_fix, NULL);
+}
+
 /* One stalled attempt: its nodes and evidence into the network's finding. */
 static void note_stall(struct dstate *st, const struct nm_attempt *a)
 {
@@ -179,7 +252,7 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 	const struct nm_addr *ta = diagnose_addr_find(to, a->addr), *fa;
 	const struct nm_attempt *via, *probe;
 	char net[NM_ADDR + 8], ev[640], msg[480], fix[400], passes[200];
-	int to_mtu, from_mtu, passed;
+	int to_mtu, passed;
 
 	/* fe80:: rides on the same NIC as its routable address, which names
 	 * the network; a job never uses it */
@@ -187,25 +260,12 @@ static void note_stall(struct dstate *st, const struct nm_attempt *a)
 		return;
 	diagnose_network_of(ta, net, sizeof(net));
 	fa = addr_on_network(from, net);
-	to_mtu = iface_mtu(to, ta->ifname);
-	from_mtu = fa ? iface_mtu(from, fa->ifname) : 0;
-	snprintf(ev, sizeof(ev),
-	         "%s (%s mtu %d) -> %s %s (%s mtu %d): connected and answered, then %lld of "
-	         "%lld bytes sent and %lld received within %lld ms",
-	         from->host, fa ? fa->ifname : "?", from_mtu, to->host, a->addr, ta->ifname, to_mtu,
-	         (long long)a->bulk_sent, (long long)a->bulk_bytes, (long long)a->bulk_received,
-	         (long long)a->bulk_ms);
-	if (a->pmtu >= 0) {
-		size_t used = strlen(ev);
-
-		if (a->pmtu)
-			snprintf(ev + used, sizeof(ev) - used,
-			         "; path-MTU probe: %d bytes echoed, up to %d tried", a->pmtu,
-			         a->pmtu_max);
-		else
-			snprintf(ev + used, sizeof(ev) - used,
-			         "; path-MTU probe: no UDP echo at any size up to %d", a->pmtu_max);
+	if (!stall_is_blackhole(m, a)) {
+		note_slow(st, a, fa, ta, net);
+		return;
 	}
+	to_mtu = iface_mtu(to, ta->ifname);
+	stall_evidence(m, a, fa, ta, ev, sizeof(ev));
 	passed = largest_passed(m, net, a->from, a->to, &via);
 	probe = pair_pmtu(m, a, net);
 	if (probe) {

@@ -227,6 +227,70 @@ static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **
 	unload(&f);
 }
 
+/* The same stall, but the path-MTU probe of the pair echoed full 9000-byte
+ * frames: the path is slow, not a black hole. A warning names both nodes,
+ * nothing says MTU black hole, and data0 stays the data interface. */
+static void bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole(void **state)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc, *row;
+	struct fx f;
+
+	doc = json_load_file(FIXTURES "jumbo-data-nic.json", 0, &jerr);
+	if (!doc)
+		fail_msg("%s", jerr.text);
+	row = json_array_get(json_object_get(doc, "matrix"), 0);
+	assert_string_equal(json_string_value(json_object_get(row, "bulk")), "stalled");
+	json_object_set_new(row, "pmtu", json_integer(9000));
+	json_object_set_new(row, "pmtu_max", json_integer(9000));
+	f.m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f.m)
+		fail_msg("%s", err);
+	f.d = diagnose(f.m);
+	expect_finding(&f, "bulk-transfer-slow", SEV_WARNING, "a,b");
+	for (size_t k = 0; k < f.d->nfindings; k++) {
+		const struct finding *x = &f.d->findings[k];
+
+		assert_string_not_equal(x->id, "path-mtu-blackhole");
+		if (strcmp(x->id, "bulk-transfer-slow") != 0)
+			continue;
+		assert_non_null(strstr(x->message, "carries full 9000-byte frames"));
+		assert_non_null(strstr(x->evidence, "path-MTU probe: 9000 bytes echoed"));
+	}
+	assert_string_equal(f.d->pred[0].data_iface, "data0");
+	assert_string_equal(f.d->pred[1].data_iface, "data0");
+	unload(&f);
+}
+
+/* A smaller frame proven by the probe (1500 of the NICs' 9000) keeps the
+ * black hole. */
+static void bulk_stall_where_the_probe_proves_a_smaller_frame_is_a_black_hole(void **state)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc, *row;
+	struct fx f;
+
+	doc = json_load_file(FIXTURES "jumbo-data-nic.json", 0, &jerr);
+	if (!doc)
+		fail_msg("%s", jerr.text);
+	row = json_array_get(json_object_get(doc, "matrix"), 0);
+	json_object_set_new(row, "pmtu", json_integer(1500));
+	json_object_set_new(row, "pmtu_max", json_integer(9000));
+	f.m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f.m)
+		fail_msg("%s", err);
+	f.d = diagnose(f.m);
+	expect_finding(&f, "path-mtu-blackhole", SEV_ERROR, "a,b");
+	for (size_t k = 0; k < f.d->nfindings; k++)
+		assert_string_not_equal(f.d->findings[k].id, "bulk-transfer-slow");
+	assert_string_equal(f.d->pred[0].data_iface, "eth0");
+	unload(&f);
+}
+
 /* data0 (MTU 9000, listed first) opens connections between a and b but its
  * bulk transfer (a -> b only: one proof per pair) stalls; eth0 (MTU 1500)
  * carries it. The black hole is an
@@ -735,6 +799,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ib0_with_only_link_local_is_flagged_and_excluded),
 	    cmocka_unit_test(bulk_stall_is_a_black_hole_and_the_other_nic_is_suggested),
+	    cmocka_unit_test(bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole),
+	    cmocka_unit_test(bulk_stall_where_the_probe_proves_a_smaller_frame_is_a_black_hole),
 	    cmocka_unit_test(virbr_and_veth_on_old_nccl),
 	    cmocka_unit_test(duplicate_address_evidence_is_one_line_per_address),
 	    cmocka_unit_test(duplicate_address_on_four_nodes_folds_them),
