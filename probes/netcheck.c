@@ -521,7 +521,7 @@ void netcheck_free(struct netcheck *c)
 		loop_timer_cancel(c->loop, c->resume_timer);
 	for (size_t i = 0; i < c->n; i++) {
 		json_decref(c->nodes[i].facts);
-		json_decref(c->nodes[i].targets);
+		free(c->nodes[i].targets);
 		free(c->nodes[i].peers);
 	}
 	free(c->nodes);

@@ -8,6 +8,7 @@
 
 #include "fanout.h"
 #include "netcheck.h"
+#include "netmodel.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -21,12 +22,27 @@ enum netcheck_phase {
 	PHASE_DONE
 };
 
+/* One attempt of a node's connect request; its id in the request is its
+ * index. Kept compact (not as the request's JSON) because every node's
+ * targets live from the connect request to its answer: at 512 nodes with a
+ * sampled matrix, thousands of them. */
+struct netcheck_target {
+	size_t node;    /* the peer */
+	size_t attempt; /* a confirm retry: the attempt it replaces */
+	char addr[NM_ADDR];
+	unsigned scope_id;
+	int port;
+	unsigned char fixed, bulk, pmtu, retry;
+};
+
 /* What the check holds of one node between its phases. */
 struct netcheck_node_state {
 	struct sshpool_node *pn;
-	json_t *facts;   /* the facts answer until the netprobe answer comes */
-	json_t *targets; /* the connect request's targets, kept to read the results */
-	int kept;        /* netcheck_again: connected by the check before */
+	json_t *facts; /* the facts answer until the netprobe answer comes */
+	/* the connect request's targets, kept to read the results */
+	struct netcheck_target *targets;
+	size_t ntargets;
+	int kept; /* netcheck_again: connected by the check before */
 	/* the peers this node tests in the connect matrix (ascending indexes),
 	 * chosen when the listen phase begins: its route request asks only
 	 * toward them, so a sampled matrix keeps the route data O(N x sample) */

@@ -71,14 +71,52 @@ void netcheck_choose_peers(struct netcheck *c)
 	free(pick);
 }
 
-static void add_target(json_t *targets, size_t j, const char *addr, unsigned scope_id, int port,
-                       int fixed, int bulk, int pmtu)
+/* Room for one more target of node state ns; *cap is its capacity. */
+static struct netcheck_target *add_target(struct netcheck_node_state *ns, size_t *cap)
 {
-	json_array_append_new(targets, json_pack("{sIsIsssIsIsbsbsb}", "id",
-	                                         (json_int_t)json_array_size(targets), "node",
-	                                         (json_int_t)j, "address", addr, "scope_id",
-	                                         (json_int_t)scope_id, "port", (json_int_t)port,
-	                                         "fixed", fixed, "bulk", bulk, "pmtu", pmtu));
+	struct netcheck_target *t;
+
+	if (ns->ntargets == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		ns->targets = cd_realloc(ns->targets, *cap * sizeof(*ns->targets));
+	}
+	t = &ns->targets[ns->ntargets++];
+	memset(t, 0, sizeof(*t));
+	return t;
+}
+
+static void set_target(struct netcheck_target *t, size_t node, const char *addr, unsigned scope_id,
+                       int port)
+{
+	t->node = node;
+	snprintf(t->addr, sizeof(t->addr), "%s", addr);
+	t->scope_id = scope_id;
+	t->port = port;
+}
+
+/* The request's JSON of a node's targets: "id", "node", "address",
+ * "scope_id", "port", then "fixed", "bulk", "pmtu" (connect) or "attempt"
+ * (a confirm retry). */
+static json_t *targets_json(const struct netcheck_node_state *ns)
+{
+	json_t *out = json_array();
+
+	for (size_t k = 0; k < ns->ntargets; k++) {
+		const struct netcheck_target *t = &ns->targets[k];
+		json_t *o = json_pack("{sIsIsssIsI}", "id", (json_int_t)k, "node",
+		                      (json_int_t)t->node, "address", t->addr, "scope_id",
+		                      (json_int_t)t->scope_id, "port", (json_int_t)t->port);
+
+		if (t->retry) {
+			json_object_set_new(o, "attempt", json_integer((json_int_t)t->attempt));
+		} else {
+			json_object_set_new(o, "fixed", json_boolean(t->fixed));
+			json_object_set_new(o, "bulk", json_boolean(t->bulk));
+			json_object_set_new(o, "pmtu", json_boolean(t->pmtu));
+		}
+		json_array_append_new(out, o);
+	}
+	return out;
 }
 
 /*
@@ -97,12 +135,16 @@ static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listen
 	return c->n > (size_t)c->o.full_matrix_max || i < l->node;
 }
 
-static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
+/* Node i's targets: every listener of the peers it tests. */
+static void connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
 {
 	const struct netmodel *m = c->m;
-	const struct netcheck_node_state *ns = &c->nodes[i];
-	json_t *targets = json_array();
+	struct netcheck_node_state *ns = &c->nodes[i];
+	size_t cap = 0;
 
+	free(ns->targets);
+	ns->targets = NULL;
+	ns->ntargets = 0;
 	memset(pick, 0, c->n);
 	for (size_t k = 0; k < ns->npeers; k++)
 		pick[ns->peers[k]] = 1;
@@ -113,12 +155,13 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 		if (!pick[l->node] || !l->port || l->error[0] || !netcheck_node_live(c, l->node))
 			continue;
 		if (!l->fixed_port) {
-			int bulk = wants_bulk(c, i, l);
+			struct netcheck_target *t = add_target(ns, &cap);
 
+			set_target(t, l->node, l->addr, l->scope_id, l->port);
 			/* the path-MTU probe goes with the bulk proof, where the
 			 * listener opened its UDP echo */
-			add_target(targets, l->node, l->addr, l->scope_id, l->port, 0, bulk,
-			           bulk && l->pmtu_echo);
+			t->bulk = (unsigned char)wants_bulk(c, i, l);
+			t->pmtu = t->bulk && l->pmtu_echo;
 			continue;
 		}
 		/* A wildcard listener: reach it on every routable address. */
@@ -127,10 +170,10 @@ static json_t *connect_targets(struct netcheck *c, size_t i, unsigned char *pick
 
 			if (nm_addr_is_loopback(pa) || nm_addr_is_link_local(pa))
 				continue;
-			add_target(targets, l->node, pa->addr, 0, l->port, 1, 0, 0);
+			set_target(add_target(ns, &cap), l->node, pa->addr, 0, l->port);
+			ns->targets[ns->ntargets - 1].fixed = 1;
 		}
 	}
-	return targets;
 }
 
 /* Copy one connect result (reach.h) into an attempt. */
@@ -151,37 +194,37 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 {
 	struct netcheck *c = arg;
 	size_t i = netcheck_index_of(pn), k;
-	json_t *r, *targets = c->nodes[i].targets;
+	const struct netcheck_node_state *ns = &c->nodes[i];
+	json_t *r;
 
 	if (netcheck_reply_failed(c, pn, result, code, msg, "connect"))
 		return;
 	netmodel_add_neigh_fulls(c->m, i, json_object_get(result, "neigh_table_fulls"));
 	json_array_foreach(json_object_get(result, "results"), k, r)
 	{
-		json_t *t =
-		    json_array_get(targets, (size_t)json_integer_value(json_object_get(r, "id")));
+		json_int_t id = json_integer_value(json_object_get(r, "id"));
+		const struct netcheck_target *t;
 		struct nm_attempt *a;
 
-		if (!t)
+		if (!json_is_integer(json_object_get(r, "id")) || id < 0 ||
+		    (size_t)id >= ns->ntargets)
 			continue;
+		t = &ns->targets[id];
 		if (c->phase == PHASE_CONFIRM) {
 			/* A retry replaces the attempt it confirms. */
-			size_t at = (size_t)json_integer_value(json_object_get(t, "attempt"));
-
-			if (at >= c->m->nattempts)
+			if (!t->retry || t->attempt >= c->m->nattempts)
 				continue;
-			attempt_set_result(&c->m->attempts[at], r);
+			attempt_set_result(&c->m->attempts[t->attempt], r);
 			c->stats.retried++;
 			continue;
 		}
 		a = netmodel_add_attempt(c->m);
 		a->from = i;
-		a->to = (size_t)json_integer_value(json_object_get(t, "node"));
-		snprintf(a->addr, sizeof(a->addr), "%s",
-		         json_string_value(json_object_get(t, "address")));
-		a->scope_id = (unsigned)json_integer_value(json_object_get(t, "scope_id"));
-		a->port = (int)json_integer_value(json_object_get(t, "port"));
-		a->fixed_port = json_is_true(json_object_get(t, "fixed"));
+		a->to = t->node;
+		snprintf(a->addr, sizeof(a->addr), "%s", t->addr);
+		a->scope_id = t->scope_id;
+		a->port = t->port;
+		a->fixed_port = t->fixed;
 		attempt_set_result(a, r);
 		c->stats.attempts++;
 	}
@@ -189,13 +232,13 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 }
 
 /* Each bulk proof's size for one node's targets (NM_BULK_NODE_BUDGET). */
-static long bulk_bytes(json_t *targets)
+static long bulk_bytes(const struct netcheck_node_state *ns)
 {
-	size_t k, n = 0;
-	json_t *t;
+	size_t n = 0;
 	long each;
 
-	json_array_foreach(targets, k, t) n += json_is_true(json_object_get(t, "bulk"));
+	for (size_t k = 0; k < ns->ntargets; k++)
+		n += ns->targets[k].bulk;
 	each = n ? NM_BULK_NODE_BUDGET / (long)n : NM_BULK_BYTES;
 	return each > NM_BULK_BYTES ? NM_BULK_BYTES : each < NM_BULK_MIN ? NM_BULK_MIN : each;
 }
@@ -209,8 +252,8 @@ static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
 	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
-	json_object_set_new(req, "bulk_bytes", json_integer(bulk_bytes(c->nodes[i].targets)));
-	json_object_set(req, "targets", c->nodes[i].targets);
+	json_object_set_new(req, "bulk_bytes", json_integer(bulk_bytes(&c->nodes[i])));
+	json_object_set_new(req, "targets", targets_json(&c->nodes[i]));
 	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }
 
@@ -231,7 +274,7 @@ void netcheck_phase_connect(struct netcheck *c)
 	for (size_t i = 0; i < c->n; i++) {
 		if (fanout_owed(c->fan, i) != 1)
 			continue;
-		c->nodes[i].targets = connect_targets(c, i, pick);
+		connect_targets(c, i, pick);
 		send_connect(c, i, c->stats.connect_timeout_ms);
 	}
 	free(pick);
@@ -261,42 +304,42 @@ static int others_reached(const struct netmodel *m, size_t k)
  */
 void netcheck_phase_confirm(struct netcheck *c)
 {
-	json_t **retry = cd_calloc(c->n ? c->n : 1, sizeof(json_t *));
+	struct netcheck_node_state *retry = cd_calloc(c->n ? c->n : 1, sizeof(*retry));
+	size_t *cap = cd_calloc(c->n ? c->n : 1, sizeof(*cap));
 	int room, timeout_ms = netcheck_fit_timeout(c, c->o.probe_timeout_ms, 1, &room);
 
 	for (size_t k = 0; k < c->m->nattempts; k++) {
 		const struct nm_attempt *a = &c->m->attempts[k];
 		size_t from = a->from;
+		struct netcheck_target *t;
 
 		if (strcmp(a->result, "timeout") != 0 && strcmp(a->result, "bad-answer") != 0)
 			continue;
 		if (!netcheck_node_live(c, from) || !netcheck_node_live(c, a->to) ||
 		    !others_reached(c->m, k))
 			continue;
-		if (!retry[from])
-			retry[from] = json_array();
-		json_array_append_new(retry[from],
-		                      json_pack("{sIsIsssIsIsI}", "id",
-		                                (json_int_t)json_array_size(retry[from]), "node",
-		                                (json_int_t)a->to, "address", a->addr, "scope_id",
-		                                (json_int_t)a->scope_id, "port",
-		                                (json_int_t)a->port, "attempt", (json_int_t)k));
+		t = add_target(&retry[from], &cap[from]);
+		set_target(t, a->to, a->addr, a->scope_id, a->port);
+		t->retry = 1;
+		t->attempt = k;
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		if (!retry[i])
+		if (!retry[i].ntargets)
 			continue;
 		if (room < NETCHECK_MIN_ATTEMPT_MS) {
 			/* no time left before the deadline: the first result
 			 * stands, and the report says it was not confirmed */
-			c->stats.confirm_skipped += json_array_size(retry[i]);
-			json_decref(retry[i]);
+			c->stats.confirm_skipped += retry[i].ntargets;
+			free(retry[i].targets);
 			continue;
 		}
 		c->stats.confirm_timeout_ms = timeout_ms;
 		fanout_expect(c->fan, i, 1);
-		json_decref(c->nodes[i].targets);
-		c->nodes[i].targets = retry[i];
+		free(c->nodes[i].targets);
+		c->nodes[i].targets = retry[i].targets;
+		c->nodes[i].ntargets = retry[i].ntargets;
 		send_connect(c, i, timeout_ms);
 	}
+	free(cap);
 	free(retry);
 }
