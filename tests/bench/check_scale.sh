@@ -24,6 +24,8 @@ CLUSTERDOC=${CLUSTERDOC:-$top/clusterdoc}
 export CLUSTERDOC_AGENT=${CLUSTERDOC_AGENT:-$top/clusterdoc-agent}
 RUNS=${RUNS:-3}
 VARIANTS=${VARIANTS:-clean ephemeral-dropped}
+# SEED_TORCH (default 1): node1 imports torch once and every node gets its cached facts
+# (cluster_seed_torch_cache); 0: every node imports torch cold in the first run
 DEADLINE_MS=3000
 
 [ "$(id -u)" -eq 0 ] || { echo "check_scale: needs root" >&2; exit 2; }
@@ -41,6 +43,8 @@ ms() {
 median() {
 	local i v=()
 	for ((i = 0; i < ${WARMUP:-1}; i++)); do ms "$@" >/dev/null; done
+	# cold torch imports past the warm-up's deadline go on and warm the caches: wait for them
+	cluster_wait_torch_imports >/dev/null || echo "check_scale: torch imports still running" >&2
 	for ((i = 0; i < RUNS; i++)); do v+=("$(ms "$@")"); done
 	printf '%s\n' "${v[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p"
 }
@@ -69,6 +73,13 @@ done
 printf '%-5s %-22s %9s %9s %11s %9s %12s %10s %9s %9s\n' N cluster facts_ms check_ms check/facts budget_ms attempts failed facts_MiB check_MiB
 for n in "${@:-16}"; do
 	CD_QUIET=1 cluster_up "$n" >/dev/null || exit 1
+	if [ "${SEED_TORCH:-1}" = 1 ]; then
+		# one cold torch import (node1), then every node warm from it: n cold imports at
+		# once would take minutes of this machine's CPUs before the first timed run
+		ms facts -w node1 >/dev/null
+		cluster_wait_torch_imports >/dev/null
+		cluster_seed_torch_cache || exit 1
+	fi
 	for variant in $VARIANTS; do
 		if [ "$variant" = ephemeral-dropped ]; then
 			cluster_trap_firewall_port 2 30000-65535 || exit 1

@@ -88,6 +88,8 @@
 #   cluster_trap_second_data_nic NAME I... a second data NIC on 192.168.251.0/24
 #   cluster_trap_second_data_nic6 NAME I... a second data NIC on fd00:251::/64 only (IPv6)
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
+#   cluster_wait_torch_imports [S]       until no torch import an agent left running past its deadline is alive
+#   cluster_seed_torch_cache             every node gets node1's cached torch facts (benchmarks)
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 #   cluster_slurm_up / cluster_slurm_down  a real Slurm on this cluster (tests/cluster/slurm.sh,
 #                  slurm_cluster_up): munged + slurmctld in the head's namespace, one slurmd per
@@ -282,6 +284,33 @@ cluster_ssh_syns_stop() {
 		ip netns exec "$(cluster_node_ns "$i")" nft delete table inet cdsyn 2>/dev/null
 	done
 	return 0
+}
+
+# cluster_seed_torch_cache: give every node node1's cached torch facts (~/.cache/clusterdoc,
+# probes/facts_python.c), as if each had imported torch once: every node runs the same
+# interpreter and torch of this one host, so the key is the same. For benchmarks at hundreds
+# of nodes, whose cold imports would take minutes of the 2 CPUs; run `facts` on node1 first.
+# Not with --shared-home (one cache directory for all). Returns 1 when node1 has no cache.
+cluster_seed_torch_cache() {
+	local i src="$CD_RUN/n1/cache/clusterdoc/python-facts-node1.json"
+	[[ -f $src ]] || { _cd_err "node1 has no cached torch facts ($src)"; return 1; }
+	for ((i = 2; i <= CD_N; i++)); do
+		mkdir -p "$CD_RUN/n$i/cache/clusterdoc"
+		cp "$src" "$CD_RUN/n$i/cache/clusterdoc/python-facts-node$i.json" || return 1
+	done
+}
+
+# cluster_wait_torch_imports [TIMEOUT_S]: wait until no torch import that an agent left running
+# past a request's deadline (probes/facts_torch_bg.h: a process named cd-torch-import) is alive
+# any more, so that a benchmark times warm facts, not the nodes' cold imports. Prints the seconds
+# waited; returns 1 when some are still running at TIMEOUT_S (default 600).
+cluster_wait_torch_imports() {
+	local limit=${1:-600} t0=$SECONDS
+	while pgrep -x cd-torch-import >/dev/null; do
+		((SECONDS - t0 < limit)) || { echo "$((SECONDS - t0))"; return 1; }
+		sleep 1
+	done
+	echo "$((SECONDS - t0))"
 }
 
 cluster_node_exec() {
