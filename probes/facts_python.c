@@ -4,6 +4,7 @@
 #include "probes/facts.h"
 #include "probes/facts_pyfind.h"
 #include "probes/facts_pywarm.h"
+#include "probes/facts_torch_bg.h"
 #include "cd.h"
 #include "fsutil.h"
 #include "scan.h"
@@ -25,6 +26,9 @@
 #define CACHE_FORMAT  1
 #define REAP_GRACE_MS 1000
 #define EXCERPT_MAX   60
+/* The cap of a torch import that goes on in the background after the
+ * request's deadline (facts_torch_bg.h); past it, it is killed as a hung one. */
+#define TORCH_IMPORT_BACKGROUND_MS 300000
 
 /*
  * Step 1. No f-strings: it must run on any Python 3. A namespace package
@@ -608,28 +612,146 @@ static json_t *cache_key(const struct facts_python_info *info, const char *gpu_d
 	return key;
 }
 
-/* Import torch in a child (cache miss). Returns the torch object or NULL
- * with errors["torch"] set. */
-static json_t *probe_torch(const char *executable, int64_t deadline, json_t *errors)
+/* Import torch in a child until deadline. Returns the torch object (with
+ * "import_ms"), or NULL with the reason in errbuf. */
+static json_t *import_torch(const char *executable, int64_t deadline, char *errbuf, size_t errlen)
 {
 	char *argv[] = {(char *)executable, (char *)"-c", (char *)torch_script, NULL};
 	int64_t budget = deadline - cd_now_ms();
-	char err[CD_ERRLEN];
 	json_t *torch = NULL;
 	struct run r;
 	int rc;
 
-	rc = run_child(argv, deadline, &r, err, sizeof(err));
+	rc = run_child(argv, deadline, &r, errbuf, errlen);
 	if (rc == CD_ERR_TIMEOUT)
-		snprintf(err, sizeof(err), "importing torch took longer than %.1f s",
+		snprintf(errbuf, errlen, "importing torch took longer than %.1f s",
 		         (double)(budget > 0 ? budget : 0) / 1000);
-	else if (rc == 0 && run_failed("the torch probe", &r, err, sizeof(err)) == 0)
-		rc = facts_python_parse_torch(r.out, r.out_len, &torch, err, sizeof(err));
-	else if (rc == 0)
-		rc = CD_ERR_IO;
+	else if (rc == 0 && run_failed("the torch probe", &r, errbuf, errlen) == 0)
+		facts_python_parse_torch(r.out, r.out_len, &torch, errbuf, errlen);
 	free(r.out);
-	if (rc < 0 || !torch)
+	return torch;
+}
+
+/* Import torch as the agent's own child, killed at the deadline (no cache
+ * file: nothing could be warmed). NULL with errors["torch"] set. */
+static json_t *probe_torch(const char *executable, int64_t deadline, json_t *errors)
+{
+	char err[CD_ERRLEN];
+	json_t *torch = import_torch(executable, deadline, err, sizeof(err));
+
+	if (!torch)
 		facts_set_error(errors, "torch", err);
+	return torch;
+}
+
+/* What a background import needs to store the cache, copied into the
+ * finisher by the fork. */
+struct bg_import {
+	const char *executable, *cache;
+	json_t *key, *python, *paths, *warm;
+};
+
+/*
+ * In the finisher (facts_torch_bg.h): import torch under the long cap, store
+ * the cache, then return the record {"torch": {...}} or {"error": "..."},
+ * with "cache_error" when the store failed. Storing before reporting means
+ * that whoever reads the record, or finds the lock free, finds the cache.
+ */
+static char *bg_import_work(void *arg)
+{
+	const struct bg_import *b = arg;
+	json_t *rec = json_object(), *torch;
+	char err[CD_ERRLEN];
+	char *text;
+
+	torch =
+	    import_torch(b->executable, cd_now_ms() + TORCH_IMPORT_BACKGROUND_MS, err, sizeof(err));
+	if (!torch) {
+		json_object_set_new(rec, "error", facts_json_text(err, strlen(err)));
+	} else {
+		if (cache_store(b->cache, b->key, torch, b->python, b->paths, b->warm, err,
+		                sizeof(err)) < 0)
+			json_object_set_new(rec, "cache_error", facts_json_text(err, strlen(err)));
+		json_object_set_new(rec, "torch", torch);
+	}
+	text = json_dumps(rec, JSON_COMPACT);
+	json_decref(rec);
+	return text;
+}
+
+/* The torch object of a finisher's record, or NULL with errors set. */
+static json_t *bg_import_result(const char *record, json_t *errors)
+{
+	json_t *rec = json_loads(record, 0, NULL), *e, *torch = NULL;
+
+	if (json_is_string(e = json_object_get(rec, "cache_error")))
+		facts_set_error(errors, "cache", json_string_value(e));
+	if (json_is_string(e = json_object_get(rec, "error")))
+		facts_set_error(errors, "torch", json_string_value(e));
+	else if (!(torch = torch_fields(json_object_get(rec, "torch"), 1)))
+		facts_set_error(errors, "torch", "the torch import reported a malformed result");
+	json_decref(rec);
+	return torch;
+}
+
+/*
+ * Import torch on a cache miss when there is a cache file: in a finisher
+ * that outlives the deadline and warms the cache (facts_torch_bg.h), one at
+ * a time per cache file. When an earlier import held the lock and ended in
+ * time, its cache answers (*cached = 1) unless reload is 0 (--no-cache).
+ * Returns the torch object ("import_ms" when not cached) or NULL with
+ * errors["torch"] set.
+ */
+static json_t *probe_torch_bg(const struct bg_import *b, int reload, int64_t deadline,
+                              json_t *errors, int *cached)
+{
+	double budget_s = (double)(deadline > cd_now_ms() ? deadline - cd_now_ms() : 0) / 1000;
+	char err[CD_ERRLEN], *record = NULL;
+	json_t *torch = NULL;
+	int lock_fd = -1, rc;
+	pid_t pid = 0;
+
+	*cached = 0;
+	rc = facts_torch_bg_lock(b->cache, deadline, &lock_fd, &pid, err, sizeof(err));
+	if (rc == CD_ERR_IO) {
+		/* no lock, no cache either: import as the agent's child, and let the
+		 * store say why nothing is cached */
+		if ((torch = probe_torch(b->executable, deadline, errors)) &&
+		    cache_store(b->cache, b->key, torch, b->python, b->paths, b->warm, err,
+		                sizeof(err)) < 0)
+			facts_set_error(errors, "cache", err);
+		return torch;
+	}
+	if (rc == CD_ERR_TIMEOUT) {
+		char pidtext[32] = "";
+
+		if (pid > 0)
+			snprintf(pidtext, sizeof(pidtext), " (pid %ld)", (long)pid);
+		snprintf(
+		    err, sizeof(err),
+		    "importing torch took longer than %.1f s; an earlier import on this node is "
+		    "still running%s and its facts are cached when it ends",
+		    budget_s, pidtext);
+		facts_set_error(errors, "torch", err);
+		return NULL;
+	}
+	if (rc == 1 && reload && (torch = cache_load(b->cache, b->key))) {
+		close(lock_fd);
+		*cached = 1;
+		return torch;
+	}
+	rc = facts_torch_bg_run(lock_fd, deadline, bg_import_work, (void *)b, &record, &pid, err,
+	                        sizeof(err));
+	if (rc == CD_ERR_TIMEOUT)
+		snprintf(err, sizeof(err),
+		         "importing torch took longer than %.1f s; the import goes on in the "
+		         "background (pid %ld) and its facts are cached when it ends",
+		         budget_s, (long)pid);
+	if (rc < 0)
+		facts_set_error(errors, "torch", err);
+	else
+		torch = bg_import_result(record, errors);
+	free(record);
 	return torch;
 }
 
@@ -679,7 +801,7 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	json_t *python = json_null(), *torch = json_null(), *key = NULL, *warm = NULL, *t, *ms;
 	char err[CD_ERRLEN], msg[CD_ERRLEN + 64], *cache = NULL;
 	struct run r;
-	int rc;
+	int rc, cached = 0;
 
 	cache = cache_file(opts);
 	if (cache && !opts->no_cache && warm_load(cache, py, gpu_driver, &t, &torch)) {
@@ -723,12 +845,29 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 		torch = t;
 		goto out;
 	}
-	if (!(t = probe_torch(info.executable, deadline, errors)))
+	if (cache) {
+		struct bg_import b = {.executable = info.executable,
+		                      .cache = cache,
+		                      .key = key,
+		                      .python = python,
+		                      .paths = info.paths,
+		                      .warm = warm};
+
+		t = probe_torch_bg(&b, !opts->no_cache, deadline, errors, &cached);
+	} else {
+		t = probe_torch(info.executable, deadline, errors);
+		if (t)
+			facts_set_error(errors, "cache",
+			                "HOME is not set: the torch facts are not cached");
+	}
+	if (!t)
 		goto out;
-	if (!cache)
-		facts_set_error(errors, "cache", "HOME is not set: the torch facts are not cached");
-	else if (cache_store(cache, key, t, python, info.paths, warm, err, sizeof(err)) < 0)
-		facts_set_error(errors, "cache", err);
+	if (cached) {
+		json_object_set_new(t, "cached", json_true());
+		json_decref(torch);
+		torch = t;
+		goto out;
+	}
 	/* "cached" goes before "import_ms", as documented */
 	ms = json_incref(json_object_get(t, "import_ms"));
 	json_object_del(t, "import_ms");
