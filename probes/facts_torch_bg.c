@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +183,9 @@ finisher_main(int wfd, int lock_fd, facts_torch_bg_work_fn work, void *arg)
 	int null_fd;
 
 	setsid();
+	/* not the agent any more: ps, and whoever counts agents by name, tell
+	 * them apart */
+	prctl(PR_SET_NAME, FACTS_TORCH_BG_NAME, 0, 0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* the agent may have stopped reading: a late record is simply lost */

@@ -12,10 +12,11 @@
  *                     `- exits at once; the agent reaps it, so the finisher
  *                        is re-parented and never a zombie of the agent.
  *
- * The finisher calls setsid(), puts /dev/null on stdin, stdout and stderr and
- * closes every other descriptor but the result pipe's write end and the lock:
- * the agent's stdout is the SSH channel (or the connect-back socket), and
- * sshd would wait for any process that holds it. Then it writes its pid to
+ * The finisher calls setsid(), takes the name FACTS_TORCH_BG_NAME, puts
+ * /dev/null on stdin, stdout and stderr and closes every other descriptor
+ * but the result pipe's write end and the lock: the agent's stdout is the
+ * SSH channel (or the connect-back socket), and sshd would wait for any
+ * process that holds it. Then it writes its pid to
  * the pipe, calls the work function (which imports torch under its own long
  * cap and stores the cache), writes the record the work returned and exits.
  *
@@ -39,6 +40,10 @@
 /* The most the agent reads of a finisher's record, in bytes; more is an
  * error (CD_ERR_TOOBIG). */
 #define FACTS_TORCH_BG_RECORD_MAX (80 * 1024)
+
+/* The finisher's process name (/proc/PID/comm), set with PR_SET_NAME, so
+ * that it is not taken for an agent. */
+#define FACTS_TORCH_BG_NAME "cd-torch-import"
 
 /* How often a request that found the lock busy tries it again. */
 #define FACTS_TORCH_BG_POLL_MS 50

@@ -8,6 +8,7 @@
  */
 #include "probes/facts.h"
 #include "probes/facts_python.h"
+#include "probes/facts_torch_bg.h"
 #include "cd.h"
 #include "fsutil.h"
 
@@ -215,6 +216,23 @@ static long named_pid(const char *msg)
 	return strtol(p + 5, NULL, 10);
 }
 
+/* /proc/PID/comm without its newline, in buf; "" when it cannot be read. */
+static const char *comm_of(long pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *o;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	buf[0] = '\0';
+	if ((o = fopen(path, "r"))) {
+		if (!fgets(buf, (int)len, o))
+			buf[0] = '\0';
+		fclose(o);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static void assert_warm(const struct req *r)
 {
 	json_t *torch = json_object_get(r->facts, "torch");
@@ -227,7 +245,7 @@ static void assert_warm(const struct req *r)
 static void test_slow_import_goes_on_and_the_next_request_is_warm(void **state)
 {
 	struct fx *f = *state;
-	char want[256];
+	char want[256], comm[32];
 	struct req r1, r2;
 
 	request(f, DEADLINE_MS, &r1);
@@ -241,6 +259,7 @@ static void test_slow_import_goes_on_and_the_next_request_is_warm(void **state)
 	assert_true(named_pid(want) > 0);
 	assert_true(json_is_null(json_object_get(r1.facts, "torch")));
 	assert_true(import_running(f));
+	assert_string_equal(comm_of(named_pid(want), comm, sizeof(comm)), FACTS_TORCH_BG_NAME);
 
 	wait_finisher(f);
 	request(f, DEADLINE_MS, &r2);
@@ -304,6 +323,35 @@ static void test_import_in_time_is_answered_as_before(void **state)
 	req_fini(&r);
 }
 
+/* No cache file (HOME unset): nothing could be warmed, so the import is the
+ * caller's own child and is killed at the deadline, as it always was. */
+static void test_without_a_cache_file_the_import_is_killed_at_the_deadline(void **state)
+{
+	struct fx *f = *state;
+	const char *home = getenv("HOME");
+	char *saved = home ? cd_strdup(home) : NULL;
+	json_t *facts = json_object(), *errors = json_object();
+	const char *e;
+	struct facts_opts o;
+
+	unsetenv("HOME");
+	facts_opts_init(&o);
+	o.python = f->py;
+	o.python_timeout_ms = DEADLINE_MS;
+	facts_python_collect(&o, NULL, facts, errors);
+	if (saved)
+		setenv("HOME", saved, 1);
+	e = json_string_value(json_object_get(errors, "torch"));
+	assert_non_null(e);
+	assert_int_equal(strncmp(e, TIMEOUT_PREFIX, strlen(TIMEOUT_PREFIX)), 0);
+	assert_null(strchr(e, ';'));
+	assert_null(lock_path(f));
+	assert_int_equal(imports(f), 1);
+	json_decref(facts);
+	json_decref(errors);
+	free(saved);
+}
+
 /* The agent's stdout is the SSH channel: sshd waits until every process that
  * holds it has closed it, so the finisher must not keep it open. */
 static void test_finisher_does_not_hold_the_agents_stdout(void **state)
@@ -361,6 +409,7 @@ int main(void)
 	    T(test_request_that_outwaits_an_earlier_import_gets_its_cache),
 	    T(test_import_in_time_is_answered_as_before),
 	    T(test_finisher_does_not_hold_the_agents_stdout),
+	    T(test_without_a_cache_file_the_import_is_killed_at_the_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
