@@ -64,7 +64,9 @@ int facts_torch_bg_lock(const char *cache_path, int64_t deadline, int *lock_fd, 
 
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK) {
 			rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot lock %s: %s", path,
 			             strerror(errno));
 			goto out;
