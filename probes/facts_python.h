@@ -26,7 +26,7 @@
  * by every node must not give one node's answer to another.
  *
  * Both children share one deadline, opts->python_timeout_ms from the start
- * of the probe. Children run in their own process group with stdin from
+ * of the probe. Children (facts_pyrun.h) run in their own process group with stdin from
  * /dev/null; on the deadline the whole group is killed with SIGKILL and the
  * child is reaped. Stdout is capped at 64 KiB (more is an error), stderr is
  * read to the end but only its last 2 KiB are kept, for error messages.
