@@ -371,7 +371,9 @@ static void check_incomplete(struct dstate *st)
 		              "%N: could not tell whether PyTorch is installed (the login python3 "
 		              "did not answer); the torch and version checks skip it",
 		              "Run the check again; a first torch import on a cold cache can take "
-		              "many seconds on a loaded node (a longer -t gives it more time).",
+		              "many seconds on a loaded node, and one that outlives the deadline "
+		              "goes on in the background on the node and caches its facts, so the "
+		              "next check finds them warm (a longer -t waits for it).",
 		              ev);
 	}
 }

@@ -3,7 +3,9 @@
 #include "probes/facts_python.h"
 #include "probes/facts.h"
 #include "probes/facts_pyfind.h"
+#include "probes/facts_pyrun.h"
 #include "probes/facts_pywarm.h"
+#include "probes/facts_torch_bg.h"
 #include "cd.h"
 #include "fsutil.h"
 #include "scan.h"
@@ -20,11 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ERR_TAIL      2048
-#define CACHE_MAX     (64u << 10)
-#define CACHE_FORMAT  1
-#define REAP_GRACE_MS 1000
-#define EXCERPT_MAX   60
+#define CACHE_MAX    (64u << 10)
+#define CACHE_FORMAT 1
+#define EXCERPT_MAX  60
+/* The cap of a torch import that goes on in the background after the
+ * request's deadline (facts_torch_bg.h); past it, it is killed as a hung one. */
+#define TORCH_IMPORT_BACKGROUND_MS 300000
 
 /*
  * Step 1. No f-strings: it must run on any Python 3. A namespace package
@@ -91,208 +94,6 @@ static const char torch_script[] =
     "    'cuda_version': torch.version.cuda, 'nccl_version': n, 'import_ms': ms}))\n"
     "sys.stdout.flush()\n"
     "os._exit(0)\n";
-
-/* What a finished child left behind. */
-struct run {
-	char *out; /* stdout, NUL-terminated, at most FACTS_PYTHON_OUT_MAX bytes */
-	size_t out_len;
-	char err[ERR_TAIL + 1]; /* the last ERR_TAIL bytes of stderr */
-	size_t err_len;
-	int status; /* waitpid status */
-};
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/* In the child after fork: only async-signal-safe calls until exec. */
-static void __attribute__((noreturn))
-child_exec(char *const argv[], int in, int out, int err, int exec_err)
-{
-	sigset_t none;
-	ssize_t w;
-	int e;
-
-	/* own process group, so that a timeout kills the grandchildren too */
-	setpgid(0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-	    dup2(err, STDERR_FILENO) < 0)
-		goto fail;
-	execvp(argv[0], argv);
-fail:
-	e = errno;
-	w = write(exec_err, &e, sizeof(e));
-	(void)w; /* nothing more to do about a failed write here */
-	_exit(127);
-}
-
-/* SIGKILL the child's process group and reap the child. A process stuck in
- * uninterruptible sleep cannot die at once; it is left after a short grace
- * rather than blocking the agent. */
-static void kill_and_reap(pid_t pid)
-{
-	int64_t give_up = cd_now_ms() + REAP_GRACE_MS;
-	int status;
-
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, WNOHANG) == 0 && cd_now_ms() < give_up)
-		poll(NULL, 0, 1);
-}
-
-static void keep_tail(struct run *r, const char *p, size_t n)
-{
-	if (n >= ERR_TAIL) {
-		memcpy(r->err, p + n - ERR_TAIL, ERR_TAIL);
-		r->err_len = ERR_TAIL;
-	} else {
-		size_t drop = r->err_len + n > ERR_TAIL ? r->err_len + n - ERR_TAIL : 0;
-
-		memmove(r->err, r->err + drop, r->err_len - drop);
-		memcpy(r->err + r->err_len - drop, p, n);
-		r->err_len += n - drop;
-	}
-	r->err[r->err_len] = '\0';
-}
-
-/*
- * Read the child's pipes until all three are closed, then wait for its exit,
- * all before deadline. Returns 0, CD_ERR_TIMEOUT, CD_ERR_TOOBIG or CD_ERR_IO;
- * *exec_errno is the errno of a failed exec (0 when exec succeeded).
- */
-static int pump(const char *who, pid_t pid, int fds[3], int64_t deadline, struct run *r,
-                int *exec_errno, char *errbuf, size_t errlen)
-{
-	char chunk[4096];
-
-	while (fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) {
-		struct pollfd p[3];
-		int idx[3], np = 0, left = (int)(deadline - cd_now_ms());
-
-		if (left <= 0)
-			return CD_ERR_TIMEOUT;
-		for (int i = 0; i < 3; i++) {
-			if (fds[i] >= 0) {
-				p[np] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-				idx[np++] = i;
-			}
-		}
-		if (poll(p, (nfds_t)np, left) < 0) {
-			if (errno == EINTR)
-				continue;
-			return cd_errf(errbuf, errlen, CD_ERR_IO, "waiting for %s: poll: %s", who,
-			               strerror(errno));
-		}
-		for (int k = 0; k < np; k++) {
-			int i = idx[k];
-			ssize_t n;
-
-			if (!p[k].revents)
-				continue;
-			if (i == 0)
-				n = read(fds[0], r->out + r->out_len,
-				         FACTS_PYTHON_OUT_MAX + 1 - r->out_len);
-			else
-				n = read(fds[i], chunk, sizeof(chunk));
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (n < 0)
-				return cd_errf(errbuf, errlen, CD_ERR_IO, "reading from %s: %s",
-				               who, strerror(errno));
-			if (n == 0) {
-				close_fd(&fds[i]);
-			} else if (i == 0) {
-				r->out_len += (size_t)n;
-				if (r->out_len > FACTS_PYTHON_OUT_MAX)
-					return cd_errf(errbuf, errlen, CD_ERR_TOOBIG,
-					               "%s printed more than %d KiB", who,
-					               FACTS_PYTHON_OUT_MAX / 1024);
-			} else if (i == 1) {
-				keep_tail(r, chunk, (size_t)n);
-			} else if ((size_t)n >= sizeof(int)) {
-				memcpy(exec_errno, chunk, sizeof(int));
-			}
-		}
-	}
-	r->out[r->out_len] = '\0';
-	/* Both pipes are closed, so the child is exiting; wait in short steps
-	 * rather than block, in case it closed them and lingers. */
-	for (;;) {
-		pid_t w = waitpid(pid, &r->status, WNOHANG);
-
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return cd_errf(errbuf, errlen, CD_ERR_IO, "waiting for %s: %s", who,
-			               strerror(errno));
-		if (cd_now_ms() >= deadline)
-			return CD_ERR_TIMEOUT;
-		poll(NULL, 0, 2);
-	}
-}
-
-/*
- * Run argv (argv[0] searched in PATH) with stdin from /dev/null until it
- * exits or deadline (cd_now_ms) passes. Returns 0 with r filled (r->out is
- * the caller's to free) whatever the exit status; CD_ERR_NOTFOUND when
- * argv[0] does not exist; CD_ERR_TIMEOUT; CD_ERR_TOOBIG; CD_ERR_IO. On every
- * error the child has been killed and reaped.
- */
-static int run_child(char *const argv[], int64_t deadline, struct run *r, char *errbuf,
-                     size_t errlen)
-{
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1}, null_fd = -1;
-	int fds[3], exec_errno = 0, rc;
-	pid_t pid = -1;
-
-	memset(r, 0, sizeof(*r));
-	r->out = cd_malloc(FACTS_PYTHON_OUT_MAX + 2);
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    pipe2(ex, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		rc = cd_errf(errbuf, errlen, CD_ERR_IO, "cannot start %s: %s", argv[0],
-		             strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(argv, null_fd, out[1], err[1], ex[1]);
-	setpgid(pid, pid); /* also here: the child may not have run yet */
-	close_fd(&out[1]);
-	close_fd(&err[1]);
-	close_fd(&ex[1]);
-	fds[0] = out[0], fds[1] = err[0], fds[2] = ex[0];
-	for (int i = 0; i < 3; i++)
-		fcntl(fds[i], F_SETFL, O_NONBLOCK);
-	rc = pump(argv[0], pid, fds, deadline, r, &exec_errno, errbuf, errlen);
-	out[0] = fds[0], err[0] = fds[1], ex[0] = fds[2];
-	if (rc == 0) {
-		pid = -1; /* reaped */
-		if (exec_errno)
-			rc = cd_errf(errbuf, errlen,
-			             exec_errno == ENOENT ? CD_ERR_NOTFOUND : CD_ERR_IO,
-			             "cannot run %s: %s", argv[0], strerror(exec_errno));
-	}
-out:
-	if (pid > 0)
-		kill_and_reap(pid);
-	close_fd(&null_fd);
-	for (int i = 0; i < 2; i++) {
-		close_fd(&out[i]);
-		close_fd(&err[i]);
-		close_fd(&ex[i]);
-	}
-	if (rc < 0) {
-		free(r->out);
-		r->out = NULL;
-	}
-	return rc;
-}
 
 /* The last non-empty line of s (n bytes), without surrounding blanks. */
 static void last_line(const char *s, size_t n, const char **line, size_t *ln)
@@ -425,7 +226,7 @@ int facts_python_parse_torch(const char *buf, size_t len, json_t **torch, char *
 }
 
 /* Describe how a run went wrong, or return 0 when it exited with status 0. */
-static int run_failed(const char *who, const struct run *r, char *errbuf, size_t errlen)
+static int run_failed(const char *who, const struct facts_pyrun *r, char *errbuf, size_t errlen)
 {
 	const char *line;
 	size_t n;
@@ -608,28 +409,146 @@ static json_t *cache_key(const struct facts_python_info *info, const char *gpu_d
 	return key;
 }
 
-/* Import torch in a child (cache miss). Returns the torch object or NULL
- * with errors["torch"] set. */
-static json_t *probe_torch(const char *executable, int64_t deadline, json_t *errors)
+/* Import torch in a child until deadline. Returns the torch object (with
+ * "import_ms"), or NULL with the reason in errbuf. */
+static json_t *import_torch(const char *executable, int64_t deadline, char *errbuf, size_t errlen)
 {
 	char *argv[] = {(char *)executable, (char *)"-c", (char *)torch_script, NULL};
 	int64_t budget = deadline - cd_now_ms();
-	char err[CD_ERRLEN];
 	json_t *torch = NULL;
-	struct run r;
+	struct facts_pyrun r;
 	int rc;
 
-	rc = run_child(argv, deadline, &r, err, sizeof(err));
+	rc = facts_pyrun_child(argv, deadline, &r, errbuf, errlen);
 	if (rc == CD_ERR_TIMEOUT)
-		snprintf(err, sizeof(err), "importing torch took longer than %.1f s",
+		snprintf(errbuf, errlen, "importing torch took longer than %.1f s",
 		         (double)(budget > 0 ? budget : 0) / 1000);
-	else if (rc == 0 && run_failed("the torch probe", &r, err, sizeof(err)) == 0)
-		rc = facts_python_parse_torch(r.out, r.out_len, &torch, err, sizeof(err));
-	else if (rc == 0)
-		rc = CD_ERR_IO;
+	else if (rc == 0 && run_failed("the torch probe", &r, errbuf, errlen) == 0)
+		facts_python_parse_torch(r.out, r.out_len, &torch, errbuf, errlen);
 	free(r.out);
-	if (rc < 0 || !torch)
+	return torch;
+}
+
+/* Import torch as the agent's own child, killed at the deadline (no cache
+ * file: nothing could be warmed). NULL with errors["torch"] set. */
+static json_t *probe_torch(const char *executable, int64_t deadline, json_t *errors)
+{
+	char err[CD_ERRLEN];
+	json_t *torch = import_torch(executable, deadline, err, sizeof(err));
+
+	if (!torch)
 		facts_set_error(errors, "torch", err);
+	return torch;
+}
+
+/* What a background import needs to store the cache, copied into the
+ * finisher by the fork. */
+struct bg_import {
+	const char *executable, *cache;
+	json_t *key, *python, *paths, *warm;
+};
+
+/*
+ * In the finisher (facts_torch_bg.h): import torch under the long cap, store
+ * the cache, then return the record {"torch": {...}} or {"error": "..."},
+ * with "cache_error" when the store failed. Storing before reporting means
+ * that whoever reads the record, or finds the lock free, finds the cache.
+ */
+static char *bg_import_work(void *arg)
+{
+	const struct bg_import *b = arg;
+	json_t *rec = json_object(), *torch;
+	char err[CD_ERRLEN];
+	char *text;
+
+	torch =
+	    import_torch(b->executable, cd_now_ms() + TORCH_IMPORT_BACKGROUND_MS, err, sizeof(err));
+	if (!torch) {
+		json_object_set_new(rec, "error", facts_json_text(err, strlen(err)));
+	} else {
+		if (cache_store(b->cache, b->key, torch, b->python, b->paths, b->warm, err,
+		                sizeof(err)) < 0)
+			json_object_set_new(rec, "cache_error", facts_json_text(err, strlen(err)));
+		json_object_set_new(rec, "torch", torch);
+	}
+	text = json_dumps(rec, JSON_COMPACT);
+	json_decref(rec);
+	return text;
+}
+
+/* The torch object of a finisher's record, or NULL with errors set. */
+static json_t *bg_import_result(const char *record, json_t *errors)
+{
+	json_t *rec = json_loads(record, 0, NULL), *e, *torch = NULL;
+
+	if (json_is_string(e = json_object_get(rec, "cache_error")))
+		facts_set_error(errors, "cache", json_string_value(e));
+	if (json_is_string(e = json_object_get(rec, "error")))
+		facts_set_error(errors, "torch", json_string_value(e));
+	else if (!(torch = torch_fields(json_object_get(rec, "torch"), 1)))
+		facts_set_error(errors, "torch", "the torch import reported a malformed result");
+	json_decref(rec);
+	return torch;
+}
+
+/*
+ * Import torch on a cache miss when there is a cache file: in a finisher
+ * that outlives the deadline and warms the cache (facts_torch_bg.h), one at
+ * a time per cache file. When an earlier import held the lock and ended in
+ * time, its cache answers (*cached = 1) unless reload is 0 (--no-cache).
+ * Returns the torch object ("import_ms" when not cached) or NULL with
+ * errors["torch"] set.
+ */
+static json_t *probe_torch_bg(const struct bg_import *b, int reload, int64_t deadline,
+                              json_t *errors, int *cached)
+{
+	double budget_s = (double)(deadline > cd_now_ms() ? deadline - cd_now_ms() : 0) / 1000;
+	char err[CD_ERRLEN], *record = NULL;
+	json_t *torch = NULL;
+	int lock_fd = -1, rc;
+	pid_t pid = 0;
+
+	*cached = 0;
+	rc = facts_torch_bg_lock(b->cache, deadline, &lock_fd, &pid, err, sizeof(err));
+	if (rc == CD_ERR_IO) {
+		/* no lock, no cache either: import as the agent's child, and let the
+		 * store say why nothing is cached */
+		if ((torch = probe_torch(b->executable, deadline, errors)) &&
+		    cache_store(b->cache, b->key, torch, b->python, b->paths, b->warm, err,
+		                sizeof(err)) < 0)
+			facts_set_error(errors, "cache", err);
+		return torch;
+	}
+	if (rc == CD_ERR_TIMEOUT) {
+		char pidtext[32] = "";
+
+		if (pid > 0)
+			snprintf(pidtext, sizeof(pidtext), " (pid %ld)", (long)pid);
+		snprintf(
+		    err, sizeof(err),
+		    "importing torch took longer than %.1f s; an earlier import on this node is "
+		    "still running%s and its facts are cached when it ends",
+		    budget_s, pidtext);
+		facts_set_error(errors, "torch", err);
+		return NULL;
+	}
+	if (rc == 1 && reload && (torch = cache_load(b->cache, b->key))) {
+		close(lock_fd);
+		*cached = 1;
+		return torch;
+	}
+	rc = facts_torch_bg_run(lock_fd, deadline, bg_import_work, (void *)b, &record, &pid, err,
+	                        sizeof(err));
+	if (rc == CD_ERR_TIMEOUT)
+		snprintf(err, sizeof(err),
+		         "importing torch took longer than %.1f s; the import goes on in the "
+		         "background (pid %ld) and its facts are cached when it ends",
+		         budget_s, (long)pid);
+	if (rc < 0)
+		facts_set_error(errors, "torch", err);
+	else
+		torch = bg_import_result(record, errors);
+	free(record);
 	return torch;
 }
 
@@ -649,12 +568,12 @@ static json_t *find_torch_pythons(int64_t deadline, const char *probed)
 		char *argv[] = {paths[i], (char *)"-c", (char *)info_script, NULL};
 		struct facts_python_info info = {0};
 		char err[CD_ERRLEN];
-		struct run r = {0};
+		struct facts_pyrun r = {0};
 
 		/* the login interpreter was just asked: it has no torch */
 		if (probed && strcmp(paths[i], probed) == 0)
 			continue;
-		if (run_child(argv, deadline, &r, err, sizeof(err)) == 0 &&
+		if (facts_pyrun_child(argv, deadline, &r, err, sizeof(err)) == 0 &&
 		    run_failed(paths[i], &r, err, sizeof(err)) == 0 &&
 		    facts_python_parse_info(r.out, r.out_len, &info, err, sizeof(err)) == 0 &&
 		    info.torch_origin)
@@ -678,8 +597,8 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 	struct facts_python_info info = {0};
 	json_t *python = json_null(), *torch = json_null(), *key = NULL, *warm = NULL, *t, *ms;
 	char err[CD_ERRLEN], msg[CD_ERRLEN + 64], *cache = NULL;
-	struct run r;
-	int rc;
+	struct facts_pyrun r;
+	int rc, cached = 0;
 
 	cache = cache_file(opts);
 	if (cache && !opts->no_cache && warm_load(cache, py, gpu_driver, &t, &torch)) {
@@ -688,7 +607,7 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 		json_object_set_new(torch, "cached", json_true());
 		goto out;
 	}
-	rc = run_child(argv, deadline, &r, err, sizeof(err));
+	rc = facts_pyrun_child(argv, deadline, &r, err, sizeof(err));
 	if (rc == CD_ERR_NOTFOUND && !opts->python)
 		goto search; /* no python3 on this node: a fact, not an error */
 	if (rc == CD_ERR_TIMEOUT)
@@ -723,12 +642,29 @@ void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver,
 		torch = t;
 		goto out;
 	}
-	if (!(t = probe_torch(info.executable, deadline, errors)))
+	if (cache) {
+		struct bg_import b = {.executable = info.executable,
+		                      .cache = cache,
+		                      .key = key,
+		                      .python = python,
+		                      .paths = info.paths,
+		                      .warm = warm};
+
+		t = probe_torch_bg(&b, !opts->no_cache, deadline, errors, &cached);
+	} else {
+		t = probe_torch(info.executable, deadline, errors);
+		if (t)
+			facts_set_error(errors, "cache",
+			                "HOME is not set: the torch facts are not cached");
+	}
+	if (!t)
 		goto out;
-	if (!cache)
-		facts_set_error(errors, "cache", "HOME is not set: the torch facts are not cached");
-	else if (cache_store(cache, key, t, python, info.paths, warm, err, sizeof(err)) < 0)
-		facts_set_error(errors, "cache", err);
+	if (cached) {
+		json_object_set_new(t, "cached", json_true());
+		json_decref(torch);
+		torch = t;
+		goto out;
+	}
 	/* "cached" goes before "import_ms", as documented */
 	ms = json_incref(json_object_get(t, "import_ms"));
 	json_object_del(t, "import_ms");

@@ -26,10 +26,22 @@
  * by every node must not give one node's answer to another.
  *
  * Both children share one deadline, opts->python_timeout_ms from the start
- * of the probe. Children run in their own process group with stdin from
+ * of the probe. Children (facts_pyrun.h) run in their own process group with stdin from
  * /dev/null; on the deadline the whole group is killed with SIGKILL and the
  * child is reaped. Stdout is capped at 64 KiB (more is an error), stderr is
  * read to the end but only its last 2 KiB are kept, for error messages.
+ *
+ * Except step 2 when there is a cache file: a cold import can take longer
+ * than any request waits (torch on NFS, a loaded node), and killing it would
+ * leave the cache cold for every request after. So it runs in a detached
+ * finisher process (facts_torch_bg.h) under a cap of its own (5 minutes),
+ * stores the cache and then reports; the request waits for the report only
+ * until its deadline, and past it reports the import as going on. One import
+ * at a time per cache file: a request that finds one running waits for it
+ * until its deadline and then answers from the cache it stored, without
+ * importing torch itself. Without a cache file (HOME unset) the import is
+ * the agent's own child, killed at the deadline, since nothing could be
+ * warmed.
  */
 #ifndef CD_PROBES_FACTS_PYTHON_H
 #define CD_PROBES_FACTS_PYTHON_H
@@ -58,15 +70,18 @@
  *           possibly empty; path is the candidate as found, to pass as
  *           --python. The search shares the probe's deadline.
  * On failure the value is null and errors["python"] or errors["torch"] says
- * why ("importing torch took longer than 20.0 s"); when errors["python"] is
- * set, torch was not probed. A cache that cannot be written sets
+ * why ("importing torch took longer than 20.0 s; the import goes on in the
+ * background (pid 4242) and its facts are cached when it ends", or "...; an
+ * earlier import on this node is still running (pid 4242) and ..."); when
+ * errors["python"] is set, torch was not probed. A cache that cannot be written sets
  * errors["cache"] and does not change the facts.
  *
  * opts must not be NULL (see facts_opts_init). gpu_driver (borrowed, may be
  * NULL) is part of the cache key. Returns within opts->python_timeout_ms plus
  * the few milliseconds that killing and reaping a child takes; a child that
  * cannot die at once (uninterruptible sleep) is waited for at most 1 s more,
- * then left unreaped.
+ * then left unreaped. A background import is not the caller's child and
+ * outlives the call; it never holds the caller's stdout or stderr.
  */
 void facts_python_collect(const struct facts_opts *opts, const char *gpu_driver, json_t *facts,
                           json_t *errors);

@@ -61,6 +61,49 @@ t_a_missing_python_is_a_per_node_error() {
 	expect_eq "$(jget 'd["nodes"][1]["errors"]["python"]')" "cannot run $VENV: No such file or directory" "node2's error"
 }
 
+# A torch import slower than the request's deadline goes on in the background on the node (as
+# a cold import from NFS does) and warms its cache: the command does not wait for it (sshd
+# would, if the import held the channel), and the next facts are cached. /root/slowpy is a fake
+# interpreter whose import takes 7 s; -t 4 gives the python probe 2.7 s.
+t_slow_torch_import_goes_on_and_the_next_facts_are_warm() {
+	local i n
+	for i in 1 2; do
+		mkdir -p "$CD_RUN/n$i/home/slowtorch/torch" || return 1
+		: >"$CD_RUN/n$i/home/slowtorch/torch/__init__.py"
+		cat >"$CD_RUN/n$i/home/slowpy" <<-'EOS'
+			#!/bin/sh
+			case "$2" in
+			*'import torch'*)
+				sleep 7
+				echo '{"version": "9.9.9", "cuda_available": false, "cuda_version": null, "nccl_version": null, "import_ms": 7000}' ;;
+			*)
+				echo '{"executable": "/root/slowpy", "version": "3.11.2", "executable_mtime_ns": 1, "torch_origin": "/root/slowtorch/torch/__init__.py", "torch_mtime_ns": 2, "paths": ["/root/slowtorch"]}' ;;
+			esac
+		EOS
+		chmod 755 "$CD_RUN/n$i/home/slowpy" || return 1
+	done
+	cd_head facts -w 'node[1-2]' --python /root/slowpy -t 4 --json
+	expect_eq "$(jget '[n["torch"] for n in d["nodes"]]')" "[None, None]" "torch while the import runs" || return 1
+	for i in 0 1; do
+		expect_match "$(jget "d['nodes'][$i]['errors']['torch']")" \
+			"^importing torch took longer than [0-9.]+ s; the import goes on in the background \(pid [0-9]+\) and its facts are cached when it ends$" \
+			"node$((i + 1))'s torch error" || return 1
+	done
+	((elapsed_ms < 7000)) || { echo "    facts took $elapsed_ms ms: it waited for the import"; return 1; }
+	# the finisher holds the lock until it has stored the cache and exited
+	for i in 1 2; do
+		for ((n = 0; n < 150; n++)); do
+			compgen -G "$CD_RUN/n$i/home/.cache/clusterdoc/python-facts-*.json" >/dev/null &&
+				flock -n "$(compgen -G "$CD_RUN/n$i/home/.cache/clusterdoc/python-facts-*.json.lock")" true &&
+				break
+			sleep 0.1
+		done
+	done
+	cd_head facts -w 'node[1-2]' --python /root/slowpy -t 4 --json
+	expect_eq "$(jget '[(n["torch"]["version"], n["torch"]["cached"]) for n in d["nodes"]]')" \
+		"[('9.9.9', True), ('9.9.9', True)]" "the next facts, from the cache the import stored"
+}
+
 t_mnist_torch_mode_names_the_python_then_trains_with_it() {
 	local data
 	data=$(mktemp -d -p "$CD_HOME")
