@@ -119,6 +119,22 @@ static json_t *targets_json(const struct netcheck_node_state *ns)
 	return out;
 }
 
+/* Does the node of state ns test node i (its drawn peers, ascending)? */
+static int tests_peer(const struct netcheck_node_state *ns, size_t i)
+{
+	size_t lo = 0, hi = ns->npeers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ns->peers[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ns->npeers && ns->peers[lo] == i;
+}
+
 /*
  * Does node i's attempt to listener l carry the bulk proof? Only toward the
  * addresses a suggestion may use (each node's own listeners), not the
@@ -126,7 +142,8 @@ static json_t *targets_json(const struct netcheck_node_state *ns)
  * suggested, the routable address on the NIC proves its path). One proof
  * covers both directions of a pair, so in a full matrix, where both nodes
  * test each other, only the lower-numbered node sends it; a sampled pair may
- * be tested from one side only, so both do, except toward the master: it
+ * be tested from one side only, so both do (the lower-numbered alone where
+ * both drew the other), except toward the master: it
  * tests every node and sends each its own proof, so the others send none
  * to it (hundreds of transfers into one node at once measure that node's
  * CPU, not the paths: at 512 nodes they stalled and their UDP echoes were
@@ -138,7 +155,13 @@ static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listen
 		return 0;
 	if (c->n <= (size_t)c->o.full_matrix_max)
 		return i < l->node;
-	return l->node != c->o.master;
+	if (l->node == c->o.master)
+		return 0;
+	/* a pair both nodes drew (ring neighbours, say): the lower-numbered
+	 * node sends it, as in a full matrix */
+	if (i != c->o.master && tests_peer(&c->nodes[l->node], i))
+		return i < l->node;
+	return 1;
 }
 
 /* Node i's targets: every listener of the peers it tests. */
