@@ -56,14 +56,18 @@ int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr)
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
 
-		if (!bulk_stalled(a) || !stall_is_blackhole(m, a))
+		if (!bulk_stalled(a))
 			continue;
-		if (a->to == i && strcmp(a->addr, addr) == 0)
-			return 1;
+		/* the cheap tests first: stall_is_blackhole walks the attempts */
+		if (a->to == i && strcmp(a->addr, addr) == 0) {
+			if (stall_is_blackhole(m, a))
+				return 1;
+			continue;
+		}
 		if (a->from != i || !net[0])
 			continue;
 		attempt_network(m, a, other, sizeof(other));
-		if (strcmp(other, net) == 0)
+		if (strcmp(other, net) == 0 && stall_is_blackhole(m, a))
 			return 1;
 	}
 	return 0;
