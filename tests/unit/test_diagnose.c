@@ -227,28 +227,36 @@ static void different_names_need_an_exact_list_when_a_prefix_overmatches(void **
 	unload(&f);
 }
 
-/* The same stall, but the path-MTU probe of the pair echoed full 9000-byte
- * frames: the path is slow, not a black hole. A warning names both nodes,
- * nothing says MTU black hole, and data0 stays the data interface. */
-static void bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole(void **state)
+/* jumbo-data-nic.json with the path-MTU probe's answer on its stalled
+ * attempt (data0, a -> b): pmtu bytes echoed, up to pmtu_max tried. */
+static void load_stall_with_pmtu(struct fx *f, int pmtu, int pmtu_max)
 {
 	char err[CD_ERRLEN] = "";
 	json_error_t jerr;
 	json_t *doc, *row;
-	struct fx f;
 
 	doc = json_load_file(FIXTURES "jumbo-data-nic.json", 0, &jerr);
 	if (!doc)
 		fail_msg("%s", jerr.text);
 	row = json_array_get(json_object_get(doc, "matrix"), 0);
 	assert_string_equal(json_string_value(json_object_get(row, "bulk")), "stalled");
-	json_object_set_new(row, "pmtu", json_integer(9000));
-	json_object_set_new(row, "pmtu_max", json_integer(9000));
-	f.m = netmodel_load_json(doc, err, sizeof(err));
+	json_object_set_new(row, "pmtu", json_integer(pmtu));
+	json_object_set_new(row, "pmtu_max", json_integer(pmtu_max));
+	f->m = netmodel_load_json(doc, err, sizeof(err));
 	json_decref(doc);
-	if (!f.m)
+	if (!f->m)
 		fail_msg("%s", err);
-	f.d = diagnose(f.m);
+	f->d = diagnose(f->m);
+}
+
+/* The same stall, but the path-MTU probe of the pair echoed full 9000-byte
+ * frames: the path is slow, not a black hole. A warning names both nodes,
+ * nothing says MTU black hole, and data0 stays the data interface. */
+static void bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole(void **state)
+{
+	struct fx f;
+
+	load_stall_with_pmtu(&f, 9000, 9000);
 	expect_finding(&f, "bulk-transfer-slow", SEV_WARNING, "a,b");
 	for (size_t k = 0; k < f.d->nfindings; k++) {
 		const struct finding *x = &f.d->findings[k];
@@ -268,22 +276,9 @@ static void bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole(void **st
  * black hole. */
 static void bulk_stall_where_the_probe_proves_a_smaller_frame_is_a_black_hole(void **state)
 {
-	char err[CD_ERRLEN] = "";
-	json_error_t jerr;
-	json_t *doc, *row;
 	struct fx f;
 
-	doc = json_load_file(FIXTURES "jumbo-data-nic.json", 0, &jerr);
-	if (!doc)
-		fail_msg("%s", jerr.text);
-	row = json_array_get(json_object_get(doc, "matrix"), 0);
-	json_object_set_new(row, "pmtu", json_integer(1500));
-	json_object_set_new(row, "pmtu_max", json_integer(9000));
-	f.m = netmodel_load_json(doc, err, sizeof(err));
-	json_decref(doc);
-	if (!f.m)
-		fail_msg("%s", err);
-	f.d = diagnose(f.m);
+	load_stall_with_pmtu(&f, 1500, 9000);
 	expect_finding(&f, "path-mtu-blackhole", SEV_ERROR, "a,b");
 	for (size_t k = 0; k < f.d->nfindings; k++)
 		assert_string_not_equal(f.d->findings[k].id, "bulk-transfer-slow");
