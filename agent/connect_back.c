@@ -2,6 +2,7 @@
 #include "connect_back.h"
 #include "backauth.h"
 #include "cd.h"
+#include "fsutil.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -110,21 +111,6 @@ static int read_line(int fd, char *line, size_t len)
 	}
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int agent_connect_back(const char *hostport)
 {
 	char secret[256], name[BACKAUTH_NAME_MAX], nonce[BACKAUTH_NONCE_HEX];
@@ -148,7 +134,7 @@ int agent_connect_back(const char *hostport)
 	fd = connect_to(name, hostport);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, out, (size_t)n) < 0 || read_line(fd, line, sizeof(line)) < 0) {
+	if (cd_write_all(fd, out, (size_t)n) < 0 || read_line(fd, line, sizeof(line)) < 0) {
 		fprintf(stderr, "clusterdoc-agent: %s: the head closed the handshake\n", name);
 		goto fail;
 	}
@@ -160,7 +146,7 @@ int agent_connect_back(const char *hostport)
 		        name, hostport);
 		goto fail;
 	}
-	if (write_all(fd, out, (size_t)n) < 0)
+	if (cd_write_all(fd, out, (size_t)n) < 0)
 		goto fail;
 	memset(secret, 0, sizeof(secret));
 	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0) {

@@ -83,6 +83,26 @@ int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len,
 	return rc;
 }
 
+int cd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, char *err,
                          size_t errlen)
 {
@@ -111,17 +131,9 @@ int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 		goto out;
 	}
 	created = 1;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n ? errno : EIO;
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (cd_write_all(fd, p, len) < 0) {
+		e = errno;
+		goto out;
 	}
 	if (fsync(fd) != 0 || fchmod(fd, (mode_t)mode) != 0) {
 		e = errno;

@@ -35,6 +35,13 @@ int cd_read_file(const char *path, size_t cap, unsigned char **out, size_t *len,
 const char *cd_writer_tag(void);
 
 /*
+ * Write all len bytes of buf to fd, again after EINTR and after a short
+ * write. 0, or -1 with errno set (EIO when write wrote nothing). Only
+ * write(2): usable in a child after fork.
+ */
+int cd_write_all(int fd, const void *buf, size_t len);
+
+/*
  * Replace path with data[0..len) atomically: write a temporary file in the
  * same directory (".NAME.tmp.TAG", TAG from cd_writer_tag, so a reader
  * globbing *.prom or *.xml never sees it and no other writer shares it), fsync it, chmod it to

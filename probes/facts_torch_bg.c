@@ -156,23 +156,6 @@ static int above_stderr(int fd)
 	return fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The finisher: detach, run the work, report, exit. It exits with _exit so
  * that nothing of the agent (atexit handlers, stdio buffers) runs twice. */
 static void __attribute__((noreturn))
@@ -207,11 +190,11 @@ finisher_main(int wfd, int lock_fd, facts_torch_bg_work_fn work, void *arg)
 	snprintf(pidtext, sizeof(pidtext), "%ld\n", (long)me);
 	if (ftruncate(lock_fd, 0) == 0)
 		(void)!pwrite(lock_fd, pidtext, strlen(pidtext), 0);
-	if (write_all(wfd, &me, sizeof(me)) < 0)
+	if (cd_write_all(wfd, &me, sizeof(me)) < 0)
 		_exit(1);
 	record = work(arg);
 	if (record)
-		(void)write_all(wfd, record, strlen(record));
+		(void)cd_write_all(wfd, record, strlen(record));
 	/* the lock goes with the exit; its pid must not outlive it */
 	(void)!ftruncate(lock_fd, 0);
 	_exit(0);
