@@ -104,6 +104,19 @@ static int fail_errno(struct gather *g, const char *what, int peer, int err)
 	                 g->bytes);
 }
 
+/* n bytes of a flow's current step moved: a short move means the socket
+ * is full (or empty) for now; a whole step moves on to the next. */
+static void flow_moved(struct gather *g, struct flow *s, size_t n)
+{
+	g->progress = 1;
+	s->waiting = n < g->bytes - s->done;
+	s->done += n;
+	if (s->done == g->bytes) {
+		s->step++;
+		s->done = 0;
+	}
+}
+
 static int pump_in(struct gather *g, int dir)
 {
 	struct flow *s = &g->in[dir];
@@ -123,13 +136,7 @@ static int pump_in(struct gather *g, int dir)
 		}
 		if (n == 0)
 			return fail_closed(g, dir_peer(g, dir, 0), 0);
-		g->progress = 1;
-		s->waiting = (size_t)n < g->bytes - s->done;
-		s->done += (size_t)n;
-		if (s->done == g->bytes) {
-			s->step++;
-			s->done = 0;
-		}
+		flow_moved(g, s, (size_t)n);
 	}
 	return 0;
 }
@@ -152,13 +159,7 @@ static int pump_out(struct gather *g, int dir)
 			}
 			return fail_errno(g, "send", dir_peer(g, dir, 1), errno);
 		}
-		g->progress = 1;
-		s->waiting = (size_t)n < g->bytes - s->done;
-		s->done += (size_t)n;
-		if (s->done == g->bytes) {
-			s->step++;
-			s->done = 0;
-		}
+		flow_moved(g, s, (size_t)n);
 	}
 	return 0;
 }
