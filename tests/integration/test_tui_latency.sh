@@ -90,7 +90,10 @@ drive_keys() {
 		(($(now_us) > t_end)) && break
 		sleep "$KEY_GAP"
 	done
-	# the last key's redraw may still be on its way: the status bar once more
+	# the last key may have opened a prompt (/ filter) or the help (?) over the status bar:
+	# Escape closes it, then the status bar once more, after its redraw
+	tmux_ send-keys Escape
+	sent=$((sent + 1))
 	sleep 0.2
 	line=$(status_line)
 	{
