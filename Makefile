@@ -41,7 +41,7 @@ AGENT_LIBS   := $(AGENT_STATIC) -ldl
 
 # Everything under these folders goes into one static library; each program
 # pulls only the objects it needs (the agent must never pull libssh2 users).
-LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c report/*.c)
+LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c jobs/*.c report/*.c)
 HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
 # agent/glibc_compat.c goes only into the agents linked for the glibc floor (below).
 AGENT_SRC := $(filter-out agent/glibc_compat.c,$(wildcard agent/*.c))

@@ -12,6 +12,7 @@
 #include "phase.h"
 #include "optgroups.h"
 #include "report/mnist_render.h"
+#include "run_check.h"
 #include "targets.h"
 
 #include <stdio.h>
@@ -21,6 +22,9 @@
 
 enum {
 	OPT_QUIET = OPT_TARGETS_END,
+	OPT_MASTER,
+	OPT_NO_CHECK,
+	OPT_FORCE,
 };
 
 struct mnist_run {
@@ -28,6 +32,10 @@ struct mnist_run {
 	struct mnist_opts o;
 	int quiet;
 	int tty; /* stderr is a terminal: progress redrawn in place */
+	int no_check, force;
+	const char *master;     /* --master NODE, or NULL: the first node */
+	const char **ordered;   /* the nodes, the master first */
+	struct run_check check; /* the job's plan (torch mode) */
 	struct loop *loop;
 	struct sshpool *pool;
 	struct mnist *m;
@@ -95,18 +103,35 @@ static void usage(FILE *f, void *arg)
 	      "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n",
 	      f);
 	optgroup_help(f, &jobopt_group, NULL);
-	fprintf(f, "      --quiet             no live output, only the summary\n%s", targets_help);
+	fprintf(f,
+	        "      --master NODE       torch: the node of rank 0 (default: the first node)\n"
+	        "      --no-check          torch: use the last saved check of these nodes\n"
+	        "      --force             torch: start even when the check found errors the\n"
+	        "                          plan's environment does not avoid\n"
+	        "      --quiet             no live output, only the summary\n%s",
+	        targets_help);
 }
 
-/* mnist's own option (targets_cmd.own). */
+/* mnist's own options (targets_cmd.own). */
 static int parse_option(void *ctx, int opt, const char *arg)
 {
 	struct mnist_run *r = ctx;
 
-	if (opt != OPT_QUIET)
-		return -2;
-	r->quiet = 1;
-	return 0;
+	switch (opt) {
+	case OPT_QUIET:
+		r->quiet = 1;
+		return 0;
+	case OPT_MASTER:
+		r->master = arg;
+		return 0;
+	case OPT_NO_CHECK:
+		r->no_check = 1;
+		return 0;
+	case OPT_FORCE:
+		r->force = 1;
+		return 0;
+	}
+	return -2;
 }
 
 /* 0 to run, 1 after --help, -1 after an error. */
@@ -115,6 +140,9 @@ static int parse_options(struct mnist_run *r, int argc, char **argv)
 	static const struct option longopts[] = {
 	    TARGETS_LONGOPTS,
 	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"master", required_argument, NULL, OPT_MASTER},
+	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
+	    {"force", no_argument, NULL, OPT_FORCE},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -153,9 +181,11 @@ int cmd_mnist(int argc, char **argv)
 	const struct mnist_report *rep;
 	char err[CD_ERRLEN];
 	int rc = 2, p;
+	size_t n;
 
 	targets_init(&r.t);
 	mnist_opts_init(&r.o);
+	r.o.master_port = 0; /* given or not: without it, the check's */
 	r.tty = isatty(STDERR_FILENO);
 	p = parse_options(&r, argc, argv);
 	if (p != 0) {
@@ -169,8 +199,29 @@ int cmd_mnist(int argc, char **argv)
 		fprintf(stderr, "clusterdoc mnist: %s\n", err);
 		goto out;
 	}
-	r.hosts = (const char *const *)r.t.hosts->names;
-	r.m = mnist_start(r.loop, r.pool, r.hosts, hostlist_count(r.t.hosts), &r.o, &events, &r);
+	n = hostlist_count(r.t.hosts);
+	if (run_check_order((const char *const *)r.t.hosts->names, n, r.master, &r.ordered, err,
+	                    sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc mnist: %s\n", err);
+		goto out;
+	}
+	r.hosts = r.ordered;
+	/* torch's rendezvous needs a MASTER_PORT and addresses the check proved;
+	 * the embedded ring needs neither */
+	if (r.o.mode != MNIST_EMBEDDED) {
+		r.check = (struct run_check){.cmd = "mnist",
+		                             .pool = &r.t.pool,
+		                             .hosts = r.hosts,
+		                             .n = n,
+		                             .master_port = r.o.master_port,
+		                             .iface = r.o.iface,
+		                             .no_check = r.no_check,
+		                             .force = r.force};
+		if (run_check_gate(&r.check) < 0)
+			goto out;
+		r.o.plan = r.check.plan;
+	}
+	r.m = mnist_start(r.loop, r.pool, r.hosts, n, &r.o, &events, &r);
 	loop_run(r.loop);
 	rep = mnist_report(r.m);
 	if (r.t.json)
@@ -182,6 +233,8 @@ out:
 	sshpool_free(r.pool); /* first: it fails what is pending, into mnist's callbacks */
 	mnist_free(r.m);
 	loop_free(r.loop);
+	run_check_fini(&r.check);
+	free(r.ordered);
 	targets_fini(&r.t);
 	return rc;
 }

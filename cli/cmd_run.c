@@ -13,6 +13,7 @@
 #include "fsutil.h"
 #include "loop.h"
 #include "phase.h"
+#include "probes/netcheck.h"
 #include "report/run_render.h"
 #include "run_check.h"
 #include "scan.h"
@@ -29,6 +30,7 @@ enum {
 	OPT_LAUNCHER = OPT_TARGETS_END,
 	OPT_NPROC,
 	OPT_MASTER_PORT,
+	OPT_MASTER,
 	OPT_PYTHON,
 	OPT_ENV,
 	OPT_ENV_FILE,
@@ -55,7 +57,10 @@ struct run_cli {
 	struct targets t;
 	struct run_opts o;
 	int quiet, group, dry_run, force, no_check;
-	struct run_check check; /* the check's outcome (saved as RUN/check.json) */
+	int master_port;        /* --master-port, 0: none given (the plan's) */
+	const char *master;     /* --master NODE, or NULL: the first node */
+	const char **ordered;   /* the nodes, the master first */
+	struct run_check check; /* the job's plan (saved as RUN/check.json) */
 	char *env[MAX_ENV];     /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
@@ -250,12 +255,14 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	c->logs = NULL;
 	if (!rep)
 		return;
-	if (c->check.record && (text = json_dumps(c->check.record, JSON_INDENT(2)))) {
+	j = c->check.plan ? job_plan_to_json(c->check.plan) : NULL;
+	if (j && (text = json_dumps(j, JSON_INDENT(2)))) {
 		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
 		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
 			fprintf(stderr, "clusterdoc run: %s\n", err);
 		free(text);
 	}
+	json_decref(j);
 	j = run_report_json(rep);
 	text = json_dumps(j, JSON_INDENT(2));
 	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
@@ -279,7 +286,8 @@ static void usage(FILE *f, void *arg)
 	      "                          nodes, -x for each variable; needs node-to-node SSH,\n"
 	      "                          see clusterdoc mpi-check)\n"
 	      "      --nproc-per-node N  ranks per node, or gpu (the node's GPU count); default 1\n"
-	      "      --master-port PORT  default 29500\n"
+	      "      --master NODE       the node of rank 0 (default: the first node)\n"
+	      "      --master-port PORT  default: the one the check proved (29500 when free)\n"
 	      "      --python PATH       torchrun's interpreter on every node\n"
 	      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
 	      "      --backend hccl      Ascend NPUs: refuse unless every node has an NPU and\n"
@@ -302,7 +310,8 @@ static void usage(FILE *f, void *arg)
 	      "      --group             fold identical output of the nodes, at the end\n"
 	      "      --dry-run           print each node's command and environment; start nothing\n"
 	      "      --no-check          use the last saved check of these nodes, not a new one\n"
-	      "      --force             start even when the check found errors\n"
+	      "      --force             start even when the check found errors the plan's\n"
+	      "                          environment does not avoid, or --env overrides it\n"
 	      "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
 	      "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
 	      "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
@@ -401,7 +410,11 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		}
 		return cli_parse_int("run", "--nproc-per-node", arg, 1, 1024, &c->o.nproc_per_node);
 	case OPT_MASTER_PORT:
-		return cli_parse_int("run", "--master-port", arg, 1, 65535, &c->o.master_port);
+		return cli_parse_int("run", "--master-port", arg, 1, NETCHECK_PORT_MAX,
+		                     &c->master_port);
+	case OPT_MASTER:
+		c->master = arg;
+		return 0;
 	case OPT_PYTHON:
 		c->o.python = arg;
 		return 0;
@@ -481,6 +494,7 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	    {"launcher", required_argument, NULL, OPT_LAUNCHER},
 	    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
 	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
+	    {"master", required_argument, NULL, OPT_MASTER},
 	    {"python", required_argument, NULL, OPT_PYTHON},
 	    {"iface", required_argument, NULL, OPT_IFACE},
 	    {"backend", required_argument, NULL, OPT_BACKEND},
@@ -580,17 +594,27 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
 	}
-	c.hosts = (const char *const *)c.t.hosts->names;
 	n = hostlist_count(c.t.hosts);
-	c.check = (struct run_check){.pool = &c.t.pool,
+	if (run_check_order((const char *const *)c.t.hosts->names, n, c.master, &c.ordered, err,
+	                    sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc run: %s\n", err);
+		n = 0;
+		goto out;
+	}
+	c.hosts = c.ordered;
+	c.check = (struct run_check){.cmd = "run",
+	                             .pool = &c.t.pool,
 	                             .hosts = c.hosts,
 	                             .n = n,
-	                             .master_port = c.o.master_port,
+	                             .master_port = c.master_port,
+	                             .iface = c.o.iface,
+	                             .env = c.o.env,
+	                             .nenv = c.o.nenv,
 	                             .no_check = c.no_check,
 	                             .force = c.force};
 	if (run_check_gate(&c.check) < 0)
 		goto out;
-	c.o.ifaces = (const char *const *)c.check.ifaces;
+	c.o.plan = c.check.plan;
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
@@ -629,6 +653,7 @@ out:
 	}
 	free(c.groups);
 	run_check_fini(&c.check);
+	free(c.ordered);
 	runsync_manifest_free(&c.manifest);
 	for (size_t i = 0; i < c.nenv; i++)
 		free(c.env[i]);

@@ -158,6 +158,7 @@ int cmd_tui(int argc, char **argv)
 	netcheck_opts_init(&r.o.session.check);
 	bench_opts_init(&r.o.session.bench);
 	mnist_opts_init(&r.o.session.mnist);
+	r.o.session.mnist.master_port = 0; /* given or not: without it, the check's */
 	r.o.no_color = nc && *nc;
 	r.o.env_path = "clusterdoc.env";
 	rc = parse_options(&r, argc, argv);

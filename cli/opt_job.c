@@ -38,7 +38,8 @@ static const struct optdef defs[] = {
     {"iface", required_argument, JOBOPT_IFACE, "--iface",
      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"},
     {"master-port", required_argument, JOBOPT_MASTER_PORT, "--master-port",
-     "      --master-port PORT  torch rendezvous port (default 29500)\n"},
+     "      --master-port PORT  torch rendezvous port (default: the one the check\n"
+     "                          proved, 29500 when it is free)\n"},
     {"python", required_argument, JOBOPT_PYTHON, "--python",
      "      --python PATH       torch: the interpreter on every node (a conda env or\n"
      "                          venv; default: python3 in the login PATH)\n"},
@@ -87,7 +88,7 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 	case JOBOPT_BATCH:
 		return cli_parse_int(cmd, shown, arg, 1, 4096, &o->batch);
 	case JOBOPT_MASTER_PORT:
-		return cli_parse_int(cmd, shown, arg, 1, 65535, &o->master_port);
+		return cli_parse_int(cmd, shown, arg, 1, NETCHECK_PORT_MAX, &o->master_port);
 	case JOBOPT_RETRIES:
 		if (cli_parse_int(cmd, shown, arg, 0, 100, &v) < 0)
 			return -1;

@@ -1,12 +1,14 @@
 /*
- * run_check.c - the check `clusterdoc run` does first (run_check.h): a
- * fresh check of the nodes, or the saved one with --no-check.
+ * run_check.c - the check `clusterdoc run` and `mnist` do first
+ * (run_check.h): a fresh check made into the job's plan, or the saved plan
+ * with --no-check, then the gate.
  */
 #include "run_check.h"
 #include "cd.h"
 #include "check_once.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
+#include "jobs/jobgate.h"
 #include "sha256.h"
 
 #include <stdio.h>
@@ -14,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-/* The saved check of exactly these nodes: <state>/check-<hash of the
- * host list>.json, beside the runs' directories. */
+/* The saved plan of exactly these nodes: <state>/check-<hash of the host
+ * list, the master first>.json, beside the runs' directories. */
 static int check_path(const struct run_check *c, char *out, size_t len)
 {
 	char base[768], err[CD_ERRLEN], hex[SHA256_HEX_LEN];
@@ -34,111 +36,200 @@ static int check_path(const struct run_check *c, char *out, size_t len)
 	return 0;
 }
 
-/* What a run keeps of a check: when, the error findings, each node's
- * proved interface. */
-static json_t *check_record(const struct diagnosis *d, size_t n)
+static struct job_plan *load_plan(struct run_check *c, const char *path)
 {
-	json_t *errors = json_array(), *ifaces = json_array();
+	char err[CD_ERRLEN], why[CD_ERRLEN];
+	struct job_plan *p;
+	json_error_t je;
+	json_t *j;
+	long long age;
 
-	for (size_t k = 0; k < d->nfindings; k++) {
-		if (d->findings[k].severity == SEV_ERROR)
-			json_array_append_new(errors, json_pack("{ssss}", "id", d->findings[k].id,
-			                                        "message", d->findings[k].message));
+	j = path[0] ? json_load_file(path, 0, &je) : NULL;
+	if (!j) {
+		fprintf(stderr,
+		        "clusterdoc %s: --no-check: no saved check of these nodes (%s): run once "
+		        "without --no-check\n",
+		        c->cmd, path[0] ? path : "no state directory");
+		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(ifaces,
-		                      json_string(i < d->nnodes ? d->pred[i].data_iface : ""));
-	return json_pack("{sisIsoso}", "version", 1, "time", (json_int_t)time(NULL), "errors",
-	                 errors, "ifaces", ifaces);
+	p = job_plan_from_json(j, err, sizeof(err));
+	json_decref(j);
+	if (!p) {
+		fprintf(stderr,
+		        "clusterdoc %s: --no-check: the saved check %s cannot be used: %s: run "
+		        "once without --no-check\n",
+		        c->cmd, path, err);
+		return NULL;
+	}
+	if (job_plan_key_differs(p, c->hosts, c->n, c->master_port, c->iface, why, sizeof(why))) {
+		fprintf(stderr,
+		        "clusterdoc %s: --no-check: the saved check of these nodes does not fit "
+		        "this job: %s: run once without --no-check\n",
+		        c->cmd, why);
+		job_plan_free(p);
+		return NULL;
+	}
+	age = (long long)time(NULL) - p->time;
+	fprintf(stderr, "# using the check of these nodes saved %lld min %lld s ago\n", age / 60,
+	        age % 60);
+	return p;
+}
+
+static struct job_plan *fresh_plan(struct run_check *c, const char *path)
+{
+	struct check_once once;
+	struct netmodel *m = netmodel_new(c->hosts, c->n);
+	struct job_plan *p;
+	char err[CD_ERRLEN];
+
+	fprintf(stderr, "# checking the nodes' network first (--no-check skips it: the last "
+	                "saved check)\n");
+	once = (struct check_once){.pool = c->pool, .m = m};
+	netcheck_opts_init(&once.o);
+	once.o.master_port = c->master_port;
+	if (check_once_run(&once, err, sizeof(err)) < 0) {
+		fprintf(stderr, "clusterdoc %s: the check: %s\n", c->cmd, err);
+		netmodel_free(m);
+		return NULL;
+	}
+	p = job_plan_from_check(m, once.d, c->master_port, c->iface);
+	diagnosis_free(once.d);
+	netmodel_free(m);
+	if (path[0]) {
+		json_t *j = job_plan_to_json(p);
+		char *text = json_dumps(j, JSON_INDENT(2));
+
+		if (!text ||
+		    cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+			fprintf(stderr, "clusterdoc %s: the check is not saved: %s\n", c->cmd, err);
+		free(text);
+		json_decref(j);
+	}
+	return p;
+}
+
+/* An explicit --master-port the check found blocked: named, with the one
+ * it proved. 0 to go on (the port is the plan's now), -1 refused. */
+static int asked_port(struct run_check *c, struct job_plan *p)
+{
+	if (!c->master_port || p->master_port == c->master_port)
+		return 0;
+	if (p->master_port_proved && !c->force) {
+		fprintf(stderr,
+		        "clusterdoc %s: --master-port %d is not reachable on the master %s from "
+		        "every node (the check's master-port-blocked); the check proved %d: use "
+		        "--master-port %d, or leave --master-port out\n",
+		        c->cmd, c->master_port, p->nodes[p->master].host, p->master_port,
+		        p->master_port);
+		return -1;
+	}
+	p->master_port = c->master_port;
+	p->master_port_proved = 0;
+	return 0;
+}
+
+/* --env may not override what the plan sets, unless forced. */
+static int env_overrides(const struct run_check *c, const struct job_plan *p)
+{
+	int bad = 0;
+
+	for (size_t k = 0; k < c->nenv; k++) {
+		const char *eq = strchr(c->env[k], '=');
+		char name[64];
+
+		if (!eq || (size_t)(eq - c->env[k]) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - c->env[k]), c->env[k]);
+		for (size_t i = 0; i < p->n; i++) {
+			if (!job_plan_sets(p, i, name))
+				continue;
+			if (c->force) {
+				fprintf(stderr, "# --force: --env %s overrides the plan's value\n",
+				        name);
+			} else {
+				fprintf(stderr,
+				        "clusterdoc %s: --env %s overrides the value the plan sets "
+				        "(clusterdoc env shows it): drop it, or add --force\n",
+				        c->cmd, name);
+				bad = 1;
+			}
+			break;
+		}
+	}
+	return bad ? -1 : 0;
 }
 
 int run_check_gate(struct run_check *c)
 {
-	size_t n = c->n;
-	char path[1024], err[CD_ERRLEN];
-	json_t *rec = NULL, *errors, *ifaces;
-	size_t k;
-	json_t *e;
-	int rc = -1;
+	char path[1024], *refused = NULL, *avoided = NULL;
+	struct job_plan *p;
+	int gating, rc = -1;
 
 	if (check_path(c, path, sizeof(path)) < 0)
 		path[0] = '\0';
-	if (c->no_check) {
-		json_error_t je;
-		long long age;
-
-		rec = path[0] ? json_load_file(path, 0, &je) : NULL;
-		if (!rec) {
-			fprintf(
-			    stderr,
-			    "clusterdoc run: --no-check: no saved check of these nodes (%s): run "
-			    "once without --no-check\n",
-			    path[0] ? path : "no state directory");
-			return -1;
-		}
-		age = (long long)time(NULL) - json_integer_value(json_object_get(rec, "time"));
-		fprintf(stderr, "# using the check of these nodes saved %lld min %lld s ago\n",
-		        age / 60, age % 60);
-	} else {
-		struct check_once once;
-		struct netmodel *m = netmodel_new(c->hosts, n);
-
+	p = c->no_check ? load_plan(c, path) : fresh_plan(c, path);
+	if (!p)
+		return -1;
+	if (asked_port(c, p) < 0 || env_overrides(c, p) < 0)
+		goto out;
+	gating = job_gate_judge(p, c->n == 1, &refused, &avoided);
+	for (char *s = avoided, *nl; s && *s && (nl = strchr(s, '\n')); s = nl + 1)
+		fprintf(stderr, "# %.*s\n", (int)(nl - s), s);
+	if (gating && !c->force) {
 		fprintf(stderr,
-		        "# checking the nodes' network (--no-check: the last saved check)\n");
-		once = (struct check_once){.pool = c->pool, .m = m};
-		netcheck_opts_init(&once.o);
-		once.o.master_port = c->master_port;
-		if (check_once_run(&once, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc run: the check: %s\n", err);
-			netmodel_free(m);
-			return -1;
-		}
-		rec = check_record(once.d, n);
-		diagnosis_free(once.d);
-		netmodel_free(m);
-		if (path[0]) {
-			char *text = json_dumps(rec, JSON_INDENT(2));
-
-			if (!text || cd_write_file_atomic(path, text, strlen(text), 0600, err,
-			                                  sizeof(err)) < 0)
-				fprintf(stderr, "clusterdoc run: the check is not saved: %s\n",
-				        err);
-			free(text);
-		}
-	}
-	errors = json_object_get(rec, "errors");
-	if (json_array_size(errors) && !c->force) {
-		fprintf(stderr, "clusterdoc run: the check found what would break the job "
-		                "(--force starts it anyway):\n");
-		json_array_foreach(errors, k, e)
-		{
-			fprintf(stderr, "  %s: %s\n", json_string_value(json_object_get(e, "id")),
-			        json_string_value(json_object_get(e, "message")));
-		}
+		        "clusterdoc %s: the check found what would break the job, and the plan's "
+		        "environment does not avoid it (--force starts it anyway):\n%s",
+		        c->cmd, refused);
 		goto out;
 	}
-	json_array_foreach(errors, k, e)
-	{
-		fprintf(stderr, "# --force: starting despite %s\n",
-		        json_string_value(json_object_get(e, "id")));
-	}
-	ifaces = json_object_get(rec, "ifaces");
-	c->ifaces = cd_calloc(n ? n : 1, sizeof(*c->ifaces));
-	for (size_t i = 0; i < n && i < json_array_size(ifaces); i++)
-		c->ifaces[i] = cd_strdup(json_string_value(json_array_get(ifaces, i)) ?: "");
-	c->record = json_incref(rec);
+	if (gating)
+		fprintf(stderr, "# --force: not refused for what the check found:\n%s", refused);
+	if (!c->master_port && p->master_port_proved && p->port_tried &&
+	    p->master_port != p->port_tried)
+		fprintf(stderr, "# MASTER_PORT=%d: the port the check proved (%d is not usable)\n",
+		        p->master_port, p->port_tried);
+	if (!p->proved)
+		fprintf(stderr, "# nothing was proved between the nodes: the job's interfaces are "
+		                "each node's own pick\n");
+	c->plan = p;
+	p = NULL;
 	rc = 0;
 out:
-	json_decref(rec);
+	job_plan_free(p);
+	free(refused);
+	free(avoided);
 	return rc;
 }
 
 void run_check_fini(struct run_check *c)
 {
-	for (size_t i = 0; c->ifaces && i < c->n; i++)
-		free(c->ifaces[i]);
-	free(c->ifaces);
-	json_decref(c->record);
-	c->ifaces = NULL;
-	c->record = NULL;
+	job_plan_free(c->plan);
+	c->plan = NULL;
+}
+
+int run_check_order(const char *const *names, size_t n, const char *master, const char ***out,
+                    char *err, size_t errlen)
+{
+	const char **o = cd_calloc(n ? n : 1, sizeof(*o));
+	size_t at = 0, k = 1;
+
+	if (master) {
+		while (at < n && strcmp(names[at], master) != 0)
+			at++;
+		if (at == n) {
+			snprintf(
+			    err, errlen,
+			    "--master %s is not one of the nodes given with -w (or --hostfile)",
+			    master);
+			free(o);
+			return -1;
+		}
+	}
+	if (n)
+		o[0] = names[at];
+	for (size_t i = 0; i < n; i++)
+		if (i != at)
+			o[k++] = names[i];
+	*out = o;
+	return 0;
 }

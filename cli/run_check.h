@@ -1,14 +1,21 @@
 /*
- * run_check.h - the first phase of `clusterdoc run` (cli/cmd_run.c): a
- * fresh `check` of the nodes (check_once.h), refusing the run on its error
- * findings unless forced, saved on the head per node list
- * ($XDG_STATE_HOME or ~/.local/state: clusterdoc/runs/check-<hash>.json);
- * or, with no_check, that saved check, saying its age. The CLI does it
- * before run_start: check_once runs a loop of its own.
+ * run_check.h - the first phase of `clusterdoc run` and `clusterdoc mnist`
+ * (cli/cmd_run.c, cli/cmd_mnist.c): a fresh `check` of the nodes
+ * (check_once.h) made into the job's plan (jobs/jobplan.h), saved on the
+ * head per node list ($XDG_STATE_HOME or ~/.local/state:
+ * clusterdoc/runs/check-<hash>.json); or, with no_check, that saved plan,
+ * saying its age, refused when it was made by another version or for
+ * other nodes, master, --master-port or --iface. Then the gate
+ * (jobs/jobgate.h): the job is refused on the error findings its plan does
+ * not avoid, unless forced; an explicit --master-port the check found
+ * blocked is named with the port it proved; an --env that overrides a
+ * planned variable is refused unless forced. The CLI does it before
+ * run_start / mnist_start: check_once runs a loop of its own.
  */
 #ifndef CD_CLI_RUN_CHECK_H
 #define CD_CLI_RUN_CHECK_H
 
+#include "jobs/jobplan.h"
 #include "sshpool.h"
 
 #include <jansson.h>
@@ -16,19 +23,30 @@
 
 struct run_check {
 	/* in */
+	const char *cmd; /* "run" or "mnist", for messages */
 	const struct sshpool_opts *pool;
-	const char *const *hosts;
+	const char *const *hosts; /* the master first */
 	size_t n;
-	int master_port;
+	int master_port;        /* --master-port, 0: none given */
+	const char *iface;      /* --iface, or NULL */
+	const char *const *env; /* --env "NAME=value" */
+	size_t nenv;
 	int no_check, force;
-	/* out (run_check_fini frees them) */
-	char **ifaces;  /* [n]: each node's proved interface, "" when none */
-	json_t *record; /* {"version", "time", "errors": [{"id", "message"}], "ifaces"} */
+	/* out (run_check_fini frees it) */
+	struct job_plan *plan;
 };
 
 /* 0 to go on, or -1 after printing why not (the check's errors, no saved
  * check, the pool could not start). */
 int run_check_gate(struct run_check *c);
 void run_check_fini(struct run_check *c);
+
+/*
+ * The nodes with the master first (--master NODE; NULL: names as given):
+ * *out a new array of the borrowed names (the caller frees it). 0, or -1
+ * with err when master is not one of the nodes.
+ */
+int run_check_order(const char *const *names, size_t n, const char *master, const char ***out,
+                    char *err, size_t errlen);
 
 #endif

@@ -77,6 +77,12 @@ struct bench_node {
 	char nccl_reason[256], nccl_version[32];
 };
 
+/* A node's address for a job or the ring: on iface (IPv4 first, then a global IPv6,
+ * then a link-local one), else NCCL's first socket pick (predict.h). 0 with
+ * the node's ifname/addr/scope_id/addr_rule set, or -1 with its error set
+ * ("no address on interface eth1", NCCL's own failure message). */
+int bench_pick_address(const struct nm_node *n, const char *iface, struct bench_node *out);
+
 /* One size, over all ranks: time is the slowest rank's (the collective ends
  * when the last rank has its result). */
 struct bench_size {

@@ -13,12 +13,6 @@
 #include "fanout.h"
 #include "probes/netmodel.h"
 
-/* Node i's ring address: on opts->iface (IPv4 first, then a global IPv6,
- * then a link-local one), else NCCL's first socket pick (predict.h). 0 with
- * the node's ifname/addr/scope_id/addr_rule set, or -1 with its error set
- * ("no address on interface eth1", NCCL's own failure message). */
-int bench_pick_address(const struct nm_node *n, const char *iface, struct bench_node *out);
-
 /* A pair of node indexes in a round. */
 struct bench_pair {
 	size_t a, b;

@@ -335,7 +335,7 @@ static json_t *embedded_request(const struct mnist *m, size_t i)
 
 static json_t *torch_request(const struct mnist *m, size_t i)
 {
-	const struct mnist_node *n = &m->r.nodes[i], *master = &m->r.nodes[0];
+	const struct mnist_node *n = &m->r.nodes[i];
 	json_t *req = proto_request(0, "proc_start"), *env;
 
 	/* The agent runs argv without a shell, so "~/" is expanded here by the
@@ -343,10 +343,10 @@ static json_t *torch_request(const struct mnist *m, size_t i)
 	json_object_set_new(req, "cwd", json_string(m->nodes[i].root));
 	json_object_set_new(req, "argv",
 	                    mnist_torch_argv(m->nodes[i].python, n->torch_version, (int)m->n,
-	                                     (int)i, n->nranks, master->addr, m->o.master_port,
-	                                     SCRIPT_NAME, ".", "mnist_mlp.pt", m->r.backend,
-	                                     &m->o));
-	env = mnist_torch_env(n->ifname, n->addr, m->r.backend);
+	                                     (int)i, n->nranks, m->plan->master_addr,
+	                                     m->plan->master_port, SCRIPT_NAME, ".", "mnist_mlp.pt",
+	                                     m->r.backend, &m->o));
+	env = mnist_torch_env(m->plan, i, m->r.backend);
 	if (strcmp(m->r.backend, "hccl") == 0) {
 		const char **ifnames = cd_calloc(m->n ? m->n : 1, sizeof(*ifnames));
 		char ifname[NM_NAME];
@@ -499,6 +499,8 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	m->started = m->data_started = cd_now_ms();
 	m->n = nhosts;
 	m->m = netmodel_new(hosts, nhosts);
+	m->plan = o->plan && o->plan->n == nhosts ? job_plan_copy(o->plan)
+	                                          : job_plan_new(hosts, nhosts, 0);
 	m->nodes = cd_calloc(nhosts ? nhosts : 1, sizeof(*m->nodes));
 	m->fan = fanout_new(loop, nhosts + 1, advance, m);
 	/* netprobe (, facts) */
@@ -551,5 +553,6 @@ void mnist_free(struct mnist *m)
 	free(m->nodes);
 	free(m->r.nodes);
 	netmodel_free(m->m);
+	job_plan_free(m->plan);
 	free(m);
 }

@@ -34,6 +34,7 @@
 #include "collectives/mnist_data.h"
 #include "collectives/train.h"
 #include "loop.h"
+#include "jobs/jobplan.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
 
@@ -46,22 +47,24 @@ enum mnist_mode { MNIST_AUTO, MNIST_TORCH, MNIST_EMBEDDED };
 
 struct mnist_opts {
 	enum mnist_mode mode;
-	const char *backend;     /* torch: "gloo", "nccl" or "auto" (nccl when every node
-	                            has CUDA and NCCL in torch); default "auto" */
-	int epochs;              /* default 2 */
-	int nproc_per_node;      /* ranks per node; default 1 */
-	int batch;               /* per rank, default 64 */
-	double lr, momentum;     /* default 0.05 and 0.9 */
-	unsigned seed;           /* default 1 */
-	const char *iface;       /* NULL = NCCL's predicted interface on each node */
-	const char *python;      /* torch: the interpreter on every node (--python);
-	                            NULL = the login python3 */
-	int master_port;         /* torch; default 29500 */
-	const char *remote_root; /* where the files go on every node (--remote-dir);
-	                            NULL (default): per node, MNIST_REMOTE_ROOT, or
-	                            <agent dir>/data where the agent runs from a
-	                            fallback directory (a full or read-only
-	                            ~/.cache: sshpool_node_agent_note) */
+	const char *backend;         /* torch: "gloo", "nccl" or "auto" (nccl when every node
+	                                has CUDA and NCCL in torch); default "auto" */
+	int epochs;                  /* default 2 */
+	int nproc_per_node;          /* ranks per node; default 1 */
+	int batch;                   /* per rank, default 64 */
+	double lr, momentum;         /* default 0.05 and 0.9 */
+	unsigned seed;               /* default 1 */
+	const char *iface;           /* NULL = the plan's, else NCCL's pick, on each node */
+	const char *python;          /* torch: the interpreter on every node (--python);
+	                                NULL = the login python3 */
+	int master_port;             /* torch, when the plan has none; default 29500 */
+	const struct job_plan *plan; /* the job's plan (jobs/jobplan.h: its hosts are the
+	                                job's, in order), or NULL: each node's own pick */
+	const char *remote_root;     /* where the files go on every node (--remote-dir);
+	                                NULL (default): per node, MNIST_REMOTE_ROOT, or
+	                                <agent dir>/data where the agent runs from a
+	                                fallback directory (a full or read-only
+	                                ~/.cache: sshpool_node_agent_note) */
 	struct mnist_data_opts data;
 	int timeout_ms;         /* the whole job once started; default 30 min */
 	int stall_ms;           /* no output from any node; default 5 min */

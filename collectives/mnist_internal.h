@@ -81,6 +81,7 @@ struct mnist {
 	const struct mnist_events *ev;
 	void *arg;
 	struct netmodel *m;
+	struct job_plan *plan; /* the job's: a copy of o.plan, or the probes' picks */
 	struct mnist_node_state *nodes;
 	size_t n;
 	/* the answers each node owes in the current phase; its member n (after
@@ -143,8 +144,9 @@ json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnod
                          const char *data_root, const char *checkpoint, const char *backend,
                          const struct mnist_opts *o);
 
-/* The environment of node n's ranks: the interface variables of the
- * address clusterdoc chose there, and settings for a quiet short job. */
-json_t *mnist_torch_env(const char *ifname, const char *addr, const char *backend);
+/* The environment of node i's ranks: the plan's variables for the node
+ * (job_plan_env: interface variables, MASTER_ADDR, MASTER_PORT), and
+ * settings for a quiet short job. */
+json_t *mnist_torch_env(const struct job_plan *plan, size_t i, const char *backend);
 
 #endif

@@ -74,11 +74,11 @@ json_t *mnist_torch_argv(const char *python, const char *torch_version, int nnod
 	return argv;
 }
 
-json_t *mnist_torch_env(const char *ifname, const char *addr, const char *backend)
+json_t *mnist_torch_env(const struct job_plan *plan, size_t i, const char *backend)
 {
 	json_t *env = json_object();
 
-	torchrun_iface_env(env, ifname, addr);
+	job_plan_env(plan, i, env);
 	json_object_set_new(env, "OMP_NUM_THREADS", json_string("1"));
 	json_object_set_new(env, "PYTHONUNBUFFERED", json_string("1"));
 	if (strcmp(backend, "nccl") == 0)

@@ -151,15 +151,18 @@ void mnist_plan(struct mnist *m)
 		json_t *torch = json_object_get(m->job.nodes[i].info, "torch");
 
 		netmodel_set_node(m->m, i, m->job.nodes[i].probe, NULL);
-		memset(&bn, 0, sizeof(bn));
-		bn.host = n->host;
-		if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
-			mnist_node_error(m, i, "address", bn.error);
-			mnist_fail_run(m, "%s", bn.error);
-			return;
+		if (job_plan_needs_pick(m->plan, i, m->o.iface)) {
+			memset(&bn, 0, sizeof(bn));
+			bn.host = n->host;
+			if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
+				mnist_node_error(m, i, "address", bn.error);
+				mnist_fail_run(m, "%s", bn.error);
+				return;
+			}
+			job_plan_take_pick(m->plan, i, bn.ifname, bn.addr, bn.addr_rule);
 		}
-		snprintf(n->ifname, sizeof(n->ifname), "%s", bn.ifname);
-		snprintf(n->addr, sizeof(n->addr), "%s", bn.addr);
+		snprintf(n->ifname, sizeof(n->ifname), "%s", m->plan->nodes[i].ifname);
+		snprintf(n->addr, sizeof(n->addr), "%s", m->plan->nodes[i].addr);
 		snprintf(n->torch_version, sizeof(n->torch_version), "%s",
 		         json_string_value(json_object_get(torch, "version"))
 		             ? json_string_value(json_object_get(torch, "version"))
@@ -171,4 +174,5 @@ void mnist_plan(struct mnist *m)
 		rank += n->nranks;
 	}
 	m->r.nranks = rank;
+	job_plan_default_master(m->plan, m->o.master_port ? m->o.master_port : 29500);
 }

@@ -32,6 +32,7 @@ struct run {
 	const struct run_events *ev;
 	void *arg;
 	struct netmodel *m;
+	struct job_plan *plan; /* the job's: a copy of o.plan, or the probes' picks */
 	struct run_node_state *nodes;
 	size_t n;
 	struct fanout *fan;
@@ -204,20 +205,19 @@ static void plan(struct run *r)
 		json_t *facts = r->job.nodes[i].info, *torch = json_object_get(facts, "torch");
 
 		netmodel_set_node(r->m, i, r->job.nodes[i].probe, NULL);
-		memset(&bn, 0, sizeof(bn));
-		bn.host = n->host;
-		const char *iface = r->o.iface;
-
-		if (!iface && r->o.ifaces && r->o.ifaces[i] && r->o.ifaces[i][0])
-			iface = r->o.ifaces[i];
-		if (bench_pick_address(&r->m->nodes[i], iface, &bn) < 0) {
-			node_error(r, i, "address", bn.error);
-			fail_run(r, "%s", bn.error);
-			r->r.could_not_start = 1;
-			return;
+		if (job_plan_needs_pick(r->plan, i, r->o.iface)) {
+			memset(&bn, 0, sizeof(bn));
+			bn.host = n->host;
+			if (bench_pick_address(&r->m->nodes[i], r->o.iface, &bn) < 0) {
+				node_error(r, i, "address", bn.error);
+				fail_run(r, "%s", bn.error);
+				r->r.could_not_start = 1;
+				return;
+			}
+			job_plan_take_pick(r->plan, i, bn.ifname, bn.addr, bn.addr_rule);
 		}
-		snprintf(n->ifname, sizeof(n->ifname), "%s", bn.ifname);
-		snprintf(n->addr, sizeof(n->addr), "%s", bn.addr);
+		snprintf(n->ifname, sizeof(n->ifname), "%s", r->plan->nodes[i].ifname);
+		snprintf(n->addr, sizeof(n->addr), "%s", r->plan->nodes[i].addr);
 		snprintf(n->torch_version, sizeof(n->torch_version), "%s",
 		         json_string_value(json_object_get(torch, "version")) ?: "");
 		r->nodes[i].python =
@@ -228,7 +228,10 @@ static void plan(struct run *r)
 		rank += n->nranks;
 	}
 	r->r.nranks = rank;
-	snprintf(r->r.master_addr, sizeof(r->r.master_addr), "%s", r->r.nodes[0].addr);
+	job_plan_default_master(r->plan, r->o.master_port);
+	snprintf(r->r.master_addr, sizeof(r->r.master_addr), "%s", r->plan->master_addr);
+	r->r.master_port = r->plan->master_port;
+	r->r.proved = r->plan->proved;
 	run_plan_dir(&r->o, r->r.run_id, r->r.run_dir, sizeof(r->r.run_dir));
 	snprintf(r->r.cwd, sizeof(r->r.cwd), "%s",
 	         r->o.sync    ? r->r.run_dir
@@ -255,10 +258,11 @@ static void plan(struct run *r)
 		    .nnodes = (int)r->n,
 		    .nproc_per_node = n->nranks,
 		    .world_size = rank,
-		    .master_port = r->o.master_port,
+		    .master_port = r->r.master_port,
 		    .master_addr = r->r.master_addr,
 		    .host = n->host,
 		    .iface = n->ifname,
+		    .plan = r->plan,
 		};
 		const char *python = r->o.python ? r->o.python : r->nodes[i].python;
 
@@ -650,6 +654,7 @@ struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const
 	r->started = cd_now_ms();
 	r->n = n;
 	r->m = netmodel_new(hosts, n);
+	r->plan = o->plan && o->plan->n == n ? job_plan_copy(o->plan) : job_plan_new(hosts, n, 0);
 	r->nodes = cd_calloc(n ? n : 1, sizeof(*r->nodes));
 	r->fan = fanout_new(loop, n, advance, r);
 	jobphase_init(&r->job, pool, hosts, n, r->fan, o->request_timeout_ms, 1, &job_ops, r);
@@ -717,5 +722,6 @@ void run_free(struct run *r)
 	free(r->nodes);
 	free(r->r.nodes);
 	netmodel_free(r->m);
+	job_plan_free(r->plan);
 	free(r);
 }

@@ -4,8 +4,8 @@
  * proved, watched to the end, and stopped everywhere when one node fails.
  *
  * Before run_start the front end checks the nodes (cli/run_check.h: a
- * fresh `check`, or the saved one) and passes each node's proved interface
- * in run_opts.ifaces; the check runs a loop of its own, so it is not a phase
+ * fresh `check`, or the saved one) and passes the job's plan in
+ * run_opts.plan; the check runs a loop of its own, so it is not a phase
  * here. Nor is the walk of --sync's directory: the front end builds its
  * manifest (runsync_manifest_build) before anything starts, so that a
  * directory over the cap is refused first.
@@ -13,9 +13,13 @@
  * Phases (each waits for every live node before the next starts):
  *   1. probe  the nodes connect and answer `netprobe` and `facts` (the
  *             --python interpreter's torch, the GPU count)
- *   2. plan   each node's address and interface (--iface, else NCCL's pick,
- *             as mnist and bench choose), ranks, the master (node 0's
- *             address), the command and environment per node (run_plan_*).
+ *   2. plan   each node's address, interface and variables from the job's
+ *             plan (jobs/jobplan.h: what the check proved); a node the plan
+ *             lacks, or any with --iface, from its probe (NCCL's pick, as
+ *             mnist and bench choose), unproved; ranks; the master (the
+ *             plan's address and MASTER_PORT, else node 0's address and
+ *             o.master_port); the command and environment per node
+ *             (run_plan_*).
  *             Hang-ready (unless no_hang_ready): hangready_build with the
              node's torch version; its variables go into the node's
              environment (PYTHONPATH first <run_dir>/hang, then a --env
@@ -47,6 +51,7 @@
 #include "cd.h"
 #include "loop.h"
 #include "collectives/runsync.h"
+#include "jobs/jobplan.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
 
@@ -62,13 +67,14 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 
 struct run_opts {
 	enum run_launcher launcher;
-	int nproc_per_node;        /* ranks per node; 0: the node's GPU count (at least 1) */
-	int master_port;           /* default 29500 */
-	const char *python;        /* torchrun: the interpreter (NULL: facts' python3) */
-	const char *iface;         /* NULL: NCCL's predicted interface per node */
-	const char *const *ifaces; /* [n] or NULL: each node's interface as a check proved it
-	                              (NULL or "" entry: the rule above); --iface wins */
-	const char *const *argv;   /* COMMAND ARGS..., placeholders unexpanded */
+	int nproc_per_node;          /* ranks per node; 0: the node's GPU count (at least 1) */
+	int master_port;             /* when the plan has none; default 29500 */
+	const char *python;          /* torchrun: the interpreter (NULL: facts' python3) */
+	const char *iface;           /* NULL: the plan's interface, else NCCL's pick, per node */
+	const struct job_plan *plan; /* the job's plan (jobs/jobplan.h: its hosts are the run's,
+	                                in order), or NULL: each node's own pick, unproved;
+	                                --iface wins */
+	const char *const *argv;     /* COMMAND ARGS..., placeholders unexpanded */
 	size_t argc;
 	const char *const *env; /* "NAME=value" added last (--env, --env-file) */
 	size_t nenv;
@@ -125,6 +131,7 @@ struct run_report {
 	enum run_launcher launcher;
 	int master_port;
 	char master_addr[NM_ADDR];
+	int proved; /* the plan came from a check whose matrix ran */
 	int nranks;
 	struct run_node *nodes;
 	size_t nnodes;
@@ -174,6 +181,8 @@ void run_id_make(char out[RUN_ID_LEN]);
 struct run_vars {
 	int node_rank, nnodes, nproc_per_node, world_size, master_port;
 	const char *master_addr, *host, *iface;
+	const struct job_plan *plan; /* the node's variables: job_plan_env(plan, node_rank);
+	                                NULL: none set (tests of the placeholders) */
 	/* every node, for --launcher mpirun's hostfile ([nnodes]; NULL: unknown):
 	 * its name, its ranks and its interface */
 	const char *const *hosts;

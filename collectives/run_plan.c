@@ -287,10 +287,12 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 		torchrun_arg(argv, s);
 		free(s);
 	}
-	if (v->iface && v->iface[0])
-		torchrun_iface_env(env, v->iface, addr ? addr : "");
-	json_object_set_new(env, "MASTER_ADDR", json_string(v->master_addr));
-	set_int(env, "MASTER_PORT", v->master_port);
+	if (v->plan) {
+		job_plan_env(v->plan, (size_t)v->node_rank, env);
+	} else {
+		json_object_set_new(env, "MASTER_ADDR", json_string(v->master_addr));
+		set_int(env, "MASTER_PORT", v->master_port);
+	}
 	set_int(env, "NODE_RANK", v->node_rank);
 	set_int(env, "NNODES", v->nnodes);
 	set_int(env, "NPROC_PER_NODE", v->nproc_per_node);

@@ -139,19 +139,6 @@ json_t *torchrun_argv(const char *python, const char *torch_version, int nnodes,
 	return argv;
 }
 
-void torchrun_iface_env(json_t *env, const char *ifname, const char *addr)
-{
-	char nccl_if[NM_NAME + 2];
-
-	/* Gloo takes exact names; NCCL takes prefixes, so "=" pins the one
-	 * interface (eth1 must not also mean eth10). */
-	json_object_set_new(env, "GLOO_SOCKET_IFNAME", json_string(ifname));
-	snprintf(nccl_if, sizeof(nccl_if), "=%s", ifname);
-	json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_string(nccl_if));
-	if (strchr(addr, ':'))
-		json_object_set_new(env, "NCCL_SOCKET_FAMILY", json_string("AF_INET6"));
-}
-
 const char *torchrun_missing(json_t *facts, const char *host, const char *python, char *why,
                              size_t len)
 {

@@ -1,8 +1,8 @@
 /*
  * torchrun.h - what every job clusterdoc starts with PyTorch on the nodes
  * shares (`clusterdoc mnist --mode torch`, `clusterdoc run`): the torchrun
- * command line, the interface variables of the address clusterdoc chose on
- * a node, and the reading of a job's output for its first error line. Pure:
+ * command line and the reading of a job's output for its first error line
+ * (the variables come from the job's plan, jobs/jobplan.h). Pure:
  * nothing here talks to a node.
  */
 #ifndef CD_COLLECTIVES_TORCHRUN_H
@@ -26,14 +26,6 @@ json_t *torchrun_argv(const char *python, const char *torch_version, int nnodes,
 /* Append one argument (a string, or a number written as %lld) to argv. */
 void torchrun_arg(json_t *argv, const char *s);
 void torchrun_arg_int(json_t *argv, long long v);
-
-/*
- * The interface variables of a node whose chosen interface is ifname with
- * address addr: GLOO_SOCKET_IFNAME=ifname, NCCL_SOCKET_IFNAME="=ifname" (an
- * exact name, not a prefix) and, for an IPv6 addr, NCCL_SOCKET_FAMILY=AF_INET6.
- * Set into env (an object).
- */
-void torchrun_iface_env(json_t *env, const char *ifname, const char *addr);
 
 /* 1 when a line of a job's output states an error worth showing first: a
  * Python exception line ("RuntimeError: ..."), an NCCL warning, a socket

@@ -22,6 +22,7 @@
 
 #include "blockedit.h"
 #include "cd.h"
+#include "jobs/jobplan.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
 
@@ -201,6 +202,7 @@ int fix_data_iface(const struct netmodel *m, const struct diagnosis *d, size_t i
 struct fix_ctx {
 	const struct netmodel *m;
 	const struct diagnosis *d;
+	const struct job_plan *plan; /* the check's job plan: the variables env writes */
 	const struct fix_node_state *states;
 	const struct fix_opts *o;
 	const char *run;

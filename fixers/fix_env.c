@@ -34,14 +34,15 @@ static const char *const env_names[] = {"NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMIL
                                         "GLOO_SOCKET_IFNAME"};
 #define ENV_N 3
 
-/* The verified values for node j; NULL where none. 0 when node j has none. */
-static int env_values(const struct diagnosis *d, size_t j, const char *v[ENV_N])
+/* The verified values for node j, as the job plan has them (the values a
+ * `clusterdoc run` sets); NULL where none. 0 when node j has none. */
+static int env_values(const struct job_plan *p, size_t j, const char *v[ENV_N])
 {
-	const struct suggestions *s = &d->sugg;
+	const struct job_plan_node *n = &p->nodes[j];
 
-	v[0] = s->nccl_ifname_per_node[j];
-	v[1] = v[0] ? diagnose_sugg_family(s) : NULL;
-	v[2] = s->gloo_ifname_per_node[j];
+	v[0] = n->nccl_ifname[0] ? n->nccl_ifname : NULL;
+	v[1] = v[0] && n->nccl_family[0] ? n->nccl_family : NULL;
+	v[2] = n->gloo_ifname[0] ? n->gloo_ifname : NULL;
 	return v[0] || v[2];
 }
 
@@ -66,12 +67,12 @@ static int value_ok(const char *s)
 }
 
 /* "export A='x' B='y'" for node j, or "" */
-static void exports_of(const struct diagnosis *d, size_t j, char *out, size_t len)
+static void exports_of(const struct job_plan *plan, size_t j, char *out, size_t len)
 {
 	const char *v[ENV_N];
 
 	out[0] = 0;
-	if (!env_values(d, j, v))
+	if (!env_values(plan, j, v))
 		return;
 	snprintf(out, len, "export");
 	for (int k = 0; k < ENV_N; k++)
@@ -98,13 +99,13 @@ static char *env_sh_body(const struct fix_ctx *c)
 
 		if (done[j] || !m->nodes[j].probed || !plain_word(m->nodes[j].hostname))
 			continue;
-		exports_of(c->d, j, ex, sizeof(ex));
+		exports_of(c->plan, j, ex, sizeof(ex));
 		if (!ex[0])
 			continue;
 		for (size_t k = j; k < m->nnodes; k++) {
 			if (done[k] || !m->nodes[k].probed || !plain_word(m->nodes[k].hostname))
 				continue;
-			exports_of(c->d, k, other, sizeof(other));
+			exports_of(c->plan, k, other, sizeof(other));
 			if (strcmp(ex, other) != 0)
 				continue;
 			buf_append_strs(&b, first ? "" : "|", m->nodes[k].hostname, NULL);
@@ -129,9 +130,10 @@ static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
 	for (size_t j = 0; j < c->m->nnodes; j++) {
 		const char *v[ENV_N];
 
-		if (!c->m->nodes[j].probed || !env_values(c->d, j, v) || !v[0])
+		if (!c->m->nodes[j].probed || !env_values(c->plan, j, v) || !v[0])
 			continue;
-		if (any && (strcmp(ifname, v[0]) != 0 || (family == NULL) != (v[1] == NULL))) {
+		if (any && (strcmp(ifname, v[0]) != 0 ||
+		            strcmp(family ? family : "", v[1] ? v[1] : "") != 0)) {
 			*why = "nodes need different NCCL values and the file has no per-host "
 			       "syntax; env.sh sets them";
 			return NULL;
@@ -146,8 +148,9 @@ static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
 	}
 	return cd_asprintf("# The NCCL variables `clusterdoc check` verified. NCCL keeps the "
 	                   "first value it\n# reads and the environment wins over this file.\n"
-	                   "NCCL_SOCKET_IFNAME=%s\n%s",
-	                   ifname, family ? "NCCL_SOCKET_FAMILY=AF_INET\n" : "");
+	                   "NCCL_SOCKET_IFNAME=%s\n%s%s%s",
+	                   ifname, family ? "NCCL_SOCKET_FAMILY=" : "", family ? family : "",
+	                   family ? "\n" : "");
 }
 
 static const char rc_body[] =
@@ -198,12 +201,12 @@ void fix_env_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 	int by_ssh;
 	const struct fix_file_state *rcf;
 
-	if (!env_values(c->d, i, v)) {
+	if (!c->plan || !env_values(c->plan, i, v)) {
 		fix_note(p, "env: no interface was verified for this node; `clusterdoc check` "
 		            "says why");
 		return;
 	}
-	exports_of(c->d, i, ex, sizeof(ex));
+	exports_of(c->plan, i, ex, sizeof(ex));
 	body = env_sh_body(c);
 	snprintf(summary, sizeof(summary), "%s on this host, in %s", ex + strlen("export "),
 	         FIX_ENV_SH);

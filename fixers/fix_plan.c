@@ -472,6 +472,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
                                 const char *run, char *err, size_t errlen)
 {
 	struct fix_plan *p;
+	struct job_plan *plan = NULL;
 	struct fix_ctx c = {.m = m, .d = d, .states = states, .o = o, .run = run};
 
 	if (fix_check_only(o, err, errlen) < 0)
@@ -485,6 +486,8 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	c.work = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*c.work));
 	for (size_t i = 0; i < m->nnodes; i++)
 		fix_node_state_copy_files(&c.work[i], &states[i]);
+	if (d)
+		c.plan = plan = job_plan_from_check(m, d, 0, NULL);
 
 	for (size_t i = 0; i < m->nnodes; i++) {
 		struct fix_node_plan *np = &p->nodes[i];
@@ -526,6 +529,7 @@ struct fix_plan *fix_plan_build(const struct netmodel *m, const struct diagnosis
 	for (size_t i = 0; i < m->nnodes; i++)
 		fix_node_state_fini(&c.work[i]);
 	free(c.work);
+	job_plan_free(plan);
 	fix_plan_share_homes(m, states, p);
 	return p;
 }

@@ -6,6 +6,8 @@
 #include "check_render.h"
 
 #include "cd.h"
+#include "jobs/jobgate.h"
+#include "jobs/jobplan.h"
 #include "probes/predict.h"
 #include "report/report.h"
 
@@ -44,36 +46,11 @@ static int count_partial(const struct netmodel *m)
 	return n;
 }
 
-/* Every variable node i needs, in a fixed order; NULL values are skipped. */
-struct node_env {
-	const char *name[6];
-	char value[6][NM_ADDR + 64];
-	int n;
-};
-
-static void env_add(struct node_env *e, const char *name, const char *value)
+/* The job plan of this check (jobs/jobplan.h): every variable a node gets,
+ * as `env` prints it and `run` sets it. The caller frees it. */
+static struct job_plan *plan_of(const struct check_result *r)
 {
-	if (!value || !value[0])
-		return;
-	e->name[e->n] = name;
-	snprintf(e->value[e->n], sizeof(e->value[0]), "%s", value);
-	e->n++;
-}
-
-static void node_env_of(const struct check_result *r, size_t i, struct node_env *e)
-{
-	const struct suggestions *s = &r->d->sugg;
-	char port[16] = "";
-
-	memset(e, 0, sizeof(*e));
-	if (s->master_port)
-		snprintf(port, sizeof(port), "%d", s->master_port);
-	env_add(e, "NCCL_SOCKET_IFNAME", s->nccl_ifname_per_node[i]);
-	if (s->nccl_ifname_per_node[i])
-		env_add(e, "NCCL_SOCKET_FAMILY", diagnose_sugg_family(s));
-	env_add(e, "GLOO_SOCKET_IFNAME", s->gloo_ifname_per_node[i]);
-	env_add(e, "MASTER_ADDR", s->master_addr);
-	env_add(e, "MASTER_PORT", port);
+	return job_plan_from_check(r->m, r->d, 0, NULL);
 }
 
 static json_t *suggestions_json(const struct check_result *r)
@@ -82,6 +59,7 @@ static json_t *suggestions_json(const struct check_result *r)
 	const struct suggestions *s = &r->d->sugg;
 	json_t *o = json_object(), *common = json_object(), *per = json_object(),
 	       *tr = json_object(), *notes = json_array(), *left_out = json_array();
+	struct job_plan *plan = plan_of(r);
 	char url[NM_ADDR + 32];
 
 	if (s->nccl_ifname)
@@ -94,7 +72,6 @@ static json_t *suggestions_json(const struct check_result *r)
 	if (s->master_port)
 		json_object_set_new(common, "MASTER_PORT", json_sprintf("%d", s->master_port));
 	for (size_t i = 0; i < m->nnodes; i++) {
-		struct node_env e;
 		json_t *vars = json_object();
 
 		if (!node_checked(m, i)) {
@@ -102,9 +79,7 @@ static json_t *suggestions_json(const struct check_result *r)
 			json_decref(vars);
 			continue;
 		}
-		node_env_of(r, i, &e);
-		for (int k = 0; k < e.n; k++)
-			json_object_set_new(vars, e.name[k], json_string(e.value[k]));
+		job_plan_env(plan, i, vars);
 		json_object_set_new(per, m->nodes[i].host, vars);
 		if (s->torchrun[i])
 			json_object_set_new(tr, m->nodes[i].host, json_string(s->torchrun[i]));
@@ -129,6 +104,7 @@ static json_t *suggestions_json(const struct check_result *r)
 	json_object_set_new(o, "torchrun", tr);
 	json_object_set_new(o, "notes", notes);
 	json_object_set_new(o, "left_out", left_out);
+	job_plan_free(plan);
 	return o;
 }
 
@@ -280,6 +256,7 @@ void check_print_json(const struct check_result *r)
 	const struct netcheck_stats st = r->stats;
 	json_t *doc = json_object(), *nodes = json_array(), *matrix = json_array(),
 	       *findings = json_array();
+	struct job_plan *plan;
 
 	json_object_set_new(doc, "version", json_integer(REPORT_VERSION));
 	json_object_set_new(doc, "command", json_string("check"));
@@ -309,17 +286,25 @@ void check_print_json(const struct check_result *r)
 			    json_pack("{sisi}", "pmtu", a->pmtu, "pmtu_max", a->pmtu_max));
 	}
 	json_object_set_new(doc, "matrix", matrix);
+	plan = plan_of(r);
 	for (size_t k = 0; k < r->d->nfindings; k++) {
 		const struct finding *f = &r->d->findings[k];
 		json_t *fn = json_array();
+		char why[1024];
 
 		for (size_t q = 0; q < f->nnodes; q++)
 			json_array_append_new(fn, json_string(m->nodes[f->nodes[q]].host));
-		json_array_append_new(findings, json_pack("{sssssosssoss}", "id", f->id, "severity",
-		                                          severity_name(f->severity), "nodes", fn,
-		                                          "message", f->message, "evidence",
-		                                          lines_json(f->evidence), "fix", f->fix));
+		json_array_append_new(findings,
+		                      json_pack("{sssssosssossso}", "id", f->id, "severity",
+		                                severity_name(f->severity), "nodes", fn, "message",
+		                                f->message, "evidence", lines_json(f->evidence),
+		                                "fix", f->fix, "avoided_by",
+		                                job_gate_avoided(plan, &plan->findings[k],
+		                                                 m->nnodes == 1, why, sizeof(why))
+		                                    ? json_string(why)
+		                                    : json_null()));
 	}
+	job_plan_free(plan);
 	json_object_set_new(doc, "findings", findings);
 	json_object_set_new(doc, "suggestions", suggestions_json(r));
 	json_object_set_new(doc, "deadline", deadline_json(&st));
@@ -384,6 +369,7 @@ static void print_predictions(const struct check_result *r)
 static void print_findings(const struct check_result *r)
 {
 	const struct diagnosis *d = r->d;
+	struct job_plan *plan = plan_of(r);
 
 	printf("FINDINGS: %d error(s), %d warning(s)\n", d->errors, d->warnings);
 	if (d->nfindings == 0)
@@ -391,11 +377,17 @@ static void print_findings(const struct check_result *r)
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
 
+		char why[1024];
+
 		printf("  %-7s %s\n", severity_name(f->severity), f->id);
 		print_indented("", f->message);
 		print_indented("evidence", f->evidence);
 		print_indented("fix", f->fix);
+		/* what a job started with the suggested environment still meets */
+		if (job_gate_avoided(plan, &plan->findings[k], r->m->nnodes == 1, why, sizeof(why)))
+			printf("    avoided: %s %s\n", f->id, why);
 	}
+	job_plan_free(plan);
 	putchar('\n');
 }
 
@@ -465,10 +457,12 @@ void check_print_text(const struct check_result *r, int checked)
 static int write_env(FILE *f, const struct check_result *r, const char *only, int *unknown)
 {
 	const struct netmodel *m = r->m;
+	struct job_plan *plan = plan_of(r);
 	int missing = 0, shown = 0;
 
 	for (size_t i = 0; i < m->nnodes; i++) {
-		struct node_env e;
+		struct job_var v[JOB_PLAN_VARS];
+		int nv;
 
 		if (only && strcmp(only, m->nodes[i].host) != 0 &&
 		    strcmp(only, m->nodes[i].hostname) != 0)
@@ -484,10 +478,10 @@ static int write_env(FILE *f, const struct check_result *r, const char *only, in
 			missing = 2;
 			continue;
 		}
-		node_env_of(r, i, &e);
-		for (int k = 0; k < e.n; k++) {
-			fprintf(f, "export %s=", e.name[k]);
-			cd_fput_shell_word(f, e.value[k]);
+		nv = job_plan_vars(plan, i, v);
+		for (int k = 0; k < nv; k++) {
+			fprintf(f, "export %s=", v[k].name);
+			cd_fput_shell_word(f, v[k].value);
 			putc('\n', f);
 		}
 		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||
@@ -498,6 +492,7 @@ static int write_env(FILE *f, const struct check_result *r, const char *only, in
 			missing = missing ? missing : 1;
 		}
 	}
+	job_plan_free(plan);
 	*unknown = only && !shown;
 	return *unknown ? 2 : missing;
 }

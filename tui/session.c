@@ -307,6 +307,9 @@ static const struct mnist_events job_events = {
 
 int session_job_start(struct tui_session *s, char *err, size_t errlen)
 {
+	struct mnist_opts o;
+	struct job_plan *plan;
+
 	if (s->job_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the %s is running already",
 		               s->job_kind == JOB_RUN ? "run" : "MNIST job");
@@ -324,10 +327,27 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen)
 	s->job_started_ms = cd_now_ms();
 	s->job_ended_ms = 0;
 	s->o.mnist.request_timeout_ms = s->o.pool->request_timeout_ms;
-	s->job = mnist_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts,
-	                     &s->o.mnist, &job_events, s);
+	o = s->o.mnist;
+	o.plan = plan = session_plan(s, s->o.mnist.master_port, s->o.mnist.iface);
+	s->job = mnist_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts, &o,
+	                     &job_events, s);
+	job_plan_free(plan);
 	session_changed(s);
 	return 0;
+}
+
+struct job_plan *session_plan(const struct tui_session *s, int port, const char *iface)
+{
+	struct job_plan *plan;
+
+	if (s->check_state != TASK_DONE || !s->d || !s->m || s->d->nnodes != s->nhosts)
+		return NULL;
+	plan = job_plan_from_check(s->m, s->d, port, iface);
+	if (port && plan->master_port != port) {
+		plan->master_port = port;
+		plan->master_port_proved = 0;
+	}
+	return plan;
 }
 
 const struct mnist_report *session_job_report(const struct tui_session *s)

@@ -96,7 +96,6 @@ struct tui_session {
 	char **run_argv;   /* its words, the run's argv (kept while the run lives) */
 	size_t run_argc;
 	const char **run_env; /* its --env words (in run_argv), NULL-ended */
-	char **run_ifaces;    /* [nhosts] each node's interface the check proved, or NULL */
 	char job_phase[32];   /* the phase the job (mnist or run) last announced */
 	long long data_got, data_total;
 	struct job_line *lines; /* oldest first, at most SESSION_JOB_LINES */
@@ -165,6 +164,15 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
  * CD_ERR_NOTFOUND without nodes; CD_ERR_IO when its pool could not start.
  */
 int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen);
+
+/*
+ * The job plan of the session's finished check of these nodes
+ * (jobs/jobplan.h), for a job asked to use MASTER_PORT port (0: the one
+ * the check proved) and --iface iface; NULL when no check of these nodes
+ * is done. A port the check did not prove is kept, marked unproved. The
+ * caller frees it; a job copies it at its start.
+ */
+struct job_plan *session_plan(const struct tui_session *s, int port, const char *iface);
 /* Stop the run on every node (run_stop): CD_ERR_REFUSED when none runs. */
 int session_run_stop(struct tui_session *s, char *err, size_t errlen);
 /* The run's report; NULL unless the job shown is a run. */

@@ -105,7 +105,7 @@ static int apply_opt(enum line_opt opt, const char *name, const char *arg, struc
 	case LO_TIMEOUT:
 		return seconds_ms(name, arg, &o->timeout_ms, err, errlen);
 	case LO_MASTER_PORT:
-		return parse_int(name, arg, 1, 65535, &o->master_port, err, errlen);
+		return parse_int(name, arg, 1, NETCHECK_PORT_MAX, &o->master_port, err, errlen);
 	case LO_NO_HANG_READY:
 		o->no_hang_ready = 1;
 		return 0;
@@ -239,10 +239,6 @@ void session_run_clear(struct tui_session *s)
 	shellwords_free(s->run_argv);
 	free(s->run_env);
 	s->run_env = NULL;
-	for (size_t i = 0; s->run_ifaces && i < s->nhosts; i++)
-		free(s->run_ifaces[i]);
-	free(s->run_ifaces);
-	s->run_ifaces = NULL;
 	s->run_argv = NULL;
 	s->run_argc = 0;
 	free(s->run_cmdline);
@@ -252,6 +248,7 @@ void session_run_clear(struct tui_session *s)
 int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen)
 {
 	struct run_opts o;
+	struct job_plan *plan = NULL;
 	const char *words = cmdline;
 	const char **env = NULL;
 	char **argv = NULL;
@@ -264,6 +261,7 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
 	run_opts_init(&o);
+	o.master_port = 0; /* typed or not: without it, the plan's */
 	while (*words == ' ')
 		words++;
 	if (strncmp(words, NONE_PREFIX, strlen(NONE_PREFIX)) == 0) {
@@ -306,13 +304,11 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	s->job_state = TASK_RUNNING;
 	s->job_started_ms = cd_now_ms();
 	s->job_ended_ms = 0;
-	/* copied: a check started while the run plans frees its diagnosis */
-	if (s->check_state == TASK_DONE && s->d && s->d->nnodes == s->nhosts) {
-		s->run_ifaces = cd_calloc(s->nhosts, sizeof(*s->run_ifaces));
-		for (size_t i = 0; i < s->nhosts; i++)
-			s->run_ifaces[i] = cd_strdup(s->d->pred[i].data_iface);
-		o.ifaces = (const char *const *)s->run_ifaces;
-	}
+	/* the plan of the session's check (run_start copies it: a check
+	 * started while the run plans frees its diagnosis) */
+	o.plan = plan = session_plan(s, o.master_port, o.iface);
+	if (!o.master_port)
+		o.master_port = 29500;
 	o.python = s->o.check.python; /* --python: torchrun's interpreter */
 	o.argv = (const char *const *)s->run_argv + first;
 	o.argc = s->run_argc - first;
@@ -321,6 +317,7 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	o.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->run = run_start(s->loop, s->job_pool, (const char *const *)s->hosts, s->nhosts, &o,
 	                   &run_events, s);
+	job_plan_free(plan);
 	session_changed(s);
 	return 0;
 }

@@ -277,6 +277,20 @@ static void torch_argv_timeout_is_the_stall_time_but_at_least_30_s(void **state)
 
 /* ================================================================ env */
 
+/* mnist_torch_env of a one-node plan whose node picked ifname and addr
+ * (no master: the unit under test is the node's own variables). */
+static json_t *torch_env(const char *ifname, const char *addr, const char *backend)
+{
+	static const char *const hosts[] = {"node1"};
+	struct job_plan *p = job_plan_new(hosts, 1, 0);
+	json_t *env;
+
+	job_plan_take_pick(p, 0, ifname, addr, "test");
+	env = mnist_torch_env(p, 0, backend);
+	job_plan_free(p);
+	return env;
+}
+
 static void expect_env(json_t *env, const char *want_json)
 {
 	json_t *want = json_loads(want_json, 0, NULL);
@@ -292,14 +306,14 @@ static void expect_env(json_t *env, const char *want_json)
 
 static void torch_env_pins_the_one_interface_for_gloo_and_nccl(void **state)
 {
-	expect_env(mnist_torch_env("eth1", "10.0.0.2", "gloo"),
+	expect_env(torch_env("eth1", "10.0.0.2", "gloo"),
 	           "{\"GLOO_SOCKET_IFNAME\":\"eth1\",\"NCCL_SOCKET_IFNAME\":\"=eth1\","
 	           "\"OMP_NUM_THREADS\":\"1\",\"PYTHONUNBUFFERED\":\"1\"}");
 }
 
 static void torch_env_sets_the_socket_family_for_an_ipv6_address(void **state)
 {
-	expect_env(mnist_torch_env("eth1", "fd00::2", "gloo"),
+	expect_env(torch_env("eth1", "fd00::2", "gloo"),
 	           "{\"GLOO_SOCKET_IFNAME\":\"eth1\",\"NCCL_SOCKET_IFNAME\":\"=eth1\","
 	           "\"NCCL_SOCKET_FAMILY\":\"AF_INET6\",\"OMP_NUM_THREADS\":\"1\","
 	           "\"PYTHONUNBUFFERED\":\"1\"}");
@@ -307,7 +321,7 @@ static void torch_env_sets_the_socket_family_for_an_ipv6_address(void **state)
 
 static void torch_env_for_nccl_turns_on_async_error_handling(void **state)
 {
-	expect_env(mnist_torch_env("ib0", "10.1.0.2", "nccl"),
+	expect_env(torch_env("ib0", "10.1.0.2", "nccl"),
 	           "{\"GLOO_SOCKET_IFNAME\":\"ib0\",\"NCCL_SOCKET_IFNAME\":\"=ib0\","
 	           "\"OMP_NUM_THREADS\":\"1\",\"PYTHONUNBUFFERED\":\"1\","
 	           "\"TORCH_NCCL_ASYNC_ERROR_HANDLING\":\"1\"}");
@@ -435,7 +449,7 @@ static void torchrun_shim_runs_the_script_on_one_node(void **state)
 	o.epochs = 1;
 	argv = mnist_torch_argv(PYTHON, version, 1, 0, 1, "127.0.0.1", free_port(), script,
 	                        "/nonexistent-data", NULL, "gloo", &o);
-	env = mnist_torch_env("lo", "127.0.0.1", "gloo");
+	env = torch_env("lo", "127.0.0.1", "gloo");
 	out = malloc(1 << 16);
 	st = run_capture(argv, env, SHIM_TIMEOUT_MS, out, 1 << 16);
 	unlink(script);

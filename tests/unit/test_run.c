@@ -26,6 +26,28 @@ static const struct run_vars vars = {
     .iface = "ens5",
 };
 
+/* run_plan_node with a plan of v's nodes in which v's node took v->iface
+ * and addr as its probe picked them, and v's master (as run plans it). */
+static int plan_node(const struct run_opts *o, const char *run_id, const struct run_vars *v,
+                     const char *python, const char *torch_version, const char *addr, json_t **argv,
+                     json_t **env, char *err, size_t errlen)
+{
+	static const char *const hosts[] = {"node1", "node2", "node3", "node4"};
+	struct job_plan *p = job_plan_new(hosts, (size_t)v->nnodes, 0);
+	struct run_vars with = *v;
+	int rc;
+
+	assert_true(v->nnodes <= 4);
+	if (v->iface && v->iface[0])
+		job_plan_take_pick(p, (size_t)v->node_rank, v->iface, addr, "test");
+	snprintf(p->master_addr, sizeof(p->master_addr), "%s", v->master_addr);
+	p->master_port = v->master_port;
+	with.plan = p;
+	rc = run_plan_node(o, run_id, &with, python, torch_version, addr, argv, env, err, errlen);
+	job_plan_free(p);
+	return rc;
+}
+
 static void expand_replaces_every_placeholder(void **state)
 {
 	char err[CD_ERRLEN];
@@ -113,8 +135,8 @@ static void plan_without_launcher_runs_the_command_expanded(void **state)
 	o.argc = 4;
 	o.env = env;
 	o.nenv = 1;
-	assert_int_equal(run_plan_node(&o, "20260101-000000-abcd", &vars, NULL, "", "10.0.0.12", &a,
-	                               &e, err, sizeof(err)),
+	assert_int_equal(plan_node(&o, "20260101-000000-abcd", &vars, NULL, "", "10.0.0.12", &a, &e,
+	                           err, sizeof(err)),
 	                 0);
 	assert_int_equal(json_array_size(a), 4);
 	assert_string_equal(json_string_value(json_array_get(a, 3)), "1");
@@ -166,8 +188,8 @@ static void plan_with_mpirun_starts_it_on_the_first_node(void **state)
 	o.argc = 2;
 	o.env = env;
 	o.nenv = 1;
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)),
+	                 0);
 	/* the shell script itself (a[2]) is left out of the comparison */
 	json_array_remove(a, 2);
 	s = json_dumps(a, JSON_COMPACT);
@@ -175,8 +197,8 @@ static void plan_with_mpirun_starts_it_on_the_first_node(void **state)
 	    s,
 	    "[\"sh\",\"-c\",\"clusterdoc-mpirun\",\"~/.cache/clusterdoc/runs/R/hostfile\",\"2\","
 	    "\"node1 slots=2\",\"node2 slots=1\",\"-np\",\"3\",\"--mca\",\"btl_tcp_if_include\","
-	    "\"eth0\",\"--mca\",\"oob_tcp_if_include\",\"eth0\",\"-x\",\"GLOO_SOCKET_IFNAME\","
-	    "\"-x\",\"NCCL_SOCKET_IFNAME\",\"-x\",\"MASTER_ADDR\",\"-x\",\"MASTER_PORT\",\"-x\","
+	    "\"eth0\",\"--mca\",\"oob_tcp_if_include\",\"eth0\",\"-x\",\"NCCL_SOCKET_IFNAME\","
+	    "\"-x\",\"GLOO_SOCKET_IFNAME\",\"-x\",\"MASTER_ADDR\",\"-x\",\"MASTER_PORT\",\"-x\","
 	    "\"NNODES\",\"-x\",\"NPROC_PER_NODE\",\"-x\",\"WORLD_SIZE\",\"-x\",\"CLUSTERDOC_RUN\","
 	    "\"-x\",\"PYTHONUNBUFFERED\",\"-x\",\"FOO\",\"./a.out\",\"3\"]");
 	free(s);
@@ -185,8 +207,8 @@ static void plan_with_mpirun_starts_it_on_the_first_node(void **state)
 
 	/* every other node: nothing of its own to run */
 	v.node_rank = 1;
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)),
+	                 0);
 	s = json_dumps(a, JSON_COMPACT);
 	assert_string_equal(s, "[\"true\"]");
 	free(s);
@@ -215,8 +237,8 @@ static void plan_with_mpirun_refuses_different_interfaces(void **state)
 	o.launcher = RUN_MPIRUN;
 	o.argv = argv;
 	o.argc = 1;
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), -1);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)),
+	                 -1);
 	assert_string_equal(err, "mpirun passes one environment to every rank, and the data "
 	                         "interface is eth0 on node1 but enp1s0 on node2: give --iface");
 }
@@ -232,8 +254,8 @@ static void plan_with_torchrun_puts_the_launcher_first(void **state)
 	run_opts_init(&o);
 	o.argv = argv;
 	o.argc = 3;
-	assert_int_equal(run_plan_node(&o, "r", &vars, "/opt/py/bin/python", "1.13.1", "10.0.0.12",
-	                               &a, &e, err, sizeof(err)),
+	assert_int_equal(plan_node(&o, "r", &vars, "/opt/py/bin/python", "1.13.1", "10.0.0.12", &a,
+	                           &e, err, sizeof(err)),
 	                 0);
 	n = json_array_size(a);
 	assert_string_equal(json_string_value(json_array_get(a, 0)), "/opt/py/bin/python");
@@ -261,23 +283,21 @@ static void plan_tees_torchruns_workers_into_the_run_directory(void **state)
 	o.argv = argv;
 	o.argc = 1;
 	assert_int_equal(
-	    run_plan_node(&o, "RUN", &vars, NULL, "1.13.1", "10.0.0.12", &a, &e, err, sizeof(err)),
-	    0);
+	    plan_node(&o, "RUN", &vars, NULL, "1.13.1", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
 	assert_string_equal(env_of(e, "PET_TEE"), "3");
 	assert_string_equal(env_of(e, "PET_LOG_DIR"), RUN_REMOTE_ROOT "/RUN/torchrun");
 	json_decref(a);
 	json_decref(e);
 	/* launch (torch < 1.10) has no --tee; --launcher none no torchrun */
 	assert_int_equal(
-	    run_plan_node(&o, "RUN", &vars, NULL, "1.9.0", "10.0.0.12", &a, &e, err, sizeof(err)),
-	    0);
+	    plan_node(&o, "RUN", &vars, NULL, "1.9.0", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
 	assert_null(env_of(e, "PET_TEE"));
 	json_decref(a);
 	json_decref(e);
 	o.launcher = RUN_NONE;
 	o.remote_dir = "/scratch/r";
 	assert_int_equal(
-	    run_plan_node(&o, "RUN", &vars, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	    plan_node(&o, "RUN", &vars, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
 	assert_null(env_of(e, "PET_TEE"));
 	json_decref(a);
 	json_decref(e);
@@ -327,8 +347,8 @@ static void plan_sets_the_ipv6_family_for_an_ipv6_address(void **state)
 	o.launcher = RUN_NONE;
 	o.argv = argv;
 	o.argc = 1;
-	assert_int_equal(
-	    run_plan_node(&o, "r", &vars, NULL, "", "fd00::2", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "r", &vars, NULL, "", "fd00::2", &a, &e, err, sizeof(err)),
+	                 0);
 	assert_string_equal(json_string_value(json_object_get(e, "NCCL_SOCKET_FAMILY")),
 	                    "AF_INET6");
 	json_decref(a);
@@ -480,8 +500,8 @@ static void plan_with_hccl_adds_the_hccl_variables(void **state)
 	o.argv = argv;
 	o.argc = 2;
 	o.hccl = 1;
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.12", &a, &e, err, sizeof(err)),
+	                 0);
 	assert_string_equal(json_string_value(json_object_get(e, "HCCL_IF_IP")), "10.0.0.12");
 	assert_string_equal(json_string_value(json_object_get(e, "HCCL_SOCKET_IFNAME")), "eth1");
 	assert_string_equal(json_string_value(json_object_get(e, "HCCL_CONNECT_TIMEOUT")), "120");
@@ -491,8 +511,8 @@ static void plan_with_hccl_adds_the_hccl_variables(void **state)
 	o.launcher = RUN_MPIRUN;
 	v.node_rank = 0;
 	v.iface = "eth1";
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)),
+	                 0);
 	assert_null(json_object_get(e, "HCCL_IF_IP"));
 	assert_string_equal(json_string_value(json_object_get(e, "HCCL_SOCKET_IFNAME")), "eth1");
 	s = json_dumps(a, JSON_COMPACT);
@@ -504,8 +524,8 @@ static void plan_with_hccl_adds_the_hccl_variables(void **state)
 	/* without --backend hccl: none of them */
 	o.hccl = 0;
 	o.launcher = RUN_NONE;
-	assert_int_equal(
-	    run_plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)), 0);
+	assert_int_equal(plan_node(&o, "R", &v, NULL, "", "10.0.0.11", &a, &e, err, sizeof(err)),
+	                 0);
 	assert_null(json_object_get(e, "HCCL_CONNECT_TIMEOUT"));
 	json_decref(a);
 	json_decref(e);

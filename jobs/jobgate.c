@@ -1,0 +1,209 @@
+/*
+ * jobgate.c - the gate of a job: which findings its plan avoids (jobgate.h).
+ */
+#include "jobgate.h"
+#include "cd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A clause cut at its buffer's end still names the node and the variable. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+/* How the plan's environment can avoid a finding on the node it names. */
+enum job_avoid {
+	AVOID_NONE,    /* nothing in the environment helps */
+	AVOID_GLOO,    /* GLOO_SOCKET_IFNAME (Gloo binds to that interface's address) */
+	AVOID_NCCL,    /* NCCL_SOCKET_IFNAME, per node */
+	AVOID_IFNAMES, /* NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME, both proved */
+	AVOID_PORT,    /* a proved MASTER_PORT other than the one the check found bad */
+};
+
+struct job_gate_rule {
+	const char *id;
+	int between_nodes; /* about traffic between nodes: no one-node job meets it */
+	enum job_avoid avoid;
+};
+
+static const struct job_gate_rule rules[] = {
+    {"node-unreachable", 0, AVOID_NONE},
+    {"ipv6-no-route", 1, AVOID_IFNAMES},
+    {"link-local-selected", 1, AVOID_IFNAMES},
+    {"iface-unreachable", 1, AVOID_IFNAMES},
+    {"hostname-loopback", 1, AVOID_GLOO},
+    /* a stale name breaks NCCL on its own node too; the plan's value wins */
+    {"stale-ifname-env", 0, AVOID_IFNAMES},
+    {"gloo-count-mismatch", 1, AVOID_GLOO},
+    {"duplicate-address", 1, AVOID_NONE},
+    {"master-port-blocked", 1, AVOID_PORT},
+    /* taken on the master: a one-node job's store cannot listen either */
+    {"master-port-in-use", 0, AVOID_PORT},
+    {"master-port-held-by-run", 0, AVOID_NONE},
+    {"ephemeral-ports-blocked", 1, AVOID_NONE},
+    {"firewall-blocks-port", 1, AVOID_NONE},
+    {"route-egress-mismatch", 1, AVOID_NONE},
+    {"multiple-nics-same-subnet", 1, AVOID_NONE},
+    {"virtual-iface-selected", 1, AVOID_IFNAMES},
+    {"nic-name-mismatch", 1, AVOID_NCCL},
+    {"mtu-mismatch", 1, AVOID_NONE},
+    {"path-mtu-blackhole", 1, AVOID_NONE},
+    {"bulk-transfer-slow", 1, AVOID_NONE},
+    {"version-mismatch", 1, AVOID_NONE},
+    {"torch-missing", 0, AVOID_NONE},
+    {"shm-small", 0, AVOID_NONE},
+    {"neigh-table-overflow", 1, AVOID_NONE},
+    {"probe-incomplete", 0, AVOID_NONE},
+    {"nccl-version-unknown", 0, AVOID_NONE},
+    {"ascend-probe-incomplete", 0, AVOID_NONE},
+    {"ascend-ip-plan", 1, AVOID_NONE},
+    {"ascend-duplicate-address", 1, AVOID_NONE},
+    {"ascend-link-down", 1, AVOID_NONE},
+    {"ascend-net-health", 1, AVOID_NONE},
+    {"ascend-tls-mismatch", 1, AVOID_NONE},
+    {"ascend-hccl-settings", 0, AVOID_NONE},
+    /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
+    {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
+    {"peer-ssh-hostkey-changed", 1, AVOID_NONE},
+    {"peer-ssh-denied", 1, AVOID_NONE},
+    {"peer-ssh-unreachable", 1, AVOID_NONE},
+    {"peer-ssh-no-client", 1, AVOID_NONE},
+    {"peer-ssh-failed", 1, AVOID_NONE},
+};
+
+size_t job_gate_rules_len(void)
+{
+	return CD_ARRAY_LEN(rules);
+}
+
+const char *job_gate_rule_id(size_t k)
+{
+	return k < CD_ARRAY_LEN(rules) ? rules[k].id : NULL;
+}
+
+const struct job_gate_rule *job_gate_rule(const char *id)
+{
+	for (size_t k = 0; k < CD_ARRAY_LEN(rules); k++)
+		if (strcmp(rules[k].id, id) == 0)
+			return &rules[k];
+	return NULL;
+}
+
+int job_gate_between_nodes(const struct job_gate_rule *r)
+{
+	return r && r->between_nodes;
+}
+
+/* The clause of one node ("GLOO_SOCKET_IFNAME=eth0 on node2"), or 0 when
+ * the plan does not avoid the finding there. */
+static int node_avoids(const struct job_plan *p, enum job_avoid how, size_t i, char *out,
+                       size_t len)
+{
+	const struct job_plan_node *n = &p->nodes[i];
+
+	if (!n->proved)
+		return 0;
+	switch (how) {
+	case AVOID_GLOO:
+		if (!n->gloo_ifname[0])
+			return 0;
+		snprintf(out, len, "on %s by GLOO_SOCKET_IFNAME=%s", n->host, n->gloo_ifname);
+		return 1;
+	case AVOID_NCCL:
+		if (!n->nccl_ifname[0])
+			return 0;
+		snprintf(out, len, "on %s by NCCL_SOCKET_IFNAME=%s", n->host, n->nccl_ifname);
+		return 1;
+	case AVOID_IFNAMES:
+		if (!n->nccl_ifname[0] || !n->gloo_ifname[0])
+			return 0;
+		snprintf(out, len, "on %s by NCCL_SOCKET_IFNAME=%s%s%s GLOO_SOCKET_IFNAME=%s",
+		         n->host, n->nccl_ifname, n->nccl_family[0] ? " NCCL_SOCKET_FAMILY=" : "",
+		         n->nccl_family, n->gloo_ifname);
+		return 1;
+	case AVOID_NONE:
+	case AVOID_PORT:
+		break;
+	}
+	return 0;
+}
+
+int job_gate_avoided(const struct job_plan *p, const struct job_plan_finding *f, int one_node,
+                     char *out, size_t len)
+{
+	const struct job_gate_rule *r = job_gate_rule(f->id);
+	size_t used = 0;
+
+	if (len)
+		out[0] = '\0';
+	if (!r)
+		return 0;
+	if (one_node && r->between_nodes) {
+		snprintf(out, len, "in a one-node job: nothing crosses a network");
+		return 1;
+	}
+	if (r->avoid == AVOID_PORT) {
+		if (!p->master_port_proved || p->master_port == p->port_tried)
+			return 0;
+		snprintf(out, len, "on %s by MASTER_PORT=%d (proved; %d is not usable)",
+		         p->nodes[p->master].host, p->master_port, p->port_tried);
+		return 1;
+	}
+	if (r->avoid == AVOID_NONE || f->nnodes == 0)
+		return 0;
+	for (size_t k = 0; k < f->nnodes; k++) {
+		char clause[512];
+
+		if (f->nodes[k] >= p->n ||
+		    !node_avoids(p, r->avoid, f->nodes[k], clause, sizeof(clause))) {
+			if (len)
+				out[0] = '\0';
+			return 0;
+		}
+		if (used < len)
+			used +=
+			    (size_t)snprintf(out + used, len - used, "%s%s", k ? "; " : "", clause);
+	}
+	return 1;
+}
+
+static void text_addf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_addf(char **s, const char *fmt, ...)
+{
+	va_list ap;
+	char *line, *joined;
+
+	va_start(ap, fmt);
+	line = cd_vasprintf(fmt, ap);
+	va_end(ap);
+	joined = cd_asprintf("%s%s", *s ? *s : "", line);
+	free(line);
+	free(*s);
+	*s = joined;
+}
+
+int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char **avoided)
+{
+	int gating = 0;
+
+	for (size_t k = 0; k < p->nfindings; k++) {
+		const struct job_plan_finding *f = &p->findings[k];
+		char why[1024];
+
+		if (job_gate_avoided(p, f, one_node, why, sizeof(why))) {
+			if (avoided)
+				text_addf(avoided, "avoided: %s %s\n", f->id, why);
+			continue;
+		}
+		if (f->severity != SEV_ERROR)
+			continue;
+		gating++;
+		if (refused)
+			text_addf(refused, "  %s: %s\n", f->id, f->message);
+	}
+	return gating;
+}
