@@ -3,12 +3,17 @@
  * lines it prints and the loop it runs.
  *
  * Text: round 1 says how many nodes were checked and lists its findings as
- * raised; a later round prints only its raised and cleared findings, one
- * line each:
+ * raised; a later round prints its changes, one line per finding and
+ * direction, naming only the nodes that joined (raised) or left (cleared)
+ * it, or one line saying nothing changed:
  *   2026-11-27T05:31:02Z round 3 raised warning firewall-blocks-port node3: MESSAGE
- * At the end, the last round's full report. --json: one object per line per
- * round ({"version": 1, "event": "round", ...}, changes or not), then one
- * {"event": "end"} line with the last round's findings and the exit status.
+ *   2026-11-27T05:31:07Z round 4: no change (0 error(s), 1 warning(s))
+ * MESSAGE is the finding's, its leading node set (the catalogue's "%N: ")
+ * cut to the changed nodes. At the end, the last round's full report.
+ * --json: one object per line per round ({"version": 1, "event": "round",
+ * ...}, changes or not; a change's "nodes" are the nodes that changed,
+ * "finding_nodes" all of the finding's), then one {"event": "end"} line with
+ * the last round's findings and the exit status.
  */
 #include "cmd_check_watch.h"
 #include "hostlist.h"
@@ -28,38 +33,63 @@ struct watch_cli {
 	int sig; /* the signal that ended the watch, 0 = none */
 };
 
-/* The nodes of f, folded ("node[1-3]"); the caller frees. */
-static char *finding_hosts(const struct netmodel *m, const struct finding *f)
+/* The nodes of m listed in idx, folded ("node[1-3]"); the caller frees. */
+static char *fold_hosts(const struct netmodel *m, const size_t *idx, size_t n)
 {
-	struct hostlist hl = {.names = cd_calloc(f->nnodes + 1, sizeof(char *))};
+	struct hostlist hl = {.names = cd_calloc(n + 1, sizeof(char *))};
 	char *s;
 
-	for (size_t k = 0; k < f->nnodes; k++)
-		hl.names[hl.count++] = (char *)m->nodes[f->nodes[k]].host;
+	for (size_t k = 0; k < n; k++)
+		hl.names[hl.count++] = (char *)m->nodes[idx[k]].host;
 	hl.capacity = hl.count;
 	s = hostlist_fold(&hl); /* it reads the names, never changes them */
 	free(hl.names);
 	return s;
 }
 
-static json_t *finding_json(const struct netmodel *m, const struct finding *f)
+static json_t *hosts_json(const struct netmodel *m, const size_t *idx, size_t n)
 {
 	json_t *nodes = json_array();
 
-	for (size_t k = 0; k < f->nnodes; k++)
-		json_array_append_new(nodes, json_string(m->nodes[f->nodes[k]].host));
-	return json_pack("{sssssoss}", "id", f->id, "severity", severity_name(f->severity), "nodes",
-	                 nodes, "message", f->message ? f->message : "");
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(nodes, json_string(m->nodes[idx[k]].host));
+	return nodes;
 }
 
-static void print_change(const char *when, unsigned round, const char *what,
-                         const struct netmodel *m, const struct finding *f)
+static json_t *finding_json(const struct netmodel *m, const struct finding *f)
 {
-	char *hosts = finding_hosts(m, f);
+	return json_pack("{sssssoss}", "id", f->id, "severity", severity_name(f->severity), "nodes",
+	                 hosts_json(m, f->nodes, f->nnodes), "message",
+	                 f->message ? f->message : "");
+}
 
-	printf("%s round %u %s %s %s %s: %s\n", when, round, what, severity_name(f->severity),
-	       f->id, hosts[0] ? hosts : "-", f->message ? f->message : "");
+static json_t *change_json(const struct netmodel *m, const struct check_watch_change *c)
+{
+	json_t *o = finding_json(m, c->f);
+
+	json_object_set_new(o, "nodes", hosts_json(m, c->nodes, c->nnodes));
+	json_object_set_new(o, "finding_nodes", hosts_json(m, c->f->nodes, c->f->nnodes));
+	return o;
+}
+
+/* c's line: its changed nodes, and the finding's message with the node set
+ * it starts with (most do: "%N: ...") cut to them. */
+static void print_change(const char *when, unsigned round, const char *what,
+                         const struct netmodel *m, const struct check_watch_change *c)
+{
+	const struct finding *f = c->f;
+	const char *msg = f->message ? f->message : "";
+	char *hosts = fold_hosts(m, c->nodes, c->nnodes), *all = fold_hosts(m, f->nodes, f->nnodes);
+	size_t al = strlen(all);
+
+	if (c->nnodes && al && strncmp(msg, all, al) == 0 && (msg[al] == ':' || msg[al] == ' '))
+		printf("%s round %u %s %s %s %s: %s%s\n", when, round, what,
+		       severity_name(f->severity), f->id, hosts, hosts, msg + al);
+	else
+		printf("%s round %u %s %s %s %s: %s\n", when, round, what,
+		       severity_name(f->severity), f->id, hosts[0] ? hosts : "-", msg);
 	free(hosts);
+	free(all);
 }
 
 static void print_round_text(const struct check_watch_round *r)
@@ -73,10 +103,14 @@ static void print_round_text(const struct check_watch_round *r)
 		       "warning(s) (%lld ms)\n",
 		       when, r->m->nnodes, r->checked, r->partial, r->d->errors, r->d->warnings,
 		       (long long)r->elapsed_ms);
+	else if (!r->nraised && !r->ncleared)
+		/* the watch is alive: a round that changed nothing says so */
+		printf("%s round %u: no change (%d error(s), %d warning(s))\n", when, r->round,
+		       r->d->errors, r->d->warnings);
 	for (size_t i = 0; i < r->nraised; i++)
-		print_change(when, r->round, "raised", r->m, r->raised[i]);
+		print_change(when, r->round, "raised", r->m, &r->raised[i]);
 	for (size_t i = 0; i < r->ncleared; i++)
-		print_change(when, r->round, "cleared", r->prev_m, r->cleared[i]);
+		print_change(when, r->round, "cleared", r->prev_m, &r->cleared[i]);
 }
 
 static void print_json_line(json_t *o)
@@ -97,9 +131,9 @@ static void print_round_json(const struct check_watch_round *r)
 	report_timestamp(r->time, when, sizeof(when));
 	strcat(when, "Z");
 	for (size_t i = 0; i < r->nraised; i++)
-		json_array_append_new(raised, finding_json(r->m, r->raised[i]));
+		json_array_append_new(raised, change_json(r->m, &r->raised[i]));
 	for (size_t i = 0; i < r->ncleared; i++)
-		json_array_append_new(cleared, finding_json(r->prev_m, r->cleared[i]));
+		json_array_append_new(cleared, change_json(r->prev_m, &r->cleared[i]));
 	o = json_pack("{sisssIsssIsIsisisIsIsisisoso}", "version", 1, "event", "round", "round",
 	              (json_int_t)r->round, "time", when, "elapsed_ms", (json_int_t)r->elapsed_ms,
 	              "nodes", (json_int_t)r->m->nnodes, "checked", r->checked, "partial",

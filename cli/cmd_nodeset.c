@@ -6,6 +6,7 @@
 #include "cd.h"
 #include "commands.h"
 #include "hostlist.h"
+#include "longopt.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -61,7 +62,18 @@ int cmd_nodeset(int argc, char **argv)
 	/* 0, not 1: glibc then resets all its state, so the command can run twice in one process.
 	 */
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "efcx:h", longopts, NULL)) != -1) {
+	for (;;) {
+		/* an abbreviated long option is an error, never a guess (longopt.h) */
+		int next = longopt_next(argc, argv, optind, 1);
+		char msg[256];
+
+		if (next >= 0 && longopt_check(longopts, argv[next], msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "clusterdoc nodeset: %s\n", msg);
+			goto out;
+		}
+		opt = getopt_long(argc, argv, "efcx:h", longopts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'e':
 		case 'f':

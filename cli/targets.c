@@ -1,6 +1,7 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
 #include "cd.h"
+#include "longopt.h"
 #include "transport_back.h"
 
 #include <errno.h>
@@ -190,7 +191,18 @@ int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct t
 {
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL)) != -1) {
+	for (;;) {
+		/* an abbreviated long option is an error, never a guess */
+		int next = longopt_next(argc, argv, optind, c->shortopts[0] != '+');
+		char msg[256];
+
+		if (next >= 0 && longopt_check(s->longopts, argv[next], msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "clusterdoc %s: %s\n", c->name, msg);
+			return -1;
+		}
+		opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL);
+		if (opt == -1)
+			break;
 		if (opt == 'h') {
 			c->usage(stdout, ctx);
 			return 1;

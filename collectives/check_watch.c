@@ -3,13 +3,15 @@
  * (check_watch.h).
  *
  * Each round has its own model and diagnosis; the watch keeps the last
- * round's and the one before it (the cleared findings name nodes of that
- * one). A round's check is freed when the next one starts, never inside its
- * own done callback.
+ * round's and the one before it (the cleared changes name findings and
+ * nodes of that one). A change is per node: a node that joins a finding
+ * another node already had is raised alone. A round's check is freed when the next one starts,
+ * never inside its own done callback.
  */
 #include "collectives/check_watch.h"
 #include "cd.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,29 +33,62 @@ struct check_watch {
 	struct check_watch_round last;
 	struct netmodel *last_m, *prev_m;
 	struct diagnosis *last_d, *prev_d;
-	const struct finding **raised, **cleared; /* [findings of last_d / prev_d] */
+	/* the last round's changes: of last_d's findings, of prev_d's */
+	struct check_watch_change *raised, *cleared;
+	size_t nraised, ncleared;
 };
 
-int check_watch_same(const struct finding *a, const struct finding *b)
+/* Does a finding of d with f's id and severity name node i (for f with no
+ * nodes: is there one with none)? */
+static int named_in(const struct diagnosis *d, const struct finding *f, size_t i)
 {
-	return strcmp(a->id, b->id) == 0 && a->severity == b->severity && a->nnodes == b->nnodes &&
-	       (!a->nnodes || memcmp(a->nodes, b->nodes, a->nnodes * sizeof(*a->nodes)) == 0);
+	for (size_t k = 0; d && k < d->nfindings; k++) {
+		const struct finding *g = &d->findings[k];
+
+		if (strcmp(g->id, f->id) != 0 || g->severity != f->severity)
+			continue;
+		if (i == SIZE_MAX ? !g->nnodes : finding_names(g, i))
+			return 1;
+	}
+	return 0;
 }
 
-size_t check_watch_new_findings(const struct diagnosis *a, const struct diagnosis *b,
-                                const struct finding **out)
+size_t check_watch_changes(const struct diagnosis *a, const struct diagnosis *b,
+                           struct check_watch_change *out)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; b && i < b->nfindings; i++) {
-		size_t k = 0;
+	for (size_t k = 0; b && k < b->nfindings; k++) {
+		const struct finding *f = &b->findings[k];
+		struct check_watch_change *c = &out[n];
 
-		while (a && k < a->nfindings && !check_watch_same(&a->findings[k], &b->findings[i]))
-			k++;
-		if (!a || k == a->nfindings)
-			out[n++] = &b->findings[i];
+		memset(c, 0, sizeof(*c));
+		c->f = f;
+		if (!f->nnodes) {
+			n += !named_in(a, f, SIZE_MAX);
+			continue;
+		}
+		c->nodes = cd_calloc(f->nnodes, sizeof(*c->nodes));
+		for (size_t i = 0; i < f->nnodes; i++) {
+			if (!named_in(a, f, f->nodes[i]))
+				c->nodes[c->nnodes++] = f->nodes[i];
+		}
+		if (c->nnodes) {
+			n++;
+		} else {
+			free(c->nodes);
+			c->nodes = NULL;
+		}
 	}
 	return n;
+}
+
+void check_watch_changes_fini(struct check_watch_change *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++) {
+		free(c[i].nodes);
+		c[i].nodes = NULL;
+	}
 }
 
 static void start_round(struct loop *loop, void *arg);
@@ -74,6 +109,8 @@ static void on_round_done(void *arg)
 	w->prev_m = w->last_m;
 	w->last_d = d;
 	w->last_m = w->cur;
+	check_watch_changes_fini(w->raised, w->nraised);
+	check_watch_changes_fini(w->cleared, w->ncleared);
 	free(w->raised);
 	free(w->cleared);
 	w->raised = cd_calloc(d->nfindings + 1, sizeof(*w->raised));
@@ -92,10 +129,12 @@ static void on_round_done(void *arg)
 		r->partial += nm_node_partial(&w->last_m->nodes[i]);
 	}
 	r->kept = w->kept;
+	w->nraised = check_watch_changes(w->prev_d, d, w->raised);
+	w->ncleared = w->prev_d ? check_watch_changes(d, w->prev_d, w->cleared) : 0;
 	r->raised = w->raised;
-	r->nraised = check_watch_new_findings(w->prev_d, d, w->raised);
+	r->nraised = w->nraised;
 	r->cleared = w->cleared;
-	r->ncleared = w->prev_d ? check_watch_new_findings(d, w->prev_d, w->cleared) : 0;
+	r->ncleared = w->ncleared;
 	r->prev_m = w->prev_m;
 	r->prev_d = w->prev_d;
 	w->have_last = 1;
@@ -180,6 +219,8 @@ void check_watch_free(struct check_watch *w)
 	diagnosis_free(w->prev_d);
 	netmodel_free(w->last_m);
 	netmodel_free(w->prev_m);
+	check_watch_changes_fini(w->raised, w->nraised);
+	check_watch_changes_fini(w->cleared, w->ncleared);
 	free(w->raised);
 	free(w->cleared);
 	for (size_t i = 0; i < w->n; i++)

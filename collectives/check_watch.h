@@ -4,8 +4,8 @@
  * node as `check` does; each later round re-runs the probes and the reach
  * matrix over the same pool (netcheck_again: no new connection or SSH
  * handshake for a node still connected; a node lost since connects anew),
- * diagnoses it, and says which findings were raised and which cleared
- * since the round before. Rounds start every interval_ms (from the start
+ * diagnoses it, and says, per node, which findings were raised and which
+ * cleared since the round before. Rounds start every interval_ms (from the start
  * of one to the start of the next; right after the last one ended when it
  * took longer).
  *
@@ -31,6 +31,17 @@ struct check_watch_opts {
 	int deadline_s; /* each round's own deadline (netcheck_set_deadline); 0 = none */
 };
 
+/* One change of a round: the nodes of finding f that joined it (raised: f
+ * is the round's) or left it (cleared: f is the round before's), as
+ * indexes into f's model in f's order. A node joins a finding when no
+ * finding of the round before with the same id and severity named it. A
+ * finding that names no node (nnodes 0) changes as a whole. */
+struct check_watch_change {
+	const struct finding *f;
+	size_t *nodes;
+	size_t nnodes;
+};
+
 /* One finished round. Everything is borrowed from the watch: valid until
  * the next round ends (check_watch_last keeps the last one until
  * check_watch_free). */
@@ -46,11 +57,12 @@ struct check_watch_round {
 	int checked; /* nodes probed */
 	int partial; /* of them, nodes that failed after their probe */
 	size_t kept; /* nodes still connected from the round before (0 in round 1) */
-	/* findings of d not in the round before (every one in round 1) */
-	const struct finding **raised;
+	/* the nodes that joined a finding of d (every finding's in round 1) */
+	const struct check_watch_change *raised;
 	size_t nraised;
-	/* findings of the round before (prev_d, its model prev_m) not in d */
-	const struct finding **cleared;
+	/* the nodes that left a finding of the round before (prev_d, its
+	 * model prev_m) */
+	const struct check_watch_change *cleared;
 	size_t ncleared;
 	const struct netmodel *prev_m;
 	const struct diagnosis *prev_d;
@@ -83,16 +95,17 @@ const struct check_watch_round *check_watch_last(const struct check_watch *w);
 void check_watch_free(struct check_watch *w);
 
 /*
- * Whether two findings (of two diagnoses of the same hosts) are the same
- * one: the same id, severity and nodes. A finding whose message changed
- * (a count, a time) is not raised again.
+ * The changes from diagnosis a to diagnosis b (of the same hosts in the
+ * same order; a NULL: every finding of b with all its nodes): for each
+ * finding of b, in b's order, the nodes that no finding of a with the same
+ * id and severity names, into out (room for b->nfindings) when there are
+ * any. A finding whose message changed (a count, a time) on the same nodes
+ * is no change. Returns how many; free their node lists with
+ * check_watch_changes_fini.
  */
-int check_watch_same(const struct finding *a, const struct finding *b);
-/*
- * The findings of b that a does not have (a NULL: all of b's), in b's
- * order, into out (room for b->nfindings). Returns how many.
- */
-size_t check_watch_new_findings(const struct diagnosis *a, const struct diagnosis *b,
-                                const struct finding **out);
+size_t check_watch_changes(const struct diagnosis *a, const struct diagnosis *b,
+                           struct check_watch_change *out);
+/* Frees the node lists of the n changes of c (c itself is the caller's). */
+void check_watch_changes_fini(struct check_watch_change *c, size_t n);
 
 #endif

@@ -12,6 +12,13 @@
  *                       get past another table's drop; undone by its handle
  *   iptables            tables that iptables-nft made (ip filter INPUT) are
  *                       edited with iptables/ip6tables, which own them
+ * Each rule also accepts the node's own connections to its addresses: they
+ * come in on `lo` with a source in the data subnet, and torchrun's rank-0
+ * agent makes one to its own MASTER_ADDR (a drop of MASTER_PORT on every
+ * interface, with the accept on the data interface only, left the master
+ * alone blocked). nft matches `iifname { IF, lo }` in one rule; iptables,
+ * which takes one -i, gets a second rule for lo; ufw and firewalld accept
+ * lo in their own base rules.
  * nft and iptables rules carry the comment "clusterdoc fix RUN", ufw's
  * "clusterdoc fix"; a chain, ufw or a zone that already allows the subnet
  * is left alone (idempotence). nft -j does not show an iptables-nft rule's
@@ -224,14 +231,20 @@ static void plan_iptables(struct fix_ctx *c, size_t i, struct fix_node_plan *p,
                           const char *tool)
 {
 	char comment[80], summary[256];
+	/* the data interface, then lo: the node's own connections */
+	const char *ifs[2] = {ifname, "lo"};
 
 	snprintf(comment, sizeof(comment), FIX_RULE_COMMENT " %s", c->run);
 	for (int q = 0; q < ns->n; q++) {
-		snprintf(summary, sizeof(summary), "%s: accept %s from %s on %s, first in INPUT",
-		         tool, pt->what, ns->net[q], ifname);
-		fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
-		             iptables_argv(tool, "-I", ifname, ns->net[q], pt, comment),
-		             iptables_argv(tool, "-D", ifname, ns->net[q], pt, comment));
+		for (int k = 0; k < 2; k++) {
+			snprintf(summary, sizeof(summary),
+			         "%s: accept %s from %s on %s%s, first in INPUT", tool, pt->what,
+			         ns->net[q], ifs[k],
+			         k ? " (the node's own connections to its addresses)" : "");
+			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
+			             iptables_argv(tool, "-I", ifs[k], ns->net[q], pt, comment),
+			             iptables_argv(tool, "-D", ifs[k], ns->net[q], pt, comment));
+		}
 	}
 }
 
@@ -259,6 +272,34 @@ static json_t *tcp_dport(json_t *expr)
 			return json_object_get(m, "right");
 	}
 	return NULL;
+}
+
+/* Whether a rule's iifname match holds name: `iifname "lo"` or
+ * `iifname { "eth0", "lo" }`. */
+static int iifname_holds(json_t *expr, const char *name)
+{
+	size_t k, q;
+	json_t *e, *v;
+
+	json_array_foreach(expr, k, e)
+	{
+		json_t *m = json_object_get(e, "match"), *right = json_object_get(m, "right");
+
+		if (strcmp(json_string_value(json_object_get(
+		               json_object_get(json_object_get(m, "left"), "meta"), "key"))
+		               ?: "",
+		           "iifname") != 0 ||
+		    strcmp(json_string_value(json_object_get(m, "op")) ?: "==", "==") != 0)
+			continue;
+		if (strcmp(json_string_value(right) ?: "", name) == 0)
+			return 1;
+		json_array_foreach(json_object_get(right, "set"), q, v)
+		{
+			if (strcmp(json_string_value(v) ?: "", name) == 0)
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* The last port of the element of v (a port, {"range": [a, b]}, or a
@@ -306,11 +347,12 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 	json_t *root = json_loads(c->states[i].nft_json, 0, &je), *list, *item;
 	size_t k;
 	int guarded = 0;
-	char comment[80], set[48];
+	char comment[80], set[48], ifs[NM_NAME + 16];
 	/* what the rule matches after the address: any TCP, or pt's ports */
 	const char *l4[3] = {"meta", "l4proto", "tcp"};
 
 	snprintf(comment, sizeof(comment), "\"" FIX_RULE_COMMENT " %s\"", c->run);
+	snprintf(ifs, sizeof(ifs), "{ %s, lo }", ifname);
 	if (pt->narrow) {
 		snprintf(set, sizeof(set), "{ %d, %d-%d }", pt->master, pt->lo, pt->hi);
 		l4[0] = "tcp";
@@ -354,7 +396,11 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 				drops = 1;
 			if (!cm || strncmp(cm, FIX_RULE_COMMENT, strlen(FIX_RULE_COMMENT)) != 0)
 				continue;
-			/* ours; with a port list, ours only when it holds those ports */
+			/* ours when it accepts the node's own connections too (an
+			 * older run's rule for the data interface alone is not);
+			 * with a port list, only when it holds those ports */
+			if (!iifname_holds(json_object_get(r, "expr"), "lo"))
+				continue;
 			dp = tcp_dport(json_object_get(r, "expr"));
 			if (!pt->narrow)
 				ours = 1;
@@ -389,12 +435,14 @@ static void plan_nft(struct fix_ctx *c, size_t i, struct fix_node_plan *p, const
 		for (int n = 0; n < ns->n; n++) {
 			char summary[256];
 
-			snprintf(summary, sizeof(summary),
-			         "nft: accept %s from %s on %s, first in chain %s %s %s", pt->what,
-			         ns->net[n], ifname, fam, tab, name);
+			snprintf(
+			    summary, sizeof(summary),
+			    "nft: accept %s from %s on %s and lo (the node's own connections), "
+			    "first in chain %s %s %s",
+			    pt->what, ns->net[n], ifname, fam, tab, name);
 			fix_plan_cmd(p, "firewall", fix_needs_sudo(c, i), summary,
 			             fix_argv("nft", "--echo", "--handle", "insert", "rule", fam,
-			                      tab, name, "iifname", ifname,
+			                      tab, name, "iifname", ifs,
 			                      ns->family == AF_INET ? "ip" : "ip6", "saddr",
 			                      ns->net[n], l4[0], l4[1], l4[2], "accept", "comment",
 			                      comment, NULL),

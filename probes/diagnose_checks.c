@@ -1,8 +1,8 @@
 /*
  * diagnose_checks.c - the checks of what NCCL and Gloo would use: unreachable
  * nodes, every picked address against the matrix, virtual interfaces, the
- * hostname, stale interface variables, Gloo's device count, duplicate
- * addresses and MASTER_PORT (see diagnose.h).
+ * hostname, stale interface variables, Gloo's device count and duplicate
+ * addresses (see diagnose.h); MASTER_PORT's are in diagnose_master.c.
  */
 #include "diagnose.h"
 #include "diagnose_internal.h"
@@ -24,10 +24,8 @@ static const char *node_name(const struct netmodel *m, size_t i)
 	return m->nodes[i].host;
 }
 
-/* "from node2: timeout; from node3: no-route (EHOSTUNREACH)" for the failed
- * attempts toward (to, addr). */
-static char *failed_attempts(const struct netmodel *m, size_t to, const char *addr, int fixed_port,
-                             int port)
+char *diagnose_failed_attempts(const struct netmodel *m, size_t to, const char *addr,
+                               int fixed_port, int port)
 {
 	char *s = NULL;
 
@@ -45,11 +43,8 @@ static char *failed_attempts(const struct netmodel *m, size_t to, const char *ad
 	return s ? s : cd_strdup("");
 }
 
-/* Whether a failed attempt toward (to, addr) is the target's: one whose
- * sender's own route toward addr went out of another NIC is the sender's
- * (route-egress-mismatch names it), so the target is not blamed for it. */
-static int target_failures(const struct netmodel *m, size_t to, const char *addr, int fixed_port,
-                           int port)
+int diagnose_target_failures(const struct netmodel *m, size_t to, const char *addr, int fixed_port,
+                             int port)
 {
 	for (size_t i = 0; i < m->nattempts; i++) {
 		const struct nm_attempt *a = &m->attempts[i];
@@ -244,9 +239,9 @@ static void check_used_addresses(struct dstate *st)
 				    ev);
 				continue;
 			}
-			if (rs != REACH_SOME_BAD || !target_failures(m, i, pk->addr, 0, 0))
+			if (rs != REACH_SOME_BAD || !diagnose_target_failures(m, i, pk->addr, 0, 0))
 				continue;
-			fails = failed_attempts(m, i, pk->addr, 0, 0);
+			fails = diagnose_failed_attempts(m, i, pk->addr, 0, 0);
 			snprintf(ev, sizeof(ev), "%s: %s would use %s:%s; %s", n->host, used[u].who,
 			         pk->ifname, shown, fails);
 			free(fails);
@@ -580,130 +575,6 @@ static void check_duplicates(struct dstate *st)
 	free(group);
 }
 
-static void check_master_port(struct dstate *st)
-{
-	const struct netmodel *m = st->m;
-	size_t mi = m->master;
-	const struct nm_node *mn = &m->nodes[mi];
-
-	if (!m->matrix_done || mi >= m->nnodes || !mn->probed)
-		return;
-	for (size_t i = 0; i < m->nlisteners; i++) {
-		const struct nm_listener *l = &m->listeners[i];
-		char ev[256];
-
-		if (l->node != mi || !l->fixed_port || l->port != m->master_port || !l->error[0])
-			continue;
-		snprintf(ev, sizeof(ev), "%s: bind to port %d failed: %s", mn->host, l->port,
-		         l->error);
-		/* The holder said it is clusterdoc's own listener: a concurrent
-		 * check of this node (it lets the port go within seconds), or
-		 * this run's for another name of the same machine. Neither is a
-		 * stale job; only the first is worth a word. */
-		if (strcmp(l->held_by, "this-run") == 0)
-			continue;
-		if (strcmp(l->held_by, "other-run") == 0) {
-			snprintf(ev + strlen(ev), sizeof(ev) - strlen(ev),
-			         " (held by another clusterdoc run)");
-			diagnose_note(
-			    st, "master-port-held-by-run", SEV_INFO, "", mi,
-			    "%N: another clusterdoc run checking this node held MASTER_PORT at the "
-			    "same time, so this run could not test binding it (not a stale job)",
-			    "Nothing to fix: the port is free again when that run ends; run the "
-			    "check alone to test it.",
-			    ev);
-			continue;
-		}
-		diagnose_note(
-		    st, "master-port-in-use", SEV_ERROR, "", mi,
-		    "%N: MASTER_PORT is already in use on the master (\"Address already in use\", "
-		    "errno 98, from the TCPStore)",
-		    "Stop the stale job holding the port (ss -ltnp), or use the MASTER_PORT "
-		    "suggested below.",
-		    ev);
-	}
-}
-
-/* Fixed-port listeners: on the master, a blocked MASTER_PORT is an error;
- * on other nodes it is evidence that the port cannot move there. */
-static void check_fixed_ports(struct dstate *st)
-{
-	const struct netmodel *m = st->m;
-
-	for (size_t to = 0; to < m->nnodes; to++) {
-		const struct nm_node *n = &m->nodes[to];
-		const char *addr = st->d->pred[to].data_addr;
-		int seen_addr = 0;
-
-		if (!n->probed)
-			continue;
-		/* Judge on the address peers would use: the data address, else any
-		 * address fixed-port attempts went to. */
-		for (size_t k = 0; k < m->nattempts && !addr[0]; k++) {
-			if (m->attempts[k].to == to && m->attempts[k].fixed_port)
-				addr = m->attempts[k].addr;
-		}
-		for (size_t k = 0; k < m->nattempts; k++)
-			seen_addr |= m->attempts[k].to == to && m->attempts[k].fixed_port &&
-			             strcmp(m->attempts[k].addr, addr) == 0;
-		if (!seen_addr)
-			continue;
-		{
-			char worst[24], ev[1024];
-			enum reach_status rs = diagnose_addr_reach(m, to, addr, 1, m->master_port,
-			                                           worst, sizeof(worst));
-			char *fails;
-			const struct nm_fwrule *r;
-			const char *how;
-
-			if (rs != REACH_SOME_BAD ||
-			    !target_failures(m, to, addr, 1, m->master_port))
-				continue;
-			fails = failed_attempts(m, to, addr, 1, m->master_port);
-			r = NULL;
-			for (size_t q = 0; q < n->nfwrules && !r; q++) {
-				if (n->fwrules[q].port_lo <= m->master_port &&
-				    m->master_port <= n->fwrules[q].port_hi)
-					r = &n->fwrules[q];
-			}
-			how = strcmp(worst, "timeout") == 0 ? "dropped (no answer)"
-			      : strcmp(worst, "refused") == 0
-			          ? "rejected (connection refused)"
-			          : "rejected (host unreachable / administratively prohibited)";
-			snprintf(ev, sizeof(ev), "%s: TCP port %d %s; %s%s%s%s", n->host,
-			         m->master_port, how, fails, r ? "\n" : "", r ? r->tool : "",
-			         r ? ": " : "");
-			if (r)
-				snprintf(ev + strlen(ev), sizeof(ev) - strlen(ev), "%s", r->text);
-			free(fails);
-			if (to == m->master)
-				diagnose_note(
-				    st, "master-port-blocked", SEV_ERROR, "", to,
-				    "%N (the master): MASTER_PORT is blocked, so no worker can "
-				    "join the "
-				    "rendezvous (\"The client socket has timed out ... while "
-				    "trying to "
-				    "connect\")",
-				    "Open MASTER_PORT for the cluster's nodes on the master (a "
-				    "least-"
-				    "privilege rule: TCP from the data subnet to that port), or "
-				    "use the "
-				    "MASTER_PORT suggested below.",
-				    ev);
-			else
-				diagnose_note(
-				    st, "firewall-blocks-port", SEV_WARNING, "", to,
-				    "%N: a firewall blocks the MASTER_PORT candidate; this node "
-				    "cannot "
-				    "be the master with that port",
-				    "Keep the master on another node, or allow that TCP port from "
-				    "the "
-				    "cluster's data subnet on this node.",
-				    ev);
-		}
-	}
-}
-
 void diagnose_check_paths(struct dstate *st)
 {
 	check_unreachable_nodes(st);
@@ -713,6 +584,5 @@ void diagnose_check_paths(struct dstate *st)
 	check_stale_env(st);
 	check_gloo_count(st);
 	check_duplicates(st);
-	check_master_port(st);
-	check_fixed_ports(st);
+	diagnose_check_master_port(st);
 }

@@ -44,6 +44,22 @@ int diagnose_is_loopback_text(const char *addr);
 int diagnose_attempt_toward(const struct nm_attempt *a, size_t to, const char *addr, int fixed_port,
                             int port);
 
+/* diagnose_checks.c: "node2 -> node1 port 29500: timeout; ..." for the
+ * failed attempts toward (to, addr) (the caller frees; "" when none), and
+ * whether one of them is the target's: a failure whose sender's own route
+ * toward addr went out of another NIC is the sender's
+ * (route-egress-mismatch names it), so the target is not blamed for it. */
+char *diagnose_failed_attempts(const struct netmodel *m, size_t to, const char *addr,
+                               int fixed_port, int port);
+int diagnose_target_failures(const struct netmodel *m, size_t to, const char *addr, int fixed_port,
+                             int port);
+
+/* diagnose_master.c: the master's own attempt toward its address addr on
+ * the MASTER_PORT candidate port (netcheck.h, phase 3); NULL when it was
+ * not tested. */
+const struct nm_attempt *diagnose_self_attempt(const struct netmodel *m, const char *addr,
+                                               int port);
+
 /* Whether the address text is a link-local address. */
 int diagnose_is_link_local_text(const char *addr);
 
@@ -54,6 +70,9 @@ int diagnose_virtual_name(const char *name);
 /* The checks, in the order diagnose() runs them: diagnose_checks.c (what
  * NCCL and Gloo would use) and diagnose_setup.c (each node's setup). */
 void diagnose_check_paths(struct dstate *st);
+/* MASTER_PORT on the master: its bind, the nodes' paths to it, its own
+ * (diagnose_master.c; run by diagnose_check_paths, last) */
+void diagnose_check_master_port(struct dstate *st);
 void diagnose_check_setup(struct dstate *st);
 
 /* The Ascend NPU findings and HCCL settings (diagnose_ascend.c; run by

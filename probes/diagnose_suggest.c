@@ -496,8 +496,10 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	free(exact);
 
 	/* MASTER_ADDR: the master's data address; MASTER_PORT: the first
-	 * candidate every node reached there. A master whose results are
-	 * partial is never suggested (its note above says so). */
+	 * candidate every node reached there, the master itself included
+	 * (torchrun's rank-0 agent connects to its own MASTER_ADDR). A master
+	 * whose results are partial is never suggested (its note above says
+	 * so). */
 	if (nm_node_partial(&m->nodes[m->master]))
 		return;
 	if (d->pred[m->master].data_addr[0]) {
@@ -505,9 +507,13 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		         d->pred[m->master].data_addr);
 		for (size_t k = 0; k < m->nlisteners && !s->master_port; k++) {
 			const struct nm_listener *l = &m->listeners[k];
+			const struct nm_attempt *self;
 			char worst[24];
 
 			if (l->node != m->master || !l->fixed_port || l->error[0])
+				continue;
+			self = diagnose_self_attempt(m, s->master_addr, l->port);
+			if (self && strcmp(self->result, "ok") != 0)
 				continue;
 			if (diagnose_addr_reach(m, m->master, s->master_addr, 1, l->port, worst,
 			                        sizeof(worst)) == REACH_ALL_OK)
@@ -516,7 +522,8 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		if (!s->master_port)
 			diagnose_sb_addf(
 			    &s->notes,
-			    "%s (master): no MASTER_PORT candidate was reachable from every node\n",
+			    "%s (master): no MASTER_PORT candidate was reachable from every node "
+			    "and the master itself\n",
 			    m->nodes[m->master].host);
 	} else {
 		diagnose_sb_addf(&s->notes,

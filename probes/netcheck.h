@@ -13,7 +13,9 @@
  *               fallbacks: port+1 and port+10); `route` toward the peers'
  *               predicted addresses
  *   3. connect  every node connects to its peers' listeners, all at once
- *               with one deadline per attempt
+ *               with one deadline per attempt; the master also to its own
+ *               MASTER_PORT candidates on each of its addresses (torchrun's
+ *               rank-0 agent connects to its own MASTER_ADDR, over `lo`)
  *   4. confirm  a timeout that other nodes did not see toward the same
  *               listener is retried once (the retry's result replaces it);
  *               failures every peer saw are not, so they cost no second deadline

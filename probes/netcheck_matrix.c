@@ -164,7 +164,37 @@ static int wants_bulk(const struct netcheck *c, size_t i, const struct nm_listen
 	return 1;
 }
 
-/* Node i's targets: every listener of the peers it tests. */
+/*
+ * The master's own MASTER_PORT candidates on each of its routable
+ * addresses. torchrun's rank-0 agent connects to its own MASTER_ADDR: that
+ * connection arrives on `lo`, so a firewall that drops the port on every
+ * interface but accepts it from the data interface blocks the master while
+ * every peer gets through (docs/findings.md, master-port-blocked).
+ */
+static void self_targets(struct netcheck *c, size_t i, size_t *cap)
+{
+	const struct netmodel *m = c->m;
+	const struct nm_node *self = &m->nodes[i];
+	struct netcheck_node_state *ns = &c->nodes[i];
+
+	for (size_t k = 0; k < m->nlisteners; k++) {
+		const struct nm_listener *l = &m->listeners[k];
+
+		if (l->node != i || !l->fixed_port || !l->port || l->error[0])
+			continue;
+		for (size_t a = 0; a < self->naddrs; a++) {
+			const struct nm_addr *sa = &self->addrs[a];
+
+			if (nm_addr_is_loopback(sa) || nm_addr_is_link_local(sa))
+				continue;
+			set_target(add_target(ns, cap), i, sa->addr, 0, l->port);
+			ns->targets[ns->ntargets - 1].fixed = 1;
+		}
+	}
+}
+
+/* Node i's targets: every listener of the peers it tests; the master's
+ * also its own MASTER_PORT candidates. */
 static void connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
 {
 	const struct netmodel *m = c->m;
@@ -203,6 +233,8 @@ static void connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
 			ns->targets[ns->ntargets - 1].fixed = 1;
 		}
 	}
+	if (i == c->o.master)
+		self_targets(c, i, &cap);
 }
 
 /* Copy one connect result (reach.h) into an attempt. */

@@ -92,7 +92,9 @@ static void node_metrics(struct prom *p, const struct netmodel *m, const struct 
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
 
-		failed += a->to == i && strcmp(a->result, "ok") != 0 &&
+		/* peers only: the master's own MASTER_PORT attempts (its path
+		 * to its own address) are in master-port-blocked */
+		failed += a->to == i && a->from != i && strcmp(a->result, "ok") != 0 &&
 		          strcmp(a->result, "not-tested") != 0;
 	}
 	prom_add(p, "clusterdoc_check_peers_failed", host, (double)failed, "node", host, NULL);

@@ -3,8 +3,9 @@
 # agents stay connected across rounds (no new TCP connection to any node's sshd, counted by an
 # nft counter of the SYNs to port 22 in each node's namespace), a finding raised mid-watch by
 # an nft rule the test adds and cleared when the test removes it is printed with its time, both
-# ways, and Ctrl-C ends the watch with the last state and check's exit status for the last
-# round.
+# ways, per node (a node joining a finding another node has is raised alone), a round without a
+# change says so, and Ctrl-C ends the watch with the last state and check's exit status for
+# the last round.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=check_watch
@@ -63,7 +64,19 @@ stop_watch() {
 	out=$(cat "$TMPD/out")
 	err=$(cat "$TMPD/err")
 }
-unblock() { ip netns exec "$(cluster_node_ns 3)" nft delete table inet clusterdoc_test; }
+unblock_node() { ip netns exec "$(cluster_node_ns "$1")" nft delete table inet clusterdoc_test; }
+unblock() { unblock_node 3; }
+# agents_gone: until the ended watch's agents let MASTER_PORT go on node1 (they end when their
+# SSH session closes; a check started before would find the port held by another run)
+agents_gone() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ -z $(cluster_node_exec 1 ss -Hltn 'sport = :29500') ]] && return 0
+		sleep 0.1
+	done
+	echo "    node1's port 29500 still held 10 s after the watch ended"
+	return 1
+}
 
 TS='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
 
@@ -84,9 +97,34 @@ t_a_firewall_rule_added_mid_watch_is_raised_then_cleared_with_their_times() {
 	expect_match "$out" "^$TS round [0-9]+ cleared warning firewall-blocks-port node3: " "cleared line" || return 1
 	expect_match "$out" "^last state \(round [0-9]+, interrupted\):" "the last state" || return 1
 	expect_match "$out" "FINDINGS: 0 error" "the last round's report" || return 1
-	# one line per change: the rounds without one print nothing
+	# one line per change; every other round after the first says it changed nothing
 	expect_eq "$(grep -c ' raised \| cleared ' <<<"$out")" 2 "change lines" || return 1
+	local rounds
+	rounds=$(sed -nE 's/^last state \(round ([0-9]+), interrupted\):$/\1/p' <<<"$out")
+	expect_eq "$(grep -Ec "^$TS round [0-9]+: no change \(0 error\(s\), [01] warning\(s\)\)$" <<<"$out")" \
+		"$((rounds - 1 - 2))" "no-change lines (the rounds after the first but the two that changed)" || return 1
 	expect_eq "$after" "$before" "new SSH connections to the nodes after round 1"
+}
+
+# node3 drops 29500 from the start; node2 joins the finding, then leaves it: each change names
+# node2 alone, never node3, whose state never changed
+t_a_node_joining_then_leaving_a_finding_is_raised_then_cleared_alone() {
+	up_once || return 1
+	cluster_trap_firewall_port 3 29500 || return 1
+	watch_bg -w 'node[1-3]' --watch 1 "${PT[@]}"
+	wait_for "round 1: 3 node\(s\), 3 checked" 60 || { stop_watch TERM; unblock; return 1; }
+	wait_for "^$TS round [0-9]+: no change \(0 error\(s\), 1 warning\(s\)\)$" 30 || { stop_watch TERM; unblock; return 1; }
+	cluster_trap_firewall_port 2 29500 || { stop_watch TERM; unblock; return 1; }
+	wait_for "round [0-9]+ raised warning firewall-blocks-port node2: " 30 || { stop_watch TERM; unblock; unblock_node 2; return 1; }
+	unblock_node 2 || { stop_watch TERM; unblock; return 1; }
+	wait_for "round [0-9]+ cleared warning firewall-blocks-port node2: " 30 || { stop_watch TERM; unblock; return 1; }
+	stop_watch INT || { unblock; return 1; }
+	unblock || return 1
+	agents_gone || return 1
+	expect_match "$out" "^$TS round 1 raised warning firewall-blocks-port node3: node3: " "round 1's line" || return 1
+	expect_eq "$(grep -E "^$TS round ([2-9]|[1-9][0-9]+) (raised|cleared) " <<<"$out" | sed -E "s/^$TS round [0-9]+ //; s/: node2: .*//")" \
+		"raised warning firewall-blocks-port node2
+cleared warning firewall-blocks-port node2" "the changes after round 1 (node2's, each alone)"
 }
 
 t_json_prints_one_object_per_round_over_the_same_agents() {

@@ -45,7 +45,7 @@ t_plan_shows_each_fix_and_changes_nothing() {
 	expect_eq "$(jget '" ".join(d["nodes"][2]["actions"][0]["argv"][:8])')" \
 		"nft --echo --handle insert rule inet clusterdoc_test input" "the nft command" || return 1
 	expect_match "$(jget '" ".join(d["nodes"][2]["actions"][0]["argv"])')" \
-		"iifname eth0 ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment" "the rule" || return 1
+		"iifname \{ eth0, lo \} ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment" "the rule" || return 1
 	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes after a plan"
 }
 
@@ -70,7 +70,7 @@ t_apply_fixes_every_node_and_check_passes() {
 	expect_eq "$(jget 'd["nodes"][0]["nccl"]["log_line"]')" "NET/Socket : Using [0]eth0:$(cluster_node_ip 1)<0>" "node1's NCCL line" || return 1
 	expect_eq "$(cluster_node_exec 2 getent ahostsv4 node2 | head -1 | cut -d' ' -f1)" "$(cluster_node_ip 2)" "node2's hostname" || return 1
 	expect_match "$(cluster_node_exec 3 nft list chain inet clusterdoc_test input)" \
-		"iifname \"eth0\" ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment \"clusterdoc fix $RUN\"" "node3's rule" || return 1
+		"iifname \{ \"lo\", \"eth0\" \} ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment \"clusterdoc fix $RUN\"" "node3's rule" || return 1
 	[[ -f $CD_HOME/.local/state/clusterdoc/runs/$RUN.json ]] || { echo "    no journal for $RUN"; return 1; }
 	expect_eq "$(stat -c %a "$CD_HOME/.local/state/clusterdoc/runs/$RUN.json")" 600 "the journal's mode" || return 1
 	AFTER=$(itest_fix_snapshot)

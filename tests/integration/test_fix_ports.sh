@@ -59,7 +59,7 @@ t_plan_narrows_every_node_and_changes_nothing() {
 	expect_eq "$(jget 'd["nodes"][0]["actions"][1]["undo"]')" \
 		"['sysctl', '-w', 'net.ipv4.ip_local_port_range=$RANGE1']" "its undo" || return 1
 	expect_match "$(jget '" ".join(d["nodes"][2]["actions"][0]["argv"])')" \
-		"^nft --echo --handle insert rule inet clusterdoc_test input iifname eth0 ip saddr $CD_SUBNET.0/24 tcp dport \{ 29500, 40000-40999 \} accept comment" "the nft rule" || return 1
+		"^nft --echo --handle insert rule inet clusterdoc_test input iifname \{ eth0, lo \} ip saddr $CD_SUBNET.0/24 tcp dport \{ 29500, 40000-40999 \} accept comment" "the nft rule" || return 1
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes after a plan"
 }
 
@@ -82,7 +82,7 @@ net.ipv4.ip_local_port_range = 40000 40999
 # <<< clusterdoc port-range <<<" "node$i's $SYSCTL_FILE" || return 1
 	done
 	expect_match "$(cluster_node_exec 3 nft list chain inet clusterdoc_test input)" \
-		"iifname \"eth0\" ip saddr $CD_SUBNET.0/24 tcp dport \{ 29500, 40000-40999 \} accept comment \"clusterdoc fix $RUN\"" "node3's rule" || return 1
+		"iifname \{ \"lo\", \"eth0\" \} ip saddr $CD_SUBNET.0/24 tcp dport \{ 29500, 40000-40999 \} accept comment \"clusterdoc fix $RUN\"" "node3's rule" || return 1
 	cd_head check -w 'node[1-3]' --json "${PT[@]}"
 	expect_eq "$rc" 0 "check's exit status after the fix ($(errors_of))" || return 1
 	AFTER=$(snapshot)

@@ -61,4 +61,33 @@ t_the_job_options_are_checked_alike_in_mnist_and_the_tui() {
 	done
 }
 
+# An abbreviated long option is an error naming it and what it may have meant, never taken as
+# the option it starts (getopt_long's prefix match read --master node2 as --master-port node2)
+t_an_abbreviated_long_option_is_an_error_not_a_guess() {
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --master node2 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "run --master: exit status" || return 1
+	expect_eq "$err" "clusterdoc run: unknown option --master; did you mean --master-port?" "run --master: error" || return 1
+	opt mnist --master-p 29501
+	expect_eq "$rc" 2 "mnist --master-p: exit status" || return 1
+	expect_eq "$err" "clusterdoc mnist: unknown option --master-p; did you mean --master-port?" "mnist --master-p: error" || return 1
+	opt check --prot 29500
+	expect_eq "$rc" 2 "check --prot: exit status" || return 1
+	expect_eq "$err" "clusterdoc check: unknown option --prot; did you mean --port or --prom?" "check --prot: error" || return 1
+	err=$("$CLUSTERDOC" nodeset --fol 'node[1-3]' 2>&1 >/dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "nodeset --fol: exit status" || return 1
+	expect_eq "$err" "clusterdoc nodeset: unknown option --fol; did you mean --fold?" "nodeset --fol: error"
+}
+
+t_a_long_option_in_full_and_what_follows_a_double_dash_are_taken() {
+	err=$("$CLUSTERDOC" nodeset --fold 'node[1-3]' 2>&1)
+	expect_eq "$err" "node[1-3]" "nodeset --fold" || return 1
+	opt check --port=65530
+	expect_eq "$err" "clusterdoc check: --port wants a number from 1 to 65525, not \"65530\"" "check --port=VALUE reaches its parser" || return 1
+	# the script's own --master after -- is the script's: the run reaches its plan (nothing runs)
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w node1 --master-port 0 -- x.py --master node2 2>&1 >/dev/null </dev/null)
+	expect_match "$err" "--master-port wants a number" "run's own option before --, the script's after"
+}
+
 itest_run_all

@@ -117,6 +117,84 @@ static void ib0_with_only_link_local_is_flagged_and_excluded(void **state)
 	unload(&f);
 }
 
+/* ib0-link-local.json (gpu1 the master, 29500 reached by gpu2) with the
+ * master's own attempts on its MASTER_PORT candidates added: 29500 with
+ * self_29500's result, 29501 listened on, reached by gpu2 and by the master
+ * itself. */
+static void load_with_self_path(struct fx *f, const char *self_29500)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc = json_load_file(FIXTURES "ib0-link-local.json", 0, &jerr), *mx;
+
+	if (!doc)
+		fail_msg("ib0-link-local.json: %s", jerr.text);
+	json_array_append_new(
+	    json_object_get(doc, "listeners"),
+	    json_pack("{sssisb}", "host", "gpu1", "port", 29501, "fixed_port", 1));
+	mx = json_object_get(doc, "matrix");
+	json_array_append_new(mx, json_pack("{sssssssisbss}", "from", "gpu1", "to", "gpu1",
+	                                    "address", "10.0.0.1", "port", 29500, "fixed_port", 1,
+	                                    "result", self_29500));
+	json_array_append_new(mx, json_pack("{sssssssisbss}", "from", "gpu2", "to", "gpu1",
+	                                    "address", "10.0.0.1", "port", 29501, "fixed_port", 1,
+	                                    "result", "ok"));
+	json_array_append_new(mx, json_pack("{sssssssisbss}", "from", "gpu1", "to", "gpu1",
+	                                    "address", "10.0.0.1", "port", 29501, "fixed_port", 1,
+	                                    "result", "ok"));
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("%s", err);
+	f->d = diagnose(f->m);
+}
+
+static const struct finding *finding_of(const struct fx *f, const char *id)
+{
+	for (size_t k = 0; k < f->d->nfindings; k++) {
+		if (strcmp(f->d->findings[k].id, id) == 0)
+			return &f->d->findings[k];
+	}
+	return NULL;
+}
+
+static void the_masters_own_path_dropped_is_master_port_blocked_on_the_master(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	load_with_self_path(&f, "timeout");
+	expect_finding(&f, "master-port-blocked", SEV_ERROR, "gpu1");
+	x = finding_of(&f, "master-port-blocked");
+	if (!x) {
+		fail();
+		return;
+	}
+	assert_string_equal(x->evidence, "gpu1 -> its own 10.0.0.1:29500: timed out");
+	assert_non_null(strstr(x->message, "the master's own connection to MASTER_ADDR"));
+	unload(&f);
+}
+
+static void the_suggested_master_port_is_one_the_master_itself_reached(void **state)
+{
+	struct fx f;
+
+	load_with_self_path(&f, "timeout");
+	assert_string_equal(f.d->sugg.master_addr, "10.0.0.1");
+	assert_int_equal(f.d->sugg.master_port, 29501);
+	unload(&f);
+}
+
+static void the_masters_own_path_open_is_no_finding_and_keeps_the_port(void **state)
+{
+	struct fx f;
+
+	load_with_self_path(&f, "ok");
+	assert_null(finding_of(&f, "master-port-blocked"));
+	assert_int_equal(f.d->sugg.master_port, 29500);
+	unload(&f);
+}
+
 static void virbr_and_veth_on_old_nccl(void **state)
 {
 	struct fx f;
@@ -793,6 +871,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ib0_with_only_link_local_is_flagged_and_excluded),
+	    cmocka_unit_test(the_masters_own_path_dropped_is_master_port_blocked_on_the_master),
+	    cmocka_unit_test(the_suggested_master_port_is_one_the_master_itself_reached),
+	    cmocka_unit_test(the_masters_own_path_open_is_no_finding_and_keeps_the_port),
 	    cmocka_unit_test(bulk_stall_is_a_black_hole_and_the_other_nic_is_suggested),
 	    cmocka_unit_test(bulk_stall_where_full_frames_pass_is_slow_not_a_black_hole),
 	    cmocka_unit_test(bulk_stall_where_the_probe_proves_a_smaller_frame_is_a_black_hole),

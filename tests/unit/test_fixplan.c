@@ -769,10 +769,10 @@ static void hosts_with_broken_markers_is_left_alone(void **state)
 
 /* ---------------------------------------------------------------- firewall */
 
-static void nft_drop_chain_gets_one_accept_rule_first(void **state)
+static void nft_drop_chain_gets_one_accept_rule_first_for_the_data_nic_and_lo(void **state)
 {
 	static const char *const argv[] = {"nft",  "--echo", "--handle", "insert",  "rule",
-	                                   "inet", "filter", "input",    "iifname", "eth0",
+	                                   "inet", "filter", "input",    "iifname", "{ eth0, lo }",
 	                                   "ip",   "saddr",  NET,        "meta",    "l4proto",
 	                                   "tcp",  "accept", "comment",  COMMENTQ,  NULL};
 	static const char *const undo[] = {"nft",   "delete", "rule",     "inet", "filter",
@@ -787,8 +787,9 @@ static void nft_drop_chain_gets_one_accept_rule_first(void **state)
 	assert_int_equal(a->kind, FIX_CMD);
 	assert_string_equal(a->fixer, "firewall");
 	assert_int_equal(a->sudo, 1);
-	assert_string_equal(a->summary, "nft: accept TCP from " NET
-	                                " on eth0, first in chain inet filter input");
+	assert_string_equal(a->summary,
+	                    "nft: accept TCP from " NET " on eth0 and lo (the node's own "
+	                    "connections), first in chain inet filter input");
 	assert_argv(a->argv, argv);
 	assert_argv(a->undo, undo);
 	assert_int_equal(f.p->nodes[1].nactions, 0);
@@ -809,27 +810,47 @@ static void nft_chain_with_our_rule_is_left_alone(void **state)
 	unload(&f);
 }
 
+/* A rule an older run added for the data interface alone leaves the
+ * node's own connections blocked: a rule for both comes first. */
+static void nft_chain_with_our_rule_for_the_data_nic_alone_gets_one_with_lo(void **state)
+{
+	struct fx f;
+
+	firewall_gathered(&f, 1000, "nft-inet-ours-eth0-only.json");
+	plan(&f, NULL);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
+	assert_string_equal(f.p->nodes[0].actions[0].argv[9], "{ eth0, lo }");
+	unload(&f);
+}
+
 /* iptables' rule, after the chain */
-#define IPT_RULE                                                                                   \
-	"-i", "eth0", "-s", NET, "-p", "tcp", "-m", "comment", "--comment", "clusterdoc fix " RUN, \
+#define IPT_RULE(IF)                                                                           \
+	"-i", IF, "-s", NET, "-p", "tcp", "-m", "comment", "--comment", "clusterdoc fix " RUN, \
 	    "-j", "ACCEPT"
 
-static void iptables_nft_chain_is_edited_with_iptables(void **state)
+static void iptables_nft_chain_is_edited_with_iptables_for_the_data_nic_and_lo(void **state)
 {
-	static const char *const argv[] = {"iptables", "-I", "INPUT", IPT_RULE, NULL};
-	static const char *const undo[] = {"iptables", "-D", "INPUT", IPT_RULE, NULL};
+	static const char *const argv[] = {"iptables", "-I", "INPUT", IPT_RULE("eth0"), NULL};
+	static const char *const undo[] = {"iptables", "-D", "INPUT", IPT_RULE("eth0"), NULL};
+	static const char *const lo[] = {"iptables", "-I", "INPUT", IPT_RULE("lo"), NULL};
+	static const char *const lo_undo[] = {"iptables", "-D", "INPUT", IPT_RULE("lo"), NULL};
 	struct fx f;
 	const struct fix_action *a;
 
 	firewall_gathered(&f, 1000, "nft-iptables-nft.json");
 	plan(&f, NULL);
-	assert_int_equal(f.p->nodes[0].nactions, 1);
+	assert_int_equal(f.p->nodes[0].nactions, 2);
 	a = &f.p->nodes[0].actions[0];
 	assert_int_equal(a->kind, FIX_CMD);
 	assert_string_equal(a->summary,
 	                    "iptables: accept TCP from " NET " on eth0, first in INPUT");
 	assert_argv(a->argv, argv);
 	assert_argv(a->undo, undo);
+	a = &f.p->nodes[0].actions[1];
+	assert_string_equal(a->summary, "iptables: accept TCP from " NET " on lo (the node's own "
+	                                "connections to its addresses), first in INPUT");
+	assert_argv(a->argv, lo);
+	assert_argv(a->undo, lo_undo);
 	unload(&f);
 }
 
@@ -1248,10 +1269,10 @@ static void port_range_sysctl_file_that_was_not_read_changes_nothing(void **stat
 
 static void nft_rule_with_port_range_opens_master_port_and_the_range(void **state)
 {
-	static const char *const argv[] = {"nft",         "--echo", "--handle", "insert",  "rule",
-	                                   "inet",        "filter", "input",    "iifname", "eth0",
-	                                   "ip",          "saddr",  NET,        "tcp",     "dport",
-	                                   PORTS_NFT_SET, "accept", "comment",  COMMENTQ,  NULL};
+	static const char *const argv[] = {
+	    "nft",   "--echo",      "--handle",     "insert",  "rule",   "inet", "filter",
+	    "input", "iifname",     "{ eth0, lo }", "ip",      "saddr",  NET,    "tcp",
+	    "dport", PORTS_NFT_SET, "accept",       "comment", COMMENTQ, NULL};
 	static const char *const undo[] = {"nft",   "delete", "rule",     "inet", "filter",
 	                                   "input", "handle", "{handle}", NULL};
 	struct fx f;
@@ -1265,7 +1286,8 @@ static void nft_rule_with_port_range_opens_master_port_and_the_range(void **stat
 	assert_string_equal(np->actions[0].fixer, "firewall");
 	assert_string_equal(np->actions[0].summary,
 	                    "nft: accept TCP to ports 29500, 40000-40999 from " NET
-	                    " on eth0, first in chain inet filter input");
+	                    " on eth0 and lo (the node's own connections), first in chain inet "
+	                    "filter input");
 	assert_argv(np->actions[0].argv, argv);
 	assert_argv(np->actions[0].undo, undo);
 	assert_string_equal(np->actions[1].fixer, "port-range");
@@ -1453,7 +1475,7 @@ static void nft_rule_of_ours_for_all_tcp_is_named_with_port_range(void **state)
 static void only_firewall_keeps_its_rule_for_all_tcp(void **state)
 {
 	static const char *const argv[] = {"nft",  "--echo", "--handle", "insert",  "rule",
-	                                   "inet", "filter", "input",    "iifname", "eth0",
+	                                   "inet", "filter", "input",    "iifname", "{ eth0, lo }",
 	                                   "ip",   "saddr",  NET,        "meta",    "l4proto",
 	                                   "tcp",  "accept", "comment",  COMMENTQ,  NULL};
 	struct fx f;
@@ -1462,8 +1484,8 @@ static void only_firewall_keeps_its_rule_for_all_tcp(void **state)
 	plan_ports(&f, "env,firewall", 40000, 40999);
 	assert_int_equal(f.p->nodes[0].nactions, 1);
 	assert_string_equal(f.p->nodes[0].actions[0].summary,
-	                    "nft: accept TCP from " NET " on eth0, first in chain inet filter "
-	                    "input");
+	                    "nft: accept TCP from " NET " on eth0 and lo (the node's own "
+	                    "connections), first in chain inet filter input");
 	assert_argv(f.p->nodes[0].actions[0].argv, argv);
 	unload(&f);
 }
@@ -1932,9 +1954,10 @@ int main(void)
 	    cmocka_unit_test(hosts_fixer_acts_only_where_the_hostname_is_loopback),
 	    cmocka_unit_test(hosts_second_plan_changes_nothing),
 	    cmocka_unit_test(hosts_with_broken_markers_is_left_alone),
-	    cmocka_unit_test(nft_drop_chain_gets_one_accept_rule_first),
+	    cmocka_unit_test(nft_drop_chain_gets_one_accept_rule_first_for_the_data_nic_and_lo),
 	    cmocka_unit_test(nft_chain_with_our_rule_is_left_alone),
-	    cmocka_unit_test(iptables_nft_chain_is_edited_with_iptables),
+	    cmocka_unit_test(nft_chain_with_our_rule_for_the_data_nic_alone_gets_one_with_lo),
+	    cmocka_unit_test(iptables_nft_chain_is_edited_with_iptables_for_the_data_nic_and_lo),
 	    cmocka_unit_test(active_ufw_gets_an_allow_rule),
 	    cmocka_unit_test(ascend_node_gets_only_the_rendezvous_and_hccl_ports),
 	    cmocka_unit_test(ufw_rule_already_there_is_left_alone),
