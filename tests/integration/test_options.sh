@@ -64,10 +64,15 @@ t_the_job_options_are_checked_alike_in_mnist_and_the_tui() {
 # An abbreviated long option is an error naming it and what it may have meant, never taken as
 # the option it starts (getopt_long's prefix match read --master node2 as --master-port node2)
 t_an_abbreviated_long_option_is_an_error_not_a_guess() {
-	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --master node2 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --mast node2 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
 	rc=$?
-	expect_eq "$rc" 2 "run --master: exit status" || return 1
-	expect_eq "$err" "clusterdoc run: unknown option --master; did you mean --master-port?" "run --master: error" || return 1
+	expect_eq "$rc" 2 "run --mast: exit status" || return 1
+	expect_eq "$err" "clusterdoc run: unknown option --mast; did you mean --master-port or --master?" "run --mast: error" || return 1
+	# --master is an option of its own: a node that is not one of the nodes is named
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --master node9 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "run --master node9: exit status" || return 1
+	expect_eq "$err" "clusterdoc run: --master node9 is not one of the nodes given with -w (or --hostfile)" "run --master node9: error" || return 1
 	opt mnist --master-p 29501
 	expect_eq "$rc" 2 "mnist --master-p: exit status" || return 1
 	expect_eq "$err" "clusterdoc mnist: unknown option --master-p; did you mean --master-port?" "mnist --master-p: error" || return 1
