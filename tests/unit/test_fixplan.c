@@ -495,6 +495,27 @@ static void nccl_conf_block_goes_before_a_stale_setting(void **state)
 	unload(&f);
 }
 
+/* The check suggested AF_INET6 (IPv6 data): ~/.nccl.conf and env.sh say
+ * AF_INET6, as the job plan and `clusterdoc run` do, never AF_INET. */
+static void nccl_conf_writes_the_family_the_check_suggested(void **state)
+{
+	struct fx f;
+	const struct fix_action *a;
+
+	load(&f, "env-hosts.json");
+	f.d->sugg.nccl_family_inet = 0;
+	f.d->sugg.nccl_family_inet6 = 1;
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	a = action_for(&f.p->nodes[0], FIX_NCCL_CONF);
+	assert_non_null(a);
+	assert_non_null(strstr(a->after, "NCCL_SOCKET_FAMILY=AF_INET6\n"));
+	assert_null(strstr(a->after, "NCCL_SOCKET_FAMILY=AF_INET\n"));
+	a = action_for(&f.p->nodes[0], FIX_ENV_SH);
+	assert_non_null(strstr(a->after, "NCCL_SOCKET_FAMILY='AF_INET6'"));
+	unload(&f);
+}
+
 static void bashrc_block_goes_above_the_interactive_guard(void **state)
 {
 	struct fx f;
@@ -1940,6 +1961,7 @@ int main(void)
 	    cmocka_unit_test(one_home_with_different_bytes_in_a_file_is_not_one_file),
 	    cmocka_unit_test(env_actions_are_env_sh_nccl_conf_then_the_rc_file),
 	    cmocka_unit_test(nccl_conf_block_goes_before_a_stale_setting),
+	    cmocka_unit_test(nccl_conf_writes_the_family_the_check_suggested),
 	    cmocka_unit_test(bashrc_block_goes_above_the_interactive_guard),
 	    cmocka_unit_test(rc_line_setting_a_variable_after_the_block_is_named),
 	    cmocka_unit_test(zsh_gets_its_block_in_zshenv),
