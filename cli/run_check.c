@@ -164,6 +164,7 @@ int run_check_gate(struct run_check *c)
 	char path[1024], *refused = NULL, *avoided = NULL;
 	struct job_plan *p;
 	int gating, rc = -1;
+	size_t unproved = 0;
 
 	if (check_path(c, path, sizeof(path)) < 0)
 		path[0] = '\0';
@@ -188,9 +189,16 @@ int run_check_gate(struct run_check *c)
 	    p->master_port != p->port_tried)
 		fprintf(stderr, "# MASTER_PORT=%d: the port the check proved (%d is not usable)\n",
 		        p->master_port, p->port_tried);
-	if (!p->proved)
-		fprintf(stderr, "# nothing was proved between the nodes: the job's interfaces are "
-		                "each node's own pick\n");
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->nodes[i].proved)
+			fprintf(stderr, "%s%s",
+			        unproved++ ? ","
+			                   : "# not proved by the check (each takes its own "
+			                     "interface, as NCCL picks it): ",
+			        p->nodes[i].host);
+	}
+	if (unproved)
+		fputc('\n', stderr);
 	c->plan = p;
 	p = NULL;
 	rc = 0;

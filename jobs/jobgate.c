@@ -38,7 +38,8 @@ static const struct job_gate_rule rules[] = {
     /* a stale name breaks NCCL on its own node too; the plan's value wins */
     {"stale-ifname-env", 0, AVOID_IFNAMES},
     {"gloo-count-mismatch", 1, AVOID_GLOO},
-    {"duplicate-address", 1, AVOID_NONE},
+    /* an address on several nodes (docker0): the proved interfaces keep jobs off it */
+    {"duplicate-address", 1, AVOID_IFNAMES},
     {"master-port-blocked", 1, AVOID_PORT},
     /* taken on the master: a one-node job's store cannot listen either */
     {"master-port-in-use", 0, AVOID_PORT},

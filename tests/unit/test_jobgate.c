@@ -86,7 +86,7 @@ static void every_catalogue_id_has_one_gate_row_and_no_row_is_unknown(void **sta
 static const char *const avoided_by_the_environment[] = {
     "ipv6-no-route",          "link-local-selected", "iface-unreachable",   "hostname-loopback",
     "stale-ifname-env",       "gloo-count-mismatch", "master-port-blocked", "master-port-in-use",
-    "virtual-iface-selected", "nic-name-mismatch",
+    "virtual-iface-selected", "nic-name-mismatch",   "duplicate-address",
 };
 
 /* What still breaks a job on one node: the node's own state. */
