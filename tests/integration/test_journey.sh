@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# The journey a user takes, check -> run -> mnist -> hang, on one namespace cluster with every
+# classic trap at once: node1 (the master) drops TCP 29500 and has an IPv6-only second NIC ens6,
+# node2's hostname is on 127.0.1.1, node3's NIC is enp1s0, node4 drops 29500 too, docker0 with
+# one address on every node. What the check proves is what every job gets (jobs/jobplan.h):
+# no command here needs --force, and each prints the values `env` prints.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=journey
+itest_need_root
+
+JOBS=""  # the test's scripts, in the /tmp the nodes share
+DATA=""  # an MNIST-format dataset (tests/fixtures/make_mnist.py)
+STATE="" # the head's saved plans and runs
+
+setup_cluster() {
+	cluster_down
+	CD_QUIET=1 cluster_up 4 --nic-names "eth0 eth0 enp1s0 eth0" >/dev/null || return 1
+	cluster_trap_ipv6_only_nic 1 ens6
+	cluster_trap_hostname_loopback 2
+	cluster_trap_docker0 all
+	cluster_trap_firewall_port 1 29500
+	cluster_trap_firewall_port 4 29500
+	JOBS=$(mktemp -d /tmp/cdjourney.XXXXXX)
+	chmod 755 "$JOBS"
+	cp "$CD_TOP"/tests/fixtures/run/*.py "$CD_TOP"/tests/fixtures/hang/*.py "$JOBS/"
+	DATA="$JOBS/mnist"
+	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$DATA" 2000 200 >/dev/null || return 1
+	chmod -R a+rX "$JOBS"
+	STATE="$CD_RUN/home/.local/state/clusterdoc/runs"
+}
+
+cleanup() { [[ -n $JOBS ]] && rm -rf "$JOBS"; }
+trap cleanup EXIT
+
+# processes of a clusterdoc run (CLUSTERDOC_RUN in their environment) still alive on the nodes
+left_behind() {
+	local i pid n=0
+	for ((i = 1; i <= CD_N; i++)); do
+		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
+			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
+		done
+	done
+	echo "$n"
+}
+
+expect_nothing_left() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ $(left_behind) == 0 ]] && return 0
+		sleep 0.1
+	done
+	echo "    $(left_behind) process(es) of a run left on the nodes"
+	return 1
+}
+
+# the plan's variables of every node, "node VAR=value" sorted, from `env` or a dry run's
+# "# by hand on NODE:" blocks
+plan_vars() {
+	awk '/^# by hand on /{node=$5; sub(":", "", node); next} /^# node[0-9]+$/{node=$2; next}
+	     /^export (NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|MASTER_ADDR|MASTER_PORT)=/ {
+	         sub("^export ", ""); print node, $0 }' | sort
+}
+
+t_check_names_every_trap_and_the_environment_that_avoids_it() {
+	setup_cluster || return 1
+	cd_head check -w 'node[1-4]' --json
+	expect_eq "$rc" 1 "check's exit status (error findings)" || return 1
+	expect_eq "$(jget 'sorted(f["id"] for f in d["findings"] if f["severity"] == "error")')" \
+		"['hostname-loopback', 'ipv6-no-route', 'master-port-blocked']" "the errors" || return 1
+	expect_eq "$(jget '[f["avoided_by"] for f in d["findings"] if f["id"] == "hostname-loopback"]')" \
+		"['on node2 by GLOO_SOCKET_IFNAME=eth0']" "hostname-loopback's avoided_by" || return 1
+	expect_eq "$(jget '[f["avoided_by"] for f in d["findings"] if f["id"] == "master-port-blocked"]')" \
+		"['on node1 by MASTER_PORT=29501 (proved; 29500 is not usable)']" "master-port-blocked's avoided_by" || return 1
+	expect_eq "$(jget '[f["avoided_by"] is not None for f in d["findings"] if f["severity"] == "error"]')" \
+		"[True, True, True]" "every error avoided by the plan" || return 1
+	expect_eq "$(jget 'd["suggestions"]["master_port"]')" 29501 "the proved MASTER_PORT"
+}
+
+t_env_and_run_dry_run_print_identical_values_for_every_node() {
+	local env_vars dry_vars
+	cd_head env -w 'node[1-4]'
+	env_vars=$(plan_vars <<<"$out")
+	expect_eq "$(wc -l <<<"$env_vars")" 20 "env's variables (5 on each of 4 nodes)" || return 1
+	expect_match "$env_vars" "^node1 MASTER_PORT=29501$" "env's MASTER_PORT" || return 1
+	cd_head run -w 'node[1-4]' --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 0 "dry run's exit status ($err)" || return 1
+	dry_vars=$(plan_vars <<<"$out")
+	expect_eq "$dry_vars" "$env_vars" "the dry run's variables against env's" || return 1
+	expect_match "$out" "--master_port 29501 allreduce.py" "torchrun's --master_port" || return 1
+	expect_match "$err" "^# avoided: hostname-loopback on node2 by GLOO_SOCKET_IFNAME=eth0$" "the avoided line"
+}
+
+t_a_torchrun_job_starts_without_force_and_finishes() {
+	cd_head run -w 'node[1-4]' --json --chdir "$JOBS" --stall-timeout 60 -- allreduce.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(grep -c 'rank [0-3]/4 sum 6' <<<"$err")" 4 "ranks with the right sum" || return 1
+	expect_match "$err" "^node3 r2: rank 2/4 sum 6 iface enp1s0$" "node3 on its own NIC" || return 1
+	expect_match "$err" "^# MASTER_PORT=29501: the port the check proved" "the port said" || return 1
+	expect_nothing_left
+}
+
+t_a_launcher_none_job_with_placeholders_starts_and_finishes() {
+	cd_head run -w 'node[1-4]' --json --no-check --launcher none --chdir "$JOBS" --stall-timeout 60 -- \
+		python3 main_002.py --dist-url 'tcp://{master_addr}:{master_port}' --world-size '{nnodes}' --rank '{node_rank}'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$err" "^node4 r3: rank 3 of 4 via tcp://[0-9.]+:29501: 4$" "node4's line" || return 1
+	expect_match "$err" "using the check of these nodes saved" "--no-check's plan" || return 1
+	expect_nothing_left
+}
+
+t_mnist_in_torch_mode_starts_without_force_and_trains() {
+	cd_head mnist -w 'node[1-4]' --mode torch --backend gloo --epochs 1 --data-dir "$DATA" \
+		--data-md5 "$DATA/MD5SUMS" --stall-timeout 60 --json
+	expect_eq "$rc" 0 "exit status ($(tail -c 600 <<<"$err"))" || return 1
+	expect_match "$err" "^# MASTER_PORT=29501: the port the check proved" "the port said" || return 1
+	expect_eq "$(jget 'd["mode"], d["nranks"], d["test"]["accuracy"] > 0.9')" "('torch', 4, True)" "mode, ranks, accuracy"
+}
+
+t_a_one_node_run_on_the_loopback_hostname_node_starts() {
+	cd_head run -w node2 --json --chdir "$JOBS" --stall-timeout 60 -- allreduce.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$err" "^# avoided: hostname-loopback in a one-node job: nothing crosses a network$" "why it is not refused" || return 1
+	expect_match "$err" "^node2 r0: rank 0/1 sum 0" "the rank's line"
+}
+
+t_a_blocked_explicit_master_port_is_named_before_anything_starts() {
+	cd_head run -w 'node[1-4]' --master-port 29500 --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "--master-port 29500 is not reachable on the master node1 from every node .*the check proved 29501: use --master-port 29501" "the refusal" || return 1
+	expect_eq "$(left_behind)" 0 "processes started"
+}
+
+t_no_check_refuses_a_plan_made_for_another_port_or_version() {
+	# the last check was made for --master-port 29500 (the test above)
+	cd_head run -w 'node[1-4]' --no-check --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "the saved check of these nodes does not fit this job: it was made for --master-port 29500: run once without --no-check" "another port" || return 1
+	cd_head run -w 'node[1-4]' --dry-run -- x.py # a fresh plan without --master-port
+	local f
+	f=$(ls "$STATE"/check-*.json | head -1)
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["version"]=1; json.dump(d, open(sys.argv[1], "w"))' "$f"
+	cd_head run -w 'node[1-4]' --no-check --dry-run -- x.py
+	expect_eq "$rc" 2 "exit status (old version)" || return 1
+	expect_match "$err" "cannot be used: it was saved by another version of clusterdoc \(plan version 1, this one reads 2\)" "another version"
+}
+
+t_an_env_that_overrides_a_planned_variable_is_refused_without_force() {
+	cd_head run -w 'node[1-4]' --env GLOO_SOCKET_IFNAME=docker0 --dry-run -- x.py
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "--env GLOO_SOCKET_IFNAME overrides the value the plan sets" "the refusal" || return 1
+	cd_head run -w 'node[1-4]' --no-check --force --env GLOO_SOCKET_IFNAME=docker0 --dry-run -- x.py
+	expect_eq "$rc" 0 "exit status with --force ($err)" || return 1
+	expect_match "$out" "GLOO_SOCKET_IFNAME=docker0" "the forced value"
+}
+
+t_a_master_that_is_not_a_node_is_refused() {
+	cd_head run -w 'node[1-4]' --master node7 -- x.py
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$err" "clusterdoc run: --master node7 is not one of the nodes given with -w (or --hostfile)" "the refusal"
+}
+
+t_master_chooses_rank_0_and_the_check_follows_it() {
+	cd_head run -w 'node[1-4]' --master node3 --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$out" "--node_rank 0 .*--master_addr $CD_SUBNET\.13 --master_port 29500 allreduce.py" "node3 is rank 0 on its free 29500"
+}
+
+t_ctrl_c_leaves_nothing_behind() {
+	local bgerr bg i
+	bgerr=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --no-check \
+		--master node3 --launcher none -- sleep 300 >/dev/null 2>"$bgerr" &
+	bg=$!
+	for ((i = 0; i < 200; i++)); do
+		[[ $(left_behind) -ge 4 ]] && break
+		sleep 0.1
+	done
+	expect_eq "$(left_behind)" 4 "the job's processes before Ctrl-C" || { kill "$bg"; return 1; }
+	kill -INT "$(pgrep -P "$bg" -f "$CLUSTERDOC run" || echo "$bg")"
+	wait "$bg"
+	expect_eq "$?" 130 "exit status after Ctrl-C ($(tail -c 300 "$bgerr"))" || return 1
+	rm -f "$bgerr"
+	expect_nothing_left
+}
+
+itest_run_all
