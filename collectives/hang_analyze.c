@@ -167,6 +167,32 @@ static long long cpu_delta(const json_t *first, const json_t *last)
 	return num(last, "cpu_ms") - num(first, "cpu_ms");
 }
 
+/* How many collectives NCCL RAS says rank launched in the world communicator
+ * (the one of world ranks), as the first node that answered RAS in sample
+ * tells it (each node's answer covers the whole job); -1 when none says. */
+static long long ras_collectives(const json_t *sample, long rank, long world)
+{
+	size_t i, j;
+	json_t *nd, *c;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%ld", rank);
+	json_array_foreach(json_object_get(sample, "nodes"), i, nd)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(json_object_get(nd, "result"), "ras"),
+		                    "communicators"),
+		    j, c)
+		{
+			json_t *v = json_object_get(json_object_get(c, "collectives"), key);
+
+			if (num(c, "ranks") == world && json_is_integer(v))
+				return json_integer_value(v);
+		}
+	}
+	return -1;
+}
+
 /* The launchers of the last sample when no rank was found anywhere: a job
  * that waits in its launchers' rendezvous ("torchrun on node[1-3] waits in
  * the rendezvous at 10.0.0.11:29500"). 1 with the summary in out, else 0. */
@@ -311,6 +337,7 @@ json_t *hang_analyze(const json_t *samples)
 		json_t *conns = json_array(), *s, *rk, *g;
 		long long d = cpu_delta(r[i].first, r[i].last);
 		char frame[256], what[420], act[128], frame0[256];
+		long long c0, c1;
 		int adv;
 
 		stack_frame(json_string_value(json_object_get(r[i].first, "stacks")), frame0,
@@ -318,12 +345,17 @@ json_t *hang_analyze(const json_t *samples)
 		size_t k;
 
 		stack_frame(json_string_value(json_object_get(p, "stacks")), frame, sizeof(frame));
-		/* the main thread's CPU time, or its Python stack when both samples
-		 * have one: torch's own threads (and the dumps hang asks for, which
-		 * come after the samples are read) do not count */
-		adv = r[i].last && elapsed > 0 &&
-		      (d * 100 >= elapsed * HANG_ADVANCE_PCT ||
-		       (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)));
+		/* the main thread's CPU time, its Python stack when both samples
+		 * have one, or its collective count in NCCL RAS's world communicator:
+		 * torch's own threads (and the dumps hang asks for, which come after
+		 * the samples are read) do not count */
+		c0 = ras_collectives(first, r[i].rank, world);
+		c1 = ras_collectives(last, r[i].rank, world);
+		adv =
+		    r[i].last && elapsed > 0 &&
+		    (d * 100 >= elapsed * HANG_ADVANCE_PCT ||
+		     (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)) ||
+		     (c0 >= 0 && c1 > c0));
 		activity_words(main, act, sizeof(act));
 		json_array_foreach(json_object_get(p, "sockets"), k, s)
 		{

@@ -23,8 +23,9 @@
  * Rules: a rank is advancing when its main thread's CPU time ("main"'s
  * "cpu_ms"; the process's "cpu_ms" from an agent that does not give it)
  * grew by at least HANG_ADVANCE_PCT % of the time between the first and
- * the last sample, or when its innermost Python frame differs between the
- * two (only where both samples carry stacks). World size: the processes'
+ * the last sample, when its innermost Python frame differs between the two
+ * (only where both samples carry stacks), or when its collective count in
+ * the NCCL RAS communicator of the world's size grew. World size: the processes'
  * "world_size", else their WORLD_SIZE.
  * The job is progressing when every rank of the world was seen, none is
  * gone, every rank advances, no link holds a send queue that does not

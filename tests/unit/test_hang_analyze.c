@@ -351,6 +351,41 @@ static void only_the_main_threads_cpu_time_makes_a_rank_advance(void **state)
 	json_decref(s);
 }
 
+/* A rank whose main thread is idle (blocked in a CUDA synchronisation, say)
+ * advances when NCCL RAS counts more collectives for it in the world's
+ * communicator; one whose count stands still does not. */
+static void a_collective_count_that_moves_makes_a_rank_advance(void **state)
+{
+	json_t *s = json_array(), *v;
+
+	for (int k = 0; k < 2; k++) {
+		json_t *n0 =
+		    node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL)));
+
+		json_object_set_new(json_object_get(n0, "result"), "ras",
+		                    json_pack("{sbs[{sssIs{sIsIsI}}]}", "ok", 1, "communicators",
+		                              "hash", "0x1", "ranks", (json_int_t)3, "collectives",
+		                              "0", (json_int_t)(10 + k * 5), "1",
+		                              (json_int_t)(10 + k * 5), "2", (json_int_t)10));
+		json_array_append_new(
+		    s,
+		    sample(
+		        k * 2000, n0,
+		        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 1000, NULL))),
+		        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 1000, NULL)))));
+	}
+	v = hang_analyze(s);
+	assert_true(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "advancing")));
+	assert_true(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 1), "advancing")));
+	assert_false(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 2), "advancing")));
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	json_decref(v);
+	json_decref(s);
+}
+
 /* A launcher process as the agent reports it (role launcher, rank -1). */
 static json_t *launcher(long pid, const char *addr, const char *port, json_t *sockets)
 {
@@ -410,6 +445,7 @@ int main(void)
 	    cmocka_unit_test(ranks_without_nvml_have_a_null_gpu),
 	    cmocka_unit_test(only_the_main_threads_cpu_time_makes_a_rank_advance),
 	    cmocka_unit_test(launchers_without_ranks_wait_in_the_rendezvous),
+	    cmocka_unit_test(a_collective_count_that_moves_makes_a_rank_advance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
