@@ -2,7 +2,8 @@
  * cmd_hang.c - `clusterdoc hang`: inspect a running job on the nodes and
  * say where it hangs (collectives/hang.h). Exit status: 0 the job makes
  * progress; 1 it is hung and suspects are named; 2 it could not be
- * inspected (no job found, no node reached, bad options).
+ * inspected (no job found, no node reached, bad options); 3 no rank has
+ * started: the job's launchers wait in their rendezvous.
  */
 #include "cd.h"
 #include "collectives/hang.h"
@@ -51,10 +52,15 @@ static void usage(FILE *f, void *arg)
 	        "[--json]\n\n"
 	        "Inspect a running job on every node and say where it hangs: the job's processes\n"
 	        "(a `clusterdoc run` job by its id, else every process with RANK/LOCAL_RANK/\n"
-	        "WORLD_SIZE or TORCHELASTIC_* in its environment), sampled N times: what each\n"
-	        "rank's threads block in, its TCP connections and their queues, the peer rank\n"
-	        "at the other end, its CPU progress, its Python stacks. Only reads; the one\n"
-	        "signal sent is a hang-ready `clusterdoc run` job's own dump signal.\n\n"
+	        "WORLD_SIZE, NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or TORCHELASTIC_* in\n"
+	        "its environment), sampled N times: what each rank's threads block in, its TCP\n"
+	        "connections and their queues, the peer rank at the other end, its main\n"
+	        "thread's CPU progress, its Python stacks. Only reads; the one signal sent is a\n"
+	        "hang-ready `clusterdoc run` job's own dump signal, to a rank (never a\n"
+	        "launcher) that handles it.\n\n"
+	        "Exit status: 0 progressing, 1 hung (suspects named), 2 not inspected (no job\n"
+	        "found, no node reached, bad options), 3 no rank started: the launchers wait\n"
+	        "in their rendezvous.\n\n"
 	        "      --run RUN           the `clusterdoc run` job with this id\n"
 	        "      --samples N         samples per node (default 2, 2 to 20)\n"
 	        "      --interval S        seconds between samples (default 2, 0.2 to 60)\n"

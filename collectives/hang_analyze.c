@@ -6,6 +6,7 @@
 #include "collectives/hang_gpu.h"
 #include "collectives/hang_nccl.h"
 #include "cd.h"
+#include "hostlist.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #define MAX_RANKS 4096
+#define WHERE_LEN 96
 
 struct rank {
 	long rank;
@@ -151,6 +153,101 @@ static void activity_words(const json_t *main, char *out, size_t outlen)
 		snprintf(out, outlen, "is in %s", sys[0] ? sys : "no system call");
 }
 
+/* How much CPU time a rank's main thread used between its first and its
+ * last sample (the whole process's when the agent did not say). */
+static long long cpu_delta(const json_t *first, const json_t *last)
+{
+	const json_t *m0 = json_object_get(first, "main"), *m1 = json_object_get(last, "main");
+
+	if (!last || first == last || num(last, "pid") != num(first, "pid"))
+		return 0;
+	if (json_is_integer(json_object_get(m0, "cpu_ms")) &&
+	    json_is_integer(json_object_get(m1, "cpu_ms")))
+		return num(m1, "cpu_ms") - num(m0, "cpu_ms");
+	return num(last, "cpu_ms") - num(first, "cpu_ms");
+}
+
+/* How many collectives NCCL RAS says rank launched in the world communicator
+ * (the one of world ranks), as the first node that answered RAS in sample
+ * tells it (each node's answer covers the whole job); -1 when none says. */
+static long long ras_collectives(const json_t *sample, long rank, long world)
+{
+	size_t i, j;
+	json_t *nd, *c;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%ld", rank);
+	json_array_foreach(json_object_get(sample, "nodes"), i, nd)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(json_object_get(nd, "result"), "ras"),
+		                    "communicators"),
+		    j, c)
+		{
+			json_t *v = json_object_get(json_object_get(c, "collectives"), key);
+
+			if (num(c, "ranks") == world && json_is_integer(v))
+				return json_integer_value(v);
+		}
+	}
+	return -1;
+}
+
+/* The launchers of the last sample when no rank was found anywhere: a job
+ * that waits in its launchers' rendezvous ("torchrun on node[1-3] waits in
+ * the rendezvous at 10.0.0.11:29500"). 1 with the summary in out, else 0. */
+static int rendezvous_summary(const json_t *last, char *out, size_t outlen)
+{
+	struct hostlist *hl = hostlist_new();
+	const char *name = NULL, *addr = "", *port = "", *syn = NULL;
+	size_t i, j, k;
+	json_t *nd, *p, *s;
+	char err[CD_ERRLEN], where[WHERE_LEN];
+	char *nodes;
+
+	json_array_foreach(json_object_get(last, "nodes"), i, nd)
+	{
+		json_array_foreach(json_object_get(json_object_get(nd, "result"), "processes"), j,
+		                   p)
+		{
+			json_t *env = json_object_get(p, "env");
+
+			if (strcmp(str(p, "role"), "launcher") != 0)
+				continue;
+			hostlist_parse(hl, str(nd, "host"), err, sizeof(err));
+			if (!name || strcmp(str(p, "launcher"), "torchrun") == 0)
+				name = str(p, "launcher");
+			if (!addr[0] && str(env, "MASTER_ADDR")[0]) {
+				addr = str(env, "MASTER_ADDR");
+				port = str(env, "MASTER_PORT");
+			}
+			json_array_foreach(json_object_get(p, "sockets"), k, s)
+			{
+				if (!syn && !strcmp(str(s, "state"), "SYN_SENT"))
+					syn = str(s, "remote");
+			}
+		}
+	}
+	if (!hostlist_count(hl)) {
+		hostlist_free(hl);
+		return 0;
+	}
+	if (addr[0])
+		snprintf(where, sizeof(where), "%s%s%s%s%s", strchr(addr, ':') ? "[" : "", addr,
+		         strchr(addr, ':') ? "]" : "", port[0] ? ":" : "", port);
+	else
+		snprintf(where, sizeof(where), "%s", syn ? syn : "");
+	nodes = hostlist_fold(hl);
+	snprintf(out, outlen, "%s on %s waits in the rendezvous%s%s: no rank has started%s",
+	         name && name[0] ? name : "the launcher", nodes, where[0] ? " at " : "", where,
+	         syn ? " (a connection to the rendezvous is not answered: a firewall or a "
+	               "node that cannot reach it; `clusterdoc check` names which)"
+	             : "");
+	free(nodes);
+	hostlist_free(hl);
+	return 1;
+}
+
 static int rank_cmp(const void *a, const void *b)
 {
 	const struct rank *x = a, *y = b;
@@ -194,7 +291,9 @@ static json_t *collect(const json_t *samples, struct rank *r, size_t *nr, long *
 				snprintf(searched, slen, "%s", str(res, "searched"));
 			json_array_foreach(json_object_get(res, "processes"), j, p)
 			{
-				long w = atol(str(json_object_get(p, "env"), "WORLD_SIZE"));
+				long w = json_integer_value(json_object_get(p, "world_size")) > 0
+				             ? (long)num(p, "world_size")
+				             : atol(str(json_object_get(p, "env"), "WORLD_SIZE"));
 				struct rank *k;
 
 				if (strcmp(str(p, "role"), "rank") != 0 || num(p, "rank") < 0)
@@ -236,15 +335,27 @@ json_t *hang_analyze(const json_t *samples)
 	for (size_t i = 0; i < nr; i++) {
 		json_t *p = r[i].last ? r[i].last : r[i].first, *main = json_object_get(p, "main");
 		json_t *conns = json_array(), *s, *rk, *g;
-		long long d = r[i].last && r[i].first != r[i].last &&
-		                      num(r[i].last, "pid") == num(r[i].first, "pid")
-		                  ? num(r[i].last, "cpu_ms") - num(r[i].first, "cpu_ms")
-		                  : 0;
-		int adv = r[i].last && elapsed > 0 && d * 100 >= elapsed * HANG_ADVANCE_PCT;
-		char frame[256], what[420], act[128];
+		long long d = cpu_delta(r[i].first, r[i].last);
+		char frame[256], what[420], act[128], frame0[256];
+		long long c0, c1;
+		int adv;
+
+		stack_frame(json_string_value(json_object_get(r[i].first, "stacks")), frame0,
+		            sizeof(frame0));
 		size_t k;
 
 		stack_frame(json_string_value(json_object_get(p, "stacks")), frame, sizeof(frame));
+		/* the main thread's CPU time, its Python stack when both samples
+		 * have one, or its collective count in NCCL RAS's world communicator:
+		 * torch's own threads (and the dumps hang asks for, which come after
+		 * the samples are read) do not count */
+		c0 = ras_collectives(first, r[i].rank, world);
+		c1 = ras_collectives(last, r[i].rank, world);
+		adv =
+		    r[i].last && elapsed > 0 &&
+		    (d * 100 >= elapsed * HANG_ADVANCE_PCT ||
+		     (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)) ||
+		     (c0 >= 0 && c1 > c0));
 		activity_words(main, act, sizeof(act));
 		json_array_foreach(json_object_get(p, "sockets"), k, s)
 		{
@@ -428,7 +539,12 @@ json_t *hang_analyze(const json_t *samples)
 			            str(g0, "what"), elapsed / 1000.0));
 		}
 	}
-	if (!answered || !nr) {
+	if (answered && !nr && rendezvous_summary(last, summary, sizeof(summary))) {
+		out = json_pack("{sisssisssIsIsIss}", "version", 1, "status", "rendezvous", "exit",
+		                HANG_EXIT_RENDEZVOUS, "summary", summary, "elapsed_ms",
+		                (json_int_t)elapsed, "samples", (json_int_t)ns, "world_size",
+		                (json_int_t)world, "searched", searched);
+	} else if (!answered || !nr) {
 		snprintf(summary, sizeof(summary),
 		         !answered ? "could not inspect: no node answered"
 		                   : "no job found: searched %s on %zu node(s)",

@@ -293,12 +293,13 @@ int hang_fr_trigger(const char *pipe_prefix, const char *temp_prefix, int rank, 
 		return cd_errf(msg, msglen, CD_ERR_TOOBIG, "a Flight Recorder path too long");
 	if (lstat(pipe, &st) < 0) {
 		if (errno == ENOENT)
-			return cd_errf(
-			    msg, msglen, CD_ERR_NOTFOUND,
-			    "%s does not exist: the Flight Recorder pipe is not enabled "
-			    "(TORCH_NCCL_DEBUG_INFO_PIPE_FILE and TORCH_NCCL_TRACE_BUFFER_SIZE "
-			    "at launch, torch >= 2.3)",
-			    pipe);
+			return cd_errf(msg, msglen, CD_ERR_NOTFOUND,
+			               "%s does not exist: the Flight Recorder pipe is not enabled "
+			               "(TORCH_NCCL_DEBUG_INFO_PIPE_FILE and TORCH_FR_BUFFER_SIZE, "
+			               "before torch 2.8 "
+			               "TORCH_NCCL_TRACE_BUFFER_SIZE, "
+			               "at launch, torch >= 2.3)",
+			               pipe);
 		return cd_errf(msg, msglen, CD_ERR_IO, "%s: %s", pipe, strerror(errno));
 	}
 	if (!S_ISFIFO(st.st_mode))

@@ -114,6 +114,16 @@ static const char site_py[] =
     "    except Exception as _e:\n"
     "        _clusterdoc_warn(\"the hidden sitecustomize was not looked for\", _e)\n";
 
+/* "2.1.0+cu121" as 201; 0 when unknown or unparsable. */
+static int torch_release(const char *v)
+{
+	int major = 0, minor = 0;
+
+	if (!v || !*v || sscanf(v, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 100 + minor;
+}
+
 /* "2.1.0+cu121" < 2.2; unknown or unparsable: not older. */
 static int torch_older_than_2_2(const char *v)
 {
@@ -171,7 +181,19 @@ int hangready_build(const char *run_dir, const char *torch_version, const char *
 	sha256_data_hex(h->site.data, h->site.len, h->site.sha256);
 
 	if (!torch_older_than_2_2(torch_version)) {
-		add_env(h, cd_asprintf("TORCH_NCCL_TRACE_BUFFER_SIZE=%d", HANGREADY_TRACE_ENTRIES));
+		/* torch 2.8 renamed the ring's size TORCH_FR_BUFFER_SIZE (the
+		 * Flight Recorder made backend-neutral, pytorch/pytorch#152563,
+		 * May 2025) and warns "TORCH_NCCL_TRACE_BUFFER_SIZE is deprecated"
+		 * into the job's log where the old name is given; before 2.8 only
+		 * the old name is read. An unknown version gets the old name, read
+		 * by every torch. The file and pipe names are still read under
+		 * their TORCH_NCCL_* names and no warning about them was seen
+		 * (torch 2.11), so they stay. */
+		add_env(h, cd_asprintf("%s=%d",
+		                       torch_release(torch_version) >= 208
+		                           ? "TORCH_FR_BUFFER_SIZE"
+		                           : "TORCH_NCCL_TRACE_BUFFER_SIZE",
+		                       HANGREADY_TRACE_ENTRIES));
 		add_env(h, cd_strdup("TORCH_NCCL_DUMP_ON_TIMEOUT=1"));
 		add_env(h, cd_asprintf("TORCH_NCCL_DEBUG_INFO_TEMP_FILE=%s/nccl_trace_rank_", dir));
 		add_env(h, cd_asprintf("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=%s/nccl_trace_pipe_", dir));

@@ -28,7 +28,8 @@
  * and SHA-256; with --sync, add it to the manifest (runsync_manifest_add):
  * sync_tree replaces run_dir whole, and refuses a run_dir holding files it
  * did not make, so the file must not be pushed there before the sync. env: "NAME=value", in this
- * order: TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1,
+ * order: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (TORCH_FR_BUFFER_SIZE=2000 for
+ *   torch 2.8 and later, which renamed it), TORCH_NCCL_DUMP_ON_TIMEOUT=1,
  *   TORCH_NCCL_DEBUG_INFO_TEMP_FILE=<run_dir>/hang/nccl_trace_rank_,
  *   TORCH_NCCL_DEBUG_INFO_PIPE_FILE=<run_dir>/hang/nccl_trace_pipe_
  *     (these four left out for a torch known to be older than 2.2),

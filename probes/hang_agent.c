@@ -155,6 +155,13 @@ static json_t *read_sockets(long pid, const struct procscan_tcp *t, size_t nt, l
 	return out;
 }
 
+static long clk_tck(void)
+{
+	long clk = sysconf(_SC_CLK_TCK);
+
+	return clk > 0 ? clk : 100;
+}
+
 static json_t *read_thread(long pid, long tid, long *fd_out)
 {
 	char path[128], wchan[128], sysline[256], err[CD_ERRLEN];
@@ -184,8 +191,9 @@ static json_t *read_thread(long pid, long tid, long *fd_out)
 	}
 	if (st.state == 'R')
 		cls = "running";
-	t = json_pack("{sIssss#ssss}", "tid", (json_int_t)tid, "comm", st.comm, "state", &st.state,
-	              1, "wchan", wchan, "class", cls);
+	t = json_pack("{sIssss#sssssI}", "tid", (json_int_t)tid, "comm", st.comm, "state",
+	              &st.state, 1, "wchan", wchan, "class", cls, "cpu_ms",
+	              (json_int_t)((st.utime + st.stime) * 1000 / (uint64_t)clk_tck()));
 	if (name)
 		json_object_set_new(t, "syscall", json_string(name));
 	else if (sysline[0] && sc.kind == PROCSCAN_SYS_CALL)
@@ -282,32 +290,62 @@ static int looks_like_torch(const char *comm, const char *cmdline)
 
 static json_t *env_json(const struct procscan_rank *r)
 {
-	return json_pack("{ssssssssssssss}", "RANK", r->rank, "LOCAL_RANK", r->local_rank,
-	                 "WORLD_SIZE", r->world_size, "GROUP_RANK", r->group_rank,
-	                 "LOCAL_WORLD_SIZE", r->local_world_size, "TORCHELASTIC_RUN_ID",
-	                 r->torchelastic_run_id, "CLUSTERDOC_RUN", r->clusterdoc_run);
+	json_t *e = json_pack("{ssssssssssssss}", "RANK", r->rank, "LOCAL_RANK", r->local_rank,
+	                      "WORLD_SIZE", r->world_size, "GROUP_RANK", r->group_rank,
+	                      "LOCAL_WORLD_SIZE", r->local_world_size, "TORCHELASTIC_RUN_ID",
+	                      r->torchelastic_run_id, "CLUSTERDOC_RUN", r->clusterdoc_run);
+
+	json_object_update_new(e, json_pack("{ssssssssssssss}", "NODE_RANK", r->node_rank, "NNODES",
+	                                    r->nnodes, "NPROC_PER_NODE", r->nproc_per_node,
+	                                    "OMPI_COMM_WORLD_RANK", r->ompi_rank,
+	                                    "OMPI_COMM_WORLD_SIZE", r->ompi_size, "MASTER_ADDR",
+	                                    r->master_addr, "MASTER_PORT", r->master_port));
+	return e;
 }
 
-/* One process of the job: everything but the stacks. */
+/* The command line as the kernel keeps it (NUL-separated), for
+ * procscan_cmdline_launcher. */
+static enum procscan_launcher read_launcher(long pid)
+{
+	char path[64], *data = NULL, err[CD_ERRLEN];
+	size_t len = 0;
+	enum procscan_launcher l;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	if (scan_read_file(path, 1 << 20, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
+		return PROCSCAN_NOT_LAUNCHER;
+	l = procscan_cmdline_launcher(data, len);
+	free(data);
+	return l;
+}
+
+/* One process of the job: everything but the stacks. launcher: what its
+ * command line says it is (a launcher is never a rank). */
 static json_t *read_process(long pid, const struct procscan_stat *st, const struct procscan_rank *r,
-                            int kind)
+                            int kind, enum procscan_launcher launcher)
 {
 	char path[64], cmdline[CMDLINE_CAP];
 	struct procscan_tcp *t;
 	size_t nt;
 	long main_fd;
 	json_t *p, *threads, *main_thread, *blocked;
-	long clk = sysconf(_SC_CLK_TCK);
+	long clk = clk_tck();
+	int is_rank = kind == 1 && launcher == PROCSCAN_NOT_LAUNCHER;
 
-	if (clk <= 0)
-		clk = 100;
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
 	scan_read_flat(path, SMALL_CAP, cmdline, sizeof(cmdline));
 	p = json_pack("{sIsIsssssssIsoss#sI}", "pid", (json_int_t)pid, "ppid", (json_int_t)st->ppid,
-	              "comm", st->comm, "cmdline", cmdline, "role", kind == 1 ? "rank" : "launcher",
-	              "rank", (json_int_t)procscan_global_rank(r), "env", env_json(r), "state",
-	              &st->state, 1, "cpu_ms",
+	              "comm", st->comm, "cmdline", cmdline, "role", is_rank ? "rank" : "launcher",
+	              "rank", (json_int_t)(is_rank ? procscan_global_rank(r) : -1), "env",
+	              env_json(r), "state", &st->state, 1, "cpu_ms",
 	              (json_int_t)((st->utime + st->stime) * 1000 / (uint64_t)clk));
+	json_object_set_new(p, "world_size", json_integer(procscan_world_size(r)));
+	json_object_set_new(p, "launcher",
+	                    is_rank ? json_null()
+	                    : launcher != PROCSCAN_NOT_LAUNCHER
+	                        ? json_string(procscan_launcher_name(launcher))
+	                        : json_string("torchrun")); /* TORCHELASTIC_* only */
+	json_object_set_new(p, "_explicit", json_boolean(procscan_rank_explicit(r)));
 	read_io(pid, p);
 	threads = read_threads(pid, &main_thread, &main_fd);
 	json_object_set_new(p, "threads", threads);
@@ -320,6 +358,36 @@ static json_t *read_process(long pid, const struct procscan_stat *st, const stru
 	json_object_set_new(p, "stacks_how", json_string("none"));
 	json_object_set_new(p, "stacks_note", json_string(""));
 	return p;
+}
+
+/* A process taken for a rank by its node's variables alone (NODE_RANK,
+ * WORLD_SIZE: what `clusterdoc run` gives the command it starts) whose
+ * child names its own rank (RANK, OMPI_COMM_WORLD_RANK) starts ranks: it is
+ * their launcher, whatever its command line (a wrapper of torchrun or
+ * mpirun, torch.distributed.launch, a script that spawns its ranks). */
+static void mark_launchers(json_t *procs)
+{
+	size_t i, j;
+	json_t *p, *q;
+
+	json_array_foreach(procs, i, p)
+	{
+		if (strcmp(json_string_value(json_object_get(p, "role")), "rank") != 0 ||
+		    json_is_true(json_object_get(p, "_explicit")))
+			continue;
+		json_array_foreach(procs, j, q)
+		{
+			if (i != j &&
+			    json_integer_value(json_object_get(q, "ppid")) ==
+			        json_integer_value(json_object_get(p, "pid")) &&
+			    json_is_true(json_object_get(q, "_explicit"))) {
+				json_object_set_new(p, "role", json_string("launcher"));
+				json_object_set_new(p, "rank", json_integer(-1));
+				json_object_set(p, "launcher", json_object_get(p, "comm"));
+				break;
+			}
+		}
+	}
 }
 
 /* DataLoader workers and other children of a rank carry its RANK. */
@@ -384,6 +452,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 		size_t len = 0;
 		long pid;
 		int kind, rc;
+		enum procscan_launcher launcher = PROCSCAN_NOT_LAUNCHER;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
@@ -419,6 +488,8 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 			continue;
 		kind = procscan_environ_rank(env, len, &r);
 		free(env);
+		if (kind)
+			launcher = read_launcher(pid);
 		if (!kind || (run && strcmp(r.clusterdoc_run, run) != 0))
 			continue;
 		if (!same_netns(pid, self_ns)) {
@@ -430,7 +501,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 			continue;
 		}
 		{
-			json_t *p = read_process(pid, &st, &r, kind);
+			json_t *p = read_process(pid, &st, &r, kind, launcher);
 			char again[64];
 
 			/* gone while it was read: its threads and fds may be half there */
@@ -448,6 +519,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 		}
 	}
 	closedir(d);
+	mark_launchers(procs);
 	mark_children(procs);
 	if (stacks)
 		hang_agent_collect_stacks(procs, have_pyspy ? pyspy : NULL, (int)wait_ms);
@@ -464,6 +536,7 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 			json_object_del(p, "_ras_addr");
 			json_object_del(p, "_fr_pipe");
 			json_object_del(p, "_fr_temp");
+			json_object_del(p, "_explicit");
 		}
 	}
 	gethostname(host, sizeof(host) - 1);
@@ -473,7 +546,8 @@ json_t *hang_agent_sample(json_t *req, const char **code, char *msg, size_t msgl
 	json_object_set_new(
 	    out, "searched",
 	    run ? json_sprintf("processes with CLUSTERDOC_RUN=%s in their environment", run)
-	        : json_sprintf("processes of %s with RANK, LOCAL_RANK, WORLD_SIZE or "
+	        : json_sprintf("processes of %s with RANK, LOCAL_RANK, WORLD_SIZE, "
+	                       "NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or "
 	                       "TORCHELASTIC_* in their environment",
 	                       me == 0 ? "every user" : me_name));
 	json_object_set_new(out, "pyspy", have_pyspy ? json_string(pyspy) : json_null());

@@ -3,7 +3,8 @@
  * job's processes on this node, read from /proc (procscan.h). Nothing is
  * changed and nothing is traced; the only signal ever sent is a hang-ready
  * `clusterdoc run` job's own dump signal (CLUSTERDOC_DUMP_SIGNAL, SIGUSR2),
- * to the exact PID of a rank, when the head asks for stacks.
+ * to the exact PID of a rank whose /proc/PID/status SigCgt shows a handler
+ * for it (never to a launcher), when the head asks for stacks.
  *
  *   hang_sample {"run": "<run id>" (optional), "stacks": true|false,
  *                "stack_wait_ms": N (default 1000, at most 5000),
@@ -20,8 +21,12 @@
  *
  * Which processes: with "run", those whose environment holds
  * CLUSTERDOC_RUN=<run>; else every process whose environment holds RANK,
- * LOCAL_RANK or WORLD_SIZE (a rank) or only TORCHELASTIC_* variables (a
- * torchrun launcher, kept apart: "role":"launcher"). Only the agent's own
+ * LOCAL_RANK, WORLD_SIZE, OMPI_COMM_WORLD_RANK or NODE_RANK with NNODES (a
+ * rank, procscan.h's rules) or only TORCHELASTIC_* variables. A launcher is
+ * kept apart ("role":"launcher", "rank": -1, "launcher": "torchrun",
+ * "mpirun" or its comm): only TORCHELASTIC_* variables, a launcher's command
+ * line (procscan_cmdline_launcher), or a rank by its node's variables alone
+ * with a child that names its own RANK. Only the agent's own
  * user's processes are read (all when it runs as root); the agent and its
  * ancestors are left out, and so are processes of another network namespace
  * ("other_netns" counts them: nodes that share one process table, as
@@ -29,10 +34,13 @@
  * RANK (a DataLoader worker) is "role":"child".
  *
  * PROCESS: {"pid", "ppid", "comm", "cmdline" (capped), "role", "rank" (global,
- *   -1 unknown), "env": {RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK,
- *   LOCAL_WORLD_SIZE, TORCHELASTIC_RUN_ID, CLUSTERDOC_RUN}, "state",
- *   "cpu_ms" (utime+stime), "rchar", "wchar", "threads": [{"tid", "comm",
- *   "state", "wchan", "syscall", "class", "fd"}] (at most HANG_AGENT_MAX_THREADS),
+ *   -1 unknown or a launcher), "launcher": null for a rank, "world_size"
+ *   (-1 unknown), "env": {RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK,
+ *   LOCAL_WORLD_SIZE, NODE_RANK, NNODES, NPROC_PER_NODE, OMPI_COMM_WORLD_RANK,
+ *   OMPI_COMM_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID,
+ *   CLUSTERDOC_RUN}, "state", "cpu_ms" (utime+stime), "rchar", "wchar",
+ *   "threads": [{"tid", "comm", "state", "wchan", "syscall", "class", "fd",
+ *   "cpu_ms"}] (at most HANG_AGENT_MAX_THREADS),
  *   "main": the main thread's entry, "sockets": [{"fd", "local", "remote",
  *   "state", "tx_queue", "rx_queue"}] (TCP connections other than LISTEN, from
  *   the process's own network namespace), "blocked_socket": the socket the

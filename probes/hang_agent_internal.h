@@ -23,9 +23,12 @@ int hang_agent_find_pyspy(char *path, size_t len);
 void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms);
 
 /* The deadlines of the NCCL parts: the RAS query of a node, and the Flight
- * Recorder dumps of all its ranks together. */
+ * Recorder dumps of all its ranks together. A rank's first dump takes torch
+ * longer than the next ones (seen on torch 2.11: more than 3 s), and the
+ * dumps are taken one rank after the other; the head's request deadline
+ * (collectives/hang.c) leaves room for this. */
 #define HANG_AGENT_RAS_MS 2000
-#define HANG_AGENT_FR_MS  3000
+#define HANG_AGENT_FR_MS  12000
 
 /*
  * The NCCL parts into out: "ras", hang_ras_query's answer (plus "rank_pid",

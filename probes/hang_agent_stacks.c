@@ -79,6 +79,23 @@ static int stacks_file(const char *dir, long pid, char *path, size_t len, off_t 
 	return found;
 }
 
+/* 1 when pid has a handler installed for signo (its /proc/PID/status
+ * SigCgt), read now: a signal without one ends the process. */
+static int handles_signal(long pid, int signo)
+{
+	char path[64], *data = NULL, err[CD_ERRLEN];
+	size_t len = 0;
+	uint64_t mask = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (scan_read_file(path, 64 << 10, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
+		return 0;
+	rc = procscan_status_sigcgt(data, len, &mask, err, sizeof(err));
+	free(data);
+	return rc == 0 && procscan_sig_caught(mask, signo);
+}
+
 struct pending_dump {
 	json_t *proc; /* borrowed */
 	long pid;
@@ -203,6 +220,18 @@ void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms)
 		snprintf(r.pythonpath, sizeof(r.pythonpath), "%s",
 		         json_string_value(json_object_get(p, "_pythonpath")));
 		if (npd < HANG_AGENT_MAX_PROCS && hang_dir(&r, pd[npd].dir, sizeof(pd[npd].dir))) {
+			/* a shell or any program that did not install the handler
+			 * would die of the signal, and its job with it */
+			if (!handles_signal(pid, SIGUSR2)) {
+				json_object_set_new(
+				    p, "stacks_note",
+				    json_string(
+				        "no stacks: the rank does not handle the dump signal "
+				        "(SIGUSR2 has no handler in its /proc/PID/status "
+				        "SigCgt: not a Python process, or it replaced the "
+				        "handler), so it was not sent"));
+				continue;
+			}
 			pd[npd].proc = p;
 			pd[npd].pid = pid;
 			stacks_file(pd[npd].dir, pid, path, sizeof(path), &pd[npd].before);

@@ -353,12 +353,20 @@ int procscan_environ_rank(const char *environ, size_t len, struct procscan_rank 
 	    V("WORLD_SIZE", world_size),
 	    V("GROUP_RANK", group_rank),
 	    V("LOCAL_WORLD_SIZE", local_world_size),
+	    V("NODE_RANK", node_rank),
+	    V("NNODES", nnodes),
+	    V("NPROC_PER_NODE", nproc_per_node),
+	    V("OMPI_COMM_WORLD_RANK", ompi_rank),
+	    V("OMPI_COMM_WORLD_SIZE", ompi_size),
+	    V("MASTER_ADDR", master_addr),
+	    V("MASTER_PORT", master_port),
 	    V("TORCHELASTIC_RUN_ID", torchelastic_run_id),
 	    V("CLUSTERDOC_RUN", clusterdoc_run),
 	    V("PYTHONPATH", pythonpath),
 	    V("NCCL_RAS_ADDR", nccl_ras_addr),
 	    V("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", fr_pipe),
 	    V("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", fr_temp),
+	    V("TORCH_FR_DUMP_TEMP_FILE", fr_temp_new),
 #undef V
 	};
 	const char *p = environ, *end = environ + len;
@@ -383,7 +391,10 @@ int procscan_environ_rank(const char *environ, size_t len, struct procscan_rank 
 		}
 		p += n + 1;
 	}
-	if (r->rank[0] || r->local_rank[0] || r->world_size[0])
+	if (r->fr_temp_new[0]) /* torch reads the newer name first */
+		memcpy(r->fr_temp, r->fr_temp_new, sizeof(r->fr_temp));
+	if (r->rank[0] || r->local_rank[0] || r->world_size[0] || r->ompi_rank[0] ||
+	    (r->node_rank[0] && r->nnodes[0]))
 		return 1;
 	return r->torchelastic ? 2 : 0;
 }
@@ -398,10 +409,18 @@ static long small_number(const char *s)
 	return (long)v;
 }
 
+int procscan_rank_explicit(const struct procscan_rank *r)
+{
+	return small_number(r->rank) >= 0 || small_number(r->ompi_rank) >= 0;
+}
+
 long procscan_global_rank(const struct procscan_rank *r)
 {
-	long rank = small_number(r->rank), g, lws, lr;
+	long rank = small_number(r->rank), g, lws, lr, nr, per;
 
+	if (rank >= 0)
+		return rank;
+	rank = small_number(r->ompi_rank);
 	if (rank >= 0)
 		return rank;
 	g = small_number(r->group_rank);
@@ -409,5 +428,124 @@ long procscan_global_rank(const struct procscan_rank *r)
 	lr = small_number(r->local_rank);
 	if (g >= 0 && lws > 0 && lr >= 0)
 		return g * lws + lr;
+	/* a node's ranks are numbered after the nodes before it, each with
+	 * NPROC_PER_NODE of them (clusterdoc run's plan, collectives/run_plan.c) */
+	nr = small_number(r->node_rank);
+	per = small_number(r->nproc_per_node);
+	if (per <= 0)
+		per = lws > 0 ? lws : 1;
+	if (nr >= 0 && small_number(r->nnodes) > 0)
+		return nr * per + (lr >= 0 ? lr : 0);
 	return -1;
+}
+
+long procscan_world_size(const struct procscan_rank *r)
+{
+	long w = small_number(r->world_size), n, per;
+
+	if (w > 0)
+		return w;
+	w = small_number(r->ompi_size);
+	if (w > 0)
+		return w;
+	n = small_number(r->nnodes);
+	per = small_number(r->nproc_per_node);
+	if (n > 0)
+		return n * (per > 0 ? per : 1);
+	return -1;
+}
+
+/* The last path component of an argument. */
+static const char *base_name(const char *arg, size_t n, size_t *blen)
+{
+	const char *slash = memrchr(arg, '/', n);
+
+	if (!slash) {
+		*blen = n;
+		return arg;
+	}
+	*blen = n - (size_t)(slash + 1 - arg);
+	return slash + 1;
+}
+
+static int word_is(const char *w, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(w, lit, n) == 0;
+}
+
+enum procscan_launcher procscan_cmdline_launcher(const char *cmdline, size_t len)
+{
+	static const char *const mpi[] = {"mpirun", "mpiexec", "orterun", "prterun"};
+	static const char *const modules[] = {"torch.distributed.run", "torch.distributed.launch"};
+	static const char *const shims[] = {"torch.distributed.run import main",
+	                                    "torch.distributed.launch import main"};
+	const char *p = cmdline, *end = cmdline + len, *opt = NULL;
+	size_t optn = 0;
+
+	for (int argi = 0; p < end; argi++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		size_t n = nul ? (size_t)(nul - p) : (size_t)(end - p), bn;
+		const char *b = base_name(p, n, &bn);
+
+		if (argi == 0) {
+			if (word_is(b, bn, "torchrun"))
+				return PROCSCAN_TORCHRUN;
+			for (size_t i = 0; i < CD_ARRAY_LEN(mpi); i++)
+				if (word_is(b, bn, mpi[i]))
+					return PROCSCAN_MPIRUN;
+		} else if (opt && word_is(opt, optn, "-m")) {
+			for (size_t i = 0; i < CD_ARRAY_LEN(modules); i++)
+				if (word_is(p, n, modules[i]))
+					return PROCSCAN_TORCHRUN;
+			return PROCSCAN_NOT_LAUNCHER;
+		} else if (opt && word_is(opt, optn, "-c")) {
+			for (size_t i = 0; i < CD_ARRAY_LEN(shims); i++)
+				if (memmem(p, n, shims[i], strlen(shims[i])))
+					return PROCSCAN_TORCHRUN;
+			return PROCSCAN_NOT_LAUNCHER;
+		} else if (n && p[0] != '-') {
+			/* the interpreter's script: python3 /usr/bin/torchrun ... */
+			return word_is(b, bn, "torchrun") ? PROCSCAN_TORCHRUN
+			                                  : PROCSCAN_NOT_LAUNCHER;
+		}
+		opt = p;
+		optn = n;
+		p += n + 1;
+	}
+	return PROCSCAN_NOT_LAUNCHER;
+}
+
+const char *procscan_launcher_name(enum procscan_launcher l)
+{
+	return l == PROCSCAN_TORCHRUN ? "torchrun" : l == PROCSCAN_MPIRUN ? "mpirun" : "";
+}
+
+int procscan_status_sigcgt(const char *buf, size_t len, uint64_t *mask, char *err, size_t errlen)
+{
+	const char *p = buf, *end = buf + len, *line;
+	size_t n;
+
+	while (scan_next_line(&p, end, &line, &n)) {
+		const char *q, *e;
+		uint64_t v;
+
+		if (n < 7 || memcmp(line, "SigCgt:", 7) != 0)
+			continue;
+		q = line + 7;
+		e = line + n;
+		while (q < e && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q == e || e - q > 16 || scan_uint(&q, e, 16, UINT64_MAX, &v) < 0 || q != e)
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "status: SigCgt \"%.*s\" is not a mask",
+			               (int)(n > 40 ? 40 : n), line);
+		*mask = v;
+		return 0;
+	}
+	return cd_errf(err, errlen, CD_ERR_PARSE, "status: no SigCgt line");
+}
+
+int procscan_sig_caught(uint64_t mask, int signo)
+{
+	return signo >= 1 && signo <= 64 && ((mask >> (signo - 1)) & 1);
 }

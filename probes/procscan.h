@@ -88,21 +88,62 @@ uint64_t procscan_socket_inode(const char *target, size_t len);
 struct procscan_rank {
 	char rank[PROCSCAN_VALUE], local_rank[PROCSCAN_VALUE], world_size[PROCSCAN_VALUE];
 	char group_rank[PROCSCAN_VALUE], local_world_size[PROCSCAN_VALUE];
+	/* what `clusterdoc run`, torch.distributed.launch and scripts that take
+	 * their rank from argv carry: NODE_RANK, NNODES, NPROC_PER_NODE */
+	char node_rank[PROCSCAN_VALUE], nnodes[PROCSCAN_VALUE], nproc_per_node[PROCSCAN_VALUE];
+	/* Open MPI's ranks: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE */
+	char ompi_rank[PROCSCAN_VALUE], ompi_size[PROCSCAN_VALUE];
+	char master_addr[PROCSCAN_VALUE], master_port[PROCSCAN_VALUE];
 	char torchelastic_run_id[PROCSCAN_VALUE], clusterdoc_run[PROCSCAN_VALUE];
 	char pythonpath[256];
 	/* NCCL RAS and PyTorch's Flight Recorder: NCCL_RAS_ADDR,
-	 * TORCH_NCCL_DEBUG_INFO_PIPE_FILE, TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
-	char nccl_ras_addr[PROCSCAN_VALUE], fr_pipe[256], fr_temp[256];
+	 * TORCH_NCCL_DEBUG_INFO_PIPE_FILE, TORCH_NCCL_DEBUG_INFO_TEMP_FILE and
+	 * the newer name of the latter, TORCH_FR_DUMP_TEMP_FILE, which torch reads
+	 * first where it knows it */
+	char nccl_ras_addr[PROCSCAN_VALUE], fr_pipe[256], fr_temp[256], fr_temp_new[256];
 	int torchelastic; /* some TORCHELASTIC_* variable is set */
 };
 
 /* Fill r from environ. Returns 1 when the process looks like a rank (RANK,
- * LOCAL_RANK or WORLD_SIZE set), 2 when only TORCHELASTIC_* variables are
- * (a torchrun launcher), 0 otherwise. */
+ * LOCAL_RANK, WORLD_SIZE or OMPI_COMM_WORLD_RANK set, or NODE_RANK with
+ * NNODES), 2 when only TORCHELASTIC_* variables are (a torchrun launcher),
+ * 0 otherwise. */
 int procscan_environ_rank(const char *environ, size_t len, struct procscan_rank *r);
 
-/* The global rank: RANK, else GROUP_RANK * LOCAL_WORLD_SIZE + LOCAL_RANK,
- * else -1. */
+/* 1 when the environment names the process's rank itself (RANK or
+ * OMPI_COMM_WORLD_RANK), as a launcher gives each of its ranks. */
+int procscan_rank_explicit(const struct procscan_rank *r);
+
+/* The global rank: RANK; else OMPI_COMM_WORLD_RANK; else GROUP_RANK *
+ * LOCAL_WORLD_SIZE + LOCAL_RANK; else NODE_RANK * (NPROC_PER_NODE, else
+ * LOCAL_WORLD_SIZE, else 1) + (LOCAL_RANK, else 0); else -1. */
 long procscan_global_rank(const struct procscan_rank *r);
+
+/* The world size: WORLD_SIZE; else OMPI_COMM_WORLD_SIZE; else NNODES *
+ * (NPROC_PER_NODE, else 1); else -1. */
+long procscan_world_size(const struct procscan_rank *r);
+
+/* What a command line (/proc/PID/cmdline: NUL-separated arguments) says a
+ * process is: a launcher that starts ranks and is none itself. */
+enum procscan_launcher {
+	PROCSCAN_NOT_LAUNCHER,
+	PROCSCAN_TORCHRUN, /* torchrun, python -m torch.distributed.run|launch, or
+	                    * python -c with a program that runs torch.distributed.run
+	                    * (clusterdoc run's torchrun, collectives/torchrun.c) */
+	PROCSCAN_MPIRUN,   /* mpirun, mpiexec, orterun, prterun */
+};
+
+enum procscan_launcher procscan_cmdline_launcher(const char *cmdline, size_t len);
+
+/* "torchrun", "mpirun", or "" for PROCSCAN_NOT_LAUNCHER. */
+const char *procscan_launcher_name(enum procscan_launcher l);
+
+/* The SigCgt mask of a /proc/PID/status text (bit N-1 set: signal N has a
+ * handler installed) into *mask. 0, or CD_ERR_PARSE with err when the line
+ * is missing or is not 16 hex digits or fewer. */
+int procscan_status_sigcgt(const char *buf, size_t len, uint64_t *mask, char *err, size_t errlen);
+
+/* 1 when mask (procscan_status_sigcgt) holds a handler for signal signo. */
+int procscan_sig_caught(uint64_t mask, int signo);
 
 #endif

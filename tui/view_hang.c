@@ -47,6 +47,10 @@ static enum ui_color status_color(const char *status, const char **word)
 		*word = "HUNG";
 		return UI_FAIL;
 	}
+	if (!strcmp(status, "rendezvous")) {
+		*word = "RENDEZVOUS";
+		return UI_FAIL;
+	}
 	*word = "NOT INSPECTED";
 	return UI_WARN;
 }

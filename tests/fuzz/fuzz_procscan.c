@@ -47,6 +47,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)procscan_socket_inode(buf, size);
 	if (procscan_environ_rank(buf, size, &r) < 0 || strlen(r.rank) >= PROCSCAN_VALUE)
 		abort();
+	if (strlen(r.node_rank) >= PROCSCAN_VALUE || strlen(r.fr_temp) >= sizeof(r.fr_temp))
+		abort();
 	(void)procscan_global_rank(&r);
+	(void)procscan_world_size(&r);
+	(void)procscan_rank_explicit(&r);
+	if (procscan_cmdline_launcher(buf, size) > PROCSCAN_MPIRUN)
+		abort();
+	err[0] = '\0';
+	{
+		uint64_t mask;
+
+		if (procscan_status_sigcgt(buf, size, &mask, err, sizeof(err)) < 0 && !err[0])
+			abort();
+	}
 	return 0;
 }

@@ -188,7 +188,7 @@ t_processes_of_another_user_are_named_with_the_rights_needed() {
 t_no_job_is_exit_2_saying_what_was_searched() {
 	hang
 	expect_eq "$rc" 2 "exit status" || return 1
-	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
+	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE, NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
 }
 
 # NVML through its stand-in (tests/fakes/fake_nvml.c, selected by CLUSTERDOC_NVML_LIB in each node's
@@ -217,6 +217,92 @@ t_an_idle_gpu_while_the_others_are_busy_names_its_rank() {
 	stop_job
 	for i in 1 2 3; do : >"$JOBS/nvml_node$i"; done
 	expect_match "$out" "rank 5  node3 pid [0-9]+ .*  gpu 1 at 0 %" "the text report's rank 5"
+}
+
+# `clusterdoc run` with any launcher, in the background: its output in JOB_LOG, the head in JOB_PID
+start_run() {
+	JOB_LOG=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-3]' \
+		--chdir "$JOBS" --stall-timeout 600 "$@" >"$JOB_LOG" 2>&1 &
+	JOB_PID=$!
+}
+
+# A `run --launcher none` job whose ranks take their rank from argv (no RANK in their
+# environment: NODE_RANK, NNODES, WORLD_SIZE): the last rank sleeps before the allreduce. Five
+# calls in a row, then five with --run RUN, each name rank 2 on node3 with the same verdict.
+t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() {
+	local i pid run_id verdict first=""
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
+	for _ in $(seq 1 180); do
+		[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] && break
+		sleep 0.5
+	done
+	[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] || { echo "    the job did not start: $(tail -5 "$JOB_LOG")"; stop_job; return 1; }
+	sleep 1
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		if [[ $i -le 5 ]]; then hang; else hang --run "$run_id"; fi
+		expect_eq "$rc" 1 "call $i: exit status ($err)" || { stop_job; return 1; }
+		verdict=$(jget '(d["status"], len(d["ranks"]), d["suspects"][0]["rank"], d["suspects"][0]["node"], d["suspects"][0]["reason"].split(":")[0])')
+		[[ -n $first ]] || first=$verdict
+		expect_eq "$verdict" "$first" "call $i: the same verdict" || { stop_job; return 1; }
+		if [[ -z $run_id ]]; then
+			pid=$(jget 'd["ranks"][0]["pid"]')
+			run_id=$(tr '\0' '\n' <"/proc/$pid/environ" | sed -n 's/^CLUSTERDOC_RUN=//p')
+			[[ -n $run_id ]] || { echo "    no CLUSTERDOC_RUN in rank 0's environment"; stop_job; return 1; }
+		fi
+	done
+	stop_job
+	expect_match "$first" "^\('hung', 3, 2, 'node3', 'rank 2 \(node3, pid [0-9]+\) has not entered the collective the others wait in'\)$" "the verdict"
+}
+
+# torchrun on every node waiting for a master port that node1's firewall drops: `hang` says so
+# (exit 3) and sends no signal to the launchers, so the job is alive afterwards.
+t_a_torchrun_job_stuck_in_the_rendezvous_is_reported_and_left_alive() {
+	local n
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	cluster_trap_firewall_port 1 29577 || return 1
+	start_run --force --master-port 29577 -- hang_job.py healthy
+	# the three launchers are up when each node runs one (hang sees them before torch is imported)
+	for _ in $(seq 1 60); do
+		n=$(pgrep -f -- '--master_port 29577' | wc -l)
+		[[ $n -ge 3 ]] && break
+		sleep 0.5
+	done
+	sleep 5 # into the rendezvous
+	hang
+	sleep 2
+	kill -0 "$JOB_PID" 2>/dev/null
+	local alive=$?
+	n=$(pgrep -f -- '--master_port 29577' | wc -l)
+	cluster_node_exec 1 nft delete table inet clusterdoc_test
+	stop_job
+	expect_eq "$rc" 3 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["status"]')" rendezvous "the status" || return 1
+	expect_match "$(jget 'd["summary"]')" "^torchrun on node\[1-3\] waits in the rendezvous at $SUBNET\.11:29577: no rank has started" "the summary" || return 1
+	expect_eq "$alive" 0 "the run still running after hang" || return 1
+	[[ $n -ge 3 ]] || { echo "    $n torchrun launcher(s) left after hang, 3 expected"; return 1; }
+}
+
+# A rank that is a shell does not handle the dump signal: it is not sent, the report says so, and
+# every rank is alive afterwards.
+t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
+	local pids p dead=0
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	start_run --launcher none -- sh -c 'sleep 600'
+	sleep 5
+	hang
+	pids=$(jget '" ".join(str(r["pid"]) for r in d["ranks"])')
+	sleep 1
+	for p in $pids; do kill -0 "$p" 2>/dev/null || dead=$((dead + 1)); done
+	kill -0 "$JOB_PID" 2>/dev/null
+	local alive=$?
+	stop_job
+	expect_eq "$(jget 'len(d["ranks"])')" 3 "ranks found ($err)" || return 1
+	expect_eq "$(jget 'sorted(set(r["stacks_note"].split(" (")[0] for r in d["ranks"]))')" \
+		"['no stacks: the rank does not handle the dump signal']" "each rank's note" || return 1
+	expect_eq "$dead" 0 "ranks that died of hang" || return 1
+	expect_eq "$alive" 0 "the run still running after hang"
 }
 
 cleanup() {

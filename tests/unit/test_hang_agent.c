@@ -250,6 +250,89 @@ static void a_hang_ready_rank_dumps_its_stacks_on_request(void **state)
 	stop(pid);
 }
 
+/* A hang-ready rank that is no Python process (a shell's sleep) has no
+ * handler for the dump signal: it is not sent, the note says so, and the
+ * rank lives on. */
+static void a_rank_without_a_handler_gets_no_dump_signal(void **state)
+{
+	struct hangready h;
+	char err[CD_ERRLEN], site[PATH_MAX + 64], pp[PATH_MAX + 32], hang[PATH_MAX + 16];
+	char *argv[] = {"/bin/sleep", "30", NULL};
+	const char *env[] = {"NODE_RANK=0",
+	                     "NNODES=1",
+	                     "WORLD_SIZE=1",
+	                     "CLUSTERDOC_RUN=r-nh",
+	                     pp,
+	                     "CLUSTERDOC_DUMP_SIGNAL=SIGUSR2",
+	                     NULL};
+	json_t *out, *p;
+	pid_t pid;
+
+	snprintf(hang, sizeof(hang), "%s/hang", top);
+	snprintf(site, sizeof(site), "%s/sitecustomize.py", hang);
+	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", hang);
+	assert_int_equal(hangready_build(top, "", NULL, &h, err, sizeof(err)), 0);
+	assert_int_equal(cd_mkdir_parent(site, err, sizeof(err)), 0);
+	assert_int_equal(
+	    cd_write_file_atomic(site, h.site.data, h.site.len, 0644, err, sizeof(err)), 0);
+	hangready_free(&h);
+	pid = start(argv, env);
+	p = sample_until(json_pack("{ss}", "run", "r-nh"), pid, "sleep", &out);
+	assert_non_null(p);
+	json_decref(out);
+	p = sample_find(json_pack("{sssb}", "run", "r-nh", "stacks", 1), pid, &out);
+	assert_non_null(p);
+	assert_string_equal(json_string_value(json_object_get(p, "role")), "rank");
+	assert_int_equal(json_integer_value(json_object_get(p, "rank")), 0);
+	assert_string_equal(json_string_value(json_object_get(p, "stacks_how")), "none");
+	assert_non_null(strstr(json_string_value(json_object_get(p, "stacks_note")),
+	                       "no stacks: the rank does not handle the dump signal"));
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* not ended by a signal */
+	json_decref(out);
+	stop(pid);
+}
+
+/* A process with the node's variables whose children name their own RANK
+ * starts them: it is their launcher, they are ranks 2 and 3. */
+static void a_process_whose_children_name_their_rank_is_their_launcher(void **state)
+{
+	char *argv[] = {
+	    "/bin/sh", "-c",
+	    "RANK=2 LOCAL_RANK=0 /bin/sleep 30 & RANK=3 LOCAL_RANK=1 /bin/sleep 30 & wait", NULL};
+	const char *env[] = {"NODE_RANK=1",         "NNODES=2", "NPROC_PER_NODE=2", "WORLD_SIZE=4",
+	                     "CLUSTERDOC_RUN=r-la", NULL};
+	pid_t pid = start(argv, env);
+	json_t *out = NULL, *p = NULL, *q;
+	long ranks = 0;
+	size_t i;
+
+	for (int k = 0; k < 100 && ranks != 5; k++) {
+		struct timespec ts = {0, 50 * 1000000L};
+
+		json_decref(out);
+		p = sample_find(json_pack("{ss}", "run", "r-la"), pid, &out);
+		ranks = 0;
+		json_array_foreach(json_object_get(out, "processes"), i, q)
+		{
+			if (json_integer_value(json_object_get(q, "ppid")) == pid &&
+			    !strcmp(json_string_value(json_object_get(q, "role")), "rank"))
+				ranks += json_integer_value(json_object_get(q, "rank"));
+		}
+		nanosleep(&ts, NULL);
+	}
+	assert_non_null(p);
+	assert_int_equal(ranks, 2 + 3);
+	assert_string_equal(json_string_value(json_object_get(p, "role")), "launcher");
+	assert_int_equal(json_integer_value(json_object_get(p, "rank")), -1);
+	json_array_foreach(json_object_get(out, "processes"), i, q)
+	{
+		if (json_integer_value(json_object_get(q, "ppid")) == pid)
+			kill((pid_t)json_integer_value(json_object_get(q, "pid")), SIGKILL);
+	}
+	json_decref(out);
+	stop(pid);
+}
+
 #define FIX "tests/fixtures/hang/"
 
 /* Start argv with env as start() does, its stdout into a pipe; its first
@@ -472,6 +555,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_sleeping_rank_is_found_with_its_sleep),
 	    cmocka_unit_test(a_launcher_is_kept_apart_and_a_plain_process_is_not_found),
+	    cmocka_unit_test(a_process_whose_children_name_their_rank_is_their_launcher),
+	    cmocka_unit_test(a_rank_without_a_handler_gets_no_dump_signal),
 	    cmocka_unit_test(with_a_run_only_that_runs_processes_are_sampled),
 	    cmocka_unit_test(a_rank_blocked_in_recv_names_its_tcp_connection),
 	    cmocka_unit_test(a_hang_ready_rank_dumps_its_stacks_on_request),

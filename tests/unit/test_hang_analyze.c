@@ -320,6 +320,113 @@ static void ranks_without_nvml_have_a_null_gpu(void **state)
 	json_decref(s);
 }
 
+/* A rank whose process's CPU time grows (torch's own threads) while its main
+ * thread's stays put sleeps: it does not advance, and it is the suspect. */
+static void only_the_main_threads_cpu_time_makes_a_rank_advance(void **state)
+{
+	json_t *s = json_array(), *v;
+
+	for (int k = 0; k < 2; k++) {
+		json_t *p2 = proc(2, 102, "sleep", "clock_nanosleep", k ? 3000 : 1000, NULL);
+
+		json_object_set_new(json_object_get(p2, "main"), "cpu_ms", json_integer(500));
+		json_array_append_new(
+		    s,
+		    sample(k * 2000,
+		           node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL))),
+		           node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 1000, NULL))),
+		           node("n2", json_pack("[o]", p2))));
+	}
+	v = hang_analyze(s);
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	assert_false(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 2), "advancing")));
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(v, "ranks"), 2), "cpu_ms_delta")),
+	                 0);
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(v, "suspects"), 0), "rank")),
+	                 2);
+	json_decref(v);
+	json_decref(s);
+}
+
+/* A rank whose main thread is idle (blocked in a CUDA synchronisation, say)
+ * advances when NCCL RAS counts more collectives for it in the world's
+ * communicator; one whose count stands still does not. */
+static void a_collective_count_that_moves_makes_a_rank_advance(void **state)
+{
+	json_t *s = json_array(), *v;
+
+	for (int k = 0; k < 2; k++) {
+		json_t *n0 =
+		    node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL)));
+
+		json_object_set_new(json_object_get(n0, "result"), "ras",
+		                    json_pack("{sbs[{sssIs{sIsIsI}}]}", "ok", 1, "communicators",
+		                              "hash", "0x1", "ranks", (json_int_t)3, "collectives",
+		                              "0", (json_int_t)(10 + k * 5), "1",
+		                              (json_int_t)(10 + k * 5), "2", (json_int_t)10));
+		json_array_append_new(
+		    s,
+		    sample(
+		        k * 2000, n0,
+		        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 1000, NULL))),
+		        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 1000, NULL)))));
+	}
+	v = hang_analyze(s);
+	assert_true(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "advancing")));
+	assert_true(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 1), "advancing")));
+	assert_false(json_is_true(
+	    json_object_get(json_array_get(json_object_get(v, "ranks"), 2), "advancing")));
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	json_decref(v);
+	json_decref(s);
+}
+
+/* A launcher process as the agent reports it (role launcher, rank -1). */
+static json_t *launcher(long pid, const char *addr, const char *port, json_t *sockets)
+{
+	return json_pack("{sIsssssIs{ssss}sIs{ssss}sossss}", "pid", (json_int_t)pid, "role",
+	                 "launcher", "launcher", "torchrun", "rank", (json_int_t)-1, "env",
+	                 "MASTER_ADDR", addr, "MASTER_PORT", port, "cpu_ms", (json_int_t)10, "main",
+	                 "class", "wait", "syscall", "connect", "sockets",
+	                 sockets ? sockets : json_array(), "stacks_how", "none", "state", "S");
+}
+
+/* torchrun on every node and no rank yet: the rendezvous wait, exit 3,
+ * naming the nodes and the master's address. */
+static void launchers_without_ranks_wait_in_the_rendezvous(void **state)
+{
+	json_t *s = json_array(), *v, *syn;
+
+	for (int k = 0; k < 2; k++) {
+		syn = sock("10.0.0.12:40112", "10.0.0.11:29500", 0);
+		json_object_set_new(syn, "state", json_string("SYN_SENT"));
+		json_array_append_new(
+		    s,
+		    sample(
+		        k * 2000,
+		        node("node1", json_pack("[o]", launcher(10, "10.0.0.11", "29500", NULL))),
+		        node("node2", json_pack("[o]", launcher(11, "10.0.0.11", "29500",
+		                                                json_pack("[o]", syn)))),
+		        node("node3", json_pack("[o]", launcher(12, "10.0.0.11", "29500", NULL)))));
+	}
+	v = hang_analyze(s);
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "rendezvous");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit")), HANG_EXIT_RENDEZVOUS);
+	assert_int_equal(HANG_EXIT_RENDEZVOUS, 3);
+	assert_string_equal(json_string_value(json_object_get(v, "summary")),
+	                    "torchrun on node[1-3] waits in the rendezvous at 10.0.0.11:29500: no "
+	                    "rank has started (a connection to the rendezvous is not answered: a "
+	                    "firewall or a node that cannot reach it; `clusterdoc check` names "
+	                    "which)");
+	json_decref(v);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +443,9 @@ int main(void)
 	    cmocka_unit_test(a_sleeping_rank_gets_its_idle_gpu_as_evidence),
 	    cmocka_unit_test(busy_gpus_on_every_rank_are_progressing),
 	    cmocka_unit_test(ranks_without_nvml_have_a_null_gpu),
+	    cmocka_unit_test(only_the_main_threads_cpu_time_makes_a_rank_advance),
+	    cmocka_unit_test(launchers_without_ranks_wait_in_the_rendezvous),
+	    cmocka_unit_test(a_collective_count_that_moves_makes_a_rank_advance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

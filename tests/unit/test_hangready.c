@@ -56,6 +56,36 @@ static void env_for_a_known_recent_torch_names_every_file_under_the_run_dir(void
 	hangready_free(&h);
 }
 
+/* torch 2.8 reads the ring's size as TORCH_FR_BUFFER_SIZE and warns about the
+ * old name in the job's log; the file and pipe keep their names. */
+static void env_for_torch_2_8_and_later_names_the_buffer_torch_fr(void **state)
+{
+	static const struct {
+		const char *version, *buffer;
+	} cases[] = {
+	    {"2.7.1+cu126", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000"},
+	    {"2.8.0", "TORCH_FR_BUFFER_SIZE=2000"},
+	    {"2.11.0+cu130", "TORCH_FR_BUFFER_SIZE=2000"},
+	    {"3.0", "TORCH_FR_BUFFER_SIZE=2000"},
+	    {"", "TORCH_NCCL_TRACE_BUFFER_SIZE=2000"},
+	};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(cases); i++) {
+		struct hangready h;
+		char err[CD_ERRLEN];
+
+		assert_int_equal(hangready_build("/r", cases[i].version, "", &h, err, sizeof(err)),
+		                 0);
+		assert_int_equal(h.nenv, 6);
+		assert_string_equal(h.env[0], cases[i].buffer);
+		assert_string_equal(h.env[2],
+		                    "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/r/hang/nccl_trace_rank_");
+		assert_string_equal(h.env[3],
+		                    "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/r/hang/nccl_trace_pipe_");
+		hangready_free(&h);
+	}
+}
+
 static void env_for_an_unknown_torch_still_sets_the_nccl_variables(void **state)
 {
 	struct hangready h;
@@ -351,6 +381,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(env_for_a_known_recent_torch_names_every_file_under_the_run_dir),
+	    cmocka_unit_test(env_for_torch_2_8_and_later_names_the_buffer_torch_fr),
 	    cmocka_unit_test(env_for_an_unknown_torch_still_sets_the_nccl_variables),
 	    cmocka_unit_test(env_for_debians_torch_1_13_leaves_the_nccl_variables_out),
 	    cmocka_unit_test(a_run_dir_that_cannot_go_into_pythonpath_is_refused),

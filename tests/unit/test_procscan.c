@@ -250,6 +250,158 @@ static void a_launcher_has_only_torchelastic_variables(void **state)
 	assert_int_equal(procscan_environ_rank(plain, sizeof(plain) - 1, &r), 0);
 }
 
+/* The rank rules, one environment each (NUL-separated as /proc/PID/environ):
+ * what procscan_environ_rank calls it, the global rank, the world size. */
+static void each_environment_gives_its_kind_rank_and_world_size(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *env;
+		size_t len;
+		int kind;
+		long rank, world;
+	} cases[] = {
+#define E(lit) lit, sizeof(lit) - 1
+	    {"a torchrun worker", E("RANK=3\0LOCAL_RANK=1\0WORLD_SIZE=4\0"), 1, 3, 4},
+	    {"torchrun's group rank",
+	     E("GROUP_RANK=2\0LOCAL_WORLD_SIZE=2\0LOCAL_RANK=1\0WORLD_SIZE=6"), 1, 5, 6},
+	    {"run --launcher none, node 3 of 4",
+	     E("CLUSTERDOC_RUN=R\0NODE_RANK=3\0NNODES=4\0NPROC_PER_NODE=1\0WORLD_SIZE=4\0"), 1, 3,
+	     4},
+	    {"run --launcher none, 2 per node, LOCAL_RANK 1",
+	     E("NODE_RANK=2\0NNODES=3\0NPROC_PER_NODE=2\0WORLD_SIZE=6\0LOCAL_RANK=1\0"), 1, 5, 6},
+	    {"run --launcher none, 2 per node, no LOCAL_RANK",
+	     E("NODE_RANK=2\0NNODES=3\0NPROC_PER_NODE=2\0WORLD_SIZE=6\0"), 1, 4, 6},
+	    {"a script given NODE_RANK and NNODES only", E("NODE_RANK=1\0NNODES=2\0"), 1, 1, 2},
+	    {"NODE_RANK without NNODES is no rank", E("NODE_RANK=1\0HOME=/root\0"), 0, -1, -1},
+	    {"an Open MPI rank", E("OMPI_COMM_WORLD_RANK=7\0OMPI_COMM_WORLD_SIZE=8\0NODE_RANK=0\0"),
+	     1, 7, 8},
+	    {"RANK before everything", E("RANK=1\0OMPI_COMM_WORLD_RANK=7\0NODE_RANK=3\0NNODES=4\0"),
+	     1, 1, 4},
+	    {"a torchrun launcher by its variables", E("TORCHELASTIC_RUN_ID=none\0"), 2, -1, -1},
+	    {"a rank number that is not one", E("NODE_RANK=x\0NNODES=2\0"), 1, -1, 2},
+	    {"nothing of a job", E("HOME=/root\0PATH=/usr/bin\0"), 0, -1, -1},
+#undef E
+	};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(cases); i++) {
+		struct procscan_rank r;
+
+		print_message("%s\n", cases[i].what);
+		assert_int_equal(procscan_environ_rank(cases[i].env, cases[i].len, &r),
+		                 cases[i].kind);
+		assert_int_equal(procscan_global_rank(&r), cases[i].rank);
+		assert_int_equal(procscan_world_size(&r), cases[i].world);
+	}
+}
+
+/* Launchers by their command line (NUL-separated as /proc/PID/cmdline). */
+static void launchers_are_told_from_ranks_by_their_command_line(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *cmdline;
+		size_t len;
+		enum procscan_launcher want;
+	} cases[] = {
+#define C(lit) lit, sizeof(lit) - 1
+	    {"clusterdoc run's torchrun (collectives/torchrun.c)",
+	     C("/usr/bin/python3\0-c\0import re, sys\nfrom "
+	       "torch.distributed.elastic.multiprocessing "
+	       "import api\nfrom torch.distributed.run import main\nsys.argv[0] = 'torchrun'\n"
+	       "main()\n\0--nnodes\0"
+	       "4\0--node_rank\0"
+	       "0\0train.py\0"),
+	     PROCSCAN_TORCHRUN},
+	    {"torchrun itself",
+	     C("/usr/local/bin/torchrun\0--nproc_per_node\0"
+	       "2\0train.py\0"),
+	     PROCSCAN_TORCHRUN},
+	    {"torchrun's script through python",
+	     C("/usr/bin/python3\0/usr/local/bin/torchrun\0train.py\0"), PROCSCAN_TORCHRUN},
+	    {"python -m torch.distributed.run",
+	     C("python3\0-u\0-m\0torch.distributed.run\0--nnodes\0"
+	       "2\0x.py\0"),
+	     PROCSCAN_TORCHRUN},
+	    {"torch.distributed.launch",
+	     C("python\0-m\0torch.distributed.launch\0--use_env\0x.py\0"), PROCSCAN_TORCHRUN},
+	    {"mpirun",
+	     C("mpirun\0--hostfile\0/h\0-np\0"
+	       "4\0python3\0x.py\0"),
+	     PROCSCAN_MPIRUN},
+	    {"prterun by its path",
+	     C("/opt/openmpi/bin/prterun\0-np\0"
+	       "2\0a.out\0"),
+	     PROCSCAN_MPIRUN},
+	    {"a rank from argv",
+	     C("python3\0allreduce.py\0"
+	       "3\0"
+	       "4\0--hang\0"),
+	     PROCSCAN_NOT_LAUNCHER},
+	    {"a rank whose argument names torchrun", C("python3\0train.py\0--note\0torchrun\0"),
+	     PROCSCAN_NOT_LAUNCHER},
+	    {"python -c of the rank's own", C("python3\0-c\0import torch; print(1)\0"),
+	     PROCSCAN_NOT_LAUNCHER},
+	    {"another module", C("python3\0-m\0my.train\0--torchrun\0"), PROCSCAN_NOT_LAUNCHER},
+	    {"a shell", C("sh\0-c\0sleep 600\0"), PROCSCAN_NOT_LAUNCHER},
+	    {"nothing (a kernel thread)", C(""), PROCSCAN_NOT_LAUNCHER},
+#undef C
+	};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(cases); i++) {
+		print_message("%s\n", cases[i].what);
+		assert_int_equal(procscan_cmdline_launcher(cases[i].cmdline, cases[i].len),
+		                 cases[i].want);
+	}
+	assert_string_equal(procscan_launcher_name(PROCSCAN_TORCHRUN), "torchrun");
+	assert_string_equal(procscan_launcher_name(PROCSCAN_MPIRUN), "mpirun");
+}
+
+/* /proc/PID/status of python3 3.11 after faulthandler.register(SIGUSR2)
+ * (SIGINT's handler is Python's own), captured on Linux 6.1 x86_64. */
+static const char status_python[] = "Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"
+                                    "Tgid:\t20896\nPid:\t20896\nPPid:\t20892\n"
+                                    "Threads:\t1\nSigQ:\t0/96368\n"
+                                    "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+                                    "SigBlk:\t0000000000000000\nSigIgn:\t0000000001001000\n"
+                                    "SigCgt:\t0000000000000802\nCapInh:\t0000000000000000\n";
+/* the same of `sh -c 'sleep 600'` (dash): no handler at all */
+static const char status_sleep[] = "Name:\tsleep\nState:\tS (sleeping)\n"
+                                   "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+                                   "SigCgt:\t0000000000000000\n";
+
+static void sigcgt_says_which_signals_have_a_handler(void **state)
+{
+	uint64_t mask = 1;
+	char err[CD_ERRLEN];
+
+	assert_int_equal(procscan_status_sigcgt(S(status_python), &mask, err, sizeof(err)), 0);
+	assert_true(mask == 0x802);
+	assert_true(procscan_sig_caught(mask, 12));  /* SIGUSR2 */
+	assert_true(procscan_sig_caught(mask, 2));   /* SIGINT */
+	assert_false(procscan_sig_caught(mask, 10)); /* SIGUSR1 */
+	assert_false(procscan_sig_caught(mask, 0));
+	assert_false(procscan_sig_caught(mask, 65));
+	assert_int_equal(procscan_status_sigcgt(S(status_sleep), &mask, err, sizeof(err)), 0);
+	assert_false(procscan_sig_caught(mask, 12));
+}
+
+static void a_status_without_a_readable_sigcgt_is_refused(void **state)
+{
+	uint64_t mask;
+	char err[CD_ERRLEN];
+
+	assert_int_equal(
+	    procscan_status_sigcgt(S("Name:\tx\nSigIgn:\t0\n"), &mask, err, sizeof(err)),
+	    CD_ERR_PARSE);
+	assert_string_equal(err, "status: no SigCgt line");
+	assert_int_equal(procscan_status_sigcgt(S("SigCgt:\tzz\n"), &mask, err, sizeof(err)),
+	                 CD_ERR_PARSE);
+	assert_int_equal(
+	    procscan_status_sigcgt(S("SigCgt:\t00000000000000000802\n"), &mask, err, sizeof(err)),
+	    CD_ERR_PARSE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +421,10 @@ int main(void)
 	    cmocka_unit_test(a_torchrun_worker_is_a_rank),
 	    cmocka_unit_test(without_rank_the_group_rank_gives_it),
 	    cmocka_unit_test(a_launcher_has_only_torchelastic_variables),
+	    cmocka_unit_test(each_environment_gives_its_kind_rank_and_world_size),
+	    cmocka_unit_test(launchers_are_told_from_ranks_by_their_command_line),
+	    cmocka_unit_test(sigcgt_says_which_signals_have_a_handler),
+	    cmocka_unit_test(a_status_without_a_readable_sigcgt_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
