@@ -21,6 +21,7 @@ enum job_avoid {
 	AVOID_NCCL,    /* NCCL_SOCKET_IFNAME, per node */
 	AVOID_IFNAMES, /* NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME, both proved */
 	AVOID_PORT,    /* a proved MASTER_PORT other than the one the check found bad */
+	AVOID_JOB,     /* the job checks it itself, with what it will really use */
 };
 
 struct job_gate_rule {
@@ -54,7 +55,9 @@ static const struct job_gate_rule rules[] = {
     {"path-mtu-blackhole", 1, AVOID_NONE},
     {"bulk-transfer-slow", 1, AVOID_NONE},
     {"version-mismatch", 1, AVOID_NONE},
-    {"torch-missing", 0, AVOID_NONE},
+    /* the check asks the login python3; a job checks the interpreter it starts
+     * (--python), and --launcher none or mnist's embedded mode need no torch */
+    {"torch-missing", 0, AVOID_JOB},
     {"shm-small", 0, AVOID_NONE},
     {"neigh-table-overflow", 1, AVOID_NONE},
     {"probe-incomplete", 0, AVOID_NONE},
@@ -127,6 +130,7 @@ static int node_avoids(const struct job_plan *p, enum job_avoid how, size_t i, c
 		return 1;
 	case AVOID_NONE:
 	case AVOID_PORT:
+	case AVOID_JOB:
 		break;
 	}
 	return 0;
@@ -151,6 +155,10 @@ int job_gate_avoided(const struct job_plan *p, const struct job_plan_finding *f,
 			return 0;
 		snprintf(out, len, "on %s by MASTER_PORT=%d (proved; %d is not usable)",
 		         p->nodes[p->master].host, p->master_port, p->port_tried);
+		return 1;
+	}
+	if (r->avoid == AVOID_JOB) {
+		snprintf(out, len, "for the job to check: it tries the interpreter it starts");
 		return 1;
 	}
 	if (r->avoid == AVOID_NONE || f->nnodes == 0)

@@ -9,7 +9,10 @@
  *   - how the plan avoids it, if it can: the variable the plan sets on the
  *     node the finding names (GLOO_SOCKET_IFNAME for hostname-loopback,
  *     NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME for an address the job would
- *     otherwise pick, a proved MASTER_PORT other than the blocked one).
+ *     otherwise pick, a proved MASTER_PORT other than the blocked one),
+ *     or left to the job when the job checks it itself with what it really
+ *     starts (torch-missing: the check asks the login python3, the job its
+ *     --python interpreter).
  * A finding is avoided when every node it names is avoided. `run` and
  * `mnist` refuse only on error findings that are not avoided; `check` prints
  * and saves each finding's avoided_by. Pure.

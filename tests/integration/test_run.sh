@@ -102,8 +102,8 @@ t_dry_run_prints_each_nodes_exact_command_and_starts_nothing() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	want="# node1: node_rank 0, ranks 0-0, eth0 $SUBNET.11
 cd ~/ && env \\
+    NCCL_SOCKET_IFNAME=eth0,ens5 \\
     GLOO_SOCKET_IFNAME=eth0 \\
-    NCCL_SOCKET_IFNAME==eth0 \\
     MASTER_ADDR=$SUBNET.11 \\
     MASTER_PORT=29500 \\
     NODE_RANK=0 \\
@@ -115,8 +115,8 @@ cd ~/ && env \\
     'A=x y' \\
     python3 main.py --rank 0 --dist-url tcp://$SUBNET.11:29500
 # by hand on node1:
+export NCCL_SOCKET_IFNAME=eth0,ens5
 export GLOO_SOCKET_IFNAME=eth0
-export NCCL_SOCKET_IFNAME==eth0
 export MASTER_ADDR=$SUBNET.11
 export MASTER_PORT=29500
 export NODE_RANK=0
@@ -130,8 +130,8 @@ python3 main.py --rank 0 --dist-url tcp://$SUBNET.11:29500
 
 # node2: node_rank 1, ranks 1-1, ens5 $SUBNET.12
 cd ~/ && env \\
+    NCCL_SOCKET_IFNAME=eth0,ens5 \\
     GLOO_SOCKET_IFNAME=ens5 \\
-    NCCL_SOCKET_IFNAME==ens5 \\
     MASTER_ADDR=$SUBNET.11 \\
     MASTER_PORT=29500 \\
     NODE_RANK=1 \\
@@ -143,8 +143,8 @@ cd ~/ && env \\
     'A=x y' \\
     python3 main.py --rank 1 --dist-url tcp://$SUBNET.11:29500
 # by hand on node2:
+export NCCL_SOCKET_IFNAME=eth0,ens5
 export GLOO_SOCKET_IFNAME=ens5
-export NCCL_SOCKET_IFNAME==ens5
 export MASTER_ADDR=$SUBNET.11
 export MASTER_PORT=29500
 export NODE_RANK=1

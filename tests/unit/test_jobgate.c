@@ -84,9 +84,19 @@ static void every_catalogue_id_has_one_gate_row_and_no_row_is_unknown(void **sta
 /* The findings a proved plan's environment avoids on a multi-node job: the
  * specification the table is held to. */
 static const char *const avoided_by_the_environment[] = {
-    "ipv6-no-route",          "link-local-selected", "iface-unreachable",   "hostname-loopback",
-    "stale-ifname-env",       "gloo-count-mismatch", "master-port-blocked", "master-port-in-use",
-    "virtual-iface-selected", "nic-name-mismatch",   "duplicate-address",
+    "ipv6-no-route",
+    "link-local-selected",
+    "iface-unreachable",
+    "hostname-loopback",
+    "stale-ifname-env",
+    "gloo-count-mismatch",
+    "master-port-blocked",
+    "master-port-in-use",
+    "virtual-iface-selected",
+    "nic-name-mismatch",
+    "duplicate-address",
+    /* left to the job, which tries the interpreter it starts */
+    "torch-missing",
 };
 
 /* What still breaks a job on one node: the node's own state. */
