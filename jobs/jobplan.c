@@ -250,7 +250,7 @@ json_t *job_plan_to_json(const struct job_plan *p)
 		                                          severity_name(f->severity), "message",
 		                                          f->message, "nodes", idx));
 	}
-	return json_pack("{sisIsbsisisosssisisbsososo}", "version", JOB_PLAN_VERSION, "time",
+	return json_pack("{sisIsbsisisosssisisbsosososo}", "version", JOB_PLAN_VERSION, "time",
 	                 (json_int_t)p->time, "proved", p->proved, "port_asked", p->port_asked,
 	                 "port_tried", p->port_tried, "iface_asked", str_or_null(p->iface_asked),
 	                 "master", p->nodes ? p->nodes[p->master].host : "", "master_index",

@@ -14,6 +14,7 @@
  * run on every node after a y.
  */
 #include "view_run.h"
+#include "jobs/jobgate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,25 +388,29 @@ void view_run_report(struct tui *t, struct ui_text *x)
 /* The line waiting for a y while the check's errors are shown (one TUI per process). */
 static char pending_line[4096];
 
-/* The check's error findings, as `clusterdoc run` refuses on them: their
- * count, and the first few ids in ids. */
+/* The check's error findings its job plan does not avoid, as `clusterdoc
+ * run` refuses on them (jobs/jobgate.h): their count, and the first few ids
+ * in ids. */
 static size_t check_errors(const struct tui *t, char *ids, size_t len)
 {
-	const struct diagnosis *d = t->s.d;
+	struct job_plan *plan = session_plan(&t->s, 0, NULL);
 	size_t n = 0, used = 0;
 
 	ids[0] = '\0';
-	if (t->s.check_state != TASK_DONE || !d || d->nnodes != t->s.nhosts)
-		return 0;
-	for (size_t k = 0; k < d->nfindings; k++) {
-		if (d->findings[k].severity != SEV_ERROR)
+	for (size_t k = 0; plan && k < plan->nfindings; k++) {
+		const struct job_plan_finding *f = &plan->findings[k];
+		char why[1024];
+
+		if (f->severity != SEV_ERROR ||
+		    job_gate_avoided(plan, f, t->s.nhosts == 1, why, sizeof(why)))
 			continue;
 		if (++n <= 3 && used < len)
 			used += (size_t)snprintf(ids + used, len - used, "%s%s", n > 1 ? ", " : "",
-			                         d->findings[k].id);
+			                         f->id);
 		else if (n == 4 && used < len)
 			used += (size_t)snprintf(ids + used, len - used, ", ...");
 	}
+	job_plan_free(plan);
 	return n;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The TUI's R refuses, as `clusterdoc run` does, to start a run on nodes whose check found
-# errors: with MASTER_PORT 29500 blocked on node1 (the master), R asks "Start anyway?"; n
-# starts nothing, y starts it; `clusterdoc run` itself refuses (exit 2) naming the finding, and
-# --force starts it. tmux on a two-node namespace cluster; the head is the ASan + UBSan build
+# errors the job's plan cannot avoid: with every MASTER_PORT candidate (29500, 29501, 29510)
+# blocked on node1 (the master), R asks "Start anyway?"; n starts nothing, y starts it;
+# `clusterdoc run` itself refuses (exit 2) naming the finding, and --force starts it. (With
+# 29500 alone blocked, the plan takes the proved 29501 and nothing is refused: test_journey.sh.) tmux on a two-node namespace cluster; the head is the ASan + UBSan build
 # when there is one, and no sanitizer may report anything.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -23,7 +24,7 @@ enter_line() {
 
 t_a_run_on_nodes_with_check_errors_asks_before_it_starts() {
 	CD_QUIET=1 cluster_up 2 >/dev/null || return 1
-	cluster_trap_firewall_port 1 29500 || return 1
+	cluster_trap_firewall_port 1 29500-29510 || return 1
 	local head=$CLUSTERDOC
 	SAN_LOG=$(mktemp -d)
 	[[ -x ${CLUSTERDOC_ASAN:-} ]] && head=$CLUSTERDOC_ASAN
@@ -56,16 +57,17 @@ t_a_run_on_nodes_with_check_errors_asks_before_it_starts() {
 t_clusterdoc_run_refuses_on_check_errors_naming_them_and_force_starts_it() {
 	if [[ -z ${CD_RUN:-} ]]; then
 		CD_QUIET=1 cluster_up 2 >/dev/null || return 1
-		cluster_trap_firewall_port 1 29500 || return 1
+		cluster_trap_firewall_port 1 29500-29510 || return 1
 	fi
 	cd_head run -w 'node[1-2]' --launcher none -- sh -c 'echo ran-{node_rank}'
 	expect_eq "$rc" 2 "the exit status without --force" || return 1
-	expect_match "$err" "the check found what would break the job \(--force starts it anyway\)" "the refusal" || return 1
+	expect_match "$err" "the check found what would break the job, and the plan's environment does not avoid it \(--force starts it anyway\)" "the refusal" || return 1
 	expect_match "$err" "^  master-port-blocked: node1 " "the finding named, with its node" || return 1
 	expect_eq "$(grep -c '^node[12] r[01] out ran-' <<<"$out")" 0 "lines of a refused run" || return 1
 	cd_head run -w 'node[1-2]' --launcher none --no-check --force -- sh -c 'echo ran-{node_rank}'
 	expect_eq "$rc" 0 "the exit status with --force" || return 1
-	expect_match "$err" "^# --force: starting despite master-port-blocked" "--force names what it starts despite" || return 1
+	expect_match "$err" "^# --force: not refused for what the check found:" "--force says what it starts despite" || return 1
+	expect_match "$err" "^  master-port-blocked: node1 " "the finding --force starts despite" || return 1
 	expect_match "$out" "ran-0" "node1's line" || return 1
 	expect_match "$out" "ran-1" "node2's line"
 }

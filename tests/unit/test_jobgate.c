@@ -332,11 +332,13 @@ static void a_saved_plan_reads_back_the_same(void **state)
 	char err[256];
 
 	add_finding(p, "hostname-loopback", 1);
+	p->notes = strdup("node2: a note\n");
 	a = job_plan_to_json(p);
 	back = job_plan_from_json(a, err, sizeof(err));
 	assert_non_null(back);
 	b = job_plan_to_json(back);
 	assert_true(json_equal(a, b));
+	assert_string_equal(back->notes, "node2: a note\n");
 	json_decref(a);
 	json_decref(b);
 	job_plan_free(back);
