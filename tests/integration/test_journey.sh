@@ -166,6 +166,35 @@ t_master_chooses_rank_0_and_the_check_follows_it() {
 	expect_match "$out" "--node_rank 0 .*--master_addr $CD_SUBNET\.13 --master_port 29500 allreduce.py" "node3 is rank 0 on its free 29500"
 }
 
+t_hang_names_the_stuck_rank_of_a_launcher_none_job_five_times_alike() {
+	local bgerr bg i verdict first=""
+	bgerr=$(mktemp)
+	# the last rank sleeps before the allreduce the others wait in (argv's rank, no RANK)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run --json -w 'node[1-4]' \
+		--launcher none --chdir "$JOBS" --stall-timeout 600 -- \
+		python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last >/dev/null 2>"$bgerr" &
+	bg=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(grep -c 'ready$' "$bgerr") -ge 4 ]] && break
+		sleep 0.2
+	done
+	[[ $(grep -c 'ready$' "$bgerr") -ge 4 ]] || { echo "    the job did not start: $(tail -5 "$bgerr")"; kill -INT "$bg"; wait "$bg"; return 1; }
+	sleep 1
+	for i in 1 2 3 4 5; do
+		cd_head hang -w 'node[1-4]' --json
+		expect_eq "$rc" 1 "call $i: exit status ($err)" || break
+		verdict=$(jget '(d["status"], len(d["ranks"]), d["suspects"][0]["rank"], d["suspects"][0]["node"])')
+		[[ -n $first ]] || first=$verdict
+		expect_eq "$verdict" "$first" "call $i: the same verdict" || break
+	done
+	kill -INT "$(pgrep -P "$bg" -f "$CLUSTERDOC run" || echo "$bg")"
+	wait "$bg"
+	rm -f "$bgerr"
+	[[ $i == 5 && $rc == 1 ]] || return 1
+	expect_eq "$first" "('hung', 4, 3, 'node4')" "the verdict" || return 1
+	expect_nothing_left
+}
+
 t_ctrl_c_leaves_nothing_behind() {
 	local bgerr bg i
 	bgerr=$(mktemp)
