@@ -8,6 +8,7 @@
 #include "collectives/jobphase.h"
 #include "collectives/hangready.h"
 #include "collectives/jobwatch.h"
+#include "collectives/rdzvwatch.h"
 #include "collectives/run_put.h"
 #include "collectives/torchrun.h"
 #include "fanout.h"
@@ -37,6 +38,7 @@ struct run {
 	struct fanout *fan;
 	struct jobphase job;
 	struct jobwatch watch;
+	struct rdzvwatch rdzv;
 	enum run_phase phase;
 	int64_t started, put_started, job_started;
 	struct hangready hang; /* the first node's: its site file is every node's */
@@ -464,6 +466,7 @@ static void w_tick(void *arg, int64_t now)
 
 	if (r->watch.stopping)
 		return;
+	rdzvwatch_tick(&r->rdzv, now);
 	if (r->o.timeout_ms > 0 && now - r->job_started > r->o.timeout_ms) {
 		fail_run(r, "the job did not end within %d s (--timeout); stopped it",
 		         r->o.timeout_ms / 1000);
@@ -484,6 +487,16 @@ static const struct jobwatch_ops watch_ops = {
     .settle = w_settle,
     .tick = w_tick,
 };
+
+static void w_unreachable(void *arg, const char *why)
+{
+	struct run *r = arg;
+
+	fail_run(r, "%s", why);
+	jobwatch_stop(&r->watch, 1);
+}
+
+static const struct rdzvwatch_ops rdzv_ops = {.running = w_running, .unreachable = w_unreachable};
 
 /* ---------------------------------------------------------------- orphans */
 
@@ -552,6 +565,7 @@ static void done(struct run *r)
 	r->phase = RP_DONE;
 	fanout_close(r->fan);
 	jobwatch_end(&r->watch);
+	rdzvwatch_end(&r->rdzv);
 	r->r.root_cause = root_cause(r);
 	r->r.exit_status = run_exit_status(&r->r);
 	r->r.elapsed_ms = cd_now_ms() - r->started;
@@ -570,6 +584,7 @@ static void finish(struct run *r)
 	}
 	r->r.job_ms = cd_now_ms() - r->job_started;
 	jobwatch_end(&r->watch);
+	rdzvwatch_end(&r->rdzv);
 	r->phase = RP_ORPHANS;
 	send_orphan_checks(r);
 	fanout_begin(r->fan);
@@ -614,6 +629,8 @@ static void start_phase(struct run *r, enum run_phase p)
 		}
 		if (r->r.failed)
 			jobwatch_stop(&r->watch, 1);
+		rdzvwatch_start(&r->rdzv, r->r.master_addr, r->o.master_port, r->r.run_id,
+		                r->o.launcher == RUN_TORCHRUN, cd_now_ms());
 		jobwatch_start(&r->watch);
 		finish(r); /* when nothing started at all */
 		return;
@@ -635,6 +652,7 @@ void run_opts_init(struct run_opts *o)
 	o->master_port = 29500;
 	o->kill_grace_ms = 3000;
 	o->request_timeout_ms = 30000;
+	o->rendezvous_timeout_ms = RDZVWATCH_DEFAULT_MS;
 }
 
 struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const *hosts, size_t n,
@@ -655,6 +673,9 @@ struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const
 	jobphase_init(&r->job, pool, hosts, n, r->fan, o->request_timeout_ms, 1, &job_ops, r);
 	jobwatch_init(&r->watch, loop, &r->job, &watch_ops, r, o->request_timeout_ms,
 	              o->kill_grace_ms, 0);
+	rdzvwatch_init(&r->rdzv, &r->job, &rdzv_ops, r, o->rendezvous_timeout_ms,
+	               o->request_timeout_ms);
+	r->r.rendezvous = &r->rdzv;
 	r->r.nodes = cd_calloc(n ? n : 1, sizeof(*r->r.nodes));
 	r->r.nnodes = n;
 	r->r.launcher = o->launcher;
@@ -707,6 +728,7 @@ void run_free(struct run *r)
 	if (r->have_hang)
 		hangready_free(&r->hang);
 	jobwatch_fini(&r->watch);
+	rdzvwatch_fini(&r->rdzv);
 	jobphase_fini(&r->job);
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->r.nodes[i].argv);

@@ -30,7 +30,10 @@
  *             reaper, job_process.h); the environment is exactly the one
  *             planned, added to the node's own login environment: nothing of
  *             the head's environment reaches the nodes
- *   5. watch  every line as it comes (jobwatch.h); the first node whose job
+ *   5. watch  every line as it comes (jobwatch.h), and the rendezvous
+ *             (rdzvwatch.h): a node that has not joined MASTER_ADDR:PORT
+ *             within rendezvous_timeout_ms and cannot reach it then stops
+ *             the job as a failure; the first node whose job
  *             fails (non-zero exit, a signal, its agent gone) ends the job on
  *             every node: `job_stop`, SIGTERM to its process group, SIGKILL
  *             kill_grace_ms later. A job silent for stall_ms, or running past
@@ -81,6 +84,9 @@ struct run_opts {
 	int kill_grace_ms;             /* SIGTERM to SIGKILL; default 3000 */
 	int stall_ms;                  /* no output from any node; default 0 = none */
 	int timeout_ms;                /* the job once started; default 0 = none */
+	int rendezvous_timeout_ms;     /* every rank joined MASTER_ADDR:PORT by then, else
+	                                  the paths are tested and the job stopped
+	                                  (rdzvwatch.h); default 60000, 0 = off */
 	int request_timeout_ms;        /* from the pool */
 	int dry_run;                   /* plan only: nothing is started */
 	int hccl;                      /* --backend hccl: torch_npu on every node, or refused;
@@ -120,6 +126,8 @@ struct run_node {
 	long long bytes_sent;
 };
 
+struct rdzvwatch;
+
 struct run_report {
 	char run_id[RUN_ID_LEN];
 	enum run_launcher launcher;
@@ -144,6 +152,8 @@ struct run_report {
 	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
 	                            start), 130 (run_stop, no node failed first), else 1 */
 	int64_t plan_ms, put_ms, start_ms, job_ms, elapsed_ms;
+	/* the rendezvous watch (rdzvwatch.h), valid until run_free */
+	const struct rdzvwatch *rendezvous;
 };
 
 struct run_events {

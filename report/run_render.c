@@ -4,6 +4,7 @@
  */
 #include "report/run_render.h"
 #include "cd.h"
+#include "report/rdzv_render.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,7 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
 		        sent);
 	}
+	rdzv_print_text(f, rep->rendezvous);
 	if (rep->warning[0])
 		fprintf(f, "warning: %s\n", rep->warning);
 	if (rep->dump_signal)
@@ -291,6 +293,7 @@ json_t *run_report_json(const struct run_report *rep)
 	    (json_int_t)rep->elapsed_ms);
 	json_object_set_new(json_object_get(top, "timing_ms"), "put", json_integer(rep->put_ms));
 	json_object_set_new(top, "ranks", ranks_json(rep));
+	json_object_set_new(top, "rendezvous", rdzv_report_json(rep->rendezvous));
 	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
 	json_object_set_new(top, "warning", str_or_null(rep->warning));
 	json_object_set_new(top, "cwd", json_string(rep->cwd));
