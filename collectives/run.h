@@ -36,8 +36,10 @@
  *             the job as a failure; the first node whose job
  *             fails (non-zero exit, a signal, its agent gone) ends the job on
  *             every node: `job_stop`, SIGTERM to its process group, SIGKILL
- *             kill_grace_ms later. A job silent for stall_ms, or running past
- *             timeout_ms, or run_stop (Ctrl-C), is stopped the same way.
+ *             kill_grace_ms later (torchrun: RUN_TORCHRUN_REPORT_MS after the
+ *             failure, so that each torchrun can name its failed workers).
+ *             A job silent for stall_ms, or running past timeout_ms, or
+ *             run_stop (Ctrl-C), is stopped the same way.
  *   6. orphans `run_orphans` on every node still reachable: any process of
  *             the user still holding CLUSTERDOC_RUN=<run id> (run_agent.h)
  * A node lost before the start fails the run (nothing starts). A node whose
@@ -62,6 +64,9 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 #define RUN_ID_LEN      (sizeof("YYYYMMDD-HHMMSS-abcd"))
 #define RUN_REMOTE_ROOT "~/.cache/clusterdoc/runs"
 #define RUN_TAIL_LINES  8 /* last lines kept per node for the summary */
+/* torchrun: from the first node's failure to the stop of the others, in which
+ * their torchruns report their own failed workers (run_cause.h) */
+#define RUN_TORCHRUN_REPORT_MS 2000
 
 struct run_opts {
 	enum run_launcher launcher;
@@ -116,6 +121,8 @@ struct run_node {
 	char error[CD_ERRLEN];
 	char first_error[512];                /* the earliest error line of its output */
 	int64_t first_error_ms;               /* its wall clock (the node's), 0 when none */
+	int worker_failed;                    /* torchrun reported a failed worker: */
+	int worker_rank, worker_exit;         /* its global rank and exit code (-N: signal N) */
 	int64_t start_ms, end_ms;             /* head clock */
 	struct run_line tail[RUN_TAIL_LINES]; /* the last lines, oldest first from tail_next */
 	size_t tail_next, tail_n;
@@ -147,7 +154,7 @@ struct run_report {
 	int dump_signal;         /* hang-ready's stack-dump signal, 0: off */
 	char warning[CD_ERRLEN]; /* what did not stop the run ("" none): hang-ready's
 	                            file not put without --sync */
-	long root_cause;         /* the node that failed first on its own, or -1 */
+	long root_cause;         /* the node that failed on its own first, or -1 (run_cause.h) */
 	int interrupted;         /* run_stop */
 	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
 	                            start), 130 (run_stop, no node failed first), else 1 */

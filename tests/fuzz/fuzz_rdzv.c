@@ -1,8 +1,10 @@
 /*
- * fuzz_rdzv.c - libFuzzer harness for the rendezvous watch's reader: the
+ * fuzz_rdzv.c - libFuzzer harness for the rendezvous watch's readers: the
  * job's sockets in /proc/net/tcp{,6} against MASTER_ADDR:PORT
- * (collectives/rdzv_agent.h). Whatever the bytes, nothing crashes and the
- * counts stay within the sockets read. Seeds: tests/fuzz/corpus/rdzv/.
+ * (collectives/rdzv_agent.h) and the root-cause reading of a job's lines
+ * (collectives/run_cause.h). Whatever the bytes, nothing crashes, the counts
+ * stay within the sockets read and a failed worker's local rank within its
+ * bounds. Seeds: tests/fuzz/corpus/rdzv/.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "cd.h"
 #include "collectives/rdzv_agent.h"
+#include "collectives/run_cause.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,8 +45,45 @@ static void sockets(const char *buf, size_t size)
 	}
 }
 
+static void lines(const char *buf, size_t size)
+{
+	struct run_cause_node n[2];
+	char *text = malloc(size + 1), *p, *nl;
+	int local, code, rank;
+
+	if (!text)
+		return;
+	memcpy(text, buf, size);
+	text[size] = '\0';
+	run_cause_init(&n[0]);
+	run_cause_init(&n[1]);
+	for (p = text; p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		(void)run_cause_strip(p, &local);
+		if (run_cause_torchrun_failed(p, &local, &code) && local < 0)
+			abort();
+		if (run_cause_table_rank(p, &rank, &local) && local < 0)
+			abort();
+		(void)run_cause_table_exit(p, &code);
+		(void)run_cause_line(&n[p[0] & 1], p, run_cause_peer_lost(p));
+	}
+	for (int k = 0; k < 2; k++) {
+		int l = run_cause_worker(&n[k], &code);
+
+		if (l < -1 || l >= RUN_CAUSE_LOCALS || (l >= 0 && !(n[k].failed >> l & 1)))
+			abort();
+		(void)run_cause_is_victim(&n[k]);
+	}
+	if (run_cause_pick(n, 2) >= 2)
+		abort();
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	sockets((const char *)data, size);
+	lines((const char *)data, size);
 	return 0;
 }
