@@ -4,7 +4,8 @@
 # drops MASTER_PORT (torchrun, and --launcher none with the rendezvous in placeholders) is
 # stopped within --rendezvous-timeout and a few seconds, naming each node and the address and
 # port it cannot reach; jobs that join, and a job that never uses the port, run to their end;
-# a torchrun rank that exits 3 is the root cause (node, rank, exit 3), every time.
+# a torchrun rank that exits 3 is the root cause (node, rank, exit 3), every time; and
+# `clusterdoc mnist --mode torch` on the same blocked port is stopped the same way.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_rdzv
@@ -82,6 +83,19 @@ t_a_launcher_none_job_whose_master_drops_the_port_is_stopped_naming_each_node() 
 		"('unreachable', True)" "the verdict, and the master's listener seen" || return 1
 	expect_match "$(jget 'd["failure"]')" "node1 cannot reach its own $SUBNET\.11:29500: timed out.*node2 cannot reach $SUBNET\.11:29500: timed out" "both nodes named" || return 1
 	(($(job_seconds) <= TIMEOUT + 6)) || { echo "    the job ran $(job_seconds) s"; return 1; }
+}
+
+# the master's firewall of the tests before stays
+t_an_mnist_torch_job_whose_master_drops_the_port_is_stopped_naming_each_node() {
+	[[ -n $JOBS ]] || { setup_cluster && cluster_trap_firewall_port 1 29500; } || return 1
+	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$JOBS/mnist" 3000 500 >/dev/null || return 1
+	cd_head mnist --json -w 'node[1-2]' --mode torch --backend gloo --rendezvous-timeout "$TIMEOUT" \
+		--data-dir "$JOBS/mnist" --data-md5 "$JOBS/mnist/MD5SUMS"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget 'd["rendezvous"]["state"], [n["test"]["result"] for n in d["rendezvous"]["nodes"]]')" \
+		"('unreachable', ['timeout', 'timeout'])" "the verdict and each node's connect test" || return 1
+	expect_match "$(jget 'd["failure"]')" "node1 cannot reach its own $SUBNET\.11:29500: timed out.*node2 cannot reach $SUBNET\.11:29500: timed out" "both nodes named" || return 1
+	(($(jget 'd["timing_ms"]["train"] // 1000') <= TIMEOUT + 6)) || { echo "    the job ran $(jget 'd["timing_ms"]["train"]') ms"; return 1; }
 }
 
 cleanup() { [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"; }
