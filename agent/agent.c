@@ -18,6 +18,7 @@
 #include "sha256.h"
 #include "collectives/bench_agent.h"
 #include "collectives/mnist_agent.h"
+#include "collectives/rdzv_agent.h"
 #include "collectives/run_agent.h"
 #include "collectives/runsync.h"
 #include "probes/ascend_agent.h"
@@ -315,6 +316,7 @@ static const struct {
     {.type = "proc_start", .plain = job_process_start},
     {.type = "mnist_start", .plain = mnist_agent_start},
     {.type = "run_orphans", .plain = run_agent_orphans},
+    {.type = "rdzv_state", .plain = rdzv_agent_state},
     {.type = "hang_sample", .plain = hang_agent_sample},
     {.type = "ascend_probe", .plain = ascend_agent_probe},
     {.type = "ascend_netdetect", .plain = ascend_agent_netdetect},

@@ -7,6 +7,7 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
+#include "collectives/rdzvwatch.h"
 #include "collectives/run.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
@@ -49,6 +50,7 @@ enum {
 	OPT_NO_HANG_READY,
 	OPT_IFACE,
 	OPT_BACKEND,
+	OPT_RDZV_TIMEOUT,
 };
 
 #define MAX_ENV 256
@@ -306,6 +308,9 @@ static void usage(FILE *f, void *arg)
 	      "      --kill-grace S      from SIGTERM to SIGKILL when stopping (default 3)\n"
 	      "      --stall-timeout S   stop the job after S s without output (default: none)\n"
 	      "      --job-timeout S     stop the job after S s (default: none)\n"
+	      "      --rendezvous-timeout S  stop the job when its ranks have not all joined\n"
+	      "                          MASTER_ADDR:MASTER_PORT after S s and a node cannot\n"
+	      "                          reach it then, naming it (default 60, 0: off)\n"
 	      "      --quiet             show only the ranks' stderr lines live\n"
 	      "      --group             fold identical output of the nodes, at the end\n"
 	      "      --dry-run           print each node's command and environment; start nothing\n"
@@ -478,6 +483,15 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		return seconds_ms("--stall-timeout", arg, &c->o.stall_ms);
 	case OPT_JOB_TIMEOUT:
 		return seconds_ms("--job-timeout", arg, &c->o.timeout_ms);
+	case OPT_RDZV_TIMEOUT: {
+		int s;
+
+		if (cli_parse_int("run", "--rendezvous-timeout", arg, 0, RDZVWATCH_MAX_SECONDS,
+		                  &s) < 0)
+			return -1;
+		c->o.rendezvous_timeout_ms = s * 1000;
+		return 0;
+	}
 	case OPT_DRY_RUN:
 		c->dry_run = c->o.dry_run = 1;
 		return 0;
@@ -512,6 +526,7 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	    {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
 	    {"stall-timeout", required_argument, NULL, OPT_STALL},
 	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
+	    {"rendezvous-timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
 	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},

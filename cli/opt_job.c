@@ -2,6 +2,7 @@
  * opt_job.c - the MNIST job's option group (optgroups.h): the knobs of
  * collectives/mnist.h as `clusterdoc mnist` and the TUI take them.
  */
+#include "collectives/rdzvwatch.h"
 #include "optgroups.h"
 #include "targets.h"
 
@@ -51,6 +52,10 @@ static const struct optdef defs[] = {
      "      --job-timeout S     stop the job after S seconds (default 1800)\n"},
     {"stall-timeout", required_argument, JOBOPT_STALL_TIMEOUT, "--stall-timeout",
      "      --stall-timeout S   stop it after S seconds without output (default 300)\n"},
+    {"rendezvous-timeout", required_argument, JOBOPT_RDZV_TIMEOUT, "--rendezvous-timeout",
+     "      --rendezvous-timeout S  torch: stop the job when its ranks have not all\n"
+     "                          joined MASTER_ADDR:PORT after S seconds and a node\n"
+     "                          cannot reach it then, naming it (default 60, 0: off)\n"},
 };
 
 static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
@@ -103,6 +108,11 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		if (cli_parse_int(cmd, shown, arg, 1, 7 * 86400, &v) < 0)
 			return -1;
 		o->timeout_ms = v * 1000;
+		return 0;
+	case JOBOPT_RDZV_TIMEOUT:
+		if (cli_parse_int(cmd, shown, arg, 0, RDZVWATCH_MAX_SECONDS, &v) < 0)
+			return -1;
+		o->rendezvous_timeout_ms = v * 1000;
 		return 0;
 	case JOBOPT_STALL_TIMEOUT:
 		if (cli_parse_int(cmd, shown, arg, 1, 86400, &v) < 0)

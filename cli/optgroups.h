@@ -103,6 +103,7 @@ enum {
 	JOBOPT_SEED,
 	JOBOPT_JOB_TIMEOUT,
 	JOBOPT_STALL_TIMEOUT,
+	JOBOPT_RDZV_TIMEOUT,
 };
 
 /* dst: struct mnist_opts. */

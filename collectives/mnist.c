@@ -391,6 +391,7 @@ void mnist_finish(struct mnist *m)
 	m->phase = PH_DONE;
 	fanout_close(m->fan);
 	jobwatch_end(&m->watch);
+	mnist_watch_end(m);
 	if (!m->r.failed && m->r.mode == MNIST_EMBEDDED && !m->r.hashes_identical)
 		mnist_fail_run(m, "the ranks ended with different parameters");
 	if (!m->r.failed && !m->r.have_accuracy)
@@ -469,6 +470,7 @@ void mnist_opts_init(struct mnist_opts *o)
 	o->timeout_ms = 30 * 60 * 1000;
 	o->stall_ms = 5 * 60 * 1000;
 	o->ring_stall_ms = 60000;
+	o->rendezvous_timeout_ms = RDZVWATCH_DEFAULT_MS;
 	o->request_timeout_ms = 30000;
 }
 
@@ -541,6 +543,7 @@ void mnist_free(struct mnist *m)
 		return;
 	fanout_free(m->fan);
 	jobwatch_fini(&m->watch);
+	rdzvwatch_fini(&m->rdzv);
 	mnist_prep_free(m->prep);
 	jobphase_fini(&m->job);
 	for (size_t i = 0; i < m->n; i++) {

@@ -70,6 +70,9 @@ struct mnist_opts {
 	int stall_ms;           /* no output from any node; default 5 min */
 	int ring_stall_ms;      /* embedded: a ring wait without progress; default 60 s */
 	int request_timeout_ms; /* from the pool */
+	/* torch: every node joined MASTER_ADDR:PORT by then, else the paths are
+	 * tested and the job stopped (rdzvwatch.h); default 60 s, 0 off */
+	int rendezvous_timeout_ms;
 };
 
 void mnist_opts_init(struct mnist_opts *o);
@@ -92,6 +95,8 @@ struct mnist_node {
 	char param_sha256[65];  /* embedded: rank first_rank's final parameters */
 };
 
+struct rdzvwatch;
+
 struct mnist_report {
 	enum mnist_mode mode;      /* what ran */
 	char mode_note[CD_ERRLEN]; /* why auto chose embedded, or "" */
@@ -109,6 +114,8 @@ struct mnist_report {
 	int failed;              /* the job did not complete */
 	char failure[CD_ERRLEN]; /* what went wrong, for the summary */
 	int64_t data_ms, push_ms, train_ms, elapsed_ms;
+	/* torch: the rendezvous watch (rdzvwatch.h), valid until mnist_free */
+	const struct rdzvwatch *rendezvous;
 };
 
 /* What the front end hears while the run goes on (any may be NULL). */

@@ -12,6 +12,8 @@
 #include "collectives/jobphase.h"
 #include "collectives/jobwatch.h"
 #include "collectives/mnist.h"
+#include "collectives/rdzvwatch.h"
+#include "collectives/run_cause.h"
 #include "fanout.h"
 
 #include <jansson.h>
@@ -72,6 +74,7 @@ struct mnist_node_state {
 	size_t nfiles;           /* (owned, freed by mnist_free), else NULL */
 	const char *python;
 	int ports[BENCH_MAX_LOCAL_RANKS]; /* embedded: each local rank's listener */
+	struct run_cause_node cause;      /* what its lines say of a failure */
 };
 
 struct mnist {
@@ -91,6 +94,8 @@ struct mnist {
 	struct jobphase job; /* the pool nodes, their probe answers (facts: info) */
 	enum phase phase;
 	struct jobwatch watch; /* the watch phase (mnist_watch.c) */
+	struct rdzvwatch rdzv; /* torch: the rendezvous, in the watch phase */
+	long failure_node;     /* the node whose end wrote r.failure, -1: none */
 
 	struct mnist_prep *prep;
 	struct mnist_data *data;
@@ -113,6 +118,9 @@ int mnist_reply_failed(struct mnist *m, struct sshpool_node *pn, json_t *result,
 /* End the run when nothing runs any more: the report is final, done is
  * called once. */
 void mnist_finish(struct mnist *m);
+/* mnist_watch.c: the watch is over (the rendezvous watch ends; the headline
+ * names the root cause, run_cause.h). */
+void mnist_watch_end(struct mnist *m);
 
 /* mnist_plan.c: choose the mode and the backend, and each node's address
  * and ranks (m->r), from the probe phase's answers. On a failure the run

@@ -8,6 +8,7 @@
 #include "proto.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- watch */
@@ -35,13 +36,20 @@ static void on_line(void *arg, size_t i, int64_t wall, const char *stream, const
 	struct mnist *m = arg;
 	struct mnist_node *n = &m->r.nodes[i];
 	json_t *ev;
+	int local;
+	const char *rest = run_cause_strip(text, &local);
 
-	if (mnist_parse_event(text, &ev) == 1) {
+	if (mnist_parse_event(rest, &ev) == 1) {
 		read_event(m, ev);
 		json_decref(ev);
-	} else if (!n->first_error[0] && mnist_is_error_line(text)) {
-		snprintf(n->first_error, sizeof(n->first_error), "%s", text);
-		n->first_error_ms = wall;
+	} else {
+		int is_error = mnist_is_error_line(rest);
+
+		run_cause_line(&m->nodes[i].cause, text, is_error);
+		if (!n->first_error[0] && is_error) {
+			snprintf(n->first_error, sizeof(n->first_error), "%s", rest);
+			n->first_error_ms = wall;
+		}
 	}
 	if (m->ev && m->ev->line)
 		m->ev->line(m->arg, i, stream, text);
@@ -74,6 +82,7 @@ static void on_ended(void *arg, size_t i, json_t *result)
 	struct mnist *m = arg;
 	struct mnist_node *n = &m->r.nodes[i];
 	const char *error = json_string_value(json_object_get(result, "error"));
+	int was_failed = m->r.failed;
 
 	n->ended = 1;
 	n->exit_code = (int)json_integer_value(json_object_get(result, "exit_code"));
@@ -92,6 +101,8 @@ static void on_ended(void *arg, size_t i, json_t *result)
 		mnist_fail_run(m, "%s: the job %s%s%s", n->host,
 		               n->signal ? "was killed by a signal" : "failed",
 		               n->first_error[0] ? ": " : "", n->first_error);
+		if (!was_failed && m->r.failed)
+			m->failure_node = (long)i;
 		mnist_begin_stop(m, 0);
 	}
 }
@@ -115,6 +126,7 @@ static void on_tick(void *arg, int64_t now)
 
 	if (m->watch.stopping)
 		return;
+	rdzvwatch_tick(&m->rdzv, now);
 	if (now - m->train_started > m->o.timeout_ms) {
 		mnist_fail_run(m, "the job did not end within %d s (--timeout); stopped it",
 		               m->o.timeout_ms / 1000);
@@ -144,13 +156,64 @@ void mnist_begin_stop(struct mnist *m, int now)
 	jobwatch_stop(&m->watch, now);
 }
 
+static void on_unreachable(void *arg, const char *why)
+{
+	struct mnist *m = arg;
+
+	mnist_fail_run(m, "%s", why);
+	mnist_begin_stop(m, 1);
+}
+
+static const struct rdzvwatch_ops rdzv_ops = {.running = on_running, .unreachable = on_unreachable};
+
 void mnist_watch_start(struct mnist *m)
 {
+	/* torch's rendezvous is at node 0's address; the embedded ring has none */
+	if (m->r.mode == MNIST_TORCH && m->r.nnodes)
+		rdzvwatch_start(&m->rdzv, m->r.nodes[0].addr, m->o.master_port, NULL, 1,
+		                cd_now_ms());
 	jobwatch_start(&m->watch);
+}
+
+/* The headline is the first node whose job ended with an error; name the
+ * root cause instead (run_cause.h: not a node that only lost a peer). */
+void mnist_watch_end(struct mnist *m)
+{
+	struct run_cause_node *all = cd_calloc(m->n ? m->n : 1, sizeof(*all));
+	const struct mnist_node *n;
+	long best;
+	int code = 0, local;
+
+	rdzvwatch_end(&m->rdzv);
+	for (size_t i = 0; i < m->n; i++) {
+		all[i] = m->nodes[i].cause;
+		all[i].failed_alone =
+		    m->r.nodes[i].error[0] && m->r.nodes[i].ended && !m->watch.nodes[i].stop_sent;
+		all[i].first_error_ms = m->r.nodes[i].first_error_ms;
+	}
+	best = run_cause_pick(all, m->n);
+	if (best >= 0 && m->failure_node >= 0 && best != m->failure_node) {
+		n = &m->r.nodes[best];
+		local = run_cause_worker(&all[best], &code);
+		if (local >= 0)
+			snprintf(m->r.failure, sizeof(m->r.failure),
+			         "%s: rank %d failed with exit code %d (torchrun's report)",
+			         n->host, n->first_rank + local, code);
+		else
+			snprintf(m->r.failure, sizeof(m->r.failure), "%s: the job failed%s%.300s",
+			         n->host, n->first_error[0] ? ": " : "", n->first_error);
+	}
+	free(all);
 }
 
 void mnist_watch_init(struct mnist *m)
 {
 	jobwatch_init(&m->watch, m->loop, &m->job, &watch_ops, m, m->o.request_timeout_ms,
 	              JOB_STOP_WAIT, STOP_GRACE_MS);
+	rdzvwatch_init(&m->rdzv, &m->job, &rdzv_ops, m, m->o.rendezvous_timeout_ms,
+	               m->o.request_timeout_ms);
+	m->r.rendezvous = &m->rdzv;
+	m->failure_node = -1;
+	for (size_t i = 0; i < m->n; i++)
+		run_cause_init(&m->nodes[i].cause);
 }

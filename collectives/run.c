@@ -8,6 +8,8 @@
 #include "collectives/jobphase.h"
 #include "collectives/hangready.h"
 #include "collectives/jobwatch.h"
+#include "collectives/rdzvwatch.h"
+#include "collectives/run_cause.h"
 #include "collectives/run_put.h"
 #include "collectives/torchrun.h"
 #include "fanout.h"
@@ -23,6 +25,7 @@ enum run_phase { RP_PROBE, RP_PUT, RP_START, RP_WATCH, RP_ORPHANS, RP_DONE };
 struct run_node_state {
 	int gone;
 	const char *python; /* facts' interpreter (borrowed from its answer) */
+	struct run_cause_node cause;
 };
 
 struct run {
@@ -38,12 +41,14 @@ struct run {
 	struct fanout *fan;
 	struct jobphase job;
 	struct jobwatch watch;
+	struct rdzvwatch rdzv;
 	enum run_phase phase;
 	int64_t started, put_started, job_started;
 	struct hangready hang; /* the first node's: its site file is every node's */
 	int have_hang;
 	struct run_put *put;
 	struct sshpool_node **pns; /* the put's nodes (NULL: gone) */
+	long failure_node;         /* the node whose end wrote r.failure, -1: none */
 	struct run_report r;
 };
 
@@ -395,6 +400,7 @@ static void w_line(void *arg, size_t i, int64_t wall, const char *stream, const 
 	struct run *r = arg;
 	struct run_node *n = &r->r.nodes[i];
 	struct run_line *l = &n->tail[n->tail_next];
+	int local;
 
 	l->wall = wall;
 	snprintf(l->stream, sizeof(l->stream), "%s", stream);
@@ -402,8 +408,17 @@ static void w_line(void *arg, size_t i, int64_t wall, const char *stream, const 
 	n->tail_next = (n->tail_next + 1) % RUN_TAIL_LINES;
 	if (n->tail_n < RUN_TAIL_LINES)
 		n->tail_n++;
-	if (!n->first_error[0] && torchrun_is_error_line(text)) {
-		snprintf(n->first_error, sizeof(n->first_error), "%s", text);
+	const char *rest = run_cause_strip(text, &local);
+	int is_error = torchrun_is_error_line(rest), code, wl;
+
+	if (run_cause_line(&r->nodes[i].cause, text, is_error)) {
+		n->worker_failed = 1;
+		n->worker_rank = n->first_rank + run_cause_worker(&r->nodes[i].cause, &code);
+		n->worker_exit = code;
+	}
+	/* torchrun's own word that its worker failed is an error line too */
+	if (!n->first_error[0] && (is_error || run_cause_torchrun_failed(rest, &wl, &code))) {
+		snprintf(n->first_error, sizeof(n->first_error), "%s", rest);
 		n->first_error_ms = wall;
 	}
 	if (r->ev && r->ev->line)
@@ -421,6 +436,8 @@ static void w_ended(void *arg, size_t i, json_t *result)
 	struct run *r = arg;
 	struct run_node *n = &r->r.nodes[i];
 	const char *error = json_string_value(json_object_get(result, "error"));
+
+	int was_failed = r->r.failed;
 
 	n->ended = 1;
 	n->end_ms = cd_now_ms();
@@ -453,8 +470,12 @@ static void w_ended(void *arg, size_t i, json_t *result)
 		fail_run(r, "%s: the command exited with %d%s%s", n->host, n->exit_code,
 		         n->first_error[0] ? ": " : "", n->first_error);
 	}
-	/* the others would hang in a collective until their timeout: stop them now */
-	jobwatch_stop(&r->watch, 1);
+	if (!was_failed && r->r.failed)
+		r->failure_node = (long)i; /* the headline names this node */
+	/* the others would hang in a collective until their timeout: stop them now;
+	 * torchrun's, after RUN_TORCHRUN_REPORT_MS in which each may report its own
+	 * failed worker (only then does the root cause have its evidence) */
+	jobwatch_stop(&r->watch, r->o.launcher != RUN_TORCHRUN);
 }
 
 static void w_settle(void *arg)
@@ -468,6 +489,7 @@ static void w_tick(void *arg, int64_t now)
 
 	if (r->watch.stopping)
 		return;
+	rdzvwatch_tick(&r->rdzv, now);
 	if (r->o.timeout_ms > 0 && now - r->job_started > r->o.timeout_ms) {
 		fail_run(r, "the job did not end within %d s (--timeout); stopped it",
 		         r->o.timeout_ms / 1000);
@@ -488,6 +510,16 @@ static const struct jobwatch_ops watch_ops = {
     .settle = w_settle,
     .tick = w_tick,
 };
+
+static void w_unreachable(void *arg, const char *why)
+{
+	struct run *r = arg;
+
+	fail_run(r, "%s", why);
+	jobwatch_stop(&r->watch, 1);
+}
+
+static const struct rdzvwatch_ops rdzv_ops = {.running = w_running, .unreachable = w_unreachable};
 
 /* ---------------------------------------------------------------- orphans */
 
@@ -527,26 +559,47 @@ static void send_orphan_checks(struct run *r)
 
 /* ---------------------------------------------------------------- end */
 
-/* The root cause: among the nodes that failed on their own (not stopped by
- * us), the one whose first error line came first by its own clock; without
- * error lines, the first to end as the head saw it. */
-static long root_cause(const struct run *r)
+/* The root cause (run_cause.h): a node that failed on its own, or whose
+ * torchrun named a failed worker, and not because a peer went away; the
+ * earliest such by its first error line, else by its end. */
+static long root_cause(struct run *r)
 {
-	long best = -1;
+	long best;
 
 	for (size_t i = 0; i < r->n; i++) {
-		const struct run_node *n = &r->r.nodes[i], *b;
+		const struct run_node *n = &r->r.nodes[i];
+		struct run_cause_node *c = &r->nodes[i].cause;
 
-		if (!n->error[0] || n->stopped)
-			continue;
-		if (best < 0) {
-			best = (long)i;
-			continue;
-		}
-		b = &r->r.nodes[best];
-		if (n->first_error_ms && b->first_error_ms ? n->first_error_ms < b->first_error_ms
-		                                           : n->end_ms && n->end_ms < b->end_ms)
-			best = (long)i;
+		c->failed_alone = n->error[0] && !n->stopped;
+		c->first_error_ms = n->first_error_ms;
+		c->end_ms = n->end_ms;
+	}
+	struct run_cause_node *all = cd_calloc(r->n ? r->n : 1, sizeof(*all));
+
+	for (size_t i = 0; i < r->n; i++)
+		all[i] = r->nodes[i].cause;
+	best = run_cause_pick(all, r->n);
+	free(all);
+	/* the headline is the first node that ended: name the root cause instead,
+	 * and its failed worker where torchrun reported one (the node's first error
+	 * line may be another worker's, a victim's) */
+	if (best >= 0 && r->failure_node >= 0 &&
+	    (best != r->failure_node || r->r.nodes[best].worker_failed)) {
+		const struct run_node *n = &r->r.nodes[best];
+
+		if (n->worker_failed && n->worker_exit < 0)
+			snprintf(r->r.failure, sizeof(r->r.failure),
+			         "%s r%d: the worker was killed by signal %d (torchrun's report)",
+			         n->host, n->worker_rank, -n->worker_exit);
+		else if (n->worker_failed)
+			snprintf(r->r.failure, sizeof(r->r.failure),
+			         "%s r%d: the worker exited with %d (torchrun's report)", n->host,
+			         n->worker_rank, n->worker_exit);
+		else
+			snprintf(r->r.failure, sizeof(r->r.failure),
+			         "%s r%d: the command exited with %d%s%.300s", n->host,
+			         n->first_rank, n->exit_code, n->first_error[0] ? ": " : "",
+			         n->first_error);
 	}
 	return best;
 }
@@ -556,6 +609,7 @@ static void done(struct run *r)
 	r->phase = RP_DONE;
 	fanout_close(r->fan);
 	jobwatch_end(&r->watch);
+	rdzvwatch_end(&r->rdzv);
 	r->r.root_cause = root_cause(r);
 	r->r.exit_status = run_exit_status(&r->r);
 	r->r.elapsed_ms = cd_now_ms() - r->started;
@@ -574,6 +628,7 @@ static void finish(struct run *r)
 	}
 	r->r.job_ms = cd_now_ms() - r->job_started;
 	jobwatch_end(&r->watch);
+	rdzvwatch_end(&r->rdzv);
 	r->phase = RP_ORPHANS;
 	send_orphan_checks(r);
 	fanout_begin(r->fan);
@@ -618,6 +673,8 @@ static void start_phase(struct run *r, enum run_phase p)
 		}
 		if (r->r.failed)
 			jobwatch_stop(&r->watch, 1);
+		rdzvwatch_start(&r->rdzv, r->r.master_addr, r->o.master_port, r->r.run_id,
+		                r->o.launcher == RUN_TORCHRUN, cd_now_ms());
 		jobwatch_start(&r->watch);
 		finish(r); /* when nothing started at all */
 		return;
@@ -639,6 +696,7 @@ void run_opts_init(struct run_opts *o)
 	o->master_port = 29500;
 	o->kill_grace_ms = 3000;
 	o->request_timeout_ms = 30000;
+	o->rendezvous_timeout_ms = RDZVWATCH_DEFAULT_MS;
 }
 
 struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const *hosts, size_t n,
@@ -659,7 +717,10 @@ struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const
 	r->fan = fanout_new(loop, n, advance, r);
 	jobphase_init(&r->job, pool, hosts, n, r->fan, o->request_timeout_ms, 1, &job_ops, r);
 	jobwatch_init(&r->watch, loop, &r->job, &watch_ops, r, o->request_timeout_ms,
-	              o->kill_grace_ms, 0);
+	              o->kill_grace_ms, o->launcher == RUN_TORCHRUN ? RUN_TORCHRUN_REPORT_MS : 0);
+	rdzvwatch_init(&r->rdzv, &r->job, &rdzv_ops, r, o->rendezvous_timeout_ms,
+	               o->request_timeout_ms);
+	r->r.rendezvous = &r->rdzv;
 	r->r.nodes = cd_calloc(n ? n : 1, sizeof(*r->r.nodes));
 	r->r.nnodes = n;
 	r->r.launcher = o->launcher;
@@ -672,7 +733,9 @@ struct run *run_start(struct loop *loop, struct sshpool *pool, const char *const
 	for (size_t i = 0; i < n; i++) {
 		r->r.nodes[i].host = r->m->nodes[i].host;
 		r->r.nodes[i].put_by = -1;
+		run_cause_init(&r->nodes[i].cause);
 	}
+	r->failure_node = -1;
 	r->phase = RP_PROBE;
 	say_phase(r, "probe");
 	if (n == 0) {
@@ -712,6 +775,7 @@ void run_free(struct run *r)
 	if (r->have_hang)
 		hangready_free(&r->hang);
 	jobwatch_fini(&r->watch);
+	rdzvwatch_fini(&r->rdzv);
 	jobphase_fini(&r->job);
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->r.nodes[i].argv);

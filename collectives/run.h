@@ -34,11 +34,16 @@
  *             reaper, job_process.h); the environment is exactly the one
  *             planned, added to the node's own login environment: nothing of
  *             the head's environment reaches the nodes
- *   5. watch  every line as it comes (jobwatch.h); the first node whose job
+ *   5. watch  every line as it comes (jobwatch.h), and the rendezvous
+ *             (rdzvwatch.h): a node that has not joined MASTER_ADDR:PORT
+ *             within rendezvous_timeout_ms and cannot reach it then stops
+ *             the job as a failure; the first node whose job
  *             fails (non-zero exit, a signal, its agent gone) ends the job on
  *             every node: `job_stop`, SIGTERM to its process group, SIGKILL
- *             kill_grace_ms later. A job silent for stall_ms, or running past
- *             timeout_ms, or run_stop (Ctrl-C), is stopped the same way.
+ *             kill_grace_ms later (torchrun: RUN_TORCHRUN_REPORT_MS after the
+ *             failure, so that each torchrun can name its failed workers).
+ *             A job silent for stall_ms, or running past timeout_ms, or
+ *             run_stop (Ctrl-C), is stopped the same way.
  *   6. orphans `run_orphans` on every node still reachable: any process of
  *             the user still holding CLUSTERDOC_RUN=<run id> (run_agent.h)
  * A node lost before the start fails the run (nothing starts). A node whose
@@ -64,6 +69,9 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 #define RUN_ID_LEN      (sizeof("YYYYMMDD-HHMMSS-abcd"))
 #define RUN_REMOTE_ROOT "~/.cache/clusterdoc/runs"
 #define RUN_TAIL_LINES  8 /* last lines kept per node for the summary */
+/* torchrun: from the first node's failure to the stop of the others, in which
+ * their torchruns report their own failed workers (run_cause.h) */
+#define RUN_TORCHRUN_REPORT_MS 2000
 
 struct run_opts {
 	enum run_launcher launcher;
@@ -87,6 +95,9 @@ struct run_opts {
 	int kill_grace_ms;             /* SIGTERM to SIGKILL; default 3000 */
 	int stall_ms;                  /* no output from any node; default 0 = none */
 	int timeout_ms;                /* the job once started; default 0 = none */
+	int rendezvous_timeout_ms;     /* every rank joined MASTER_ADDR:PORT by then, else
+	                                  the paths are tested and the job stopped
+	                                  (rdzvwatch.h); default 60000, 0 = off */
 	int request_timeout_ms;        /* from the pool */
 	int dry_run;                   /* plan only: nothing is started */
 	int hccl;                      /* --backend hccl: torch_npu on every node, or refused;
@@ -116,6 +127,8 @@ struct run_node {
 	char error[CD_ERRLEN];
 	char first_error[512];                /* the earliest error line of its output */
 	int64_t first_error_ms;               /* its wall clock (the node's), 0 when none */
+	int worker_failed;                    /* torchrun reported a failed worker: */
+	int worker_rank, worker_exit;         /* its global rank and exit code (-N: signal N) */
 	int64_t start_ms, end_ms;             /* head clock */
 	struct run_line tail[RUN_TAIL_LINES]; /* the last lines, oldest first from tail_next */
 	size_t tail_next, tail_n;
@@ -125,6 +138,8 @@ struct run_node {
 	int files_sent;      /* the objects sent to this node (as put_by of its group) */
 	long long bytes_sent;
 };
+
+struct rdzvwatch;
 
 struct run_report {
 	char run_id[RUN_ID_LEN];
@@ -146,11 +161,13 @@ struct run_report {
 	int dump_signal;         /* hang-ready's stack-dump signal, 0: off */
 	char warning[CD_ERRLEN]; /* what did not stop the run ("" none): hang-ready's
 	                            file not put without --sync */
-	long root_cause;         /* the node that failed first on its own, or -1 */
+	long root_cause;         /* the node that failed on its own first, or -1 (run_cause.h) */
 	int interrupted;         /* run_stop */
 	int exit_status;         /* 0, the root cause's code (128+signal), 2 (could not
 	                            start), 130 (run_stop, no node failed first), else 1 */
 	int64_t plan_ms, put_ms, start_ms, job_ms, elapsed_ms;
+	/* the rendezvous watch (rdzvwatch.h), valid until run_free */
+	const struct rdzvwatch *rendezvous;
 };
 
 struct run_events {

@@ -502,6 +502,8 @@ int run_exit_status(const struct run_report *rep)
 	if (rep->root_cause < 0)
 		return rep->interrupted ? 130 : 1; /* Ctrl-C, as a shell reports it */
 	n = &rep->nodes[rep->root_cause];
+	if (n->worker_failed && n->worker_exit != 0) /* the worker's own, not torchrun's */
+		return n->worker_exit > 0 ? n->worker_exit : 128 - n->worker_exit;
 	if (n->signal)
 		return 128 + n->signal;
 	return n->exit_code > 0 ? n->exit_code : 1;

@@ -36,6 +36,8 @@ extern char **environ;
 
 #define REAPER_TICK_MS 100
 
+static pid_t job_session; /* the last started job's reaper */
+
 struct proc_work {
 	pid_t reaper;
 	pid_t group; /* the command's process group, once the reaper said it */
@@ -395,6 +397,11 @@ static int read_request(json_t *req, char ***argv, char ***envp, char *cwd, size
 	return 0;
 }
 
+pid_t job_process_session(void)
+{
+	return job_running() ? job_session : 0;
+}
+
 json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char **argv = NULL, **envp = NULL, cwd[PATH_MAX];
@@ -470,6 +477,7 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 		w->reader_started = 1;
 	else
 		job_finish(-1, 0, "could not start the job's reader thread", NULL);
+	job_session = w->reaper;
 	result = json_pack("{sI}", "pid", (json_int_t)w->reaper);
 out:
 	for (int k = 0; k < 2; k++) {

@@ -25,10 +25,16 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define JOB_PROCESS_MAX_ARGS 256
 #define JOB_PROCESS_GRACE_MS 3000 /* from SIGTERM to SIGKILL */
 
 json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msglen);
+
+/* The session of the running job's processes (its reaper's pid: every
+ * process of the job that did not call setsid has it), or 0 when no job
+ * started by proc_start runs. Main thread only, as the requests are. */
+pid_t job_process_session(void);
 
 #endif

@@ -1,5 +1,6 @@
 /* mnist_render.c - the text and JSON renderings of an MNIST job (see mnist_render.h). */
 #include "mnist_render.h"
+#include "report/rdzv_render.h"
 
 #include "cd.h"
 
@@ -75,6 +76,8 @@ void mnist_print_text(const struct mnist_report *rep)
 		       rep->param_sha256);
 	printf("time: data %.1f s, push %.1f s, training %.1f s, total %.1f s\n",
 	       rep->data_ms / 1e3, rep->push_ms / 1e3, rep->train_ms / 1e3, rep->elapsed_ms / 1e3);
+	if (rep->mode == MNIST_TORCH)
+		rdzv_print_text(stdout, rep->rendezvous);
 	if (rep->failed) {
 		printf("FAILED: %s\n", rep->failure);
 		n = errors_in_order(rep, order);
@@ -148,6 +151,9 @@ json_t *mnist_report_json(const struct mnist_report *rep)
 	}
 	json_object_set_new(o, "failed", json_boolean(rep->failed));
 	json_object_set_new(o, "failure", rep->failed ? json_string(rep->failure) : json_null());
+	json_object_set_new(o, "rendezvous",
+	                    rep->mode == MNIST_TORCH ? rdzv_report_json(rep->rendezvous)
+	                                             : json_null());
 	json_object_set_new(o, "timing_ms",
 	                    json_pack("{sIsIsIsI}", "data", (json_int_t)rep->data_ms, "push",
 	                              (json_int_t)rep->push_ms, "train", (json_int_t)rep->train_ms,

@@ -4,6 +4,7 @@
  */
 #include "report/run_render.h"
 #include "cd.h"
+#include "report/rdzv_render.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,18 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		const struct run_node *n = &rep->nodes[rep->root_cause];
 
 		node_outcome(n, what, sizeof(what));
-		fprintf(f, "root cause: %s r%d: %s%s%s\n", n->host, n->first_rank, what,
-		        n->first_error[0] ? ": " : "", n->first_error);
+		if (n->worker_failed && n->worker_exit >= 0)
+			snprintf(what, sizeof(what), "exit %d", n->worker_exit);
+		else if (n->worker_failed)
+			snprintf(what, sizeof(what), "killed by signal %d", -n->worker_exit);
+		/* with torchrun's report of the failed worker, the node's first error
+		 * line may be another worker's (a victim's): its last lines follow */
+		if (n->worker_failed)
+			fprintf(f, "root cause: %s r%d: %s (torchrun's report)\n", n->host,
+			        n->worker_rank, what);
+		else
+			fprintf(f, "root cause: %s r%d: %s%s%s\n", n->host, n->first_rank, what,
+			        n->first_error[0] ? ": " : "", n->first_error);
 		print_tail(f, n);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
@@ -170,6 +181,7 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
 		        sent);
 	}
+	rdzv_print_text(f, rep->rendezvous);
 	if (rep->warning[0])
 		fprintf(f, "warning: %s\n", rep->warning);
 	if (rep->dump_signal)
@@ -199,8 +211,9 @@ static json_t *str_or_null(const char *s)
 }
 
 /* One entry per global rank. Its exit code is known for --launcher none
- * (the node's command is the rank) and when torchrun exited 0 (every worker
- * did); torchrun gives no worker's own code (docs/run.md): null then. */
+ * (the node's command is the rank), when torchrun exited 0 (every worker
+ * did), and for the failed worker torchrun's own report names; otherwise
+ * torchrun gives no worker's own code (docs/run.md): null then. */
 static json_t *ranks_json(const struct run_report *rep)
 {
 	json_t *ranks = json_array();
@@ -215,6 +228,8 @@ static json_t *ranks_json(const struct run_report *rep)
 			if (n->ended && rep->launcher == RUN_NONE && n->exit_code >= 0 &&
 			    !n->signal)
 				code = json_integer(n->exit_code);
+			else if (n->worker_failed && n->worker_rank == n->first_rank + l)
+				code = json_integer(n->worker_exit); /* torchrun's report */
 			else if (n->ended && n->exit_code == 0 && !n->signal)
 				code = json_integer(0);
 			json_t *rank = json_pack("{sI ss sI so}", "rank",
@@ -291,6 +306,12 @@ json_t *run_report_json(const struct run_report *rep)
 	    (json_int_t)rep->elapsed_ms);
 	json_object_set_new(json_object_get(top, "timing_ms"), "put", json_integer(rep->put_ms));
 	json_object_set_new(top, "ranks", ranks_json(rep));
+	json_object_set_new(top, "root_cause_rank",
+	                    rep->root_cause < 0 ? json_null()
+	                    : rep->nodes[rep->root_cause].worker_failed
+	                        ? json_integer(rep->nodes[rep->root_cause].worker_rank)
+	                        : json_integer(rep->nodes[rep->root_cause].first_rank));
+	json_object_set_new(top, "rendezvous", rdzv_report_json(rep->rendezvous));
 	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
 	json_object_set_new(top, "warning", str_or_null(rep->warning));
 	json_object_set_new(top, "cwd", json_string(rep->cwd));

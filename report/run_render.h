@@ -21,11 +21,13 @@ void run_print_text(FILE *f, const struct run_report *rep);
 /* The JSON report: {"version": 1, "run_id", "launcher", "master_addr",
  * "master_port", "nnodes", "nranks", "exit_status", "failed",
  * "could_not_start", "interrupted", "failure", "root_cause" (host or null),
+ * "root_cause_rank" (its failed worker's rank, else its first rank, or null),
  * "nodes": [{"host", "node_rank", "ranks": [..], "ifname", "addr",
  * "started", "exit_code", "signal", "stopped", "error_code", "error",
  * "first_error", "wall_ms", "last_lines", "orphans", "gpu_holders",
  * "command"}],
- * "timing_ms"}. The caller frees it with json_decref. */
+ * "timing_ms", "ranks", "rendezvous" (rdzv_render.h), ...}. The caller frees
+ * it with json_decref. */
 json_t *run_report_json(const struct run_report *rep);
 
 /* --dry-run: per node, the exact command line and environment as one
