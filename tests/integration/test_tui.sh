@@ -250,7 +250,7 @@ t_make_demo_opens_the_tui_on_the_demo_cluster() {
 	# a shell of its own: none of this test's cluster variables (demo.sh makes its own cluster)
 	cat >"$dir/run.sh" <<EOF
 unset \${!CD_@}
-CLUSTERDOC=$CLUSTERDOC CLUSTERDOC_AGENT=$CLUSTERDOC_AGENT bash $CD_TOP/tests/cluster/demo.sh 2>$dir/err
+DEMO_KEEP=0 CLUSTERDOC=$CLUSTERDOC CLUSTERDOC_AGENT=$CLUSTERDOC_AGENT bash $CD_TOP/tests/cluster/demo.sh 2>$dir/err
 echo \$? >$dir/exit
 EOF
 	tmux_ -f /dev/null new-session -d -x 80 -y 24 "bash $dir/run.sh" || return 1
