@@ -242,6 +242,8 @@ static int confirm(const struct fix_flow_report *r)
 {
 	char line[16];
 
+	/* the plan (stdout) first, whole, when both go to one file */
+	fflush(stdout);
 	if (!isatty(STDIN_FILENO)) {
 		fprintf(stderr, "clusterdoc fix: --apply asks before changing anything and there "
 		                "is no terminal to ask on: add --yes\n");

@@ -633,8 +633,12 @@ int cmd_run(int argc, char **argv)
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
-	if (!c.dry_run)
+	if (!c.dry_run) {
 		logs_open(&c, run_report(c.run)->run_id, n);
+		/* the id at the start: `hang --run` needs it while the job runs */
+		fprintf(stderr, "# run %s (while it runs: clusterdoc hang --run %s -w ...)\n",
+		        run_report(c.run)->run_id, run_report(c.run)->run_id);
+	}
 	loop_run(c.loop);
 	rep = run_report(c.run);
 	if (c.group)

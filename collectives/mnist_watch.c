@@ -128,7 +128,7 @@ static void on_tick(void *arg, int64_t now)
 		return;
 	rdzvwatch_tick(&m->rdzv, now);
 	if (now - m->train_started > m->o.timeout_ms) {
-		mnist_fail_run(m, "the job did not end within %d s (--timeout); stopped it",
+		mnist_fail_run(m, "the job did not end within %d s (--job-timeout); stopped it",
 		               m->o.timeout_ms / 1000);
 		mnist_begin_stop(m, 1);
 	} else if (now - m->watch.last_output > m->o.stall_ms) {

@@ -491,7 +491,7 @@ static void w_tick(void *arg, int64_t now)
 		return;
 	rdzvwatch_tick(&r->rdzv, now);
 	if (r->o.timeout_ms > 0 && now - r->job_started > r->o.timeout_ms) {
-		fail_run(r, "the job did not end within %d s (--timeout); stopped it",
+		fail_run(r, "the job did not end within %d s (--job-timeout); stopped it",
 		         r->o.timeout_ms / 1000);
 		jobwatch_stop(&r->watch, 1);
 	} else if (r->o.stall_ms > 0 && now - r->watch.last_output > r->o.stall_ms) {

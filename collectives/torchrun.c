@@ -17,7 +17,8 @@
  * zero and alias members, and torchrun dies with "AttributeError: 'NoneType'
  * object has no attribute 'get'" (Debian 12's python3-torch 1.13 does).
  * Where that defect is present, Std.from_str is replaced for this run and a
- * line on stderr says so; elsewhere this is exactly `torchrun ARGS`.
+ * line on node 0's stderr says so (once per job, not once per node);
+ * elsewhere this is exactly `torchrun ARGS`.
  */
 static const char torchrun_shim[] =
     "import re, sys\n"
@@ -28,8 +29,11 @@ static const char torchrun_shim[] =
     "            return api.Std(int(vm))\n"
     "        return {int(i): api.Std(int(v)) for i, v in (m.split(':') for m in vm.split(','))}\n"
     "    api.Std.from_str = staticmethod(from_str)\n"
-    "    print('clusterdoc: this torchrun cannot parse its own --redirects default on this '\n"
-    "          'Python (torch < 2.0 on Python >= 3.11); patched for this run', file=sys.stderr)\n"
+    "    if '--node_rank' not in sys.argv[:-1] or sys.argv[sys.argv.index('--node_rank') + 1] == "
+    "'0':\n"
+    "        print('clusterdoc: this torchrun cannot parse its own --redirects default on '\n"
+    "              'this Python (torch < 2.0 on Python >= 3.11); patched for this run',\n"
+    "              file=sys.stderr)\n"
     "from torch.distributed.run import main\n"
     "sys.argv[0] = 'torchrun'\n"
     "main()\n";

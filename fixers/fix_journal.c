@@ -439,6 +439,9 @@ int fix_journal_list(char ***runs, size_t *n, char *err, size_t errlen)
 
 		if (len < 6 || len - 5 >= sizeof(run) || strcmp(e->d_name + len - 5, ".json") != 0)
 			continue;
+		/* the saved job plans of run and mnist share the directory */
+		if (strncmp(e->d_name, "check-", 6) == 0)
+			continue;
 		snprintf(run, sizeof(run), "%.*s", (int)(len - 5), e->d_name);
 		if (!run_id_ok(run))
 			continue;

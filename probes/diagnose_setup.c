@@ -274,11 +274,12 @@ static void check_torch(struct dstate *st)
 		return;
 	}
 	if (common)
-		fix = cd_asprintf("Pass --python %s to clusterdoc facts, check and mnist (torch is "
-		                  "there on every node that lacks it), or activate that "
-		                  "environment in the non-interactive login (~/.bashrc before "
-		                  "the interactive guard).",
-		                  common);
+		fix = cd_asprintf(
+		    "Pass --python %s to clusterdoc facts, check, mnist, run and tui (torch is "
+		    "there on every node that lacks it), or activate that "
+		    "environment in the non-interactive login (~/.bashrc before "
+		    "the interactive guard).",
+		    common);
 	else if (found)
 		fix = cd_strdup("Pass --python with an interpreter that has torch on every node "
 		                "(the evidence names what was found on each), or install the "

@@ -36,7 +36,7 @@ t_check_names_the_venv_in_torch_missing() {
 	expect_match "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "torch-missing"][0][0]')" \
 		"^node1: /root/notorch/bin/python3 [0-9.]+ has no torch; torch is in $VENV \(Python [0-9.]+\) and 1 more$" "evidence" || return 1
 	expect_match "$(jget '[f["fix"] for f in d["findings"] if f["id"] == "torch-missing"][0]')" \
-		"^Pass --python $VENV to clusterdoc facts, check and mnist" "fix"
+		"^Pass --python $VENV to clusterdoc facts, check, mnist, run and tui" "fix"
 }
 
 t_python_makes_facts_report_torch() {

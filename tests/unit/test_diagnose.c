@@ -752,7 +752,7 @@ static void torch_missing_names_the_interpreter_found_and_the_python_to_pass(voi
 	                    "/home/u/miniconda3/envs/ml/bin/python (Python 3.11.2) and 1 more\n");
 	assert_non_null(strstr(finding(&f, "torch-missing")->fix,
 	                       "Pass --python /home/u/miniconda3/envs/ml/bin/python to clusterdoc "
-	                       "facts, check and mnist"));
+	                       "facts, check, mnist, run and tui"));
 	unload(&f);
 }
 
