@@ -223,6 +223,7 @@ static void plan(struct run *r)
 		}
 		snprintf(n->ifname, sizeof(n->ifname), "%s", r->plan->nodes[i].ifname);
 		snprintf(n->addr, sizeof(n->addr), "%s", r->plan->nodes[i].addr);
+		n->proved = r->plan->nodes[i].proved;
 		snprintf(n->torch_version, sizeof(n->torch_version), "%s",
 		         json_string_value(json_object_get(torch, "version")) ?: "");
 		r->nodes[i].python =

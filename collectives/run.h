@@ -116,6 +116,7 @@ struct run_node {
 	const char *host;
 	char ifname[NM_NAME];
 	char addr[NM_ADDR];
+	int proved; /* the check proved its interface variables (jobs/jobplan.h) */
 	char torch_version[32];
 	int gpus;
 	int first_rank, nranks;

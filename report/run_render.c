@@ -285,6 +285,7 @@ json_t *run_report_json(const struct run_report *rep)
 		json_object_set_new(jn, "put_by",
 		                    n->put_by >= 0 ? json_string(rep->nodes[n->put_by].host)
 		                                   : json_null());
+		json_object_set_new(jn, "proved", json_boolean(n->proved));
 		json_object_set_new(jn, "files_sent", json_integer(n->files_sent));
 		json_object_set_new(jn, "bytes_sent", json_integer(n->bytes_sent));
 		sent += n->files_sent;
@@ -357,8 +358,9 @@ void run_print_plan(FILE *f, const struct run_report *rep, const char *chdir)
 		json_t *v, *a;
 		size_t k;
 
-		fprintf(f, "# %s: node_rank %zu, ranks %d-%d, %s %s\n", n->host, i, n->first_rank,
-		        n->first_rank + n->nranks - 1, n->ifname, n->addr);
+		fprintf(f, "# %s: node_rank %zu, ranks %d-%d, %s %s (%s)\n", n->host, i,
+		        n->first_rank, n->first_rank + n->nranks - 1, n->ifname, n->addr,
+		        n->proved ? "proved by the check" : "not proved: the node's own pick");
 		fputs("cd ", f);
 		put_quoted(f, chdir ? chdir : "~/");
 		fputs(" && env", f);

@@ -100,7 +100,7 @@ t_dry_run_prints_each_nodes_exact_command_and_starts_nothing() {
 	rm -rf "$CD_RUN"/n[12]/cache/clusterdoc/runs
 	cd_head run -w 'node[1-2]' --launcher none --no-check --no-hang-ready --env 'A=x y' --dry-run -- python3 main.py --rank '{node_rank}' --dist-url 'tcp://{master_addr}:{master_port}'
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
-	want="# node1: node_rank 0, ranks 0-0, eth0 $SUBNET.11
+	want="# node1: node_rank 0, ranks 0-0, eth0 $SUBNET.11 (proved by the check)
 cd ~/ && env \\
     NCCL_SOCKET_IFNAME=eth0,ens5 \\
     GLOO_SOCKET_IFNAME=eth0 \\
@@ -128,7 +128,7 @@ export PYTHONUNBUFFERED=1
 export A='x y'
 python3 main.py --rank 0 --dist-url tcp://$SUBNET.11:29500
 
-# node2: node_rank 1, ranks 1-1, ens5 $SUBNET.12
+# node2: node_rank 1, ranks 1-1, ens5 $SUBNET.12 (proved by the check)
 cd ~/ && env \\
     NCCL_SOCKET_IFNAME=eth0,ens5 \\
     GLOO_SOCKET_IFNAME=ens5 \\
