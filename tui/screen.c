@@ -329,6 +329,7 @@ static const struct {
     {"/", "filter rows: text, or a hostlist like node[1-4]"},
     {"r", "re-run what this view shows (check, bench, job)"},
     {"H", "give the nodes (a hostlist)"},
+    {"h", "hang: why the running job is stuck (it only reads)"},
 };
 
 static void draw_help(struct tui *t, int y, int h)
