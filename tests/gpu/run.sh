@@ -7,7 +7,9 @@
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
 #      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
 #   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA;
-#   5. `clusterdoc hang`'s NCCL RAS query, Flight Recorder dump and the rank's GPU utilisation
+#   5. `clusterdoc run` (torchrun, NCCL, one rank per GPU, no --force) and `clusterdoc hang` on
+#      a run whose last rank sleeps before an allreduce: 3 calls, one verdict;
+#   6. `clusterdoc hang`'s NCCL RAS query, Flight Recorder dump and the rank's GPU utilisation
 #      through NVML (tests/gpu/hang_probe.c)
 #      against a running 1-GPU NCCL torch job, each skipping when NCCL or torch is too old.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
@@ -217,6 +219,69 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 else
 	check mnist-nccl SKIP "the login python3 has no torch with CUDA ($(py '(d["nodes"][0]["torch"], d["nodes"][0]["errors"].get("torch"))' "$WORK/facts.json" 2>/dev/null))"
 fi
+# --- run (issue 32): torchrun with NCCL, one rank per GPU, no --force: the check's plan must
+# let it start on this one node; then `hang` on the same job with its last rank asleep before
+# the allreduce the others wait in: 3 calls, one verdict.
+if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" = True ]; then
+	say "## run: torchrun, NCCL, $ngpu rank(s), no --force"
+	cat >"$WORK/run_nccl.py" <<'EOF'
+import os, sys, time
+import torch
+import torch.distributed as dist
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+dist.init_process_group("nccl")
+r, w = dist.get_rank(), dist.get_world_size()
+x = torch.ones(1 << 20, device="cuda") * (r + 1)
+dist.all_reduce(x)
+torch.cuda.synchronize()
+print("rank %d/%d sum %d" % (r, w, int(x[0].item())), flush=True)
+if len(sys.argv) > 1 and sys.argv[1] == "stuck":
+    print("ready", flush=True)
+    if r == w - 1:
+        time.sleep(600)
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+dist.destroy_process_group()
+EOF
+	"$CD" run -w localhost --nproc-per-node gpu "${PYARGS[@]}" --chdir "$WORK" --stall-timeout 120 \
+		--json -- run_nccl.py >"$WORK/run.json" 2>"$WORK/run.err"
+	rc=$?
+	want=$((ngpu * (ngpu + 1) / 2))
+	got=$(grep -c "rank [0-9]*/$ngpu sum $want\$" "$WORK/run.err")
+	if [ $rc -eq 0 ] && [ "$got" = "$ngpu" ]; then
+		check run-nccl OK "$ngpu rank(s), every sum $want"
+	else
+		tail -20 "$WORK/run.err" >>"$RES"
+		check run-nccl FAIL "exit status $rc, $got of $ngpu rank(s) with the sum $want"
+	fi
+	say "## hang: a stuck rank of a run, 3 calls"
+	"$CD" run -w localhost --nproc-per-node gpu "${PYARGS[@]}" --chdir "$WORK" --stall-timeout 600 \
+		--json -- run_nccl.py stuck >"$WORK/stuck.json" 2>"$WORK/stuck.err" &
+	stuck=$!
+	for _ in $(seq 240); do
+		[ "$(grep -c 'ready$' "$WORK/stuck.err")" -ge "$ngpu" ] && break
+		kill -0 "$stuck" 2>/dev/null || break
+		sleep 0.5
+	done
+	sleep 2
+	verdicts=()
+	for i in 1 2 3; do
+		"$CD" hang -w localhost --json >"$WORK/hang$i.json" 2>"$WORK/hang$i.err"
+		verdicts+=("$(py '(d.get("status"), [s.get("rank") for s in d.get("suspects", [])][:1])' "$WORK/hang$i.json" 2>/dev/null)")
+		say "call $i: ${verdicts[-1]}"
+	done
+	kill -INT "$stuck" 2>/dev/null
+	wait "$stuck" 2>/dev/null
+	if [ -n "${verdicts[0]}" ] && [ "${verdicts[0]}" = "${verdicts[1]}" ] && [ "${verdicts[1]}" = "${verdicts[2]}" ]; then
+		check hang-stuck-rank OK "3 calls, one verdict: ${verdicts[0]}"
+	else
+		tail -5 "$WORK/hang1.err" >>"$RES"
+		check hang-stuck-rank FAIL "the verdicts differ or are missing: ${verdicts[*]}"
+	fi
+else
+	check run-nccl SKIP "no torch with CUDA"
+	check hang-stuck-rank SKIP "no torch with CUDA"
+fi
 # --- hang (issue 24, item 5): NCCL RAS and the Flight Recorder on a running 1-GPU NCCL job,
 # through tests/gpu/hang_probe.c (collectives/hang_ras.h, hang_fr.h), built here against the
 # library. RAS needs NCCL >= 2.24 (JSON from 2.28.7); the Flight Recorder's pipe, torch >= 2.3.
@@ -250,10 +315,14 @@ dist.destroy_process_group()
 EOF
 	free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 	ras_port=$(free_port)
+	# the Flight Recorder's buffer under the name this torch reads (TORCH_FR_* from 2.8)
+	fr_var=TORCH_NCCL_TRACE_BUFFER_SIZE
+	tv=$(py '(d["nodes"][0]["torch"] or {}).get("version") or ""' "$WORK/facts.json" 2>/dev/null)
+	[ "$(printf '%s\n2.8\n' "${tv%%+*}" | sort -V | head -1)" = 2.8 ] && fr_var=TORCH_FR_BUFFER_SIZE
 	# RANK and CLUSTERDOC_RUN make it a rank hang_sample finds (its GPU through NVML)
-	RANK=0 WORLD_SIZE=1 CLUSTERDOC_RUN=gpu-hang-$$ \
+	env RANK=0 WORLD_SIZE=1 CLUSTERDOC_RUN=gpu-hang-$$ \
 		NCCL_RAS_ADDR=127.0.0.1:$ras_port MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
-		TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$WORK/fr_pipe_" \
+		"$fr_var=2000" TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$WORK/fr_pipe_" \
 		TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$WORK/fr_rank_" \
 		"$hang_py" "$WORK/hang_job.py" 60 >"$WORK/hang_job.log" 2>&1 &
 	hang_job=$!
@@ -282,8 +351,10 @@ EOF
 				check hang-ras FAIL "$(py '(d["before"].get("error_code"), d["before"].get("error"), d["after"].get("error"))' "$WORK/ras.json")"
 			elif [ "$(py 'd["after"]["format"]' "$WORK/ras.json")" = json ]; then
 				state=$(py '",".join(c["state"] for c in d["compare"])' "$WORK/ras.json")
-				if [ "$state" = progressing ]; then
-					check hang-ras OK "NCCL $nccl_v, JSON status, the communicator progressing"
+				# a one-rank communicator's collective counts stay 0 (NCCL 2.28.9): idle is
+				# the right answer for it
+				if [ "$state" = progressing ] || [ "$state" = idle ]; then
+					check hang-ras OK "NCCL $nccl_v, JSON status, the one-rank communicator $state"
 				else
 					check hang-ras FAIL "NCCL $nccl_v: states '$state', not one progressing communicator"
 				fi
