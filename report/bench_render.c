@@ -5,13 +5,15 @@
 
 #include <stdio.h>
 
-static void print_nodes(const struct bench_report *rep)
+static void print_nodes(const struct bench_report *rep, int pairs)
 {
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct bench_node *n = &rep->nodes[i];
 
 		if (n->error[0])
 			printf("#  %-12s NOT IN THE RUN: %s\n", n->host, n->error);
+		else if (pairs) /* a node's rank is 0 or 1 of each pair it is in */
+			printf("#  %-12s %s %s  (%s)\n", n->host, n->ifname, n->addr, n->addr_rule);
 		else if (n->nranks == 1)
 			printf("#  %-12s rank %d  %s %s  (%s)\n", n->host, n->first_rank, n->ifname,
 			       n->addr, n->addr_rule);
@@ -186,12 +188,18 @@ void bench_print_json(const struct bench_report *rep, const struct bench_opts *o
 
 void bench_print_text(const struct bench_report *rep, const struct bench_opts *o)
 {
-	printf("# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
-	       bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(o->dtype), o->iters,
-	       o->warmup);
+	if (o->pairs)
+		printf("# clusterdoc bench --pairs: %s backend, %zu node(s), 2 ranks a pair, %s "
+		       "sum, iters %d, warmup %d\n",
+		       bench_backend_name(rep->backend), rep->nnodes, coll_dtype_name(o->dtype),
+		       o->iters, o->warmup);
+	else
+		printf("# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
+		       bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(o->dtype),
+		       o->iters, o->warmup);
 	if (rep->backend_note[0])
 		printf("# %s\n", rep->backend_note);
-	print_nodes(rep);
+	print_nodes(rep, o->pairs);
 	if (o->pairs)
 		print_links(rep, o);
 	else
