@@ -146,7 +146,10 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		if ((long)i == rep->root_cause || (!rep->failed && n->exit_code == 0))
 			continue;
 		node_outcome(n, what, sizeof(what));
-		fprintf(f, "%s r%d: %s\n", n->host, n->first_rank, what);
+		if (n->nranks == 0) /* refused before its ranks were planned */
+			fprintf(f, "%s: %s\n", n->host, what);
+		else
+			fprintf(f, "%s r%d: %s\n", n->host, n->first_rank, what);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
