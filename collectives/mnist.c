@@ -445,6 +445,9 @@ static void start_phase(struct mnist *m, enum phase p)
 			}
 		}
 		mnist_watch_start(m);
+		/* stopped (mnist_stop) while the starts were on their way */
+		if (m->r.failed && !m->watch.stopping)
+			mnist_begin_stop(m, 1);
 		return;
 	case PH_DONE:
 		mnist_finish(m);
@@ -530,6 +533,15 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
 	if (!m->r.failed)
 		jobphase_start(&m->job, pool);
 	return m;
+}
+
+void mnist_stop(struct mnist *m, const char *why)
+{
+	if (!m || m->phase == PH_DONE || m->r.failed)
+		return;
+	mnist_fail_run(m, "%s", why ? why : "stopped");
+	if (m->phase == PH_WATCH && !m->watch.stopping)
+		mnist_begin_stop(m, 1);
 }
 
 const struct mnist_report *mnist_report(const struct mnist *m)

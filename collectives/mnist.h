@@ -136,6 +136,9 @@ struct mnist *mnist_start(struct loop *loop, struct sshpool *pool, const char *c
                           size_t nhosts, const struct mnist_opts *o, const struct mnist_events *ev,
                           void *arg);
 const struct mnist_report *mnist_report(const struct mnist *m);
+/* Stop the job on every node now (the TUI's S); before the start, nothing
+ * starts. why is the failure the report gives. */
+void mnist_stop(struct mnist *m, const char *why);
 void mnist_free(struct mnist *m);
 
 #endif

@@ -173,7 +173,8 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
  * caller frees it; a job copies it at its start.
  */
 struct job_plan *session_plan(const struct tui_session *s, int port, const char *iface);
-/* Stop the run on every node (run_stop): CD_ERR_REFUSED when none runs. */
+/* Stop the running job on every node, a run (run_stop) or the MNIST job
+ * (mnist_stop): CD_ERR_REFUSED when none runs. */
 int session_run_stop(struct tui_session *s, char *err, size_t errlen);
 /* The run's report; NULL unless the job shown is a run. */
 const struct run_report *session_run_report(const struct tui_session *s);

@@ -324,9 +324,12 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 
 int session_run_stop(struct tui_session *s, char *err, size_t errlen)
 {
-	if (s->job_kind != JOB_RUN || !s->run || s->job_state != TASK_RUNNING)
-		return cd_errf(err, errlen, CD_ERR_REFUSED, "no run is going");
-	run_stop(s->run, "stopped from the TUI (S): stopped the job on every node");
+	if (s->job_state != TASK_RUNNING || (s->job_kind == JOB_RUN ? !s->run : !s->job))
+		return cd_errf(err, errlen, CD_ERR_REFUSED, "no run and no MNIST job is going");
+	if (s->job_kind == JOB_RUN)
+		run_stop(s->run, "stopped from the TUI (S): stopped the job on every node");
+	else
+		mnist_stop(s->job, "stopped from the TUI (S): stopped the job on every node");
 	session_changed(s);
 	return 0;
 }

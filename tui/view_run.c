@@ -478,23 +478,27 @@ static void stop_entered(struct tui *t, const char *text)
 	char err[CD_ERRLEN];
 
 	if (strcmp(text, "y") != 0 && strcmp(text, "yes") != 0) {
-		ui_message(t, 0, "the run goes on");
+		ui_message(t, 0, "the %s goes on", t->s.job_kind == JOB_RUN ? "run" : "MNIST job");
 		return;
 	}
 	if (session_run_stop(&t->s, err, sizeof(err)) < 0)
 		ui_message(t, 1, "%s", err);
 	else
-		ui_message(t, 0, "stopping the run on every node");
+		ui_message(t, 0, "stopping the %s on every node",
+		           t->s.job_kind == JOB_RUN ? "run" : "MNIST job");
 }
 
 void view_run_ask_stop(struct tui *t)
 {
-	if (t->s.job_kind != JOB_RUN || t->s.job_state != TASK_RUNNING) {
-		ui_message(t, 1, "no run is going");
+	if (t->s.job_state != TASK_RUNNING) {
+		ui_message(t, 1, "no run and no MNIST job is going");
 		return;
 	}
-	ui_prompt(t, PROMPT_CONFIRM, "Stop the run on every node? y and Enter stops it: ", NULL,
-	          stop_entered);
+	ui_prompt(t, PROMPT_CONFIRM,
+	          t->s.job_kind == JOB_RUN
+	              ? "Stop the run on every node? y and Enter stops it: "
+	              : "Stop the MNIST job on every node? y and Enter stops it: ",
+	          NULL, stop_entered);
 }
 
 void view_run_intro(struct tui *t, struct ui_text *x)
