@@ -215,6 +215,27 @@ void run_check_fini(struct run_check *c)
 	c->plan = NULL;
 }
 
+struct job_plan *run_check_saved(const char *const *hosts, size_t n, long long *age_s)
+{
+	struct run_check c = {.hosts = hosts, .n = n};
+	char path[1024], err[CD_ERRLEN];
+	struct job_plan *p = NULL;
+	json_error_t je;
+	json_t *j;
+
+	if (check_path(&c, path, sizeof(path)) < 0 || !(j = json_load_file(path, 0, &je)))
+		return NULL;
+	p = job_plan_from_json(j, err, sizeof(err));
+	json_decref(j);
+	if (p && job_plan_key_differs(p, hosts, n, 0, NULL, err, sizeof(err))) {
+		job_plan_free(p);
+		return NULL;
+	}
+	if (p)
+		*age_s = (long long)time(NULL) - p->time;
+	return p;
+}
+
 int run_check_order(const char *const *names, size_t n, const char *master, const char ***out,
                     char *err, size_t errlen)
 {

@@ -42,6 +42,14 @@ int run_check_gate(struct run_check *c);
 void run_check_fini(struct run_check *c);
 
 /*
+ * The saved plan of exactly hosts[0..n) when there is one that this
+ * version reads and that was made without --master-port and --iface, else
+ * NULL, silently: what `bench` measures on when a check was made. *age_s
+ * gets its age. The caller frees it.
+ */
+struct job_plan *run_check_saved(const char *const *hosts, size_t n, long long *age_s);
+
+/*
  * The nodes with the master first (--master NODE; NULL: names as given):
  * *out a new array of the borrowed names (the caller frees it). 0, or -1
  * with err when master is not one of the nodes.

@@ -30,6 +30,7 @@
 #define CD_COLLECTIVES_BENCH_H
 
 #include "collectives/coll.h"
+#include "jobs/jobplan.h"
 #include "loop.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
@@ -49,7 +50,10 @@ struct bench_opts {
 	int ranks_per_node;          /* tcp; default 1 */
 	int gpus_per_node;           /* nccl; 0 = the smallest GPU count of the nodes */
 	int conns;                   /* TCP connections per neighbour; 0 = the agent's default */
-	const char *iface;           /* NULL = NCCL's predicted interface on each node */
+	const char *iface;           /* NULL = the plan's, else NCCL's pick, on each node */
+	const struct job_plan *plan; /* a check's plan of these nodes, in order (jobs/jobplan.h):
+	                                each node proved there uses the interface the check
+	                                proved; NULL: none */
 	int stall_ms;                /* default 10000 */
 	int connect_timeout_ms;      /* ring establishment, default 10000 */
 	int pairs;                   /* pairwise mode */

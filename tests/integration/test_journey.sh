@@ -100,6 +100,13 @@ t_a_torchrun_job_starts_without_force_and_finishes() {
 	expect_nothing_left
 }
 
+t_bench_measures_the_interfaces_the_check_proved() {
+	cd_head bench -w 'node[1-4]' --backend tcp -b 1K -e 16K --iters 3 --warmup 1
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$err" "^# on the interfaces the check of these nodes proved" "the plan said" || return 1
+	expect_match "$out" "^#  node3 +rank 2  enp1s0 $CD_SUBNET\.13  \(the interface the check proved\)$" "node3's line"
+}
+
 t_a_launcher_none_job_with_placeholders_starts_and_finishes() {
 	cd_head run -w 'node[1-4]' --json --no-check --launcher none --chdir "$JOBS" --stall-timeout 60 -- \
 		python3 main_002.py --dist-url 'tcp://{master_addr}:{master_port}' --world-size '{nnodes}' --rank '{node_rank}'
