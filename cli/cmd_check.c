@@ -23,6 +23,7 @@
 #include "optgroups.h"
 #include "probes/diagnose.h"
 #include "report/report.h"
+#include "run_check.h"
 #include "targets.h"
 
 #include <stdio.h>
@@ -406,6 +407,14 @@ static int run(int argc, char **argv, int env)
 	complete = once.checked - once.partial;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};
 	res.stats = once.stats;
+	/* the job plan, for `run --no-check` (the master first, as run orders the nodes) */
+	if (!r.prolog && r.m->master == 0 && checked) {
+		struct job_plan *plan = job_plan_from_check(r.m, r.d, r.o.master_port, NULL);
+
+		run_check_save(plan, (const char *const *)r.t.hosts->names,
+		               hostlist_count(r.t.hosts), cmd);
+		job_plan_free(plan);
+	}
 	if (env)
 		rc = checked ? check_print_env(&res, r.only) : 2;
 	else if (r.prolog)

@@ -36,6 +36,28 @@ static int check_path(const struct run_check *c, char *out, size_t len)
 	return 0;
 }
 
+/* The plan where --no-check finds it; a failure is said, and the job goes on. */
+static void save_plan(const struct job_plan *p, const char *path, const char *cmd)
+{
+	char err[CD_ERRLEN] = "";
+	json_t *j = job_plan_to_json(p);
+	char *text = json_dumps(j, JSON_INDENT(2));
+
+	if (!text || cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+		fprintf(stderr, "clusterdoc %s: the check is not saved: %s\n", cmd, err);
+	free(text);
+	json_decref(j);
+}
+
+void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n, const char *cmd)
+{
+	struct run_check c = {.hosts = hosts, .n = n};
+	char path[1024];
+
+	if (check_path(&c, path, sizeof(path)) == 0)
+		save_plan(p, path, cmd);
+}
+
 static struct job_plan *load_plan(struct run_check *c, const char *path)
 {
 	char err[CD_ERRLEN], why[CD_ERRLEN];
@@ -95,16 +117,8 @@ static struct job_plan *fresh_plan(struct run_check *c, const char *path)
 	p = job_plan_from_check(m, once.d, c->master_port, c->iface);
 	diagnosis_free(once.d);
 	netmodel_free(m);
-	if (path[0]) {
-		json_t *j = job_plan_to_json(p);
-		char *text = json_dumps(j, JSON_INDENT(2));
-
-		if (!text ||
-		    cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc %s: the check is not saved: %s\n", c->cmd, err);
-		free(text);
-		json_decref(j);
-	}
+	if (path[0])
+		save_plan(p, path, c->cmd);
 	return p;
 }
 

@@ -83,8 +83,10 @@ t_env_and_run_dry_run_print_identical_values_for_every_node() {
 	env_vars=$(plan_vars <<<"$out")
 	expect_eq "$(wc -l <<<"$env_vars")" 20 "env's variables (5 on each of 4 nodes)" || return 1
 	expect_match "$env_vars" "^node1 MASTER_PORT=29501$" "env's MASTER_PORT" || return 1
-	cd_head run -w 'node[1-4]' --dry-run --chdir "$JOBS" -- allreduce.py
+	# the plan `env`'s check saved: what the run reads with --no-check
+	cd_head run -w 'node[1-4]' --no-check --dry-run --chdir "$JOBS" -- allreduce.py
 	expect_eq "$rc" 0 "dry run's exit status ($err)" || return 1
+	expect_match "$err" "^# using the check of these nodes saved 0 min" "the saved plan read" || return 1
 	dry_vars=$(plan_vars <<<"$out")
 	expect_eq "$dry_vars" "$env_vars" "the dry run's variables against env's" || return 1
 	expect_match "$out" "--master_port 29501 allreduce.py" "torchrun's --master_port" || return 1
