@@ -412,7 +412,7 @@ static int run(int argc, char **argv, int env)
 		struct job_plan *plan = job_plan_from_check(r.m, r.d, r.o.master_port, NULL);
 
 		run_check_save(plan, (const char *const *)r.t.hosts->names,
-		               hostlist_count(r.t.hosts), cmd);
+		               hostlist_count(r.t.hosts));
 		job_plan_free(plan);
 	}
 	if (env)

@@ -36,14 +36,16 @@ static int check_path(const struct run_check *c, char *out, size_t len)
 	return 0;
 }
 
-/* The plan where --no-check finds it; a failure is said, and the job goes on. */
+/* The plan where --no-check finds it; a failure is said (cmd NULL: not),
+ * and the job goes on. */
 static void save_plan(const struct job_plan *p, const char *path, const char *cmd)
 {
 	char err[CD_ERRLEN] = "";
 	json_t *j = job_plan_to_json(p);
 	char *text = json_dumps(j, JSON_INDENT(2));
 
-	if (!text || cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
+	if ((!text || cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0) &&
+	    cmd)
 		fprintf(stderr, "clusterdoc %s: the check is not saved: %s\n", cmd, err);
 	free(text);
 	json_decref(j);
