@@ -51,13 +51,13 @@ static void save_plan(const struct job_plan *p, const char *path, const char *cm
 	json_decref(j);
 }
 
-void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n, const char *cmd)
+void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n)
 {
 	struct run_check c = {.hosts = hosts, .n = n};
 	char path[1024];
 
 	if (check_path(&c, path, sizeof(path)) == 0)
-		save_plan(p, path, cmd);
+		save_plan(p, path, NULL);
 }
 
 static struct job_plan *load_plan(struct run_check *c, const char *path)

@@ -41,9 +41,10 @@ struct run_check {
 int run_check_gate(struct run_check *c);
 void run_check_fini(struct run_check *c);
 
-/* Save p as the plan of hosts[0..n) (the master first) for `--no-check`;
- * a failure is printed as cmd's. `check` and `env` save theirs. */
-void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n, const char *cmd);
+/* Save p as the plan of hosts[0..n) (the master first) for `--no-check`,
+ * silently: `check` and `env` save theirs, and a home that takes no state
+ * must not make them fail or talk. */
+void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n);
 
 /*
  * The saved plan of exactly hosts[0..n) when there is one that this
