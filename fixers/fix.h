@@ -38,6 +38,12 @@
 /* The comment every firewall rule clusterdoc adds carries, followed by the run. */
 #define FIX_RULE_COMMENT "clusterdoc fix"
 
+/* A message that may quote a sudoers line: the lines for commands whose
+ * arguments vary are regular expressions of a few hundred characters
+ * (sudocmd.c), and a message cut short would lose the line's end and what
+ * follows it ("nothing was changed on NODE"). */
+#define FIX_MSGLEN 2048
+
 /* ---------------------------------------------------------------- state */
 
 /* One file as the node's agent read it (file_read). */
@@ -53,8 +59,8 @@ struct fix_file_state {
 
 /* What the gather learned on one node. */
 struct fix_node_state {
-	int gathered;          /* the node answered the gather */
-	char error[CD_ERRLEN]; /* why not (names the node), "" when gathered */
+	int gathered;           /* the node answered the gather */
+	char error[FIX_MSGLEN]; /* why not (names the node), "" when gathered */
 	unsigned uid;
 	char user[64];
 	char home[512];
@@ -70,7 +76,7 @@ struct fix_node_state {
 	/* The firewall, gathered only for nodes the firewall fixer acts on. */
 	int fw_gathered;
 	char *nft_json; /* `nft -j list ruleset`, NULL when absent or it failed */
-	char nft_error[CD_ERRLEN];
+	char nft_error[FIX_MSGLEN];
 	int ufw_active;        /* -1 unknown (no ufw), 0 inactive, 1 active */
 	char *ufw_status;      /* `ufw status` output, NULL unless active */
 	int firewalld_running; /* -1 unknown (no firewall-cmd), 0, 1 */

@@ -31,7 +31,8 @@ void fix_hosts_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
  * interface, through firewalld, ufw, nftables or iptables. */
 void fix_firewall_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* port-range (only with --only): net.ipv4.ip_local_port_range narrowed to
- * fix_opts' range, now (sysctl -w) and at boot (FIX_SYSCTL_PORTS). */
+ * fix_opts' range, now (sysctl -w) and, for a root login only, at boot
+ * (FIX_SYSCTL_PORTS); through sudo a note says how to keep it. */
 void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 /* port-range's verification: the new check reads the plan's target range. */
 int fix_ports_verify(const struct netmodel *m2, const struct fix_plan *p, size_t i, char *still,

@@ -16,6 +16,9 @@
  *   - `sysctl -w net.ipv4.ip_local_port_range=LO HI` (the value one argv
  *     word, as sysctl takes it), so it holds now; undone by writing the
  *     node's old range back.
+ * Through sudo (a login that is not root) only the command is planned, with
+ * a note giving the file's line to add as root: sudo cannot check what a
+ * file in /etc/sysctl.d would hold, and any sysctl there applies at boot.
  * The file comes first: when it cannot be written, the range is not changed
  * either (fix_run.c skips the rest of a fixer whose step failed), so a
  * change never lasts only until the next reboot. A node already at the
@@ -82,17 +85,30 @@ void fix_ports_plan(struct fix_ctx *c, size_t i, struct fix_node_plan *p)
 		return;
 	}
 
-	snprintf(body, sizeof(body),
-	         "# clusterdoc fix: NCCL and Gloo take their listening ports from this range,\n"
-	         "# so the firewall needs to open only it and MASTER_PORT %d.\n"
-	         "net.ipv4.ip_local_port_range = %d %d\n",
-	         master, lo, hi);
-	snprintf(summary, sizeof(summary),
-	         "net.ipv4.ip_local_port_range = %d %d at boot, in " FIX_SYSCTL_PORTS, lo, hi);
-	if (fix_plan_block(c, i, p, "port-range", FIX_SYSCTL_PORTS, sudo, "port-range", body,
-	                   BLOCK_BOTTOM, 0644, summary) < 0)
-		return;
-
+	if (sudo) {
+		/* No file through sudo: a sudoers line that lets the user fill a
+		 * file in /etc/sysctl.d lets them set any sysctl at boot
+		 * (kernel.core_pattern=|PROG runs PROG as root), and sudo cannot
+		 * check what the file holds (sudocmd.c). */
+		fix_note(p,
+		         "port-range: through sudo the range is set until the next reboot only; "
+		         "to keep it, as root: printf 'net.ipv4.ip_local_port_range = %d %d\\n' "
+		         "> " FIX_SYSCTL_PORTS,
+		         lo, hi);
+	} else {
+		snprintf(body, sizeof(body),
+		         "# clusterdoc fix: NCCL and Gloo take their listening ports from this "
+		         "range,\n"
+		         "# so the firewall needs to open only it and MASTER_PORT %d.\n"
+		         "net.ipv4.ip_local_port_range = %d %d\n",
+		         master, lo, hi);
+		snprintf(summary, sizeof(summary),
+		         "net.ipv4.ip_local_port_range = %d %d at boot, in " FIX_SYSCTL_PORTS, lo,
+		         hi);
+		if (fix_plan_block(c, i, p, "port-range", FIX_SYSCTL_PORTS, sudo, "port-range",
+		                   body, BLOCK_BOTTOM, 0644, summary) < 0)
+			return;
+	}
 	snprintf(set, sizeof(set), "net.ipv4.ip_local_port_range=%d %d", lo, hi);
 	snprintf(old, sizeof(old), "net.ipv4.ip_local_port_range=%d %d", n->port_lo, n->port_hi);
 	snprintf(summary, sizeof(summary), "net.ipv4.ip_local_port_range %d-%d -> %d-%d now",

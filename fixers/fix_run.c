@@ -286,7 +286,7 @@ void fix_run_sudo_refusal(struct fix_run_node *x, const char *const *argv, const
                           char *out, size_t len)
 {
 	const char *path = json_string_value(json_object_get(x->paths, argv[0]));
-	char line[600], *cmd = fix_command_line_plain(argv);
+	char line[FIX_MSGLEN], *cmd = fix_command_line_plain(argv);
 
 	sudocmd_line_for(x->user[0] ? x->user : "USER", argv, path, line, sizeof(line));
 	char *m =
@@ -436,7 +436,7 @@ void fix_run_prepare_step(struct fix_run_node *x)
 			json_array_append_new(a, json_string(*v));
 		fix_run_send(x, req, on_prepare);
 	} else if (x->nrefused) {
-		char msg[CD_ERRLEN];
+		char msg[FIX_MSGLEN];
 		size_t n;
 
 		x->prepared = 1;

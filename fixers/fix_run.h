@@ -33,7 +33,7 @@ const char *fix_status_name(enum fix_status s);
 
 struct fix_result {
 	enum fix_status status;
-	char message[CD_ERRLEN];
+	char message[FIX_MSGLEN];
 };
 
 struct fix_run;

@@ -35,7 +35,7 @@ struct fix_run_node {
 	json_t *paths;  /* whoami's "paths": where each program is */
 	char ***checks; /* the argvs to ask about */
 	size_t nchecks, checked, nrefused;
-	char refused[CD_ERRLEN];
+	char refused[FIX_MSGLEN];
 };
 
 struct fix_run {

@@ -5,6 +5,7 @@
 #include "sudocmd.h"
 
 #include <fnmatch.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,61 +17,100 @@
 const char *const sudocmd_dirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
                                     "/sbin",           "/bin",           NULL};
 
-/* The root-owned files a fixer writes: each gets the file steps' lines. */
+/*
+ * The root-owned files a fixer writes through sudo: each gets the file steps'
+ * lines. Only /etc/hosts: its content is a name-to-address table, which sudo
+ * cannot check but which runs nothing. The port-range file in /etc/sysctl.d
+ * is not here: a `tee` into it could set any sysctl at boot
+ * (kernel.core_pattern=|PROG runs PROG as root), so through sudo the range is
+ * set with `sysctl -w` alone (fix_ports.c).
+ */
 static const struct {
 	const char *path;
 	unsigned mode; /* for a new file */
 	int created;   /* a fixer may create it: chmod and undo's rm are needed */
 } root_files[] = {
     {FIX_ETC_HOSTS, 0644, 0},
-    {FIX_SYSCTL_PORTS, 0644, 1},
 };
 
 /*
- * The fixers' own commands: the program, its usual path, and the pattern its
- * arguments match (sudoers' glob: '*' is any text, spaces included, so a
- * pattern ends in '*' only where the fixer's arguments vary: a rule, a zone).
- * The port range is written with digit classes: a '*' there would also allow
- * any further `sysctl -w` setting.
+ * The fixers' own commands: the program, its usual path, and the arguments
+ * it may be given. Arguments that vary (a chain, a subnet, an interface, a
+ * zone, a run's id, a port) are a sudoers regular expression (sudo 1.9.10 and
+ * later: "^...$", POSIX extended, matched against the arguments joined by
+ * spaces) that allows exactly the shape the fixer builds and nothing else:
+ * names and numbers are character classes with bounded length, so no
+ * argument can hold a ';', a newline, a quote, a space or an option. nft
+ * parses its arguments as its own language (`; flush ruleset`, `include
+ * "/etc/shadow"`), and iptables takes --modprobe=PROG, so a '*' there would
+ * amount to root. Fixed arguments are written as they are.
  */
-#define D4 "[0-9][0-9][0-9][0-9]"
-#define D5 "[1-6][0-9][0-9][0-9][0-9]"
+#define RE_FAM  "(ip|ip6|inet)"
+#define RE_NAME "[A-Za-z_][A-Za-z0-9_.-]{0,63}"
+#define RE_IF   "[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}"
+#define RE_NET4 "[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}"
+#define RE_NET6 "[0-9a-f:]{2,39}/[0-9]{1,3}"
+#define RE_NET  "(" RE_NET4 "|" RE_NET6 ")"
+#define RE_PORT "[0-9]{1,5}"
+/* 1024-65535: a port range of the fixer (or a node's own, for undo) */
+#define RE_PORT_HI                                                                                 \
+	"(102[4-9]|10[3-9][0-9]|1[1-9][0-9]{2}|[2-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4]" \
+	"[0-9]{2}|"                                                                                \
+	"655[0-2][0-9]|6553[0-5])"
+#define RE_RUN       "[0-9]{8}-[0-9]{6}-[0-9a-f]{1,16}"
+#define RE_NFT_CHAIN RE_FAM " " RE_NAME " " RE_NAME
+#define RE_NFT_RULE                                                                   \
+	"iifname \\{ " RE_IF ", lo \\} (ip saddr " RE_NET4 "|ip6 saddr " RE_NET6 ") " \
+	"(meta l4proto tcp|tcp dport \\{ " RE_PORT ", " RE_PORT "-" RE_PORT " \\}) "  \
+	"accept comment \"" FIX_RULE_COMMENT " " RE_RUN "\""
+#define RE_XT_RULE                                                                             \
+	" INPUT -i " RE_IF " -s " RE_NET " -p tcp (-m multiport --dports " RE_PORT "," RE_PORT \
+	":" RE_PORT " )?-m comment --comment " FIX_RULE_COMMENT " " RE_RUN " -j ACCEPT$"
+#define RE_UFW_RULE                                                                           \
+	"allow in on " RE_IF " from " RE_NET " (to any port " RE_PORT "," RE_PORT ":" RE_PORT \
+	" )?proto tcp"
+#define RE_ZONE "--zone=[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}"
+#define RE_RICH                                                                               \
+	"-rich-rule=rule family=\"(ipv4|ipv6)\" source address=\"" RE_NET "\" "               \
+	"(port port=\"" RE_PORT "(-" RE_PORT ")?\" protocol=\"tcp\"|protocol value=\"tcp\") " \
+	"accept$"
 static const struct rule {
 	const char *prog, *path, *args, *why;
 } rules[] = {
     {"nft", "/usr/sbin/nft", "-j list ruleset", "firewall: read the ruleset"},
-    {"nft", "/usr/sbin/nft", "--echo --handle insert rule *", "firewall: add the accept rule"},
-    {"nft", "/usr/sbin/nft", "delete rule *", "firewall: undo, by the rule's handle"},
-    {"nft", "/usr/sbin/nft", "--handle list chain *",
+    {"nft", "/usr/sbin/nft", "^--echo --handle insert rule " RE_NFT_CHAIN " " RE_NFT_RULE "$",
+     "firewall: add the accept rule, of one of the two shapes the fixer builds"},
+    {"nft", "/usr/sbin/nft", "^delete rule " RE_NFT_CHAIN " handle [0-9]{1,10}$",
+     "firewall: undo, by the rule's handle"},
+    {"nft", "/usr/sbin/nft", "^--handle list chain " RE_NFT_CHAIN "$",
      "firewall: undo of an interrupted run: is the rule there, and its handle"},
-    {"iptables", "/usr/sbin/iptables", "-I INPUT *", "firewall: iptables-nft's own tables"},
-    {"iptables", "/usr/sbin/iptables", "-D INPUT *", "firewall: undo"},
-    {"iptables", "/usr/sbin/iptables", "-C INPUT *",
+    {"iptables", "/usr/sbin/iptables", "^-I" RE_XT_RULE, "firewall: iptables-nft's own tables"},
+    {"iptables", "/usr/sbin/iptables", "^-D" RE_XT_RULE, "firewall: undo"},
+    {"iptables", "/usr/sbin/iptables", "^-C" RE_XT_RULE,
      "firewall: undo of an interrupted run: is the rule there"},
-    {"ip6tables", "/usr/sbin/ip6tables", "-I INPUT *", "firewall: ip6tables-nft's own tables"},
-    {"ip6tables", "/usr/sbin/ip6tables", "-D INPUT *", "firewall: undo"},
-    {"ip6tables", "/usr/sbin/ip6tables", "-C INPUT *",
+    {"ip6tables", "/usr/sbin/ip6tables", "^-I" RE_XT_RULE, "firewall: ip6tables-nft's own tables"},
+    {"ip6tables", "/usr/sbin/ip6tables", "^-D" RE_XT_RULE, "firewall: undo"},
+    {"ip6tables", "/usr/sbin/ip6tables", "^-C" RE_XT_RULE,
      "firewall: undo of an interrupted run: is the rule there"},
     {"ufw", "/usr/sbin/ufw", "status", "firewall: is ufw active"},
-    {"ufw", "/usr/sbin/ufw", "allow in on *", "firewall: add the ufw rule"},
-    {"ufw", "/usr/sbin/ufw", "delete allow in on *", "firewall: undo"},
+    {"ufw", "/usr/sbin/ufw", "^" RE_UFW_RULE " comment " FIX_RULE_COMMENT "$",
+     "firewall: add the ufw rule"},
+    {"ufw", "/usr/sbin/ufw", "^delete " RE_UFW_RULE "$", "firewall: undo"},
     {"firewall-cmd", "/usr/bin/firewall-cmd", "--state", "firewall: is firewalld running"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--get-zone-of-interface=*",
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^--get-zone-of-interface=" RE_IF "$",
      "firewall: the data interface's zone"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--zone=* --list-rich-rules",
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^" RE_ZONE " --list-rich-rules$",
      "firewall: that zone's rules"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--zone=* --add-rich-rule=*",
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^" RE_ZONE " --add" RE_RICH,
      "firewall: add the rich rule"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--zone=* --remove-rich-rule=*", "firewall: undo"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--permanent --zone=* --add-rich-rule=*",
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^" RE_ZONE " --remove" RE_RICH, "firewall: undo"},
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^--permanent " RE_ZONE " --add" RE_RICH,
      "firewall: the rich rule across reboots"},
-    {"firewall-cmd", "/usr/bin/firewall-cmd", "--permanent --zone=* --remove-rich-rule=*",
+    {"firewall-cmd", "/usr/bin/firewall-cmd", "^--permanent " RE_ZONE " --remove" RE_RICH,
      "firewall: undo"},
-    {"sysctl", "/usr/sbin/sysctl", "-w net.ipv4.ip_local_port_range=" D4 " " D4,
-     "port-range: set the range now (and undo)"},
-    {"sysctl", "/usr/sbin/sysctl", "-w net.ipv4.ip_local_port_range=" D4 " " D5, NULL},
-    {"sysctl", "/usr/sbin/sysctl", "-w net.ipv4.ip_local_port_range=" D5 " " D4, NULL},
-    {"sysctl", "/usr/sbin/sysctl", "-w net.ipv4.ip_local_port_range=" D5 " " D5, NULL},
+    {"sysctl", "/usr/sbin/sysctl",
+     "^-w net\\.ipv4\\.ip_local_port_range=" RE_PORT_HI " " RE_PORT_HI "$",
+     "port-range: set the range now (and undo); this key only"},
 };
 
 /* The file steps' programs and their usual paths. */
@@ -165,18 +205,41 @@ static char *join_args(const char *const *argv)
 	return s;
 }
 
+int sudocmd_is_regex(const char *pattern)
+{
+	size_t n = strlen(pattern);
+
+	return n >= 2 && pattern[0] == '^' && pattern[n - 1] == '$';
+}
+
 int sudocmd_args_match(const char *pattern, const char *const *argv)
 {
 	char *args = join_args(argv);
-	int m = fnmatch(pattern, args, 0) == 0;
+	int m;
 
+	if (sudocmd_is_regex(pattern)) {
+		regex_t re;
+
+		/* as sudo compiles it (sudoers' regex.c) */
+		if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+			cd_fatal("sudocmd: the table's pattern does not compile: %s", pattern);
+		m = regexec(&re, args, 0, NULL, 0) == 0;
+		regfree(&re);
+	} else {
+		m = fnmatch(pattern, args, 0) == 0;
+	}
 	free(args);
 	return m;
 }
 
-/* text with sudoers' special characters in a command's arguments escaped */
+/* text with sudoers' special characters in a command's arguments escaped; a
+ * regular expression needs only '#' escaped (sudoers(5)) and has none */
 static void append_escaped(struct buf *b, const char *text)
 {
+	if (sudocmd_is_regex(text)) {
+		buf_append_str(b, text);
+		return;
+	}
 	for (const char *c = text; *c; c++) {
 		if (strchr(",:=\\", *c))
 			buf_append_str(b, "\\");
@@ -260,8 +323,11 @@ char *sudocmd_sudoers(const char *user)
 	    " (printed by clusterdoc fix --sudoers).\n"
 	    "# Install with: visudo -f /etc/sudoers.d/clusterdoc\n"
 	    "# Each line allows one command, NOPASSWD because clusterdoc runs sudo -n.\n"
-	    "# Root-owned files are changed with fixed arguments: a copy beside the file\n"
-	    "# (owner and mode kept), its new content, an atomic rename.\n",
+	    "# No line here has a wildcard: /etc/hosts is changed with fixed arguments (a\n"
+	    "# copy beside it, owner and mode kept, its new content, an atomic rename);\n"
+	    "# a command whose arguments vary is a regular expression (sudo 1.9.10 or\n"
+	    "# later) allowing only the shape clusterdoc builds, whose varying parts are\n"
+	    "# names, addresses and numbers: never a ';', a quote, a space or an option.\n",
 	    NULL);
 	for (size_t f = 0; f < CD_ARRAY_LEN(root_files); f++) {
 		static const enum sudocmd_step order[] = {
@@ -283,9 +349,6 @@ char *sudocmd_sudoers(const char *user)
 			free(args);
 		}
 	}
-	buf_append_str(&b, "# Commands; '*' stands for what varies per node and run (a subnet, a\n"
-	                   "# chain, a zone): each such line allows that subcommand with any "
-	                   "arguments.\n");
 	for (size_t k = 0; k < CD_ARRAY_LEN(rules); k++) {
 		if (rules[k].why)
 			buf_append_strs(&b, "# ", rules[k].why, "\n", NULL);

@@ -4,19 +4,19 @@
  * those commands.
  *
  * Two kinds of root work:
- *   - a root-owned file (/etc/hosts, the port-range file in /etc/sysctl.d)
- *     is changed with plain tools whose arguments are fixed, so a sudoers
- *     line can name them without a wildcard. Beside the file F, the
- *     temporary T is ".NAME.clusterdoc" in F's directory:
- *         cp -p F T           T starts as a copy of F: owner and mode kept
- *         tee T               T gets the new content (stdin)
- *         chmod MODE T        a new file only: its mode
- *         mv -f T F           the atomic replacement
- *         tee F               when F cannot be renamed over (a bind mount)
- *         rm -f T             a failed write leaves no temporary
- *         rm -f F             undo of a file the run created
+ *   - a root-owned file (/etc/hosts) is changed with plain tools whose arguments are fixed, so a
+ * sudoers line can name them without a wildcard. Beside the file F, the temporary T is
+ * ".NAME.clusterdoc" in F's directory: cp -p F T           T starts as a copy of F: owner and mode
+ * kept tee T               T gets the new content (stdin) chmod MODE T        a new file only: its
+ * mode mv -f T F           the atomic replacement tee F               when F cannot be renamed over
+ * (a bind mount) rm -f T             a failed write leaves no temporary rm -f F             undo of
+ * a file the run created
  *   - a fixer's command (nft, iptables, ufw, firewall-cmd, sysctl) and the
- *     listings the gather reads, matched by a sudoers pattern.
+ *     listings the gather reads: fixed arguments, or a sudoers regular
+ *     expression that allows only the shape the fixer builds (no '*': nft
+ *     reads its arguments as a language with `;` and `include`).
+ * The port-range file in /etc/sysctl.d is written only as root, never
+ * through sudo: its content would set any sysctl at boot.
  *
  * The agent builds the file commands (nodefile.h's file_write with "sudo"),
  * the head asks `sudo -n -l COMMAND` for each one a node will need before its
@@ -78,8 +78,13 @@ int sudocmd_line_for(const char *user, const char *const *argv, const char *prog
  * may need (new string). Valid for `visudo -c -f`. */
 char *sudocmd_sudoers(const char *user);
 
-/* Whether sudoers' glob pattern (fnmatch without FNM_PATHNAME, as sudoers
- * matches arguments) matches the arguments argv[1..] joined by spaces. */
+/* Whether a table's arguments are a sudoers regular expression ("^...$"). */
+int sudocmd_is_regex(const char *pattern);
+
+/* Whether the table's pattern for a command's arguments matches the
+ * arguments argv[1..] joined by spaces, as sudo matches them: a regular
+ * expression ("^...$", POSIX extended, sudo 1.9.10 and later), else a glob
+ * (fnmatch without FNM_PATHNAME). */
 int sudocmd_args_match(const char *pattern, const char *const *argv);
 
 #endif

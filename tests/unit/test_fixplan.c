@@ -1115,7 +1115,7 @@ static void firewall_is_wanted_only_where_a_finding_names_the_node(void **state)
 
 /* ---------------------------------------------------------------- port-range */
 
-static void port_range_sets_the_boot_file_and_the_running_range(void **state)
+static void port_range_as_root_sets_the_boot_file_and_the_running_range(void **state)
 {
 	static const char *const argv[] = {"sysctl", "-w",
 	                                   "net.ipv4.ip_local_port_range=40000 40999", NULL};
@@ -1125,17 +1125,17 @@ static void port_range_sets_the_boot_file_and_the_running_range(void **state)
 	const struct fix_node_plan *np;
 
 	load(&f, "env-hosts.json");
-	gathered(&f, 1000, "/bin/bash");
+	gathered(&f, 0, "/bin/bash");
 	plan_ports(&f, "port-range", 40000, 40999);
 	np = &f.p->nodes[0];
 	assert_int_equal(np->nactions, 2);
-	assert_file_action(&np->actions[0], "port-range", 1, NULL, PORTS_BLOCK);
+	assert_file_action(&np->actions[0], "port-range", 0, NULL, PORTS_BLOCK);
 	assert_string_equal(np->actions[0].path, FIX_SYSCTL_PORTS);
 	assert_string_equal(np->actions[0].summary, "net.ipv4.ip_local_port_range = 40000 40999 "
 	                                            "at boot, in " FIX_SYSCTL_PORTS);
 	assert_int_equal(np->actions[1].kind, FIX_CMD);
 	assert_string_equal(np->actions[1].fixer, "port-range");
-	assert_int_equal(np->actions[1].sudo, 1);
+	assert_int_equal(np->actions[1].sudo, 0);
 	assert_string_equal(np->actions[1].summary,
 	                    "net.ipv4.ip_local_port_range 32768-60999 -> 40000-40999 now");
 	assert_argv(np->actions[1].argv, argv);
@@ -1150,16 +1150,41 @@ static void port_range_sets_the_boot_file_and_the_running_range(void **state)
 	unload(&f);
 }
 
+static void
+port_range_through_sudo_sets_only_the_running_range_and_says_how_to_keep_it(void **state)
+{
+	static const char *const argv[] = {"sysctl", "-w",
+	                                   "net.ipv4.ip_local_port_range=40000 40999", NULL};
+	struct fx f;
+	const struct fix_node_plan *np;
+
+	load(&f, "env-hosts.json");
+	gathered(&f, 1000, "/bin/bash");
+	plan_ports(&f, "port-range", 40000, 40999);
+	np = &f.p->nodes[0];
+	assert_int_equal(np->nactions, 1);
+	assert_int_equal(np->actions[0].kind, FIX_CMD);
+	assert_int_equal(np->actions[0].sudo, 1);
+	assert_argv(np->actions[0].argv, argv);
+	assert_int_equal(np->nnotes, 1);
+	assert_string_equal(np->notes[0],
+	                    "port-range: through sudo the range is set until the next reboot only; "
+	                    "to keep it, as root: printf 'net.ipv4.ip_local_port_range = 40000 "
+	                    "40999\\n' > " FIX_SYSCTL_PORTS);
+	assert_false(has_action_for(np, FIX_SYSCTL_PORTS));
+	unload(&f);
+}
+
 static void port_range_block_goes_after_the_files_own_lines(void **state)
 {
 	static const char site[] = "# the site's\nnet.core.somaxconn = 4096\n";
 	struct fx f;
 
 	load(&f, "env-hosts.json");
-	gathered(&f, 1000, "/bin/bash");
+	gathered(&f, 0, "/bin/bash");
 	put_file(&f.st[1], FIX_SYSCTL_PORTS, site);
 	plan_ports(&f, "port-range", 40000, 40999);
-	assert_file_action(action_for(&f.p->nodes[1], FIX_SYSCTL_PORTS), "port-range", 1, site,
+	assert_file_action(action_for(&f.p->nodes[1], FIX_SYSCTL_PORTS), "port-range", 0, site,
 	                   "# the site's\nnet.core.somaxconn = 4096\n" PORTS_BLOCK);
 	unload(&f);
 }
@@ -1187,7 +1212,7 @@ static void port_range_second_plan_changes_nothing(void **state)
 	struct fx f;
 
 	load(&f, "env-hosts.json");
-	gathered(&f, 1000, "/bin/bash");
+	gathered(&f, 0, "/bin/bash");
 	plan_ports(&f, "port-range", 40000, 40999);
 	assert_int_equal(f.p->nactions, 6);
 	/* what the apply left: the file written, the range set */
@@ -1248,7 +1273,7 @@ static void port_range_unknown_on_a_node_leaves_that_node_alone(void **state)
 	struct fx f;
 
 	load(&f, "env-hosts.json");
-	gathered(&f, 1000, "/bin/bash");
+	gathered(&f, 0, "/bin/bash");
 	f.m->nodes[1].port_lo = 0;
 	f.m->nodes[1].port_hi = 0;
 	plan_ports(&f, "port-range", 40000, 40999);
@@ -1268,7 +1293,7 @@ static void port_range_sysctl_file_that_was_not_read_changes_nothing(void **stat
 	struct fix_file_state *sf;
 
 	load(&f, "env-hosts.json");
-	gathered(&f, 1000, "/bin/bash");
+	gathered(&f, 0, "/bin/bash");
 	sf = (struct fix_file_state *)fix_state_file(&f.st[0], FIX_SYSCTL_PORTS);
 	sf->read = 0;
 	snprintf(sf->error, sizeof(sf->error), "node1: %s: Permission denied", FIX_SYSCTL_PORTS);
@@ -1302,8 +1327,8 @@ static void nft_rule_with_port_range_opens_master_port_and_the_range(void **stat
 	firewall_gathered(&f, 1000, "nft-inet-drop.json");
 	plan_ports(&f, "firewall,port-range", 40000, 40999);
 	np = &f.p->nodes[0];
-	/* the rule, then port-range's file and sysctl */
-	assert_int_equal(np->nactions, 3);
+	/* the rule, then port-range's sysctl (through sudo, no file) */
+	assert_int_equal(np->nactions, 2);
 	assert_string_equal(np->actions[0].fixer, "firewall");
 	assert_string_equal(np->actions[0].summary,
 	                    "nft: accept TCP to ports 29500, 40000-40999 from " NET
@@ -1312,7 +1337,6 @@ static void nft_rule_with_port_range_opens_master_port_and_the_range(void **stat
 	assert_argv(np->actions[0].argv, argv);
 	assert_argv(np->actions[0].undo, undo);
 	assert_string_equal(np->actions[1].fixer, "port-range");
-	assert_string_equal(np->actions[2].fixer, "port-range");
 	assert_int_equal(np->nfixers, 2);
 	unload(&f);
 }
@@ -1408,8 +1432,8 @@ static void firewalld_with_port_range_gets_a_rule_per_port_element(void **state)
 	plan_ports(&f, "firewall,port-range", 40000, 40999);
 	np = &f.p->nodes[0];
 	/* MASTER_PORT now and after reboots, the range now and after reboots,
-	 * then port-range's two */
-	assert_int_equal(np->nactions, 6);
+	 * then port-range's sysctl (through sudo, no file) */
+	assert_int_equal(np->nactions, 5);
 	assert_string_equal(np->actions[0].summary,
 	                    "firewalld zone public, now: " RICH_PORT("29500"));
 	assert_argv(np->actions[0].argv, add);
@@ -1424,7 +1448,7 @@ static void firewalld_with_port_range_gets_a_rule_per_port_element(void **state)
 	f.st[0].firewalld_rules = cd_strdup(RICH_PORT("29500") "\n");
 	plan_ports(&f, "firewall,port-range", 40000, 40999);
 	np = &f.p->nodes[0];
-	assert_int_equal(np->nactions, 4);
+	assert_int_equal(np->nactions, 3);
 	assert_argv(np->actions[1].argv, padd);
 	assert_note(np, "firewall: firewalld zone public already has: " RICH_PORT("29500"));
 	unload(&f);
@@ -1436,7 +1460,7 @@ static void nft_chain_with_our_port_rule_is_left_alone(void **state)
 
 	firewall_gathered(&f, 1000, "nft-inet-ours-ports.json");
 	plan_ports(&f, "firewall,port-range", 40000, 40999);
-	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
 	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
 	assert_note(&f.p->nodes[0], "firewall: inet filter input already has clusterdoc's accept "
 	                            "rule");
@@ -1472,7 +1496,7 @@ static void nft_port_rule_for_other_ports_gets_a_new_rule(void **state)
 
 	firewall_gathered(&f, 1000, "nft-inet-ours-ports.json");
 	plan_ports(&f, "firewall,port-range", 50000, 50999);
-	assert_int_equal(f.p->nodes[0].nactions, 3);
+	assert_int_equal(f.p->nodes[0].nactions, 2);
 	assert_string_equal(f.p->nodes[0].actions[0].fixer, "firewall");
 	assert_string_equal(f.p->nodes[0].actions[0].argv[15], "{ 29500, 50000-50999 }");
 	unload(&f);
@@ -1484,7 +1508,7 @@ static void nft_rule_of_ours_for_all_tcp_is_named_with_port_range(void **state)
 
 	firewall_gathered(&f, 1000, "nft-inet-ours.json");
 	plan_ports(&f, "firewall,port-range", 40000, 40999);
-	assert_int_equal(f.p->nodes[0].nactions, 2);
+	assert_int_equal(f.p->nodes[0].nactions, 1);
 	assert_string_equal(f.p->nodes[0].actions[0].fixer, "port-range");
 	assert_note(&f.p->nodes[0],
 	            "firewall: inet filter input already has clusterdoc's accept rule for all "
@@ -1989,7 +2013,9 @@ int main(void)
 	    cmocka_unit_test(nft_without_a_dropping_input_chain_gets_a_note),
 	    cmocka_unit_test(firewall_that_was_not_read_gets_a_note),
 	    cmocka_unit_test(firewall_is_wanted_only_where_a_finding_names_the_node),
-	    cmocka_unit_test(port_range_sets_the_boot_file_and_the_running_range),
+	    cmocka_unit_test(port_range_as_root_sets_the_boot_file_and_the_running_range),
+	    cmocka_unit_test(
+	        port_range_through_sudo_sets_only_the_running_range_and_says_how_to_keep_it),
 	    cmocka_unit_test(port_range_block_goes_after_the_files_own_lines),
 	    cmocka_unit_test(port_range_default_is_the_dynamic_ports_and_root_needs_no_sudo),
 	    cmocka_unit_test(port_range_second_plan_changes_nothing),
