@@ -64,7 +64,8 @@ t_the_rank_that_exits_3_is_the_root_cause_three_runs_in_a_row() {
 t_a_torchrun_job_whose_master_drops_the_port_is_stopped_naming_each_node() {
 	ensure_cluster || return 1
 	cluster_trap_firewall_port 1 29500 || return 1
-	run --force --rendezvous-timeout "$TIMEOUT" -- allreduce.py
+	# the blocked port asked for and forced: the plan would otherwise take the proved 29501
+	run --force --master-port 29500 --rendezvous-timeout "$TIMEOUT" -- allreduce.py
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["rendezvous"]["state"], [n["test"]["result"] for n in d["rendezvous"]["nodes"]]')" \
 		"('unreachable', ['timeout', 'timeout'])" "the verdict and each node's connect test" || return 1
@@ -76,7 +77,7 @@ t_a_torchrun_job_whose_master_drops_the_port_is_stopped_naming_each_node() {
 # the master's firewall of the test before stays
 t_a_launcher_none_job_whose_master_drops_the_port_is_stopped_naming_each_node() {
 	[[ -n $JOBS ]] || { setup_cluster && cluster_trap_firewall_port 1 29500; } || return 1
-	run --launcher none --force --no-check --rendezvous-timeout "$TIMEOUT" -- \
+	run --launcher none --force --no-check --master-port 29500 --rendezvous-timeout "$TIMEOUT" -- \
 		python3 main_002.py --dist-url 'tcp://{master_addr}:{master_port}' --world-size '{nnodes}' --rank '{node_rank}'
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["rendezvous"]["state"], d["rendezvous"]["nodes"][0]["listening"]')" \
@@ -90,6 +91,7 @@ t_an_mnist_torch_job_whose_master_drops_the_port_is_stopped_naming_each_node() {
 	[[ -n $JOBS ]] || { setup_cluster && cluster_trap_firewall_port 1 29500; } || return 1
 	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$JOBS/mnist" 3000 500 >/dev/null || return 1
 	cd_head mnist --json -w 'node[1-2]' --mode torch --backend gloo --rendezvous-timeout "$TIMEOUT" \
+		--force --master-port 29500 \
 		--data-dir "$JOBS/mnist" --data-md5 "$JOBS/mnist/MD5SUMS"
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["rendezvous"]["state"], [n["test"]["result"] for n in d["rendezvous"]["nodes"]]')" \
