@@ -122,8 +122,9 @@ int run_trust_dir(const char *path, uid_t uid, char *msg, size_t msglen)
 	close(fd);
 	if (others_write(&st, uid)) {
 		if (st.st_uid != uid)
-			snprintf(msg, msglen, "%s is owned by uid %u, not by uid %u who runs the job",
-			         path, (unsigned)st.st_uid, (unsigned)uid);
+			snprintf(msg, msglen,
+			         "%s is owned by uid %u, not by uid %u who runs the job", path,
+			         (unsigned)st.st_uid, (unsigned)uid);
 		else
 			snprintf(msg, msglen,
 			         "%s is writable by its group or by others (mode %04o)", path,
@@ -162,8 +163,9 @@ json_t *run_trust_agent_check(json_t *req, const char **code, char *msg, size_t 
 		absent |= rc == 1;
 		if (rc < 0) {
 			*code = "unsafe";
-			snprintf(msg, msglen, "%s: no code runs from a directory another user can "
-			                      "change",
+			snprintf(msg, msglen,
+			         "%s: no code runs from a directory another user can "
+			         "change",
 			         why);
 			return NULL;
 		}

@@ -83,8 +83,7 @@ static void a_world_writable_hang_dir_is_refused(void **state)
 
 	dir("run", 0755, run, sizeof(run));
 	dir("run/hang", 0777, hang, sizeof(hang));
-	snprintf(want, sizeof(want), "%s is writable by its group or by others (mode 0777)",
-	         hang);
+	snprintf(want, sizeof(want), "%s is writable by its group or by others (mode 0777)", hang);
 	expect_refused(hang, want);
 }
 
@@ -118,8 +117,8 @@ static void a_parent_others_can_write_without_the_sticky_bit_is_refused(void **s
 
 	dir("shared", 0777, parent, sizeof(parent));
 	dir("shared/run", 0755, run, sizeof(run));
-	snprintf(want, sizeof(want), "%s, above %s, is writable by its group or by others (mode 0777",
-	         parent, run);
+	snprintf(want, sizeof(want),
+	         "%s, above %s, is writable by its group or by others (mode 0777", parent, run);
 	expect_refused(run, want);
 	/* the sticky bit (/tmp's 1777): nobody else may rename run */
 	assert_int_equal(chmod(parent, 01777), 0);
