@@ -42,6 +42,8 @@ t_sync_on_a_shared_home_sends_each_object_once_and_the_job_sees_its_tree() {
 	expect_eq "$(jget 'd["sync"]["files"], d["sync"]["files_sent"]')" "(5, 5)" "files, sent" || return 1
 	expect_eq "$(jget 'sum(n["files_sent"] for n in d["nodes"])')" 5 "objects sent over the nodes" || return 1
 	expect_eq "$(jget '[n["put_by"] for n in d["nodes"]]')" "['node1', 'node1', 'node1']" "one node puts for the shared home" || return 1
+	# node2 and node3 proved the shared home: they found the tree node1 made, and no warning
+	expect_eq "$(jget 'd["warning"]')" None "the warning" || return 1
 	expect_match "$err" "^node3 r2: rank 2 in /root/\.cache/clusterdoc/runs/$(jget 'd["run_id"]') hello-sync data-v1 ckpt absent$" "node3's line" || return 1
 	[[ ! -e $RUNS/$(jget 'd["run_id"]')/big.ckpt ]] || { echo "    the .gitignore'd big.ckpt arrived"; return 1; }
 }
