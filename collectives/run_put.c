@@ -2,7 +2,8 @@
  * run_put.c - the run's files on its nodes, once per shared home (see
  * run_put.h): the home token's two passes, a runsync or a push on the
  * first node of each group, the same again on the others (the proof that
- * they share it), then the check that the run's directories are the user's.
+ * they share it); the check that the run's directories are the user's alone
+ * before the put and after it.
  */
 #include "collectives/run_put.h"
 #include "base64.h"
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum put_step { PS_MARK, PS_READ, PS_PUT, PS_VERIFY, PS_TRUST, PS_DONE };
+/* PS_GUARD and PS_TRUST both check the run's directories: before anything
+ * is written there, and once it is, just before the start. */
+enum put_step { PS_MARK, PS_READ, PS_GUARD, PS_PUT, PS_VERIFY, PS_TRUST, PS_DONE };
 
 struct run_put {
 	struct sshpool_node *const *pns;
@@ -198,13 +201,13 @@ static void send_verifies(struct run_put *p)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct run_put_node *x = &p->nodes[i];
 
-		if (p->pns[i] && x->leader != (long)i && !p->nodes[x->leader].err)
+		if (p->pns[i] && x->leader != (long)i && !x->err && !p->nodes[x->leader].err)
 			put_one(p, i);
 	}
 }
 
-/* Every node about to start: its run directory and its hang/ the user's
- * alone. A failed sync starts nothing; without --sync the job starts even
+/* Every node: its run directory and its hang/ the user's alone, or, before
+ * the put, not there and makeable by nobody else. A failed sync starts nothing; without --sync the job starts even
  * where hang-ready's file could not be put, with that hang/ on its
  * PYTHONPATH all the same: checked too. Any failed answer refuses the
  * node (no answer is no proof). */
@@ -213,7 +216,7 @@ static void send_trusts(struct run_put *p)
 	for (size_t i = 0; i < p->n; i++) {
 		json_t *req, *paths;
 
-		if (!p->pns[i] ||
+		if (!p->pns[i] || p->nodes[i].unsafe ||
 		    (p->sync && (p->nodes[i].err || p->nodes[p->nodes[i].leader].err)))
 			continue;
 		paths = json_array();
@@ -241,7 +244,7 @@ static void send_puts(struct run_put *p)
 		}
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		if (p->pns[i] && p->nodes[i].leader == (long)i)
+		if (p->pns[i] && p->nodes[i].leader == (long)i && !p->nodes[i].err)
 			put_one(p, i);
 	}
 }
@@ -274,7 +277,7 @@ static void next_step(struct run_put *p)
 		send_puts(p);
 	else if (p->step == PS_VERIFY)
 		send_verifies(p);
-	else if (p->step == PS_TRUST)
+	else if (p->step == PS_GUARD || p->step == PS_TRUST)
 		send_trusts(p);
 	p->launching = 0;
 	if (p->step == PS_DONE)

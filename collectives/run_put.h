@@ -14,9 +14,11 @@
  * (nodes made from one image) gets its own copy then (token_of). A node
  * whose token cannot be written or read is a group of its own.
  *
- * Last, every node checks that the run directory (and its hang/ when the
- * run has hang-ready's file) is the user's alone (dir_trust, run_trust.h):
- * otherwise that node's err is CD_ERR_REFUSED with unsafe set.
+ * Before the put, and again after it, every node checks that the run
+ * directory (and its hang/ when the run has hang-ready's file) is the
+ * user's alone, or not there and makeable by nobody else (dir_trust,
+ * run_trust.h): otherwise that node's err is CD_ERR_REFUSED with unsafe set,
+ * and nothing is put there.
  */
 #ifndef CD_COLLECTIVES_RUN_PUT_H
 #define CD_COLLECTIVES_RUN_PUT_H

@@ -85,7 +85,8 @@ t_a_remote_dir_another_user_can_write_is_refused_naming_node_and_path() {
 	chown -R 2902:2902 "$dir"
 	run --remote-dir "$dir" -- python3 -c 'import json; print(json.dumps([1]))'
 	expect_eq "$rc" 2 "exit status ($err)" || return 1
-	expect_match "$(jget 'd["failure"]')" "^node1: $dir, above $dir/[0-9]{8}-[0-9]{6}-[0-9a-f]{4}, is owned by uid 2902: that user could put a directory of theirs in its place: no code runs from a directory another user can change \(unsafe\) \(nothing was started\)$" "the refusal" || return 1
+	expect_match "$(jget 'd["failure"]')" "^node1: $dir/[0-9]{8}-[0-9]{6}-[0-9a-f]{4} is not there, and $dir above it can be written by another user \(uid 2902, mode 0777\): they could make it: no code runs from a directory another user can change \(unsafe\) \(nothing was started\)$" "the refusal" || return 1
+	expect_eq "$(ls -A "$dir")" hang "what is in the other user's directory (nothing was put there)" || return 1
 	expect_eq "$(jget '[(n["started"], n["error_code"]) for n in d["nodes"]]')" "[(False, 'unsafe'), (False, 'unsafe')]" "each node refused" || return 1
 	if ls "$SRC"/OWNED_BY_uid* 2>/dev/null; then
 		echo "    the other user's module ran"
@@ -103,7 +104,8 @@ t_a_group_writable_remote_dir_is_refused_with_its_reason() {
 	chmod 775 "$dir"
 	run --sync "$SRC/proj" --remote-dir "$dir" -- python3 train.py
 	expect_eq "$rc" 2 "exit status ($err)" || return 1
-	expect_match "$(jget 'd["failure"]')" "^node1: $dir, above $dir/[0-9]{8}-[0-9]{6}-[0-9a-f]{4}, is writable by its group or by others \(mode 0775, no sticky bit\): another user could put a directory of theirs in its place" "the refusal" || return 1
+	expect_match "$(jget 'd["failure"]')" "^node1: $dir/[0-9]{8}-[0-9]{6}-[0-9a-f]{4} is not there, and $dir above it can be written by another user \(uid 0, mode 0775\): they could make it: no code runs from a directory another user can change \(unsafe\) \(nothing was started\)$" "the refusal" || return 1
+	expect_eq "$(ls -A "$dir")" "" "what is in the group's directory (nothing was put there)" || return 1
 	expect_eq "$(jget '[n["error_code"] for n in d["nodes"]]')" "['unsafe', 'unsafe']" "each node refused" || return 1
 	if grep -q 'r[01]: v2' <<<"$err"; then
 		echo "    the job ran: $err"
