@@ -207,10 +207,9 @@ static void send_verifies(struct run_put *p)
 }
 
 /* Every node: its run directory and its hang/ the user's alone, or, before
- * the put, not there and makeable by nobody else. A failed sync starts nothing; without --sync the job starts even
- * where hang-ready's file could not be put, with that hang/ on its
- * PYTHONPATH all the same: checked too. Any failed answer refuses the
- * node (no answer is no proof). */
+ * the put, not there and makeable by nobody else. A failed sync starts nothing; without --sync the
+ * job starts even where hang-ready's file could not be put, with that hang/ on its PYTHONPATH all
+ * the same: checked too. Any failed answer refuses the node (no answer is no proof). */
 static void send_trusts(struct run_put *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
