@@ -20,6 +20,7 @@
 #include "collectives/mnist_agent.h"
 #include "collectives/rdzv_agent.h"
 #include "collectives/run_agent.h"
+#include "collectives/run_trust.h"
 #include "collectives/runsync.h"
 #include "probes/ascend_agent.h"
 #include "probes/facts.h"
@@ -322,6 +323,7 @@ static const struct {
     {.type = "ascend_netdetect", .plain = ascend_agent_netdetect},
     {.type = "sync_missing", .plain = runsync_agent_missing},
     {.type = "sync_tree", .plain = runsync_agent_tree},
+    {.type = "dir_trust", .plain = run_trust_agent_check},
     {.type = "job_poll", .plain = job_poll},
     {.type = "job_stop", .plain = job_stop},
     {.type = "whoami", .plain = nodefile_whoami},

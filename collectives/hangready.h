@@ -26,8 +26,8 @@
  *
  * site: "hang/sitecustomize.py" (relative to run_dir), mode 0644, its bytes
  * and SHA-256; with --sync, add it to the manifest (runsync_manifest_add):
- * sync_tree replaces run_dir whole, and refuses a run_dir holding files it
- * did not make, so the file must not be pushed there before the sync. env: "NAME=value", in this
+ * sync_tree makes run_dir whole and refuses a run_dir already holding
+ * anything else, so the file must not be pushed there before the sync. env: "NAME=value", in this
  * order: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (TORCH_FR_BUFFER_SIZE=2000 for
  *   torch 2.8 and later, which renamed it), TORCH_NCCL_DUMP_ON_TIMEOUT=1,
  *   TORCH_NCCL_DEBUG_INFO_TEMP_FILE=<run_dir>/hang/nccl_trace_rank_,

@@ -12,6 +12,7 @@
 #include "collectives/run_cause.h"
 #include "collectives/run_put.h"
 #include "collectives/torchrun.h"
+#include "fixers/fix.h"
 #include "fanout.h"
 #include "proto.h"
 
@@ -316,6 +317,18 @@ static void put_done(void *arg)
 		n->put_by = x->leader;
 		n->files_sent = x->files_sent;
 		n->bytes_sent = x->bytes_sent;
+		if (x->unsafe) {
+			/* another user could change the code: refused, with or without --sync */
+			node_error(r, i, "unsafe", x->msg);
+			if (!r->r.failed)
+				fail_run(r, "%s (nothing was started)", x->msg);
+			continue;
+		}
+		if (x->token_of >= 0 && !r->r.warning[0])
+			snprintf(r->r.warning, sizeof(r->r.warning),
+			         "%s holds %s's home-id token (%s) but not its home: the run's "
+			         "files were put on %s too",
+			         n->host, r->r.nodes[x->token_of].host, FIX_HOME_ID, n->host);
 		if (x->err && !r->o.sync && !r->r.warning[0]) {
 			/* only hang-ready's file: the job runs, without stack dumps there */
 			snprintf(

@@ -86,8 +86,9 @@ struct run_opts {
 	size_t argc;
 	const char *const *env; /* "NAME=value" added last (--env, --env-file) */
 	size_t nenv;
-	const char *chdir;      /* the command's directory without --sync; NULL: "~/" */
-	const char *remote_dir; /* the run directory on the nodes; NULL: RUN_REMOTE_ROOT/<run id> */
+	const char *chdir; /* the command's directory without --sync; NULL: "~/" */
+	const char
+	    *remote_dir; /* the parent of the run directories on the nodes; NULL: RUN_REMOTE_ROOT */
 	struct runsync_manifest *sync; /* --sync's tree, or NULL; the run adds hang-ready's
 	                                  file to it; the command then runs in the run directory */
 	int no_hang_ready;             /* --no-hang-ready */
@@ -252,7 +253,8 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
  * GPUs in the node's facts ("gpus"), at least 1. */
 int run_plan_nproc(const struct run_opts *o, json_t *facts);
 
-/* The run directory on the nodes: o->remote_dir, else RUN_REMOTE_ROOT/run_id. */
+/* The run directory on the nodes: <o->remote_dir or RUN_REMOTE_ROOT>/run_id,
+ * a directory of its own for every run. */
 void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len);
 
 struct hangready;

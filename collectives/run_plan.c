@@ -356,10 +356,14 @@ int run_plan_nproc(const struct run_opts *o, json_t *facts)
 
 void run_plan_dir(const struct run_opts *o, const char *run_id, char *out, size_t len)
 {
-	if (o->remote_dir)
-		snprintf(out, len, "%s", o->remote_dir);
-	else
-		snprintf(out, len, "%s/%s", RUN_REMOTE_ROOT, run_id);
+	const char *parent = o->remote_dir ? o->remote_dir : RUN_REMOTE_ROOT;
+	size_t n = strlen(parent);
+
+	/* a directory of its own per run: a later or concurrent run never
+	 * touches what an earlier job wrote into its tree */
+	while (n > 1 && parent[n - 1] == '/')
+		n--;
+	snprintf(out, len, "%.*s%s%s", (int)n, parent, parent[n - 1] == '/' ? "" : "/", run_id);
 }
 
 int run_plan_hang_ready(const struct run_opts *o, const char *run_dir, const char *torch_version,

@@ -1,7 +1,9 @@
 /*
  * run_put.c - the run's files on its nodes, once per shared home (see
- * run_put.h): the home token's two passes, then a runsync or a push on the
- * first node of each group.
+ * run_put.h): the home token's two passes, a runsync or a push on the
+ * first node of each group, the same again on the others (the proof that
+ * they share it); the check that the run's directories are the user's alone
+ * before the put and after it.
  */
 #include "collectives/run_put.h"
 #include "base64.h"
@@ -13,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum put_step { PS_MARK, PS_READ, PS_PUT, PS_DONE };
+/* PS_GUARD and PS_TRUST both check the run's directories: before anything
+ * is written there, and once it is, just before the start. */
+enum put_step { PS_MARK, PS_READ, PS_GUARD, PS_PUT, PS_VERIFY, PS_TRUST, PS_DONE };
 
 struct run_put {
 	struct sshpool_node *const *pns;
@@ -28,6 +32,7 @@ struct run_put {
 	int launching; /* replies that come within a step's sends do not end it */
 	struct push_file site;
 	int have_site;
+	int hang; /* the run has a hang/ directory (hang-ready's file) */
 	struct run_put_node *nodes;
 	struct runsync **syncs;
 	struct push **pushes;
@@ -84,6 +89,20 @@ static void put_ended(struct run_put *p, struct run_put_node *x, int err, const 
 	settle(p);
 }
 
+/* A follower's own put, once its leader's is done, proves the shared home:
+ * through a home the leader made the run's tree (or wrote its file) in, it
+ * finds the tree kept and sends nothing. Anything else means the token was
+ * copied (nodes made from one image), and the node now has its own copy. */
+static void verified(struct run_put *p, size_t i, int shared)
+{
+	struct run_put_node *x = &p->nodes[i];
+
+	if (p->step != PS_VERIFY || shared)
+		return;
+	x->token_of = x->leader;
+	x->leader = (long)i;
+}
+
 /* Both may run before their *_start returned: the counts come from the
  * finished sync or push itself. */
 static void on_synced(void *arg, const struct runsync *s, size_t i, int err, const char *msg)
@@ -94,6 +113,8 @@ static void on_synced(void *arg, const struct runsync *s, size_t i, int err, con
 	x->files_sent = runsync_files_sent(s);
 	x->bytes_sent = runsync_bytes_sent(s);
 	x->kept = runsync_kept(s);
+	if (!err)
+		verified(p, i, x->kept);
 	put_ended(p, x, err, msg);
 }
 
@@ -104,7 +125,27 @@ static void on_pushed(void *arg, const struct push *push, size_t i, int err, con
 
 	x->files_sent = push_files_sent(push);
 	x->bytes_sent = push_bytes_sent(push);
+	if (!err)
+		verified(p, i, x->files_sent == 0);
 	put_ended(p, x, err, msg);
+}
+
+static void on_trust(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct run_put *p = arg;
+
+	for (size_t i = 0; !result && i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+
+		if (p->pns[i] != pn)
+			continue;
+		x->err = CD_ERR_REFUSED;
+		x->unsafe = 1;
+		snprintf(x->msg, sizeof(x->msg), "%s: %s (%s)", sshpool_node_host(pn),
+		         msg ? msg : "no answer", code ? code : "failed");
+	}
+	settle(p);
 }
 
 static void send_marks(struct run_put *p)
@@ -144,6 +185,50 @@ static void send_reads(struct run_put *p)
 	}
 }
 
+static void put_one(struct run_put *p, size_t i)
+{
+	p->pending++;
+	if (p->sync)
+		p->syncs[i] =
+		    runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms, on_synced, p, i);
+	else
+		p->pushes[i] = push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_pushed, p, i);
+}
+
+/* Each follower of a leader that succeeded, the same put again. */
+static void send_verifies(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct run_put_node *x = &p->nodes[i];
+
+		if (p->pns[i] && x->leader != (long)i && !x->err && !p->nodes[x->leader].err)
+			put_one(p, i);
+	}
+}
+
+/* Every node: its run directory and its hang/ the user's alone, or, before
+ * the put, not there and makeable by nobody else. A failed sync starts nothing; without --sync the
+ * job starts even where hang-ready's file could not be put, with that hang/ on its PYTHONPATH all
+ * the same: checked too. Any failed answer refuses the node (no answer is no proof). */
+static void send_trusts(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req, *paths;
+
+		if (!p->pns[i] || p->nodes[i].unsafe ||
+		    (p->sync && (p->nodes[i].err || p->nodes[p->nodes[i].leader].err)))
+			continue;
+		paths = json_array();
+		json_array_append_new(paths, json_string(p->run_dir));
+		if (p->hang)
+			json_array_append_new(paths, json_sprintf("%s/hang", p->run_dir));
+		req = proto_request(0, "dir_trust");
+		json_object_set_new(req, "paths", paths);
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_trust, p);
+	}
+}
+
 static void send_puts(struct run_put *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
@@ -158,15 +243,8 @@ static void send_puts(struct run_put *p)
 		}
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		if (!p->pns[i] || p->nodes[i].leader != (long)i)
-			continue;
-		p->pending++;
-		if (p->sync)
-			p->syncs[i] = runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms,
-			                            on_synced, p, i);
-		else
-			p->pushes[i] =
-			    push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_pushed, p, i);
+		if (p->pns[i] && p->nodes[i].leader == (long)i && !p->nodes[i].err)
+			put_one(p, i);
 	}
 }
 
@@ -196,6 +274,10 @@ static void next_step(struct run_put *p)
 		send_reads(p);
 	else if (p->step == PS_PUT)
 		send_puts(p);
+	else if (p->step == PS_VERIFY)
+		send_verifies(p);
+	else if (p->step == PS_GUARD || p->step == PS_TRUST)
+		send_trusts(p);
 	p->launching = 0;
 	if (p->step == PS_DONE)
 		finish(p);
@@ -220,8 +302,11 @@ struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
 	p->nodes = cd_calloc(n ? n : 1, sizeof(*p->nodes));
 	p->syncs = cd_calloc(n ? n : 1, sizeof(*p->syncs));
 	p->pushes = cd_calloc(n ? n : 1, sizeof(*p->pushes));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		p->nodes[i].leader = (long)i;
+		p->nodes[i].token_of = -1;
+	}
+	p->hang = site != NULL;
 	if (!sync && site) {
 		char *path = cd_asprintf("%s/%s", run_dir, site->rel);
 

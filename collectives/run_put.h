@@ -8,8 +8,17 @@
  * (fixers/fix.h, FIX_HOME_ID): every node writes a random token to that
  * file unless one is there, then every node reads the token that stayed;
  * nodes reading the same token share the home. The first node of each such
- * group puts the files; the others wait for it. A node whose token cannot
- * be written or read is a group of its own.
+ * group puts the files; the others wait for it, then put the same files
+ * themselves: through a home really shared they find the tree kept (or the
+ * file there) and send nothing; a node whose token was copied from another
+ * (nodes made from one image) gets its own copy then (token_of). A node
+ * whose token cannot be written or read is a group of its own.
+ *
+ * Before the put, and again after it, every node checks that the run
+ * directory (and its hang/ when the run has hang-ready's file) is the
+ * user's alone, or not there and makeable by nobody else (dir_trust,
+ * run_trust.h): otherwise that node's err is CD_ERR_REFUSED with unsafe set,
+ * and nothing is put there.
  */
 #ifndef CD_COLLECTIVES_RUN_PUT_H
 #define CD_COLLECTIVES_RUN_PUT_H
@@ -25,8 +34,10 @@ struct run_put_node {
 	long leader;      /* the node that put the files for this one (itself: its index) */
 	int files_sent;   /* objects (or the one file) sent to this node, as leader */
 	long long bytes_sent;
-	int kept; /* the identical tree was already there (--sync) */
-	int err;  /* 0, or a negative cd_err (for the leader's failure too) */
+	int kept;      /* the identical tree was already there (--sync) */
+	long token_of; /* >= 0: it has that node's home-id token, not its home (put here too) */
+	int unsafe;    /* another user can change the run directory (err says how) */
+	int err;       /* 0, or a negative cd_err (for the leader's failure too) */
 	char msg[CD_ERRLEN];
 };
 

@@ -78,9 +78,10 @@ char *runsync_manifest_text(const struct runsync_manifest *m, size_t *len);
  * sshpool_node_agent_note) are sent,
  * then the tree is made at remote_dir from the store (hard links, else
  * copies), atomically (a temp dir renamed into place; an existing
- * identical tree is kept). done runs once; err 0 or a negative cd_err with
- * msg "host: what failed" (CD_ERR_REFUSED when remote_dir holds something
- * sync_tree did not make, else CD_ERR_IO or what the push reported). Must outlive the pool's
+ * identical tree is kept; nothing else at remote_dir is ever replaced or
+ * removed). done runs once; err 0 or a negative cd_err with msg "host: what
+ * failed" (CD_ERR_REFUSED when remote_dir holds anything but this very
+ * tree, else CD_ERR_IO or what the push reported). Must outlive the pool's
  * callbacks. m and remote_dir are borrowed until done has run.
  */
 struct runsync;
@@ -111,7 +112,8 @@ void runsync_free(struct runsync *s);
  * store and dir: absolute or "~/..." (filerecv_expand). Errors:
  * "bad-request" (malformed; a file path absolute, empty, with a "." or ".."
  * component or a control character), "missing" (an object is not in the
- * store), "exists" (dir holds something not made by sync_tree), "io".
+ * store), "exists" (dir is there, not empty, and not this very tree: an
+ * older tree is never replaced), "io".
  */
 json_t *runsync_agent_missing(json_t *req, const char **code, char *msg, size_t msglen);
 json_t *runsync_agent_tree(json_t *req, const char **code, char *msg, size_t msglen);

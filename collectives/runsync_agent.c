@@ -10,6 +10,7 @@
 #include "proto.h"
 #include "sha256.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -18,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MANIFEST_MAX (64 << 20)
@@ -250,10 +250,27 @@ static void remove_tree(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* 1 when dir holds no entry. */
+static int dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int empty = 1;
+
+	if (!d)
+		return 0;
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
 /* 1 when dir is a tree made for manifest (its RUNSYNC_MARK names it);
- * else 0, with *replace_ok set when dir is missing, empty (then removed) or
- * another tree of ours. */
-static int tree_state(const char *dir, const char *manifest, int *replace_ok)
+ * else 0, with *free_ok set when dir is missing or an empty directory
+ * (rename(2) takes the place of an empty one). Anything else at dir, an
+ * older tree of ours included, is never replaced: a job writes its outputs
+ * into its tree, and a job may still be running there. */
+static int tree_state(const char *dir, const char *manifest, int *free_ok)
 {
 	char path[PATH_MAX + 40];
 	unsigned char *mark = NULL;
@@ -262,21 +279,19 @@ static int tree_state(const char *dir, const char *manifest, int *replace_ok)
 	struct stat st;
 	int rc = 0;
 
-	*replace_ok = 1;
+	*free_ok = 1;
 	if (lstat(dir, &st) < 0)
 		return 0;
-	if (!S_ISDIR(st.st_mode)) {
-		*replace_ok = 0;
+	*free_ok = 0;
+	if (!S_ISDIR(st.st_mode))
 		return 0;
-	}
 	snprintf(path, sizeof(path), "%s/%s", dir, RUNSYNC_MARK);
 	if (cd_read_file(path, 128, &mark, &len, err, sizeof(err)) == 0) {
 		rc = len >= 64 && memcmp(mark, manifest, 64) == 0;
 		free(mark);
 		return rc;
 	}
-	/* Not ours: only an empty directory may be replaced. */
-	*replace_ok = rmdir(dir) == 0;
+	*free_ok = dir_is_empty(dir);
 	return 0;
 }
 
@@ -353,32 +368,27 @@ static int place_file(const char *store, const char *tmp, const struct runsync_e
 	return copy_file(obj, dst, mode, msg, msglen);
 }
 
-/* Move tmp to dir: into a free name, or swapped with the old tree, which
- * is then removed. renameat2 through syscall(): the agent's glibc floor
- * predates its wrapper. */
+/* Move tmp to dir, which must be free (missing or an empty directory):
+ * 1 when it was, 0 when something took dir first (another node of a shared
+ * filesystem making the same run's tree), -1 on an error. Nothing at dir
+ * is ever swapped out or removed. */
 static int install_tree(const char *tmp, const char *dir, char *msg, size_t msglen)
 {
-	char old[PATH_MAX + 320];
-
 	if (rename(tmp, dir) == 0)
+		return 1;
+	if (errno == ENOTEMPTY || errno == EEXIST)
 		return 0;
-	if (errno != ENOTEMPTY && errno != EEXIST) {
-		snprintf(msg, msglen, "cannot rename %s to %s: %s", tmp, dir, strerror(errno));
-		return -1;
-	}
-#ifdef SYS_renameat2
-	if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, dir, 2 /* RENAME_EXCHANGE */) == 0) {
-		remove_tree(tmp);
-		return 0;
-	}
-#endif
-	snprintf(old, sizeof(old), "%s.old.%s", dir, cd_writer_tag());
-	if (rename(dir, old) < 0 || rename(tmp, dir) < 0) {
-		snprintf(msg, msglen, "cannot replace %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	remove_tree(old);
-	return 0;
+	snprintf(msg, msglen, "cannot rename %s to %s: %s", tmp, dir, strerror(errno));
+	return -1;
+}
+
+static void refuse_exists(const char *dir, const char **code, char *msg, size_t msglen)
+{
+	*code = "exists";
+	snprintf(msg, msglen,
+	         "%s exists and is not this run's tree: sync never replaces or removes a "
+	         "directory, choose another --remote-dir or remove it",
+	         dir);
 }
 
 json_t *runsync_agent_tree(json_t *req, const char **code, char *msg, size_t msglen)
@@ -387,7 +397,7 @@ json_t *runsync_agent_tree(json_t *req, const char **code, char *msg, size_t msg
 	char store[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 320], mark[PATH_MAX + 340];
 	struct runsync_entry *e = NULL;
 	size_t n = 0;
-	int replace_ok, state, linked = 0, copied = 0, made = 0;
+	int free_ok, state, installed, linked = 0, copied = 0, made = 0;
 	json_t *result = NULL;
 
 	if (read_request(req, store, sizeof(store), &e, &n, code, msg, msglen) < 0)
@@ -398,17 +408,13 @@ json_t *runsync_agent_tree(json_t *req, const char **code, char *msg, size_t msg
 		goto out;
 	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
 		dir[strlen(dir) - 1] = '\0';
-	state = tree_state(dir, sha, &replace_ok);
+	state = tree_state(dir, sha, &free_ok);
 	if (state == 1) {
 		result = json_pack("{sbsisi}", "kept", 1, "linked", 0, "copied", 0);
 		goto out;
 	}
-	if (!replace_ok) {
-		*code = "exists";
-		snprintf(msg, msglen,
-		         "%s exists and was not made by clusterdoc's sync: choose another "
-		         "--remote-dir or remove it",
-		         dir);
+	if (!free_ok) {
+		refuse_exists(dir, code, msg, msglen);
 		goto out;
 	}
 	*code = "io";
@@ -432,8 +438,17 @@ json_t *runsync_agent_tree(json_t *req, const char **code, char *msg, size_t msg
 	}
 	snprintf(mark, sizeof(mark), "%s/%s", tmp, RUNSYNC_MARK);
 	if (cd_write_file_atomic(mark, sha, strlen(sha), 0444, msg, msglen) < 0 ||
-	    install_tree(tmp, dir, msg, msglen) < 0)
+	    (installed = install_tree(tmp, dir, msg, msglen)) < 0)
 		goto out;
+	if (installed == 0) {
+		/* taken meanwhile: this very tree (kept), or refused as above */
+		if (tree_state(dir, sha, &free_ok) != 1) {
+			refuse_exists(dir, code, msg, msglen);
+			goto out;
+		}
+		result = json_pack("{sbsisi}", "kept", 1, "linked", 0, "copied", 0);
+		goto out;
+	}
 	made = 0;
 	result = json_pack("{sbsisi}", "kept", 0, "linked", linked, "copied", copied);
 out:

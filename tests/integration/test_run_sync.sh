@@ -4,7 +4,8 @@
 # the .gitignore'd one, a second run sends nothing, then only a changed file, a tree over
 # --sync-cap is refused before any node is contacted; a waiting Python rank dumps its stacks
 # under the run directory on SIGUSR2 and then finishes normally; --no-hang-ready leaves
-# PYTHONPATH and the dump signal out.
+# PYTHONPATH and the dump signal out; a run into the --remote-dir of a running job leaves that
+# job's tree alone.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_sync
@@ -42,6 +43,8 @@ t_sync_on_a_shared_home_sends_each_object_once_and_the_job_sees_its_tree() {
 	expect_eq "$(jget 'd["sync"]["files"], d["sync"]["files_sent"]')" "(5, 5)" "files, sent" || return 1
 	expect_eq "$(jget 'sum(n["files_sent"] for n in d["nodes"])')" 5 "objects sent over the nodes" || return 1
 	expect_eq "$(jget '[n["put_by"] for n in d["nodes"]]')" "['node1', 'node1', 'node1']" "one node puts for the shared home" || return 1
+	# node2 and node3 proved the shared home: they found the tree node1 made, and no warning
+	expect_eq "$(jget 'd["warning"]')" None "the warning" || return 1
 	expect_match "$err" "^node3 r2: rank 2 in /root/\.cache/clusterdoc/runs/$(jget 'd["run_id"]') hello-sync data-v1 ckpt absent$" "node3's line" || return 1
 	[[ ! -e $RUNS/$(jget 'd["run_id"]')/big.ckpt ]] || { echo "    the .gitignore'd big.ckpt arrived"; return 1; }
 }
@@ -142,6 +145,32 @@ t_no_hang_ready_leaves_pythonpath_and_the_dump_signal_out() {
 		echo "    hang-ready variables with --no-hang-ready"
 		return 1
 	fi
+}
+
+# fault-run-3 case 3 on the shared home: run B into the --remote-dir where run A's job runs
+t_a_run_into_a_shared_remote_dir_leaves_a_running_jobs_tree_alone() {
+	local flag=$SRC/flag-a i arc aerr
+	mkdir -p "$SRC/pA" "$SRC/pB"
+	echo 'VERSION=1' >"$SRC/pA/cfg.py"
+	echo 'VERSION=2' >"$SRC/pB/cfg.py"
+	start_run -w 'node[1-3]' --launcher none --no-check --stall-timeout 60 --sync "$SRC/pA" \
+		--remote-dir '~/proj' -- sh -c 'echo up; while [ ! -e "$0" ]; do sleep 0.1; done; cat cfg.py; echo out > result.txt; cat result.txt' "$flag"
+	for ((i = 0; i < 300; i++)); do
+		[[ $(grep -c '^node[123] r[012]: up$' "$bgerr") == 3 ]] && break
+		sleep 0.1
+	done
+	run -w 'node[1-3]' --launcher none --no-check --stall-timeout 60 --sync "$SRC/pB" --remote-dir '~/proj' -- cat cfg.py
+	touch "$flag"
+	local brc=$rc berr=$err bout=$out
+	finish_run
+	arc=$rc aerr=$err
+	expect_eq "$brc" 0 "run B's exit status ($berr)" || return 1
+	expect_eq "$(grep -c '^node[123] r[012]: VERSION=2$' <<<"$berr")" 3 "run B's ranks that read its code" || return 1
+	out=$bout
+	expect_eq "$(jget '[n["put_by"] for n in d["nodes"]]')" "['node1', 'node1', 'node1']" "run B put once for the shared home" || return 1
+	expect_eq "$arc" 0 "run A's exit status ($aerr)" || return 1
+	expect_eq "$(grep -c '^node[123] r[012]: VERSION=1$' <<<"$aerr")" 3 "run A's ranks that still read their code" || return 1
+	expect_eq "$(grep -c '^node[123] r[012]: out$' <<<"$aerr")" 3 "run A's ranks that wrote into their directory"
 }
 
 cleanup() { [[ -n $SRC && -d $SRC ]] && rm -rf "$SRC"; }

@@ -303,6 +303,23 @@ static void plan_tees_torchruns_workers_into_the_run_directory(void **state)
 	json_decref(e);
 }
 
+static void every_run_has_a_directory_of_its_own_under_the_remote_dir(void **state)
+{
+	struct run_opts o;
+	char dir[512];
+
+	run_opts_init(&o);
+	o.remote_dir = "~/proj";
+	run_plan_dir(&o, "RUN1", dir, sizeof(dir));
+	assert_string_equal(dir, "~/proj/RUN1");
+	o.remote_dir = "/scratch/proj//";
+	run_plan_dir(&o, "RUN2", dir, sizeof(dir));
+	assert_string_equal(dir, "/scratch/proj/RUN2");
+	o.remote_dir = "/";
+	run_plan_dir(&o, "RUN3", dir, sizeof(dir));
+	assert_string_equal(dir, "/RUN3");
+}
+
 static void hang_ready_chains_a_users_pythonpath_after_its_own(void **state)
 {
 	const char *env[] = {"PYTHONPATH=/opt/lib"};
@@ -548,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(plan_sets_the_ipv6_family_for_an_ipv6_address),
 	    cmocka_unit_test(nproc_gpu_is_the_nodes_gpu_count_at_least_one),
 	    cmocka_unit_test(plan_tees_torchruns_workers_into_the_run_directory),
+	    cmocka_unit_test(every_run_has_a_directory_of_its_own_under_the_remote_dir),
 	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
 	    cmocka_unit_test(exit_status_is_the_root_cause_code),
 	    cmocka_unit_test(run_id_has_the_conventional_shape),

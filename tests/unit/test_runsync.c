@@ -444,10 +444,10 @@ static void sync_tree_builds_links_without_write_bits_and_keeps_an_identical_tre
 	json_decref(res);
 }
 
-static void sync_tree_replaces_its_own_older_tree_whole(void **state)
+static void sync_tree_never_replaces_an_older_tree_nor_what_a_job_wrote_there(void **state)
 {
 	char a[SHA256_HEX_LEN], b[SHA256_HEX_LEN], text[512], msg[CD_ERRLEN], path[PATH_MAX + 64];
-	const char *code;
+	const char *code = NULL;
 	json_t *res;
 
 	store_object("one\n", 4, a);
@@ -456,13 +456,18 @@ static void sync_tree_replaces_its_own_older_tree_whole(void **state)
 	res = tree_request(text, "~/tree", &code, msg);
 	assert_non_null(res);
 	json_decref(res);
+	/* the job's output, beside its code */
+	snprintf(path, sizeof(path), "%s/tree/out/model.ckpt", top);
+	assert_int_equal(cd_mkdir_parent(path, msg, sizeof(msg)), 0);
+	assert_int_equal(cd_write_file_atomic(path, "w", 1, 0644, msg, sizeof(msg)), 0);
 	snprintf(text, sizeof(text), "644 4 %s new.txt\n", b);
-	res = tree_request(text, "~/tree", &code, msg);
-	assert_non_null(res);
-	json_decref(res);
-	snprintf(path, sizeof(path), "%s/tree/new.txt", top);
+	assert_null(tree_request(text, "~/tree", &code, msg));
+	assert_string_equal(code, "exists");
+	assert_non_null(strstr(msg, "sync never replaces or removes a directory"));
 	assert_int_equal(access(path, F_OK), 0);
 	snprintf(path, sizeof(path), "%s/tree/old.txt", top);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/tree/new.txt", top);
 	assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -712,18 +717,22 @@ static void agent_gets_every_object_once_then_only_what_changed(void **state)
 
 	put("pkg3/mod3.py", "x = 'changed'\n", 0644);
 	build(&m2);
-	s = sync_now(&r, &m2, "~/runs/r1", 206);
+	s = sync_now(&r, &m2, "~/runs/r3", 206);
 	assert_int_equal(runsync_files_sent(s), 1);
 	runsync_free(s);
-	snprintf(path, sizeof(path), "%s/runs/r1/pkg3/mod3.py", top);
+	snprintf(path, sizeof(path), "%s/runs/r3/pkg3/mod3.py", top);
 	assert_int_equal(cd_read_file(path, 1024, &got, &len, text, sizeof(text)), 0);
 	assert_string_equal((char *)got, "x = 'changed'\n");
 	free(got);
-	snprintf(path, sizeof(path), "%s/runs/r1/train.sh", top);
+	snprintf(path, sizeof(path), "%s/runs/r3/train.sh", top);
 	assert_int_equal(access(path, X_OK), 0);
-	/* nothing but the two trees is left next to them */
+	/* the earlier trees are as they were; nothing but the three is left */
+	snprintf(path, sizeof(path), "%s/runs/r1/pkg3/mod3.py", top);
+	assert_int_equal(cd_read_file(path, 1024, &got, &len, text, sizeof(text)), 0);
+	assert_string_equal((char *)got, "x = 3\n");
+	free(got);
 	snprintf(path, sizeof(path), "%s/runs", top);
-	assert_int_equal(files_under(path), 2 * 206);
+	assert_int_equal(files_under(path), 3 * 206);
 
 	node_down(&r);
 	runsync_manifest_free(&m1);
@@ -753,8 +762,9 @@ static void agent_refuses_to_replace_a_users_directory_naming_host_and_dir(void 
 	assert_int_equal(r.done, 1);
 	assert_int_equal(r.err, CD_ERR_REFUSED);
 	snprintf(want, sizeof(want),
-	         "localhost: making the tree: %s/mine exists and was not made by clusterdoc's "
-	         "sync: choose another --remote-dir or remove it (exists)",
+	         "localhost: making the tree: %s/mine exists and is not this run's tree: sync "
+	         "never replaces or removes a directory, choose another --remote-dir or remove "
+	         "it (exists)",
 	         top);
 	assert_string_equal(r.msg, want);
 	assert_int_equal(access(path, F_OK), 0);
@@ -810,7 +820,7 @@ int main(void)
 	    S(an_added_file_takes_its_place_and_changes_the_hash),
 	    A(sync_tree_refuses_paths_that_could_leave_the_tree),
 	    A(sync_tree_builds_links_without_write_bits_and_keeps_an_identical_tree),
-	    A(sync_tree_replaces_its_own_older_tree_whole),
+	    A(sync_tree_never_replaces_an_older_tree_nor_what_a_job_wrote_there),
 	    A(sync_tree_refuses_a_directory_it_did_not_make),
 	    A(sync_tree_without_an_object_is_missing_and_leaves_nothing),
 	    A(sync_missing_names_the_first_file_of_each_absent_object),
