@@ -4,7 +4,8 @@
 # prints nothing is stopped at --stall-timeout; Ctrl-C on the head stops every node; a command
 # missing on one node is named (exit 2, nothing left running); an unknown placeholder and an
 # --env value with a newline are refused before anything starts; a node whose agent dies
-# mid-run ends the job everywhere.
+# mid-run ends the job everywhere; a burst of 50,000 lines is in the head's log, or the lines lost
+# are counted there and in the summary.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_fault
