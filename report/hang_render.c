@@ -132,7 +132,6 @@ void hang_print_text(const json_t *v, FILE *f)
 		json_array_foreach(json_object_get(v, "ranks"), i, x)
 		{
 			char gpu[64];
-
 			const char *st = str(x, "state");
 			int stopped = !strcmp(st, "T") || !strcmp(st, "t");
 
