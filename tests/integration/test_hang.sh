@@ -308,7 +308,7 @@ t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
 # A rank SIGSTOPped (by its exact PID) while another sleeps and the third waits: hang says it is
 # stopped, state T, and names it first, before the sleeping rank; SIGCONT after.
 t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
-	local pid
+	local pid text
 	[[ -n $JOBS ]] || setup_cluster || return 1
 	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
 	for _ in $(seq 1 180); do
@@ -320,9 +320,13 @@ t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
 	hang
 	pid=$(jget '[r["pid"] for r in d["ranks"] if r["rank"] == 1][0]')
 	[[ $pid =~ ^[0-9]+$ ]] && kill -STOP "$pid" || { echo "    no pid for rank 1 ($err)"; stop_job; return 1; }
+	cd_head hang -w 'node[1-3]'
+	text=$out
 	hang
 	kill -CONT "$pid"
 	stop_job
+	expect_match "$text" "^  1\. rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\)" "the text's first suspect" || return 1
+	expect_match "$text" "^  rank 1  node2 pid $pid  STOPPED \(state T\), in " "the text's ranks table" || return 1
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(jget '[(r["rank"], r["state"]) for r in d["ranks"]][1]')" "(1, 'T')" "rank 1's state" || return 1
 	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"], d["suspects"][0]["pid"])')" "(1, 'node2', $pid)" "the first suspect" || return 1
