@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
+#include "job.h"
 #include "loop.h"
 #include "phase.h"
 #include "probes/netcheck.h"
@@ -140,6 +141,24 @@ static void on_line(void *arg, size_t node, const char *stream, const char *text
 	fflush(f);
 }
 
+/* Where the lost lines were, in the node's log and on the screen: the log
+ * says how much it lacks rather than passing for complete. */
+static void on_dropped(void *arg, size_t node, long long count)
+{
+	struct run_cli *c = arg;
+
+	if (c->logs && c->logs[2 * node]) {
+		fprintf(c->logs[2 * node],
+		        "[clusterdoc: %lld line(s) of stdout and stderr lost here: the burst "
+		        "outran the head; the node's agent keeps the newest %d]\n",
+		        count, JOB_LOG_KEEP);
+		fflush(c->logs[2 * node]);
+	}
+	fprintf(stderr,
+	        "%s: %lld line(s) of output lost here (a burst past the %d the agent keeps)\n",
+	        c->hosts[node], count, JOB_LOG_KEEP);
+}
+
 static const struct phase_words phase_words[] = {
     {"probe", "connecting to the nodes"},
     {"put", "putting the run's files on the nodes"},
@@ -160,7 +179,8 @@ static void on_done(void *arg)
 	loop_stop(((struct run_cli *)arg)->loop);
 }
 
-static const struct run_events events = {.line = on_line, .phase = on_phase, .done = on_done};
+static const struct run_events events = {
+    .line = on_line, .dropped = on_dropped, .phase = on_phase, .done = on_done};
 
 static void on_signal(struct signals *s, int sig, void *arg)
 {

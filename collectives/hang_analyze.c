@@ -138,12 +138,29 @@ static json_t *suspect(const char *node, long rank, long long pid, json_t *evide
 	                 evidence ? evidence : json_array());
 }
 
-/* What a main thread does, in words: "waits in futex", "sleeps in clock_nanosleep". */
-static void activity_words(const json_t *main, char *out, size_t outlen)
+/* The words for a process that /proc/PID/stat says is stopped ("T": by a
+ * signal, SIGSTOP or job control; "t": by a tracer), else NULL: its main
+ * thread's system call is then where it was stopped, not what it does. */
+static const char *stopped_words(const json_t *proc)
+{
+	const char *st = str(proc, "state");
+
+	if (!strcmp(st, "T"))
+		return "stopped (SIGSTOP, state T)";
+	if (!strcmp(st, "t"))
+		return "stopped by a tracer (a debugger, state t)";
+	return NULL;
+}
+
+/* What a rank's main thread does, in words: "waits in futex", "sleeps in
+ * clock_nanosleep", "is stopped (SIGSTOP, state T)". */
+static void activity_words(const json_t *proc, const json_t *main, char *out, size_t outlen)
 {
 	const char *cls = str(main, "class"), *sys = str(main, "syscall");
 
-	if (!strcmp(cls, "running"))
+	if (stopped_words(proc))
+		snprintf(out, outlen, "is %s", stopped_words(proc));
+	else if (!strcmp(cls, "running"))
 		snprintf(out, outlen, "is running on a CPU");
 	else if (!strcmp(cls, "sleep"))
 		snprintf(out, outlen, "sleeps in %s", sys[0] ? sys : "a sleep");
@@ -356,7 +373,7 @@ json_t *hang_analyze(const json_t *samples)
 		    (d * 100 >= elapsed * HANG_ADVANCE_PCT ||
 		     (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)) ||
 		     (c0 >= 0 && c1 > c0));
-		activity_words(main, act, sizeof(act));
+		activity_words(p, main, act, sizeof(act));
 		json_array_foreach(json_object_get(p, "sockets"), k, s)
 		{
 			const char *pn;
@@ -416,6 +433,24 @@ json_t *hang_analyze(const json_t *samples)
 			    garr, at,
 			    json_pack("{sssOss}", "what", key, "ranks", v, "ranks_text", text));
 		}
+	}
+	/* 0. stopped ranks: nothing they hold moves until SIGCONT, whatever
+	 * the others wait for */
+	for (size_t i = 0; i < nr; i++) {
+		const char *how = r[i].last ? stopped_words(r[i].last) : NULL;
+
+		if (!how)
+			continue;
+		hung = 1;
+		json_array_append_new(
+		    suspects,
+		    suspect(r[i].node, r[i].rank, num(r[i].last, "pid"),
+		            json_pack("[s]", "its state in /proc/PID/stat"),
+		            "rank %ld (%s, pid %lld) is %s: it runs no code until it is "
+		            "continued (kill -CONT %lld; a debugger, job control or a freezer "
+		            "stopped it); %zu ranks wait",
+		            r[i].rank, r[i].node, num(r[i].last, "pid"), how, num(r[i].last, "pid"),
+		            nwait));
 	}
 	/* 1. gone or missing ranks */
 	for (long k = 0, i = 0; k < world; k++) {
@@ -487,10 +522,11 @@ json_t *hang_analyze(const json_t *samples)
 			json_t *main = json_object_get(r[i].last, "main");
 			char act[128], frame[256];
 
-			if (!r[i].last || !nwait || !strcmp(str(main, "class"), "wait"))
+			if (!r[i].last || !nwait || !strcmp(str(main, "class"), "wait") ||
+			    stopped_words(r[i].last))
 				continue;
 			hung = 1;
-			activity_words(main, act, sizeof(act));
+			activity_words(r[i].last, main, act, sizeof(act));
 			stack_frame(json_string_value(json_object_get(r[i].last, "stacks")), frame,
 			            sizeof(frame));
 			json_array_append_new(

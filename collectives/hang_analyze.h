@@ -29,7 +29,8 @@
  * "world_size", else their WORLD_SIZE.
  * The job is progressing when every rank of the world was seen, none is
  * gone, every rank advances, no link holds a send queue that does not
- * drain and no GPU stands out; hung otherwise, with suspects, in this order: gone or missing
+ * drain and no GPU stands out; hung otherwise, with suspects, in this order: stopped ranks
+ * (the process's "state" T or t: SIGSTOP, job control, a tracer); gone or missing
  * ranks; links whose send queue did not drain (tx_queue non-zero in the
  * first and the last sample and not smaller); ranks whose main thread is
  * not waiting (sleeping, running, elsewhere) while others wait; a GPU that

@@ -23,10 +23,15 @@ void jobwatch_init(struct jobwatch *w, struct loop *loop, struct jobphase *job,
 	w->stop_delay_ms = stop_delay_ms;
 }
 
-static void read_lines(struct jobwatch *w, size_t i, json_t *lines)
+/* An answer's lines, after the count of those the agent no longer had. */
+static void read_lines(struct jobwatch *w, size_t i, json_t *result)
 {
+	json_t *lines = json_object_get(result, "lines"), *l;
+	json_int_t dropped = json_integer_value(json_object_get(result, "dropped"));
 	size_t k;
-	json_t *l;
+
+	if (dropped > 0 && w->ops->dropped)
+		w->ops->dropped(w->arg, i, (long long)dropped);
 
 	json_array_foreach(lines, k, l)
 	{
@@ -54,7 +59,7 @@ static void on_poll(struct sshpool_node *pn, json_t *result, const char *code, c
 		w->ops->settle(w->arg);
 		return;
 	}
-	read_lines(w, i, json_object_get(result, "lines"));
+	read_lines(w, i, result);
 	w->nodes[i].next_line = json_integer_value(json_object_get(result, "next"));
 	if (strcmp(json_string_value(json_object_get(result, "state")) ?: "", "done") == 0) {
 		w->ops->ended(w->arg, i, result);
@@ -74,7 +79,7 @@ static void on_stopped(struct sshpool_node *pn, json_t *result, const char *code
 		w->ops->settle(w->arg);
 		return;
 	}
-	read_lines(w, i, json_object_get(result, "lines"));
+	read_lines(w, i, result);
 	w->ops->ended(w->arg, i, result);
 	w->ops->settle(w->arg);
 }

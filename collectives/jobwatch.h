@@ -37,6 +37,9 @@ struct jobwatch_ops {
 	/* a request to node i failed (jobphase_reply_failed has taken the node
 	 * out), or a node ended: the job decides whether it is over */
 	void (*settle)(void *arg);
+	/* count lines of node i's output were dropped by its agent (a burst past
+	 * the lines it keeps, job.h) before the lines passed on next; NULL: none */
+	void (*dropped)(void *arg, size_t i, long long count);
 	/* each poll turn, before the polls (deadlines); NULL: none */
 	void (*tick)(void *arg, int64_t now);
 };

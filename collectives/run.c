@@ -517,9 +517,19 @@ static void w_tick(void *arg, int64_t now)
 	}
 }
 
+static void w_dropped(void *arg, size_t i, long long count)
+{
+	struct run *r = arg;
+
+	r->r.nodes[i].lines_dropped += count;
+	if (r->ev && r->ev->dropped)
+		r->ev->dropped(r->arg, i, count);
+}
+
 static const struct jobwatch_ops watch_ops = {
     .running = w_running,
     .line = w_line,
+    .dropped = w_dropped,
     .ended = w_ended,
     .settle = w_settle,
     .tick = w_tick,

@@ -134,6 +134,8 @@ struct run_node {
 	int64_t start_ms, end_ms;             /* head clock */
 	struct run_line tail[RUN_TAIL_LINES]; /* the last lines, oldest first from tail_next */
 	size_t tail_next, tail_n;
+	long long lines_dropped; /* output lines its agent dropped (a burst past the
+	                          * JOB_LOG_KEEP lines it keeps before the head read) */
 	json_t *orphans; /* [{"pid", "comm", "cmdline", "gpu"}] after the job; NULL: not checked */
 	json_t *gpu_holders; /* [{"pid", "comm"}]: the user's processes holding a GPU then */
 	long put_by;         /* the node that put the run's files for this one, -1: none */
@@ -175,6 +177,9 @@ struct run_report {
 struct run_events {
 	/* a line of node i's output ("out", "err" or "log") */
 	void (*line)(void *arg, size_t node, const char *stream, const char *text);
+	/* count lines of node i's output were lost before the next line (its agent
+	 * keeps the newest JOB_LOG_KEEP; a burst outran the polls); NULL: none */
+	void (*dropped)(void *arg, size_t node, long long count);
 	/* a phase began ("probe", "put", "start", "watch", "stop", "orphans") */
 	void (*phase)(void *arg, const char *what);
 	/* the run has ended: read run_report */

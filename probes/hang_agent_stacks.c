@@ -232,6 +232,17 @@ void hang_agent_collect_stacks(json_t *procs, const char *pyspy, int wait_ms)
 				        "handler), so it was not sent"));
 				continue;
 			}
+			/* a stopped rank runs no handler until SIGCONT: the signal
+			 * would wait for the whole dump wait, then fire when it goes on */
+			if (strchr("Tt",
+			           (json_string_value(json_object_get(p, "state")) ?: "?")[0])) {
+				json_object_set_new(
+				    p, "stacks_note",
+				    json_string(
+				        "no stacks: the rank is stopped (state T or t), so "
+				        "it runs no handler; the dump signal was not sent"));
+				continue;
+			}
 			pd[npd].proc = p;
 			pd[npd].pid = pid;
 			stacks_file(pd[npd].dir, pid, path, sizeof(path), &pd[npd].before);

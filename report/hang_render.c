@@ -132,12 +132,17 @@ void hang_print_text(const json_t *v, FILE *f)
 		json_array_foreach(json_object_get(v, "ranks"), i, x)
 		{
 			char gpu[64];
+			const char *st = str(x, "state");
+			int stopped = !strcmp(st, "T") || !strcmp(st, "t");
 
 			gpu_words(json_object_get(x, "gpu"), gpu, sizeof(gpu));
-			fprintf(f, "  rank %lld  %s pid %lld  %s %s  cpu +%lld ms%s%s%s%s\n",
+			fprintf(f, "  rank %lld  %s pid %lld  %s%s %s  cpu +%lld ms%s%s%s%s\n",
 			        json_integer_value(json_object_get(x, "rank")), str(x, "node"),
-			        json_integer_value(json_object_get(x, "pid")), str(x, "activity"),
-			        str(x, "syscall"),
+			        json_integer_value(json_object_get(x, "pid")),
+			        stopped ? (st[0] == 'T' ? "STOPPED (state T), in "
+			                                : "STOPPED by a tracer (state t), in ")
+			                : "",
+			        str(x, "activity"), str(x, "syscall"),
 			        json_integer_value(json_object_get(x, "cpu_ms_delta")), gpu,
 			        json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
 			        str(x, "frame")[0] ? "  at " : "", str(x, "frame"));

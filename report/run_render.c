@@ -4,6 +4,7 @@
  */
 #include "report/run_render.h"
 #include "cd.h"
+#include "job.h"
 #include "report/rdzv_render.h"
 
 #include <stdlib.h>
@@ -184,6 +185,16 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
 		        sent);
 	}
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		const struct run_node *n = &rep->nodes[i];
+
+		if (n->lines_dropped)
+			fprintf(
+			    f,
+			    "output lost: %s: %lld line(s) (a burst past the %d its agent keeps; "
+			    "the log marks where)\n",
+			    n->host, n->lines_dropped, JOB_LOG_KEEP);
+	}
 	rdzv_print_text(f, rep->rendezvous);
 	if (rep->warning[0])
 		fprintf(f, "warning: %s\n", rep->warning);
@@ -260,7 +271,7 @@ json_t *run_report_json(const struct run_report *rep)
 {
 	json_t *nodes = json_array(), *top;
 	int sent = 0;
-	long long bytes = 0;
+	long long bytes = 0, dropped = 0;
 
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
@@ -290,6 +301,8 @@ json_t *run_report_json(const struct run_report *rep)
 		                                   : json_null());
 		json_object_set_new(jn, "proved", json_boolean(n->proved));
 		json_object_set_new(jn, "files_sent", json_integer(n->files_sent));
+		json_object_set_new(jn, "lines_dropped", json_integer(n->lines_dropped));
+		dropped += n->lines_dropped;
 		json_object_set_new(jn, "bytes_sent", json_integer(n->bytes_sent));
 		sent += n->files_sent;
 		bytes += n->bytes_sent;
@@ -318,6 +331,7 @@ json_t *run_report_json(const struct run_report *rep)
 	json_object_set_new(top, "rendezvous", rdzv_report_json(rep->rendezvous));
 	json_object_set_new(top, "run_dir", json_string(rep->run_dir));
 	json_object_set_new(top, "warning", str_or_null(rep->warning));
+	json_object_set_new(top, "lines_dropped", json_integer(dropped));
 	json_object_set_new(top, "cwd", json_string(rep->cwd));
 	json_object_set_new(top, "dump_signal",
 	                    rep->dump_signal ? json_string(signal_name(rep->dump_signal))

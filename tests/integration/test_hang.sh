@@ -4,7 +4,7 @@
 # before an allreduce is named with its node and its Python stack from the run's hang-ready dump
 # (started by torchrun by hand: the report says how to get stacks); a healthy job is progressing; a
 # link dropped with nftables mid-run is named with both ranks; a rank killed with SIGKILL is named
-# gone; a process of another user is named with the rights needed; no job is exit 2 saying what
+# gone; a rank SIGSTOPped by its PID is named stopped (state T), first; a process of another user is named with the rights needed; no job is exit 2 saying what
 # was searched; through the NVML stand-in, a rank whose GPU idles while the others' are busy is named. Each inspection of 3 nodes x 2
 # ranks with 2 samples must take under 10 s.
 source "$(dirname "$0")/../lib.sh"
@@ -303,6 +303,36 @@ t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
 		"['no stacks: the rank does not handle the dump signal']" "each rank's note" || return 1
 	expect_eq "$dead" 0 "ranks that died of hang" || return 1
 	expect_eq "$alive" 0 "the run still running after hang"
+}
+
+# A rank SIGSTOPped (by its exact PID) while another sleeps and the third waits: hang says it is
+# stopped, state T, and names it first, before the sleeping rank; SIGCONT after.
+t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
+	local pid text
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
+	for _ in $(seq 1 180); do
+		[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] && break
+		sleep 0.5
+	done
+	[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] || { echo "    the job did not start: $(tail -5 "$JOB_LOG")"; stop_job; return 1; }
+	sleep 1
+	hang
+	pid=$(jget '[r["pid"] for r in d["ranks"] if r["rank"] == 1][0]')
+	[[ $pid =~ ^[0-9]+$ ]] && kill -STOP "$pid" || { echo "    no pid for rank 1 ($err)"; stop_job; return 1; }
+	cd_head hang -w 'node[1-3]'
+	text=$out
+	hang
+	kill -CONT "$pid"
+	stop_job
+	expect_match "$text" "^  1\. rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\)" "the text's first suspect" || return 1
+	expect_match "$text" "^  rank 1  node2 pid $pid  STOPPED \(state T\), in " "the text's ranks table" || return 1
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget '[(r["rank"], r["state"]) for r in d["ranks"]][1]')" "(1, 'T')" "rank 1's state" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"], d["suspects"][0]["pid"])')" "(1, 'node2', $pid)" "the first suspect" || return 1
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\): it runs no code until it is continued \(kill -CONT $pid" "its reason" || return 1
+	expect_eq "$(jget 'd["suspects"][1]["rank"]')" 2 "the sleeping rank, next" || return 1
+	expect_eq "$(jget 'sum("sleeps in" in s["reason"] for s in d["suspects"] if s["rank"] == 1)')" 0 "no suspect of rank 1 saying it sleeps"
 }
 
 cleanup() {

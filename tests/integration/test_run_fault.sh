@@ -4,7 +4,8 @@
 # prints nothing is stopped at --stall-timeout; Ctrl-C on the head stops every node; a command
 # missing on one node is named (exit 2, nothing left running); an unknown placeholder and an
 # --env value with a newline are refused before anything starts; a node whose agent dies
-# mid-run ends the job everywhere.
+# mid-run ends the job everywhere; a burst of 50,000 lines is in the head's log, or the lines lost
+# are counted there and in the summary.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_fault
@@ -191,6 +192,28 @@ t_a_node_that_drops_out_mid_run_ends_the_job_everywhere() {
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_match "$(jget 'd["failure"]')" "node3" "failure names node3" || return 1
 	expect_eq "$(jget 'd["root_cause"]')" node3 "root cause" || return 1
+	expect_nothing_left
+}
+
+# 50,000 numbered lines at once: the agent keeps the newest JOB_LOG_KEEP (20,000) until the head
+# reads them, so a burst loses some; the head's log then holds every line it got, in order, and a
+# marker with the exact count lost there, and the summary (text and --json) states that count
+t_a_burst_of_50000_lines_is_logged_or_counted_as_lost_exactly() {
+	local dir got lost
+	cd_head run -w 'node[1-3]' --launcher none --no-check --json -- sh -c '[ {node_rank} = 0 ] || exit 0; seq 1 50000; echo LAST'
+	expect_eq "$rc" 0 "exit status (the job's own: $err)" || return 1
+	dir="$CD_RUN/home/.local/state/clusterdoc/runs/$(jget 'd["run_id"]')"
+	got=$(grep -cE '^([0-9]+|LAST)$' "$dir/node1.out")
+	lost=$(awk '/^\[clusterdoc: [0-9]+ line\(s\) of stdout and stderr lost here/ { n += $2 } END { print n + 0 }' "$dir/node1.out")
+	expect_eq "$((got + lost))" 50001 "lines in node1.out ($got) + lost as its markers say ($lost)" || return 1
+	expect_eq "$(tail -n 1 "$dir/node1.out")" LAST "the log's last line" || return 1
+	expect_eq "$(grep -E '^([0-9]+|LAST)$' "$dir/node1.out" | grep -v LAST | sort -n -c && echo sorted)" sorted "the lines kept, in order" || return 1
+	expect_eq "$(jget 'd["lines_dropped"], d["nodes"][0]["lines_dropped"]')" "($lost, $lost)" "--json's count lost" || return 1
+	if ((lost > 0)); then
+		expect_eq "$(awk '/^node1: [0-9]+ line\(s\) of output lost here/ { n += $2 } END { print n + 0 }' <<<"$err")" "$lost" "lost as the screen said" || return 1
+		cd_head run -w 'node[1-3]' --launcher none --no-check -- sh -c '[ {node_rank} = 0 ] || exit 0; seq 1 50000; echo LAST'
+		expect_match "$out" "^output lost: node1: [0-9]+ line\(s\)" "the text summary's line" || return 1
+	fi
 	expect_nothing_left
 }
 

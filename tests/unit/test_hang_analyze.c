@@ -427,6 +427,63 @@ static void launchers_without_ranks_wait_in_the_rendezvous(void **state)
 	json_decref(s);
 }
 
+/* ranks 0 and 2 wait, rank 1 is SIGSTOPped in its sleep (state T): it comes
+ * first, said stopped, never "sleeps"; the group and the ranks say so too */
+static void a_stopped_rank_is_named_stopped_first(void **state)
+{
+	json_t *s = json_array();
+
+	for (long t = 0; t <= 2000; t += 2000) {
+		json_t *p1 = proc(1, 101, "sleep", "clock_nanosleep", 900, NULL);
+
+		json_object_set_new(p1, "state", json_string("T"));
+		json_array_append_new(
+		    s,
+		    sample(
+		        t, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL))),
+		        node("n1", json_pack("[o]", p1)),
+		        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 1000, NULL)))));
+	}
+	json_t *v = hang_analyze(s), *sus = json_array_get(json_object_get(v, "suspects"), 0);
+
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "hung");
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "rank")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sus, "pid")), 101);
+	assert_string_equal(suspect_reason(v, 0),
+	                    "rank 1 (n1, pid 101) is stopped (SIGSTOP, state T): it runs no code "
+	                    "until it is continued (kill -CONT 101; a debugger, job control or a "
+	                    "freezer stopped it); 2 ranks wait");
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(v, "groups"), 0), "what")),
+	                    "is stopped (SIGSTOP, state T)");
+	json_decref(v);
+	json_decref(s);
+}
+
+/* a traced stop (state t) is the debugger's, and comes before a rank gone */
+static void a_traced_rank_comes_before_a_gone_one(void **state)
+{
+	json_t *p1 = proc(1, 101, "other", "", 900, NULL);
+
+	json_object_set_new(p1, "state", json_string("t"));
+	json_t *s = json_pack(
+	    "[o]",
+	    sample(0, node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 1000, NULL))),
+	           node("n1", json_pack("[o]", p1)), node("n2", json_array())));
+	json_t *v = hang_analyze(s);
+
+	assert_int_equal(json_array_size(json_object_get(v, "suspects")), 2);
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(v, "suspects"), 0), "rank")),
+	                 1);
+	assert_non_null(
+	    strstr(suspect_reason(v, 0), "is stopped by a tracer (a debugger, state t)"));
+	assert_non_null(strstr(suspect_reason(v, 1), "rank 2 is gone"));
+	json_decref(v);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +503,8 @@ int main(void)
 	    cmocka_unit_test(only_the_main_threads_cpu_time_makes_a_rank_advance),
 	    cmocka_unit_test(launchers_without_ranks_wait_in_the_rendezvous),
 	    cmocka_unit_test(a_collective_count_that_moves_makes_a_rank_advance),
+	    cmocka_unit_test(a_stopped_rank_is_named_stopped_first),
+	    cmocka_unit_test(a_traced_rank_comes_before_a_gone_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
