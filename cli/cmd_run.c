@@ -7,6 +7,7 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
+#include "termtext.h"
 #include "collectives/rdzvwatch.h"
 #include "collectives/run.h"
 #include "commands.h"
@@ -136,7 +137,7 @@ static void on_line(void *arg, size_t node, const char *stream, const char *text
 	}
 	if (c->quiet && !is_err)
 		return;
-	fprintf(f, "%s\n", line);
+	termtext_printf(f, "%s\n", line);
 	fflush(f);
 }
 
@@ -205,10 +206,10 @@ static void print_groups(struct run_cli *c, size_t n)
 			}
 		}
 		folded = hostlist_fold(hl);
-		fprintf(f, "---------------\n%s (%zu)\n---------------\n", folded,
-		        hostlist_count(hl));
+		termtext_printf(f, "---------------\n%s (%zu)\n---------------\n", folded,
+		                hostlist_count(hl));
 		for (size_t k = 0; k < c->groups[i].n; k++)
-			fprintf(f, "%s\n", c->groups[i].lines[k]);
+			termtext_printf(f, "%s\n", c->groups[i].lines[k]);
 		free(folded);
 		hostlist_free(hl);
 	}
