@@ -197,13 +197,13 @@ int cmd_mnist(int argc, char **argv)
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
 	if (!r.pool) {
-		fprintf(stderr, "clusterdoc mnist: %s\n", err);
+		termtext_printf(stderr, "clusterdoc mnist: %s\n", err);
 		goto out;
 	}
 	n = hostlist_count(r.t.hosts);
 	if (run_check_order((const char *const *)r.t.hosts->names, n, r.master, &r.ordered, err,
 	                    sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc mnist: %s\n", err);
+		termtext_printf(stderr, "clusterdoc mnist: %s\n", err);
 		goto out;
 	}
 	r.hosts = r.ordered;

@@ -167,8 +167,8 @@ static void on_signal(struct signals *s, int sig, void *arg)
 {
 	struct run_cli *c = arg;
 
-	fprintf(stderr, "# %s: stopping the job on every node\n",
-	        sig == SIGINT ? "interrupted" : "terminated");
+	termtext_printf(stderr, "# %s: stopping the job on every node\n",
+	                sig == SIGINT ? "interrupted" : "terminated");
 	run_stop(c->run, sig == SIGINT ? "interrupted (Ctrl-C): stopped the job on every node"
 	                               : "terminated: stopped the job on every node");
 }
@@ -223,12 +223,12 @@ static void logs_open(struct run_cli *c, const char *run_id, size_t n)
 	char base[768], err[CD_ERRLEN], path[1200];
 
 	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
 		return;
 	}
 	snprintf(c->logdir, sizeof(c->logdir), "%s/%s", base, run_id);
 	if (cd_mkdir_p(c->logdir, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
 		c->logdir[0] = '\0';
 		return;
 	}
@@ -262,7 +262,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	if (j && (text = json_dumps(j, JSON_INDENT(2)))) {
 		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
 		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc run: %s\n", err);
+			termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		free(text);
 	}
 	json_decref(j);
@@ -270,7 +270,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	text = json_dumps(j, JSON_INDENT(2));
 	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
 	if (text && cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 	free(text);
 	json_decref(j);
 }
@@ -331,7 +331,7 @@ static int add_env(struct run_cli *c, const char *kv, size_t len)
 	char err[CD_ERRLEN];
 
 	if (run_check_env(kv, len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		return -1;
 	}
 	if (c->nenv == MAX_ENV) {
@@ -352,11 +352,11 @@ static int read_env_file(struct run_cli *c, const char *path)
 	int rc = 0;
 
 	if (scan_read_file(path, 1 << 20, SCAN_FILE_REGULAR, &data, &len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: --env-file %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: --env-file %s\n", err);
 		return -1;
 	}
 	if (memchr(data, '\0', len)) {
-		fprintf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
+		termtext_printf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
 		free(data);
 		return -1;
 	}
@@ -446,8 +446,8 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		return 0;
 	case OPT_REMOTE_DIR:
 		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			fprintf(stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n",
-			        arg);
+			termtext_printf(
+			    stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n", arg);
 			return -1;
 		}
 		c->o.remote_dir = arg;
@@ -585,7 +585,7 @@ int cmd_run(int argc, char **argv)
 	c.o.env = (const char *const *)c.env;
 	c.o.nenv = c.nenv;
 	if (run_check_placeholders(c.o.argv, c.o.argc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
 	}
 	if (c.sync_dir && c.o.chdir) {
@@ -598,7 +598,7 @@ int cmd_run(int argc, char **argv)
 		if (runsync_manifest_build(c.sync_dir,
 		                           c.sync_cap ? c.sync_cap : RUNSYNC_DEFAULT_CAP,
 		                           &c.manifest, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc run: --sync %s\n", err);
+			termtext_printf(stderr, "clusterdoc run: --sync %s\n", err);
 			goto out;
 		}
 		c.o.sync = &c.manifest;
@@ -607,13 +607,13 @@ int cmd_run(int argc, char **argv)
 	c.loop = loop_new();
 	c.pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
 	if (!c.pool) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
 	}
 	n = hostlist_count(c.t.hosts);
 	if (run_check_order((const char *const *)c.t.hosts->names, n, c.master, &c.ordered, err,
 	                    sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		n = 0;
 		goto out;
 	}
@@ -637,8 +637,9 @@ int cmd_run(int argc, char **argv)
 	if (!c.dry_run) {
 		logs_open(&c, run_report(c.run)->run_id, n);
 		/* the id at the start: `hang --run` needs it while the job runs */
-		fprintf(stderr, "# run %s (while it runs: clusterdoc hang --run %s -w ...)\n",
-		        run_report(c.run)->run_id, run_report(c.run)->run_id);
+		termtext_printf(stderr,
+		                "# run %s (while it runs: clusterdoc hang --run %s -w ...)\n",
+		                run_report(c.run)->run_id, run_report(c.run)->run_id);
 	}
 	loop_run(c.loop);
 	rep = run_report(c.run);
@@ -656,7 +657,7 @@ int cmd_run(int argc, char **argv)
 		run_print_text(c.dry_run ? stderr : stdout, rep);
 	}
 	if (c.logdir[0] && !c.t.json)
-		fprintf(stderr, "# logs: %s/\n", c.logdir);
+		termtext_printf(stderr, "# logs: %s/\n", c.logdir);
 	logs_close(&c, n, rep);
 	rc = rep->exit_status;
 	if (c.dry_run && !rep->failed)
