@@ -1,5 +1,6 @@
 /* check_slurm.c - the Prolog verdict, --drain and --undrain (check_slurm.h). */
 #include "check_slurm.h"
+#include "termtext.h"
 
 #include "cd.h"
 #include "slurm.h"
@@ -78,8 +79,8 @@ int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis 
 		if (!failed)
 			openlog("clusterdoc", LOG_PID, LOG_DAEMON);
 		syslog(LOG_ERR, "%s: %s: %s", m->nodes[local].host, f->id, f->message);
-		fprintf(stderr, "clusterdoc check: %s: %s: %s\n", m->nodes[local].host, f->id,
-		        f->message);
+		termtext_printf(stderr, "clusterdoc check: %s: %s: %s\n", m->nodes[local].host,
+		                f->id, f->message);
 		failed = 1;
 	}
 	if (failed)
@@ -114,7 +115,7 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 			continue;
 		snprintf(reason, sizeof(reason), "%s %s", SLURM_REASON_PREFIX, ids);
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc check: --drain: %s: %s\n", host, err);
+			termtext_printf(stderr, "clusterdoc check: --drain: %s: %s\n", host, err);
 			rc = -1;
 			continue;
 		}
@@ -129,17 +130,18 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 		}
 		if (sn.drained && strcmp(sn.reason, reason) == 0) {
 			if (!quiet)
-				fprintf(stderr, "clusterdoc check: %s already drained: %s\n", host,
-				        reason);
+				termtext_printf(stderr,
+				                "clusterdoc check: %s already drained: %s\n", host,
+				                reason);
 			continue;
 		}
 		if (slurm_drain(host, reason, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc check: --drain: %s: %s\n", host, err);
+			termtext_printf(stderr, "clusterdoc check: --drain: %s: %s\n", host, err);
 			rc = -1;
 			continue;
 		}
 		if (!quiet)
-			fprintf(stderr, "clusterdoc check: drained %s: %s\n", host, reason);
+			termtext_printf(stderr, "clusterdoc check: drained %s: %s\n", host, reason);
 	}
 	return rc;
 }
@@ -158,7 +160,7 @@ int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, lon
 		    check_error_ids(d, i, ids, sizeof(ids)))
 			continue;
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc check: --undrain: %s: %s\n", host, err);
+			termtext_printf(stderr, "clusterdoc check: --undrain: %s: %s\n", host, err);
 			rc = -1;
 			continue;
 		}
@@ -174,13 +176,13 @@ int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, lon
 			continue;
 		}
 		if (slurm_resume(host, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc check: --undrain: %s: %s\n", host, err);
+			termtext_printf(stderr, "clusterdoc check: --undrain: %s: %s\n", host, err);
 			rc = -1;
 			continue;
 		}
 		if (!quiet)
-			fprintf(stderr, "clusterdoc check: resumed %s (was: %s)\n", host,
-			        sn.reason);
+			termtext_printf(stderr, "clusterdoc check: resumed %s (was: %s)\n", host,
+			                sn.reason);
 	}
 	return rc;
 }

@@ -6,6 +6,7 @@
  * could not complete (a node or rank failed, or none could run).
  */
 #include "cd.h"
+#include "termtext.h"
 #include "collectives/bench.h"
 #include "collectives/bench_agent.h"
 #include "commands.h"
@@ -211,7 +212,7 @@ int cmd_bench(int argc, char **argv)
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
 	if (!r.pool) {
-		fprintf(stderr, "clusterdoc bench: %s\n", err);
+		termtext_printf(stderr, "clusterdoc bench: %s\n", err);
 		goto out;
 	}
 	if (!r.o.iface) {

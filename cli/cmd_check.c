@@ -15,6 +15,7 @@
  * shown could not be checked to the end.
  */
 #include "cd.h"
+#include "termtext.h"
 #include "check_once.h"
 #include "cmd_check_watch.h"
 #include "report/check_render.h"
@@ -397,7 +398,7 @@ static int run(int argc, char **argv, int env)
 	once = (struct check_once){
 	    .pool = &r.t.pool, .o = r.o, .deadline_s = r.deadline_s, .m = r.m, .master = r.master};
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
+		termtext_printf(stderr, "clusterdoc %s: %s\n", cmd, err);
 		goto out;
 	}
 	r.d = once.d;
@@ -426,7 +427,7 @@ static int run(int argc, char **argv, int env)
 	if (!env)
 		rc = finish_check(&r, checked, complete);
 	else if (!checked)
-		fprintf(stderr, "clusterdoc %s: no node could be checked\n", cmd);
+		termtext_printf(stderr, "clusterdoc %s: no node could be checked\n", cmd);
 out:
 	diagnosis_free(r.d);
 	netmodel_free(r.m);

@@ -16,6 +16,7 @@
  * the last round's findings and the exit status.
  */
 #include "cmd_check_watch.h"
+#include "termtext.h"
 #include "hostlist.h"
 #include "report/check_render.h"
 #include "report/report.h"
@@ -209,20 +210,20 @@ int cmd_check_watch(const struct check_watch_cli *c)
 	w.loop = loop_new();
 	sg = signals_new(w.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &w, err, sizeof(err));
 	if (!sg) {
-		fprintf(stderr, "clusterdoc check: %s\n", err);
+		termtext_printf(stderr, "clusterdoc check: %s\n", err);
 		goto out;
 	}
 	cw = check_watch_start(w.loop, c->pool, c->hosts, c->n, &c->o, &watch_events, &w, err,
 	                       sizeof(err));
 	if (!cw) {
-		fprintf(stderr, "clusterdoc check: %s\n", err);
+		termtext_printf(stderr, "clusterdoc check: %s\n", err);
 		goto out;
 	}
 	loop_run(w.loop);
 	last = check_watch_last(cw);
 	if (!last) {
-		fprintf(stderr, "clusterdoc check: %s before the first round ended\n",
-		        w.sig == SIGINT ? "interrupted" : "terminated");
+		termtext_printf(stderr, "clusterdoc check: %s before the first round ended\n",
+		                w.sig == SIGINT ? "interrupted" : "terminated");
 		rc = signals_exit_status(w.sig ? w.sig : SIGTERM);
 		goto out;
 	}

@@ -5,6 +5,7 @@
  * answered, 2 otherwise.
  */
 #include "cd.h"
+#include "termtext.h"
 #include "commands.h"
 #include "loop.h"
 #include "proto.h"
@@ -110,8 +111,9 @@ static const char *node_error_text(const struct facts_run *r, size_t i)
 
 static void print_table(struct facts_run *r)
 {
-	printf("%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST", "HOSTNAME",
-	       "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL", "GPUS", "SKEW");
+	termtext_printf(stdout, "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST",
+	                "HOSTNAME", "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL",
+	                "GPUS", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct sshpool_node *node = r->nodes[i];
 		json_t *f = r->facts[i], *torch, *nccl, *py;
@@ -120,8 +122,8 @@ static void print_table(struct facts_run *r)
 		if (!f) {
 			const char *err = node_error_text(r, i);
 
-			printf("%-16s UNREACHABLE  %s\n", sshpool_node_host(node),
-			       err ? err : "no answer");
+			termtext_printf(stdout, "%-16s UNREACHABLE  %s\n", sshpool_node_host(node),
+			                err ? err : "no answer");
 			continue;
 		}
 		snprintf(mem, sizeof(mem), "%.1fG",
@@ -131,12 +133,13 @@ static void print_table(struct facts_run *r)
 		py = json_object_get(f, "python");
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
-		printf("%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
-		       sshpool_node_host(node), str(f, "hostname"),
-		       str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
-		       (long long)json_integer_value(json_object_get(f, "cpus")), mem,
-		       str(py, "version"), str(torch, "version"), str(nccl, "version"),
-		       json_array_size(json_object_get(f, "gpus")), skew);
+		termtext_printf(
+		    stdout, "%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
+		    sshpool_node_host(node), str(f, "hostname"),
+		    str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
+		    (long long)json_integer_value(json_object_get(f, "cpus")), mem,
+		    str(py, "version"), str(torch, "version"), str(nccl, "version"),
+		    json_array_size(json_object_get(f, "gpus")), skew);
 	}
 }
 
@@ -152,10 +155,11 @@ static void print_python_hints(const struct facts_run *r)
 		if (!json_array_size(c))
 			continue;
 		first = json_array_get(c, 0);
-		printf("%s: %s has no torch; torch is in %s (Python %s)%s: pass --python %s\n",
-		       sshpool_node_host(r->nodes[i]), py ? py : "no python3", str(first, "path"),
-		       str(first, "version"), json_array_size(c) > 1 ? " and others" : "",
-		       str(first, "path"));
+		termtext_printf(
+		    stdout, "%s: %s has no torch; torch is in %s (Python %s)%s: pass --python %s\n",
+		    sshpool_node_host(r->nodes[i]), py ? py : "no python3", str(first, "path"),
+		    str(first, "version"), json_array_size(c) > 1 ? " and others" : "",
+		    str(first, "path"));
 	}
 }
 
@@ -169,7 +173,7 @@ static void print_agent_dirs(struct facts_run *r)
 		size_t shared = sshpool_node_agent_dir_shared(r->nodes[i]), j;
 
 		if (note)
-			printf("%s: %s\n", sshpool_node_host(r->nodes[i]), note);
+			termtext_printf(stdout, "%s: %s\n", sshpool_node_host(r->nodes[i]), note);
 		if (!dir || shared < 2)
 			continue;
 		for (j = 0; j < i; j++)
@@ -178,7 +182,8 @@ static void print_agent_dirs(struct facts_run *r)
 			    sshpool_node_agent_dir_shared(r->nodes[j]) == shared)
 				break;
 		if (j == i)
-			printf("agent cache %s: shared by %zu nodes\n", dir, shared);
+			termtext_printf(stdout, "agent cache %s: shared by %zu nodes\n", dir,
+			                shared);
 	}
 }
 
@@ -285,7 +290,7 @@ int cmd_facts(int argc, char **argv)
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
 	if (!r.pool) {
-		fprintf(stderr, "clusterdoc facts: %s\n", err);
+		termtext_printf(stderr, "clusterdoc facts: %s\n", err);
 		goto out;
 	}
 	r.n = hostlist_count(r.t.hosts);

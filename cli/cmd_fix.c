@@ -10,6 +10,7 @@
  * 143 (128 + the signal) once the answers in flight are recorded.
  */
 #include "cd.h"
+#include "termtext.h"
 #include "check_once.h"
 #include "cmd_fix_undo.h"
 #include "commands.h"
@@ -198,7 +199,7 @@ static int parse_options(struct fix_cli *c, int argc, char **argv)
 	if (p != 0)
 		return p;
 	if (fix_check_only(&c->fo, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;
 	}
 	if (c->undo && (c->apply || c->fo.only)) {
@@ -221,7 +222,7 @@ static int check(struct fix_cli *c, struct netmodel *m, struct diagnosis **d)
 	char err[CD_ERRLEN];
 
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		return -1;
 	}
 	*d = once.d;
@@ -249,8 +250,8 @@ static int confirm(const struct fix_flow_report *r)
 		                "is no terminal to ask on: add --yes\n");
 		return 0;
 	}
-	fprintf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", r->changes,
-	        r->changes == 1 ? "" : "s", r->nodes, r->nodes == 1 ? "" : "s");
+	termtext_printf(stderr, "\nApply %zu change%s on %zu node%s? [y/N] ", r->changes,
+	                r->changes == 1 ? "" : "s", r->nodes, r->nodes == 1 ? "" : "s");
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
 	return line[0] == 'y' || line[0] == 'Y';
@@ -315,7 +316,8 @@ static void on_signal(struct signals *s, int sig, void *arg)
 	}
 	w->sig = sig;
 	if (fix_flow_interrupt(w->flow, err, sizeof(err)) < 0)
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		                err);
 	fprintf(stderr,
 	        "clusterdoc fix: %s: sending no new change; waiting up to %d s for the answers "
 	        "in flight (again to exit now)\n",
@@ -341,13 +343,13 @@ static void answer_login(struct fix_flow *flow, struct phase *ph, struct apply_w
 			if (secret_ask(prompt, pw, FIX_PASSWORD_MAX, err, sizeof(err)) == 0) {
 				fix_flow_password(flow, pw, err, sizeof(err));
 			} else {
-				fprintf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
+				termtext_printf(stderr, "clusterdoc fix: ssh-key: %s\n", err);
 				fix_flow_skip_login(flow, err, sizeof(err));
 			}
 			secret_wipe(pw, FIX_PASSWORD_MAX);
 		} else if (r->state == FIX_FLOW_PASSWORD || r->state == FIX_FLOW_LOGIN_FAILED) {
 			if (r->state == FIX_FLOW_LOGIN_FAILED)
-				fprintf(stderr, "clusterdoc fix: %s\n", r->error);
+				termtext_printf(stderr, "clusterdoc fix: %s\n", r->error);
 			fix_flow_skip_login(flow, err, sizeof(err));
 		} else if (r->state == FIX_FLOW_APPLIED) {
 			break;
@@ -369,7 +371,8 @@ static int report_interrupted(const struct fix_flow_report *r, const struct appl
 			unsent += r->results[i][k].status == FIX_SKIPPED ||
 			          r->results[i][k].status == FIX_PENDING;
 	if (fix_journal_save(r->j, err, sizeof(err)) < 0)
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		                err);
 	fprintf(stderr,
 	        "clusterdoc fix: interrupted (%s): %zu change%s made, %zu of unknown outcome "
 	        "(no answer within %d s), %zu not sent; run %s is journalled: undo with: "
@@ -444,14 +447,14 @@ static int fix(struct fix_cli *c)
 	        .fo = c->fo, .pool = &c->t.pool, .hosts = hosts, .nhosts = n, .m = m, .d = d},
 	    on_flow, &ph, err, sizeof(err));
 	if (!flow) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
 	wait_flow(&ph);
 	r = fix_flow_report(flow);
 	if (r->state != FIX_FLOW_PLANNED) {
-		fprintf(stderr, "clusterdoc fix: %s\n",
-		        r->state == FIX_FLOW_FAILED ? r->error : "the plan was not made");
+		termtext_printf(stderr, "clusterdoc fix: %s\n",
+		                r->state == FIX_FLOW_FAILED ? r->error : "the plan was not made");
 		goto out;
 	}
 	if (!checked && !r->login.nlogin) {
@@ -488,10 +491,11 @@ static int fix(struct fix_cli *c)
 	w.flow = flow;
 	sg = signals_new(ph.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &w, err, sizeof(err));
 	if (!sg)
-		fprintf(stderr, "clusterdoc fix: %s: Ctrl-C will not wait for the nodes' answers\n",
-		        err);
+		termtext_printf(stderr,
+		                "clusterdoc fix: %s: Ctrl-C will not wait for the nodes' answers\n",
+		                err);
 	if (fix_flow_apply(flow, NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
 	answer_login(flow, &ph, &w);
@@ -506,11 +510,11 @@ static int fix(struct fix_cli *c)
 		goto out;
 	}
 	if (r->login_ran && r->login_outcome.journal_error[0])
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
-		        r->login_outcome.journal_error);
+		termtext_printf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		                r->login_outcome.journal_error);
 	if (r->journal_error[0])
-		fprintf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
-		        r->journal_error);
+		termtext_printf(stderr, "clusterdoc fix: the undo journal could not be saved: %s\n",
+		                r->journal_error);
 
 	/* verify with a check of its own: new agents, new login shells */
 	m2 = netmodel_new(hosts, n);
@@ -554,7 +558,8 @@ static int print_sudoers(const char *user)
 	if (strspn(user, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
 	        strlen(user) ||
 	    user[0] == '-') {
-		fprintf(stderr, "clusterdoc fix: --user \"%s\" is not a plain user name\n", user);
+		termtext_printf(stderr, "clusterdoc fix: --user \"%s\" is not a plain user name\n",
+		                user);
 		return 2;
 	}
 	text = sudocmd_sudoers(user);
@@ -587,7 +592,7 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (c.undo) {
 		if (fix_journal_load(c.undo, &j, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc fix: %s\n", err);
+			termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 			goto out;
 		}
 		if (j->undone) {
@@ -599,8 +604,9 @@ int cmd_fix(int argc, char **argv)
 		given = hostlist_count(c.t.hosts) > 0;
 		for (size_t k = 0; k < j->nchanges && !given; k++)
 			if (hostlist_parse(c.t.hosts, j->changes[k].host, err, sizeof(err)) < 0) {
-				fprintf(stderr, "clusterdoc fix: the journal's host %s: %s\n",
-				        j->changes[k].host, err);
+				termtext_printf(stderr,
+				                "clusterdoc fix: the journal's host %s: %s\n",
+				                j->changes[k].host, err);
 				goto out;
 			}
 		if (!j->nchanges) {

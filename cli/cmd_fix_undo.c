@@ -4,6 +4,7 @@
  * what each journal says of them.
  */
 #include "cmd_fix_undo.h"
+#include "termtext.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ int cmd_fix_undo(struct fix_journal *j, const char *const *hosts, size_t n,
 
 	pool = sshpool_new(ph.loop, pool_opts, err, sizeof(err));
 	if (!pool) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		goto out;
 	}
 	s = fix_run_new(ph.loop, pool, hosts, n);
@@ -51,7 +52,7 @@ int cmd_fix_undo(struct fix_journal *j, const char *const *hosts, size_t n,
 	if (!failed && !skipped) {
 		j->undone = (long long)time(NULL);
 		if (fix_journal_save(j, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc fix: %s\n", err);
+			termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 	}
 	rc = failed || skipped ? 1 : 0;
 out:
@@ -68,7 +69,7 @@ int cmd_fix_list(void)
 	size_t n = 0;
 
 	if (fix_journal_list(&runs, &n, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc fix: %s\n", err);
+		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 		return 2;
 	}
 	if (!n)

@@ -6,6 +6,7 @@
  * started: the job's launchers wait in their rendezvous.
  */
 #include "cd.h"
+#include "termtext.h"
 #include "collectives/hang.h"
 #include "commands.h"
 #include "loop.h"
@@ -35,7 +36,7 @@ static void on_phase(void *arg, const char *what)
 	struct hang_cli *c = arg;
 
 	if (!c->t.json && isatty(STDERR_FILENO))
-		fprintf(stderr, "# %s\n", what);
+		termtext_printf(stderr, "# %s\n", what);
 }
 
 static void on_done(void *arg)
@@ -148,7 +149,7 @@ int cmd_hang(int argc, char **argv)
 	c.loop = loop_new();
 	pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
 	if (!pool) {
-		fprintf(stderr, "clusterdoc hang: %s\n", err);
+		termtext_printf(stderr, "clusterdoc hang: %s\n", err);
 		goto out;
 	}
 	h = hang_start(c.loop, pool, (const char *const *)c.t.hosts->names,

@@ -6,6 +6,7 @@
  * hung, the parameters differ); 2 it could not start (data, nodes, torch).
  */
 #include "cd.h"
+#include "termtext.h"
 #include "collectives/mnist.h"
 #include "commands.h"
 #include "loop.h"
@@ -51,8 +52,8 @@ static void on_line(void *arg, size_t node, const char *stream, const char *text
 
 	if (r->quiet || strncmp(text, "CDMNIST ", 8) == 0)
 		return;
-	fprintf(f, "%s%s: %s\n", r->hosts[node], strcmp(stream, "err") == 0 ? " (stderr)" : "",
-	        text);
+	termtext_printf(f, "%s%s: %s\n", r->hosts[node],
+	                strcmp(stream, "err") == 0 ? " (stderr)" : "", text);
 	fflush(f);
 }
 
@@ -196,13 +197,13 @@ int cmd_mnist(int argc, char **argv)
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));
 	if (!r.pool) {
-		fprintf(stderr, "clusterdoc mnist: %s\n", err);
+		termtext_printf(stderr, "clusterdoc mnist: %s\n", err);
 		goto out;
 	}
 	n = hostlist_count(r.t.hosts);
 	if (run_check_order((const char *const *)r.t.hosts->names, n, r.master, &r.ordered, err,
 	                    sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc mnist: %s\n", err);
+		termtext_printf(stderr, "clusterdoc mnist: %s\n", err);
 		goto out;
 	}
 	r.hosts = r.ordered;

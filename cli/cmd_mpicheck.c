@@ -13,6 +13,7 @@
  * one after the other from the loop; this file parses, starts it and renders.
  */
 #include "cd.h"
+#include "termtext.h"
 #include "commands.h"
 #include "fixers/fix_peerssh_flow.h"
 #include "loop.h"
@@ -136,7 +137,7 @@ int cmd_mpicheck(int argc, char **argv)
 	                              },
 	                              on_done, &c, err, sizeof(err));
 	if (!flow) {
-		fprintf(stderr, "clusterdoc mpi-check: %s\n", err);
+		termtext_printf(stderr, "clusterdoc mpi-check: %s\n", err);
 		goto out;
 	}
 	loop_run(c.loop);
@@ -156,7 +157,7 @@ int cmd_mpicheck(int argc, char **argv)
 			                       r->journal_err, stdout);
 	}
 	if (c.fix && r->error[0])
-		fprintf(stderr, "clusterdoc mpi-check: peer-ssh: %s\n", r->error);
+		termtext_printf(stderr, "clusterdoc mpi-check: peer-ssh: %s\n", r->error);
 out:
 	fix_peerssh_flow_free(flow);
 	loop_free(c.loop);

@@ -7,6 +7,7 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
+#include "termtext.h"
 #include "collectives/rdzvwatch.h"
 #include "collectives/run.h"
 #include "commands.h"
@@ -137,7 +138,7 @@ static void on_line(void *arg, size_t node, const char *stream, const char *text
 	}
 	if (c->quiet && !is_err)
 		return;
-	fprintf(f, "%s\n", line);
+	termtext_printf(f, "%s\n", line);
 	fflush(f);
 }
 
@@ -186,8 +187,8 @@ static void on_signal(struct signals *s, int sig, void *arg)
 {
 	struct run_cli *c = arg;
 
-	fprintf(stderr, "# %s: stopping the job on every node\n",
-	        sig == SIGINT ? "interrupted" : "terminated");
+	termtext_printf(stderr, "# %s: stopping the job on every node\n",
+	                sig == SIGINT ? "interrupted" : "terminated");
 	run_stop(c->run, sig == SIGINT ? "interrupted (Ctrl-C): stopped the job on every node"
 	                               : "terminated: stopped the job on every node");
 }
@@ -225,10 +226,10 @@ static void print_groups(struct run_cli *c, size_t n)
 			}
 		}
 		folded = hostlist_fold(hl);
-		fprintf(f, "---------------\n%s (%zu)\n---------------\n", folded,
-		        hostlist_count(hl));
+		termtext_printf(f, "---------------\n%s (%zu)\n---------------\n", folded,
+		                hostlist_count(hl));
 		for (size_t k = 0; k < c->groups[i].n; k++)
-			fprintf(f, "%s\n", c->groups[i].lines[k]);
+			termtext_printf(f, "%s\n", c->groups[i].lines[k]);
 		free(folded);
 		hostlist_free(hl);
 	}
@@ -242,12 +243,12 @@ static void logs_open(struct run_cli *c, const char *run_id, size_t n)
 	char base[768], err[CD_ERRLEN], path[1200];
 
 	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
 		return;
 	}
 	snprintf(c->logdir, sizeof(c->logdir), "%s/%s", base, run_id);
 	if (cd_mkdir_p(c->logdir, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s; the logs are not kept\n", err);
 		c->logdir[0] = '\0';
 		return;
 	}
@@ -281,7 +282,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	if (j && (text = json_dumps(j, JSON_INDENT(2)))) {
 		snprintf(path, sizeof(path), "%s/check.json", c->logdir);
 		if (cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-			fprintf(stderr, "clusterdoc run: %s\n", err);
+			termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		free(text);
 	}
 	json_decref(j);
@@ -289,7 +290,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	text = json_dumps(j, JSON_INDENT(2));
 	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
 	if (text && cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 	free(text);
 	json_decref(j);
 }
@@ -350,7 +351,7 @@ static int add_env(struct run_cli *c, const char *kv, size_t len)
 	char err[CD_ERRLEN];
 
 	if (run_check_env(kv, len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		return -1;
 	}
 	if (c->nenv == MAX_ENV) {
@@ -371,11 +372,11 @@ static int read_env_file(struct run_cli *c, const char *path)
 	int rc = 0;
 
 	if (scan_read_file(path, 1 << 20, SCAN_FILE_REGULAR, &data, &len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: --env-file %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: --env-file %s\n", err);
 		return -1;
 	}
 	if (memchr(data, '\0', len)) {
-		fprintf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
+		termtext_printf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
 		free(data);
 		return -1;
 	}
@@ -465,8 +466,8 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		return 0;
 	case OPT_REMOTE_DIR:
 		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			fprintf(stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n",
-			        arg);
+			termtext_printf(
+			    stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n", arg);
 			return -1;
 		}
 		c->o.remote_dir = arg;
@@ -604,7 +605,7 @@ int cmd_run(int argc, char **argv)
 	c.o.env = (const char *const *)c.env;
 	c.o.nenv = c.nenv;
 	if (run_check_placeholders(c.o.argv, c.o.argc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
 	}
 	if (c.sync_dir && c.o.chdir) {
@@ -617,7 +618,7 @@ int cmd_run(int argc, char **argv)
 		if (runsync_manifest_build(c.sync_dir,
 		                           c.sync_cap ? c.sync_cap : RUNSYNC_DEFAULT_CAP,
 		                           &c.manifest, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc run: --sync %s\n", err);
+			termtext_printf(stderr, "clusterdoc run: --sync %s\n", err);
 			goto out;
 		}
 		c.o.sync = &c.manifest;
@@ -626,13 +627,13 @@ int cmd_run(int argc, char **argv)
 	c.loop = loop_new();
 	c.pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
 	if (!c.pool) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
 	}
 	n = hostlist_count(c.t.hosts);
 	if (run_check_order((const char *const *)c.t.hosts->names, n, c.master, &c.ordered, err,
 	                    sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc run: %s\n", err);
+		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		n = 0;
 		goto out;
 	}
@@ -656,8 +657,9 @@ int cmd_run(int argc, char **argv)
 	if (!c.dry_run) {
 		logs_open(&c, run_report(c.run)->run_id, n);
 		/* the id at the start: `hang --run` needs it while the job runs */
-		fprintf(stderr, "# run %s (while it runs: clusterdoc hang --run %s -w ...)\n",
-		        run_report(c.run)->run_id, run_report(c.run)->run_id);
+		termtext_printf(stderr,
+		                "# run %s (while it runs: clusterdoc hang --run %s -w ...)\n",
+		                run_report(c.run)->run_id, run_report(c.run)->run_id);
 	}
 	loop_run(c.loop);
 	rep = run_report(c.run);
@@ -675,7 +677,7 @@ int cmd_run(int argc, char **argv)
 		run_print_text(c.dry_run ? stderr : stdout, rep);
 	}
 	if (c.logdir[0] && !c.t.json)
-		fprintf(stderr, "# logs: %s/\n", c.logdir);
+		termtext_printf(stderr, "# logs: %s/\n", c.logdir);
 	logs_close(&c, n, rep);
 	rc = rep->exit_status;
 	if (c.dry_run && !rep->failed)

@@ -4,6 +4,7 @@
  * with --no-check, then the gate.
  */
 #include "run_check.h"
+#include "termtext.h"
 #include "cd.h"
 #include "check_once.h"
 #include "fixers/fix_journal.h"
@@ -46,7 +47,7 @@ static void save_plan(const struct job_plan *p, const char *path, const char *cm
 
 	if ((!text || cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0) &&
 	    cmd)
-		fprintf(stderr, "clusterdoc %s: the check is not saved: %s\n", cmd, err);
+		termtext_printf(stderr, "clusterdoc %s: the check is not saved: %s\n", cmd, err);
 	free(text);
 	json_decref(j);
 }
@@ -112,7 +113,7 @@ static struct job_plan *fresh_plan(struct run_check *c, const char *path)
 	netcheck_opts_init(&once.o);
 	once.o.master_port = c->master_port;
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
-		fprintf(stderr, "clusterdoc %s: the check: %s\n", c->cmd, err);
+		termtext_printf(stderr, "clusterdoc %s: the check: %s\n", c->cmd, err);
 		netmodel_free(m);
 		return NULL;
 	}
@@ -160,8 +161,9 @@ static int env_overrides(const struct run_check *c, const struct job_plan *p)
 			if (!job_plan_sets(p, i, name))
 				continue;
 			if (c->force) {
-				fprintf(stderr, "# --force: --env %s overrides the plan's value\n",
-				        name);
+				termtext_printf(stderr,
+				                "# --force: --env %s overrides the plan's value\n",
+				                name);
 			} else {
 				fprintf(stderr,
 				        "clusterdoc %s: --env %s overrides the value the plan sets "
@@ -200,18 +202,20 @@ int run_check_gate(struct run_check *c)
 		goto out;
 	}
 	if (gating)
-		fprintf(stderr, "# --force: not refused for what the check found:\n%s", refused);
+		termtext_printf(stderr, "# --force: not refused for what the check found:\n%s",
+		                refused);
 	if (!c->master_port && p->master_port_proved && p->port_tried &&
 	    p->master_port != p->port_tried)
 		fprintf(stderr, "# MASTER_PORT=%d: the port the check proved (%d is not usable)\n",
 		        p->master_port, p->port_tried);
 	for (size_t i = 0; i < p->n; i++) {
 		if (!p->nodes[i].proved)
-			fprintf(stderr, "%s%s",
-			        unproved++ ? ","
-			                   : "# not proved by the check (each takes its own "
-			                     "interface, as NCCL picks it): ",
-			        p->nodes[i].host);
+			termtext_printf(stderr, "%s%s",
+			                unproved++
+			                    ? ","
+			                    : "# not proved by the check (each takes its own "
+			                      "interface, as NCCL picks it): ",
+			                p->nodes[i].host);
 	}
 	if (unproved)
 		fputc('\n', stderr);

@@ -1,5 +1,6 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
+#include "termtext.h"
 #include "cd.h"
 #include "longopt.h"
 #include "transport_back.h"
@@ -176,13 +177,13 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 0;
 	}
 bad_hostlist:
-	fprintf(stderr, "clusterdoc %s: %s\n", cmd, err);
+	termtext_printf(stderr, "clusterdoc %s: %s\n", cmd, err);
 	return -1;
 bad_value:
 	if (opt == OPT_FANOUT)
 		opt = 'f'; /* as the message has always named it */
-	fprintf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
-	        opt < 256 ? opt : '-');
+	termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
+	                opt < 256 ? opt : '-');
 	return -1;
 }
 
@@ -197,7 +198,7 @@ int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct t
 		char msg[256];
 
 		if (next >= 0 && longopt_check(s->longopts, argv[next], msg, sizeof(msg)) < 0) {
-			fprintf(stderr, "clusterdoc %s: %s\n", c->name, msg);
+			termtext_printf(stderr, "clusterdoc %s: %s\n", c->name, msg);
 			return -1;
 		}
 		opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL);
@@ -218,8 +219,8 @@ int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct t
 			return -1;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", c->name,
-		        argv[optind]);
+		termtext_printf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", c->name,
+		                argv[optind]);
 		return -1;
 	}
 	return optset_finish(s, c->name);
@@ -257,7 +258,8 @@ int targets_finish(struct targets *t, const char *cmd)
 
 	if (!hostlist_count(t->hosts) && slurm && *slurm) {
 		if (hostlist_parse(t->hosts, slurm, err, sizeof(err)) < 0) {
-			fprintf(stderr, "clusterdoc %s: $SLURM_JOB_NODELIST: %s\n", cmd, err);
+			termtext_printf(stderr, "clusterdoc %s: $SLURM_JOB_NODELIST: %s\n", cmd,
+			                err);
 			return -1;
 		}
 	}
@@ -277,8 +279,9 @@ int targets_finish(struct targets *t, const char *cmd)
 			        "(--launcher srun starts them with srun)\n",
 			        cmd, getenv("SLURM_JOB_ID"));
 		else
-			fprintf(stderr, "clusterdoc %s: in Slurm job %s; agents start with %s\n",
-			        cmd, getenv("SLURM_JOB_ID"), launcher_name(t->pool.launcher));
+			termtext_printf(
+			    stderr, "clusterdoc %s: in Slurm job %s; agents start with %s\n", cmd,
+			    getenv("SLURM_JOB_ID"), launcher_name(t->pool.launcher));
 	}
 	if (!t->pool.agent_path)
 		t->pool.agent_path = find_agent();
@@ -298,8 +301,9 @@ int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int h
 	long v = strtol(s, &end, 10);
 
 	if (!*s || *end || v < lo || v > hi) {
-		fprintf(stderr, "clusterdoc %s: %s wants a number from %d to %d, not \"%s\"\n", cmd,
-		        opt, lo, hi, s);
+		termtext_printf(stderr,
+		                "clusterdoc %s: %s wants a number from %d to %d, not \"%s\"\n", cmd,
+		                opt, lo, hi, s);
 		return -1;
 	}
 	*out = (int)v;

@@ -1,5 +1,6 @@
 /* bench_render.c - the text and JSON renderings of a bench run (see bench_render.h). */
 #include "bench_render.h"
+#include "termtext.h"
 
 #include "collectives/bench_agent.h"
 
@@ -11,15 +12,17 @@ static void print_nodes(const struct bench_report *rep, int pairs)
 		const struct bench_node *n = &rep->nodes[i];
 
 		if (n->error[0])
-			printf("#  %-12s NOT IN THE RUN: %s\n", n->host, n->error);
+			termtext_printf(stdout, "#  %-12s NOT IN THE RUN: %s\n", n->host, n->error);
 		else if (pairs) /* a node's rank is 0 or 1 of each pair it is in */
-			printf("#  %-12s %s %s  (%s)\n", n->host, n->ifname, n->addr, n->addr_rule);
+			termtext_printf(stdout, "#  %-12s %s %s  (%s)\n", n->host, n->ifname,
+			                n->addr, n->addr_rule);
 		else if (n->nranks == 1)
-			printf("#  %-12s rank %d  %s %s  (%s)\n", n->host, n->first_rank, n->ifname,
-			       n->addr, n->addr_rule);
+			termtext_printf(stdout, "#  %-12s rank %d  %s %s  (%s)\n", n->host,
+			                n->first_rank, n->ifname, n->addr, n->addr_rule);
 		else if (n->nranks > 1)
-			printf("#  %-12s ranks %d-%d  %s %s  (%s)\n", n->host, n->first_rank,
-			       n->first_rank + n->nranks - 1, n->ifname, n->addr, n->addr_rule);
+			termtext_printf(stdout, "#  %-12s ranks %d-%d  %s %s  (%s)\n", n->host,
+			                n->first_rank, n->first_rank + n->nranks - 1, n->ifname,
+			                n->addr, n->addr_rule);
 	}
 }
 
@@ -28,10 +31,10 @@ static void print_table(const struct bench_report *rep, const struct bench_opts 
 {
 	long long wrong = 0;
 
-	printf("#\n#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
-	       "root", "time", "algbw", "busbw", "#wrong");
-	printf("#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
-	       "(GB/s)", "(GB/s)", "");
+	termtext_printf(stdout, "#\n#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count",
+	                "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
+	termtext_printf(stdout, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)",
+	                "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
 	for (size_t s = 0; s < rep->nsizes; s++) {
 		const struct bench_size *z = &rep->sizes[s];
 		char w[24];
@@ -40,28 +43,32 @@ static void print_table(const struct bench_report *rep, const struct bench_opts 
 			snprintf(w, sizeof(w), "N/A");
 		else
 			snprintf(w, sizeof(w), "%lld", z->wrong);
-		printf(" %12zu %13zu %9s %7s %7d %10.2f %8.2f %8.2f %6s\n", z->bytes, z->count,
-		       coll_dtype_name(o->dtype), "sum", -1, z->time_us, z->algbw, z->busbw, w);
+		termtext_printf(stdout, " %12zu %13zu %9s %7s %7d %10.2f %8.2f %8.2f %6s\n",
+		                z->bytes, z->count, coll_dtype_name(o->dtype), "sum", -1,
+		                z->time_us, z->algbw, z->busbw, w);
 		wrong += z->wrong > 0 ? z->wrong : 0;
 	}
 	if (rep->stop.bytes)
-		printf(" %12zu %13zu %9s %7s %7d %s on %s\n", rep->stop.bytes, rep->stop.count,
-		       coll_dtype_name(o->dtype), "sum", -1, rep->stop.state,
-		       rep->nodes[rep->stop.node].host);
+		termtext_printf(stdout, " %12zu %13zu %9s %7s %7d %s on %s\n", rep->stop.bytes,
+		                rep->stop.count, coll_dtype_name(o->dtype), "sum", -1,
+		                rep->stop.state, rep->nodes[rep->stop.node].host);
 	/* "0 OK" only for a sweep that ran to its end: a run that stopped did
 	 * not check the sizes it never reached. */
 	if (rep->nsizes < rep->nsizes_planned)
-		printf("# Out of bounds values : %lld in %zu of %zu sizes, %s\n", wrong,
-		       rep->nsizes, rep->nsizes_planned, wrong ? "FAILED" : "INCOMPLETE");
+		termtext_printf(stdout, "# Out of bounds values : %lld in %zu of %zu sizes, %s\n",
+		                wrong, rep->nsizes, rep->nsizes_planned,
+		                wrong ? "FAILED" : "INCOMPLETE");
 	else
-		printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
-	printf("# Avg bus bandwidth    : %g \n", rep->avg_busbw);
+		termtext_printf(stdout, "# Out of bounds values : %lld %s\n", wrong,
+		                wrong ? "FAILED" : "OK");
+	termtext_printf(stdout, "# Avg bus bandwidth    : %g \n", rep->avg_busbw);
 }
 
 static void print_links(const struct bench_report *rep, const struct bench_opts *o)
 {
-	printf("#\n# pairwise: %zu link(s), %zu bytes each\n", rep->nlinks, o->max_bytes);
-	printf("#%-32s %12s %12s\n", " link", "busbw(GB/s)", "time(us)");
+	termtext_printf(stdout, "#\n# pairwise: %zu link(s), %zu bytes each\n", rep->nlinks,
+	                o->max_bytes);
+	termtext_printf(stdout, "#%-32s %12s %12s\n", " link", "busbw(GB/s)", "time(us)");
 	for (size_t k = 0; k < rep->nlinks; k++) {
 		const struct bench_link *l = &rep->links[k];
 		char name[300];
@@ -69,13 +76,13 @@ static void print_links(const struct bench_report *rep, const struct bench_opts 
 		snprintf(name, sizeof(name), "%s <-> %s", rep->nodes[l->a].host,
 		         rep->nodes[l->b].host);
 		if (l->failed)
-			printf("  %-31s FAILED: %s\n", name, l->error);
+			termtext_printf(stdout, "  %-31s FAILED: %s\n", name, l->error);
 		else
-			printf("  %-31s %12.2f %12.1f%s\n", name, l->busbw, l->time_us,
-			       l->slow ? "  SLOW" : "");
+			termtext_printf(stdout, "  %-31s %12.2f %12.1f%s\n", name, l->busbw,
+			                l->time_us, l->slow ? "  SLOW" : "");
 	}
 	if (rep->slow_nodes[0])
-		printf("# slow nodes: %s\n", rep->slow_nodes);
+		termtext_printf(stdout, "# slow nodes: %s\n", rep->slow_nodes);
 }
 
 void bench_print_failures(const struct bench_report *rep)
@@ -84,11 +91,11 @@ void bench_print_failures(const struct bench_report *rep)
 		const struct bench_failure *f = &rep->failures[k];
 
 		if (f->rank >= 0)
-			fprintf(stderr, "clusterdoc bench: rank %d (%s) %s: %s\n", f->rank,
-			        rep->nodes[f->node].host, f->kind, f->message);
+			termtext_printf(stderr, "clusterdoc bench: rank %d (%s) %s: %s\n", f->rank,
+			                rep->nodes[f->node].host, f->kind, f->message);
 		else
-			fprintf(stderr, "clusterdoc bench: %s %s: %s\n", rep->nodes[f->node].host,
-			        f->kind, f->message);
+			termtext_printf(stderr, "clusterdoc bench: %s %s: %s\n",
+			                rep->nodes[f->node].host, f->kind, f->message);
 	}
 }
 
@@ -189,16 +196,20 @@ void bench_print_json(const struct bench_report *rep, const struct bench_opts *o
 void bench_print_text(const struct bench_report *rep, const struct bench_opts *o)
 {
 	if (o->pairs)
-		printf("# clusterdoc bench --pairs: %s backend, %zu node(s), 2 ranks a pair, %s "
-		       "sum, iters %d, warmup %d\n",
-		       bench_backend_name(rep->backend), rep->nnodes, coll_dtype_name(o->dtype),
-		       o->iters, o->warmup);
+		termtext_printf(
+		    stdout,
+		    "# clusterdoc bench --pairs: %s backend, %zu node(s), 2 ranks a pair, %s "
+		    "sum, iters %d, warmup %d\n",
+		    bench_backend_name(rep->backend), rep->nnodes, coll_dtype_name(o->dtype),
+		    o->iters, o->warmup);
 	else
-		printf("# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
-		       bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(o->dtype),
-		       o->iters, o->warmup);
+		termtext_printf(
+		    stdout,
+		    "# clusterdoc bench: %s backend, %d rank(s), %s sum, iters %d, warmup %d\n",
+		    bench_backend_name(rep->backend), rep->nranks, coll_dtype_name(o->dtype),
+		    o->iters, o->warmup);
 	if (rep->backend_note[0])
-		printf("# %s\n", rep->backend_note);
+		termtext_printf(stdout, "# %s\n", rep->backend_note);
 	print_nodes(rep, o->pairs);
 	if (o->pairs)
 		print_links(rep, o);

@@ -4,6 +4,7 @@
  * (see check_render.h).
  */
 #include "check_render.h"
+#include "termtext.h"
 
 #include "cd.h"
 #include "jobs/jobgate.h"
@@ -142,24 +143,32 @@ static void print_deadline(const struct netcheck_stats *st)
 {
 	if (!deadline_cut(st))
 		return;
-	printf("DEADLINE (--deadline %d s): the check was shortened to fit it\n", st->deadline_s);
+	termtext_printf(stdout, "DEADLINE (--deadline %d s): the check was shortened to fit it\n",
+	                st->deadline_s);
 	if (st->python_timeout_ms)
-		printf("  probe:    the python probe was bounded to %d ms\n",
-		       st->python_timeout_ms);
+		termtext_printf(stdout, "  probe:    the python probe was bounded to %d ms\n",
+		                st->python_timeout_ms);
 	if (st->connect_timeout_ms && st->connect_timeout_ms < st->probe_timeout_ms)
-		printf("  connect:  each TCP attempt got %d ms instead of --probe-timeout %d ms "
-		       "(a timeout means no answer within %d ms)\n",
-		       st->connect_timeout_ms, st->probe_timeout_ms, st->connect_timeout_ms);
+		termtext_printf(
+		    stdout,
+		    "  connect:  each TCP attempt got %d ms instead of --probe-timeout %d ms "
+		    "(a timeout means no answer within %d ms)\n",
+		    st->connect_timeout_ms, st->probe_timeout_ms, st->connect_timeout_ms);
 	if (st->confirm_timeout_ms && st->confirm_timeout_ms < st->probe_timeout_ms)
-		printf("  confirm:  each retry got %d ms\n", st->confirm_timeout_ms);
+		termtext_printf(stdout, "  confirm:  each retry got %d ms\n",
+		                st->confirm_timeout_ms);
 	if (st->confirm_skipped)
-		printf("  confirm:  %zu failed attempt(s) seen by no other node were not retried: "
-		       "no time was left\n",
-		       st->confirm_skipped);
+		termtext_printf(
+		    stdout,
+		    "  confirm:  %zu failed attempt(s) seen by no other node were not retried: "
+		    "no time was left\n",
+		    st->confirm_skipped);
 	if (st->deadline_phase[0])
-		printf("  passed during the %s phase: the nodes that still owed answers were "
-		       "closed (node-unreachable; partial when they had answered their probe)\n",
-		       st->deadline_phase);
+		termtext_printf(
+		    stdout,
+		    "  passed during the %s phase: the nodes that still owed answers were "
+		    "closed (node-unreachable; partial when they had answered their probe)\n",
+		    st->deadline_phase);
 	putchar('\n');
 }
 
@@ -330,7 +339,7 @@ static void print_indented(const char *label, const char *text)
 		const char *nl = strchr(p, '\n');
 		int len = (int)(nl ? nl - p : (long)strlen(p));
 
-		printf("         %-9s %.*s\n", first ? label : "", len, p);
+		termtext_printf(stdout, "         %-9s %.*s\n", first ? label : "", len, p);
 		first = 0;
 		p = nl ? nl + 1 : p + len;
 	}
@@ -340,28 +349,29 @@ static void print_predictions(const struct check_result *r)
 {
 	const struct netmodel *m = r->m;
 
-	printf("WHAT NCCL AND GLOO WOULD USE (as configured now)\n");
+	termtext_printf(stdout, "WHAT NCCL AND GLOO WOULD USE (as configured now)\n");
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct nm_node *n = &m->nodes[i];
 		const struct node_prediction *p = &r->d->pred[i];
 		char line[1024];
 
 		if (!n->probed) {
-			printf("  %s: not checked: %s\n", n->host, n->error);
+			termtext_printf(stdout, "  %s: not checked: %s\n", n->host, n->error);
 			continue;
 		}
 		nccl_log_line(&p->nccl, line, sizeof(line));
-		printf("  %s (%s, NCCL %s)\n", n->host, n->hostname,
-		       n->nccl_version[0] ? n->nccl_version : "unknown: 2.28.3+ rules");
+		termtext_printf(stdout, "  %s (%s, NCCL %s)\n", n->host, n->hostname,
+		                n->nccl_version[0] ? n->nccl_version : "unknown: 2.28.3+ rules");
 		if (nm_node_partial(n))
-			printf("    partial: %s\n", n->error);
-		printf("    NCCL  %s   [%s]\n", line, p->nccl.rule);
+			termtext_printf(stdout, "    partial: %s\n", n->error);
+		termtext_printf(stdout, "    NCCL  %s   [%s]\n", line, p->nccl.rule);
 		if (p->gloo.npicks)
-			printf("    Gloo  %s:%s%s   [%s]\n", p->gloo.picks[0].ifname,
-			       p->gloo.picks[0].addr, p->gloo.npicks > 1 ? " ..." : "",
-			       p->gloo.rule);
+			termtext_printf(stdout, "    Gloo  %s:%s%s   [%s]\n",
+			                p->gloo.picks[0].ifname, p->gloo.picks[0].addr,
+			                p->gloo.npicks > 1 ? " ..." : "", p->gloo.rule);
 		else
-			printf("    Gloo  %s   [%s]\n", p->gloo.error, p->gloo.rule);
+			termtext_printf(stdout, "    Gloo  %s   [%s]\n", p->gloo.error,
+			                p->gloo.rule);
 	}
 	putchar('\n');
 }
@@ -371,21 +381,23 @@ static void print_findings(const struct check_result *r)
 	const struct diagnosis *d = r->d;
 	struct job_plan *plan = plan_of(r);
 
-	printf("FINDINGS: %d error(s), %d warning(s)\n", d->errors, d->warnings);
+	termtext_printf(stdout, "FINDINGS: %d error(s), %d warning(s)\n", d->errors, d->warnings);
 	if (d->nfindings == 0)
-		printf("  none: every address NCCL and Gloo would use was reached by every peer\n");
+		termtext_printf(
+		    stdout,
+		    "  none: every address NCCL and Gloo would use was reached by every peer\n");
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
 
 		char why[1024];
 
-		printf("  %-7s %s\n", severity_name(f->severity), f->id);
+		termtext_printf(stdout, "  %-7s %s\n", severity_name(f->severity), f->id);
 		print_indented("", f->message);
 		print_indented("evidence", f->evidence);
 		print_indented("fix", f->fix);
 		/* what a job started with the suggested environment still meets */
 		if (job_gate_avoided(plan, &plan->findings[k], r->m->nnodes == 1, why, sizeof(why)))
-			printf("    avoided: %s %s\n", f->id, why);
+			termtext_printf(stdout, "    avoided: %s %s\n", f->id, why);
 	}
 	job_plan_free(plan);
 	putchar('\n');
@@ -397,39 +409,43 @@ static void print_suggestions(const struct check_result *r)
 	const struct suggestions *s = &r->d->sugg;
 	char url[NM_ADDR + 32];
 
-	printf("SUGGESTED ENVIRONMENT (each value verified against the reachability matrix)\n");
+	termtext_printf(
+	    stdout,
+	    "SUGGESTED ENVIRONMENT (each value verified against the reachability matrix)\n");
 	if (s->nccl_ifname)
-		printf("  all nodes:  NCCL_SOCKET_IFNAME=%s\n", s->nccl_ifname);
+		termtext_printf(stdout, "  all nodes:  NCCL_SOCKET_IFNAME=%s\n", s->nccl_ifname);
 	if (diagnose_sugg_family(s) && s->nccl_ifname)
-		printf("  all nodes:  NCCL_SOCKET_FAMILY=%s\n", diagnose_sugg_family(s));
+		termtext_printf(stdout, "  all nodes:  NCCL_SOCKET_FAMILY=%s\n",
+		                diagnose_sugg_family(s));
 	if (s->master_addr[0])
-		printf("  all nodes:  MASTER_ADDR=%s\n", s->master_addr);
+		termtext_printf(stdout, "  all nodes:  MASTER_ADDR=%s\n", s->master_addr);
 	if (s->master_port)
-		printf("  all nodes:  MASTER_PORT=%d\n", s->master_port);
+		termtext_printf(stdout, "  all nodes:  MASTER_PORT=%d\n", s->master_port);
 	/* An IPv6 master: the URL form needs brackets, the variables do not */
 	if (strchr(s->master_addr, ':') && diagnose_sugg_init_method(s, url, sizeof(url)) == 0)
-		printf("  all nodes:  init_method=%s (init_process_group; MASTER_ADDR and "
-		       "torchrun --master_addr take the bare address)\n",
-		       url);
+		termtext_printf(stdout,
+		                "  all nodes:  init_method=%s (init_process_group; MASTER_ADDR and "
+		                "torchrun --master_addr take the bare address)\n",
+		                url);
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (!node_checked(m, i))
 			continue;
 		if (!s->nccl_ifname && s->nccl_ifname_per_node[i])
-			printf("  %s:  NCCL_SOCKET_IFNAME=%s%s%s\n", m->nodes[i].host,
-			       s->nccl_ifname_per_node[i],
-			       diagnose_sugg_family(s) ? " NCCL_SOCKET_FAMILY=" : "",
-			       diagnose_sugg_family(s) ? diagnose_sugg_family(s) : "");
+			termtext_printf(stdout, "  %s:  NCCL_SOCKET_IFNAME=%s%s%s\n",
+			                m->nodes[i].host, s->nccl_ifname_per_node[i],
+			                diagnose_sugg_family(s) ? " NCCL_SOCKET_FAMILY=" : "",
+			                diagnose_sugg_family(s) ? diagnose_sugg_family(s) : "");
 		if (s->gloo_ifname_per_node[i])
-			printf("  %s:  GLOO_SOCKET_IFNAME=%s\n", m->nodes[i].host,
-			       s->gloo_ifname_per_node[i]);
+			termtext_printf(stdout, "  %s:  GLOO_SOCKET_IFNAME=%s\n", m->nodes[i].host,
+			                s->gloo_ifname_per_node[i]);
 	}
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (s->torchrun[i])
-			printf("  %s:  %s\n", m->nodes[i].host, s->torchrun[i]);
+			termtext_printf(stdout, "  %s:  %s\n", m->nodes[i].host, s->torchrun[i]);
 	}
 	if (s->notes)
 		print_indented("not shown", s->notes);
-	printf("  (`clusterdoc env -w ...` prints these as export lines)\n");
+	termtext_printf(stdout, "  (`clusterdoc env -w ...` prints these as export lines)\n");
 }
 
 void check_print_text(const struct check_result *r, int checked)
@@ -441,9 +457,10 @@ void check_print_text(const struct check_result *r, int checked)
 	 * checked to the end, so it is counted apart */
 	if (partial)
 		snprintf(part, sizeof(part), ", %d partial", partial);
-	printf("clusterdoc check: %zu node(s), %d checked%s, %zu TCP attempts, %.1f s\n\n",
-	       r->m->nnodes, checked - partial, part, r->m->nattempts,
-	       (double)(cd_now_ms() - r->started_ms) / 1000);
+	termtext_printf(stdout,
+	                "clusterdoc check: %zu node(s), %d checked%s, %zu TCP attempts, %.1f s\n\n",
+	                r->m->nnodes, checked - partial, part, r->m->nattempts,
+	                (double)(cd_now_ms() - r->started_ms) / 1000);
 	print_deadline(&r->stats);
 	report_check_head_load_note(stdout, &r->stats.loop);
 	print_predictions(r);
@@ -468,27 +485,27 @@ static int write_env(FILE *f, const struct check_result *r, const char *only, in
 		    strcmp(only, m->nodes[i].hostname) != 0)
 			continue;
 		shown++;
-		fprintf(f, "# %s\n", m->nodes[i].host);
+		termtext_printf(f, "# %s\n", m->nodes[i].host);
 		if (!node_checked(m, i)) {
 			/* a node that could not be checked (to the end) has no lines:
 			 * env's "could not check" */
-			fprintf(f, "# not checked%s: %s\n",
-			        m->nodes[i].probed ? " to the end (partial results)" : "",
-			        m->nodes[i].error);
+			termtext_printf(f, "# not checked%s: %s\n",
+			                m->nodes[i].probed ? " to the end (partial results)" : "",
+			                m->nodes[i].error);
 			missing = 2;
 			continue;
 		}
 		nv = job_plan_vars(plan, i, v);
 		for (int k = 0; k < nv; k++) {
-			fprintf(f, "export %s=", v[k].name);
+			termtext_printf(f, "export %s=", v[k].name);
 			cd_fput_shell_word(f, v[k].value);
 			putc('\n', f);
 		}
 		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||
 		    !r->d->sugg.master_port) {
-			fprintf(f,
-			        "# some values could not be verified; run `clusterdoc check` for "
-			        "why\n");
+			termtext_printf(
+			    f, "# some values could not be verified; run `clusterdoc check` for "
+			       "why\n");
 			missing = missing ? missing : 1;
 		}
 	}
@@ -509,7 +526,7 @@ int check_print_env(const struct check_result *r, const char *only)
 	int unknown, rc = write_env(stdout, r, only, &unknown);
 
 	if (unknown)
-		fprintf(stderr, "clusterdoc env: --node %s is not one of the nodes checked\n",
-		        only);
+		termtext_printf(
+		    stderr, "clusterdoc env: --node %s is not one of the nodes checked\n", only);
 	return rc;
 }

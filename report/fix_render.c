@@ -2,6 +2,7 @@
  * fix_render.c - the text and JSON of `clusterdoc fix` (fix_render.h).
  */
 #include "fix_render.h"
+#include "termtext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static void print_indented(FILE *f, const char *text, const char *indent)
 	for (const char *s = text; *s;) {
 		size_t n = strcspn(s, "\n");
 
-		fprintf(f, "%s%.*s\n", indent, (int)n, s);
+		termtext_printf(f, "%s%.*s\n", indent, (int)n, s);
 		s += n + (s[n] == '\n');
 	}
 }
@@ -78,17 +79,17 @@ void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_pla
 {
 	const struct fix_node_plan *np = &p->nodes[i];
 
-	fprintf(f, "\n%s%s\n", m->nodes[i].host, np->nactions ? "" : ": nothing to change");
+	termtext_printf(f, "\n%s%s\n", m->nodes[i].host, np->nactions ? "" : ": nothing to change");
 	for (size_t k = 0; k < np->nactions; k++) {
 		const struct fix_action *a = &np->actions[k];
 		const struct fix_result *r = results ? &results[i][k] : NULL;
 
-		fprintf(f, "  [%s]%s %s", a->fixer, a->sudo ? " (root)" : "", a->summary);
+		termtext_printf(f, "  [%s]%s %s", a->fixer, a->sudo ? " (root)" : "", a->summary);
 		if (a->shared_by)
-			fprintf(f, " (one file, shared by %s)", a->shared_by);
+			termtext_printf(f, " (one file, shared by %s)", a->shared_by);
 		if (r)
-			fprintf(f, "  -> %s%s%s", fix_status_name(r->status),
-			        r->message[0] ? ": " : "", r->message);
+			termtext_printf(f, "  -> %s%s%s", fix_status_name(r->status),
+			                r->message[0] ? ": " : "", r->message);
 		fputc('\n', f);
 		if (r && !diffs)
 			continue; /* the plan was shown before it was applied */
@@ -101,13 +102,13 @@ void fix_print_plan_node(FILE *f, const struct netmodel *m, const struct fix_pla
 			char *line = fix_command_line(a->argv, a->sudo);
 			char *undo = fix_command_line(a->undo, a->sudo);
 
-			fprintf(f, "    $ %s\n    undo: %s\n", line, undo);
+			termtext_printf(f, "    $ %s\n    undo: %s\n", line, undo);
 			free(line);
 			free(undo);
 		}
 	}
 	for (size_t k = 0; k < np->nnotes && (!results || diffs); k++)
-		fprintf(f, "  note: %s\n", np->notes[k]);
+		termtext_printf(f, "  note: %s\n", np->notes[k]);
 }
 
 void fix_print_verify(FILE *f, const struct netmodel *m2, const struct fix_verification *v)
@@ -117,12 +118,13 @@ void fix_print_verify(FILE *f, const struct netmodel *m2, const struct fix_verif
 		const char *host = m2->nodes[x->node].host;
 
 		if (x->kind == FIX_VERDICT_FIXER)
-			fprintf(f, "  %-12s %-9s %s%s\n", host, x->fixer,
-			        x->verified ? "verified" : "NOT FIXED: ", x->still);
+			termtext_printf(f, "  %-12s %-9s %s%s\n", host, x->fixer,
+			                x->verified ? "verified" : "NOT FIXED: ", x->still);
 		else if (x->verified)
-			fprintf(f, "  %s: %s verified (logged in by key)\n", host, x->fixer);
+			termtext_printf(f, "  %s: %s verified (logged in by key)\n", host,
+			                x->fixer);
 		else
-			fprintf(f, "  %s: %s NOT FIXED: %s\n", host, x->fixer, x->still);
+			termtext_printf(f, "  %s: %s NOT FIXED: %s\n", host, x->fixer, x->still);
 	}
 }
 
@@ -152,20 +154,21 @@ void fix_print_login(FILE *f, const struct fix_login *l, const struct netmodel *
 {
 	if (!l->nlogin)
 		return;
-	fprintf(f, "\nlog in (ssh-key):\n");
+	termtext_printf(f, "\nlog in (ssh-key):\n");
 	if (!l->key.exists)
-		fprintf(f,
-		        "  head: create %s (ed25519, no passphrase: the logins that follow are "
-		        "unattended)\n",
-		        l->key.path);
+		termtext_printf(
+		    f,
+		    "  head: create %s (ed25519, no passphrase: the logins that follow are "
+		    "unattended)\n",
+		    l->key.path);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct nm_node *n = &m->nodes[i];
 
 		if (!l->login[i])
 			continue;
-		fprintf(f, "  %s (%s):\n", n->host, n->error_code);
+		termtext_printf(f, "  %s (%s):\n", n->host, n->error_code);
 		if (fix_login_records_hostkey(n))
-			fprintf(
+			termtext_printf(
 			    f,
 			    "    record its host key %s %s in known_hosts; compare it first with "
 			    "`ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub` on the node's console\n",
@@ -173,7 +176,7 @@ void fix_print_login(FILE *f, const struct fix_login *l, const struct netmodel *
 			    strstr(n->hostkey_type, "ed25519") ? "ed25519"
 			    : strstr(n->hostkey_type, "ecdsa") ? "ecdsa"
 			                                       : "rsa");
-		fprintf(
+		termtext_printf(
 		    f,
 		    "    %s %s%s%s%s (%s.pub) to %s's ~/.ssh/authorized_keys, logging in once by "
 		    "password or keyboard-interactive\n",
@@ -213,12 +216,13 @@ void fix_print_login_run(FILE *f, const struct fix_login *l, const struct netmod
                          const struct fix_login_outcome *o)
 {
 	if (l->key_created)
-		fprintf(f, "\nhead: created %s (%s %s)\n", l->key.path, l->key.type, l->key.fp);
+		termtext_printf(f, "\nhead: created %s (%s %s)\n", l->key.path, l->key.type,
+		                l->key.fp);
 	if (!o->p) {
-		fprintf(f, "\nssh-key: %s\n", o->error);
+		termtext_printf(f, "\nssh-key: %s\n", o->error);
 		return;
 	}
-	fprintf(f, "\nlogged in (ssh-key):\n");
+	termtext_printf(f, "\nlogged in (ssh-key):\n");
 	for (size_t i = 0; i < l->n; i++)
 		if (l->login[i])
 			fix_print_plan_node(f, m, o->p, i, o->results, 1);
@@ -256,11 +260,11 @@ void fix_print_undo(FILE *f, const struct fix_journal *j, const struct fix_resul
 		const struct fix_change *c = &j->changes[k];
 		const struct fix_result *r = &results[k];
 
-		fprintf(f, "  %-12s [%s] %s  -> %s%s%s\n", c->host, c->fixer, c->summary,
-		        r->status == FIX_APPLIED     ? "undone"
-		        : r->status == FIX_UNCHANGED ? "already as before"
-		                                     : fix_status_name(r->status),
-		        r->message[0] ? ": " : "", r->message);
+		termtext_printf(f, "  %-12s [%s] %s  -> %s%s%s\n", c->host, c->fixer, c->summary,
+		                r->status == FIX_APPLIED     ? "undone"
+		                : r->status == FIX_UNCHANGED ? "already as before"
+		                                             : fix_status_name(r->status),
+		                r->message[0] ? ": " : "", r->message);
 	}
 }
 

@@ -3,6 +3,7 @@
  * (hang_render.h).
  */
 #include "report/hang_render.h"
+#include "termtext.h"
 #include "collectives/hang_analyze.h"
 
 #include <string.h>
@@ -45,9 +46,9 @@ static void print_ras(const json_t *v, FILE *f)
 
 	json_array_foreach(json_object_get(v, "ras"), i, n)
 	{
-		fprintf(f, "\nNCCL RAS (asked on %s):\n", str(n, "host"));
+		termtext_printf(f, "\nNCCL RAS (asked on %s):\n", str(n, "host"));
 		if (str(n, "note")[0])
-			fprintf(f, "  %s\n", str(n, "note"));
+			termtext_printf(f, "  %s\n", str(n, "note"));
 		else if (!json_array_size(json_object_get(n, "communicators")))
 			fputs("  no communicator in the answer\n", f);
 		json_array_foreach(json_object_get(n, "communicators"), j, c)
@@ -56,11 +57,12 @@ static void print_ras(const json_t *v, FILE *f)
 
 			hang_ranks_text(json_object_get(c, "behind"), behind, sizeof(behind));
 			hang_ranks_text(json_object_get(c, "missing"), missing, sizeof(missing));
-			fprintf(f, "  communicator %s: %s, highest collective count %lld%s%s%s%s\n",
-			        str(c, "hash"), str(c, "state"),
-			        json_integer_value(json_object_get(c, "max_count")),
-			        behind[0] ? "; ranks behind: " : "", behind,
-			        missing[0] ? "; ranks missing: " : "", missing);
+			termtext_printf(
+			    f, "  communicator %s: %s, highest collective count %lld%s%s%s%s\n",
+			    str(c, "hash"), str(c, "state"),
+			    json_integer_value(json_object_get(c, "max_count")),
+			    behind[0] ? "; ranks behind: " : "", behind,
+			    missing[0] ? "; ranks missing: " : "", missing);
 		}
 	}
 }
@@ -77,24 +79,24 @@ static void print_fr(const json_t *v, FILE *f)
 		return;
 	json_array_foreach(json_object_get(fr, "process_groups"), i, pg)
 	{
-		fprintf(f,
-		        "\nFlight Recorder, pg %s: the last collective each rank entered "
-		        "(the furthest: %lld, %s):\n",
-		        str(pg, "pg"), json_integer_value(json_object_get(pg, "max_seq")),
-		        str(pg, "op"));
+		termtext_printf(f,
+		                "\nFlight Recorder, pg %s: the last collective each rank entered "
+		                "(the furthest: %lld, %s):\n",
+		                str(pg, "pg"), json_integer_value(json_object_get(pg, "max_seq")),
+		                str(pg, "op"));
 		json_object_foreach(json_object_get(pg, "last"), rank, l)
 		{
-			fprintf(f, "  rank %s (%s, pid %lld): %lld %s, %s\n", rank,
-			        str(l, "node")[0] ? str(l, "node") : "?",
-			        json_integer_value(json_object_get(l, "pid")),
-			        json_integer_value(json_object_get(l, "seq")), str(l, "op"),
-			        str(l, "state"));
-			json_array_foreach(json_object_get(l, "frames"), j, fm)
-			    fprintf(f, "      %s (%s:%lld)\n", str(fm, "name"), str(fm, "filename"),
-			            json_integer_value(json_object_get(fm, "line")));
+			termtext_printf(f, "  rank %s (%s, pid %lld): %lld %s, %s\n", rank,
+			                str(l, "node")[0] ? str(l, "node") : "?",
+			                json_integer_value(json_object_get(l, "pid")),
+			                json_integer_value(json_object_get(l, "seq")), str(l, "op"),
+			                str(l, "state"));
+			json_array_foreach(json_object_get(l, "frames"), j, fm) termtext_printf(
+			    f, "      %s (%s:%lld)\n", str(fm, "name"), str(fm, "filename"),
+			    json_integer_value(json_object_get(fm, "line")));
 		}
 	}
-	json_array_foreach(json_object_get(fr, "errors"), i, l) fprintf(
+	json_array_foreach(json_object_get(fr, "errors"), i, l) termtext_printf(
 	    f, "\nFlight Recorder: no dump from rank %lld on %s: %s\n",
 	    json_integer_value(json_object_get(l, "rank")), str(l, "host"), str(l, "error"));
 }
@@ -105,16 +107,16 @@ void hang_print_text(const json_t *v, FILE *f)
 	size_t i, j;
 	int stackless = 0;
 
-	fprintf(f, "clusterdoc hang: %s (%lld samples over %.1f s)\n", str(v, "summary"),
-	        json_integer_value(json_object_get(v, "samples")),
-	        json_integer_value(json_object_get(v, "elapsed_ms")) / 1000.0);
+	termtext_printf(f, "clusterdoc hang: %s (%lld samples over %.1f s)\n", str(v, "summary"),
+	                json_integer_value(json_object_get(v, "samples")),
+	                json_integer_value(json_object_get(v, "elapsed_ms")) / 1000.0);
 	if (json_array_size(sus)) {
 		fputs("\nsuspects:\n", f);
 		json_array_foreach(sus, i, x)
 		{
-			fprintf(f, "  %zu. %s\n", i + 1, str(x, "reason"));
+			termtext_printf(f, "  %zu. %s\n", i + 1, str(x, "reason"));
 			json_array_foreach(json_object_get(x, "evidence"), j, y)
-			    fprintf(f, "     - %s\n", json_string_value(y));
+			    termtext_printf(f, "     - %s\n", json_string_value(y));
 		}
 	}
 	if (json_array_size(json_object_get(v, "groups"))) {
@@ -123,8 +125,8 @@ void hang_print_text(const json_t *v, FILE *f)
 		{
 			size_t n = json_array_size(json_object_get(x, "ranks"));
 
-			fprintf(f, "  %zu rank%s [%s]: %s\n", n, n == 1 ? "" : "s",
-			        str(x, "ranks_text"), str(x, "what"));
+			termtext_printf(f, "  %zu rank%s [%s]: %s\n", n, n == 1 ? "" : "s",
+			                str(x, "ranks_text"), str(x, "what"));
 		}
 	}
 	if (json_array_size(json_object_get(v, "ranks"))) {
@@ -136,16 +138,17 @@ void hang_print_text(const json_t *v, FILE *f)
 			int stopped = !strcmp(st, "T") || !strcmp(st, "t");
 
 			gpu_words(json_object_get(x, "gpu"), gpu, sizeof(gpu));
-			fprintf(f, "  rank %lld  %s pid %lld  %s%s %s  cpu +%lld ms%s%s%s%s\n",
-			        json_integer_value(json_object_get(x, "rank")), str(x, "node"),
-			        json_integer_value(json_object_get(x, "pid")),
-			        stopped ? (st[0] == 'T' ? "STOPPED (state T), in "
-			                                : "STOPPED by a tracer (state t), in ")
-			                : "",
-			        str(x, "activity"), str(x, "syscall"),
-			        json_integer_value(json_object_get(x, "cpu_ms_delta")), gpu,
-			        json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
-			        str(x, "frame")[0] ? "  at " : "", str(x, "frame"));
+			termtext_printf(
+			    f, "  rank %lld  %s pid %lld  %s%s %s  cpu +%lld ms%s%s%s%s\n",
+			    json_integer_value(json_object_get(x, "rank")), str(x, "node"),
+			    json_integer_value(json_object_get(x, "pid")),
+			    stopped ? (st[0] == 'T' ? "STOPPED (state T), in "
+			                            : "STOPPED by a tracer (state t), in ")
+			            : "",
+			    str(x, "activity"), str(x, "syscall"),
+			    json_integer_value(json_object_get(x, "cpu_ms_delta")), gpu,
+			    json_is_true(json_object_get(x, "gone")) ? "  GONE" : "",
+			    str(x, "frame")[0] ? "  at " : "", str(x, "frame"));
 			if (!json_is_string(json_object_get(x, "stacks")))
 				stackless = 1;
 		}
@@ -155,16 +158,17 @@ void hang_print_text(const json_t *v, FILE *f)
 	json_array_foreach(json_object_get(v, "nodes"), i, x)
 	{
 		if (json_is_string(json_object_get(x, "error")))
-			fprintf(f, "\n%s: not inspected: %s\n", str(x, "host"), str(x, "error"));
-		json_array_foreach(json_object_get(x, "denied"), j, y)
-		    fprintf(f,
-		            "\n%s: pid %lld (%s, user %s) looks like a torch process but is not "
-		            "readable: %s\n",
-		            str(x, "host"), json_integer_value(json_object_get(y, "pid")),
-		            str(y, "comm"), str(y, "user"), str(y, "need"));
+			termtext_printf(f, "\n%s: not inspected: %s\n", str(x, "host"),
+			                str(x, "error"));
+		json_array_foreach(json_object_get(x, "denied"), j, y) termtext_printf(
+		    f,
+		    "\n%s: pid %lld (%s, user %s) looks like a torch process but is not "
+		    "readable: %s\n",
+		    str(x, "host"), json_integer_value(json_object_get(y, "pid")), str(y, "comm"),
+		    str(y, "user"), str(y, "need"));
 	}
 	if (!strcmp(str(v, "status"), "not_inspected"))
-		fprintf(f, "\nsearched: %s\n", str(v, "searched"));
+		termtext_printf(f, "\nsearched: %s\n", str(v, "searched"));
 	if (stackless && strcmp(str(v, "status"), "hung") == 0)
 		fputs("\nno Python stacks for some ranks: start the job with `clusterdoc run` (its "
 		      "ranks "

@@ -1,5 +1,6 @@
 /* mnist_render.c - the text and JSON renderings of an MNIST job (see mnist_render.h). */
 #include "mnist_render.h"
+#include "termtext.h"
 #include "report/rdzv_render.h"
 
 #include "cd.h"
@@ -51,49 +52,53 @@ void mnist_print_text(const struct mnist_report *rep)
 {
 	size_t *order = cd_calloc(rep->nnodes ? rep->nnodes : 1, sizeof(*order)), n;
 
-	printf("# clusterdoc mnist: %s mode (%s), %d rank(s) on %zu node(s)\n",
-	       mnist_mode_name(rep->mode), rep->backend[0] ? rep->backend : "-", rep->nranks,
-	       rep->nnodes);
+	termtext_printf(stdout, "# clusterdoc mnist: %s mode (%s), %d rank(s) on %zu node(s)\n",
+	                mnist_mode_name(rep->mode), rep->backend[0] ? rep->backend : "-",
+	                rep->nranks, rep->nnodes);
 	if (rep->mode_note[0])
-		printf("# %s\n", rep->mode_note);
+		termtext_printf(stdout, "# %s\n", rep->mode_note);
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct mnist_node *nd = &rep->nodes[i];
 
 		if (nd->addr[0])
-			printf("#  %-16s %-10s %-20s ranks %d-%d%s%s\n", nd->host, nd->ifname,
-			       nd->addr, nd->first_rank, nd->first_rank + nd->nranks - 1,
-			       nd->torch_version[0] ? "  torch " : "", nd->torch_version);
+			termtext_printf(stdout, "#  %-16s %-10s %-20s ranks %d-%d%s%s\n", nd->host,
+			                nd->ifname, nd->addr, nd->first_rank,
+			                nd->first_rank + nd->nranks - 1,
+			                nd->torch_version[0] ? "  torch " : "", nd->torch_version);
 	}
 	for (int e = 0; e < rep->epochs_done; e++)
-		printf("epoch %d: loss %.4f (%.1f s)\n", e + 1, rep->loss[e],
-		       rep->epoch_seconds[e]);
+		termtext_printf(stdout, "epoch %d: loss %.4f (%.1f s)\n", e + 1, rep->loss[e],
+		                rep->epoch_seconds[e]);
 	if (rep->have_accuracy)
-		printf("test accuracy: %.2f%% (%lld/%lld)\n", rep->test_accuracy * 100,
-		       rep->test_correct, rep->test_total);
+		termtext_printf(stdout, "test accuracy: %.2f%% (%lld/%lld)\n",
+		                rep->test_accuracy * 100, rep->test_correct, rep->test_total);
 	if (rep->mode == MNIST_EMBEDDED && rep->param_sha256[0])
-		printf("parameters: %s on all %d ranks (sha256 %s)\n",
-		       rep->hashes_identical ? "identical" : "DIFFERENT", rep->nranks,
-		       rep->param_sha256);
-	printf("time: data %.1f s, push %.1f s, training %.1f s, total %.1f s\n",
-	       rep->data_ms / 1e3, rep->push_ms / 1e3, rep->train_ms / 1e3, rep->elapsed_ms / 1e3);
+		termtext_printf(stdout, "parameters: %s on all %d ranks (sha256 %s)\n",
+		                rep->hashes_identical ? "identical" : "DIFFERENT", rep->nranks,
+		                rep->param_sha256);
+	termtext_printf(stdout, "time: data %.1f s, push %.1f s, training %.1f s, total %.1f s\n",
+	                rep->data_ms / 1e3, rep->push_ms / 1e3, rep->train_ms / 1e3,
+	                rep->elapsed_ms / 1e3);
 	if (rep->mode == MNIST_TORCH)
 		rdzv_print_text(stdout, rep->rendezvous);
 	if (rep->failed) {
-		printf("FAILED: %s\n", rep->failure);
+		termtext_printf(stdout, "FAILED: %s\n", rep->failure);
 		n = errors_in_order(rep, order);
 		if (n)
-			printf("errors by node, earliest first (later ones are usually "
-			       "consequences):\n");
+			termtext_printf(stdout,
+			                "errors by node, earliest first (later ones are usually "
+			                "consequences):\n");
 		for (size_t k = 0; k < n; k++) {
 			const struct mnist_node *nd = &rep->nodes[order[k]];
 			char clock[32];
 
 			if (nd->first_error[0]) {
 				print_clock(nd->first_error_ms, clock, sizeof(clock));
-				printf("  %s at %s: %s\n", nd->host, clock, nd->first_error);
+				termtext_printf(stdout, "  %s at %s: %s\n", nd->host, clock,
+				                nd->first_error);
 			}
 			if (nd->error[0] && strcmp(nd->error, nd->first_error) != 0)
-				printf("  %s: %s\n", nd->host, nd->error);
+				termtext_printf(stdout, "  %s: %s\n", nd->host, nd->error);
 		}
 	}
 	free(order);

@@ -2,6 +2,7 @@
  * peerssh_render.c - the node-to-node SSH report (peerssh_render.h).
  */
 #include "peerssh_render.h"
+#include "termtext.h"
 
 #include <string.h>
 
@@ -39,48 +40,50 @@ void peerssh_print_text(const struct peerssh_matrix *m, FILE *f)
 			cw = strlen(cell_word(m, i, j)) > cw ? strlen(cell_word(m, i, j)) : cw;
 	}
 	cw = cw > w ? cw : w;
-	fprintf(f, "node-to-node SSH (what mpirun needs): %zu of %zu pairs log in",
-	        pairs - bad - untested, pairs);
+	termtext_printf(f, "node-to-node SSH (what mpirun needs): %zu of %zu pairs log in",
+	                pairs - bad - untested, pairs);
 	if (bad)
-		fprintf(f, ", %zu fail", bad);
+		termtext_printf(f, ", %zu fail", bad);
 	if (untested)
-		fprintf(f, ", %zu not tested", untested);
-	fprintf(f, "\n\n%-*s", (int)w + 5, "from \\ to");
+		termtext_printf(f, ", %zu not tested", untested);
+	termtext_printf(f, "\n\n%-*s", (int)w + 5, "from \\ to");
 	for (size_t j = 0; j < m->n; j++)
-		fprintf(f, "  %-*s", (int)cw, m->hosts[j]);
-	fprintf(f, "\n");
+		termtext_printf(f, "  %-*s", (int)cw, m->hosts[j]);
+	termtext_printf(f, "\n");
 	for (size_t i = 0; i < m->n; i++) {
-		fprintf(f, "%-*s", (int)w + 5, m->hosts[i]);
+		termtext_printf(f, "%-*s", (int)w + 5, m->hosts[i]);
 		for (size_t j = 0; j < m->n; j++)
-			fprintf(f, "  %-*s", (int)cw, cell_word(m, i, j));
-		fprintf(f, "\n");
+			termtext_printf(f, "  %-*s", (int)cw, cell_word(m, i, j));
+		termtext_printf(f, "\n");
 	}
 	if (bad || untested)
-		fprintf(f, "\nfailing pairs:\n");
+		termtext_printf(f, "\nfailing pairs:\n");
 	for (size_t i = 0; i < m->n; i++) {
 		if (m->node_error[i][0])
-			fprintf(f, "  %s -> *: not asked: %s\n", m->hosts[i], m->node_error[i]);
+			termtext_printf(f, "  %s -> *: not asked: %s\n", m->hosts[i],
+			                m->node_error[i]);
 		for (size_t j = 0; j < m->n; j++) {
 			const struct peerssh_cell *c = peerssh_cell_at(m, i, j);
 
 			if (i == j || !c->tested || c->reason == PEERSSH_OK)
 				continue;
-			fprintf(f, "  %s -> %s: %s%s%s%s\n", m->hosts[i], m->hosts[j],
-			        peerssh_reason_text(c->reason), c->detail[0] ? " (ssh: \"" : "",
-			        c->detail, c->detail[0] ? "\")" : "");
+			termtext_printf(f, "  %s -> %s: %s%s%s%s\n", m->hosts[i], m->hosts[j],
+			                peerssh_reason_text(c->reason),
+			                c->detail[0] ? " (ssh: \"" : "", c->detail,
+			                c->detail[0] ? "\")" : "");
 		}
 	}
 	findings = peerssh_matrix_findings(m);
 	if (json_array_size(findings))
-		fprintf(f, "\nfindings:\n");
+		termtext_printf(f, "\nfindings:\n");
 	json_array_foreach(findings, k, fd)
 	{
-		fprintf(f, "  %s %s: %s\n    %s\n    fix: %s\n",
-		        json_string_value(json_object_get(fd, "severity")),
-		        json_string_value(json_object_get(fd, "id")),
-		        json_string_value(json_object_get(fd, "title")),
-		        json_string_value(json_object_get(fd, "message")),
-		        json_string_value(json_object_get(fd, "fix")));
+		termtext_printf(f, "  %s %s: %s\n    %s\n    fix: %s\n",
+		                json_string_value(json_object_get(fd, "severity")),
+		                json_string_value(json_object_get(fd, "id")),
+		                json_string_value(json_object_get(fd, "title")),
+		                json_string_value(json_object_get(fd, "message")),
+		                json_string_value(json_object_get(fd, "fix")));
 	}
 	json_decref(findings);
 }
@@ -137,23 +140,23 @@ json_t *peerssh_fix_json(const struct fix_plan *plan, const char *const *hosts,
 void peerssh_print_fix_text(const struct fix_plan *plan, const char *const *hosts,
                             struct fix_result *const *results, const char *journal_error, FILE *f)
 {
-	fprintf(f, "\npeer-ssh fix (%s): %zu change%s %s\n", plan->run, plan->nactions,
-	        plan->nactions == 1 ? "" : "s", results ? "applied" : "planned (dry run)");
+	termtext_printf(f, "\npeer-ssh fix (%s): %zu change%s %s\n", plan->run, plan->nactions,
+	                plan->nactions == 1 ? "" : "s", results ? "applied" : "planned (dry run)");
 	for (size_t i = 0; i < plan->nnodes; i++) {
 		const struct fix_node_plan *np = &plan->nodes[i];
 
 		for (size_t k = 0; k < np->nactions; k++)
-			fprintf(f, "  %s: %s: %s%s%s%s\n", hosts[i], np->actions[k].path,
-			        np->actions[k].summary, results ? " [" : "",
-			        results ? fix_status_name(results[i][k].status) : "",
-			        results ? "]" : "");
+			termtext_printf(f, "  %s: %s: %s%s%s%s\n", hosts[i], np->actions[k].path,
+			                np->actions[k].summary, results ? " [" : "",
+			                results ? fix_status_name(results[i][k].status) : "",
+			                results ? "]" : "");
 		for (size_t k = 0; k < np->nnotes; k++)
-			fprintf(f, "  %s: note: %s\n", hosts[i], np->notes[k]);
+			termtext_printf(f, "  %s: note: %s\n", hosts[i], np->notes[k]);
 	}
 	if (journal_error && *journal_error)
-		fprintf(f, "journal: %s\n", journal_error);
+		termtext_printf(f, "journal: %s\n", journal_error);
 	if (results && plan->nactions)
-		fprintf(f, "undo: clusterdoc fix --undo %s\n", plan->run);
+		termtext_printf(f, "undo: clusterdoc fix --undo %s\n", plan->run);
 	else if (!results && plan->nactions)
-		fprintf(f, "apply: clusterdoc mpi-check --fix --apply\n");
+		termtext_printf(f, "apply: clusterdoc mpi-check --fix --apply\n");
 }

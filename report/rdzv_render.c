@@ -2,6 +2,7 @@
  * rdzv_render.c - the rendezvous watch in words and JSON (rdzv_render.h).
  */
 #include "report/rdzv_render.h"
+#include "termtext.h"
 #include "sshpool.h"
 
 #include <string.h>
@@ -23,16 +24,17 @@ void rdzv_print_text(FILE *f, const struct rdzvwatch *w)
 	endpoint(w, ep, sizeof(ep));
 	switch (w->state) {
 	case RDZV_JOINED:
-		fprintf(f, "rendezvous: every node joined %s in %.1f s\n", ep, w->joined_ms / 1e3);
+		termtext_printf(f, "rendezvous: every node joined %s in %.1f s\n", ep,
+		                w->joined_ms / 1e3);
 		break;
 	case RDZV_UNUSED:
-		fprintf(f,
-		        "rendezvous: not judged: no process of the job connected to %s or "
-		        "listened on port %d within %d s\n",
-		        ep, w->port, w->timeout_ms / 1000);
+		termtext_printf(f,
+		                "rendezvous: not judged: no process of the job connected to %s or "
+		                "listened on port %d within %d s\n",
+		                ep, w->port, w->timeout_ms / 1000);
 		break;
 	case RDZV_REACHABLE:
-		fprintf(f, "rendezvous: %s\n", w->verdict);
+		termtext_printf(f, "rendezvous: %s\n", w->verdict);
 		break;
 	default: /* off, ended early, or the verdict is the failure itself */
 		break;

@@ -3,6 +3,7 @@
  * `clusterdoc run` (run_render.h).
  */
 #include "report/run_render.h"
+#include "termtext.h"
 #include "cd.h"
 #include "job.h"
 #include "report/rdzv_render.h"
@@ -107,8 +108,8 @@ static void print_tail(FILE *f, const struct run_node *n)
 	for (size_t k = 0; k < n->tail_n; k++) {
 		const struct run_line *l = &n->tail[(first + k) % RUN_TAIL_LINES];
 
-		fprintf(f, "    %s r%d%s: %s\n", n->host, n->first_rank,
-		        strcmp(l->stream, "err") == 0 ? " (stderr)" : "", l->text);
+		termtext_printf(f, "    %s r%d%s: %s\n", n->host, n->first_rank,
+		                strcmp(l->stream, "err") == 0 ? " (stderr)" : "", l->text);
 	}
 }
 
@@ -118,11 +119,11 @@ void run_print_text(FILE *f, const struct run_report *rep)
 	size_t orphans = 0, checked = 0;
 
 	if (!rep->failed)
-		fprintf(f, "# clusterdoc run %s: ok, %d rank(s) on %zu node(s)\n", rep->run_id,
-		        rep->nranks, rep->nnodes);
+		termtext_printf(f, "# clusterdoc run %s: ok, %d rank(s) on %zu node(s)\n",
+		                rep->run_id, rep->nranks, rep->nnodes);
 	else
-		fprintf(f, "# clusterdoc run %s: FAILED (exit %d): %s\n", rep->run_id,
-		        rep->exit_status, rep->failure);
+		termtext_printf(f, "# clusterdoc run %s: FAILED (exit %d): %s\n", rep->run_id,
+		                rep->exit_status, rep->failure);
 	if (rep->root_cause >= 0) {
 		const struct run_node *n = &rep->nodes[rep->root_cause];
 
@@ -134,11 +135,11 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		/* with torchrun's report of the failed worker, the node's first error
 		 * line may be another worker's (a victim's): its last lines follow */
 		if (n->worker_failed)
-			fprintf(f, "root cause: %s r%d: %s (torchrun's report)\n", n->host,
-			        n->worker_rank, what);
+			termtext_printf(f, "root cause: %s r%d: %s (torchrun's report)\n", n->host,
+			                n->worker_rank, what);
 		else
-			fprintf(f, "root cause: %s r%d: %s%s%s\n", n->host, n->first_rank, what,
-			        n->first_error[0] ? ": " : "", n->first_error);
+			termtext_printf(f, "root cause: %s r%d: %s%s%s\n", n->host, n->first_rank,
+			                what, n->first_error[0] ? ": " : "", n->first_error);
 		print_tail(f, n);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
@@ -148,9 +149,9 @@ void run_print_text(FILE *f, const struct run_report *rep)
 			continue;
 		node_outcome(n, what, sizeof(what));
 		if (n->nranks == 0) /* refused before its ranks were planned */
-			fprintf(f, "%s: %s\n", n->host, what);
+			termtext_printf(f, "%s: %s\n", n->host, what);
 		else
-			fprintf(f, "%s r%d: %s\n", n->host, n->first_rank, what);
+			termtext_printf(f, "%s r%d: %s\n", n->host, n->first_rank, what);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
@@ -163,27 +164,28 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		json_array_foreach(n->orphans, k, p)
 		{
 			orphans++;
-			fprintf(f, "left behind on %s: pid %lld %s\n", n->host,
-			        (long long)json_integer_value(json_object_get(p, "pid")),
-			        json_string_value(json_object_get(p, "cmdline")) ?: "");
+			termtext_printf(f, "left behind on %s: pid %lld %s\n", n->host,
+			                (long long)json_integer_value(json_object_get(p, "pid")),
+			                json_string_value(json_object_get(p, "cmdline")) ?: "");
 		}
 		json_array_foreach(n->gpu_holders, k, p)
 		{
-			fprintf(f, "holding a GPU on %s: pid %lld %s\n", n->host,
-			        (long long)json_integer_value(json_object_get(p, "pid")),
-			        json_string_value(json_object_get(p, "comm")) ?: "");
+			termtext_printf(f, "holding a GPU on %s: pid %lld %s\n", n->host,
+			                (long long)json_integer_value(json_object_get(p, "pid")),
+			                json_string_value(json_object_get(p, "comm")) ?: "");
 		}
 	}
 	if (checked)
-		fprintf(f, "orphan check: %zu process(es) of the run left on %zu node(s) checked\n",
-		        orphans, checked);
+		termtext_printf(
+		    f, "orphan check: %zu process(es) of the run left on %zu node(s) checked\n",
+		    orphans, checked);
 	if (rep->synced) {
 		int sent = 0;
 
 		for (size_t i = 0; i < rep->nnodes; i++)
 			sent += rep->nodes[i].files_sent;
-		fprintf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files, rep->run_dir,
-		        sent);
+		termtext_printf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files,
+		                rep->run_dir, sent);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];
@@ -197,12 +199,14 @@ void run_print_text(FILE *f, const struct run_report *rep)
 	}
 	rdzv_print_text(f, rep->rendezvous);
 	if (rep->warning[0])
-		fprintf(f, "warning: %s\n", rep->warning);
+		termtext_printf(f, "warning: %s\n", rep->warning);
 	if (rep->dump_signal)
-		fprintf(f, "hang-ready: kill -%s a rank's PID for its Python stacks in %s/hang/\n",
-		        signal_name(rep->dump_signal) + 3, rep->run_dir);
-	fprintf(f, "times: plan %.1f s, start %.2f s, job %.1f s, total %.1f s\n",
-	        rep->plan_ms / 1e3, rep->start_ms / 1e3, rep->job_ms / 1e3, rep->elapsed_ms / 1e3);
+		termtext_printf(
+		    f, "hang-ready: kill -%s a rank's PID for its Python stacks in %s/hang/\n",
+		    signal_name(rep->dump_signal) + 3, rep->run_dir);
+	termtext_printf(f, "times: plan %.1f s, start %.2f s, job %.1f s, total %.1f s\n",
+	                rep->plan_ms / 1e3, rep->start_ms / 1e3, rep->job_ms / 1e3,
+	                rep->elapsed_ms / 1e3);
 }
 
 static json_t *tail_json(const struct run_node *n)
@@ -375,9 +379,10 @@ void run_print_plan(FILE *f, const struct run_report *rep, const char *chdir)
 		json_t *v, *a;
 		size_t k;
 
-		fprintf(f, "# %s: node_rank %zu, ranks %d-%d, %s %s (%s)\n", n->host, i,
-		        n->first_rank, n->first_rank + n->nranks - 1, n->ifname, n->addr,
-		        n->proved ? "proved by the check" : "not proved: the node's own pick");
+		termtext_printf(f, "# %s: node_rank %zu, ranks %d-%d, %s %s (%s)\n", n->host, i,
+		                n->first_rank, n->first_rank + n->nranks - 1, n->ifname, n->addr,
+		                n->proved ? "proved by the check"
+		                          : "not proved: the node's own pick");
 		fputs("cd ", f);
 		put_quoted(f, chdir ? chdir : "~/");
 		fputs(" && env", f);
@@ -389,7 +394,7 @@ void run_print_plan(FILE *f, const struct run_report *rep, const char *chdir)
 			fputs(" \\\n    ", f);
 			/* "~/..." (resolved by the agent) as bash resolves NAME=~/... */
 			if (strncmp(val, "~/", 2) == 0) {
-				fprintf(f, "%s=", key);
+				termtext_printf(f, "%s=", key);
 				put_quoted(f, val);
 				continue;
 			}
@@ -403,10 +408,10 @@ void run_print_plan(FILE *f, const struct run_report *rep, const char *chdir)
 			put_quoted(f, json_string_value(a));
 		}
 		fputs("\n# by hand on ", f);
-		fprintf(f, "%s:\n", n->host);
+		termtext_printf(f, "%s:\n", n->host);
 		json_object_foreach(n->env, key, v)
 		{
-			fprintf(f, "export %s=", key);
+			termtext_printf(f, "export %s=", key);
 			put_quoted(f, json_string_value(v));
 			fputc('\n', f);
 		}

@@ -3,6 +3,7 @@
  * in a memory file while the screen is ours, and the drawing helpers.
  */
 #include "ui.h"
+#include "termtext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -136,7 +137,7 @@ int ui_attr(const struct tui *t, enum ui_color c)
 
 int ui_print(int y, int x, int w, int attr, const char *fmt, ...)
 {
-	char buf[1024];
+	char raw[1024], buf[1024];
 	va_list ap;
 	int n;
 
@@ -145,15 +146,13 @@ int ui_print(int y, int x, int w, int attr, const char *fmt, ...)
 	if (x + w > COLS)
 		w = COLS - x;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* a node's text must not move the cursor or talk to the terminal */
+	termtext_escape(buf, sizeof(buf), raw, strlen(raw), TERMTEXT_KEEP_NONE);
 	n = (int)strlen(buf);
 	if (n > w)
 		n = w;
-	/* control characters from a node's output must not move the cursor */
-	for (int i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-			buf[i] = '?';
 	attron(attr);
 	mvaddnstr(y, x, buf, n);
 	attroff(attr);
@@ -200,12 +199,18 @@ void ui_text_add(struct ui_text *x, int attr, int indent, const char *fmt, ...)
 		all = cd_strdup(" ");
 	}
 	for (line = strtok_r(all, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *safe;
+
 		if (x->n == x->cap) {
 			x->cap = x->cap ? 2 * x->cap : 32;
 			x->lines = cd_realloc(x->lines, x->cap * sizeof(*x->lines));
 			x->attrs = cd_realloc(x->attrs, x->cap * sizeof(*x->attrs));
 		}
-		x->lines[x->n] = cd_asprintf("%*s%s", indent, "", line);
+		/* escaped before wrapping, so that rows are cut at the width shown */
+		safe = termtext_dup(line, strlen(line), TERMTEXT_KEEP_NONE);
+
+		x->lines[x->n] = cd_asprintf("%*s%s", indent, "", safe);
+		free(safe);
 		x->attrs[x->n++] = attr;
 	}
 	free(all);

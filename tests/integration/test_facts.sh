@@ -218,6 +218,24 @@ t_malformed_hostlists_exit_2_with_position() {
 	done
 }
 
+# A node's strings reach the terminal escaped (fault run 3, case 10): node3's hostname holds a
+# clear-screen and an OSC title set; the table shows them as \xHH and no ESC byte is written,
+# while --json still gives the name as it is.
+t_terminal_escapes_in_a_hostname_are_shown_escaped() {
+	local name tout terr trc
+	name=$(cluster_node_exec 3 hostname) || return 1
+	cluster_node_exec 3 python3 -c 'import socket, sys; socket.sethostname(sys.argv[1])' \
+		"$(printf 'n3\033[2J\033]0;X\007')" || return 1
+	cd_head facts -w node3
+	tout=$out terr=$err trc=$rc
+	cd_head facts -w node3 --json
+	cluster_node_exec 3 hostname "$name"
+	expect_eq "$trc" 0 "exit status ($terr)" || return 1
+	[[ $tout == *'n3\x1b[2J\x1b]0;X\x07 '* ]] || { echo "    no escaped hostname in: $tout"; return 1; }
+	[[ $tout$terr != *$'\e'* && $tout$terr != *$'\a'* ]] || { echo "    an ESC or BEL byte reached the terminal"; return 1; }
+	expect_eq "$(jget 'd["nodes"][0]["hostname"] == "n3\x1b[2J\x1b]0;X\x07"')" True "the JSON's hostname"
+}
+
 t_localhost_uses_the_local_transport() {
 	cd_head facts -w localhost --json
 	expect_eq "$rc" 0 "exit status" || return 1
@@ -234,7 +252,8 @@ for t in four_nodes_answer_with_their_hostnames first_contact_uploads_the_agent_
 	accept_new_records_the_key_hashed_and_appends openssh_backend_answers openssh_backend_uploads_by_stream \
 	rsa_only_key_says_to_use_openssh agent_printing_garbage_is_a_protocol_error cached_agent_that_crashes_is_replaced \
 	agent_oversized_line_is_refused agent_that_hangs_hits_the_request_deadline \
-	malformed_hostlists_exit_2_with_position localhost_uses_the_local_transport; do
+	malformed_hostlists_exit_2_with_position terminal_escapes_in_a_hostname_are_shown_escaped \
+	localhost_uses_the_local_transport; do
 	run_test "$t"
 done
 cluster_down

@@ -75,6 +75,21 @@ t_quiet_shows_only_the_ranks_stderr() {
 	expect_eq "$(grep '^node' <<<"$out" | sort)" "$(printf 'node1 r0: to-err\nnode2 r1: to-err')" "the live lines"
 }
 
+# A job's output reaches the terminal escaped (fault run 3, case 10): a clear-screen, an OSC
+# title set and a C1 CSI are shown as \xHH, the tab is kept, no ESC byte is written; the
+# head's node1.out log keeps the bytes the job wrote.
+t_a_jobs_terminal_escapes_are_shown_escaped() {
+	local log
+	run -w 'node[1-2]' --launcher none --no-check -- sh -c 'printf "a\033[2J\033]0;X\007\tb\302\233c\n"'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(grep '^node1 r0:' <<<"$err")" "$(printf 'node1 r0: a\\x1b[2J\\x1b]0;X\\x07\tb\\xc2\\x9bc')" \
+		"the live line" || return 1
+	[[ $out$err != *$'\e'* && $out$err != *$'\a'* ]] || { echo "    an ESC or BEL byte reached the terminal"; return 1; }
+	log="$CD_RUN/home/.local/state/clusterdoc/runs/$(jget 'd["run_id"]')/node1.out"
+	expect_eq "$(od -An -c "$log" | tr -s ' ' | head -2)" "$(printf 'a\033[2J\033]0;X\007\tb\302\233c\n' | od -An -c | tr -s ' ' | head -2)" \
+		"node1.out's raw bytes"
+}
+
 t_only_the_listed_variables_reach_the_nodes() {
 	local f
 	f=$(mktemp)
