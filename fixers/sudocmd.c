@@ -327,7 +327,10 @@ char *sudocmd_sudoers(const char *user)
 	    "# copy beside it, owner and mode kept, its new content, an atomic rename);\n"
 	    "# a command whose arguments vary is a regular expression (sudo 1.9.10 or\n"
 	    "# later) allowing only the shape clusterdoc builds, whose varying parts are\n"
-	    "# names, addresses and numbers: never a ';', a quote, a space or an option.\n",
+	    "# names, addresses and numbers: never a ';', a quote, a space or an option.\n"
+	    "# sudo before 1.9.10 cannot parse those lines and then refuses the whole\n"
+	    "# file: there, leave out every line whose arguments start with ^ (the\n"
+	    "# firewall and port-range fixes then need a root login).\n",
 	    NULL);
 	for (size_t f = 0; f < CD_ARRAY_LEN(root_files); f++) {
 		static const enum sudocmd_step order[] = {

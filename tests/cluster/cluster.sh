@@ -856,6 +856,15 @@ _cd_users_prepare() { # cdadmin (sudo) and cdplain (none): passwd lines, homes, 
 	done
 }
 
+# _cd_sudo_has_regex ROOT: the sudo of that root reads regular expressions in sudoers (1.9.10+)
+_cd_sudo_has_regex() {
+	local v
+	# the root's package database: no need to run its (maybe foreign-architecture) sudo
+	v=$(awk '/^Package: /{p=$2} p=="sudo" && /^Version: /{print $2; exit}' "$1/var/lib/dpkg/status" 2>/dev/null)
+	v=${v%%p*}
+	[[ -n $v && $(printf '%s\n1.9.10\n' "$v" | sort -V | head -1) == 1.9.10 ]]
+}
+
 # _cd_node_etc i : node i's files that `ip netns exec` (or, for a node with its own root, the
 # holder) binds over /etc: shadow (root's password: cluster_node_password), sysctl.d, and with
 # --users passwd, group and sudoers.d. Made from the node's own root's /etc when it has one.
@@ -874,6 +883,11 @@ _cd_node_etc() {
 		# and in the roots); the fragment goes in verbatim
 		mkdir -p "$e/sudoers.d" && chmod 750 "$e/sudoers.d" || return 1
 		install -m 440 -o root -g root "$CD_RUN/users/sudoers" "$e/sudoers.d/clusterdoc-cdadmin" || return 1
+		# a root whose sudo predates regular expressions in sudoers (1.9.10) refuses the whole
+		# file for them: its admin leaves those lines out, as the fragment's header says
+		if [[ -n $rd ]] && ! _cd_sudo_has_regex "$rd"; then
+			grep -v '^[^#].* NOPASSWD: [^ ]* \^' "$CD_RUN/users/sudoers" >"$e/sudoers.d/clusterdoc-cdadmin" || return 1
+		fi
 	fi
 	if [[ -n $rd ]]; then # the holder binds over these: make the targets the root lacks
 		mkdir -p "$CD_RUN/n$i/root.upper/etc" || return 1
