@@ -19,7 +19,7 @@
 
 /* The saved plan of exactly these nodes: <state>/check-<hash of the host
  * list, the master first>.json, beside the runs' directories. */
-static int check_path(const struct run_check *c, char *out, size_t len)
+static int check_path(const char *const *hosts, size_t n, char *out, size_t len)
 {
 	char base[768], err[CD_ERRLEN], hex[SHA256_HEX_LEN];
 	struct sha256 h;
@@ -29,8 +29,8 @@ static int check_path(const struct run_check *c, char *out, size_t len)
 	    cd_mkdir_p(base, err, sizeof(err)) < 0)
 		return -1;
 	sha256_init(&h);
-	for (size_t i = 0; i < c->n; i++)
-		sha256_update(&h, c->hosts[i], strlen(c->hosts[i]) + 1);
+	for (size_t i = 0; i < n; i++)
+		sha256_update(&h, hosts[i], strlen(hosts[i]) + 1);
 	sha256_final(&h, dig);
 	sha256_hex(dig, hex);
 	snprintf(out, len, "%s/check-%.16s.json", base, hex);
@@ -54,10 +54,9 @@ static void save_plan(const struct job_plan *p, const char *path, const char *cm
 
 void run_check_save(const struct job_plan *p, const char *const *hosts, size_t n)
 {
-	struct run_check c = {.hosts = hosts, .n = n};
 	char path[1024];
 
-	if (check_path(&c, path, sizeof(path)) == 0)
+	if (check_path(hosts, n, path, sizeof(path)) == 0)
 		save_plan(p, path, NULL);
 }
 
@@ -140,8 +139,7 @@ static int asked_port(struct run_check *c, struct job_plan *p)
 		        p->master_port);
 		return -1;
 	}
-	p->master_port = c->master_port;
-	p->master_port_proved = 0;
+	job_plan_use_port(p, c->master_port);
 	return 0;
 }
 
@@ -184,7 +182,7 @@ int run_check_gate(struct run_check *c)
 	int gating, rc = -1;
 	size_t unproved = 0;
 
-	if (check_path(c, path, sizeof(path)) < 0)
+	if (check_path(c->hosts, c->n, path, sizeof(path)) < 0)
 		path[0] = '\0';
 	p = c->no_check ? load_plan(c, path) : fresh_plan(c, path);
 	if (!p)
@@ -237,13 +235,12 @@ void run_check_fini(struct run_check *c)
 
 struct job_plan *run_check_saved(const char *const *hosts, size_t n, long long *age_s)
 {
-	struct run_check c = {.hosts = hosts, .n = n};
 	char path[1024], err[CD_ERRLEN];
 	struct job_plan *p = NULL;
 	json_error_t je;
 	json_t *j;
 
-	if (check_path(&c, path, sizeof(path)) < 0 || !(j = json_load_file(path, 0, &je)))
+	if (check_path(hosts, n, path, sizeof(path)) < 0 || !(j = json_load_file(path, 0, &je)))
 		return NULL;
 	p = job_plan_from_json(j, err, sizeof(err));
 	json_decref(j);

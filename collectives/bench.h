@@ -87,6 +87,12 @@ struct bench_node {
  * ("no address on interface eth1", NCCL's own failure message). */
 int bench_pick_address(const struct nm_node *n, const char *iface, struct bench_node *out);
 
+/* Node i of a job's plan from its probe n when the plan lacks it or --iface
+ * (iface) differs (job_plan_needs_pick): bench_pick_address's pick, taken
+ * unproved (job_plan_take_pick). 0, or -1 with err (the node has no address). */
+int bench_pick_into_plan(struct job_plan *p, size_t i, const struct nm_node *n, const char *iface,
+                         char *err, size_t errlen);
+
 /* One size, over all ranks: time is the slowest rank's (the collective ends
  * when the last rank has its result). */
 struct bench_size {

@@ -3,7 +3,7 @@
  * torch or embedded mode, the backend, and each node's address and ranks,
  * from the probe phase's answers. Nothing is sent from here.
  */
-#include "collectives/bench_internal.h"
+#include "collectives/bench.h"
 #include "collectives/mnist_internal.h"
 #include "collectives/run.h"
 #include "collectives/torchrun.h"
@@ -121,7 +121,7 @@ static void choose_backend(struct mnist *m)
 
 void mnist_plan(struct mnist *m)
 {
-	struct bench_node bn;
+	char err[CD_ERRLEN];
 	int rank = 0;
 
 	for (size_t i = 0; i < m->n; i++) {
@@ -151,15 +151,11 @@ void mnist_plan(struct mnist *m)
 		json_t *torch = json_object_get(m->job.nodes[i].info, "torch");
 
 		netmodel_set_node(m->m, i, m->job.nodes[i].probe, NULL);
-		if (job_plan_needs_pick(m->plan, i, m->o.iface)) {
-			memset(&bn, 0, sizeof(bn));
-			bn.host = n->host;
-			if (bench_pick_address(&m->m->nodes[i], m->o.iface, &bn) < 0) {
-				mnist_node_error(m, i, "address", bn.error);
-				mnist_fail_run(m, "%s", bn.error);
-				return;
-			}
-			job_plan_take_pick(m->plan, i, bn.ifname, bn.addr, bn.addr_rule);
+		if (bench_pick_into_plan(m->plan, i, &m->m->nodes[i], m->o.iface, err,
+		                         sizeof(err)) < 0) {
+			mnist_node_error(m, i, "address", err);
+			mnist_fail_run(m, "%s", err);
+			return;
 		}
 		snprintf(n->ifname, sizeof(n->ifname), "%s", m->plan->nodes[i].ifname);
 		snprintf(n->addr, sizeof(n->addr), "%s", m->plan->nodes[i].addr);

@@ -4,7 +4,7 @@
  * jobwatch.h: poll and stop). The pure plan is in run_plan.c.
  */
 #include "collectives/run.h"
-#include "collectives/bench_internal.h"
+#include "collectives/bench.h"
 #include "collectives/jobphase.h"
 #include "collectives/hangready.h"
 #include "collectives/jobwatch.h"
@@ -176,7 +176,6 @@ static int hccl_refused(struct run *r)
 
 static void plan(struct run *r)
 {
-	struct bench_node bn;
 	char err[CD_ERRLEN];
 	const char **hosts = NULL, **ifaces = NULL;
 	int rank = 0, *nranks = NULL;
@@ -211,16 +210,12 @@ static void plan(struct run *r)
 		json_t *facts = r->job.nodes[i].info, *torch = json_object_get(facts, "torch");
 
 		netmodel_set_node(r->m, i, r->job.nodes[i].probe, NULL);
-		if (job_plan_needs_pick(r->plan, i, r->o.iface)) {
-			memset(&bn, 0, sizeof(bn));
-			bn.host = n->host;
-			if (bench_pick_address(&r->m->nodes[i], r->o.iface, &bn) < 0) {
-				node_error(r, i, "address", bn.error);
-				fail_run(r, "%s", bn.error);
-				r->r.could_not_start = 1;
-				return;
-			}
-			job_plan_take_pick(r->plan, i, bn.ifname, bn.addr, bn.addr_rule);
+		if (bench_pick_into_plan(r->plan, i, &r->m->nodes[i], r->o.iface, err,
+		                         sizeof(err)) < 0) {
+			node_error(r, i, "address", err);
+			fail_run(r, "%s", err);
+			r->r.could_not_start = 1;
+			return;
 		}
 		snprintf(n->ifname, sizeof(n->ifname), "%s", r->plan->nodes[i].ifname);
 		snprintf(n->addr, sizeof(n->addr), "%s", r->plan->nodes[i].addr);
@@ -238,7 +233,6 @@ static void plan(struct run *r)
 	job_plan_default_master(r->plan, r->o.master_port);
 	snprintf(r->r.master_addr, sizeof(r->r.master_addr), "%s", r->plan->master_addr);
 	r->r.master_port = r->plan->master_port;
-	r->r.proved = r->plan->proved;
 	run_plan_dir(&r->o, r->r.run_id, r->r.run_dir, sizeof(r->r.run_dir));
 	snprintf(r->r.cwd, sizeof(r->r.cwd), "%s",
 	         r->o.sync    ? r->r.run_dir

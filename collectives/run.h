@@ -150,7 +150,6 @@ struct run_report {
 	enum run_launcher launcher;
 	int master_port;
 	char master_addr[NM_ADDR];
-	int proved; /* the plan came from a check whose matrix ran */
 	int nranks;
 	struct run_node *nodes;
 	size_t nnodes;

@@ -147,6 +147,23 @@ char *cd_vasprintf(const char *fmt, va_list ap)
 	return s;
 }
 
+void cd_strcatf(char **s, const char *fmt, ...)
+{
+	size_t old = *s ? strlen(*s) : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	*s = cd_realloc(*s, old + (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(*s + old, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+}
+
 char *cd_asprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -73,6 +73,9 @@ void cd_fput_shell_word(FILE *f, const char *s);
 const char *cd_abridge(const char *s, size_t max, char *buf, size_t buflen);
 /* cd_asprintf with a va_list (which it consumes); fatal on out-of-memory. */
 char *cd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* Append the formatted text to the heap string *s (NULL: an empty one), which
+ * is reallocated; fatal on out-of-memory. */
+void cd_strcatf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A per-run secret: 32 random lowercase hex characters (getrandom) and a
  * NUL into hex (len >= 33; a shorter buffer gets fewer). cd_fatal when the

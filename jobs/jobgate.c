@@ -4,7 +4,6 @@
 #include "jobgate.h"
 #include "cd.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,11 +95,6 @@ const struct job_gate_rule *job_gate_rule(const char *id)
 	return NULL;
 }
 
-int job_gate_between_nodes(const struct job_gate_rule *r)
-{
-	return r && r->between_nodes;
-}
-
 /* The clause of one node ("GLOO_SOCKET_IFNAME=eth0 on node2"), or 0 when
  * the plan does not avoid the finding there. */
 static int node_avoids(const struct job_plan *p, enum job_avoid how, size_t i, char *out,
@@ -179,22 +173,6 @@ int job_gate_avoided(const struct job_plan *p, const struct job_plan_finding *f,
 	return 1;
 }
 
-static void text_addf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_addf(char **s, const char *fmt, ...)
-{
-	va_list ap;
-	char *line, *joined;
-
-	va_start(ap, fmt);
-	line = cd_vasprintf(fmt, ap);
-	va_end(ap);
-	joined = cd_asprintf("%s%s", *s ? *s : "", line);
-	free(line);
-	free(*s);
-	*s = joined;
-}
-
 int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char **avoided)
 {
 	int gating = 0;
@@ -205,14 +183,14 @@ int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char 
 
 		if (job_gate_avoided(p, f, one_node, why, sizeof(why))) {
 			if (avoided)
-				text_addf(avoided, "avoided: %s %s\n", f->id, why);
+				cd_strcatf(avoided, "avoided: %s %s\n", f->id, why);
 			continue;
 		}
 		if (f->severity != SEV_ERROR)
 			continue;
 		gating++;
 		if (refused)
-			text_addf(refused, "  %s: %s\n", f->id, f->message);
+			cd_strcatf(refused, "  %s: %s\n", f->id, f->message);
 	}
 	return gating;
 }

@@ -30,9 +30,6 @@ struct job_gate_rule;
  * finding is never avoided and always gates). */
 const struct job_gate_rule *job_gate_rule(const char *id);
 
-/* 1 when the finding is about traffic between nodes. */
-int job_gate_between_nodes(const struct job_gate_rule *r);
-
 /*
  * Why the plan's environment avoids finding f on every node it names:
  * out "on node2 by GLOO_SOCKET_IFNAME=eth0" (one clause per node, "; "

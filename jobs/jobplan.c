@@ -5,28 +5,10 @@
 #include "jobplan.h"
 #include "cd.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void notes_addf(struct job_plan *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void notes_addf(struct job_plan *p, const char *fmt, ...)
-{
-	va_list ap;
-	char *line, *joined;
-
-	va_start(ap, fmt);
-	line = cd_vasprintf(fmt, ap);
-	va_end(ap);
-	joined = cd_asprintf("%s%s\n", p->notes ? p->notes : "", line);
-	free(line);
-	free(p->notes);
-	p->notes = joined;
-}
 
 /* A bounded copy: a value over its field is cut, never overflows it. */
 static void copy_value(char *dst, size_t len, const char *src)
@@ -136,7 +118,7 @@ void job_plan_take_pick(struct job_plan *p, size_t i, const char *ifname, const 
 	snprintf(n->nccl_ifname, sizeof(n->nccl_ifname), "=%.*s", NM_NAME, ifname);
 	copy_value(n->nccl_family, sizeof(n->nccl_family), strchr(addr, ':') ? "AF_INET6" : NULL);
 	n->proved = 0;
-	notes_addf(p, "%s: %s %s (%s): not proved by a check", n->host, ifname, addr,
+	cd_strcatf(&p->notes, "%s: %s %s (%s): not proved by a check\n", n->host, ifname, addr,
 	           rule && rule[0] ? rule : "NCCL's pick");
 	if (i == p->master && p->master_addr[0] && !p->master_port_proved)
 		p->master_addr[0] = '\0';
@@ -152,6 +134,14 @@ struct job_plan *job_plan_copy(const struct job_plan *p)
 	if (!c)
 		cd_fatal("job_plan_copy: %s", err);
 	return c;
+}
+
+void job_plan_use_port(struct job_plan *p, int port)
+{
+	if (!port || port == p->master_port)
+		return;
+	p->master_port = port;
+	p->master_port_proved = 0;
 }
 
 void job_plan_default_master(struct job_plan *p, int port)
@@ -205,14 +195,6 @@ int job_plan_sets(const struct job_plan *p, size_t i, const char *name)
 		if (strcmp(v[j].name, name) == 0)
 			return 1;
 	return 0;
-}
-
-long job_plan_index(const struct job_plan *p, const char *host)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->nodes[i].host, host) == 0)
-			return (long)i;
-	return -1;
 }
 
 /* ---------------------------------------------------------------- JSON */

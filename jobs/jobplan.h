@@ -108,6 +108,10 @@ void job_plan_take_pick(struct job_plan *p, size_t i, const char *ifname, const 
 /* A copy the caller frees (job_plan_free). */
 struct job_plan *job_plan_copy(const struct job_plan *p);
 
+/* A MASTER_PORT asked for (--master-port; 0: none): the plan's port from
+ * now on, proved only when it is the one the check proved. */
+void job_plan_use_port(struct job_plan *p, int port);
+
 /* Set the master's address from its node (when none) and the port (when
  * none): what a plan without a proved master falls back to. */
 void job_plan_default_master(struct job_plan *p, int port);
@@ -137,8 +141,5 @@ struct job_plan *job_plan_from_json(json_t *j, char *err, size_t errlen);
  */
 int job_plan_key_differs(const struct job_plan *p, const char *const *hosts, size_t n, int port,
                          const char *iface, char *why, size_t len);
-
-/* Index of host in the plan, or -1. */
-long job_plan_index(const struct job_plan *p, const char *host);
 
 #endif

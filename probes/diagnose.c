@@ -74,23 +74,6 @@ const char *severity_name(enum severity s)
 
 /* ---------------------------------------------------------------- text */
 
-void diagnose_sb_addf(char **s, const char *fmt, ...)
-{
-	size_t old = *s ? strlen(*s) : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n <= 0)
-		return;
-	*s = cd_realloc(*s, old + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(*s + old, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-}
-
 /* The hosts of a node set, folded like nodeset -f ("node[1-3]"). */
 char *diagnose_fold_nodes(const struct netmodel *m, const size_t *idx, size_t n)
 {
@@ -166,7 +149,7 @@ struct pending *diagnose_note(struct dstate *st, const char *id, enum severity s
 		p->nodes[p->nnodes++] = node;
 	}
 	if (evidence && evidence[0])
-		diagnose_sb_addf(&p->evidence, "%s%s", p->evidence ? "\n" : "", evidence);
+		cd_strcatf(&p->evidence, "%s%s", p->evidence ? "\n" : "", evidence);
 	return p;
 }
 
@@ -177,7 +160,7 @@ static char *expand_nodes(const char *msg, const char *nodes)
 
 	if (!at)
 		return cd_strdup(msg);
-	diagnose_sb_addf(&out, "%.*s%s%s", (int)(at - msg), msg, nodes, at + 2);
+	cd_strcatf(&out, "%.*s%s%s", (int)(at - msg), msg, nodes, at + 2);
 	return out;
 }
 

@@ -153,9 +153,8 @@ static void check_tls(struct dstate *st)
 				continue;
 			v = json_integer_value(t) ? 1 : 0;
 			*(v ? &on : &off) += 1;
-			diagnose_sb_addf(&list[v], "%s%s:%lld", list[v] ? ", " : "",
-			                 host_of(st->m, i),
-			                 (long long)json_integer_value(json_object_get(d, "id")));
+			cd_strcatf(&list[v], "%s%s:%lld", list[v] ? ", " : "", host_of(st->m, i),
+			           (long long)json_integer_value(json_object_get(d, "id")));
 		}
 	}
 	if (on && off) {

@@ -35,10 +35,9 @@ char *diagnose_failed_attempts(const struct netmodel *m, size_t to, const char *
 		if (!diagnose_attempt_toward(a, to, addr, fixed_port, port) ||
 		    strcmp(a->result, "ok") == 0 || diagnose_route_astray(m, a->from, addr))
 			continue;
-		diagnose_sb_addf(&s, "%s%s -> %s port %d: %s%s%s%s", s ? "; " : "",
-		                 node_name(m, a->from), node_name(m, to), a->port, a->result,
-		                 a->errno_name[0] ? " (" : "", a->errno_name,
-		                 a->errno_name[0] ? ")" : "");
+		cd_strcatf(&s, "%s%s -> %s port %d: %s%s%s%s", s ? "; " : "", node_name(m, a->from),
+		           node_name(m, to), a->port, a->result, a->errno_name[0] ? " (" : "",
+		           a->errno_name, a->errno_name[0] ? ")" : "");
 	}
 	return s ? s : cd_strdup("");
 }
@@ -347,13 +346,12 @@ static void check_hostname(struct dstate *st)
 			continue;
 		if (!first && !n->hostname_error[0] && n->nhostaddrs == 0)
 			continue; /* nothing reported */
-		diagnose_sb_addf(&ev, "%s: hostname %s resolves to %s%s", n->host, n->hostname,
-		                 first ? first : "nothing bindable",
-		                 n->hostname_error[0] ? " (" : "");
+		cd_strcatf(&ev, "%s: hostname %s resolves to %s%s", n->host, n->hostname,
+		           first ? first : "nothing bindable", n->hostname_error[0] ? " (" : "");
 		if (n->hostname_error[0])
-			diagnose_sb_addf(&ev, "%s)", n->hostname_error);
+			cd_strcatf(&ev, "%s)", n->hostname_error);
 		for (size_t k = 0; k < n->nhosts_lines; k++)
-			diagnose_sb_addf(&ev, "\n%s: /etc/hosts: %s", n->host, n->hosts_lines[k]);
+			cd_strcatf(&ev, "\n%s: /etc/hosts: %s", n->host, n->hosts_lines[k]);
 		diagnose_note(
 		    st, "hostname-loopback", g->from_hostname ? SEV_ERROR : SEV_WARNING,
 		    g->from_hostname ? "gloo" : "set", i,
@@ -451,8 +449,8 @@ static void check_gloo_count(struct dstate *st)
 
 		if (!m->nodes[i].probed)
 			continue;
-		diagnose_sb_addf(&ev, "%s%s: %d Gloo device(s) (%s)", ev ? "\n" : "",
-		                 m->nodes[i].host, g->from_hostname ? 1 : g->npicks, g->rule);
+		cd_strcatf(&ev, "%s%s: %d Gloo device(s) (%s)", ev ? "\n" : "", m->nodes[i].host,
+		           g->from_hostname ? 1 : g->npicks, g->rule);
 		diagnose_note(
 		    st, "gloo-count-mismatch", SEV_ERROR, "", i,
 		    "%N: Gloo would create different numbers of devices on different nodes; "
@@ -550,10 +548,9 @@ static void check_duplicates(struct dstate *st)
 						group[ng++] = who[h];
 				nodes = diagnose_fold_nodes(m, group, ng);
 				if (ev)
-					diagnose_sb_addf(&ev, "; on %s: %s", ifn[g], nodes);
+					cd_strcatf(&ev, "; on %s: %s", ifn[g], nodes);
 				else
-					diagnose_sb_addf(&ev, "%s on %s: %s", x->addr, ifn[g],
-					                 nodes);
+					cd_strcatf(&ev, "%s on %s: %s", x->addr, ifn[g], nodes);
 				free(nodes);
 			}
 			for (size_t g = 0; g < n; g++)

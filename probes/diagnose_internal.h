@@ -22,9 +22,6 @@ struct dstate {
 	size_t np;
 };
 
-/* Append printf-style text to the heap string *s (NULL is empty). */
-void diagnose_sb_addf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* The hosts of the nodes of m listed in idx, folded like nodeset -f
  * ("h1,node[2-3]"). The caller frees the string. */
 char *diagnose_fold_nodes(const struct netmodel *m, const size_t *idx, size_t n);

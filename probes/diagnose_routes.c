@@ -108,10 +108,9 @@ static char *own_failures(const struct netmodel *m, size_t i, const char *addr)
 		if (a->from != i || strcmp(a->addr, addr) != 0 || strcmp(a->result, "ok") == 0 ||
 		    strcmp(a->result, "not-tested") == 0)
 			continue;
-		diagnose_sb_addf(&s, "; %s -> %s port %d: %s%s%s%s", m->nodes[i].host,
-		                 m->nodes[a->to].host, a->port, a->result,
-		                 a->errno_name[0] ? " (" : "", a->errno_name,
-		                 a->errno_name[0] ? ")" : "");
+		cd_strcatf(&s, "; %s -> %s port %d: %s%s%s%s", m->nodes[i].host,
+		           m->nodes[a->to].host, a->port, a->result, a->errno_name[0] ? " (" : "",
+		           a->errno_name, a->errno_name[0] ? ")" : "");
 	}
 	return s;
 }

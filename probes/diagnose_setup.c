@@ -90,8 +90,8 @@ static void check_mtu_on(struct dstate *st, const char *net)
 		mtu = data_network(st, i, other, sizeof(other));
 		if (!mtu || strcmp(other, net) != 0)
 			continue;
-		diagnose_sb_addf(&ev, "%s%s: %s mtu %d (network %s)", ev ? "\n" : "",
-		                 m->nodes[i].host, st->d->pred[i].data_iface, mtu, net);
+		cd_strcatf(&ev, "%s%s: %s mtu %d (network %s)", ev ? "\n" : "", m->nodes[i].host,
+		           st->d->pred[i].data_iface, mtu, net);
 		diagnose_note(
 		    st, "mtu-mismatch", SEV_WARNING, net, i,
 		    "%N: the data interfaces have different MTUs; large transfers can stall "
@@ -156,8 +156,8 @@ static void check_nic_names(struct dstate *st)
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (!st->d->pred[i].data_iface[0] || passed_over(m, i, st->d->pred[i].data_iface))
 			continue;
-		diagnose_sb_addf(&ev, "%s%s: %s %s", ev ? "\n" : "", m->nodes[i].host,
-		                 st->d->pred[i].data_iface, st->d->pred[i].data_addr);
+		cd_strcatf(&ev, "%s%s: %s %s", ev ? "\n" : "", m->nodes[i].host,
+		           st->d->pred[i].data_iface, st->d->pred[i].data_addr);
 		diagnose_note(
 		    st, "nic-name-mismatch", SEV_WARNING, "", i,
 		    "%N: the data interface has different names on different nodes, so one "
@@ -258,15 +258,15 @@ static void check_torch(struct dstate *st)
 		if (n->torch_version[0])
 			continue;
 		missing++;
-		diagnose_sb_addf(&ev, "%s%s: %s %s has no torch", ev ? "\n" : "", n->host,
-		                 n->python_path[0] ? n->python_path : "python3",
-		                 n->python_version[0] ? n->python_version : "(not found)");
+		cd_strcatf(&ev, "%s%s: %s %s has no torch", ev ? "\n" : "", n->host,
+		           n->python_path[0] ? n->python_path : "python3",
+		           n->python_version[0] ? n->python_version : "(not found)");
 		if (n->python_found[0]) {
 			found++;
-			diagnose_sb_addf(&ev, "; torch is in %s (Python %s)", n->python_found,
-			                 n->python_found_version);
+			cd_strcatf(&ev, "; torch is in %s (Python %s)", n->python_found,
+			           n->python_found_version);
 			if (n->python_found_count > 1)
-				diagnose_sb_addf(&ev, " and %d more", n->python_found_count - 1);
+				cd_strcatf(&ev, " and %d more", n->python_found_count - 1);
 		}
 	}
 	if (!missing) {

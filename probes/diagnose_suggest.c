@@ -155,13 +155,12 @@ static void note_refused(const struct netmodel *m, const struct diagnosis *d, si
 		if (!a || !diagnose_addr_refused(m, i, a, why, sizeof(why)))
 			continue;
 		if (chosen[0])
-			diagnose_sb_addf(notes,
-			                 "%s: %s is not suggested: %s; %s is suggested instead "
-			                 "(every peer reached it, nothing refutes it)\n",
-			                 n->host, fi->name, why, chosen);
+			cd_strcatf(notes,
+			           "%s: %s is not suggested: %s; %s is suggested instead "
+			           "(every peer reached it, nothing refutes it)\n",
+			           n->host, fi->name, why, chosen);
 		else
-			diagnose_sb_addf(notes, "%s: %s is not suggested: %s\n", n->host, fi->name,
-			                 why);
+			cd_strcatf(notes, "%s: %s is not suggested: %s\n", n->host, fi->name, why);
 	}
 }
 
@@ -381,17 +380,17 @@ static int suggest_ifnames(const struct netmodel *m, struct diagnosis *d, const 
 		} else {
 			failed++;
 			if (notes)
-				diagnose_sb_addf(
-				    notes, "%s: NCCL_SOCKET_IFNAME=%s%s did not verify\n", n->host,
-				    e.nccl_socket_ifname,
-				    ipv6 ? " (with or without NCCL_SOCKET_FAMILY=AF_INET6)" : "");
+				cd_strcatf(notes, "%s: NCCL_SOCKET_IFNAME=%s%s did not verify\n",
+				           n->host, e.nccl_socket_ifname,
+				           ipv6 ? " (with or without NCCL_SOCKET_FAMILY=AF_INET6)"
+				                : "");
 		}
 		gloo_predict(n, &e, &g);
 		if (g.npicks == 1 && addr_proved(m, i, g.picks[0].addr))
 			s->gloo_ifname_per_node[i] = cd_strdup(name);
 		else if (notes)
-			diagnose_sb_addf(notes, "%s: GLOO_SOCKET_IFNAME=%s did not verify\n",
-			                 n->host, name);
+			cd_strcatf(notes, "%s: GLOO_SOCKET_IFNAME=%s did not verify\n", n->host,
+			           name);
 	}
 	if (s->nccl_ifname) {
 		for (size_t i = 0; i < m->nnodes; i++) {
@@ -433,18 +432,18 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	 * is proved, so it is left out, and said so. */
 	for (size_t i = 0; i < nn; i++) {
 		if (nm_node_partial(&m->nodes[i]))
-			diagnose_sb_addf(&s->notes,
-			                 "%s: left out: it stopped answering during the check (its "
-			                 "results are partial), so nothing is suggested for it%s\n",
-			                 m->nodes[i].host,
-			                 i == m->master ? " and it cannot be the master" : "");
+			cd_strcatf(&s->notes,
+			           "%s: left out: it stopped answering during the check (its "
+			           "results are partial), so nothing is suggested for it%s\n",
+			           m->nodes[i].host,
+			           i == m->master ? " and it cannot be the master" : "");
 	}
 	if (complete < 2 || !m->matrix_done) {
-		diagnose_sb_addf(
-		    &s->notes, "%s\n",
-		    complete < 2 ? "fewer than two nodes were checked to the end: nothing could be "
-		                   "verified between nodes, so nothing is suggested"
-		                 : "the reachability matrix did not run: nothing is suggested");
+		cd_strcatf(&s->notes, "%s\n",
+		           complete < 2
+		               ? "fewer than two nodes were checked to the end: nothing could be "
+		                 "verified between nodes, so nothing is suggested"
+		               : "the reachability matrix did not run: nothing is suggested");
 		return;
 	}
 	for (size_t i = 0; i < nn; i++) {
@@ -455,17 +454,16 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 		note_refused(m, d, i, ipv6 ? AF_INET6 : AF_INET, &s->notes);
 		if (!name[0]) {
 			all_have = 0;
-			diagnose_sb_addf(
-			    &s->notes,
-			    "%s: no interface with an IPv4 address (nor, on every node, "
-			    "an IPv6 one) that every other node reached; no interface is "
-			    "suggested for it\n",
-			    m->nodes[i].host);
+			cd_strcatf(&s->notes,
+			           "%s: no interface with an IPv4 address (nor, on every node, "
+			           "an IPv6 one) that every other node reached; no interface is "
+			           "suggested for it\n",
+			           m->nodes[i].host);
 			continue;
 		}
 		if (!list_has(names, name)) {
-			diagnose_sb_addf(&names, "%s%s", names ? "," : "", name);
-			diagnose_sb_addf(&exact, "%s%s", exact ? "," : "=", name);
+			cd_strcatf(&names, "%s%s", names ? "," : "", name);
+			cd_strcatf(&exact, "%s%s", exact ? "," : "=", name);
 		}
 	}
 	/* AF_INET keeps NCCL off an IPv6-only NIC beside IPv4 data NICs; never
@@ -520,15 +518,15 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 				s->master_port = l->port;
 		}
 		if (!s->master_port)
-			diagnose_sb_addf(
+			cd_strcatf(
 			    &s->notes,
 			    "%s (master): no MASTER_PORT candidate was reachable from every node "
 			    "and the master itself\n",
 			    m->nodes[m->master].host);
 	} else {
-		diagnose_sb_addf(&s->notes,
-		                 "%s (master): no address every node reached; no MASTER_ADDR\n",
-		                 m->nodes[m->master].host);
+		cd_strcatf(&s->notes,
+		           "%s (master): no address every node reached; no MASTER_ADDR\n",
+		           m->nodes[m->master].host);
 	}
 	if (!s->master_port)
 		return;

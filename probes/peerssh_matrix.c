@@ -380,16 +380,15 @@ json_t *peerssh_matrix_findings(const struct peerssh_matrix *m)
 				json_array_append_new(
 				    pairs, json_sprintf("%s -> %s", m->hosts[i], m->hosts[j]));
 				if (np++ < 6)
-					diagnose_sb_addf(&msg, "%s%s -> %s (%s)",
-					                 np > 1 ? ", " : "", m->hosts[i],
-					                 m->hosts[j],
-					                 c->tested ? peerssh_reason_text(c->reason)
-					                           : "not asked");
+					cd_strcatf(&msg, "%s%s -> %s (%s)", np > 1 ? ", " : "",
+					           m->hosts[i], m->hosts[j],
+					           c->tested ? peerssh_reason_text(c->reason)
+					                     : "not asked");
 			}
 		if (!f)
 			continue;
 		if (np > 6)
-			diagnose_sb_addf(&msg, " and %zu more", np - 6);
+			cd_strcatf(&msg, " and %zu more", np - 6);
 		json_object_set_new(f, "message", json_string(msg));
 		free(msg);
 		json_array_append_new(out, f);

@@ -54,13 +54,12 @@ static struct job_plan *plan_of(const struct check_result *r)
 	return job_plan_from_check(r->m, r->d, 0, NULL);
 }
 
-static json_t *suggestions_json(const struct check_result *r)
+static json_t *suggestions_json(const struct check_result *r, const struct job_plan *plan)
 {
 	const struct netmodel *m = r->m;
 	const struct suggestions *s = &r->d->sugg;
 	json_t *o = json_object(), *common = json_object(), *per = json_object(),
 	       *tr = json_object(), *notes = json_array(), *left_out = json_array();
-	struct job_plan *plan = plan_of(r);
 	char url[NM_ADDR + 32];
 
 	if (s->nccl_ifname)
@@ -105,7 +104,6 @@ static json_t *suggestions_json(const struct check_result *r)
 	json_object_set_new(o, "torchrun", tr);
 	json_object_set_new(o, "notes", notes);
 	json_object_set_new(o, "left_out", left_out);
-	job_plan_free(plan);
 	return o;
 }
 
@@ -313,9 +311,9 @@ void check_print_json(const struct check_result *r)
 		                                    ? json_string(why)
 		                                    : json_null()));
 	}
-	job_plan_free(plan);
 	json_object_set_new(doc, "findings", findings);
-	json_object_set_new(doc, "suggestions", suggestions_json(r));
+	json_object_set_new(doc, "suggestions", suggestions_json(r, plan));
+	job_plan_free(plan);
 	json_object_set_new(doc, "deadline", deadline_json(&st));
 	json_object_set_new(
 	    doc, "timing_ms",

@@ -343,10 +343,7 @@ struct job_plan *session_plan(const struct tui_session *s, int port, const char 
 	if (s->check_state != TASK_DONE || !s->d || !s->m || s->d->nnodes != s->nhosts)
 		return NULL;
 	plan = job_plan_from_check(s->m, s->d, port, iface);
-	if (port && plan->master_port != port) {
-		plan->master_port = port;
-		plan->master_port_proved = 0;
-	}
+	job_plan_use_port(plan, port);
 	return plan;
 }
 

@@ -48,6 +48,29 @@ run_test() {
 }
 ITEST_STATUS=0
 
+# itest_run_procs: how many processes of a clusterdoc run (CLUSTERDOC_RUN in their environment)
+# are alive on the cluster's nodes
+itest_run_procs() {
+	local i pid n=0
+	for ((i = 1; i <= CD_N; i++)); do
+		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
+			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
+		done
+	done
+	echo "$n"
+}
+
+# itest_expect_no_run_left [TENTHS]: none of them within TENTHS x 0.1 s (default 50), or say how many
+itest_expect_no_run_left() {
+	local i
+	for ((i = 0; i < ${1:-50}; i++)); do
+		[[ $(itest_run_procs) == 0 ]] && return 0
+		sleep 0.1
+	done
+	echo "    $(itest_run_procs) process(es) of a run left on the nodes"
+	return 1
+}
+
 # itest_need_root: a test file that builds namespaces records a SKIP and ends without root.
 itest_need_root() {
 	[ "$(id -u)" -eq 0 ] && return 0

@@ -227,12 +227,9 @@ start_run() {
 	JOB_PID=$!
 }
 
-# A `run --launcher none` job whose ranks take their rank from argv (no RANK in their
-# environment: NODE_RANK, NNODES, WORLD_SIZE): the last rank sleeps before the allreduce. Five
-# calls in a row, then five with --run RUN, each name rank 2 on node3 with the same verdict.
-t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() {
-	local i pid run_id verdict first=""
-	[[ -n $JOBS ]] || setup_cluster || return 1
+# A --launcher none job whose ranks take their rank from argv (argv_job.py), the last one asleep
+# before the allreduce the others wait in; returns once every rank is ready (up to 90 s).
+start_argv_job_with_last_rank_asleep() {
 	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
 	for _ in $(seq 1 180); do
 		[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] && break
@@ -240,6 +237,15 @@ t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() 
 	done
 	[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] || { echo "    the job did not start: $(tail -5 "$JOB_LOG")"; stop_job; return 1; }
 	sleep 1
+}
+
+# A `run --launcher none` job whose ranks take their rank from argv (no RANK in their
+# environment: NODE_RANK, NNODES, WORLD_SIZE): the last rank sleeps before the allreduce. Five
+# calls in a row, then five with --run RUN, each name rank 2 on node3 with the same verdict.
+t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() {
+	local i pid run_id verdict first=""
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	start_argv_job_with_last_rank_asleep || return 1
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		if [[ $i -le 5 ]]; then hang; else hang --run "$run_id"; fi
 		expect_eq "$rc" 1 "call $i: exit status ($err)" || { stop_job; return 1; }
@@ -310,13 +316,7 @@ t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
 t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
 	local pid text
 	[[ -n $JOBS ]] || setup_cluster || return 1
-	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
-	for _ in $(seq 1 180); do
-		[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] && break
-		sleep 0.5
-	done
-	[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] || { echo "    the job did not start: $(tail -5 "$JOB_LOG")"; stop_job; return 1; }
-	sleep 1
+	start_argv_job_with_last_rank_asleep || return 1
 	hang
 	pid=$(jget '[r["pid"] for r in d["ranks"] if r["rank"] == 1][0]')
 	[[ $pid =~ ^[0-9]+$ ]] && kill -STOP "$pid" || { echo "    no pid for rank 1 ($err)"; stop_job; return 1; }

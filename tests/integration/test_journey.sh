@@ -33,27 +33,6 @@ setup_cluster() {
 cleanup() { [[ -n $JOBS ]] && rm -rf "$JOBS"; }
 trap cleanup EXIT
 
-# processes of a clusterdoc run (CLUSTERDOC_RUN in their environment) still alive on the nodes
-left_behind() {
-	local i pid n=0
-	for ((i = 1; i <= CD_N; i++)); do
-		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
-			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
-		done
-	done
-	echo "$n"
-}
-
-expect_nothing_left() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		[[ $(left_behind) == 0 ]] && return 0
-		sleep 0.1
-	done
-	echo "    $(left_behind) process(es) of a run left on the nodes"
-	return 1
-}
-
 # the plan's variables of every node, "node VAR=value" sorted, from `env` or a dry run's
 # "# by hand on NODE:" blocks
 plan_vars() {
@@ -99,7 +78,7 @@ t_a_torchrun_job_starts_without_force_and_finishes() {
 	expect_eq "$(grep -c 'rank [0-3]/4 sum 6' <<<"$err")" 4 "ranks with the right sum" || return 1
 	expect_match "$err" "^node3 r2: rank 2/4 sum 6 iface enp1s0$" "node3 on its own NIC" || return 1
 	expect_match "$err" "^# MASTER_PORT=29501: the port the check proved" "the port said" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_bench_measures_the_interfaces_the_check_proved() {
@@ -115,7 +94,7 @@ t_a_launcher_none_job_with_placeholders_starts_and_finishes() {
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_match "$err" "^node4 r3: rank 3 of 4 via tcp://[0-9.]+:29501: 4$" "node4's line" || return 1
 	expect_match "$err" "using the check of these nodes saved" "--no-check's plan" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_mnist_in_torch_mode_starts_without_force_and_trains() {
@@ -137,7 +116,7 @@ t_a_blocked_explicit_master_port_is_named_before_anything_starts() {
 	cd_head run -w 'node[1-4]' --master-port 29500 --chdir "$JOBS" -- allreduce.py
 	expect_eq "$rc" 2 "exit status" || return 1
 	expect_match "$err" "--master-port 29500 is not reachable on the master node1 from every node .*the check proved 29501: use --master-port 29501" "the refusal" || return 1
-	expect_eq "$(left_behind)" 0 "processes started"
+	expect_eq "$(itest_run_procs)" 0 "processes started"
 }
 
 t_no_check_refuses_a_plan_made_for_another_port_or_version() {
@@ -201,7 +180,7 @@ t_hang_names_the_stuck_rank_of_a_launcher_none_job_five_times_alike() {
 	rm -f "$bgerr"
 	[[ $i == 5 && $rc == 1 ]] || return 1
 	expect_eq "$first" "('hung', 4, 3, 'node4')" "the verdict" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_ctrl_c_leaves_nothing_behind() {
@@ -211,15 +190,15 @@ t_ctrl_c_leaves_nothing_behind() {
 		--master node3 --launcher none -- sleep 300 >/dev/null 2>"$bgerr" &
 	bg=$!
 	for ((i = 0; i < 200; i++)); do
-		[[ $(left_behind) -ge 4 ]] && break
+		[[ $(itest_run_procs) -ge 4 ]] && break
 		sleep 0.1
 	done
-	expect_eq "$(left_behind)" 4 "the job's processes before Ctrl-C" || { kill "$bg"; return 1; }
+	expect_eq "$(itest_run_procs)" 4 "the job's processes before Ctrl-C" || { kill "$bg"; return 1; }
 	kill -INT "$(pgrep -P "$bg" -f "$CLUSTERDOC run" || echo "$bg")"
 	wait "$bg"
 	expect_eq "$?" 130 "exit status after Ctrl-C ($(tail -c 300 "$bgerr"))" || return 1
 	rm -f "$bgerr"
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 itest_run_all

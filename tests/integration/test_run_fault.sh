@@ -10,27 +10,6 @@ source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=run_fault
 
-# processes of a run (its CLUSTERDOC_RUN in their environment) still alive on the nodes
-left_behind() {
-	local i pid n=0
-	for ((i = 1; i <= CD_N; i++)); do
-		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
-			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
-		done
-	done
-	echo "$n"
-}
-
-expect_nothing_left() {
-	local i
-	for ((i = 0; i < 30; i++)); do
-		[[ $(left_behind) == 0 ]] && return 0
-		sleep 0.1
-	done
-	echo "    $(left_behind) process(es) of a run left on the nodes"
-	return 1
-}
-
 start_run() { # ARGS... : in the background; $bg, $bgout, $bgerr
 	bgout=$(mktemp)
 	bgerr=$(mktemp)
@@ -76,7 +55,7 @@ time.sleep(120)'
 	expect_eq "$(jget 'all(r["signal"] == n["signal"] and r["wall_ms"] == n["wall_ms"] > 0 for r, n in zip(d["ranks"], d["nodes"]))')" True "each rank's signal and wall time, its node's" || return 1
 	expect_eq "$(jget 'sum(len(n["orphans"]) for n in d["nodes"])')" 0 "the orphan check" || return 1
 	((elapsed < 2000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_the_text_summary_names_the_root_cause_with_its_last_lines() {
@@ -88,7 +67,7 @@ time.sleep(60)'
 	expect_match "$out" "^root cause: node3 r2: exit 5: RuntimeError: boom$" "the root cause line" || return 1
 	expect_match "$out" "^    node3 r2 \(stderr\): RuntimeError: boom$" "its last lines" || return 1
 	expect_match "$out" "^node1 r0: stopped by clusterdoc" "node1 stopped" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_a_rank_ignoring_sigterm_is_killed_after_the_kill_grace() {
@@ -104,7 +83,7 @@ time.sleep(120)'
 	expect_eq "$rc" 4 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["nodes"][1]["signal"], d["nodes"][2]["signal"]')" "(9, 9)" "SIGKILL after the grace" || return 1
 	((elapsed < 1000 + 2000 + 5000)) || { echo "    took ${elapsed} ms"; return 1; }
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_a_process_that_escaped_the_job_is_listed_by_the_orphan_check() {
@@ -117,7 +96,7 @@ t_a_process_that_escaped_the_job_is_listed_by_the_orphan_check() {
 	expect_eq "$(jget 'd["nodes"][1]["orphans"][0]["cmdline"]')" "sleep 77" "the orphan" || return 1
 	pid=$(jget 'd["nodes"][1]["orphans"][0]["pid"]')
 	kill "$pid"
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_a_silent_job_is_stopped_at_the_stall_deadline() {
@@ -128,7 +107,7 @@ t_a_silent_job_is_stopped_at_the_stall_deadline() {
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_match "$(jget 'd["failure"]')" "no output from any node for 3 s" "failure says it hung" || return 1
 	((elapsed < 20000)) || { echo "    took ${elapsed} ms"; return 1; }
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_ctrl_c_on_the_head_stops_every_node() {
@@ -140,7 +119,7 @@ t_ctrl_c_on_the_head_stops_every_node() {
 	finish_run
 	expect_eq "$rc" 130 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["interrupted"], d["root_cause"]')" "(True, None)" "interrupted" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_a_command_missing_on_one_node_is_named_and_nothing_is_left() {
@@ -150,7 +129,7 @@ t_a_command_missing_on_one_node_is_named_and_nothing_is_left() {
 	expect_eq "$rc" 2 "exit status ($err)" || return 1
 	expect_match "$(jget 'd["failure"]')" "^node2: cannot run /root/job.sh" "failure names node2" || return 1
 	expect_eq "$(jget 'd["could_not_start"], d["root_cause"]')" "(True, 'node2')" "could not start" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 t_torchrun_on_a_node_without_torch_is_refused_naming_it() {
@@ -192,7 +171,7 @@ t_a_node_that_drops_out_mid_run_ends_the_job_everywhere() {
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_match "$(jget 'd["failure"]')" "node3" "failure names node3" || return 1
 	expect_eq "$(jget 'd["root_cause"]')" node3 "root cause" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 # 50,000 numbered lines at once: the agent keeps the newest JOB_LOG_KEEP (20,000) until the head
@@ -214,7 +193,7 @@ t_a_burst_of_50000_lines_is_logged_or_counted_as_lost_exactly() {
 		cd_head run -w 'node[1-3]' --launcher none --no-check -- sh -c '[ {node_rank} = 0 ] || exit 0; seq 1 50000; echo LAST'
 		expect_match "$out" "^output lost: node1: [0-9]+ line\(s\)" "the text summary's line" || return 1
 	fi
-	expect_nothing_left
+	itest_expect_no_run_left 30
 }
 
 itest_need_root

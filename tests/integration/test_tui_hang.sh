@@ -16,17 +16,6 @@ JOBS=""
 SAN_LOG=""
 trap 'tui_stop; [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"; [[ -n $SAN_LOG ]] && rm -rf "$SAN_LOG"' EXIT
 
-# processes of a run (its CLUSTERDOC_RUN in their environment) still alive on the nodes
-left_behind() {
-	local i pid n=0
-	for ((i = 1; i <= CD_N; i++)); do
-		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
-			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
-		done
-	done
-	echo "$n"
-}
-
 # the run id the Job view shows, or nothing
 shown_run_id() { tui_screen | sed -nE 's/^  run id   ([0-9]{8}-[0-9]{6}-[0-9a-f]{4}) .*/\1/p'; }
 
@@ -95,10 +84,10 @@ t_the_run_stops_and_nothing_is_left() {
 	tui_wait 'FAILED, exit status 130 \(stopped\)' 30 || return 1
 	local i
 	for ((i = 0; i < 50; i++)); do
-		[[ $(left_behind) == 0 ]] && break
+		[[ $(itest_run_procs) == 0 ]] && break
 		sleep 0.1
 	done
-	expect_eq "$(left_behind)" 0 "processes of the run left on the nodes" || return 1
+	expect_eq "$(itest_run_procs)" 0 "processes of the run left on the nodes" || return 1
 	# the run is over: no job found, and what was searched
 	local id
 	id=$(shown_run_id)

@@ -16,27 +16,6 @@ JOBS=""
 SAN_LOG=""
 trap 'tui_stop; [[ -n $JOBS && -d $JOBS ]] && rm -rf "$JOBS"; [[ -n $SAN_LOG ]] && rm -rf "$SAN_LOG"' EXIT
 
-# processes of a run (its CLUSTERDOC_RUN in their environment) still alive on the nodes
-left_behind() {
-	local i pid n=0
-	for ((i = 1; i <= CD_N; i++)); do
-		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
-			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
-		done
-	done
-	echo "$n"
-}
-
-expect_nothing_left() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		[[ $(left_behind) == 0 ]] && return 0
-		sleep 0.1
-	done
-	echo "    $(left_behind) process(es) of a run left on the nodes"
-	return 1
-}
-
 # the run id the Job view shows, or nothing
 shown_run_id() { tui_screen | sed -nE 's/^  run id   ([0-9]{8}-[0-9]{6}-[0-9a-f]{4}) .*/\1/p'; }
 
@@ -94,7 +73,7 @@ t_a_launcher_none_job_shows_every_nodes_lines_and_ends_ok() {
 		expect_match "$s" "^  node$i +ok exit 0 +rank $((i - 1)) " "node$i's row" || return 1
 		expect_match "$s" "^ node$i +r$((i - 1)) +out +hello from $((i - 1)) of 3$" "node$i's line" || return 1
 	done
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_master_port_and_no_hang_ready_are_options_of_r() {
@@ -107,7 +86,7 @@ t_master_port_and_no_hang_ready_are_options_of_r() {
 	refused_line "--no-hang-ready=1 none: true" || return 1
 	tui_wait '--no-hang-ready takes no value' 5 || return 1
 	tui_keys Escape
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_a_torchrun_script_runs_on_every_rank() {
@@ -127,7 +106,7 @@ t_a_torchrun_script_runs_on_every_rank() {
 			expect_match "$s" "^ node$i +r($r|$((2 * i - 2))) +out +rank $r/6 sum 15 iface ${nic[i - 1]}$" "rank $r's line" || return 1
 		done
 	done
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_an_unknown_placeholder_a_bad_option_or_quote_are_refused_before_anything_starts() {
@@ -162,7 +141,7 @@ t_a_failing_rank_is_the_root_cause_shown_first() {
 	expect_match "$s" '^  node1 +stopped \(signal (15|9)\) +rank 0' "node1 stopped" || return 1
 	expect_match "$s" '^  node3 +stopped \(signal (15|9)\) +rank 2' "node3 stopped" || return 1
 	expect_match "$s" '^ node2 +r1 +err +ValueError: rank one gives up' "node2's error line" || return 1
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_enter_shows_the_report_with_each_nodes_command() {
@@ -186,7 +165,7 @@ t_s_stops_the_run_on_every_node_after_a_y() {
 	tui_keys n Enter
 	tui_wait '^ Run job  running' 5 || return 1
 	sleep 1
-	[[ $(left_behind) -ge 3 ]] || { echo "    the run did not go on: $(left_behind) process(es)"; return 1; }
+	[[ $(itest_run_procs) -ge 3 ]] || { echo "    the run did not go on: $(itest_run_procs) process(es)"; return 1; }
 	tui_keys S
 	tui_wait '^Stop the run on every node\?' 5 || return 1
 	tui_keys y Enter
@@ -197,7 +176,7 @@ t_s_stops_the_run_on_every_node_after_a_y() {
 	for i in 1 2 3; do
 		expect_match "$s" "^  node$i +stopped \(signal (15|9)\)" "node$i stopped" || return 1
 	done
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 t_q_q_while_a_run_goes_quits_and_leaves_nothing() {
@@ -218,7 +197,7 @@ t_q_q_while_a_run_goes_quits_and_leaves_nothing() {
 		head -40 "$SAN_LOG"/* | sed 's/^/    /'
 		return 1
 	fi
-	expect_nothing_left
+	itest_expect_no_run_left
 }
 
 itest_need_root
