@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,15 +47,21 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Start argv with env (NULL-terminated "NAME=value"s added to PATH). */
+/* Start argv with env (NULL-terminated "NAME=value"s added to PATH). The child
+ * dies with the test binary (a failed assertion skips stop()), so that it never
+ * outlives it holding the runner's pipe open. */
 static pid_t start(char *const argv[], const char *const *env)
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *envp[16];
 		int n = 0;
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(127);
 
 		envp[n++] = "PATH=/usr/bin:/bin";
 		while (*env && n < 15)
@@ -99,7 +106,7 @@ static json_t *sample_until(json_t *req, pid_t pid, const char *cls, json_t **ou
 {
 	json_t *p = NULL;
 
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 400; i++) { /* 20 s: Python starts slowly on a loaded machine */
 		struct timespec ts = {0, 50 * 1000000L};
 
 		p = sample_find(json_deep_copy(req), pid, out);
