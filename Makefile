@@ -68,7 +68,7 @@ AGENT_BIN := clusterdoc-agent
 AGENT_CROSS := clusterdoc-agent-aarch64
 endif
 
-.PHONY: FORCE all deps test unit integration fuzz-smoke fuzz asan check-style format install \
+.PHONY: FORCE all deps test check check-integration unit integration fuzz-smoke fuzz asan check-style format install \
         demo bench clean
 all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 
@@ -192,16 +192,33 @@ fuzz: $(FUZZ_BIN)
 
 # Every stage runs even when an earlier one failed; a stage that cannot even
 # build or start counts as a failure, and tests/summary.sh prints the totals.
+# The builds inside a stage use every CPU; the integration stage runs its files
+# several at a time itself (tests/run-integration.sh, CD_TEST_JOBS).
 RESULTS := $(abspath $(BUILD))/test-results.txt
-STAGE = $(MAKE) --no-print-directory $(1) || echo "FAIL stage/$(1)" >>$(RESULTS)
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
+STAGE = $(MAKE) --no-print-directory -j$(NPROC) $(1) || echo "FAIL stage/$(1)" >>$(RESULTS)
 
 test: deps
 	@mkdir -p $(BUILD) && rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(call STAGE,unit)
 	@$(call STAGE,integration)
 	@$(call STAGE,fuzz-smoke)
 	@CD_RESULTS=$(RESULTS) tests/summary.sh
+
+# The everyday loop: unit tests, the fuzz seeds, and one short integration file
+# (the options every command refuses); a few minutes where `make test` takes many.
+check:
+	@mkdir -p $(BUILD) && rm -f $(RESULTS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(call STAGE,unit)
+	@$(call STAGE,fuzz-smoke)
+	@$(call STAGE,check-integration)
+	@CD_RESULTS=$(RESULTS) tests/summary.sh
+
+check-integration: $(HEAD_BIN) $(AGENT_BIN)
+	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
+		bash tests/integration/test_options.sh
 
 asan: deps
 	@mkdir -p build && rm -f build/test-results.txt

@@ -5,6 +5,10 @@ CD_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CD_RESULTS=${CD_RESULTS:-$CD_TOP/build/test-results.txt}
 mkdir -p "$(dirname "$CD_RESULTS")"
 
+# Durations: "MS name" lines, one per timed test, beside the results (tests/summary.sh
+# prints the slowest).
+CD_TIMES=${CD_TIMES:-${CD_RESULTS%.txt}-times.txt}
+
 result() { # result PASS|FAIL|SKIP name [detail]
 	echo "$1 $2" >>"$CD_RESULTS"
 	case $1 in
@@ -13,3 +17,15 @@ result() { # result PASS|FAIL|SKIP name [detail]
 	SKIP) printf '  skip  %s%s\n' "$2" "${3:+ ($3)}" ;;
 	esac
 }
+
+# result_took MS PASS|FAIL|SKIP name [detail]: result, saying how long the test took
+result_took() {
+	local ms=$1
+	shift
+	echo "$ms $2" >>"$CD_TIMES"
+	result "$@" | sed "1s/\$/  ($(cd_secs "$ms") s)/"
+}
+
+# cd_now_ms: the wall clock in milliseconds; cd_secs MS: "12.3"
+cd_now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+cd_secs() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Run every tests/integration/test_*.sh (each brings up its own namespace test
-# cluster and tears it down). Needs root for network namespaces; without root
-# the integration tests are recorded as skipped.
+# Run every tests/integration/test_*.sh. Each file brings up its own namespace test cluster
+# (a random prefix, its own /24, its own $CD_RUN) and tears it down, so files run
+# CD_TEST_JOBS at a time (default: the CPUs + 1, at most 4; much of a file's time is spent
+# waiting on deadlines and handshakes). A file whose header has the line
+#     # itest: alone (REASON)
+# measures time or load and runs after the others, with nothing beside it. Each file's
+# output is printed whole when it ends, with its duration. Needs root for network
+# namespaces; without root the integration tests are recorded as skipped.
+#   CD_TEST_JOBS=1     one file at a time (the result is the same)
+#   CD_TORCH_COLD=1    do not warm the nodes' torch facts (see below)
 source "$(dirname "$0")/lib.sh"
 echo "== integration tests"
 status=0
@@ -12,7 +19,72 @@ if [ "$(id -u)" -ne 0 ]; then
 	result SKIP "integration" "needs root for network namespaces"
 	exit $status
 fi
+
+work=$(mktemp -d /tmp/cd-itest.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# The torch facts, warmed once for the whole run: every node of every test cluster runs this
+# host's /usr/bin/python3 and torch, so one answer (probes/facts_python.c's cache file, whose key
+# names no host) serves them all. cluster_up copies it into each new node's cache unless the
+# test asks for a cold import (CD_TORCH_COLD=1 before cluster_up).
+if [[ ${CD_TORCH_COLD:-0} != 1 ]]; then
+	mkdir -p "$work/torch-home"
+	printf '%s\n' '{"id":0,"type":"hello","protocol":1}' \
+		'{"id":1,"type":"facts","python_timeout_ms":120000}' |
+		env -i HOME="$work/torch-home" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			"${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}" --stdio >/dev/null 2>&1
+	seed=$(echo "$work"/torch-home/.cache/clusterdoc/python-facts-*.json)
+	[[ -f $seed ]] && export CD_TORCH_FACTS_SEED=$seed
+fi
+
+# Files: the ones that must run alone last; the others longest first (by the last run's
+# durations in build/integration-file-times.txt, else by their number of tests).
+FILE_TIMES=$CD_TOP/build/integration-file-times.txt
+pool=() alone=()
 for t in "$CD_TOP"/tests/integration/test_*.sh; do
-	bash "$t" || status=1
+	if grep -q '^# itest: alone' "$t"; then alone+=("$t"); else pool+=("$t"); fi
 done
+weight() { # weight FILE: the last duration in ms, else 1000 x its number of tests
+	local w
+	w=$(awk -v f="${1##*/}" '$2 == f { w = $1 } END { print w }' "$FILE_TIMES" 2>/dev/null)
+	echo "${w:-$(($(grep -c '^t_[a-z0-9_]*()' "$1") * 1000))}"
+}
+mapfile -t pool < <(for t in "${pool[@]}"; do echo "$(weight "$t") $t"; done | sort -rn | cut -d' ' -f2-)
+
+# run_file FILE: run one test file, its output into its log; print the log whole when done
+run_file() {
+	local t=$1 name=${1##*/} t0 rc ms
+	t0=$(cd_now_ms)
+	bash "$t" >"$work/$name.log" 2>&1
+	rc=$?
+	ms=$(($(cd_now_ms) - t0))
+	echo "$ms $name" >>"$work/file-times"
+	((rc == 0)) || echo "$name" >>"$work/failed"
+	{
+		flock 9
+		echo "-- $name ($(cd_secs "$ms") s)"
+		cat "$work/$name.log"
+	} 9>"$work/print.lock"
+}
+
+jobs=${CD_TEST_JOBS:-$(($(nproc) + 1))}
+((jobs > 4 && ${CD_TEST_JOBS:-0} == 0)) && jobs=4
+((jobs >= 1)) || jobs=1
+running=0
+for t in "${pool[@]}"; do
+	if ((running >= jobs)); then
+		wait -n
+		running=$((running - 1))
+	fi
+	run_file "$t" &
+	running=$((running + 1))
+done
+wait
+for t in "${alone[@]}"; do
+	run_file "$t"
+done
+
+[[ -s $work/failed ]] && status=1
+# keep the durations for the next run's order
+[[ -s $work/file-times ]] && sort -rn "$work/file-times" >"$FILE_TIMES"
 exit $status

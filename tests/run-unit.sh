@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
-# Run the cmocka unit test binaries given as arguments; record one result per test case.
+# Run the cmocka unit test binaries given as arguments, CD_TEST_JOBS at a time (default: the
+# CPUs + 1; several wait on purpose, for a deadline or a Python child); record one result per
+# test case and each binary's duration. Each binary's report is printed whole when it ends.
 source "$(dirname "$0")/lib.sh"
-status=0
 echo "== unit tests"
-for bin in "$@"; do
-	name=$(basename "$bin")
-	out=$(CMOCKA_MESSAGE_OUTPUT=stdout "$bin" 2>&1)
+work=$(mktemp -d /tmp/cd-unit.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# run_bin BIN: one binary; its results and, when it failed, its output
+run_bin() {
+	local bin=$1 name=${1##*/} out rc t0 line
+	t0=$(cd_now_ms)
+	# into a file, not a pipe: a child the binary leaks cannot hold the runner up
+	CMOCKA_MESSAGE_OUTPUT=stdout "$bin" >"$work/$name.out" 2>&1
 	rc=$?
-	# cmocka prints "[       OK ] case" and "[  FAILED  ] case" lines
-	while read -r line; do
-		case $line in
-		"[       OK ] "*) result PASS "$name/${line#\[       OK \] }" ;;
-		"[  FAILED  ] "*" test(s), listed below:"*) ;;
-		"[  FAILED  ] "*) result FAIL "$name/${line#\[  FAILED  \] }" ;;
-		"[  SKIPPED ] "*" test(s), listed below:"*) ;;
-		"[  SKIPPED ] "*) result SKIP "$name/${line#\[  SKIPPED \] }" ;;
-		esac
-	done <<<"$out"
-	if [ $rc -ne 0 ]; then
-		status=1
-		echo "$out" | grep -v '^\[ \(RUN\|       OK\) ' | head -40
-		grep -q "^\[  FAILED  \]" <<<"$out" || result FAIL "$name" "exit status $rc"
+	out=$(<"$work/$name.out")
+	echo "$(($(cd_now_ms) - t0)) unit/$name" >>"$CD_TIMES"
+	{
+		flock 9
+		# cmocka prints "[       OK ] case" and "[  FAILED  ] case" lines
+		while read -r line; do
+			case $line in
+			"[       OK ] "*) result PASS "$name/${line#\[       OK \] }" ;;
+			"[  FAILED  ] "*" test(s), listed below:"*) ;;
+			"[  FAILED  ] "*) result FAIL "$name/${line#\[  FAILED  \] }" ;;
+			"[  SKIPPED ] "*" test(s), listed below:"*) ;;
+			"[  SKIPPED ] "*) result SKIP "$name/${line#\[  SKIPPED \] }" ;;
+			esac
+		done <<<"$out"
+		if [ $rc -ne 0 ]; then
+			echo "$name" >>"$work/failed"
+			echo "$out" | grep -v '^\[ \(RUN\|       OK\) ' | head -40
+			grep -q "^\[  FAILED  \]" <<<"$out" || result FAIL "$name" "exit status $rc"
+		fi
+	} 9>"$work/print.lock"
+}
+
+jobs=${CD_TEST_JOBS:-$(($(nproc) + 1))}
+((jobs >= 1)) || jobs=1
+running=0
+for bin in "$@"; do
+	if ((running >= jobs)); then
+		wait -n
+		running=$((running - 1))
 	fi
+	run_bin "$bin" &
+	running=$((running + 1))
 done
-exit $status
+wait
+[[ ! -s $work/failed ]]

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Print the totals of the last test run and reset the results file.
+# Print the totals of the last test run and the 10 slowest tests, then reset the results
+# and the durations files.
 source "$(dirname "$0")/lib.sh"
 p=$(grep -c '^PASS ' "$CD_RESULTS" 2>/dev/null); f=$(grep -c '^FAIL ' "$CD_RESULTS" 2>/dev/null)
 s=$(grep -c '^SKIP ' "$CD_RESULTS" 2>/dev/null)
+if [[ -s $CD_TIMES ]]; then
+	echo "the 10 slowest (a unit binary counts as one):"
+	sort -rn "$CD_TIMES" | head -10 | while read -r ms name; do
+		printf '  %7s s  %s\n' "$(cd_secs "$ms")" "$name"
+	done
+fi
 grep '^FAIL ' "$CD_RESULTS" 2>/dev/null | sed 's/^FAIL /failed: /'
-rm -f "$CD_RESULTS"
+rm -f "$CD_RESULTS" "$CD_TIMES"
 echo "${p:-0} passed, ${f:-0} failed, ${s:-0} skipped"
 [ "${f:-0}" -eq 0 ]

@@ -70,6 +70,8 @@
 #                [--shared-home] [--users] [--old-node I] [--arm-node I] [--ipv6-only] [--slurm]
 #       env equivalents: CD_NIC_NAMES CD_MTU CD_NS_PREFIX CD_AUTO_TRAP=0 CD_SHARED_HOME=1 CD_USERS=1
 #       CD_OLD_NODE="I..." CD_ARM_NODE="I..." CD_IPV6_ONLY=1 CD_SLURM=1; CD_VERBOSE=1 times the phases
+#       CD_TORCH_FACTS_SEED=FILE: every node's ~/.cache/clusterdoc starts with these torch facts
+#       (tests/run-integration.sh sets it); CD_TORCH_COLD=1: not for this cluster (a cold import)
 #       --slurm: a real Slurm on the cluster (cluster_slurm_up below), up when cluster_up returns
 #       Installs EXIT (chained before an existing one), INT, TERM, HUP traps unless --no-trap.
 #   cluster_down                         idempotent; safe from traps and under set -eu
@@ -784,12 +786,22 @@ _cd_homes_prepare() { # root's home(s), and the directories over /home when ther
 		d=$CD_RUN/n$i
 		: >"$d/bashrc" && : >"$d/home/.bashrc" || return 1
 		if ((CD_USERS && !CD_SHARED_HOME)); then mkdir -p "$d/users" && chmod 755 "$d/users" || return 1; fi
+		if ((CD_SHARED_HOME)); then _cd_torch_seed "$CD_SHARED_DIR/root/.cache" "$i"; else _cd_torch_seed "$d/cache" "$i"; fi || return 1
 	done
 	if ((CD_SHARED_HOME)); then
 		mkdir -p "$CD_SHARED_DIR/root/.cache" "$CD_SHARED_DIR/home" || return 1
 		: >"$CD_SHARED_DIR/root/.bashrc"
 		chmod 700 "$CD_SHARED_DIR/root" && chmod 755 "$CD_SHARED_DIR" "$CD_SHARED_DIR/home"
 	fi
+}
+
+# _cd_torch_seed CACHE_DIR I: node I's root starts with warm torch facts: $CD_TORCH_FACTS_SEED
+# (tests/run-integration.sh makes it once per test run) as ~/.cache/clusterdoc/python-facts-nodeI.json,
+# unless CD_TORCH_COLD=1 (a test of the cold import) or there is no seed.
+_cd_torch_seed() {
+	[[ -n ${CD_TORCH_FACTS_SEED:-} && -f $CD_TORCH_FACTS_SEED && ${CD_TORCH_COLD:-0} != 1 ]] || return 0
+	mkdir -p -m 700 "$1" "$1/clusterdoc" &&
+		install -m 600 "$CD_TORCH_FACTS_SEED" "$1/clusterdoc/python-facts-node$2.json"
 }
 
 # _cd_node_binds i : "SOURCE TARGET" pairs the holder binds (TARGET inside the node)

@@ -1,6 +1,7 @@
 # itest.sh - helpers for integration tests. Source it after tests/lib.sh.
 #   CLUSTERDOC / CLUSTERDOC_AGENT: the binaries under test (set by make).
-#   run_test NAME: runs the function t_NAME, records PASS/FAIL; itest_run_all runs them all.
+#   run_test NAME: runs the function t_NAME, records PASS/FAIL and how long it took;
+#   itest_run_all runs them all.
 #   Assertions print what differed and return 1.
 source "$CD_TOP/tests/cluster/cluster.sh"
 CLUSTERDOC=${CLUSTERDOC:-$CD_TOP/clusterdoc}
@@ -35,12 +36,13 @@ expect_match() { # text regex what
 }
 
 run_test() {
-	local name=$1 log
+	local name=$1 log t0
 	log=$(mktemp)
+	t0=$(cd_now_ms)
 	if "t_$name" >"$log" 2>&1; then
-		result PASS "$ITEST_FILE/$name"
+		result_took $(($(cd_now_ms) - t0)) PASS "$ITEST_FILE/$name"
 	else
-		result FAIL "$ITEST_FILE/$name"
+		result_took $(($(cd_now_ms) - t0)) FAIL "$ITEST_FILE/$name"
 		sed 's/^/    /' "$log" | tail -25
 		ITEST_STATUS=1
 	fi
