@@ -41,10 +41,11 @@ AGENT_LIBS   := $(AGENT_STATIC) -ldl
 
 # Everything under these folders goes into one static library; each program
 # pulls only the objects it needs (the agent must never pull libssh2 users).
-LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c jobs/*.c report/*.c)
+LIB_SRC   := $(wildcard core/*.c probes/*.c fixers/*.c collectives/*.c jobs/*.c hang/*.c report/*.c)
 HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
-# agent/glibc_compat.c goes only into the agents linked for the glibc floor (below).
-AGENT_SRC := $(filter-out agent/glibc_compat.c,$(wildcard agent/*.c))
+# compat/glibc_compat.c (libc's own names for the glibc 2.17 floor, outside the
+# layers) goes only into the agents linked for that floor (scripts/agent-floor.mk).
+AGENT_SRC := $(wildcard agent/*.c)
 # Files the head carries to nodes, compiled in as byte arrays (scripts/embed.sh).
 GEN_SRC   := $(BUILD)/gen/mnist_ddp_py.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:%.c=%.o)
@@ -76,7 +77,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/gen/mnist_ddp_py.c: collectives/mnist_ddp.py scripts/embed.sh
+$(BUILD)/gen/mnist_ddp_py.c: jobs/mnist_ddp.py scripts/embed.sh
 	@mkdir -p $(dir $@)
 	scripts/embed.sh mnist_ddp_py $< >$@
 
@@ -89,7 +90,7 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(HEAD_BIN): $(HEAD_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(HEAD_OBJ) $(LIB) $(HEAD_LIBS)
+	$(CC) $(LDFLAGS) -Wl,-Map=$(BUILD)/head.map -o $@ $(HEAD_OBJ) $(LIB) $(HEAD_LIBS)
 
 # The sanitizer build links the agent normally (it runs only on this machine);
 # the release agents are linked for the glibc floor (scripts/agent-floor.mk).

@@ -199,6 +199,7 @@ int cmd_bench(int argc, char **argv)
 	int rc = 2, p;
 	int64_t started_ms = cd_now_ms();
 	struct job_plan *plan = NULL;
+	const char **proved = NULL; /* into plan */
 
 	targets_init(&r.t);
 	bench_opts_init(&r.o);
@@ -218,8 +219,9 @@ int cmd_bench(int argc, char **argv)
 	if (!r.o.iface) {
 		long long age = 0;
 
-		r.o.plan = plan = run_check_saved((const char *const *)r.t.hosts->names,
-		                                  hostlist_count(r.t.hosts), &age);
+		plan = run_check_saved((const char *const *)r.t.hosts->names,
+		                       hostlist_count(r.t.hosts), &age);
+		r.o.proved_ifname = proved = job_plan_proved_ifnames(plan, hostlist_count(r.t.hosts));
 		if (plan)
 			fprintf(
 			    stderr,
@@ -256,6 +258,7 @@ out:
 	sshpool_free(r.pool); /* first: it fails what is pending, into bench's callbacks */
 	bench_free(r.b);
 	loop_free(r.loop);
+	free(proved);
 	job_plan_free(plan);
 	targets_fini(&r.t);
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * cmd_check_watch.h - `clusterdoc check --watch SECONDS [--count N]`: the
- * check in rounds over agents kept connected (collectives/check_watch.h),
+ * check in rounds over agents kept connected (probes/check_watch.h),
  * printing only what changed: each finding raised or cleared, with the
  * time; with --json one JSON object per line per round. It ends after N
  * rounds or at SIGINT/SIGTERM, with the last round's state.
@@ -8,7 +8,7 @@
 #ifndef CD_CLI_CMD_CHECK_WATCH_H
 #define CD_CLI_CMD_CHECK_WATCH_H
 
-#include "collectives/check_watch.h"
+#include "probes/check_watch.h"
 
 struct check_watch_cli {
 	const struct sshpool_opts *pool;

@@ -1,13 +1,13 @@
 /*
  * cmd_hang.c - `clusterdoc hang`: inspect a running job on the nodes and
- * say where it hangs (collectives/hang.h). Exit status: 0 the job makes
+ * say where it hangs (hang/hang.h). Exit status: 0 the job makes
  * progress; 1 it is hung and suspects are named; 2 it could not be
  * inspected (no job found, no node reached, bad options); 3 no rank has
  * started: the job's launchers wait in their rendezvous.
  */
 #include "cd.h"
 #include "termtext.h"
-#include "collectives/hang.h"
+#include "hang/hang.h"
 #include "commands.h"
 #include "loop.h"
 #include "report/hang_render.h"

@@ -1,13 +1,13 @@
 /*
  * cmd_mnist.c - `clusterdoc mnist`: the short DDP MNIST job across the nodes
- * (collectives/mnist.h), torch mode or embedded, with every rank's output
+ * (jobs/mnist.h), torch mode or embedded, with every rank's output
  * streamed as it comes and a summary (or JSON) at the end. Exit status: 0
  * the job trained and tested; 1 it started but failed (a rank failed or
  * hung, the parameters differ); 2 it could not start (data, nodes, torch).
  */
 #include "cd.h"
 #include "termtext.h"
-#include "collectives/mnist.h"
+#include "jobs/mnist.h"
 #include "commands.h"
 #include "loop.h"
 #include "phase.h"

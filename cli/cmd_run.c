@@ -1,6 +1,6 @@
 /*
  * cmd_run.c - `clusterdoc run -w HOSTS [options] -- COMMAND [ARGS...]`: the
- * user's own command on every node at once (collectives/run.h), every
+ * user's own command on every node at once (jobs/run.h), every
  * rank's output live as "HOST rR: line", logs and a summary under the
  * head's state directory. Exit status: 0 every node succeeded; the first
  * failing rank's code (128+signal); 1 it failed otherwise (hung, lost);
@@ -8,8 +8,8 @@
  */
 #include "cd.h"
 #include "termtext.h"
-#include "collectives/rdzvwatch.h"
-#include "collectives/run.h"
+#include "jobs/rdzvwatch.h"
+#include "jobs/run.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"

@@ -1,8 +1,8 @@
 /*
  * opt_job.c - the MNIST job's option group (optgroups.h): the knobs of
- * collectives/mnist.h as `clusterdoc mnist` and the TUI take them.
+ * jobs/mnist.h as `clusterdoc mnist` and the TUI take them.
  */
-#include "collectives/rdzvwatch.h"
+#include "jobs/rdzvwatch.h"
 #include "optgroups.h"
 #include "targets.h"
 

@@ -1,7 +1,7 @@
 /*
  * optgroups.h - the option groups commands share (optgroup.h): the check's
  * knobs (probes/netcheck.h: check, env, fix, tui), the bench's
- * (collectives/bench.h: bench, tui), the MNIST job's (collectives/mnist.h:
+ * (collectives/bench.h: bench, tui), the MNIST job's (jobs/mnist.h:
  * mnist, tui) and the reports' (report/report.h: check, bench). Each is
  * defined once, in opt_check.c, opt_bench.c, opt_job.c and opt_report.c:
  * its long options, its help lines, its bounds and its errors.
@@ -13,7 +13,7 @@
 #define CD_OPTGROUPS_H
 
 #include "collectives/bench.h"
-#include "collectives/mnist.h"
+#include "jobs/mnist.h"
 #include "optgroup.h"
 #include "probes/netcheck.h"
 #include "report/report.h"

@@ -30,7 +30,6 @@
 #define CD_COLLECTIVES_BENCH_H
 
 #include "collectives/coll.h"
-#include "jobs/jobplan.h"
 #include "loop.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
@@ -51,9 +50,9 @@ struct bench_opts {
 	int gpus_per_node;           /* nccl; 0 = the smallest GPU count of the nodes */
 	int conns;                   /* TCP connections per neighbour; 0 = the agent's default */
 	const char *iface;           /* NULL = the plan's, else NCCL's pick, on each node */
-	const struct job_plan *plan; /* a check's plan of these nodes, in order (jobs/jobplan.h):
-	                                each node proved there uses the interface the check
-	                                proved; NULL: none */
+	const char *const *proved_ifname; /* per node, in order: the interface a check
+	                                     proved there (job_plan_proved_ifnames), used
+	                                     as is; NULL (all, or a node's): none */
 	int stall_ms;                /* default 10000 */
 	int connect_timeout_ms;      /* ring establishment, default 10000 */
 	int pairs;                   /* pairwise mode */
@@ -86,12 +85,6 @@ struct bench_node {
  * the node's ifname/addr/scope_id/addr_rule set, or -1 with its error set
  * ("no address on interface eth1", NCCL's own failure message). */
 int bench_pick_address(const struct nm_node *n, const char *iface, struct bench_node *out);
-
-/* Node i of a job's plan from its probe n when the plan lacks it or --iface
- * (iface) differs (job_plan_needs_pick): bench_pick_address's pick, taken
- * unproved (job_plan_take_pick). 0, or -1 with err (the node has no address). */
-int bench_pick_into_plan(struct job_plan *p, size_t i, const struct nm_node *n, const char *iface,
-                         char *err, size_t errlen);
 
 /* One size, over all ranks: time is the slowest rank's (the collective ends
  * when the last rank has its result). */

@@ -116,23 +116,6 @@ int bench_pick_address(const struct nm_node *n, const char *iface, struct bench_
 	return 0;
 }
 
-int bench_pick_into_plan(struct job_plan *p, size_t i, const struct nm_node *n, const char *iface,
-                         char *err, size_t errlen)
-{
-	struct bench_node bn;
-
-	if (!job_plan_needs_pick(p, i, iface))
-		return 0;
-	memset(&bn, 0, sizeof(bn));
-	bn.host = p->nodes[i].host;
-	if (bench_pick_address(n, iface, &bn) < 0) {
-		snprintf(err, errlen, "%s", bn.error);
-		return -1;
-	}
-	job_plan_take_pick(p, i, bn.ifname, bn.addr, bn.addr_rule);
-	return 0;
-}
-
 /* ---------------------------------------------------------------- pairs */
 
 /* Round r of the circle method over m slots (m even): slot m-1 stays, the

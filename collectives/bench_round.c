@@ -86,10 +86,9 @@ void bench_plan_nodes(struct bench *b)
 		netmodel_set_node(b->m, i, b->job.nodes[i].probe, NULL);
 		n->probed = 1;
 		read_caps(n, b->job.nodes[i].info);
-		if (!b->o.iface && b->o.plan && b->o.plan->n == b->n &&
-		    b->o.plan->nodes[i].proved && b->o.plan->nodes[i].ifname[0]) {
+		if (!b->o.iface && b->o.proved_ifname && b->o.proved_ifname[i]) {
 			/* the interface the check proved, as a job started now gets it */
-			if (bench_pick_address(&b->m->nodes[i], b->o.plan->nodes[i].ifname, n) < 0)
+			if (bench_pick_address(&b->m->nodes[i], b->o.proved_ifname[i], n) < 0)
 				continue;
 			snprintf(n->addr_rule, sizeof(n->addr_rule),
 			         "the interface the check proved");

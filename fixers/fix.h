@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "homeid.h"
 #include "blockedit.h"
 #include "cd.h"
 #include "jobs/jobplan.h"
@@ -32,8 +33,8 @@
 #define FIX_ETC_HOSTS       "/etc/hosts"
 #define FIX_AUTHORIZED_KEYS "~/.ssh/authorized_keys"
 #define FIX_SYSCTL_PORTS    "/etc/sysctl.d/60-clusterdoc-port-range.conf"
-/* A random token the first node to look writes: the home's identity. */
-#define FIX_HOME_ID "~/.local/state/clusterdoc/home-id"
+/* The home's identity token (core/homeid.h). */
+#define FIX_HOME_ID CD_HOME_ID
 
 /* The comment every firewall rule clusterdoc adds carries, followed by the run. */
 #define FIX_RULE_COMMENT "clusterdoc fix"

@@ -105,6 +105,23 @@ int job_plan_needs_pick(const struct job_plan *p, size_t i, const char *iface);
 void job_plan_take_pick(struct job_plan *p, size_t i, const char *ifname, const char *addr,
                         const char *rule);
 
+/*
+ * jobplan_pick.c. Node i from its probe n when the plan lacks it or --iface
+ * (iface) differs (job_plan_needs_pick): the bench's address pick
+ * (bench_pick_address), taken unproved (job_plan_take_pick). 0, or -1 with
+ * err (the node has no address).
+ */
+int job_plan_pick_node(struct job_plan *p, size_t i, const struct nm_node *n, const char *iface,
+                       char *err, size_t errlen);
+
+/*
+ * The interfaces the check proved, per node, for the bench
+ * (bench_opts.proved_ifname): n pointers into p (valid while p lives), NULL
+ * where a node is unproved; the caller frees the array. NULL when there is
+ * no plan or it is of another node count.
+ */
+const char **job_plan_proved_ifnames(const struct job_plan *p, size_t n);
+
 /* A copy the caller frees (job_plan_free). */
 struct job_plan *job_plan_copy(const struct job_plan *p);
 

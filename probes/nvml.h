@@ -2,7 +2,7 @@
  * nvml.h - the slice of NVIDIA's NVML that clusterdoc uses, loaded with
  * dlopen() at run time (the agent never links it): the node facts' GPUs
  * (facts_gpu.c) and the GPU utilisation of a hung job's ranks
- * (probes/hang_agent_gpu.c).
+ * (hang/hang_agent_gpu.c).
  *
  * The signatures and structs are NVML's documented API
  * (docs.nvidia.com/deploy/nvml-api: "Device Queries", "Initialization and

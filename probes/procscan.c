@@ -429,7 +429,7 @@ long procscan_global_rank(const struct procscan_rank *r)
 	if (g >= 0 && lws > 0 && lr >= 0)
 		return g * lws + lr;
 	/* a node's ranks are numbered after the nodes before it, each with
-	 * NPROC_PER_NODE of them (clusterdoc run's plan, collectives/run_plan.c) */
+	 * NPROC_PER_NODE of them (clusterdoc run's plan, jobs/run_plan.c) */
 	nr = small_number(r->node_rank);
 	per = small_number(r->nproc_per_node);
 	if (per <= 0)

@@ -1,6 +1,6 @@
 /*
  * procscan.h - pure parsers of the /proc files `clusterdoc hang` reads on a
- * node (probes/hang_agent.c): a process's stat line, a thread's syscall
+ * node (hang/hang_agent.c): a process's stat line, a thread's syscall
  * line, /proc/net/tcp{,6}, a socket fd's link, and the rank variables of a
  * process's environment. Each takes the bytes read (buf, len; no NUL needed)
  * and fills a struct; nothing here touches the file system.
@@ -129,7 +129,7 @@ enum procscan_launcher {
 	PROCSCAN_NOT_LAUNCHER,
 	PROCSCAN_TORCHRUN, /* torchrun, python -m torch.distributed.run|launch, or
 	                    * python -c with a program that runs torch.distributed.run
-	                    * (clusterdoc run's torchrun, collectives/torchrun.c) */
+	                    * (clusterdoc run's torchrun, jobs/torchrun.c) */
 	PROCSCAN_MPIRUN,   /* mpirun, mpiexec, orterun, prterun */
 };
 

@@ -4,7 +4,7 @@
  */
 #include "report/hang_render.h"
 #include "termtext.h"
-#include "collectives/hang_analyze.h"
+#include "hang/hang_analyze.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * hang_render.h - what `clusterdoc hang` prints from its verdict
- * (collectives/hang_analyze.h): the suspects first, in words, then the
+ * (hang/hang_analyze.h): the suspects first, in words, then the
  * ranks grouped by what they do (identical states folded), each rank (with
  * its GPU's utilisation where NVML gave it), NCCL RAS's communicators (one
  * line each: stuck, progressing or idle), the Flight Recorder's last

@@ -1,6 +1,6 @@
 /*
  * mnist_render.h - what `clusterdoc mnist` prints from a finished job
- * (collectives/mnist.h): the text summary and the JSON report. The ranks'
+ * (jobs/mnist.h): the text summary and the JSON report. The ranks'
  * live output is not here: the front end shows it as it comes. Nothing else
  * is done: the exit status is the caller's.
  */
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "collectives/mnist.h"
+#include "jobs/mnist.h"
 
 /* To stdout: "# clusterdoc mnist: MODE mode (BACKEND), N rank(s) on M
  * node(s)", the mode note, one line per node that got an address, the loss

@@ -1,5 +1,5 @@
 /*
- * rdzv_render.h - the rendezvous watch's outcome (collectives/rdzvwatch.h)
+ * rdzv_render.h - the rendezvous watch's outcome (jobs/rdzvwatch.h)
  * as `clusterdoc run` and `clusterdoc mnist` print it: one summary line, and
  * the "rendezvous" object of their JSON reports.
  */
@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "collectives/rdzvwatch.h"
+#include "jobs/rdzvwatch.h"
 
 /*
  * One line to f, or nothing (the watch off, or its verdict already the

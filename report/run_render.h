@@ -1,6 +1,6 @@
 /*
  * run_render.h - what `clusterdoc run` prints from a finished run
- * (collectives/run.h): the summary (root cause first), the JSON report
+ * (jobs/run.h): the summary (root cause first), the JSON report
  * (also the run's summary.json), and --dry-run's plan. The ranks' live
  * output is not here: the front end shows it as it comes. The exit status
  * is the caller's.
@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "collectives/run.h"
+#include "jobs/run.h"
 
 /* The summary to f: "# clusterdoc run RUN: ok|FAILED (exit N)", the root
  * cause first ("root cause: HOST rR: WHY" and its last lines), then each

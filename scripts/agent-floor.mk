@@ -10,7 +10,7 @@
 #                                   versions are the newest at or below GLIBC_$(GLIBC_FLOOR)
 #   $(BUILD)/abi/ARCH/ctor-probe    tests/abi/ctor_probe.c linked the same way, so the
 #                                   ABI test can see constructors run exactly once
-#   the agent                       linked against the stubs, with agent/glibc_compat.c
+#   the agent                       linked against the stubs, with compat/glibc_compat.c
 #                                   and --wrap=__libc_start_main
 #
 # The aarch64 agent is cross-built with Debian's aarch64-linux-gnu-gcc and the
@@ -35,7 +35,7 @@ $(BUILD)/abi/$(1)/agent.full: $(3) $(4)
 	@mkdir -p $$(dir $$@)
 	$(2) $$(LDFLAGS) -Wl,-Map=$(BUILD)/abi/$(1)/agent.map -o $$@ $(3) $(4) $$(AGENT_LIBS)
 
-$(BUILD)/abi/$(1)/glibc_compat.o: agent/glibc_compat.c
+$(BUILD)/abi/$(1)/glibc_compat.o: compat/glibc_compat.c
 	@mkdir -p $$(dir $$@)
 	$(2) $$(CPPFLAGS) $$(CFLAGS) -c -o $$@ $$<
 

@@ -16,7 +16,7 @@ Inputs:
                    (function or object) and, for objects, its size.
   --imports BIN    a first, normal link of the agent: its undefined dynamic
                    symbols are what the agent imports.
-  --compat OBJ     the agent's compat object (agent/glibc_compat.o): the global
+  --compat OBJ     the agent's compat object (compat/glibc_compat.o): the global
                    symbols it defines are wrappers for imports that have no
                    version at or below the floor (they are resolved inside the
                    agent and need no stub); the symbols it leaves undefined are
@@ -174,7 +174,7 @@ def main():
         if not ok:
             newest = max(defs)[1]
             errors.append(f"{name}: needs {newest}, and has no version at or below GLIBC_{args.floor} in "
-                          f"{args.libc}; give it a wrapper in agent/glibc_compat.c")
+                          f"{args.libc}; give it a wrapper in compat/glibc_compat.c")
             continue
         vt, vtext, row = max(ok, key=lambda d: d[0])
         if row["type"] not in ("FUNC", "IFUNC", "OBJECT"):

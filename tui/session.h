@@ -2,8 +2,8 @@
  * session.h - the work the TUI runs on the head's event loop and what it
  * has produced so far: the network check (probes/netcheck.h, then
  * diagnose), the allreduce bench (collectives/bench.h) and the job: the
- * MNIST job (collectives/mnist.h) or a `clusterdoc run` job of the user's
- * own command (collectives/run.h, session_run.c), one at a time. Each
+ * MNIST job (jobs/mnist.h) or a `clusterdoc run` job of the user's
+ * own command (jobs/run.h, session_run.c), one at a time. Each
  * task has its own SSH pool, made when it starts and freed when it is
  * re-run or the session ends, never inside one of its own callbacks.
  *
@@ -19,9 +19,9 @@
 
 #include "cd.h"
 #include "collectives/bench.h"
-#include "collectives/hang.h"
-#include "collectives/mnist.h"
-#include "collectives/run.h"
+#include "hang/hang.h"
+#include "jobs/mnist.h"
+#include "jobs/run.h"
 #include "loop.h"
 #include "probes/diagnose.h"
 #include "probes/netcheck.h"
@@ -107,7 +107,7 @@ struct tui_session {
 	struct fixflow fix;
 
 	/* the Hang view's live inspection (session_hang.c): rounds of the hang
-	 * flow (collectives/hang.h), one after the other while it is open */
+	 * flow (hang/hang.h), one after the other while it is open */
 	int hang_open;
 	int hang_freeing;    /* its pool is being freed: a done then is ignored */
 	int hang_done_early; /* the round ended inside hang_start */

@@ -1,6 +1,6 @@
 /*
  * session_hang.c - the TUI's live hang inspection (session.h): the flow of
- * `clusterdoc hang` (collectives/hang.h) run in rounds on the session's
+ * `clusterdoc hang` (hang/hang.h) run in rounds on the session's
  * nodes while the Hang view is open, each round with its own pool, freed
  * from a timer before the next round, never inside the flow's callbacks.
  */

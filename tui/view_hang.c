@@ -1,7 +1,7 @@
 /*
  * view_hang.c - the Hang view (view_hang.h): the live verdict of the
  * session's hang inspection (session_hang.c), drawn from the verdict
- * object of collectives/hang_analyze.h.
+ * object of hang/hang_analyze.h.
  */
 #include "view_hang.h"
 

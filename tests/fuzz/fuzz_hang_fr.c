@@ -1,6 +1,6 @@
 /*
  * fuzz_hang_fr.c - libFuzzer harness for the Flight Recorder dump reader
- * (hang_fr_parse and its pickle reader, collectives/hang_fr.h) and the
+ * (hang_fr_parse and its pickle reader, hang/hang_fr.h) and the
  * analysis across ranks: whatever the bytes, they answer without a crash
  * or a leak (a cycle would leak), a refusal says why, and an accepted dump
  * has an "entries" array that hang_fr_analyze reads.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "cd.h"
-#include "collectives/hang_fr.h"
+#include "hang/hang_fr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_hang_ras.c - libFuzzer harness for the two NCCL RAS status parsers
- * (hang_ras_parse_json, hang_ras_parse_text, collectives/hang_ras.h) and
+ * (hang_ras_parse_json, hang_ras_parse_text, hang/hang_ras.h) and
  * the comparison of what they make: whatever the bytes, they answer
  * without a crash, a refusal says why, and an accepted status has a
  * "communicators" array that hang_ras_compare can read.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "cd.h"
-#include "collectives/hang_ras.h"
+#include "hang/hang_ras.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

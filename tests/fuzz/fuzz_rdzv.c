@@ -1,8 +1,8 @@
 /*
  * fuzz_rdzv.c - libFuzzer harness for the rendezvous watch's readers: the
  * job's sockets in /proc/net/tcp{,6} against MASTER_ADDR:PORT
- * (collectives/rdzv_agent.h) and the root-cause reading of a job's lines
- * (collectives/run_cause.h). Whatever the bytes, nothing crashes, the counts
+ * (jobs/rdzv_agent.h) and the root-cause reading of a job's lines
+ * (jobs/run_cause.h). Whatever the bytes, nothing crashes, the counts
  * stay within the sockets read and a failed worker's local rank within its
  * bounds. Seeds: tests/fuzz/corpus/rdzv/.
  */
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/rdzv_agent.h"
-#include "collectives/run_cause.h"
+#include "jobs/rdzv_agent.h"
+#include "jobs/run_cause.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/run.h"
+#include "jobs/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_runsync.c - libFuzzer harness for the manifest parser the agent runs
- * on what the head stored (runsync_manifest_parse, collectives/runsync.h):
+ * on what the head stored (runsync_manifest_parse, jobs/runsync.h):
  * whatever the bytes, it answers without a crash, and every path it
  * accepts is one sync_tree may create under its directory (runsync_rel_ok),
  * with a 64-digit SHA-256 and a mode of at most 07777.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/runsync.h"
+#include "jobs/runsync.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * hang_probe.c - tests/gpu/run.sh's way to call clusterdoc hang's NCCL
- * RAS and Flight Recorder modules (collectives/hang_ras.h, hang_fr.h) on a
+ * RAS and Flight Recorder modules (hang/hang_ras.h, hang_fr.h) on a
  * running NCCL job, before `clusterdoc hang` wires them into its agent
  * request. Built by run.sh against build/libclusterdoc.a; prints JSON.
  *
@@ -12,7 +12,7 @@
  *       {"trigger":0|cd_err,"message":"...","dump":{...},"analysis":{...}}
  *   hang_probe sample RUN
  *       the agent's hang_sample of the processes with CLUSTERDOC_RUN=RUN
- *       (probes/hang_agent.h: each rank's "gpu" through NVML, the node's
+ *       (hang/hang_agent.h: each rank's "gpu" through NVML, the node's
  *       "gpus"), as the agent answers it
  * Exit status: 0 when the query (ras) or the trigger and the parse (fr)
  * succeeded, 1 otherwise, 2 on bad usage.
@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/hang_fr.h"
-#include "collectives/hang_ras.h"
-#include "probes/hang_agent.h"
+#include "hang/hang_fr.h"
+#include "hang/hang_ras.h"
+#include "hang/hang_agent.h"
 #include "scan.h"
 
 static int probe_ras(char **argv)

@@ -283,7 +283,7 @@ else
 	check hang-stuck-rank SKIP "no torch with CUDA"
 fi
 # --- hang (issue 24, item 5): NCCL RAS and the Flight Recorder on a running 1-GPU NCCL job,
-# through tests/gpu/hang_probe.c (collectives/hang_ras.h, hang_fr.h), built here against the
+# through tests/gpu/hang_probe.c (hang/hang_ras.h, hang_fr.h), built here against the
 # library. RAS needs NCCL >= 2.24 (JSON from 2.28.7); the Flight Recorder's pipe, torch >= 2.3.
 hang_py=${found:-python3}
 if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" != True ]; then

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "collectives/check_watch.h"
+#include "probes/check_watch.h"
 
 static size_t n_3[] = {3}, n_23[] = {2, 3}, n_02[] = {0, 2}, n_012[] = {0, 1, 2};
 

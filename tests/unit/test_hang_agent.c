@@ -23,10 +23,10 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/hang_analyze.h"
-#include "collectives/hangready.h"
+#include "hang/hang_analyze.h"
+#include "jobs/hangready.h"
 #include "fsutil.h"
-#include "probes/hang_agent.h"
+#include "hang/hang_agent.h"
 
 static char top[PATH_MAX];
 

@@ -1,5 +1,5 @@
 /* test_hang_analyze.c - the verdict of `clusterdoc hang` on synthetic
- * samples shaped as the agents' hang_sample answers (probes/hang_agent.h). */
+ * samples shaped as the agents' hang_sample answers (hang/hang_agent.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/hang_analyze.h"
+#include "hang/hang_analyze.h"
 
 /* A rank process: main thread in cls/sys, cpu_ms, sockets (borrowed, copied). */
 static json_t *proc(long rank, long pid, const char *cls, const char *sys, long cpu_ms,

@@ -1,5 +1,5 @@
 /*
- * test_hang_fr.c - the Flight Recorder reader (collectives/hang_fr.h): the
+ * test_hang_fr.c - the Flight Recorder reader (hang/hang_fr.h): the
  * pickle reader on dumps of the structure torch writes (made by
  * tests/fixtures/hang/make_fr_dumps.py, README.md there cites the torch
  * sources) and on hand-made opcodes, the analysis across ranks, and the
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/hang_analyze.h"
-#include "collectives/hang_fr.h"
+#include "hang/hang_analyze.h"
+#include "hang/hang_fr.h"
 #include "report/hang_render.h"
 #include "scan.h"
 

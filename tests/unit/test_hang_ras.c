@@ -1,5 +1,5 @@
 /*
- * test_hang_ras.c - the NCCL RAS client (collectives/hang_ras.h): its two
+ * test_hang_ras.c - the NCCL RAS client (hang/hang_ras.h): its two
  * parsers on statuses in the documented formats (tests/fixtures/hang/,
  * README.md there says where each is from), the comparison of two
  * queries, and the client against a stand-in server
@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/hang_analyze.h"
-#include "collectives/hang_ras.h"
+#include "hang/hang_analyze.h"
+#include "hang/hang_ras.h"
 #include "scan.h"
 
 #define FIX "tests/fixtures/hang/"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/hangready.h"
+#include "jobs/hangready.h"
 #include "fsutil.h"
 #include "sha256.h"
 

@@ -23,7 +23,7 @@
 
 #include "cd.h"
 #include "fsutil.h"
-#include "collectives/mnist_data.h"
+#include "jobs/mnist_data.h"
 #include "fetch.h"
 #include "idx.h"
 #include "loop.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/mnist_internal.h"
+#include "jobs/mnist_internal.h"
 
 #define SCRIPT "~/.cache/clusterdoc/mnist_ddp.py"
 #define ROOT   "~/.cache/clusterdoc/data"

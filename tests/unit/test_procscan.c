@@ -305,7 +305,7 @@ static void launchers_are_told_from_ranks_by_their_command_line(void **state)
 		enum procscan_launcher want;
 	} cases[] = {
 #define C(lit) lit, sizeof(lit) - 1
-	    {"clusterdoc run's torchrun (collectives/torchrun.c)",
+	    {"clusterdoc run's torchrun (jobs/torchrun.c)",
 	     C("/usr/bin/python3\0-c\0import re, sys\nfrom "
 	       "torch.distributed.elastic.multiprocessing "
 	       "import api\nfrom torch.distributed.run import main\nsys.argv[0] = 'torchrun'\n"

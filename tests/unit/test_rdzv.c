@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/rdzv_agent.h"
-#include "collectives/rdzvwatch.h"
+#include "jobs/rdzv_agent.h"
+#include "jobs/rdzvwatch.h"
 #include "probes/procscan.h"
 
 #define S(lit) lit, sizeof(lit) - 1

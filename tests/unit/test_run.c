@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/hangready.h"
-#include "collectives/run.h"
-#include "collectives/run_agent.h"
+#include "jobs/hangready.h"
+#include "jobs/run.h"
+#include "jobs/run_agent.h"
 #include "report/run_render.h"
 
 static const struct run_vars vars = {

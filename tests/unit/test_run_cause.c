@@ -1,4 +1,4 @@
-/* test_run_cause.c - the root cause of a failed job (collectives/run_cause.h)
+/* test_run_cause.c - the root cause of a failed job (jobs/run_cause.h)
  * on lines as torch 1.13's torchrun printed them on a two-node namespace
  * cluster (rank 3, node2's second worker, exits 3; its peers then fail with
  * "Connection closed by peer"), and the exit status that follows from it. */
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cd.h"
-#include "collectives/run.h"
-#include "collectives/run_cause.h"
+#include "jobs/run.h"
+#include "jobs/run_cause.h"
 
 static void strip_takes_off_torchruns_worker_prefix(void **state)
 {

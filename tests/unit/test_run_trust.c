@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/run_trust.h"
+#include "jobs/run_trust.h"
 
 #define OTHER_UID 2902
 

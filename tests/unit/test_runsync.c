@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cd.h"
-#include "collectives/runsync.h"
+#include "jobs/runsync.h"
 #include "fsutil.h"
 #include "loop.h"
 #include "sha256.h"

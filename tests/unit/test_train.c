@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "cd.h"
-#include "collectives/mlp.h"
-#include "collectives/train.h"
+#include "jobs/mlp.h"
+#include "jobs/train.h"
 
 static double absd(double x)
 {

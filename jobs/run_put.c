@@ -1,0 +1,354 @@
+/*
+ * run_put.c - the run's files on its nodes, once per shared home (see
+ * run_put.h): the home token's two passes, a runsync or a push on the
+ * first node of each group, the same again on the others (the proof that
+ * they share it); the check that the run's directories are the user's alone
+ * before the put and after it.
+ */
+#include "jobs/run_put.h"
+#include "base64.h"
+#include "jobs/mnist_internal.h"
+#include "homeid.h"
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PS_GUARD and PS_TRUST both check the run's directories: before anything
+ * is written there, and once it is, just before the start. */
+enum put_step { PS_MARK, PS_READ, PS_GUARD, PS_PUT, PS_VERIFY, PS_TRUST, PS_DONE };
+
+struct run_put {
+	struct sshpool_node *const *pns;
+	size_t n;
+	const struct runsync_manifest *sync;
+	const char *run_dir;
+	int timeout_ms;
+	void (*done)(void *arg);
+	void *arg;
+	enum put_step step;
+	size_t pending;
+	int launching; /* replies that come within a step's sends do not end it */
+	struct push_file site;
+	int have_site;
+	int hang; /* the run has a hang/ directory (hang-ready's file) */
+	struct run_put_node *nodes;
+	struct runsync **syncs;
+	struct push **pushes;
+};
+
+static void next_step(struct run_put *p);
+
+static void settle(struct run_put *p)
+{
+	if (p->pending > 0)
+		p->pending--;
+	if (p->pending == 0 && !p->launching)
+		next_step(p);
+}
+
+static void on_mark(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                    void *arg)
+{
+	(void)pn;
+	(void)result;
+	(void)code;
+	(void)msg;
+	/* "conflict" (a token already there) is the common answer: the read decides */
+	settle(arg);
+}
+
+static void on_read(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                    void *arg)
+{
+	struct run_put *p = arg;
+	const char *b64 = json_string_value(json_object_get(result, "data"));
+	size_t len = 0;
+	char *data;
+
+	(void)code;
+	(void)msg;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->pns[i] != pn || !b64 || !json_is_true(json_object_get(result, "exists")))
+			continue;
+		data = base64_decode_new(b64, strlen(b64), &len);
+		if (data && len >= 16 && len <= sizeof(p->nodes[i].home_id))
+			snprintf(p->nodes[i].home_id, sizeof(p->nodes[i].home_id), "%.*s",
+			         (int)strcspn(data, "\n"), data);
+		free(data);
+	}
+	settle(p);
+}
+
+static void put_ended(struct run_put *p, struct run_put_node *x, int err, const char *msg)
+{
+	x->err = err;
+	if (err)
+		snprintf(x->msg, sizeof(x->msg), "%s", msg ? msg : "failed");
+	settle(p);
+}
+
+/* A follower's own put, once its leader's is done, proves the shared home:
+ * through a home the leader made the run's tree (or wrote its file) in, it
+ * finds the tree kept and sends nothing. Anything else means the token was
+ * copied (nodes made from one image), and the node now has its own copy. */
+static void verified(struct run_put *p, size_t i, int shared)
+{
+	struct run_put_node *x = &p->nodes[i];
+
+	if (p->step != PS_VERIFY || shared)
+		return;
+	x->token_of = x->leader;
+	x->leader = (long)i;
+}
+
+/* Both may run before their *_start returned: the counts come from the
+ * finished sync or push itself. */
+static void on_synced(void *arg, const struct runsync *s, size_t i, int err, const char *msg)
+{
+	struct run_put *p = arg;
+	struct run_put_node *x = &p->nodes[i];
+
+	x->files_sent = runsync_files_sent(s);
+	x->bytes_sent = runsync_bytes_sent(s);
+	x->kept = runsync_kept(s);
+	if (!err)
+		verified(p, i, x->kept);
+	put_ended(p, x, err, msg);
+}
+
+static void on_pushed(void *arg, const struct push *push, size_t i, int err, const char *msg)
+{
+	struct run_put *p = arg;
+	struct run_put_node *x = &p->nodes[i];
+
+	x->files_sent = push_files_sent(push);
+	x->bytes_sent = push_bytes_sent(push);
+	if (!err)
+		verified(p, i, x->files_sent == 0);
+	put_ended(p, x, err, msg);
+}
+
+static void on_trust(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
+                     void *arg)
+{
+	struct run_put *p = arg;
+
+	for (size_t i = 0; !result && i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+
+		if (p->pns[i] != pn)
+			continue;
+		x->err = CD_ERR_REFUSED;
+		x->unsafe = 1;
+		snprintf(x->msg, sizeof(x->msg), "%s: %s (%s)", sshpool_node_host(pn),
+		         msg ? msg : "no answer", code ? code : "failed");
+	}
+	settle(p);
+}
+
+static void send_marks(struct run_put *p)
+{
+	char token[40];
+
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req;
+		char b64[64];
+
+		if (!p->pns[i])
+			continue;
+		cd_random_token(token, sizeof(token));
+		snprintf(token + 32, sizeof(token) - 32, "\n");
+		base64_encode(token, strlen(token), b64);
+		req = proto_request(0, "file_write");
+		json_object_set_new(req, "path", json_string(CD_HOME_ID));
+		json_object_set_new(req, "data", json_string(b64));
+		json_object_set_new(req, "expect", json_string("absent"));
+		json_object_set_new(req, "mode", json_integer(0600));
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_mark, p);
+	}
+}
+
+static void send_reads(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req;
+
+		if (!p->pns[i])
+			continue;
+		req = proto_request(0, "file_read");
+		json_object_set_new(req, "path", json_string(CD_HOME_ID));
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_read, p);
+	}
+}
+
+static void put_one(struct run_put *p, size_t i)
+{
+	p->pending++;
+	if (p->sync)
+		p->syncs[i] =
+		    runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms, on_synced, p, i);
+	else
+		p->pushes[i] = push_start(p->pns[i], &p->site, 1, p->timeout_ms, on_pushed, p, i);
+}
+
+/* Each follower of a leader that succeeded, the same put again. */
+static void send_verifies(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct run_put_node *x = &p->nodes[i];
+
+		if (p->pns[i] && x->leader != (long)i && !x->err && !p->nodes[x->leader].err)
+			put_one(p, i);
+	}
+}
+
+/* Every node: its run directory and its hang/ the user's alone, or, before
+ * the put, not there and makeable by nobody else. A failed sync starts nothing; without --sync the
+ * job starts even where hang-ready's file could not be put, with that hang/ on its PYTHONPATH all
+ * the same: checked too. Any failed answer refuses the node (no answer is no proof). */
+static void send_trusts(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *req, *paths;
+
+		if (!p->pns[i] || p->nodes[i].unsafe ||
+		    (p->sync && (p->nodes[i].err || p->nodes[p->nodes[i].leader].err)))
+			continue;
+		paths = json_array();
+		json_array_append_new(paths, json_string(p->run_dir));
+		if (p->hang)
+			json_array_append_new(paths, json_sprintf("%s/hang", p->run_dir));
+		req = proto_request(0, "dir_trust");
+		json_object_set_new(req, "paths", paths);
+		p->pending++;
+		sshpool_request(p->pns[i], req, p->timeout_ms, on_trust, p);
+	}
+}
+
+static void send_puts(struct run_put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+
+		x->leader = (long)i;
+		for (size_t j = 0; j < i && x->home_id[0]; j++) {
+			if (p->pns[j] && strcmp(p->nodes[j].home_id, x->home_id) == 0) {
+				x->leader = (long)j;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->pns[i] && p->nodes[i].leader == (long)i && !p->nodes[i].err)
+			put_one(p, i);
+	}
+}
+
+static void finish(struct run_put *p)
+{
+	/* a follower has what its leader put, or its leader's failure */
+	for (size_t i = 0; i < p->n; i++) {
+		struct run_put_node *x = &p->nodes[i];
+		const struct run_put_node *l = &p->nodes[x->leader];
+
+		if (x->leader != (long)i && l->err && !x->err) {
+			x->err = l->err;
+			memcpy(x->msg, l->msg, sizeof(x->msg));
+		}
+	}
+	p->step = PS_DONE;
+	p->done(p->arg);
+}
+
+static void next_step(struct run_put *p)
+{
+	if (p->step == PS_DONE)
+		return;
+	p->step++;
+	p->launching = 1;
+	if (p->step == PS_READ)
+		send_reads(p);
+	else if (p->step == PS_PUT)
+		send_puts(p);
+	else if (p->step == PS_VERIFY)
+		send_verifies(p);
+	else if (p->step == PS_GUARD || p->step == PS_TRUST)
+		send_trusts(p);
+	p->launching = 0;
+	if (p->step == PS_DONE)
+		finish(p);
+	else if (p->pending == 0)
+		next_step(p);
+}
+
+struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
+                              const struct runsync_manifest *sync, const struct runsync_file *site,
+                              const char *run_dir, int timeout_ms, void (*done)(void *arg),
+                              void *arg)
+{
+	struct run_put *p = cd_calloc(1, sizeof(*p));
+
+	p->pns = pns;
+	p->n = n;
+	p->sync = sync;
+	p->run_dir = run_dir;
+	p->timeout_ms = timeout_ms;
+	p->done = done;
+	p->arg = arg;
+	p->nodes = cd_calloc(n ? n : 1, sizeof(*p->nodes));
+	p->syncs = cd_calloc(n ? n : 1, sizeof(*p->syncs));
+	p->pushes = cd_calloc(n ? n : 1, sizeof(*p->pushes));
+	for (size_t i = 0; i < n; i++) {
+		p->nodes[i].leader = (long)i;
+		p->nodes[i].token_of = -1;
+	}
+	p->hang = site != NULL;
+	if (!sync && site) {
+		char *path = cd_asprintf("%s/%s", run_dir, site->rel);
+
+		push_file_init(&p->site, path, site->data, site->len, site->sha256);
+		free(path);
+		p->have_site = 1;
+	}
+	p->step = PS_MARK;
+	p->launching = 1;
+	send_marks(p);
+	p->launching = 0;
+	if (p->pending == 0)
+		next_step(p);
+	return p;
+}
+
+const struct run_put_node *run_put_node(const struct run_put *p, size_t i)
+{
+	return &p->nodes[i];
+}
+
+int run_put_files_sent(const struct run_put *p)
+{
+	int sum = 0;
+
+	for (size_t i = 0; p && i < p->n; i++)
+		sum += p->nodes[i].files_sent;
+	return sum;
+}
+
+void run_put_free(struct run_put *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		runsync_free(p->syncs[i]);
+		push_free(p->pushes[i]);
+	}
+	if (p->have_site)
+		push_file_fini(&p->site);
+	free(p->syncs);
+	free(p->pushes);
+	free(p->nodes);
+	free(p);
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The house as docs/architecture.md draws it, held against the code: every include between
+# folders points down the layers the document lists ("Layers"), and the "in" column of its
+# module tables says what the links really pull (the agent's link map,
+# build/abi/x86_64/agent.map, and the head's, build/head.map). No cluster and no root: it
+# reads the tree and the maps `make` leaves.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=house
+cd "$CD_TOP" || exit 1
+DOC=docs/architecture.md
+
+# The folders each folder may include from, besides itself and core/ (docs/architecture.md,
+# "Layers"); compat/ is included by no one.
+declare -A MAY=(
+	[core]=""
+	[probes]=""
+	[collectives]="probes"
+	[hang]="probes"
+	[jobs]="collectives probes"
+	[fixers]="jobs probes"
+	[report]="fixers jobs hang collectives probes"
+	[agent]="fixers jobs hang collectives probes"
+	[tui]="report fixers jobs hang collectives probes"
+	[cli]="tui report fixers jobs hang collectives probes"
+)
+
+t_every_include_between_folders_points_down_the_layers() {
+	local f from to bad=0
+	while IFS=: read -r f _ inc; do
+		from=${f%%/*}
+		to=$(sed -E 's/.*#include "([a-z]+)\/.*/\1/' <<<"$inc")
+		[[ $to == "$from" || $to == core ]] && continue
+		[[ -v MAY[$from] ]] || { echo "    $f: folder $from is not in the layers"; bad=1; continue; }
+		if [[ " ${MAY[$from]} " != *" $to "* ]]; then
+			echo "    $f includes $to/: $from/ may include only ${MAY[$from]:-core/} (docs/architecture.md, Layers)"
+			bad=1
+		fi
+	done < <(grep -n '^#include "[a-z]*/' core/*.[ch] probes/*.[ch] collectives/*.[ch] hang/*.[ch] \
+		jobs/*.[ch] fixers/*.[ch] report/*.[ch] agent/*.[ch] tui/*.[ch] cli/*.[ch])
+	((bad == 0))
+}
+
+t_nothing_includes_the_glibc_shims() {
+	! grep -rn 'glibc_compat' --include='*.c' --include='*.h' core probes collectives hang jobs \
+		fixers report agent tui cli
+}
+
+# in_doc FILE.c: the "in" cell of its row ("head", "agent", "both"), or nothing
+in_doc() {
+	awk -F'|' -v f="$1" '
+		/^\| `/ {
+			cell = $2; gsub(/[ `]/, "", cell); n = split(cell, names, ",")
+			for (i = 1; i <= n; i++) {
+				name = names[i]; sub(/\/\.h$/, "", name)
+				if (name == f) { w = $3; gsub(/ /, "", w); print w; exit }
+			}
+		}' "$DOC"
+}
+
+# members MAP: the library objects a link map pulls, one per line
+members() { sed -n 's|^[^ ]*libclusterdoc\.a(\([^)]*\)\.o).*|\1|p' "$1" | sort -u; }
+
+t_the_in_column_is_what_the_links_pull() {
+	local amap=build/abi/x86_64/agent.map hmap=build/head.map f base in a h bad=0 want
+	[[ -s $amap && -s $hmap ]] || { echo "    no link maps ($amap, $hmap): run make"; return 1; }
+	a=$(members "$amap")
+	h=$(members "$hmap")
+	for f in core/*.c probes/*.c collectives/*.c hang/*.c jobs/*.c fixers/*.c report/*.c; do
+		base=${f##*/}
+		in=$(in_doc "$base")
+		if [[ -z $in ]]; then
+			echo "    $f has no row in $DOC"
+			bad=1
+			continue
+		fi
+		want=head # also when nothing links it yet (only the tests use it)
+		if grep -qx "${base%.c}" <<<"$a"; then
+			want=agent
+			grep -qx "${base%.c}" <<<"$h" && want=both
+		fi
+		if [[ $in != "$want" ]]; then
+			echo "    $f: the document says '$in', the links say '$want'"
+			bad=1
+		fi
+	done
+	((bad == 0))
+}
+
+itest_run_all
