@@ -151,8 +151,8 @@ void mnist_plan(struct mnist *m)
 		json_t *torch = json_object_get(m->job.nodes[i].info, "torch");
 
 		netmodel_set_node(m->m, i, m->job.nodes[i].probe, NULL);
-		if (job_plan_pick_node(m->plan, i, &m->m->nodes[i], m->o.iface, err,
-		                         sizeof(err)) < 0) {
+		if (job_plan_pick_node(m->plan, i, &m->m->nodes[i], m->o.iface, err, sizeof(err)) <
+		    0) {
 			mnist_node_error(m, i, "address", err);
 			mnist_fail_run(m, "%s", err);
 			return;
