@@ -53,11 +53,11 @@ struct bench_opts {
 	const char *const *proved_ifname; /* per node, in order: the interface a check
 	                                     proved there (job_plan_proved_ifnames), used
 	                                     as is; NULL (all, or a node's): none */
-	int stall_ms;                /* default 10000 */
-	int connect_timeout_ms;      /* ring establishment, default 10000 */
-	int pairs;                   /* pairwise mode */
-	int pairs_all_max;           /* all pairs up to this many nodes (16) */
-	int request_timeout_ms;      /* for the probe requests; from the pool */
+	int stall_ms;                     /* default 10000 */
+	int connect_timeout_ms;           /* ring establishment, default 10000 */
+	int pairs;                        /* pairwise mode */
+	int pairs_all_max;                /* all pairs up to this many nodes (16) */
+	int request_timeout_ms;           /* for the probe requests; from the pool */
 };
 
 void bench_opts_init(struct bench_opts *o);
