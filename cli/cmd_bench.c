@@ -221,7 +221,8 @@ int cmd_bench(int argc, char **argv)
 
 		plan = run_check_saved((const char *const *)r.t.hosts->names,
 		                       hostlist_count(r.t.hosts), &age);
-		r.o.proved_ifname = proved = job_plan_proved_ifnames(plan, hostlist_count(r.t.hosts));
+		r.o.proved_ifname = proved =
+		    job_plan_proved_ifnames(plan, hostlist_count(r.t.hosts));
 		if (plan)
 			fprintf(
 			    stderr,
