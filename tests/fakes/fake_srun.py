@@ -21,6 +21,7 @@ then waits for it), FAKE_SRUN_BADSECRET (started with
 another secret), FAKE_SRUN_NOPORT (told a port where nothing listens, as if a
 firewall refused the head's port), FAKE_SRUN_PROBE (before the agents: connect to the head,
 send a protocol line and record what came back in $FAKE_SRUN_LOG.probe).
+FAKE_SRUN_DELAY=S starts the tasks S seconds late (a slow allocation).
 """
 import os
 import re
@@ -76,6 +77,7 @@ def main():
             got += b'<timeout>'
         with open(log + '.probe', 'wb') as f:
             f.write(got)
+    time.sleep(float(os.environ.get('FAKE_SRUN_DELAY', '0')))
     procs = []
     for n in nodes:
         if n in faults['FAIL']:

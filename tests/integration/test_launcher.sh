@@ -144,6 +144,59 @@ t_bad_launcher_values_are_refused() {
 	expect_match "$out$err" 'cannot listen on' "--listen message"
 }
 
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# The report's flood: srun starts the agents 3 s late; 1 s in, 6,000 idle
+# connections reach the head's port; the head has the common soft limit of
+# 1024 descriptors. Every node answers, and the head (with srun and the
+# agents) spends little CPU: no loop spinning on EMFILE (the report: 17.8 s
+# of system time in 21 s).
+t_a_flood_of_idle_connections_neither_keeps_the_agents_out_nor_spins_the_head() {
+	local port fpid cpu
+	port=$(free_port)
+	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 6000 1 2>"$TMP/flood.err" &
+	fpid=$!
+	out=$(
+		ulimit -Sn 1024
+		env PATH="$TMP/bin:$PATH" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" FAKE_SRUN_DELAY=3 \
+			/usr/bin/time -f '%U %S' -o "$TMP/cpu" \
+			"$CLUSTERDOC" facts -w 'n[1-3]' --launcher srun --listen "127.0.0.1:$port" --json \
+			2>"$TMP/err"
+	)
+	rc=$?
+	err=$(grep -v '^[0-9.]* [0-9.]*$' "$TMP/err")
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+	cat "$TMP/flood.err"
+	expect_eq "$rc" 0 "exit status" || { echo "$err" | head -c 1000; return 1; }
+	expect_eq "$(jget '[n["reachable"] and n["hostname"] is not None for n in d["nodes"]]')" "[True, True, True]" \
+		"every node's facts" || return 1
+	cpu=$(cat "$TMP/cpu")
+	echo "    CPU (user, system): $cpu"
+	expect_eq "$(awk '{print ($1 + $2 < 4) ? "low" : "high"}' <<<"$cpu")" low \
+		"the head's CPU time (under 4 s; 0.3 s without the flood)"
+}
+
+# A node whose agent never came, on a head that closed many connections
+# that never proved themselves: its error names the flood, not a firewall.
+t_a_node_missing_during_a_flood_is_blamed_on_the_flood_not_a_firewall() {
+	local port fpid
+	port=$(free_port)
+	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 500 1 2>/dev/null &
+	fpid=$!
+	FAKE_SRUN_SKIP=n3 FAKE_SRUN_DELAY=2 run_head facts -w 'n[1-3]' --launcher srun \
+		--listen "127.0.0.1:$port" --connect-timeout 4 --auth-timeout 1 --json
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, True, False]" \
+		"reachable" || return 1
+	expect_eq "$(jget 'd["nodes"][2]["error_code"]')" connect-timeout "n3's code" || return 1
+	expect_match "$(jget 'd["nodes"][2]["error"]')" \
+		"^n3: [0-9]+ connections to 127.0.0.1:$port did not prove themselves \\(a flood or a scanner\\); its agent did not connect back" \
+		"n3's message" || return 1
+	[[ $(jget 'd["nodes"][2]["error"]') != *firewall* ]] || { echo "    a firewall blamed"; return 1; }
+}
+
 for t in $(grep -oE '^t_[a-z0-9_]+' "$0" | sed 's/^t_//'); do
 	[[ -z ${ONLY:-} || $t =~ $ONLY ]] && run_test "$t"
 done
