@@ -84,8 +84,10 @@ struct backlisten {
 	 * deadline per handshake line; the oldest goes when a new one needs room. */
 	struct pend *pends, *pends_last;
 	size_t npend, pend_max;
-	size_t dropped;       /* connections closed unproven: silent, malformed, crowded out */
-	uint64_t pause_timer; /* the listener rests (no descriptor left) */
+	size_t dropped; /* connections closed unproven: silent, malformed, crowded out */
+	long twice;     /* a node two agents proved themselves as (srun), or -1 */
+	char note[BACKAUTH_NAME_MAX + 160]; /* said with each node's failure: twice */
+	uint64_t pause_timer;               /* the listener rests (no descriptor left) */
 	/* srun */
 	struct child srun;
 	int srun_started;
@@ -104,7 +106,7 @@ struct backlisten {
 	uint64_t spawn_timer;
 	char *agent;
 	char **envp; /* the head's environment, the secret, the name */
-	char secret_env[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
+	char key_env[sizeof(BACKAUTH_KEY_ENV) + BACKAUTH_PROOF_HEX + 1]; /* the node's own key */
 	char name_env[BACKAUTH_NAME_MAX + sizeof(BACKAUTH_NAME_ENV) + 1];
 };
 
@@ -364,7 +366,8 @@ static void fail_host(struct backlisten *b, size_t i, const char *msg)
 {
 	if (b->taken[i] || b->dead[i])
 		return;
-	b->dead[i] = cd_strdup(msg);
+	b->dead[i] =
+	    cd_asprintf("%s%s", msg, b->twice >= 0 && (size_t)b->twice != i ? b->note : "");
 	if (b->waiting[i])
 		back_fail(b->waiting[i], "launcher", b->dead[i]);
 }
@@ -424,7 +427,18 @@ static int pend_read(struct pend *q)
 	memmove(q->line, nl + 1, q->len);
 	i = find_host(b, q->a.name);
 	if (b->taken[i] || b->parked[i]) {
-		pend_free(q, 1); /* that node has its agent already */
+		/* That node has its agent already. Two proofs of one node mean
+		 * that a task holding the run's secret (srun gives every task the
+		 * same) used another node's name: the node left without its
+		 * agent is told so. */
+		if (b->twice < 0) {
+			b->twice = i;
+			snprintf(b->note, sizeof(b->note),
+			         "; two agents proved themselves as %s (the first one was kept): "
+			         "this node's agent may have connected under that name",
+			         b->hosts[i]);
+		}
+		pend_free(q, 1);
 		return -1;
 	}
 	q->proven = 1;
@@ -535,6 +549,13 @@ size_t backlisten_dropped(const struct backlisten *b)
 int backlisten_flooded(const struct backlisten *b)
 {
 	return b->dropped >= FLOOD_MIN;
+}
+
+const char *backlisten_note(const struct backlisten *b, const char *host)
+{
+	long i = find_host(b, host);
+
+	return b->twice >= 0 && i != b->twice ? b->note : "";
 }
 
 /* The local address this machine would use to reach host (numeric), or -1. */
@@ -649,6 +670,7 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	b->err_pipe = -1;
 	b->err_pipe_w = -1;
 	b->handshake_ms = handshake_timeout_ms;
+	b->twice = -1;
 	b->n = n;
 	b->hosts = cd_calloc(n ? n : 1, sizeof(*b->hosts));
 	b->order = cd_calloc(n ? n : 1, sizeof(*b->order));
@@ -1047,9 +1069,20 @@ static void spawn_batch(struct loop *loop, void *arg)
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 	for (; b->spawned < end; b->spawned++) {
 		size_t i = b->spawned;
+		char key[BACKAUTH_PROOF_HEX];
 		int rc;
 
+		/* Each agent gets its own node's key, never the run's secret:
+		 * it can prove its own node and no other. */
+		if (backauth_node_key(b->secret, b->hosts[i], key) < 0) {
+			fail_host(b, i,
+			          "not a node name the connect-back handshake can carry "
+			          "([A-Za-z0-9._-], 1-127 characters)");
+			continue;
+		}
 		snprintf(b->name_env, sizeof(b->name_env), "%s=%s", BACKAUTH_NAME_ENV, b->hosts[i]);
+		snprintf(b->key_env, sizeof(b->key_env), "%s=%s", BACKAUTH_KEY_ENV, key);
+		memset(key, 0, sizeof(key));
 		rc = posix_spawn(&b->pids[i], b->agent, &fa, &attr, argv, b->envp);
 		if (rc) {
 			char msg[CD_ERRLEN];
@@ -1070,8 +1103,8 @@ static void spawn_batch(struct loop *loop, void *arg)
 		b->spawn_timer = loop_timer_add(loop, 0, spawn_batch, b);
 		return;
 	}
-	/* all started: the secret is no longer needed here */
-	memset(b->secret_env, 0, sizeof(b->secret_env));
+	/* all started: no key is needed here any more */
+	memset(b->key_env, 0, sizeof(b->key_env));
 	close(b->err_pipe_w);
 	b->err_pipe_w = -1;
 }
@@ -1094,8 +1127,7 @@ static int launch_local(struct backlisten *b, const char *agent, char *err, size
 	for (size_t i = 0; environ && environ[i]; i++)
 		if (strncmp(environ[i], "CLUSTERDOC_BACK_", 16) != 0)
 			b->envp[ne++] = environ[i];
-	snprintf(b->secret_env, sizeof(b->secret_env), "%s=%s", BACKAUTH_SECRET_ENV, b->secret);
-	b->envp[ne] = b->secret_env;
+	b->envp[ne] = b->key_env;
 	b->envp[ne + 1] = b->name_env;
 	b->agent = cd_strdup(agent);
 	b->pids = cd_calloc(b->n ? b->n : 1, sizeof(*b->pids));
@@ -1157,7 +1189,7 @@ void backlisten_free(struct backlisten *b)
 	}
 	if (b->err_pipe_w >= 0)
 		close(b->err_pipe_w);
-	memset(b->secret_env, 0, sizeof(b->secret_env));
+	memset(b->key_env, 0, sizeof(b->key_env));
 	free(b->agent);
 	free(b->envp);
 	for (size_t i = 0; i < b->n; i++) {

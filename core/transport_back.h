@@ -63,6 +63,11 @@ void backlisten_set_sbcast(struct backlisten *b);
  * flood (a flood or a scanner, not a firewall, kept agents out). */
 size_t backlisten_dropped(const struct backlisten *b);
 int backlisten_flooded(const struct backlisten *b);
+/* What the failure of node host should add ("" or "; two agents proved
+ * themselves as NODE ..."): with srun every task holds the run's secret, so
+ * a task can connect under another node's name; the head sees it only as
+ * a second proof of that node, and the node left without an agent is told. */
+const char *backlisten_note(const struct backlisten *b, const char *host);
 /* The address agents connect to ("10.0.0.1:41234"). */
 const char *backlisten_address(const struct backlisten *b);
 /* Close the port and wait a moment for the launched processes (their
