@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #define CONNECT_BACK_TIMEOUT_MS \
-	60000 /* each handshake line (a head starting 10,000 agents is busy) */
+	60000                  /* each handshake line (a head starting 10,000 agents is busy) */
+#define CONNECT_BACK_TRIES 4   /* connections closed before the head's answer */
+#define CONNECT_BACK_PAUSE 250 /* ms before the second; doubled before each next */
 
 /* Variable var copied into out (len bytes) and wiped from the environment,
  * so the probes and jobs this agent starts never see it. Returns 1 when it
@@ -155,19 +157,35 @@ int agent_connect_back(const char *hostport)
 		        BACKAUTH_KEY_ENV, BACKAUTH_SECRET_ENV);
 		return -1;
 	}
-	cd_random_token(nonce, sizeof(nonce));
-	n = backauth_agent_hello(&a, name, nonce, out, sizeof(out));
-	if (n < 0) {
-		fprintf(stderr, "clusterdoc-agent: \"%s\" is not a node name the head can take\n",
-		        name);
-		return -1;
-	}
-	fd = connect_to(name, hostport);
-	if (fd < 0)
-		return -1;
-	if (cd_write_all(fd, out, (size_t)n) < 0 || read_line(fd, line, sizeof(line)) < 0) {
-		fprintf(stderr, "clusterdoc-agent: %s: the head closed the handshake\n", name);
-		goto fail;
+	/* A head that closes before its answer may have given this connection
+	 * up for a newer one (its queue of unproven connections full during a
+	 * flood): try again, a few times, each with fresh nonces. */
+	for (int try = 1;; try++) {
+		cd_random_token(nonce, sizeof(nonce));
+		n = backauth_agent_hello(&a, name, nonce, out, sizeof(out));
+		if (n < 0) {
+			fprintf(stderr,
+			        "clusterdoc-agent: \"%s\" is not a node name the head can take\n",
+			        name);
+			memset(key, 0, sizeof(key));
+			return -1;
+		}
+		fd = connect_to(name, hostport);
+		if (fd < 0) {
+			memset(key, 0, sizeof(key));
+			return -1;
+		}
+		if (cd_write_all(fd, out, (size_t)n) == 0 && read_line(fd, line, sizeof(line)) == 0)
+			break;
+		close(fd);
+		if (try == CONNECT_BACK_TRIES) {
+			fprintf(stderr,
+			        "clusterdoc-agent: %s: the head closed the handshake (%d tries)\n",
+			        name, try);
+			memset(key, 0, sizeof(key));
+			return -1;
+		}
+		poll(NULL, 0, CONNECT_BACK_PAUSE << (try - 1));
 	}
 	n = backauth_agent_answer(&a, key, line, out, sizeof(out));
 	if (n < 0) {

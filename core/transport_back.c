@@ -364,10 +364,17 @@ const struct transport_ops transport_back = {
 /* The launcher could not start host i's agent (msg says why, in its words). */
 static void fail_host(struct backlisten *b, size_t i, const char *msg)
 {
+	char flood[160] = "";
+
 	if (b->taken[i] || b->dead[i])
 		return;
-	b->dead[i] =
-	    cd_asprintf("%s%s", msg, b->twice >= 0 && (size_t)b->twice != i ? b->note : "");
+	if (b->dropped >= FLOOD_MIN)
+		snprintf(flood, sizeof(flood),
+		         "; meanwhile %zu connections to %s did not prove themselves (a flood or a "
+		         "scanner)",
+		         b->dropped, b->addr);
+	b->dead[i] = cd_asprintf("%s%s%s", msg, flood,
+	                         b->twice >= 0 && (size_t)b->twice != i ? b->note : "");
 	if (b->waiting[i])
 		back_fail(b->waiting[i], "launcher", b->dead[i]);
 }

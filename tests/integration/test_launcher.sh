@@ -216,6 +216,24 @@ t_a_node_missing_during_a_flood_is_blamed_on_the_flood_not_a_firewall() {
 	[[ $(jget 'd["nodes"][2]["error"]') != *firewall* ]] || { echo "    a firewall blamed"; return 1; }
 }
 
+# A node srun cannot start, on a head that closed many unproven connections:
+# srun's words, and the flood beside them.
+t_a_node_srun_cannot_start_during_a_flood_is_named_with_sruns_words_and_the_flood() {
+	local port fpid
+	port=$(free_port)
+	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 500 1 2>/dev/null &
+	fpid=$!
+	FAKE_SRUN_FAIL=n3 FAKE_SRUN_DELAY=3 run_head facts -w 'n[1-3]' --launcher srun \
+		--listen "127.0.0.1:$port" --connect-timeout 5 --auth-timeout 1 --json
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, True, False]" \
+		"reachable" || return 1
+	expect_match "$(jget 'd["nodes"][2]["error"]')" \
+		"^n3: srun: error: n3: task 0: Exited with exit code 1; meanwhile [0-9]+ connections to 127.0.0.1:$port did not prove themselves \\(a flood or a scanner\\)$" \
+		"n3's message"
+}
+
 # The report's case 20 under local-connect: n2's agent says it is n3 (and
 # marks its facts with NCCL_IMPOSTOR), and the real n3 starts a second later
 # (tests/fakes/back_name_swap.c, preloaded).
