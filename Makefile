@@ -180,6 +180,8 @@ build-asan/clusterdoc: FORCE
 endif
 FORCE:
 
+# test_launcher.sh: an agent that lies about its node (LD_PRELOAD)
+integration: $(BUILD)/fakes/libback_name_swap.so
 integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD) $(FAKE_NVML)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \

@@ -535,7 +535,8 @@ static void usage(FILE *f)
 	    "usage: clusterdoc-agent [--stdio | --connect HOST:PORT | --one-request | --version]\n"
 	    "Serves clusterdoc's agent protocol on stdin/stdout; started by clusterdoc.\n"
 	    "--connect connects back to the head instead (started by a launcher such as\n"
-	    "srun; the run's secret comes in $CLUSTERDOC_BACK_SECRET).\n"
+	    "srun; the node's key comes in $CLUSTERDOC_BACK_KEY, or the run's secret,\n"
+	    "from which it is derived, in $CLUSTERDOC_BACK_SECRET).\n"
 	    "--one-request answers one file_read, file_write or run request line (the\n"
 	    "agent runs itself so under sudo for clusterdoc fix).\n",
 	    f);

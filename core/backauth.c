@@ -68,17 +68,43 @@ static int nonce_ok(const char *s, size_t n)
 	return n == BACKAUTH_NONCE_HEX - 1 && is_hex(s, n);
 }
 
-/* The proof of role over both nonces, as hex. */
-static void proof(const struct backauth *a, const char *secret, const char *role,
+int backauth_node_key(const char *secret, const char *name, char out[BACKAUTH_PROOF_HEX])
+{
+	char msg[BACKAUTH_NAME_MAX + 32];
+	unsigned char mac[32];
+	int n;
+
+	if (!backauth_secret_ok(secret) || !name_ok(name, strlen(name)))
+		return -1;
+	n = snprintf(msg, sizeof(msg), "clusterdoc-back2 node %s", name);
+	backauth_hmac(secret, strlen(secret), msg, (size_t)n, mac);
+	sha256_hex(mac, out);
+	memset(mac, 0, sizeof(mac));
+	return 0;
+}
+
+/* The proof of role over both nonces, keyed with the node's key, as hex. */
+static void proof(const struct backauth *a, const char *key, const char *role,
                   char out[BACKAUTH_PROOF_HEX])
 {
 	char msg[BACKAUTH_NAME_MAX + 2 * BACKAUTH_NONCE_HEX + 48];
 	unsigned char mac[32];
-	int n = snprintf(msg, sizeof(msg), "clusterdoc-back1 %s %s %s %s", role, a->name,
+	int n = snprintf(msg, sizeof(msg), "clusterdoc-back2 %s %s %s %s", role, a->name,
 	                 a->nonce_a, a->nonce_h);
 
-	backauth_hmac(secret, strlen(secret), msg, (size_t)n, mac);
+	backauth_hmac(key, strlen(key), msg, (size_t)n, mac);
 	sha256_hex(mac, out);
+}
+
+/* The head's proof of role: with the key of the node a names. */
+static void head_proof(const struct backauth *a, const char *secret, const char *role,
+                       char out[BACKAUTH_PROOF_HEX])
+{
+	char key[BACKAUTH_PROOF_HEX];
+
+	backauth_node_key(secret, a->name, key);
+	proof(a, key, role, out);
+	memset(key, 0, sizeof(key));
 }
 
 /* Compare two proofs in time independent of where they differ. */
@@ -121,7 +147,7 @@ int backauth_agent_hello(struct backauth *a, const char *name, const char *nonce
 		return -1;
 	snprintf(a->name, sizeof(a->name), "%s", name);
 	snprintf(a->nonce_a, sizeof(a->nonce_a), "%s", nonce_a);
-	n = snprintf(out, outlen, "CDBACK1 %s %s\n", a->name, a->nonce_a);
+	n = snprintf(out, outlen, "CDBACK2 %s %s\n", a->name, a->nonce_a);
 	return n > 0 && (size_t)n < outlen ? n : -1;
 }
 
@@ -135,18 +161,18 @@ int backauth_head_challenge(struct backauth *a, const char *secret, const char *
 
 	memset(a, 0, sizeof(*a));
 	if (!backauth_secret_ok(secret) || split(line, 3, w, len) < 0 || len[0] != 7 ||
-	    memcmp(w[0], "CDBACK1", 7) != 0 || !name_ok(w[1], len[1]) || !nonce_ok(w[2], len[2]) ||
+	    memcmp(w[0], "CDBACK2", 7) != 0 || !name_ok(w[1], len[1]) || !nonce_ok(w[2], len[2]) ||
 	    !nonce_ok(nonce_h, strlen(nonce_h)))
 		return -1;
 	memcpy(a->name, w[1], len[1]);
 	memcpy(a->nonce_a, w[2], len[2]);
 	memcpy(a->nonce_h, nonce_h, BACKAUTH_NONCE_HEX);
-	proof(a, secret, "head", p);
-	n = snprintf(out, outlen, "CDBACK1 %s %s\n", a->nonce_h, p);
+	head_proof(a, secret, "head", p);
+	n = snprintf(out, outlen, "CDBACK2 %s %s\n", a->nonce_h, p);
 	return n > 0 && (size_t)n < outlen ? n : -1;
 }
 
-int backauth_agent_answer(struct backauth *a, const char *secret, const char *line, char *out,
+int backauth_agent_answer(struct backauth *a, const char *key, const char *line, char *out,
                           size_t outlen)
 {
 	const char *w[3];
@@ -154,16 +180,16 @@ int backauth_agent_answer(struct backauth *a, const char *secret, const char *li
 	char want[BACKAUTH_PROOF_HEX];
 	int n;
 
-	if (!backauth_secret_ok(secret) || split(line, 3, w, len) < 0 || len[0] != 7 ||
-	    memcmp(w[0], "CDBACK1", 7) != 0 || !nonce_ok(w[1], len[1]) ||
+	if (!backauth_secret_ok(key) || split(line, 3, w, len) < 0 || len[0] != 7 ||
+	    memcmp(w[0], "CDBACK2", 7) != 0 || !nonce_ok(w[1], len[1]) ||
 	    len[2] != BACKAUTH_PROOF_HEX - 1)
 		return -1;
 	memcpy(a->nonce_h, w[1], len[1]);
 	a->nonce_h[len[1]] = '\0';
-	proof(a, secret, "head", want);
+	proof(a, key, "head", want);
 	if (!proof_equal(want, w[2]))
 		return -1;
-	proof(a, secret, "agent", want);
+	proof(a, key, "agent", want);
 	n = snprintf(out, outlen, "%s\n", want);
 	return n > 0 && (size_t)n < outlen ? n : -1;
 }
@@ -174,6 +200,6 @@ int backauth_head_verify(const struct backauth *a, const char *secret, const cha
 
 	if (!a->name[0] || strlen(line) != BACKAUTH_PROOF_HEX - 1)
 		return -1;
-	proof(a, secret, "agent", want);
+	head_proof(a, secret, "agent", want);
 	return proof_equal(want, line) ? 0 : -1;
 }

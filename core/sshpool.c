@@ -282,11 +282,23 @@ static void on_deadline(struct loop *loop, void *arg)
 			what = phases[i].what;
 	if (node->pool->back && (strcmp(node->deadline_code, "connect-timeout") == 0 ||
 	                         strcmp(node->deadline_code, "handshake-timeout") == 0)) {
+		if (backlisten_flooded(node->pool->back)) {
+			pool_node_fail(
+			    node, node->deadline_code,
+			    "%s: %zu connections to %s did not prove themselves (a flood "
+			    "or a scanner); its agent did not connect back within the "
+			    "deadline, crowded out by them or not started%s",
+			    node->host, backlisten_dropped(node->pool->back),
+			    backlisten_address(node->pool->back),
+			    backlisten_note(node->pool->back, node->host));
+			return;
+		}
 		pool_node_fail(node, node->deadline_code,
 		               "%s: its agent did not connect back to %s within the deadline (a "
 		               "firewall between the node and the head's port, or the launcher "
-		               "did not start it)",
-		               node->host, backlisten_address(node->pool->back));
+		               "did not start it)%s",
+		               node->host, backlisten_address(node->pool->back),
+		               backlisten_note(node->pool->back, node->host));
 		return;
 	}
 	pool_node_fail(node, node->deadline_code, "%s: %s within the deadline", node->host, what);

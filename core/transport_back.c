@@ -36,14 +36,20 @@ extern char **environ;
 #define LAUNCHER_EXIT_MS  3000   /* how long backlisten_free waits for the launched processes */
 #define SPAWN_BATCH       32     /* local agents started per loop turn (accepts go on between) */
 #define SBCAST_TIMEOUT_MS 120000 /* sbcast of the agent to every node of the allocation */
-#define EXITED_GRACE_MS   500 /* how long srun's "task exited" line waits for the agent's words */
+#define EXITED_GRACE_MS   500  /* how long srun's "task exited" line waits for the agent's words */
+#define PEND_SPARE        256  /* unproven connections beyond one per node */
+#define PEND_HELLO_MS     3000 /* a real agent says hello as soon as it connects */
+#define ACCEPT_PAUSE_MS   100  /* the listener rests this long when no descriptor is left */
+#define FLOOD_MIN         16   /* dropped unproven connections that make a flood */
 
-/* An accepted connection: handshake under way, or proven and parked until
- * its node waits for it. */
+/* An accepted connection: handshake under way (in b's queue of unproven
+ * connections, oldest first), or proven and parked until its node waits
+ * for it (out of the queue). */
 struct pend {
 	struct backlisten *b;
 	int fd;
 	int proven;
+	int queued; /* in b->pends */
 	char line[BACKAUTH_LINE_MAX];
 	size_t len;
 	struct backauth a;
@@ -74,7 +80,14 @@ struct backlisten {
 	unsigned char *taken;      /* the node's agent connected (once per run) */
 	unsigned char *spawned_at; /* local-connect: the node's agent process runs */
 	char **dead;               /* why the launcher could not start the node's agent */
-	struct pend *pends;
+	/* Unproven connections, oldest first: at most pend_max, each with a
+	 * deadline per handshake line; the oldest goes when a new one needs room. */
+	struct pend *pends, *pends_last;
+	size_t npend, pend_max;
+	size_t dropped; /* connections closed unproven: silent, malformed, crowded out */
+	long twice;     /* a node two agents proved themselves as (srun), or -1 */
+	char note[BACKAUTH_NAME_MAX + 160]; /* said with each node's failure: twice */
+	uint64_t pause_timer;               /* the listener rests (no descriptor left) */
 	/* srun */
 	struct child srun;
 	int srun_started;
@@ -93,7 +106,7 @@ struct backlisten {
 	uint64_t spawn_timer;
 	char *agent;
 	char **envp; /* the head's environment, the secret, the name */
-	char secret_env[sizeof(BACKAUTH_SECRET_ENV) + BACK_SECRET_HEX + 2];
+	char key_env[sizeof(BACKAUTH_KEY_ENV) + BACKAUTH_PROOF_HEX + 1]; /* the node's own key */
 	char name_env[BACKAUTH_NAME_MAX + sizeof(BACKAUTH_NAME_ENV) + 1];
 };
 
@@ -203,6 +216,26 @@ static void back_watch(struct conn *c)
 		           c);
 }
 
+/* Take q out of the queue of unproven connections. */
+static void pend_unqueue(struct pend *q)
+{
+	struct backlisten *b = q->b;
+
+	if (!q->queued)
+		return;
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		b->pends = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	else
+		b->pends_last = q->prev;
+	q->prev = q->next = NULL;
+	q->queued = 0;
+	b->npend--;
+}
+
 static void pend_free(struct pend *q, int close_fd)
 {
 	struct backlisten *b = q->b;
@@ -211,13 +244,15 @@ static void pend_free(struct pend *q, int close_fd)
 	loop_unwatch(b->loop, q->fd);
 	if (close_fd)
 		close(q->fd);
-	if (q->prev)
-		q->prev->next = q->next;
-	else if (b->pends == q)
-		b->pends = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
+	pend_unqueue(q);
 	free(q);
+}
+
+/* Close a connection that did not prove itself, without a word. */
+static void pend_drop(struct pend *q)
+{
+	q->b->dropped++;
+	pend_free(q, 1);
 }
 
 /* The agent of host i has proven itself, and its node waits: take it. */
@@ -329,99 +364,205 @@ const struct transport_ops transport_back = {
 /* The launcher could not start host i's agent (msg says why, in its words). */
 static void fail_host(struct backlisten *b, size_t i, const char *msg)
 {
+	char flood[160] = "";
+
 	if (b->taken[i] || b->dead[i])
 		return;
-	b->dead[i] = cd_strdup(msg);
+	if (b->dropped >= FLOOD_MIN)
+		snprintf(flood, sizeof(flood),
+		         "; meanwhile %zu connections to %s did not prove themselves (a flood or a "
+		         "scanner)",
+		         b->dropped, b->addr);
+	b->dead[i] = cd_asprintf("%s%s%s", msg, flood,
+	                         b->twice >= 0 && (size_t)b->twice != i ? b->note : "");
 	if (b->waiting[i])
 		back_fail(b->waiting[i], "launcher", b->dead[i]);
 }
 
-static void on_pend_timeout(struct loop *loop, void *arg)
-{
-	struct pend *q = arg;
+static void on_pend_timeout(struct loop *loop, void *arg);
 
-	q->timer = 0;
-	pend_free(q, 1); /* no answer to a connection that does not finish */
-}
-
-static void on_pend(struct loop *loop, int fd, short revents, void *arg)
+/* Read what q's peer sent and take the handshake a step on. Returns 1 when
+ * a line was answered (or the agent proved itself), 0 when no whole line
+ * came, -1 when q is gone (closed, or handed to its node). */
+static int pend_read(struct pend *q)
 {
-	struct pend *q = arg;
 	struct backlisten *b = q->b;
 	char nonce[BACKAUTH_NONCE_HEX], out[BACKAUTH_LINE_MAX], *nl;
-	ssize_t n = read(fd, q->line + q->len, sizeof(q->line) - 1 - q->len);
+	ssize_t n = read(q->fd, q->line + q->len, sizeof(q->line) - 1 - q->len);
 	long i;
 	int m;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return 0;
 	if (n <= 0) {
-		pend_free(q, 1);
-		return;
+		pend_drop(q);
+		return -1;
 	}
 	q->len += (size_t)n;
 	q->line[q->len] = '\0';
 	nl = memchr(q->line, '\n', q->len);
 	if (!nl) {
-		if (q->len >= sizeof(q->line) - 1)
-			pend_free(q, 1); /* too long for a handshake line */
-		return;
+		if (q->len >= sizeof(q->line) - 1) {
+			pend_drop(q); /* too long for a handshake line */
+			return -1;
+		}
+		return 0;
 	}
 	*nl = '\0';
 	if (!q->a.name[0]) {
 		/* The hello: answer with our nonce and proof. Nothing else may
-		 * follow it before our answer. */
+		 * follow it before our answer. The proof gets the whole
+		 * handshake deadline. */
 		cd_random_token(nonce, sizeof(nonce));
 		m = backauth_head_challenge(&q->a, b->secret, q->line, nonce, out, sizeof(out));
 		if (m < 0 || nl + 1 != q->line + q->len || find_host(b, q->a.name) < 0 ||
-		    write(fd, out, (size_t)m) != m) {
-			pend_free(q, 1);
-			return;
+		    write(q->fd, out, (size_t)m) != m) {
+			pend_drop(q);
+			return -1;
 		}
 		q->len = 0;
-		return;
+		loop_timer_cancel(b->loop, q->timer);
+		q->timer = loop_timer_add(b->loop, b->handshake_ms, on_pend_timeout, q);
+		return 1;
 	}
 	if (backauth_head_verify(&q->a, b->secret, q->line) < 0) {
-		pend_free(q, 1);
-		return;
+		pend_drop(q);
+		return -1;
 	}
 	/* Proven. Keep what followed the proof for the conn (nothing should). */
 	q->len -= (size_t)(nl + 1 - q->line);
 	memmove(q->line, nl + 1, q->len);
 	i = find_host(b, q->a.name);
 	if (b->taken[i] || b->parked[i]) {
-		pend_free(q, 1); /* that node has its agent already */
-		return;
+		/* That node has its agent already. Two proofs of one node mean
+		 * that a task holding the run's secret (srun gives every task the
+		 * same) used another node's name: the node left without its
+		 * agent is told so. */
+		if (b->twice < 0) {
+			b->twice = i;
+			snprintf(b->note, sizeof(b->note),
+			         "; two agents proved themselves as %s (the first one was kept): "
+			         "this node's agent may have connected under that name",
+			         b->hosts[i]);
+		}
+		pend_free(q, 1);
+		return -1;
 	}
 	q->proven = 1;
-	loop_timer_cancel(loop, q->timer);
+	pend_unqueue(q);
+	loop_timer_cancel(b->loop, q->timer);
 	q->timer = 0;
-	loop_unwatch(loop, fd);
+	loop_unwatch(b->loop, q->fd);
 	b->parked[i] = q;
 	if (b->waiting[i])
 		adopt(b, (size_t)i, q);
+	return -1;
 }
 
+/* A handshake line did not come in time. A head whose loop was busy may
+ * see the deadline before the line that came meanwhile: read first. */
+static void on_pend_timeout(struct loop *loop, void *arg)
+{
+	struct pend *q = arg;
+
+	q->timer = 0;
+	if (pend_read(q) == 0)
+		pend_drop(q); /* no answer to a connection that does not finish */
+}
+
+static void on_pend(struct loop *loop, int fd, short revents, void *arg)
+{
+	pend_read(arg);
+}
+
+static void on_accept(struct loop *loop, int fd, short revents, void *arg);
+
+static void on_accept_rested(struct loop *loop, void *arg)
+{
+	struct backlisten *b = arg;
+
+	b->pause_timer = 0;
+	loop_watch(loop, b->fd, POLLIN, on_accept, b);
+}
+
+/* No descriptor (or memory) for another connection, and none unproven to
+ * give up: stop watching the listener for a moment, so a readable listener
+ * that cannot be accepted from never spins the loop. */
+static void accept_rest(struct backlisten *b)
+{
+	if (b->pause_timer)
+		return;
+	loop_unwatch(b->loop, b->fd);
+	b->pause_timer = loop_timer_add(b->loop, ACCEPT_PAUSE_MS, on_accept_rested, b);
+}
+
+/* Queue a new connection, the newest, with the hello's deadline. */
+static void pend_queue(struct backlisten *b, int s)
+{
+	struct pend *q = cd_calloc(1, sizeof(*q));
+	int hello_ms = b->handshake_ms < PEND_HELLO_MS ? b->handshake_ms : PEND_HELLO_MS;
+
+	q->b = b;
+	q->fd = s;
+	q->queued = 1;
+	q->prev = b->pends_last;
+	if (b->pends_last)
+		b->pends_last->next = q;
+	else
+		b->pends = q;
+	b->pends_last = q;
+	b->npend++;
+	q->timer = loop_timer_add(b->loop, hello_ms, on_pend_timeout, q);
+	loop_watch(b->loop, s, POLLIN, on_pend, q);
+}
+
+/* Accept what waits, a batch per loop turn. The queue of unproven
+ * connections is bounded: a full one drops its oldest, so an agent that
+ * connects during a flood still gets in (it proves itself at once), and a
+ * head out of descriptors gives up its oldest unproven connection for the
+ * new one rather than leave the listener readable. */
 static void on_accept(struct loop *loop, int fd, short revents, void *arg)
 {
 	struct backlisten *b = arg;
 
 	for (int k = 0; k < 64; k++) {
-		int s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct pend *q;
+		int s;
 
-		if (s < 0)
-			return; /* EAGAIN, or out of fds: the next turn tries again */
-		q = cd_calloc(1, sizeof(*q));
-		q->b = b;
-		q->fd = s;
-		q->next = b->pends;
-		if (b->pends)
-			b->pends->prev = q;
-		b->pends = q;
-		q->timer = loop_timer_add(loop, b->handshake_ms, on_pend_timeout, q);
-		loop_watch(loop, s, POLLIN, on_pend, q);
+		if (b->npend >= b->pend_max && b->pends)
+			pend_drop(b->pends);
+		s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (s >= 0) {
+			pend_queue(b, s);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == EPERM)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		if ((errno == EMFILE || errno == ENFILE) && b->pends) {
+			pend_drop(b->pends);
+			continue;
+		}
+		accept_rest(b); /* out of descriptors or memory, nothing to give up */
+		return;
 	}
+}
+
+size_t backlisten_dropped(const struct backlisten *b)
+{
+	return b->dropped;
+}
+
+int backlisten_flooded(const struct backlisten *b)
+{
+	return b->dropped >= FLOOD_MIN;
+}
+
+const char *backlisten_note(const struct backlisten *b, const char *host)
+{
+	long i = find_host(b, host);
+
+	return b->twice >= 0 && i != b->twice ? b->note : "";
 }
 
 /* The local address this machine would use to reach host (numeric), or -1. */
@@ -536,6 +677,7 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	b->err_pipe = -1;
 	b->err_pipe_w = -1;
 	b->handshake_ms = handshake_timeout_ms;
+	b->twice = -1;
 	b->n = n;
 	b->hosts = cd_calloc(n ? n : 1, sizeof(*b->hosts));
 	b->order = cd_calloc(n ? n : 1, sizeof(*b->order));
@@ -554,7 +696,8 @@ struct backlisten *backlisten_new(struct loop *loop, enum launcher l, const char
 	buf_init(&b->err, LAUNCHER_ERR_MAX);
 	cd_random_token(b->secret, 33);
 	cd_random_token(b->secret + 32, 33);
-	raise_nofile(n);
+	b->pend_max = n + PEND_SPARE;
+	raise_nofile(n + b->pend_max);
 	if (listen_on(b, listen_arg, err, errlen) < 0) {
 		backlisten_free(b);
 		return NULL;
@@ -933,9 +1076,20 @@ static void spawn_batch(struct loop *loop, void *arg)
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 	for (; b->spawned < end; b->spawned++) {
 		size_t i = b->spawned;
+		char key[BACKAUTH_PROOF_HEX];
 		int rc;
 
+		/* Each agent gets its own node's key, never the run's secret:
+		 * it can prove its own node and no other. */
+		if (backauth_node_key(b->secret, b->hosts[i], key) < 0) {
+			fail_host(b, i,
+			          "not a node name the connect-back handshake can carry "
+			          "([A-Za-z0-9._-], 1-127 characters)");
+			continue;
+		}
 		snprintf(b->name_env, sizeof(b->name_env), "%s=%s", BACKAUTH_NAME_ENV, b->hosts[i]);
+		snprintf(b->key_env, sizeof(b->key_env), "%s=%s", BACKAUTH_KEY_ENV, key);
+		memset(key, 0, sizeof(key));
 		rc = posix_spawn(&b->pids[i], b->agent, &fa, &attr, argv, b->envp);
 		if (rc) {
 			char msg[CD_ERRLEN];
@@ -956,8 +1110,8 @@ static void spawn_batch(struct loop *loop, void *arg)
 		b->spawn_timer = loop_timer_add(loop, 0, spawn_batch, b);
 		return;
 	}
-	/* all started: the secret is no longer needed here */
-	memset(b->secret_env, 0, sizeof(b->secret_env));
+	/* all started: no key is needed here any more */
+	memset(b->key_env, 0, sizeof(b->key_env));
 	close(b->err_pipe_w);
 	b->err_pipe_w = -1;
 }
@@ -980,8 +1134,7 @@ static int launch_local(struct backlisten *b, const char *agent, char *err, size
 	for (size_t i = 0; environ && environ[i]; i++)
 		if (strncmp(environ[i], "CLUSTERDOC_BACK_", 16) != 0)
 			b->envp[ne++] = environ[i];
-	snprintf(b->secret_env, sizeof(b->secret_env), "%s=%s", BACKAUTH_SECRET_ENV, b->secret);
-	b->envp[ne] = b->secret_env;
+	b->envp[ne] = b->key_env;
 	b->envp[ne + 1] = b->name_env;
 	b->agent = cd_strdup(agent);
 	b->pids = cd_calloc(b->n ? b->n : 1, sizeof(*b->pids));
@@ -1007,8 +1160,12 @@ void backlisten_free(struct backlisten *b)
 		loop_unwatch(b->loop, b->fd);
 		close(b->fd);
 	}
+	loop_timer_cancel(b->loop, b->pause_timer);
 	while (b->pends)
 		pend_free(b->pends, 1);
+	for (size_t i = 0; b->parked && i < b->n; i++)
+		if (b->parked[i])
+			pend_free(b->parked[i], 1);
 	loop_timer_cancel(b->loop, b->reap_timer);
 	loop_timer_cancel(b->loop, b->spawn_timer);
 	loop_timer_cancel(b->loop, b->exited_timer);
@@ -1039,7 +1196,7 @@ void backlisten_free(struct backlisten *b)
 	}
 	if (b->err_pipe_w >= 0)
 		close(b->err_pipe_w);
-	memset(b->secret_env, 0, sizeof(b->secret_env));
+	memset(b->key_env, 0, sizeof(b->key_env));
 	free(b->agent);
 	free(b->envp);
 	for (size_t i = 0; i < b->n; i++) {

@@ -10,6 +10,14 @@
  * waiting is parked until it is. A connection that fails the handshake,
  * names no node of the run or a node already connected is closed without
  * a word.
+ *
+ * Unproven connections wait in a bounded queue (one per node and 256 more):
+ * each has 3 s (or the handshake deadline, if shorter) for its hello and
+ * the handshake deadline for its proof, and when the queue is full, or the
+ * head is out of descriptors, the oldest is closed for the newest, so a
+ * flood of idle connections delays a real agent (which proves itself at
+ * once) by no more than its own handshake. A listener that cannot accept
+ * for want of descriptors rests 100 ms instead of spinning.
  */
 #ifndef CD_TRANSPORT_BACK_H
 #define CD_TRANSPORT_BACK_H
@@ -49,6 +57,17 @@ int backlisten_launch(struct backlisten *b, const char *agent_path, char *err, s
  * /tmp/clusterdoc-agent.JOBID on the allocation's nodes and run that copy
  * (for an agent path the nodes do not share). */
 void backlisten_set_sbcast(struct backlisten *b);
+/* Connections closed before they proved themselves (silent past their
+ * deadline, malformed, naming no node of the run, a wrong proof, crowded
+ * out of the queue), and whether there were enough of them to call it a
+ * flood (a flood or a scanner, not a firewall, kept agents out). */
+size_t backlisten_dropped(const struct backlisten *b);
+int backlisten_flooded(const struct backlisten *b);
+/* What the failure of node host should add ("" or "; two agents proved
+ * themselves as NODE ..."): with srun every task holds the run's secret, so
+ * a task can connect under another node's name; the head sees it only as
+ * a second proof of that node, and the node left without an agent is told. */
+const char *backlisten_note(const struct backlisten *b, const char *host);
 /* The address agents connect to ("10.0.0.1:41234"). */
 const char *backlisten_address(const struct backlisten *b);
 /* Close the port and wait a moment for the launched processes (their

@@ -21,6 +21,9 @@ then waits for it), FAKE_SRUN_BADSECRET (started with
 another secret), FAKE_SRUN_NOPORT (told a port where nothing listens, as if a
 firewall refused the head's port), FAKE_SRUN_PROBE (before the agents: connect to the head,
 send a protocol line and record what came back in $FAKE_SRUN_LOG.probe).
+FAKE_SRUN_DELAY=S starts the tasks S seconds late (a slow allocation), and
+FAKE_SRUN_STEAL=A=B starts node A's task under node B's name
+(CLUSTERDOC_BACK_NAME=B, as a task that lies about its node would).
 """
 import os
 import re
@@ -76,6 +79,9 @@ def main():
             got += b'<timeout>'
         with open(log + '.probe', 'wb') as f:
             f.write(got)
+    time.sleep(float(os.environ.get('FAKE_SRUN_DELAY', '0')))
+    steal = dict([os.environ['FAKE_SRUN_STEAL'].split('=', 1)]) \
+        if os.environ.get('FAKE_SRUN_STEAL') else {}
     procs = []
     for n in nodes:
         if n in faults['FAIL']:
@@ -86,6 +92,8 @@ def main():
         env = dict(os.environ, SLURMD_NODENAME=n)
         if n in faults['BADSECRET']:
             env['CLUSTERDOC_BACK_SECRET'] = 'ab' * 32
+        if n in steal:
+            env['CLUSTERDOC_BACK_NAME'] = steal[n]
         argv = list(task)
         if n in faults['NOPORT']:
             argv[-1] = argv[-1].rpartition(':')[0] + ':9'  # nothing listens there
