@@ -302,6 +302,36 @@ int finding_names(const struct finding *f, size_t i)
 	return 0;
 }
 
+/* Every check, in the order it runs: the order of the findings within a
+ * severity. */
+static void (*const checks[])(struct dstate *st) = {
+    /* between the nodes: what NCCL and Gloo would use */
+    diagnose_check_unreachable_nodes,
+    diagnose_check_used_addresses,
+    diagnose_check_virtual_and_lo,
+    diagnose_check_hostname,
+    diagnose_check_stale_env,
+    diagnose_check_gloo_count,
+    diagnose_check_duplicates,
+    diagnose_check_master_bind,
+    diagnose_check_fixed_ports,
+    diagnose_check_master_self,
+    /* each node's setup */
+    diagnose_check_fw_rules,
+    diagnose_check_bulk,
+    diagnose_check_mtu,
+    diagnose_check_nic_names,
+    diagnose_check_route_egress,
+    diagnose_check_nics_same_subnet,
+    diagnose_check_software,
+    diagnose_check_torch,
+    diagnose_check_shm_and_versions,
+    diagnose_check_neigh_table,
+    diagnose_check_probe_incomplete,
+    /* Ascend NPUs and HCCL */
+    diagnose_check_ascend,
+};
+
 struct diagnosis *diagnose(const struct netmodel *m)
 {
 	struct diagnosis *d = cd_calloc(1, sizeof(*d));
@@ -312,9 +342,8 @@ struct diagnosis *diagnose(const struct netmodel *m)
 	predict_all(m, d);
 	diagnose_choose_data_ifaces(m, d);
 
-	diagnose_check_paths(&st);
-	diagnose_check_setup(&st);
-	diagnose_check_ascend(&st);
+	for (size_t c = 0; c < sizeof(checks) / sizeof(checks[0]); c++)
+		checks[c](&st);
 	finish_findings(&st);
 	diagnose_suggest(m, d);
 	return d;

@@ -99,7 +99,7 @@ static int note_slow_node(struct dstate *st, size_t i)
 	return 1;
 }
 
-static void check_unreachable_nodes(struct dstate *st)
+void diagnose_check_unreachable_nodes(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -188,7 +188,7 @@ static int fixed_port_reachable_on(const struct netmodel *m, size_t to, const ch
 }
 
 /* Judge every address a node would use against the matrix. */
-static void check_used_addresses(struct dstate *st)
+void diagnose_check_used_addresses(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -290,7 +290,7 @@ static void check_used_addresses(struct dstate *st)
 	}
 }
 
-static void check_virtual_and_lo(struct dstate *st)
+void diagnose_check_virtual_and_lo(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -325,7 +325,7 @@ static void check_virtual_and_lo(struct dstate *st)
 	}
 }
 
-static void check_hostname(struct dstate *st)
+void diagnose_check_hostname(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -373,7 +373,7 @@ static int ifname_matches_any(const struct nm_node *n, const char *name)
 	return nm_iface_find(n, name) != NULL;
 }
 
-static void check_stale_env(struct dstate *st)
+void diagnose_check_stale_env(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -427,7 +427,7 @@ static void check_stale_env(struct dstate *st)
 	}
 }
 
-static void check_gloo_count(struct dstate *st)
+void diagnose_check_gloo_count(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	int first = -1, differ = 0;
@@ -499,7 +499,7 @@ static size_t first_with_address(const struct netmodel *m, size_t i, const char 
  * "10.0.0.5 on eth0: node1; on ens3: node2" when the names differ.
  * Each address is handled once, from the first node that has it.
  */
-static void check_duplicates(struct dstate *st)
+void diagnose_check_duplicates(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	size_t *who = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*who));
@@ -570,16 +570,4 @@ static void check_duplicates(struct dstate *st)
 	free(who);
 	free(ifn);
 	free(group);
-}
-
-void diagnose_check_paths(struct dstate *st)
-{
-	check_unreachable_nodes(st);
-	check_used_addresses(st);
-	check_virtual_and_lo(st);
-	check_hostname(st);
-	check_stale_env(st);
-	check_gloo_count(st);
-	check_duplicates(st);
-	diagnose_check_master_port(st);
 }

@@ -64,22 +64,40 @@ int diagnose_is_link_local_text(const char *addr);
  * overlay (docker0, veth*, wg0, ...). */
 int diagnose_virtual_name(const char *name);
 
-/* The checks, in the order diagnose() runs them: diagnose_checks.c (what
- * NCCL and Gloo would use) and diagnose_setup.c (each node's setup). */
-void diagnose_check_paths(struct dstate *st);
-/* MASTER_PORT on the master: its bind, the nodes' paths to it, its own
- * (diagnose_master.c; run by diagnose_check_paths, last) */
-void diagnose_check_master_port(struct dstate *st);
-void diagnose_check_setup(struct dstate *st);
-
-/* The Ascend NPU findings and HCCL settings (diagnose_ascend.c; run by
- * diagnose after the setup checks, with d->pred's data addresses chosen). */
+/*
+ * The checks. diagnose() runs them in the order of its table `checks[]`
+ * (diagnose.c), which is the order their findings come in within a
+ * severity. Each notes findings (diagnose_note) from st->m and st->d.
+ */
+/* diagnose_checks.c: what NCCL and Gloo would use between the nodes */
+void diagnose_check_unreachable_nodes(struct dstate *st);
+void diagnose_check_used_addresses(struct dstate *st);
+void diagnose_check_virtual_and_lo(struct dstate *st);
+void diagnose_check_hostname(struct dstate *st);
+void diagnose_check_stale_env(struct dstate *st);
+void diagnose_check_gloo_count(struct dstate *st);
+void diagnose_check_duplicates(struct dstate *st);
+/* diagnose_master.c: MASTER_PORT on the master (its bind, the nodes' paths
+ * to it, the fixed ports the check tried, the master's own path to itself) */
+void diagnose_check_master_bind(struct dstate *st);
+void diagnose_check_fixed_ports(struct dstate *st);
+void diagnose_check_master_self(struct dstate *st);
+/* diagnose_setup.c: each node's setup */
+void diagnose_check_fw_rules(struct dstate *st);
+void diagnose_check_mtu(struct dstate *st);
+void diagnose_check_nic_names(struct dstate *st);
+void diagnose_check_software(struct dstate *st);
+void diagnose_check_torch(struct dstate *st);
+void diagnose_check_shm_and_versions(struct dstate *st);
+void diagnose_check_neigh_table(struct dstate *st);
+void diagnose_check_probe_incomplete(struct dstate *st);
+/* diagnose_routes.c: each node's own routing (route-egress-mismatch,
+ * multiple-nics-same-subnet) */
+void diagnose_check_route_egress(struct dstate *st);
+void diagnose_check_nics_same_subnet(struct dstate *st);
+/* diagnose_ascend.c: the Ascend NPU findings and HCCL settings (with
+ * d->pred's data addresses chosen) */
 void diagnose_check_ascend(struct dstate *st);
-
-/* Each node's own routing: route-egress-mismatch and
- * multiple-nics-same-subnet (diagnose_routes.c; run by
- * diagnose_check_setup). */
-void diagnose_check_routes(struct dstate *st);
 
 /* Node from's own route answer toward addr when it leaves through another
  * interface than the one holding its source address, else NULL

@@ -38,7 +38,7 @@ static const struct nm_fwrule *port_rule(const struct nm_node *n, int port)
 	return NULL;
 }
 
-static void check_master_port(struct dstate *st)
+void diagnose_check_master_bind(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	size_t mi = m->master;
@@ -84,7 +84,7 @@ static void check_master_port(struct dstate *st)
 
 /* Fixed-port listeners: on the master, a blocked MASTER_PORT is an error;
  * on other nodes it is evidence that the port cannot move there. */
-static void check_fixed_ports(struct dstate *st)
+void diagnose_check_fixed_ports(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -165,7 +165,7 @@ static void check_fixed_ports(struct dstate *st)
  * every peer path is fine. Noted under master-port-blocked, whose message
  * is the peers' when they are blocked too (the first note's).
  */
-static void check_master_self(struct dstate *st)
+void diagnose_check_master_self(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	size_t mi = m->master;
@@ -204,11 +204,4 @@ static void check_master_self(struct dstate *st)
 	              "`iifname lo` from the data subnet beside the data interface's; "
 	              "`clusterdoc fix` adds both), or use the MASTER_PORT suggested below.",
 	              ev);
-}
-
-void diagnose_check_master_port(struct dstate *st)
-{
-	check_master_port(st);
-	check_fixed_ports(st);
-	check_master_self(st);
 }

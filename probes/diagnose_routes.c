@@ -121,7 +121,7 @@ static char *own_failures(const struct netmodel *m, size_t i, const char *addr)
  * peer's routes are its own business, and a connect of node i that failed
  * on this route is node i's failure (an error then), not the peer's.
  */
-static void check_route_egress(struct dstate *st)
+void diagnose_check_route_egress(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -231,7 +231,7 @@ static void subnet_egress(char *buf, size_t len, const struct nm_node *n, uint32
  * whichever route comes first; with strict reverse-path filtering
  * (rp_filter 1) what arrives on the other NIC is dropped: an error then.
  */
-static void check_nics_same_subnet(struct dstate *st)
+void diagnose_check_nics_same_subnet(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -282,10 +282,4 @@ static void check_nics_same_subnet(struct dstate *st)
 			              ev);
 		}
 	}
-}
-
-void diagnose_check_routes(struct dstate *st)
-{
-	check_route_egress(st);
-	check_nics_same_subnet(st);
 }

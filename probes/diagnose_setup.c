@@ -22,7 +22,7 @@
 
 /* Static evidence: a rule that drops part of the ephemeral range while the
  * active test happened to pick an open port. */
-static void check_fw_rules(struct dstate *st)
+void diagnose_check_fw_rules(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -102,7 +102,7 @@ static void check_mtu_on(struct dstate *st, const char *net)
 	free(ev);
 }
 
-static void check_mtu(struct dstate *st)
+void diagnose_check_mtu(struct dstate *st)
 {
 	char net[NM_ADDR + 8], seen[NM_ADDR + 8];
 
@@ -135,7 +135,7 @@ static int passed_over(const struct netmodel *m, size_t i, const char *chosen)
 	return 0;
 }
 
-static void check_nic_names(struct dstate *st)
+void diagnose_check_nic_names(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	const char *first = NULL;
@@ -170,7 +170,7 @@ static void check_nic_names(struct dstate *st)
 	free(ev);
 }
 
-static void check_software(struct dstate *st)
+void diagnose_check_software(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	static const struct {
@@ -242,7 +242,7 @@ static const char *common_torch_python(const struct netmodel *m)
  * the agent found torch in another interpreter (facts' python_candidates),
  * the evidence names it and the fix gives the --python to pass.
  */
-static void check_torch(struct dstate *st)
+void diagnose_check_torch(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	size_t missing = 0, known = 0, found = 0;
@@ -309,7 +309,7 @@ static void check_torch(struct dstate *st)
 
 /* The neighbour table: overflowing during the matrix (evidence the drops
  * happened), or a hard limit below the number of peers (they will). */
-static void check_neigh_table(struct dstate *st)
+void diagnose_check_neigh_table(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 	static const char *const fam[2] = {"net.ipv4", "net.ipv6"};
@@ -357,7 +357,7 @@ static void check_neigh_table(struct dstate *st)
 }
 
 /* A part of the probe that did not answer is reported, not guessed. */
-static void check_incomplete(struct dstate *st)
+void diagnose_check_probe_incomplete(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -379,7 +379,7 @@ static void check_incomplete(struct dstate *st)
 	}
 }
 
-static void check_shm_and_versions(struct dstate *st)
+void diagnose_check_shm_and_versions(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
 
@@ -412,18 +412,4 @@ static void check_shm_and_versions(struct dstate *st)
 			    ev);
 		}
 	}
-}
-
-void diagnose_check_setup(struct dstate *st)
-{
-	check_fw_rules(st);
-	diagnose_check_bulk(st);
-	check_mtu(st);
-	check_nic_names(st);
-	diagnose_check_routes(st);
-	check_software(st);
-	check_torch(st);
-	check_shm_and_versions(st);
-	check_neigh_table(st);
-	check_incomplete(st);
 }
