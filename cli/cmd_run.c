@@ -14,6 +14,7 @@
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
 #include "job.h"
+#include "job_process.h"
 #include "loop.h"
 #include "phase.h"
 #include "probes/netcheck.h"
@@ -499,7 +500,13 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->group = 1;
 		return 0;
 	case OPT_KILL_GRACE:
-		return seconds_ms("--kill-grace", arg, &c->o.kill_grace_ms);
+		/* The nodes take up to JOB_PROCESS_GRACE_MAX_MS: refuse more here,
+		 * before anything starts, not at every node's start. */
+		if (cli_parse_int("run", "--kill-grace", arg, 0, JOB_PROCESS_GRACE_MAX_MS / 1000,
+		                  &c->o.kill_grace_ms) < 0)
+			return -1;
+		c->o.kill_grace_ms *= 1000;
+		return 0;
 	case OPT_STALL:
 		return seconds_ms("--stall-timeout", arg, &c->o.stall_ms);
 	case OPT_JOB_TIMEOUT:

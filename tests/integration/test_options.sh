@@ -95,4 +95,19 @@ t_a_long_option_in_full_and_what_follows_a_double_dash_are_taken() {
 	expect_match "$err" "--master-port wants a number" "run's own option before --, the script's after"
 }
 
+# The nodes take a kill grace of at most 600 s: more is refused on the head, before anything
+# starts, not by every node at its start (fault-run-3 case 21)
+t_a_kill_grace_above_600_seconds_is_refused_on_the_head_before_anything_starts() {
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w node1 --kill-grace 100000 -- x.py 2>&1 >/dev/null </dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "run --kill-grace 100000: exit status" || return 1
+	expect_eq "$err" 'clusterdoc run: --kill-grace wants a number from 0 to 600, not "100000"' \
+		"run --kill-grace 100000: error" || return 1
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w node1 --kill-grace 600 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
+	if grep -q -- --kill-grace <<<"$err"; then
+		echo "    expected run --kill-grace 600 to be taken, got: $err"
+		return 1
+	fi
+}
+
 itest_run_all
