@@ -84,6 +84,30 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	return 0;
 }
 
+/* Pairs need two distinct nodes; the matrix is bounded. 0, or -1 said. */
+static int check_size(const struct hostlist *hl)
+{
+	size_t n = hostlist_count(hl);
+
+	if (n < 2) {
+		termtext_printf(
+		    stderr,
+		    "clusterdoc mpi-check: node-to-node SSH needs at least two distinct "
+		    "nodes, not %zu%s%s\n",
+		    n, n ? ": " : "", n ? hl->names[0] : "");
+		return -1;
+	}
+	if (n > PEERSSH_MATRIX_MAX_NODES) {
+		termtext_printf(
+		    stderr,
+		    "clusterdoc mpi-check: %zu nodes: at most %d at once (every node logs "
+		    "in to every other); check a part of them with -w\n",
+		    n, PEERSSH_MATRIX_MAX_NODES);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_options(struct mpicheck_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -123,7 +147,9 @@ static int parse_options(struct mpicheck_cli *c, int argc, char **argv)
 		                "there is no terminal to ask on: add --yes\n");
 		return -1;
 	}
-	return targets_finish(&c->t, "mpi-check") < 0 ? -1 : 0;
+	if (targets_finish(&c->t, "mpi-check") < 0)
+		return -1;
+	return check_size(c->t.hosts);
 }
 
 /* The plan waits: show it (text), hold the agents, ask on the terminal.
