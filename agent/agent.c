@@ -447,7 +447,7 @@ static int serve(int in_fd, int out_fd)
 		int got = proto_next(&in, &req, err, sizeof(err));
 
 		if (got == CD_ERR_TOOBIG) {
-			fprintf(stderr, "clusterdoc-agent: %s\n", err);
+			fprintf(stderr, "clusterdoc-agent: %s from the head\n", err);
 			rc = 1;
 			break;
 		}

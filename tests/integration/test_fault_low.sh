@@ -30,5 +30,42 @@ t_a_runs_logs_are_0600_whatever_the_umask() {
 	expect_eq "$(stat -c %a "$dir")" 700 "the run directory's mode"
 }
 
+# case 19: the messages that said something untrue. A fresh check said "(--no-check: the last
+# saved check)", as if --no-check had been given
+t_a_fresh_check_before_a_run_does_not_read_as_no_check() {
+	cd_head run -w 'node[1-2]' --launcher none -- true
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$err" "^# checking the nodes' network first \(to use the last saved check instead, pass --no-check\)$" \
+		"the check's line" || return 1
+	if grep -q -- '(--no-check' <<<"$err"; then
+		echo "    a line reads as if --no-check were given: $err"
+		return 1
+	fi
+}
+
+# the agent refusing the head's over-long line said "line longer than 1048576 bytes from the
+# agent"
+t_an_agent_refusing_a_long_line_says_it_came_from_the_head() {
+	err=$(head -c 1100000 /dev/zero | tr '\0' x | timeout 20 "$CLUSTERDOC_AGENT" 2>&1 >/dev/null)
+	rc=$?
+	expect_eq "$rc" 1 "the agent's exit status" || return 1
+	expect_eq "$err" "clusterdoc-agent: a line longer than 1048576 bytes from the head" "the agent's message"
+}
+
+# a node whose agent answers garbage was reached: it is not UNREACHABLE in the facts table
+t_a_node_whose_agent_answers_garbage_is_not_called_unreachable() {
+	local sha
+	sha=$(sha256sum "$CLUSTERDOC_AGENT" | cut -c1-64)
+	cluster_node_exec 2 sh -c "mkdir -p /root/.cache/clusterdoc && printf '%s\n' '#!/bin/sh' 'echo \"this is not json\"; sleep 5' >/root/.cache/clusterdoc/agent-$sha && chmod 700 /root/.cache/clusterdoc/agent-$sha"
+	cd_head facts -w 'node[1-2]'
+	cluster_node_exec 2 sh -c 'rm -f /root/.cache/clusterdoc/agent-*'
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$out" "^node2 +AGENT FAILED +node2: " "node2's row" || return 1
+	if grep -q UNREACHABLE <<<"$out"; then
+		echo "    a node called UNREACHABLE: $out"
+		return 1
+	fi
+}
+
 itest_need_root
 itest_run_all
