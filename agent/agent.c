@@ -83,6 +83,7 @@ static void silence_exit(int64_t quiet_ms)
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nothing more to tell anyone */
 	}
+	filerecv_remove_parts(); /* a put the head never finished */
 	_exit(3);
 }
 
@@ -483,6 +484,7 @@ static int serve(int in_fd, int out_fd)
 			break;
 		}
 	}
+	filerecv_remove_parts(); /* a put the head never finished */
 	buf_fini(&in);
 	buf_fini(&out);
 	return rc;
