@@ -67,5 +67,32 @@ t_a_node_whose_agent_answers_garbage_is_not_called_unreachable() {
 	fi
 }
 
+# case 17: an undo that could not restore a change (the file changed since) is marked in
+# fix --list until an undo restores it, and stays listed as such, not as plain "1 change"
+t_fix_list_marks_an_undo_that_failed_for_a_change() {
+	local run hosts line kept
+	cluster_trap_hostname_loopback 2 || return 1
+	cd_head fix -w 'node[1-2]' --only hosts --apply --yes --json
+	expect_eq "$rc" 0 "the apply's exit status ($err)" || return 1
+	run=$(jget 'd["run"]')
+	hosts="/etc/netns/$(cluster_node_ns 2)/hosts"
+	kept=$(mktemp)
+	cat "$hosts" >"$kept"
+	echo "10.9.9.9 changed-since" >>"$hosts"
+	cd_head fix -w 'node[1-2]' --undo "$run"
+	expect_eq "$rc" 1 "the undo's exit status ($out $err)" || return 1
+	cd_head fix --list
+	line=$(grep "^$run " <<<"$out")
+	expect_eq "$line" "$run  1 change on 1 node  (undo failed for 1 of 1; again: clusterdoc fix --undo $run)" "--list" || return 1
+	# the file put back as the run left it (in place: it is bind-mounted over the node's
+	# /etc/hosts): the undo now restores it, and the mark goes
+	cat "$kept" >"$hosts"
+	rm -f "$kept"
+	cd_head fix -w 'node[1-2]' --undo "$run"
+	expect_eq "$rc" 0 "the second undo's exit status ($out $err)" || return 1
+	cd_head fix --list
+	expect_eq "$(grep "^$run " <<<"$out")" "$run  1 change on 1 node  (undone)" "--list after the second undo"
+}
+
 itest_need_root
 itest_run_all
