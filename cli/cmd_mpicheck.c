@@ -163,7 +163,7 @@ static int ask(struct mpicheck_cli *c, struct fix_peerssh_flow *flow)
 
 	if (!c->t.json) {
 		peerssh_print_text(r->m, stdout);
-		peerssh_print_fix_text(r->plan, hosts, NULL, "", stdout);
+		peerssh_print_fix_text(r->plan, hosts, NULL, "", 1, stdout);
 	}
 	fflush(stdout);
 	for (size_t i = 0; i < r->plan->nnodes; i++)
@@ -240,7 +240,7 @@ int cmd_mpicheck(int argc, char **argv)
 		json_decref(fixj);
 		if (r->plan)
 			peerssh_print_fix_text(r->plan, hosts, c.apply ? r->results : NULL,
-			                       r->journal_err, stdout);
+			                       r->journal_err, 0, stdout);
 	}
 	if (c.fix && r->error[0])
 		termtext_printf(stderr, "clusterdoc mpi-check: peer-ssh: %s\n", r->error);

@@ -104,7 +104,7 @@ t_fix_apply_asks_on_a_terminal_and_no_changes_nothing() {
 	out=$(tr -d '\r' <"$log")
 	rm -f "$log"
 	expect_eq "$rc" 2 "exit status ($out)" || return 1
-	expect_match "$out" "peer-ssh fix \([0-9a-f-]+\): 12 changes planned" "the plan shown first" || return 1
+	expect_match "$out" "peer-ssh fix \([0-9a-f-]+\): 12 changes planned$" "the plan shown first (no dry run)" || return 1
 	expect_match "$out" "Apply 12 changes on 3 nodes\? \[y/N\]" "the question" || return 1
 	expect_match "$out" "clusterdoc mpi-check: nothing was changed" "the answer taken" || return 1
 	expect_eq "$(snapshot)" "$BEFORE" "the nodes"
