@@ -83,6 +83,7 @@ static void silence_exit(int64_t quiet_ms)
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nothing more to tell anyone */
 	}
+	filerecv_remove_parts(); /* a put the head never finished */
 	_exit(3);
 }
 
@@ -447,7 +448,7 @@ static int serve(int in_fd, int out_fd)
 		int got = proto_next(&in, &req, err, sizeof(err));
 
 		if (got == CD_ERR_TOOBIG) {
-			fprintf(stderr, "clusterdoc-agent: %s\n", err);
+			fprintf(stderr, "clusterdoc-agent: %s from the head\n", err);
 			rc = 1;
 			break;
 		}
@@ -483,6 +484,7 @@ static int serve(int in_fd, int out_fd)
 			break;
 		}
 	}
+	filerecv_remove_parts(); /* a put the head never finished */
 	buf_fini(&in);
 	buf_fini(&out);
 	return rc;

@@ -9,11 +9,17 @@
  *   2026-11-27T05:31:02Z round 3 raised warning firewall-blocks-port node3: MESSAGE
  *   2026-11-27T05:31:07Z round 4: no change (0 error(s), 1 warning(s))
  * MESSAGE is the finding's, its leading node set (the catalogue's "%N: ")
- * cut to the changed nodes. At the end, the last round's full report.
+ * cut to the changed nodes. A node that could not be checked, or whose
+ * reason changed since the round before (sshd down, then a new host key),
+ * gets a line with the reason, as a plain check gives it:
+ *   2026-11-27T05:31:12Z round 5 node2: HOST KEY CHANGED: ...
+ * At the end, the last round's full report.
  * --json: one object per line per round ({"version": 1, "event": "round",
  * ...}, changes or not; a change's "nodes" are the nodes that changed,
- * "finding_nodes" all of the finding's), then one {"event": "end"} line with
- * the last round's findings and the exit status.
+ * "finding_nodes" all of the finding's; "node_errors" [{"host",
+ * "error_code", "error"}] every node of the round that could not be
+ * checked, and why), then one {"event": "end"} line with the last round's
+ * findings and the exit status.
  */
 #include "cmd_check_watch.h"
 #include "termtext.h"
@@ -93,6 +99,48 @@ static void print_change(const char *when, unsigned round, const char *what,
 	free(all);
 }
 
+/* The error node i of r's model had in the round before ("" none, or no
+ * round before). */
+static const char *prev_error(const struct check_watch_round *r, size_t i)
+{
+	if (!r->prev_m)
+		return "";
+	for (size_t k = 0; k < r->prev_m->nnodes; k++)
+		if (strcmp(r->prev_m->nodes[k].host, r->m->nodes[i].host) == 0)
+			return r->prev_m->nodes[k].error;
+	return "";
+}
+
+/* A line per node whose reason is new or changed: a finding that stays
+ * (node-unreachable) would otherwise never say that its cause did. */
+static void print_node_errors_text(const char *when, const struct check_watch_round *r)
+{
+	for (size_t i = 0; i < r->m->nnodes; i++) {
+		const struct nm_node *n = &r->m->nodes[i];
+
+		if (n->error[0] && strcmp(n->error, prev_error(r, i)) != 0)
+			termtext_printf(stdout, "%s round %u %s: %s\n", when, r->round, n->host,
+			                n->error);
+	}
+}
+
+static json_t *node_errors_json(const struct netmodel *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		if (n->error[0])
+			json_array_append_new(
+			    a,
+			    json_pack("{sssoss}", "host", n->host, "error_code",
+			              n->error_code[0] ? json_string(n->error_code) : json_null(),
+			              "error", n->error));
+	}
+	return a;
+}
+
 static void print_round_text(const struct check_watch_round *r)
 {
 	char when[32];
@@ -112,6 +160,7 @@ static void print_round_text(const struct check_watch_round *r)
 		print_change(when, r->round, "raised", r->m, &r->raised[i]);
 	for (size_t i = 0; i < r->ncleared; i++)
 		print_change(when, r->round, "cleared", r->prev_m, &r->cleared[i]);
+	print_node_errors_text(when, r);
 }
 
 static void print_json_line(json_t *o)
@@ -141,6 +190,7 @@ static void print_round_json(const struct check_watch_round *r)
 	              r->partial, "kept", (json_int_t)r->kept, "reconnected",
 	              (json_int_t)(r->m->nnodes - r->kept), "errors", r->d->errors, "warnings",
 	              r->d->warnings, "raised", raised, "cleared", cleared);
+	json_object_set_new(o, "node_errors", node_errors_json(r->m));
 	json_object_set_new(o, "phases_ms",
 	                    json_pack("{sIsIsIsI}", "probe", (json_int_t)r->stats.probe_ms,
 	                              "listen", (json_int_t)r->stats.listen_ms, "connect",

@@ -109,6 +109,22 @@ static const char *node_error_text(const struct facts_run *r, size_t i)
 	return r->errors[i] ? r->errors[i] : sshpool_node_error_message(r->nodes[i]);
 }
 
+/* What stopped node i, in the table's state column: only a node SSH could
+ * not reach is UNREACHABLE; one whose agent failed or answered garbage was
+ * reached. */
+static const char *node_state_text(const struct facts_run *r, size_t i)
+{
+	const char *code = r->errors[i] ? r->codes[i] : sshpool_node_error_code(r->nodes[i]);
+
+	if (code && strcmp(code, "request-timeout") == 0)
+		return "NO ANSWER";
+	if (r->errors[i])
+		return "NO FACTS";
+	if (code && strcmp(code, "ssh") != 0)
+		return "AGENT FAILED";
+	return "UNREACHABLE";
+}
+
 static void print_table(struct facts_run *r)
 {
 	termtext_printf(stdout, "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST",
@@ -122,8 +138,8 @@ static void print_table(struct facts_run *r)
 		if (!f) {
 			const char *err = node_error_text(r, i);
 
-			termtext_printf(stdout, "%-16s UNREACHABLE  %s\n", sshpool_node_host(node),
-			                err ? err : "no answer");
+			termtext_printf(stdout, "%-16s %-12s %s\n", sshpool_node_host(node),
+			                node_state_text(r, i), err ? err : "no answer");
 			continue;
 		}
 		snprintf(mem, sizeof(mem), "%.1fG",

@@ -49,8 +49,11 @@ int cmd_fix_undo(struct fix_journal *j, const char *const *hosts, size_t n,
 		failed += results[k].status == FIX_FAILED;
 	}
 	fix_print_undo(stdout, j, results);
-	if (!failed && !skipped) {
+	/* fix --list says so: undone, or how many an undo could not restore */
+	if (!failed && !skipped)
 		j->undone = (long long)time(NULL);
+	j->undo_failed = (size_t)failed;
+	if (failed || !skipped) {
 		if (fix_journal_save(j, err, sizeof(err)) < 0)
 			termtext_printf(stderr, "clusterdoc fix: %s\n", err);
 	}
@@ -78,26 +81,7 @@ int cmd_fix_list(void)
 		struct fix_journal *j = NULL;
 
 		if (fix_journal_load(runs[k], &j, err, sizeof(err)) == 0) {
-			/* the nodes the changes reach, not the nodes the run asked */
-			size_t nodes = fix_journal_nodes_changed(j);
-
-			size_t unknown = fix_journal_unknown(j);
-
-			printf("%s  %zu change%s on %zu node%s", runs[k], j->nchanges,
-			       j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
-			/* an interrupted run says so until it is undone, and how much
-			 * of it only the nodes know */
-			if (j->interrupted && !j->nchanges)
-				printf("  (interrupted; nothing changed)\n");
-			else if (j->interrupted && j->undone)
-				printf("  (interrupted; undone)\n");
-			else if (j->interrupted)
-				printf(
-				    "  (interrupted: %zu of unknown outcome; undo with clusterdoc "
-				    "fix --undo %s)\n",
-				    unknown, runs[k]);
-			else
-				printf("%s\n", j->undone ? "  (undone)" : "");
+			fix_print_list_line(stdout, j);
 			fix_journal_free(j);
 		} else {
 			printf("%s  unreadable: %s\n", runs[k], err);

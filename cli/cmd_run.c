@@ -14,6 +14,7 @@
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
 #include "job.h"
+#include "job_process.h"
 #include "loop.h"
 #include "phase.h"
 #include "probes/netcheck.h"
@@ -24,10 +25,13 @@
 #include "targets.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum {
 	OPT_LAUNCHER = OPT_TARGETS_END,
@@ -238,6 +242,22 @@ static void print_groups(struct run_cli *c, size_t n)
 
 /* ---------------------------------------------------------------- logs */
 
+/* path created (or emptied) 0600 whatever the umask, like summary.json: a
+ * job's output may hold what its owner alone should read. NULL on error. */
+static FILE *log_create(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fchmod(fd, 0600) < 0 || !(f = fdopen(fd, "w"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 static void logs_open(struct run_cli *c, const char *run_id, size_t n)
 {
 	char base[768], err[CD_ERRLEN], path[1200];
@@ -257,7 +277,7 @@ static void logs_open(struct run_cli *c, const char *run_id, size_t n)
 		for (int s = 0; s < 2; s++) {
 			snprintf(path, sizeof(path), "%s/%s.%s", c->logdir, c->hosts[i],
 			         s ? "err" : "out");
-			c->logs[2 * i + s] = fopen(path, "w");
+			c->logs[2 * i + s] = log_create(path);
 		}
 	}
 }
@@ -499,7 +519,13 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->group = 1;
 		return 0;
 	case OPT_KILL_GRACE:
-		return seconds_ms("--kill-grace", arg, &c->o.kill_grace_ms);
+		/* The nodes take up to JOB_PROCESS_GRACE_MAX_MS: refuse more here,
+		 * before anything starts, not at every node's start. */
+		if (cli_parse_int("run", "--kill-grace", arg, 0, JOB_PROCESS_GRACE_MAX_MS / 1000,
+		                  &c->o.kill_grace_ms) < 0)
+			return -1;
+		c->o.kill_grace_ms *= 1000;
+		return 0;
 	case OPT_STALL:
 		return seconds_ms("--stall-timeout", arg, &c->o.stall_ms);
 	case OPT_JOB_TIMEOUT:

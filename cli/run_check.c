@@ -106,8 +106,9 @@ static struct job_plan *fresh_plan(struct run_check *c, const char *path)
 	struct job_plan *p;
 	char err[CD_ERRLEN];
 
-	fprintf(stderr, "# checking the nodes' network first (--no-check skips it: the last "
-	                "saved check)\n");
+	/* says what --no-check would do, never that it was given */
+	fprintf(stderr, "# checking the nodes' network first (to use the last saved check "
+	                "instead, pass --no-check)\n");
 	once = (struct check_once){.pool = c->pool, .m = m};
 	netcheck_opts_init(&once.o);
 	once.o.master_port = c->master_port;

@@ -5,6 +5,7 @@
 #include "cd.h"
 #include "rangeset.h"
 #include "scan.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -185,9 +186,19 @@ static void excerpt(const struct parser *p, size_t off, char *buf)
 	}
 	if (from > 0)
 		n += (size_t)sprintf(buf, "...");
-	for (size_t i = from; i < to; i++) {
-		unsigned char c = (unsigned char)p->expr[i];
-		buf[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	/* Control bytes and bytes that are not UTF-8 text as '?': the message is
+	 * text, whatever the expression held. */
+	for (size_t i = from, len; i < to; i += len) {
+		const unsigned char *s = (const unsigned char *)p->expr + i;
+
+		len = utf8_seq_len(s, to - i);
+		if (!len || s[0] < 0x20 || s[0] == 0x7f) {
+			buf[n++] = '?';
+			len = 1;
+		} else {
+			memcpy(buf + n, s, len);
+			n += len;
+		}
 	}
 	if (to < p->len)
 		n += (size_t)sprintf(buf + n, "...");
@@ -439,13 +450,32 @@ static int eval(struct parser *p, struct hostlist *acc)
 	return rc;
 }
 
+/* The offset of the first byte of p's expression that is not UTF-8 text, or
+ * NO_COLUMN. A host name leaves in JSON, which holds only text: such a name
+ * would reach it as null or raw bytes. */
+static size_t first_non_utf8(const struct parser *p)
+{
+	const unsigned char *s = (const unsigned char *)p->expr;
+	size_t n;
+
+	for (size_t i = 0; i < p->len; i += n) {
+		if (!(n = utf8_seq_len(s + i, p->len - i)))
+			return i;
+	}
+	return NO_COLUMN;
+}
+
 int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errlen)
 {
 	struct parser p = {.expr = expr ? expr : "", .err = err, .errlen = errlen};
 	struct hostlist acc = {0};
+	size_t bad;
 	int rc;
 
 	p.len = strlen(p.expr);
+	if ((bad = first_non_utf8(&p)) != NO_COLUMN)
+		return perr(&p, bad, CD_ERR_PARSE, "byte 0x%02x is not UTF-8 text",
+		            (unsigned char)p.expr[bad]);
 	rc = eval(&p, &acc);
 	if (rc == 0 && merge_into(hl, &acc) < 0)
 		rc = perr(&p, NO_COLUMN, CD_ERR_TOOBIG,

@@ -85,7 +85,8 @@ void hostlist_free(struct hostlist *hl);
  *
  * Returns 0; CD_ERR_PARSE for a malformed expression (empty, stray ',' or
  * ']', backwards range, bad padding, a host name longer than
- * HOSTLIST_NAME_MAX, ...); CD_ERR_TOOBIG when hl would hold
+ * HOSTLIST_NAME_MAX, a byte that is not UTF-8 text ("byte 0xff is not UTF-8
+ * text (at column C)"), ...); CD_ERR_TOOBIG when hl would hold
  * more than HOSTLIST_MAX hosts. On error hl is unchanged.
  */
 int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errlen);

@@ -413,8 +413,8 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	long long grace = JOB_PROCESS_GRACE_MS;
 
 	*code = "bad-request";
-	if (proto_field_int(req, "grace_ms", 0, 600000, &grace) < 0) {
-		snprintf(msg, msglen, "\"grace_ms\" must be 0 to 600000");
+	if (proto_field_int(req, "grace_ms", 0, JOB_PROCESS_GRACE_MAX_MS, &grace) < 0) {
+		snprintf(msg, msglen, "\"grace_ms\" must be 0 to %d", JOB_PROCESS_GRACE_MAX_MS);
 		goto out;
 	}
 	if (read_request(req, &argv, &envp, cwd, sizeof(cwd), msg, msglen) < 0)

@@ -27,8 +27,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define JOB_PROCESS_MAX_ARGS 256
-#define JOB_PROCESS_GRACE_MS 3000 /* from SIGTERM to SIGKILL */
+#define JOB_PROCESS_MAX_ARGS     256
+#define JOB_PROCESS_GRACE_MS     3000   /* from SIGTERM to SIGKILL */
+#define JOB_PROCESS_GRACE_MAX_MS 600000 /* the most "grace_ms" a start takes */
 
 json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msglen);
 

@@ -85,14 +85,14 @@ int proto_next(struct buf *in, json_t **msg, char *err, size_t errlen)
 	*msg = NULL;
 	if (n < 0) {
 		if (in->len >= PROTO_MAX_LINE)
-			return cd_errf(err, errlen, CD_ERR_TOOBIG,
-			               "line longer than %d bytes from the agent", PROTO_MAX_LINE);
+			return cd_errf(err, errlen, CD_ERR_TOOBIG, "a line longer than %d bytes",
+			               PROTO_MAX_LINE);
 		return 0;
 	}
 	if ((size_t)n + 1 > PROTO_MAX_LINE) {
 		buf_consume(in, (size_t)n + 1);
-		return cd_errf(err, errlen, CD_ERR_TOOBIG,
-		               "line longer than %d bytes from the agent", PROTO_MAX_LINE);
+		return cd_errf(err, errlen, CD_ERR_TOOBIG, "a line longer than %d bytes",
+		               PROTO_MAX_LINE);
 	}
 	rc = proto_decode(line, (size_t)n, msg, err, errlen);
 	buf_consume(in, (size_t)n + 1);

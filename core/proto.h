@@ -42,7 +42,8 @@ int proto_decode(const char *line, size_t len, json_t **msg, char *err, size_t e
  * Take the next complete message out of in. Returns 1 and sets *msg (new
  * reference) when one was decoded, 0 when more bytes are needed, or a
  * negative error: CD_ERR_TOOBIG when in holds PROTO_MAX_LINE bytes without a
- * newline, CD_ERR_PROTO for a malformed line (which is consumed).
+ * newline ("a line longer than N bytes": the caller knows which end sent
+ * it), CD_ERR_PROTO for a malformed line (which is consumed).
  */
 int proto_next(struct buf *in, json_t **msg, char *err, size_t errlen);
 

@@ -118,7 +118,8 @@ void pool_node_proto_input(struct sshpool_node *node)
 		if (got == 0)
 			break;
 		if (got < 0) {
-			pool_node_fail(node, "protocol", "%s: agent: %s", node->host, err);
+			pool_node_fail(node, "protocol", "%s: agent: %s%s", node->host, err,
+			               got == CD_ERR_TOOBIG ? " from the agent" : "");
 			break;
 		}
 		node_on_message(node, msg);

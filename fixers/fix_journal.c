@@ -217,6 +217,8 @@ static json_t *journal_json(const struct fix_journal *j)
 		json_object_set_new(o, "undone", json_integer(j->undone));
 	if (j->interrupted)
 		json_object_set_new(o, "interrupted", json_integer(j->interrupted));
+	if (j->undo_failed)
+		json_object_set_new(o, "undo_failed", json_integer((json_int_t)j->undo_failed));
 	for (size_t k = 0; k < j->nchanges; k++) {
 		const struct fix_change *c = &j->changes[k];
 		json_t *e;
@@ -391,6 +393,8 @@ int fix_journal_load(const char *run, struct fix_journal **out, char *err, size_
 	j->created = json_integer_value(json_object_get(o, "created"));
 	j->undone = json_integer_value(json_object_get(o, "undone"));
 	j->interrupted = json_integer_value(json_object_get(o, "interrupted"));
+	if (json_integer_value(json_object_get(o, "undo_failed")) > 0)
+		j->undo_failed = (size_t)json_integer_value(json_object_get(o, "undo_failed"));
 	j->nhosts = json_array_size(json_object_get(o, "hosts"));
 	j->hosts = cd_calloc(j->nhosts + 1, sizeof(*j->hosts));
 	json_array_foreach(json_object_get(o, "hosts"), k, v) j->hosts[k] =

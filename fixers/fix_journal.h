@@ -28,6 +28,10 @@
  * finished), so a clusterdoc that reads only version 1 still undoes it;
  * loading takes both. A change whose answer was "failed" or "unchanged"
  * is dropped from the file: nothing to undo.
+ *
+ * Either version may hold "undo_failed": how many changes the last undo
+ * could not restore (absent: none, or no undo yet); readers that do not
+ * know it undo as before.
  */
 #ifndef CD_FIXERS_FIX_JOURNAL_H
 #define CD_FIXERS_FIX_JOURNAL_H
@@ -69,6 +73,7 @@ struct fix_journal {
 	long long created;
 	long long undone;      /* 0 = not undone */
 	long long interrupted; /* 0 = the run got to its end */
+	size_t undo_failed;    /* the last undo could not restore this many */
 	char **hosts;
 	size_t nhosts;
 	struct fix_change *changes;

@@ -78,6 +78,20 @@ static void on_applied(void *arg)
 	finish(f, failed || f->r.journal_err[0] ? 1 : 0);
 }
 
+/* The plan, journalled (fix_run_apply); on_applied then. */
+static void apply(struct fix_peerssh_flow *f)
+{
+	size_t n = f->o.n;
+
+	f->j = fix_journal_new(f->run, f->o.hosts, n);
+	f->r.results = cd_calloc(n ? n : 1, sizeof(*f->r.results));
+	for (size_t i = 0; i < n; i++)
+		f->r.results[i] =
+		    cd_calloc(f->r.plan->nodes[i].nactions + 1, sizeof(**f->r.results));
+	fix_run_apply(f->fs, f->r.plan, f->j, f->r.results, f->r.journal_err,
+	              sizeof(f->r.journal_err), on_applied, f);
+}
+
 /* ---------------------------------------------------------------- plan */
 
 static void on_gathered(void *arg)
@@ -90,20 +104,21 @@ static void on_gathered(void *arg)
 	                               .privkey = f->priv,
 	                               .privlen = f->privlen,
 	                               .states = f->states};
-	size_t n = f->o.n;
 
 	f->r.plan = fix_peerssh_plan(&in, f->run);
 	if (!f->o.apply || !f->r.plan->nactions) {
 		finish(f, f->r.plan->nactions ? 1 : 0);
 		return;
 	}
-	f->j = fix_journal_new(f->run, f->o.hosts, n);
-	f->r.results = cd_calloc(n ? n : 1, sizeof(*f->r.results));
-	for (size_t i = 0; i < n; i++)
-		f->r.results[i] =
-		    cd_calloc(f->r.plan->nodes[i].nactions + 1, sizeof(**f->r.results));
-	fix_run_apply(f->fs, f->r.plan, f->j, f->r.results, f->r.journal_err,
-	              sizeof(f->r.journal_err), on_applied, f);
+	if (f->o.ask) {
+		/* the front end asks, then fix_peerssh_flow_answer; the cluster key
+		 * was made already, so the plan asked about is the one applied */
+		f->r.asking = 1;
+		if (!f->timer)
+			f->timer = loop_timer_add(f->loop, 0, on_done_timer, f);
+		return;
+	}
+	apply(f);
 }
 
 /* ---------------------------------------------------------------- gather */
@@ -233,6 +248,23 @@ struct fix_peerssh_flow *fix_peerssh_flow_start(struct loop *loop,
 	f->check_pool = pool;
 	f->check = peerssh_run_start(loop, pool, o->hosts, o->n, o->pair_timeout_ms, on_checked, f);
 	return f;
+}
+
+void fix_peerssh_flow_hold(struct fix_peerssh_flow *f, int hold_ms)
+{
+	if (f->pool)
+		sshpool_keepalive_hold(f->pool, hold_ms);
+}
+
+void fix_peerssh_flow_answer(struct fix_peerssh_flow *f, int yes)
+{
+	if (!f->r.asking)
+		return;
+	f->r.asking = 0;
+	if (yes)
+		apply(f);
+	else
+		finish(f, 2);
 }
 
 const struct fix_peerssh_flow_report *fix_peerssh_flow_report(const struct fix_peerssh_flow *f)

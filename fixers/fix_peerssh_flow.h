@@ -10,12 +10,15 @@
  *           check's login verified it (the head's known_hosts)
  *   gather  the nodes' files (fix_run.h, with fix_peerssh_paths)
  *   plan    fix_peerssh_plan (pure); without apply, or with nothing to
- *           change, the flow ends here
+ *           change, the flow ends here; with ask it waits for
+ *           fix_peerssh_flow_answer (the front end asks the user)
  *   apply   the plan, journalled (fix_run_apply); undone with `clusterdoc
  *           fix --undo RUN`
  *
  * done(arg) is called once, from a 0 ms timer of the flow's own (never
- * from inside fix_peerssh_flow_start); the report is then final. Nothing
+ * from inside fix_peerssh_flow_start); the report is then final. With ask
+ * it is also called when the plan waits for an answer (report's asking);
+ * then once more when the flow ends. Nothing
  * blocks: the nodes are reached through SSH pools of the loop.
  */
 #ifndef CD_FIXERS_FIX_PEERSSH_FLOW_H
@@ -37,11 +40,13 @@ struct fix_peerssh_flow_opts {
 	int pair_timeout_ms; /* one login of the check */
 	int fix;             /* after the check: key, gather, plan */
 	int apply;           /* with fix: make the key, apply the plan */
+	int ask;             /* with apply: wait for fix_peerssh_flow_answer before it */
 };
 
 /* What the flow found (read-only; final once done was called). */
 struct fix_peerssh_flow_report {
 	int done;
+	int asking;                     /* ask: the plan waits for fix_peerssh_flow_answer */
 	const struct peerssh_matrix *m; /* the check's matrix */
 	struct fix_plan *plan;          /* fix: the plan, NULL when it was not made */
 	struct fix_result **results;    /* applied: [n][plan->nodes[i].nactions + 1], else NULL */
@@ -66,6 +71,15 @@ struct fix_peerssh_flow *fix_peerssh_flow_start(struct loop *loop,
                                                 size_t errlen);
 
 const struct fix_peerssh_flow_report *fix_peerssh_flow_report(const struct fix_peerssh_flow *f);
+
+/* While the plan waits (report's asking): the agents are told the head may
+ * be silent for up to hold_ms (sshpool_keepalive_hold), before a question
+ * that blocks the loop; give the loop a turn to send the lines. */
+void fix_peerssh_flow_hold(struct fix_peerssh_flow *f, int hold_ms);
+
+/* The answer to the plan's question: yes applies it; no ends the flow with
+ * exit status 2 and nothing changed. Nothing when the plan does not wait. */
+void fix_peerssh_flow_answer(struct fix_peerssh_flow *f, int yes);
 
 /* Stops whatever runs (child, pools, timer); the private key leaves no copy
  * in freed memory. NULL is a no-op. */

@@ -329,7 +329,10 @@ static void put_done(void *arg)
 			    r->r.warning, sizeof(r->r.warning),
 			    "hang-ready's file was not put on %s (%.200s): no stack dumps there",
 			    n->host, x->msg);
-		} else if (x->err && r->o.sync && !r->r.failed) {
+		} else if (x->err && r->o.sync) {
+			r->r.sync_failed = 1;
+			if (r->r.failed)
+				continue;
 			node_error(r, i, "sync", x->msg);
 			fail_run(r, "--sync: %s (nothing was started)", x->msg);
 		}

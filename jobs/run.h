@@ -160,6 +160,7 @@ struct run_report {
 	char run_dir[512];       /* on the nodes */
 	char cwd[512];           /* where the command runs on the nodes */
 	int synced;              /* --sync: the tree is (to be) at run_dir */
+	int sync_failed;         /* --sync: a node did not get the whole tree */
 	size_t sync_files;       /* the tree's files (hang-ready's included) */
 	int dump_signal;         /* hang-ready's stack-dump signal, 0: off */
 	char warning[CD_ERRLEN]; /* what did not stop the run ("" none): hang-ready's

@@ -18,6 +18,10 @@
 #include "peerssh.h"
 #include "sshpool.h"
 
+/* The most nodes one check takes: n * (n - 1) logins and an n x n matrix of
+ * struct peerssh_cell (about 70 MB at 512). The front end refuses more. */
+#define PEERSSH_MATRIX_MAX_NODES 512
+
 /* One ordered pair: node `from` logging in to node `to`. */
 struct peerssh_cell {
 	int tested; /* the agent on `from` answered for this pair */

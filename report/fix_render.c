@@ -321,3 +321,31 @@ json_t *fix_plan_json(const struct netmodel *m, const struct fix_plan *p,
 	}
 	return json_pack("{sissso}", "version", 1, "run", p->run, "nodes", nodes);
 }
+
+void fix_print_list_line(FILE *f, const struct fix_journal *j)
+{
+	/* the nodes the changes reach, not the nodes the run asked */
+	size_t nodes = fix_journal_nodes_changed(j), unknown = fix_journal_unknown(j);
+	/* a run killed (SIGKILL, a crash) has no stamp, but the intents it sent
+	 * without an answer say it stopped before its end */
+	int interrupted = j->interrupted || unknown;
+
+	termtext_printf(f, "%s  %zu change%s on %zu node%s", j->run, j->nchanges,
+	                j->nchanges == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	if (j->undo_failed && !j->undone)
+		termtext_printf(
+		    f, "  (%sundo failed for %zu of %zu; again: clusterdoc fix --undo %s)\n",
+		    interrupted ? "interrupted; " : "", j->undo_failed, j->nchanges, j->run);
+	else if (interrupted && !j->nchanges)
+		fputs("  (interrupted; nothing changed)\n", f);
+	else if (interrupted && j->undone)
+		fputs("  (interrupted; undone)\n", f);
+	else if (interrupted)
+		termtext_printf(
+		    f,
+		    "  (interrupted: %zu of %zu made, %zu of unknown outcome; undo with "
+		    "clusterdoc fix --undo %s)\n",
+		    j->nchanges - unknown, j->nchanges, unknown, j->run);
+	else
+		fprintf(f, "%s\n", j->undone ? "  (undone)" : "");
+}

@@ -47,6 +47,17 @@ void fix_print_login_run(FILE *f, const struct fix_login *l, const struct netmod
 void fix_login_run_json(json_t *out, const struct fix_login *l, const struct netmodel *m,
                         const struct fix_login_outcome *o);
 
+/*
+ * One line of `fix --list` for the journal j: "RUN  N changes on M nodes"
+ * and what is known of the run: "  (undone)"; "  (interrupted; undone)";
+ * "  (interrupted; nothing changed)"; "  (interrupted: A of N made, U of
+ * unknown outcome; undo with clusterdoc fix --undo RUN)" for a run stopped
+ * before its end, stamped so or killed with changes of unknown outcome;
+ * "  ([interrupted; ]undo failed for F of N; again: clusterdoc fix --undo
+ * RUN)" after an undo that could not restore every change.
+ */
+void fix_print_list_line(FILE *f, const struct fix_journal *j);
+
 /* An undo's results, one line per change. */
 void fix_print_undo(FILE *f, const struct fix_journal *j, const struct fix_result *results);
 

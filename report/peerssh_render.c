@@ -138,10 +138,14 @@ json_t *peerssh_fix_json(const struct fix_plan *plan, const char *const *hosts,
 }
 
 void peerssh_print_fix_text(const struct fix_plan *plan, const char *const *hosts,
-                            struct fix_result *const *results, const char *journal_error, FILE *f)
+                            struct fix_result *const *results, const char *journal_error,
+                            int asking, FILE *f)
 {
 	termtext_printf(f, "\npeer-ssh fix (%s): %zu change%s %s\n", plan->run, plan->nactions,
-	                plan->nactions == 1 ? "" : "s", results ? "applied" : "planned (dry run)");
+	                plan->nactions == 1 ? "" : "s",
+	                results  ? "applied"
+	                : asking ? "planned"
+	                         : "planned (dry run)");
 	for (size_t i = 0; i < plan->nnodes; i++) {
 		const struct fix_node_plan *np = &plan->nodes[i];
 
@@ -157,6 +161,6 @@ void peerssh_print_fix_text(const struct fix_plan *plan, const char *const *host
 		termtext_printf(f, "journal: %s\n", journal_error);
 	if (results && plan->nactions)
 		termtext_printf(f, "undo: clusterdoc fix --undo %s\n", plan->run);
-	else if (!results && plan->nactions)
+	else if (!results && plan->nactions && !asking)
 		termtext_printf(f, "apply: clusterdoc mpi-check --fix --apply\n");
 }

@@ -33,7 +33,10 @@ void peerssh_print_json(const struct peerssh_matrix *m, int exit_status, json_t 
  */
 json_t *peerssh_fix_json(const struct fix_plan *plan, const char *const *hosts,
                          struct fix_result *const *results, const char *journal_error);
+/* The same as text. asking: the plan shown before --apply's question
+ * ("planned", not "planned (dry run)" and how to apply it). */
 void peerssh_print_fix_text(const struct fix_plan *plan, const char *const *hosts,
-                            struct fix_result *const *results, const char *journal_error, FILE *f);
+                            struct fix_result *const *results, const char *journal_error,
+                            int asking, FILE *f);
 
 #endif

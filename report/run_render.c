@@ -184,8 +184,14 @@ void run_print_text(FILE *f, const struct run_report *rep)
 
 		for (size_t i = 0; i < rep->nnodes; i++)
 			sent += rep->nodes[i].files_sent;
-		termtext_printf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files,
-		                rep->run_dir, sent);
+		/* a failed sync says so: the tree is not there */
+		if (rep->sync_failed)
+			termtext_printf(
+			    f, "sync: FAILED: %zu file(s) for %s, not on every node (%d sent)\n",
+			    rep->sync_files, rep->run_dir, sent);
+		else
+			termtext_printf(f, "sync: %zu file(s) at %s, %d sent\n", rep->sync_files,
+			                rep->run_dir, sent);
 	}
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		const struct run_node *n = &rep->nodes[i];

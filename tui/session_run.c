@@ -6,6 +6,7 @@
  * run_stop.
  */
 #include "session.h"
+#include "job_process.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -98,8 +99,12 @@ static int apply_opt(enum line_opt opt, const char *name, const char *arg, struc
 			return CD_ERR_PARSE;
 		env[(*nenv)++] = arg;
 		return 0;
-	case LO_GRACE:
-		return seconds_ms(name, arg, &o->kill_grace_ms, err, errlen);
+	case LO_GRACE: /* the nodes take no more than JOB_PROCESS_GRACE_MAX_MS */
+		if (parse_int(name, arg, 0, JOB_PROCESS_GRACE_MAX_MS / 1000, &o->kill_grace_ms, err,
+		              errlen) < 0)
+			return CD_ERR_PARSE;
+		o->kill_grace_ms *= 1000;
+		return 0;
 	case LO_STALL:
 		return seconds_ms(name, arg, &o->stall_ms, err, errlen);
 	case LO_TIMEOUT:

@@ -170,6 +170,29 @@ t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {
 	expect_match "$(tail -1 <<<"$out")" '"event":"end".*"interrupted":true' "the end line"
 }
 
+# fault-run-3 case 23: node2 "reinstalled" with a new host key mid-watch. node-unreachable stays
+# raised (the new key is refused), and the rounds say why, as a plain check does: each round's
+# "node_errors" holds node2's HOST KEY CHANGED with its ssh-keygen -R line
+t_a_changed_host_key_mid_watch_is_said_in_the_rounds() {
+	up_once || return 1
+	watch_bg -w 'node[1-3]' --watch 1 --json "${PT[@]}"
+	wait_for '"round":1,' 60 || { stop_watch TERM; return 1; }
+	cluster_node_stop_sshd 2
+	local p ns
+	ns=$(cluster_node_ns 2)
+	for p in $(ip netns pids "$ns"); do
+		case $(cat "/proc/$p/comm" 2>/dev/null) in
+		sshd* | agent* | clusterdoc*) kill -9 "$p" 2>/dev/null ;;
+		esac
+	done
+	cluster_node_rekey 2 || { stop_watch TERM; return 1; }
+	wait_for '"node_errors":\[[^]]*"host":"node2","error_code":"[^"]*","error":"node2: HOST KEY CHANGED: [^"]*ssh-keygen -R node2"' 60 ||
+		{ stop_watch TERM; cluster_learn_hostkey 2; return 1; }
+	stop_watch TERM
+	cluster_learn_hostkey 2 || return 1
+	expect_match "$out" '"raised":\[[^]]*"id":"node-unreachable","severity":"error","nodes":\["node2"\]' "node-unreachable raised"
+}
+
 # Rounds over kept agents under ASan+UBSan (leaks included): a clean end, no report
 t_a_watch_under_asan_ends_clean() {
 	[[ -x ${CLUSTERDOC_ASAN:-} ]] || { echo "    no ASan build of the head (CLUSTERDOC_ASAN)"; return 1; }

@@ -68,7 +68,7 @@ after_interrupt() {
 			expect_eq "$(itest_fix_snapshot)" "$BEFORE" "$what: the nodes" || return 1
 			return 0
 		fi
-		expect_match "$line" "^$RUN  [0-9]+ changes? on [0-9]+ nodes?  \(interrupted: [0-9]+ of unknown outcome; undo with clusterdoc fix --undo $RUN\)$" "$what: --list before undo" || return 1
+		expect_match "$line" "^$RUN  [0-9]+ changes? on [0-9]+ nodes?  \(interrupted: [0-9]+ of [0-9]+ made, [0-9]+ of unknown outcome; undo with clusterdoc fix --undo $RUN\)$" "$what: --list before undo" || return 1
 	else
 		# the signal came after the apply's last answer (during the verifying check)
 		expect_match "$line" "^$RUN  [0-9]+ changes? on [0-9]+ nodes?$" "$what: --list before undo" || return 1

@@ -83,9 +83,36 @@ t_the_fixers_dry_run_changes_nothing() {
 	[[ ! -e $KEY ]] || { echo "    the dry run made $KEY"; return 1; }
 }
 
+# fault-run-3 case 15: --fix --apply asks as `fix --apply` does; without a terminal and without
+# --yes it is refused before anything is checked, and nothing changes
+t_fix_apply_without_a_terminal_or_yes_is_refused_and_changes_nothing() {
+	cd_head mpi-check -w 'node[1-3]' --fix --apply "${PT[@]}" </dev/null
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$err" "clusterdoc mpi-check: --apply asks before changing anything and there is no terminal to ask on: add --yes" "the refusal" || return 1
+	expect_eq "$out" "" "nothing checked" || return 1
+	expect_eq "$(snapshot)" "$BEFORE" "the nodes" || return 1
+	[[ ! -e $KEY ]] || { echo "    $KEY was made"; return 1; }
+}
+
+# on a terminal it shows the plan and asks; "n" changes nothing on the nodes (the head's cluster
+# key, made so that the plan asked about is the one applied, stays for the next apply)
+t_fix_apply_asks_on_a_terminal_and_no_changes_nothing() {
+	local log
+	log=$(mktemp)
+	printf 'n\n' | cluster_head_exec script -qec "env CLUSTERDOC_AGENT='$CLUSTERDOC_AGENT' '$CLUSTERDOC' mpi-check -w 'node[1-3]' --fix --apply ${PT[*]}" /dev/null >"$log" 2>&1
+	rc=$?
+	out=$(tr -d '\r' <"$log")
+	rm -f "$log"
+	expect_eq "$rc" 2 "exit status ($out)" || return 1
+	expect_match "$out" "peer-ssh fix \([0-9a-f-]+\): 12 changes planned$" "the plan shown first (no dry run)" || return 1
+	expect_match "$out" "Apply 12 changes on 3 nodes\? \[y/N\]" "the question" || return 1
+	expect_match "$out" "clusterdoc mpi-check: nothing was changed" "the answer taken" || return 1
+	expect_eq "$(snapshot)" "$BEFORE" "the nodes"
+}
+
 RUN=
 t_fix_apply_makes_every_pair_log_in() {
-	cd_head mpi-check -w 'node[1-3]' --fix --apply --json "${PT[@]}"
+	cd_head mpi-check -w 'node[1-3]' --fix --apply --yes --json "${PT[@]}"
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	RUN=$(jget "d['fix']['run']")
 	expect_eq "$(jget "[a['status'] for n in d['fix']['nodes'] for a in n['actions']]")" \
@@ -102,7 +129,7 @@ t_fix_apply_makes_every_pair_log_in() {
 }
 
 t_fix_apply_again_changes_nothing() {
-	cd_head mpi-check -w 'node[1-3]' --fix --apply --json "${PT[@]}"
+	cd_head mpi-check -w 'node[1-3]' --fix --apply --yes --json "${PT[@]}"
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(jget "d['fix']['changes']")" 0 "the changes"
 }

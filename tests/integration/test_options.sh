@@ -95,4 +95,37 @@ t_a_long_option_in_full_and_what_follows_a_double_dash_are_taken() {
 	expect_match "$err" "--master-port wants a number" "run's own option before --, the script's after"
 }
 
+# The nodes take a kill grace of at most 600 s: more is refused on the head, before anything
+# starts, not by every node at its start (fault-run-3 case 21)
+t_a_kill_grace_above_600_seconds_is_refused_on_the_head_before_anything_starts() {
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w node1 --kill-grace 100000 -- x.py 2>&1 >/dev/null </dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "run --kill-grace 100000: exit status" || return 1
+	expect_eq "$err" 'clusterdoc run: --kill-grace wants a number from 0 to 600, not "100000"' \
+		"run --kill-grace 100000: error" || return 1
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w node1 --kill-grace 600 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
+	if grep -q -- --kill-grace <<<"$err"; then
+		echo "    expected run --kill-grace 600 to be taken, got: $err"
+		return 1
+	fi
+}
+
+# mpi-check's n x n matrix: more nodes than it takes are refused before anything is allocated,
+# and fewer than two distinct nodes have no pair to check (fault-run-3 case 16)
+t_mpi_check_refuses_too_many_nodes_and_fewer_than_two_distinct_ones() {
+	local w
+	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" mpi-check -w 'n[1-100000]' 2>&1 >/dev/null </dev/null)
+	rc=$?
+	expect_eq "$rc" 2 "100000 nodes: exit status" || return 1
+	expect_eq "$err" "clusterdoc mpi-check: 100000 nodes: at most 512 at once (every node logs in to every other); check a part of them with -w" \
+		"100000 nodes: error" || return 1
+	for w in node1 node1,node1; do
+		err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" mpi-check -w "$w" 2>&1 >/dev/null </dev/null)
+		rc=$?
+		expect_eq "$rc" 2 "-w $w: exit status" || return 1
+		expect_eq "$err" "clusterdoc mpi-check: node-to-node SSH needs at least two distinct nodes, not 1: node1" \
+			"-w $w: error" || return 1
+	done
+}
+
 itest_run_all

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "base64.h"
 #include "cd.h"
 #include "filerecv.h"
+#include "fsutil.h"
 #include "job.h"
 #include "job_process.h"
 #include "sha256.h"
@@ -372,6 +374,86 @@ static void put_at_offset_zero_truncates_the_part_file(void **state)
 	assert_int_equal(len, 5);
 	assert_memory_equal(got, "short", 5);
 	free(got);
+}
+
+/* fault-run-3 case 18: a put whose head went away (the agent stopped, then
+ * continued past the head's deadline) leaves no part file at the exit; a
+ * committed file stays. */
+static void a_part_file_never_committed_is_removed_at_exit(void **state)
+{
+	unsigned char data[100];
+	char sha[SHA256_HEX_LEN];
+	const char *code;
+
+	fill_bytes(data, sizeof(data), 5);
+	sha_of(data, sizeof(data), sha);
+	expect_empty_object(call(filerecv_put, put_request("~/done", 0, data, 100, 100), &code));
+	expect_empty_object(call(filerecv_commit, target_request("~/done", 100, sha), &code));
+	expect_empty_object(call(filerecv_put, put_request("~/half", 0, data, 100, 100), &code));
+	assert_true(exists(part_of("half")));
+	filerecv_remove_parts();
+	assert_false(exists(part_of("half")));
+	assert_true(exists(in_home("done")));
+}
+
+/* A pid that ran and is gone (its parent reaped it). */
+static long dead_pid(void)
+{
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(0);
+	assert_true(p > 0);
+	assert_int_equal(waitpid(p, NULL, 0), p);
+	return (long)p;
+}
+
+/* $HOME/name, for names longer than in_home takes. */
+static const char *home_path(const char *name)
+{
+	static char path[PATH_MAX + 700];
+
+	snprintf(path, sizeof(path), "%s/%s", home, name);
+	return path;
+}
+
+/* An empty file at $HOME/name, mtime age_s ago. */
+static void touch_aged(const char *name, int age_s)
+{
+	struct timespec t[2] = {{.tv_sec = time(NULL) - age_s}, {.tv_sec = time(NULL) - age_s}};
+	int fd = open(home_path(name), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(utimensat(AT_FDCWD, home_path(name), t, 0), 0);
+}
+
+/* Of the part files in a directory, only those of this node's writers that
+ * are gone, and older than the bound, are swept. */
+static void stale_parts_of_gone_writers_of_this_node_are_swept(void **state)
+{
+	char own[400], host[300], name[4][600];
+	long dead = dead_pid();
+	const char *dot;
+
+	snprintf(own, sizeof(own), "%s", cd_writer_tag());
+	dot = strrchr(own, '.');
+	while (dot > own && *--dot != '.')
+		;
+	snprintf(host, sizeof(host), "%.*s", (int)(dot - own), own);
+	snprintf(name[0], sizeof(name[0]), "obj.part.%s.%ld.0badc0de", host, dead);
+	snprintf(name[1], sizeof(name[1]), "obj.part.%s.%ld.0badc0de", host, (long)getppid());
+	snprintf(name[2], sizeof(name[2]), "obj.part.other-node.%ld.0badc0de", dead);
+	snprintf(name[3], sizeof(name[3]), "new.part.%s.%ld.0badc0de", host, dead);
+	touch_aged(name[0], 2 * FILERECV_STALE_S);
+	touch_aged(name[1], 2 * FILERECV_STALE_S);
+	touch_aged(name[2], 2 * FILERECV_STALE_S);
+	touch_aged(name[3], 10);
+	assert_int_equal(filerecv_sweep_stale(home, FILERECV_STALE_S), 1);
+	assert_false(exists(home_path(name[0])));
+	assert_true(exists(home_path(name[1]))); /* alive */
+	assert_true(exists(home_path(name[2]))); /* another node's */
+	assert_true(exists(home_path(name[3]))); /* too recent */
 }
 
 static void stat_is_present_only_for_the_exact_size_and_sha256(void **state)
@@ -981,6 +1063,8 @@ int main(void)
 	    FR(two_chunk_put_and_commit_give_the_exact_file),
 	    FR(two_writers_of_one_path_each_use_their_own_part),
 	    FR(put_at_offset_zero_truncates_the_part_file),
+	    FR(a_part_file_never_committed_is_removed_at_exit),
+	    FR(stale_parts_of_gone_writers_of_this_node_are_swept),
 	    FR(stat_is_present_only_for_the_exact_size_and_sha256),
 	    FR(commit_with_a_wrong_sha256_is_a_mismatch_and_removes_the_part),
 	    FR(commit_with_a_wrong_size_is_a_mismatch_and_removes_the_part),

@@ -33,6 +33,7 @@
 #include "fixers/fix.h"
 #include "fixers/fix_internal.h"
 #include "fixers/fix_journal.h"
+#include "report/fix_render.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
 
@@ -1889,6 +1890,70 @@ static void journal_keeps_hosts_creation_and_undone_times(void **state)
 	fix_journal_free(j);
 }
 
+/* A journal of n changes, on gpu1 and gpu2 in turn, the first `unknown`
+ * of them of unknown outcome (the intents a killed run sent). */
+static struct fix_journal *journal_of(size_t n, size_t unknown)
+{
+	const char *hosts[] = {"gpu1", "gpu2"};
+	struct fix_journal *j = fix_journal_new(RUN, hosts, 2);
+
+	j->changes = cd_calloc(n, sizeof(*j->changes));
+	for (size_t k = 0; k < n; k++) {
+		j->changes[k].host = cd_strdup(hosts[k % 2]);
+		j->changes[k].outcome = k < unknown ? FIX_OUTCOME_UNKNOWN : FIX_OUTCOME_APPLIED;
+	}
+	j->nchanges = n;
+	return j;
+}
+
+static void assert_list_line(const struct fix_journal *j, const char *want)
+{
+	char *got = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&got, &len);
+
+	fix_print_list_line(f, j);
+	fclose(f);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* fault-run-3 case 17: a killed apply (no "interrupted" stamp, 2 intents
+ * without an answer) and an undo that failed for some changes are said */
+static void list_line_says_a_killed_run_is_interrupted_with_how_much_was_made(void **state)
+{
+	struct fix_journal *j = journal_of(8, 2);
+
+	assert_list_line(j, RUN "  8 changes on 2 nodes  (interrupted: 6 of 8 made, 2 of unknown "
+	                        "outcome; undo with clusterdoc fix --undo " RUN ")\n");
+	j->undone = 1795000000;
+	assert_list_line(j, RUN "  8 changes on 2 nodes  (interrupted; undone)\n");
+	fix_journal_free(j);
+	j = journal_of(5, 0);
+	assert_list_line(j, RUN "  5 changes on 2 nodes\n");
+	fix_journal_free(j);
+}
+
+static void list_line_says_an_undo_that_failed_for_some_changes(void **state)
+{
+	struct fix_journal *j = journal_of(5, 0), *back;
+
+	j->undo_failed = 3;
+	assert_list_line(j, RUN "  5 changes on 2 nodes  (undo failed for 3 of 5; again: "
+	                        "clusterdoc fix --undo " RUN ")\n");
+	j->undo_failed = 0;
+	j->undone = 1795000000;
+	assert_list_line(j, RUN "  5 changes on 2 nodes  (undone)\n");
+	fix_journal_free(j);
+	/* the count is kept in the journal */
+	j = journal_of(0, 0);
+	j->undo_failed = 3;
+	back = save_and_load(j);
+	assert_int_equal(back->undo_failed, 3);
+	fix_journal_free(back);
+	fix_journal_free(j);
+}
+
 static void journal_file_is_0600_in_a_0700_directory(void **state)
 {
 	struct fix_journal *j = fix_journal_new(RUN, NULL, 0);
@@ -1971,6 +2036,26 @@ static void list_without_a_directory_gives_no_runs(void **state)
 	assert_null(got);
 }
 
+/* fault-run-3 case 17: run and mnist save their job plans as
+ * runs/check-HASH.json beside the journals; --list leaves them out */
+static void list_leaves_out_the_saved_check_plans(void **state)
+{
+	struct fix_journal *j = fix_journal_new(RUN, NULL, 0);
+	char err[CD_ERRLEN] = "", dir[1024], path[1100], **got = NULL;
+	size_t n = 0;
+
+	assert_int_equal(fix_journal_save(j, err, sizeof(err)), 0);
+	assert_int_equal(fix_journal_dir(dir, sizeof(dir), err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/check-a641c59d10d8f5e7.json", dir);
+	assert_int_equal(cd_write_file_atomic(path, "{}", 2, 0600, err, sizeof(err)), 0);
+	assert_int_equal(fix_journal_list(&got, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(got[0], RUN);
+	free(got[0]);
+	free(got);
+	fix_journal_free(j);
+}
+
 #define JTEST(t) cmocka_unit_test_setup_teardown(t, journal_setup, journal_teardown)
 
 int main(void)
@@ -2046,6 +2131,9 @@ int main(void)
 	    JTEST(journal_leaves_out_a_change_the_node_did_not_make),
 	    JTEST(journal_keeps_that_the_run_was_interrupted),
 	    JTEST(journal_keeps_hosts_creation_and_undone_times),
+	    JTEST(list_line_says_a_killed_run_is_interrupted_with_how_much_was_made),
+	    JTEST(list_line_says_an_undo_that_failed_for_some_changes),
+	    JTEST(list_leaves_out_the_saved_check_plans),
 	    JTEST(journal_file_is_0600_in_a_0700_directory),
 	    JTEST(loading_a_missing_run_says_how_to_list_them),
 	    JTEST(loading_a_run_id_with_a_slash_is_refused),

@@ -845,6 +845,43 @@ static void read_file_refuses_a_nul_byte_naming_the_line(void **state)
 	hostlist_free(hl);
 }
 
+/* fault-run-3 case 14: a name that is not UTF-8 text would reach --json as
+ * null or raw bytes; it is refused like a NUL byte, naming line and column. */
+static void read_file_refuses_a_name_that_is_not_utf8_naming_the_line(void **state)
+{
+	char *path = temp_file_n("node1\n\xff\xfenode2\nn\xc3\xb6"
+	                         "de3\n",
+	                         21);
+	struct hostlist *hl = parsed("x1");
+	char err[CD_ERRLEN], want[CD_ERRLEN];
+
+	assert_int_equal(hostlist_read_file(hl, path, err, sizeof(err)), CD_ERR_PARSE);
+	snprintf(want, sizeof(want),
+	         "%s:2: hostlist \"??node2\": byte 0xff is not UTF-8 text (at column 1)", path);
+	assert_string_equal(err, want);
+	assert_hosts(hl, "x1");
+	unlink(path);
+	free(path);
+	hostlist_free(hl);
+}
+
+static void parse_refuses_bytes_that_are_not_utf8_and_takes_utf8_names(void **state)
+{
+	struct hostlist *hl = parsed("n\xc3\xb6"
+	                             "de3");
+
+	assert_fails("node1,no\xe9"
+	             "de2",
+	             CD_ERR_PARSE,
+	             "hostlist \"node1,no?de2\": byte 0xe9 is not UTF-8 text (at column 9)");
+	/* a truncated sequence, an overlong form */
+	assert_parse_error("node\xc3", "byte 0xc3 is not UTF-8 text", 5);
+	assert_parse_error("n\xc0\xafx", "byte 0xc0 is not UTF-8 text", 2);
+	assert_hosts(hl, "n\xc3\xb6"
+	                 "de3");
+	hostlist_free(hl);
+}
+
 static void read_file_of_an_endless_stream_stops_at_the_cap(void **state)
 {
 	struct hostlist *hl = hostlist_new();
@@ -1101,6 +1138,8 @@ int main(void)
 	    cmocka_unit_test(read_file_skips_comments_and_blank_lines),
 	    cmocka_unit_test(read_file_accepts_crlf_line_ends),
 	    cmocka_unit_test(read_file_refuses_a_nul_byte_naming_the_line),
+	    cmocka_unit_test(read_file_refuses_a_name_that_is_not_utf8_naming_the_line),
+	    cmocka_unit_test(parse_refuses_bytes_that_are_not_utf8_and_takes_utf8_names),
 	    cmocka_unit_test(read_file_of_an_endless_stream_stops_at_the_cap),
 	    cmocka_unit_test(read_file_of_a_directory_is_an_io_error),
 	    cmocka_unit_test(read_file_reads_a_last_line_without_newline),

@@ -390,6 +390,35 @@ static void exit_status_is_the_root_cause_code(void **state)
 	assert_int_equal(run_exit_status(&rep), 0);
 }
 
+/* fault-run-3 case 19: a failed --sync no longer reads as done */
+static void a_failed_sync_is_not_summed_up_as_sent(void **state)
+{
+	struct run_node nodes[2] = {{.host = "node1", .files_sent = 5},
+	                            {.host = "node2", .files_sent = 4}};
+	struct run_report rep = {.run_id = "RUN",
+	                         .nodes = nodes,
+	                         .nnodes = 2,
+	                         .failed = 1,
+	                         .could_not_start = 1,
+	                         .exit_status = 2,
+	                         .root_cause = -1,
+	                         .run_dir = "~/.cache/clusterdoc/runs/RUN",
+	                         .synced = 1,
+	                         .sync_files = 5,
+	                         .sync_failed = 1};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	run_print_text(f, &rep);
+	fclose(f);
+	if (!strstr(text, "sync: FAILED: 5 file(s) for ~/.cache/clusterdoc/runs/RUN, not on every "
+	                  "node (9 sent)\n") ||
+	    strstr(text, "sync: 5 file(s)"))
+		fail_msg("got: %s", text);
+	free(text);
+}
+
 static void run_id_has_the_conventional_shape(void **state)
 {
 	char id[RUN_ID_LEN];
@@ -568,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(every_run_has_a_directory_of_its_own_under_the_remote_dir),
 	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
 	    cmocka_unit_test(exit_status_is_the_root_cause_code),
+	    cmocka_unit_test(a_failed_sync_is_not_summed_up_as_sent),
 	    cmocka_unit_test(run_id_has_the_conventional_shape),
 	    cmocka_unit_test(shell_quote_leaves_plain_words_and_quotes_the_rest),
 	    cmocka_unit_test(environ_has_matches_the_exact_run_only),
