@@ -22,7 +22,13 @@ cd_head() {
 }
 
 # jq-like queries without jq: python3 reads $out
-jget() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {"d": d}))' "$out" "$1"; }
+# (when $out is not JSON, the command's stderr is shown: what it said instead)
+jget() {
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {"d": d}))' "$out" "$1" && return 0
+	python3 -c 'import json,sys; json.loads(sys.argv[1])' "$out" 2>/dev/null ||
+		echo "    stdout is not JSON (exit status ${rc:-?}); stderr: $(tail -c 600 <<<"${err:-}")" >&2
+	return 1
+}
 
 expect_eq() { # actual expected what
 	[ "$1" = "$2" ] && return 0
