@@ -334,280 +334,360 @@ static json_t *collect(const json_t *samples, struct rank *r, size_t *nr, long *
 	return nodes;
 }
 
-json_t *hang_analyze(const json_t *samples)
-{
-	size_t ns = json_array_size(samples), nr = 0, nwait = 0;
-	struct rank *r = cd_calloc(MAX_RANKS, sizeof(*r));
-	const json_t *first = json_array_get(samples, 0), *last = json_array_get(samples, ns - 1);
-	long long elapsed = ns ? num(last, "t_ms") - num(first, "t_ms") : 0;
-	json_t *out, *ranks = json_array(), *groups = json_object(), *suspects = json_array(),
-	             *nodes;
-	json_t *garr = json_array();
-	char searched[512] = "", summary[1024], wait_sys[64] = "";
+/* What the verdict is built from, and what it builds. */
+struct hang_ctx {
+	const json_t *samples, *first, *last;
+	size_t ns;
+	long long elapsed; /* ms between the first sample and the last */
+	struct rank *r;    /* the ranks found, by rank */
+	size_t nr;
 	long world;
-	int answered, hung = 0, nonadv = 0;
+	size_t nwait;      /* ranks whose main thread waits */
+	char wait_sys[64]; /* the syscall they wait in */
+	int nonadv;        /* ranks that did not advance */
+	int hung;          /* a rule found the job hung */
+	json_t *ranks;     /* per rank: what it does, whom it talks to */
+	json_t *groups;    /* "what" -> the ranks doing it */
+	json_t *garr;      /* the groups, smallest first */
+	json_t *suspects;
+};
 
-	nodes = collect(samples, r, &nr, &world, searched, sizeof(searched), &answered);
-	/* the ranks, with what they do and whom they talk to */
-	for (size_t i = 0; i < nr; i++) {
-		json_t *p = r[i].last ? r[i].last : r[i].first, *main = json_object_get(p, "main");
-		json_t *conns = json_array(), *s, *rk, *g;
-		long long d = cpu_delta(r[i].first, r[i].last);
-		char frame[256], what[420], act[128], frame0[256];
-		long long c0, c1;
-		int adv;
+/* Rank i as a "ranks" row: its state, activity, frame, whether it advanced,
+ * and its connections matched to their peers; counted into the waiting and
+ * not advancing ranks and into the group of what it does. */
+static void describe_rank(struct hang_ctx *x, size_t i)
+{
+	struct rank *r = x->r;
+	json_t *p = r[i].last ? r[i].last : r[i].first, *main = json_object_get(p, "main");
+	json_t *conns = json_array(), *s, *rk, *g;
+	long long d = cpu_delta(r[i].first, r[i].last), c0, c1;
+	char frame[256], what[420], act[128], frame0[256];
+	size_t k;
+	int adv;
 
-		stack_frame(json_string_value(json_object_get(r[i].first, "stacks")), frame0,
-		            sizeof(frame0));
-		size_t k;
-
-		stack_frame(json_string_value(json_object_get(p, "stacks")), frame, sizeof(frame));
-		/* the main thread's CPU time, its Python stack when both samples
-		 * have one, or its collective count in NCCL RAS's world communicator:
-		 * torch's own threads (and the dumps hang asks for, which come after
-		 * the samples are read) do not count */
-		c0 = ras_collectives(first, r[i].rank, world);
-		c1 = ras_collectives(last, r[i].rank, world);
-		adv =
-		    r[i].last && elapsed > 0 &&
-		    (d * 100 >= elapsed * HANG_ADVANCE_PCT ||
-		     (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)) ||
-		     (c0 >= 0 && c1 > c0));
-		activity_words(p, main, act, sizeof(act));
-		json_array_foreach(json_object_get(p, "sockets"), k, s)
-		{
-			const char *pn;
-			long peer = peer_of(last, str(s, "local"), str(s, "remote"), &pn);
-
-			json_array_append_new(
-			    conns,
-			    json_pack("{sOsOsOsOsOsIso}", "local", json_object_get(s, "local"),
-			              "remote", json_object_get(s, "remote"), "state",
-			              json_object_get(s, "state"), "tx_queue",
-			              json_object_get(s, "tx_queue"), "rx_queue",
-			              json_object_get(s, "rx_queue"), "peer_rank", (json_int_t)peer,
-			              "peer_node", pn ? json_string(pn) : json_null()));
-		}
-		rk = json_pack("{sIsssIsssssO?sIsbsbssso}", "rank", (json_int_t)r[i].rank, "node",
-		               r[i].node, "pid", (json_int_t)num(p, "pid"), "state",
-		               str(p, "state"), "activity", str(main, "class"), "syscall",
-		               json_object_get(main, "syscall"), "cpu_ms_delta", (json_int_t)d,
-		               "advancing", adv, "gone", !r[i].last, "frame", frame, "connections",
-		               conns);
-		json_object_set(rk, "stacks", json_object_get(p, "stacks"));
-		json_object_set(rk, "stacks_how", json_object_get(p, "stacks_how"));
-		json_object_set(rk, "stacks_note", json_object_get(p, "stacks_note"));
-		json_array_append_new(ranks, rk);
-		if (!r[i].last)
-			snprintf(what, sizeof(what), "gone");
-		else
-			snprintf(what, sizeof(what), "%s%s%s%s", act, frame[0] ? ", at " : "",
-			         frame, adv ? " (advancing)" : "");
-		g = json_object_get(groups, what);
-		if (!g)
-			json_object_set_new(groups, what, g = json_array());
-		json_array_append_new(g, json_integer(r[i].rank));
-		if (r[i].last && !strcmp(str(main, "class"), "wait")) {
-			nwait++;
-			snprintf(wait_sys, sizeof(wait_sys), "%s", str(main, "syscall"));
-		}
-		if (r[i].last && !adv)
-			nonadv++;
-	}
-	/* groups, smallest first: the minority is where a suspect hides */
+	stack_frame(json_string_value(json_object_get(r[i].first, "stacks")), frame0,
+	            sizeof(frame0));
+	stack_frame(json_string_value(json_object_get(p, "stacks")), frame, sizeof(frame));
+	/* the main thread's CPU time, its Python stack when both samples
+	 * have one, or its collective count in NCCL RAS's world communicator:
+	 * torch's own threads (and the dumps hang asks for, which come after
+	 * the samples are read) do not count */
+	c0 = ras_collectives(x->first, r[i].rank, x->world);
+	c1 = ras_collectives(x->last, r[i].rank, x->world);
+	adv = r[i].last && x->elapsed > 0 &&
+	      (d * 100 >= x->elapsed * HANG_ADVANCE_PCT ||
+	       (r[i].first != r[i].last && frame0[0] && frame[0] && strcmp(frame0, frame)) ||
+	       (c0 >= 0 && c1 > c0));
+	activity_words(p, main, act, sizeof(act));
+	json_array_foreach(json_object_get(p, "sockets"), k, s)
 	{
-		const char *key;
-		json_t *v;
+		const char *pn;
+		long peer = peer_of(x->last, str(s, "local"), str(s, "remote"), &pn);
 
-		json_object_foreach(groups, key, v)
-		{
-			char text[256];
-			size_t at = 0;
-
-			hang_ranks_text(v, text, sizeof(text));
-			while (at < json_array_size(garr) &&
-			       json_array_size(json_object_get(json_array_get(garr, at),
-			                                       "ranks")) <= json_array_size(v))
-				at++;
-			json_array_insert_new(
-			    garr, at,
-			    json_pack("{sssOss}", "what", key, "ranks", v, "ranks_text", text));
-		}
+		json_array_append_new(
+		    conns,
+		    json_pack("{sOsOsOsOsOsIso}", "local", json_object_get(s, "local"), "remote",
+		              json_object_get(s, "remote"), "state", json_object_get(s, "state"),
+		              "tx_queue", json_object_get(s, "tx_queue"), "rx_queue",
+		              json_object_get(s, "rx_queue"), "peer_rank", (json_int_t)peer,
+		              "peer_node", pn ? json_string(pn) : json_null()));
 	}
-	/* 0. stopped ranks: nothing they hold moves until SIGCONT, whatever
-	 * the others wait for */
-	for (size_t i = 0; i < nr; i++) {
-		const char *how = r[i].last ? stopped_words(r[i].last) : NULL;
+	rk = json_pack("{sIsssIsssssO?sIsbsbssso}", "rank", (json_int_t)r[i].rank, "node",
+	               r[i].node, "pid", (json_int_t)num(p, "pid"), "state", str(p, "state"),
+	               "activity", str(main, "class"), "syscall", json_object_get(main, "syscall"),
+	               "cpu_ms_delta", (json_int_t)d, "advancing", adv, "gone", !r[i].last, "frame",
+	               frame, "connections", conns);
+	json_object_set(rk, "stacks", json_object_get(p, "stacks"));
+	json_object_set(rk, "stacks_how", json_object_get(p, "stacks_how"));
+	json_object_set(rk, "stacks_note", json_object_get(p, "stacks_note"));
+	json_array_append_new(x->ranks, rk);
+	if (!r[i].last)
+		snprintf(what, sizeof(what), "gone");
+	else
+		snprintf(what, sizeof(what), "%s%s%s%s", act, frame[0] ? ", at " : "", frame,
+		         adv ? " (advancing)" : "");
+	g = json_object_get(x->groups, what);
+	if (!g)
+		json_object_set_new(x->groups, what, g = json_array());
+	json_array_append_new(g, json_integer(r[i].rank));
+	if (r[i].last && !strcmp(str(main, "class"), "wait")) {
+		x->nwait++;
+		snprintf(x->wait_sys, sizeof(x->wait_sys), "%s", str(main, "syscall"));
+	}
+	if (r[i].last && !adv)
+		x->nonadv++;
+}
+
+/* The groups, smallest first: the minority is where a suspect hides. */
+static void order_groups(struct hang_ctx *x)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(x->groups, key, v)
+	{
+		char text[256];
+		size_t at = 0;
+
+		hang_ranks_text(v, text, sizeof(text));
+		while (at < json_array_size(x->garr) &&
+		       json_array_size(json_object_get(json_array_get(x->garr, at), "ranks")) <=
+		           json_array_size(v))
+			at++;
+		json_array_insert_new(
+		    x->garr, at,
+		    json_pack("{sssOss}", "what", key, "ranks", v, "ranks_text", text));
+	}
+}
+
+/* Stopped ranks: nothing they hold moves until SIGCONT, whatever the
+ * others wait for. */
+static int rule_stopped(struct hang_ctx *x)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < x->nr; i++) {
+		struct rank *r = &x->r[i];
+		const char *how = r->last ? stopped_words(r->last) : NULL;
 
 		if (!how)
 			continue;
-		hung = 1;
+		found = 1;
 		json_array_append_new(
-		    suspects,
-		    suspect(r[i].node, r[i].rank, num(r[i].last, "pid"),
+		    x->suspects,
+		    suspect(r->node, r->rank, num(r->last, "pid"),
 		            json_pack("[s]", "its state in /proc/PID/stat"),
 		            "rank %ld (%s, pid %lld) is %s: it runs no code until it is "
 		            "continued (kill -CONT %lld; a debugger, job control or a freezer "
 		            "stopped it); %zu ranks wait",
-		            r[i].rank, r[i].node, num(r[i].last, "pid"), how, num(r[i].last, "pid"),
-		            nwait));
+		            r->rank, r->node, num(r->last, "pid"), how, num(r->last, "pid"),
+		            x->nwait));
 	}
-	/* 1. gone or missing ranks */
-	for (long k = 0, i = 0; k < world; k++) {
-		while ((size_t)i < nr && r[i].rank < k)
+	return found;
+}
+
+/* Ranks gone during the inspection, or held by no process inspected. */
+static int rule_gone(struct hang_ctx *x)
+{
+	int found = 0;
+
+	for (long k = 0, i = 0; k < x->world; k++) {
+		struct rank *r = x->r;
+
+		while ((size_t)i < x->nr && r[i].rank < k)
 			i++;
-		if ((size_t)i < nr && r[i].rank == k && r[i].last)
+		if ((size_t)i < x->nr && r[i].rank == k && r[i].last)
 			continue;
-		hung = 1;
-		if ((size_t)i < nr && r[i].rank == k)
+		found = 1;
+		if ((size_t)i < x->nr && r[i].rank == k)
 			json_array_append_new(
-			    suspects,
+			    x->suspects,
 			    suspect(
 			        r[i].node, k, num(r[i].first, "pid"),
 			        json_pack("[s]",
-			                  "its process was there in the first sample and not in "
-			                  "the last"),
+			                  "its process was there in the first sample and not "
+			                  "in the last"),
 			        "rank %ld (%s, pid %lld) is gone: its process exited during the "
 			        "inspection, and %zu ranks still wait",
-			        k, r[i].node, num(r[i].first, "pid"), nwait));
+			        k, r[i].node, num(r[i].first, "pid"), x->nwait));
 		else
 			json_array_append_new(
-			    suspects,
+			    x->suspects,
 			    suspect(
 			        NULL, k, 0,
 			        json_pack("[s]", "no process on the inspected nodes holds "
 			                         "this RANK"),
 			        "rank %ld is gone: no process holds it (world size %ld; killed, "
 			        "or on a node not inspected), and %zu ranks still wait",
-			        k, world, nwait));
+			        k, x->world, x->nwait));
 	}
-	/* 2. links whose send queue does not drain */
-	for (size_t i = 0; i < nr; i++) {
+	return found;
+}
+
+/* Links whose send queue does not drain between the samples. */
+static int rule_links(struct hang_ctx *x)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < x->nr; i++) {
+		struct rank *r = &x->r[i];
 		size_t k;
 		json_t *s;
 
-		if (!r[i].last || r[i].first == r[i].last)
+		if (!r->last || r->first == r->last)
 			continue;
-		json_array_foreach(json_object_get(r[i].last, "sockets"), k, s)
+		json_array_foreach(json_object_get(r->last, "sockets"), k, s)
 		{
-			const json_t *s0 =
-			    socket_find(r[i].first, str(s, "local"), str(s, "remote"));
+			const json_t *s0 = socket_find(r->first, str(s, "local"), str(s, "remote"));
 			const char *pn;
 			long peer;
 
 			if (!s0 || num(s0, "tx_queue") <= 0 ||
 			    num(s, "tx_queue") < num(s0, "tx_queue"))
 				continue;
-			hung = 1;
-			peer = peer_of(last, str(s, "local"), str(s, "remote"), &pn);
+			found = 1;
+			peer = peer_of(x->last, str(s, "local"), str(s, "remote"), &pn);
 			json_array_append_new(
-			    suspects,
-			    suspect(r[i].node, r[i].rank, num(r[i].last, "pid"),
-			            json_pack(
-			                "[ss]",
-			                peer >= 0
-			                    ? "the other end is held by a rank of the job"
-			                    : "the other end was not found on the inspected nodes",
-			                str(s, "state")),
+			    x->suspects,
+			    suspect(r->node, r->rank, num(r->last, "pid"),
+			            json_pack("[ss]",
+			                      peer >= 0
+			                          ? "the other end is held by a rank of the job"
+			                          : "the other end was not found on the inspected "
+			                            "nodes",
+			                      str(s, "state")),
 			            "link %s → %s (%s): %lld bytes queued, not drained for %.0f s "
-			            "(rank %ld "
-			            "sends to %s%ld)",
-			            r[i].node, pn ? pn : "?", str(s, "remote"), num(s, "tx_queue"),
-			            elapsed / 1000.0, r[i].rank, peer >= 0 ? "rank " : "", peer));
+			            "(rank %ld sends to %s%ld)",
+			            r->node, pn ? pn : "?", str(s, "remote"), num(s, "tx_queue"),
+			            x->elapsed / 1000.0, r->rank, peer >= 0 ? "rank " : "", peer));
 		}
 	}
-	/* 3. ranks not waiting while others wait, when the job does not advance */
-	if (nonadv || hung) {
-		for (size_t i = 0; i < nr; i++) {
-			json_t *main = json_object_get(r[i].last, "main");
-			char act[128], frame[256];
+	return found;
+}
 
-			if (!r[i].last || !nwait || !strcmp(str(main, "class"), "wait") ||
-			    stopped_words(r[i].last))
-				continue;
-			hung = 1;
-			activity_words(r[i].last, main, act, sizeof(act));
-			stack_frame(json_string_value(json_object_get(r[i].last, "stacks")), frame,
-			            sizeof(frame));
-			json_array_append_new(
-			    suspects,
-			    suspect(r[i].node, r[i].rank, num(r[i].last, "pid"),
-			            json_pack("[s]", frame[0] ? frame : "no Python stack"),
-			            "rank %ld (%s, pid %lld) has not entered the collective the "
-			            "others wait "
-			            "in: its main thread %s%s%s; %zu ranks wait (%s)",
-			            r[i].rank, r[i].node, num(r[i].last, "pid"), act,
-			            frame[0] ? ", its stack in " : "", frame, nwait, wait_sys));
-		}
+/* Ranks not waiting while others wait, when the job does not advance. */
+static int rule_outside(struct hang_ctx *x)
+{
+	int found = 0;
+
+	if (!x->nonadv && !x->hung)
+		return 0;
+	for (size_t i = 0; i < x->nr; i++) {
+		struct rank *r = &x->r[i];
+		json_t *main = json_object_get(r->last, "main");
+		char act[128], frame[256];
+
+		if (!r->last || !x->nwait || !strcmp(str(main, "class"), "wait") ||
+		    stopped_words(r->last))
+			continue;
+		found = 1;
+		activity_words(r->last, main, act, sizeof(act));
+		stack_frame(json_string_value(json_object_get(r->last, "stacks")), frame,
+		            sizeof(frame));
+		json_array_append_new(
+		    x->suspects,
+		    suspect(r->node, r->rank, num(r->last, "pid"),
+		            json_pack("[s]", frame[0] ? frame : "no Python stack"),
+		            "rank %ld (%s, pid %lld) has not entered the collective the others "
+		            "wait in: its main thread %s%s%s; %zu ranks wait (%s)",
+		            r->rank, r->node, num(r->last, "pid"), act,
+		            frame[0] ? ", its stack in " : "", frame, x->nwait, x->wait_sys));
 	}
-	/* 3b. a GPU idle while the others' are busy, or the one busy GPU */
-	if (hang_gpu_verdict(samples, ranks, suspects))
-		hung = 1;
-	if (nonadv && !json_array_size(suspects)) {
-		/* 4. everyone waits: the smallest stack group, else no one stands out */
-		json_t *g0 = json_array_get(garr, 0);
+	return found;
+}
 
-		hung = 1;
-		if (json_array_size(garr) > 1) {
-			long k = (long)json_integer_value(
-			    json_array_get(json_object_get(g0, "ranks"), 0));
-			json_t *rk = NULL, *x;
-			size_t i;
+/* A GPU idle while the others' are busy, or the one busy GPU (hang_gpu.c). */
+static int rule_gpu(struct hang_ctx *x)
+{
+	return hang_gpu_verdict(x->samples, x->ranks, x->suspects);
+}
 
-			json_array_foreach(ranks, i, x)
-			{
-				if (num(x, "rank") == k)
-					rk = x;
-			}
-			json_array_append_new(
-			    suspects,
-			    suspect(str(rk, "node"), k, num(rk, "pid"), json_array(),
-			            "rank %ld (%s) differs from the others: its main thread "
-			            "%s, while the most ranks' %s",
-			            k, str(rk, "node"), str(g0, "what"),
-			            str(json_array_get(garr, json_array_size(garr) - 1), "what")));
-		} else {
-			json_array_append_new(
-			    suspects,
-			    suspect(NULL, -1, 0, json_array(),
-			            "every rank %s and none advanced in %.0f s: no rank stands out "
-			            "(all wait for something outside the ranks inspected)",
-			            str(g0, "what"), elapsed / 1000.0));
+/* Everyone waits and no rule named anyone: the smallest group of ranks
+ * doing the same thing, else no one stands out. */
+static int rule_smallest_group(struct hang_ctx *x)
+{
+	json_t *g0 = json_array_get(x->garr, 0);
+
+	if (!x->nonadv || json_array_size(x->suspects))
+		return 0;
+	if (json_array_size(x->garr) > 1) {
+		long k = (long)json_integer_value(json_array_get(json_object_get(g0, "ranks"), 0));
+		json_t *rk = NULL, *r;
+		size_t i;
+
+		json_array_foreach(x->ranks, i, r)
+		{
+			if (num(r, "rank") == k)
+				rk = r;
 		}
+		json_array_append_new(
+		    x->suspects,
+		    suspect(str(rk, "node"), k, num(rk, "pid"), json_array(),
+		            "rank %ld (%s) differs from the others: its main thread %s, while the "
+		            "most ranks' %s",
+		            k, str(rk, "node"), str(g0, "what"),
+		            str(json_array_get(x->garr, json_array_size(x->garr) - 1), "what")));
+	} else {
+		json_array_append_new(
+		    x->suspects,
+		    suspect(
+		        NULL, -1, 0, json_array(),
+		        "every rank %s and none advanced in %.0f s: no rank stands out (all wait "
+		        "for something outside the ranks inspected)",
+		        str(g0, "what"), x->elapsed / 1000.0));
 	}
-	if (answered && !nr && rendezvous_summary(last, summary, sizeof(summary))) {
-		out = json_pack("{sisssisssIsIsIss}", "version", 1, "status", "rendezvous", "exit",
-		                HANG_EXIT_RENDEZVOUS, "summary", summary, "elapsed_ms",
-		                (json_int_t)elapsed, "samples", (json_int_t)ns, "world_size",
-		                (json_int_t)world, "searched", searched);
-	} else if (!answered || !nr) {
+	return 1;
+}
+
+/* The rules, in the order their suspects are listed. Each adds its
+ * suspects and says whether it found the job hung; a rule may look at what
+ * the ones before it found (x->hung, x->suspects). */
+static int (*const rules[])(struct hang_ctx *x) = {
+    rule_stopped, rule_gone, rule_links, rule_outside, rule_gpu, rule_smallest_group,
+};
+
+/* The verdict's head: its status, exit, summary and sizes. */
+static json_t *verdict(struct hang_ctx *x, int answered, const char *searched, size_t nnodes)
+{
+	const char *status;
+	char summary[1024];
+	int exit;
+
+	if (answered && !x->nr && rendezvous_summary(x->last, summary, sizeof(summary))) {
+		status = "rendezvous";
+		exit = HANG_EXIT_RENDEZVOUS;
+	} else if (!answered || !x->nr) {
 		snprintf(summary, sizeof(summary),
 		         !answered ? "could not inspect: no node answered"
 		                   : "no job found: searched %s on %zu node(s)",
-		         searched[0] ? searched : "processes with rank variables",
-		         json_array_size(nodes));
-		out = json_pack("{sisssisssIsIsIss}", "version", 1, "status", "not_inspected",
-		                "exit", 2, "summary", summary, "elapsed_ms", (json_int_t)elapsed,
-		                "samples", (json_int_t)ns, "world_size", (json_int_t)world,
-		                "searched", searched);
+		         searched[0] ? searched : "processes with rank variables", nnodes);
+		status = "not_inspected";
+		exit = 2;
 	} else {
 		snprintf(summary, sizeof(summary),
-		         hung ? "hung: %zu suspect(s) among %zu ranks"
-		              : "progressing: %zu ranks advance",
-		         hung ? json_array_size(suspects) : nr, nr);
-		out =
-		    json_pack("{sisssisssIsIsIss}", "version", 1, "status",
-		              hung ? "hung" : "progressing", "exit", hung ? 1 : 0, "summary",
-		              summary, "elapsed_ms", (json_int_t)elapsed, "samples", (json_int_t)ns,
-		              "world_size", (json_int_t)world, "searched", searched);
+		         x->hung ? "hung: %zu suspect(s) among %zu ranks"
+		                 : "progressing: %zu ranks advance",
+		         x->hung ? json_array_size(x->suspects) : x->nr, x->nr);
+		status = x->hung ? "hung" : "progressing";
+		exit = x->hung ? 1 : 0;
 	}
+	return json_pack("{sisssisssIsIsIss}", "version", 1, "status", status, "exit", exit,
+	                 "summary", summary, "elapsed_ms", (json_int_t)x->elapsed, "samples",
+	                 (json_int_t)x->ns, "world_size", (json_int_t)x->world, "searched",
+	                 searched);
+}
+
+json_t *hang_analyze(const json_t *samples)
+{
+	struct hang_ctx x = {.samples = samples};
+	json_t *out, *nodes;
+	char searched[512] = "";
+	int answered;
+
+	x.ns = json_array_size(samples);
+	x.first = json_array_get(samples, 0);
+	x.last = json_array_get(samples, x.ns - 1);
+	x.elapsed = x.ns ? num(x.last, "t_ms") - num(x.first, "t_ms") : 0;
+	x.r = cd_calloc(MAX_RANKS, sizeof(*x.r));
+	x.ranks = json_array();
+	x.groups = json_object();
+	x.garr = json_array();
+	x.suspects = json_array();
+	nodes = collect(samples, x.r, &x.nr, &x.world, searched, sizeof(searched), &answered);
+	for (size_t i = 0; i < x.nr; i++)
+		describe_rank(&x, i);
+	order_groups(&x);
+	for (size_t k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
+		if (rules[k](&x))
+			x.hung = 1;
+	out = verdict(&x, answered, searched, json_array_size(nodes));
 	json_object_set_new(out, "nodes", nodes);
-	json_object_set_new(out, "ranks", ranks);
-	json_object_set_new(out, "groups", garr);
-	json_object_set_new(out, "suspects", suspects);
-	if (answered && nr)
+	json_object_set_new(out, "ranks", x.ranks);
+	json_object_set_new(out, "groups", x.garr);
+	json_object_set_new(out, "suspects", x.suspects);
+	if (answered && x.nr)
 		hang_nccl_verdict(samples, out);
-	json_decref(groups);
-	free(r);
+	json_decref(x.groups);
+	free(x.r);
 	return out;
 }
