@@ -133,7 +133,9 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
  * that the agents' silence bound does not end them meanwhile; the next
  * ordinary keepalive ends the hold. hold_ms <= 0 sends that ordinary
  * keepalive now (the head is back). The lines are flushed at once, as far
- * as the transport takes them; give the loop a turn to send the rest.
+ * as the transport takes them; give the loop a turn to send the rest. The
+ * next periodic keepalive is a whole interval (5 s) later, so turns taken
+ * meanwhile do not end the hold before the caller blocks.
  */
 void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms);
 

@@ -159,6 +159,13 @@ static void send_keepalives(struct loop *loop, void *arg)
 
 void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms)
 {
+	/* the next periodic keepalive, which would end the hold, comes a
+	 * whole interval after this line: the caller has that long to block */
+	if (pool && pool->keepalive_timer) {
+		loop_timer_cancel(pool->loop, pool->keepalive_timer);
+		pool->keepalive_timer =
+		    loop_timer_add(pool->loop, keepalive_ms(), send_keepalives, pool);
+	}
 	for (size_t i = 0; pool && i < pool->n; i++) {
 		struct sshpool_node *node = pool->nodes[i];
 		json_t *msg;
