@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# `clusterdoc run` whose head is suspended, on namespace nodes: a head stopped by Ctrl-Z
+# (SIGTSTP) or by `kill -STOP` (a suspended laptop) for longer than the agents' silence bound is
+# not a dead head: the job runs on every node throughout, and once the head is continued the run
+# ends normally with the job's exit status. A head stopped past the bound plus --head-grace ends
+# the job on every node by then; a head killed (EOF) still ends it at once.
+# The keepalive is 500 ms here (CLUSTERDOC_KEEPALIVE_MS): the silence bound is 3 s, not 30 s.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=run_suspend
+itest_need_root
+
+KEEPALIVE=(CLUSTERDOC_KEEPALIVE_MS=500)
+# 16 ticks, one a second, then exit 0 (a node that exits non-zero first would stop the others):
+# it outlives every stop below
+JOB=(sh -c 'echo start; i=0; while [ $i -lt 16 ]; do sleep 1; echo tick $i; i=$((i + 1)); done')
+
+# start_run ARGS... : in the background, with job control so that the head has a process group
+# of its own that a SIGTSTP stops (a group without a parent in the session ignores it); sets
+# $bg, $bgout, $bgerr, and $head (the clusterdoc process)
+start_run() {
+	bgout=$(mktemp)
+	bgerr=$(mktemp)
+	set -m
+	cluster_head_exec env "${KEEPALIVE[@]}" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" \
+		"$CLUSTERDOC" run --json "$@" >"$bgout" 2>"$bgerr" &
+	bg=$!
+	set +m
+	head=
+	for ((i = 0; i < 50; i++)); do
+		[[ $(cat "/proc/$bg/comm" 2>/dev/null) == clusterdoc ]] && head=$bg
+		[ -n "$head" ] || head=$(pgrep -x -P "$bg" clusterdoc)
+		[ -n "$head" ] && break
+		sleep 0.1
+	done
+}
+
+finish_run() {
+	wait "$bg"
+	rc=$?
+	out=$(cat "$bgout")
+	err=$(cat "$bgerr")
+	rm -f "$bgout" "$bgerr"
+}
+
+# wait until a line matching RE is in the background run's stderr (up to 30 s)
+wait_for_line() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -Eq -- "$1" "$bgerr" && return 0
+		sleep 0.1
+	done
+	echo "    no line /$1/ in: $(head -c 600 "$bgerr")"
+	return 1
+}
+
+# nodes_running: for each node, 1 when a process of the run is alive there, else 0
+nodes_running() {
+	local i pid n s=
+	for ((i = 1; i <= CD_N; i++)); do
+		n=0
+		for pid in $(ip netns pids "$(cluster_node_ns "$i")" 2>/dev/null); do
+			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=1
+		done
+		s+="$n "
+	done
+	echo "${s% }"
+}
+
+# ticks: how many tick lines each node's rank printed, from $err
+ticks() { echo $(for r in 0 1 2; do grep -c "^node$((r + 1)) r$r: tick" <<<"$err"; done); }
+
+# head_state: the head's state letter (T: stopped)
+head_state() { [ -n "$head" ] && awk '{print $3}' "/proc/$head/stat" 2>/dev/null; }
+
+# stop_head SIG SECONDS: send SIG to the head once the job ran on every node, check that it is
+# stopped, that the job runs on every node after SECONDS, then SIGCONT it
+stop_head_for() {
+	wait_for_line '^node3 r2: start' || return 1
+	kill -"$1" "$head"
+	sleep 0.5
+	expect_eq "$(head_state)" T "the head's state after SIG$1" || return 1
+	sleep "$2"
+	expect_eq "$(nodes_running)" "1 1 1" "the job on each node after ${2} s of a stopped head" || return 1
+	kill -CONT "$head"
+}
+
+t_a_cluster_of_three_nodes_runs_a_job() {
+	cluster_down
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	cd_head run --json -w 'node[1-3]' --launcher none --force -- true
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+}
+
+# no grace: only the hold the head sends before it stops keeps the job
+t_a_head_stopped_by_ctrl_z_past_the_silence_bound_resumes_and_the_job_ends_with_its_status() {
+	start_run -w 'node[1-3]' --launcher none --no-check -t 5 --head-grace 0 -- "${JOB[@]}"
+	stop_head_for TSTP 8 || { kill -CONT "$head"; kill "$head"; finish_run; return 1; }
+	finish_run
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget '[(n["exit_code"], n["stopped"]) for n in d["nodes"]]')" \
+		"[(0, False), (0, False), (0, False)]" "each node's exit, and whether it was stopped" || return 1
+	expect_eq "$(ticks)" "16 16 16" "the ticks each node printed" || return 1
+	itest_expect_no_run_left 30
+}
+
+t_a_head_stopped_by_sigstop_within_the_grace_resumes_and_the_job_ends_with_its_status() {
+	start_run -w 'node[1-3]' --launcher none --no-check -t 5 -- "${JOB[@]}"
+	stop_head_for STOP 8 || { kill -CONT "$head"; kill "$head"; finish_run; return 1; }
+	finish_run
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget '[(n["exit_code"], n["stopped"]) for n in d["nodes"]]')" \
+		"[(0, False), (0, False), (0, False)]" "each node's exit, and whether it was stopped" || return 1
+	expect_eq "$(ticks)" "16 16 16" "the ticks each node printed" || return 1
+	itest_expect_no_run_left 30
+}
+
+t_a_head_stopped_past_the_silence_bound_and_the_head_grace_ends_the_job_on_every_node() {
+	local i
+	start_run -w 'node[1-3]' --launcher none --no-check --head-grace 2 -- "${JOB[@]}"
+	wait_for_line '^node3 r2: start' || { kill "$head"; finish_run; return 1; }
+	kill -STOP "$head"
+	# the bound is 3 s of silence plus 2 s of grace
+	for ((i = 0; i < 100; i++)); do
+		[[ $(itest_run_procs) == 0 ]] && break
+		sleep 0.1
+	done
+	expect_eq "$(nodes_running)" "0 0 0" "the job on each node 10 s into the stop" ||
+		{ kill -CONT "$head"; finish_run; return 1; }
+	expect_eq "$(head_state)" T "the head's state" || { kill -CONT "$head"; finish_run; return 1; }
+	kill -CONT "$head"
+	finish_run
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["failure"]')" 'ms of grace for a stopped head ran out' "the failure" || return 1
+}
+
+t_a_head_killed_mid_run_ends_the_job_on_every_node_at_once() {
+	local t0 elapsed
+	start_run -w 'node[1-3]' --launcher none --no-check -- "${JOB[@]}"
+	wait_for_line '^node3 r2: start' || { kill "$head"; finish_run; return 1; }
+	t0=$(date +%s%N)
+	kill -9 "$head"
+	finish_run
+	itest_expect_no_run_left 30 || return 1
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	((elapsed < 3000)) || { echo "    the job outlived its killed head by ${elapsed} ms"; return 1; }
+}
+
+itest_run_all
