@@ -341,8 +341,8 @@ static void usage(FILE *f, void *arg)
 	      "      --head-grace S      how long the job runs on when this head is stopped or\n"
 	      "                          cut off without exiting (kill -STOP, a suspended\n"
 	      "                          laptop, a partition), past the agents' 30 s silence\n"
-	      "                          bound (default 300; a Ctrl-Z holds the job up to an\n"
-	      "                          hour; a head that exits ends the job at once)\n"
+	      "                          bound (default 300, at most 86400; a Ctrl-Z holds the\n"
+	      "                          job up to an hour; a head that exits ends it at once)\n"
 	      "      --quiet             show only the ranks' stderr lines live\n"
 	      "      --group             fold identical output of the nodes, at the end\n"
 	      "      --dry-run           print each node's command and environment; start nothing\n"
@@ -524,8 +524,15 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->o.rendezvous_timeout_ms = s * 1000;
 		return 0;
 	}
-	case OPT_HEAD_GRACE:
-		return seconds_ms("--head-grace", arg, &c->head_grace_ms);
+	case OPT_HEAD_GRACE: {
+		int s;
+
+		/* the agents' cap (agent/agent.c HEAD_GRACE_MAX_MS) */
+		if (cli_parse_int("run", "--head-grace", arg, 0, 86400, &s) < 0)
+			return -1;
+		c->head_grace_ms = s * 1000;
+		return 0;
+	}
 	case OPT_DRY_RUN:
 		c->dry_run = c->o.dry_run = 1;
 		return 0;
