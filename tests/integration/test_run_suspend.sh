@@ -4,6 +4,7 @@
 # not a dead head: the job runs on every node throughout, and once the head is continued the run
 # ends normally with the job's exit status. A head stopped past the bound plus --head-grace ends
 # the job on every node by then; a head killed (EOF) still ends it at once.
+# The agent alone: hello's head_grace_ms adds to the silence bound; an EOF ends it at once.
 # The keepalive is 500 ms here (CLUSTERDOC_KEEPALIVE_MS): the silence bound is 3 s, not 30 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -83,6 +84,38 @@ stop_head_for() {
 	sleep "$2"
 	expect_eq "$(nodes_running)" "1 1 1" "the job on each node after ${2} s of a stopped head" || return 1
 	kill -CONT "$head"
+}
+
+# The agent alone, on a pipe (no cluster): with head_grace_ms in hello it outlives the silence
+# bound by that grace, then exits saying so; an EOF ends it at once, grace or not.
+t_an_agent_given_a_head_grace_waits_it_out_after_the_silence_bound_but_not_after_eof() {
+	python3 - "$CLUSTERDOC_AGENT" <<-'PYEOF'
+		import json, subprocess, sys, time
+		def start(hello):
+		    p = subprocess.Popen([sys.argv[1], "--stdio"], stdin=subprocess.PIPE,
+		                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+		    p.stdin.write((json.dumps(hello) + "\n").encode()); p.stdin.flush()
+		    return p, json.loads(p.stdout.readline())
+		hello = {"id": 1, "type": "hello", "protocol": 1, "keepalive_ms": 200, "head_grace_ms": 1500}
+		p, r = start(hello)
+		if r["result"].get("silence_ms") != 1200 or r["result"].get("head_grace_ms") != 1500:
+		    sys.exit(f"    hello answered {r}")
+		t0 = time.monotonic()    # silent from now on, its stdin open
+		try:
+		    p.wait(timeout=1.2 + 1.5 + 1.5)
+		except subprocess.TimeoutExpired:
+		    p.kill(); sys.exit("    still running 4.2 s into the silence")
+		took = time.monotonic() - t0
+		errtext = p.stderr.read().decode()
+		if took < 2.5 or "1500 ms of grace for a stopped head ran out" not in errtext:
+		    sys.exit(f"    exited after {took:.2f} s: {errtext!r}")
+		q, r = start(hello)
+		t0 = time.monotonic()
+		q.stdin.close()          # EOF: the head is gone
+		q.wait(timeout=5)
+		if time.monotonic() - t0 > 1.0:
+		    sys.exit(f"    EOF ended it only after {time.monotonic() - t0:.2f} s")
+	PYEOF
 }
 
 t_a_cluster_of_three_nodes_runs_a_job() {
