@@ -199,6 +199,16 @@ static void on_signal(struct signals *s, int sig, void *arg)
 	                               : "terminated: stopped the job on every node");
 }
 
+/* Ctrl-Z (suspend.h): the job's agents hold while the head is stopped. */
+static void hold_agents(void *arg, int hold_ms)
+{
+	struct run_cli *c = arg;
+
+	sshpool_keepalive_hold(c->pool, hold_ms);
+}
+
+static const struct suspend_ops suspend_ops = {.hold = hold_agents};
+
 /* ---------------------------------------------------------------- groups */
 
 static int same_lines(const struct group *a, const struct group *b)
@@ -680,7 +690,7 @@ int cmd_run(int argc, char **argv)
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
 	/* a Ctrl-Z holds the job on every node instead of letting it end */
-	susp = suspend_new(c.loop, c.pool, err, sizeof(err));
+	susp = suspend_new(c.loop, &suspend_ops, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
 	if (!c.dry_run) {
 		logs_open(&c, run_report(c.run)->run_id, n);

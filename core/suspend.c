@@ -11,7 +11,8 @@
 
 struct suspend {
 	struct loop *loop;
-	struct sshpool *pool;
+	const struct suspend_ops *ops;
+	void *arg;
 	struct signals *sig;
 	uint64_t stop_timer; /* a Ctrl-Z whose hold is on its way */
 };
@@ -40,9 +41,13 @@ static void on_stop_timer(struct loop *loop, void *arg)
 	int64_t t0 = cd_now_ms();
 
 	s->stop_timer = 0;
+	if (s->ops->before_stop)
+		s->ops->before_stop(s->arg);
 	stop_self();
 	/* the loop cannot see a stop inside a callback by itself */
 	loop_note_stall(loop, cd_now_ms() - t0);
+	if (s->ops->after_resume)
+		s->ops->after_resume(s->arg);
 }
 
 static void on_signal(struct signals *sg, int sig, void *arg)
@@ -52,22 +57,24 @@ static void on_signal(struct signals *sg, int sig, void *arg)
 	if (sig == SIGCONT) {
 		/* an ordinary keepalive now: ends a hold, and tells agents that
 		 * waited out a `kill -STOP` in their grace that the head is back */
-		sshpool_keepalive_hold(s->pool, 0);
+		s->ops->hold(s->arg, 0);
 		return;
 	}
 	if (s->stop_timer)
 		return; /* a second Ctrl-Z before the first took effect */
-	sshpool_keepalive_hold(s->pool, SUSPEND_HOLD_MS);
+	s->ops->hold(s->arg, SUSPEND_HOLD_MS);
 	s->stop_timer = loop_timer_add(s->loop, SUSPEND_FLUSH_MS, on_stop_timer, s);
 }
 
-struct suspend *suspend_new(struct loop *loop, struct sshpool *pool, char *err, size_t errlen)
+struct suspend *suspend_new(struct loop *loop, const struct suspend_ops *ops, void *arg, char *err,
+                            size_t errlen)
 {
 	static const int sigs[] = {SIGTSTP, SIGCONT};
 	struct suspend *s = cd_calloc(1, sizeof(*s));
 
 	s->loop = loop;
-	s->pool = pool;
+	s->ops = ops;
+	s->arg = arg;
 	s->sig = signals_new(loop, sigs, CD_ARRAY_LEN(sigs), on_signal, s, err, errlen);
 	if (!s->sig) {
 		free(s);
