@@ -3,13 +3,16 @@
 # (SIGTSTP) or by `kill -STOP` (a suspended laptop) for longer than the agents' silence bound is
 # not a dead head: the job runs on every node throughout, and once the head is continued the run
 # ends normally with the job's exit status. A head stopped past the bound plus --head-grace ends
-# the job on every node by then; a head killed (EOF) still ends it at once.
+# the job on every node by then; a head killed (EOF) still ends it at once. The TUI's Ctrl-Z
+# holds its job too, gives the terminal back, and redraws on SIGCONT.
 # The agent alone: hello's head_grace_ms adds to the silence bound; an EOF ends it at once.
 # The keepalive is 500 ms here (CLUSTERDOC_KEEPALIVE_MS): the silence bound is 3 s, not 30 s.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
 ITEST_FILE=run_suspend
 itest_need_root
+trap 'tui_stop' EXIT
 
 KEEPALIVE=(CLUSTERDOC_KEEPALIVE_MS=500)
 # 16 ticks, one a second, then exit 0 (a node that exits non-zero first would stop the others):
@@ -177,6 +180,63 @@ t_a_head_killed_mid_run_ends_the_job_on_every_node_at_once() {
 	itest_expect_no_run_left 30 || return 1
 	elapsed=$((($(date +%s%N) - t0) / 1000000))
 	((elapsed < 3000)) || { echo "    the job outlived its killed head by ${elapsed} ms"; return 1; }
+}
+
+# tui_in_shell ARGS...: clusterdoc ARGS in the head namespace, typed into an interactive bash in
+# tmux (job control: Ctrl-Z stops the TUI's own process group, `fg` continues it)
+tui_in_shell() {
+	local q
+	tui_stop
+	TUI_DIR=$(mktemp -d)
+	q=$(printf '%q ' env "${KEEPALIVE[@]}" CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" "$@")
+	tmux_ -f /dev/null new-session -d -x 120 -y 40 "bash --norc --noprofile -i" || return 1
+	tmux_ set-option -g remain-on-exit on >/dev/null
+	tui_keys -l -- "source $CD_TOP/tests/cluster/cluster.sh; cluster_attach $CD_RUN; PS1='$ '"
+	tui_keys Enter
+	tui_keys -l -- "cluster_head_exec $q 2>$TUI_DIR/stderr" # alone: a Ctrl-Z stops it, no more
+	tui_keys Enter
+}
+
+# the TUI's job pool gives no grace: only the hold its Ctrl-Z sends keeps the job
+t_the_tui_stopped_by_ctrl_z_past_the_silence_bound_keeps_its_job_and_redraws() {
+	local tui i
+	tui_in_shell tui -w 'node[1-3]' --probe-timeout 1000 || return 1
+	tui_wait 'check done: 3 node\(s\)' 90 || return 1
+	tui_keys 6
+	tui_wait 'R runs your own command instead' 5 || return 1
+	tui_keys R
+	tui_wait '^Run:' 5 || return 1
+	tui_keys C-u
+	tui_keys -l -- "none: ${JOB[*]:0:2} '${JOB[2]}'"
+	tui_keys Enter
+	tui_wait '^ node3 +r2 +out +start$' 60 || return 1
+	tui=$(pgrep -f "^$CLUSTERDOC tui -w")
+	[ -n "$tui" ] || { echo "    no TUI process"; return 1; }
+	tui_keys C-z
+	sleep 1
+	head=$tui
+	expect_eq "$(head_state)" T "the TUI's state after Ctrl-Z" || { kill -CONT "$tui"; return 1; }
+	if grep -q '^ Run job ' <<<"$(tui_screen)"; then # the shell's screen, given back
+		echo "    the terminal was not given back:"
+		tui_screen | sed 's/^/    | /'
+		tui_keys -l fg
+		tui_keys Enter
+		return 1
+	fi
+	sleep 8
+	expect_eq "$(nodes_running)" "1 1 1" "the job on each node after 8 s of a stopped TUI" ||
+		{ tui_keys -l fg; tui_keys Enter; return 1; }
+	tui_keys -l fg
+	tui_keys Enter
+	tui_wait '^ Run job ' 5 || return 1
+	tui_wait 'ok: exit 0 on every node, 3 rank\(s\)' 60 || return 1
+	tui_keys q
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$tui" 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 "$tui" 2>/dev/null || { echo "    the TUI did not exit: $(cat "$TUI_DIR/stderr")"; return 1; }
+	itest_expect_no_run_left 30
 }
 
 itest_run_all
