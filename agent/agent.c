@@ -44,22 +44,29 @@
 #define AGENT_VERSION "0.1.0"
 
 /* The head's keepalive (hello's "keepalive_ms"): silence past this many
- * intervals means the head is gone even without an EOF (a partition, a head
- * stopped or killed with its TCP connection open). */
+ * intervals means the head is not running, even without an EOF: stopped
+ * (kill -STOP, a suspended laptop), cut off by a partition, or killed with
+ * its TCP connection open. The first two may come back, so the agent then
+ * waits hello's "head_grace_ms" more before it ends (docs/protocol.md). */
 #define SILENCE_INTERVALS 6
 #define SILENCE_MIN_MS    1000
 #define STDIN_QUEUE_MAX   (2 * PROTO_MAX_LINE)
 #define STDIN_POLL_MS     250
-/* The longest hold the head may ask for (a person answering a question). */
+/* The longest hold the head may ask for (a person answering a question, a
+ * head suspended with Ctrl-Z). */
 #define KEEPALIVE_HOLD_MAX_MS (60 * 60 * 1000)
+/* The longest grace a head may ask for in hello (a silent head's job runs
+ * on that long). */
+#define HEAD_GRACE_MAX_MS (24 * 60 * 60 * 1000)
 
 /*
  * stdin is read by its own thread, so that silence is seen while a long
  * request (bench_run, a ring of minutes) keeps the serving thread busy. The
  * thread moves bytes into `q`; serve takes them from there. When the head
- * asked for keepalives and nothing came for silence_ms, the thread ends the
- * agent at once: _exit closes every ring socket and listener, and the jobs'
- * reapers (PR_SET_PDEATHSIG) kill what they run.
+ * asked for keepalives and nothing came for silence_ms plus the head's grace,
+ * the thread ends the agent at once: _exit closes every ring socket and
+ * listener, and the jobs' reapers (PR_SET_PDEATHSIG) kill what they run. An
+ * EOF ends the agent at once, grace or not: the head is gone for sure.
  */
 static struct {
 	pthread_mutex_t mu;
@@ -69,16 +76,18 @@ static struct {
 	int fd;
 	int64_t last_heard;
 	atomic_int silence_ms;   /* 0: the head sends no keepalives; never exit on silence */
+	atomic_int grace_ms;     /* hello's head_grace_ms: more silence allowed after silence_ms */
 	atomic_llong hold_until; /* cd_now_ms() before which silence is allowed (a hold) */
 } in_rd = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void silence_exit(int64_t quiet_ms)
 {
-	char line[160];
+	char line[256];
 	int n = snprintf(line, sizeof(line),
 	                 "clusterdoc-agent: nothing from the head for %lld ms (keepalives every "
-	                 "%d ms stopped): exiting\n",
-	                 (long long)quiet_ms, atomic_load(&in_rd.silence_ms) / SILENCE_INTERVALS);
+	                 "%d ms stopped; %d ms of grace for a stopped head ran out): exiting\n",
+	                 (long long)quiet_ms, atomic_load(&in_rd.silence_ms) / SILENCE_INTERVALS,
+	                 atomic_load(&in_rd.grace_ms));
 
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nothing more to tell anyone */
@@ -95,11 +104,12 @@ static void *stdin_reader(void *arg)
 	for (;;) {
 		struct pollfd p = {.fd = in_rd.fd, .events = POLLIN};
 		int silence = atomic_load(&in_rd.silence_ms);
+		int64_t bound = (int64_t)silence + atomic_load(&in_rd.grace_ms);
 		int64_t now = cd_now_ms();
 		ssize_t n;
 
 		pthread_mutex_lock(&in_rd.mu);
-		if (silence > 0 && now - in_rd.last_heard > silence &&
+		if (silence > 0 && now - in_rd.last_heard > bound &&
 		    now >= atomic_load(&in_rd.hold_until))
 			silence_exit(now - in_rd.last_heard);
 		if (in_rd.q.len + sizeof(chunk) > in_rd.q.max) {
@@ -202,6 +212,22 @@ static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first object is the executable itself */
 }
 
+/* hello's "head_grace_ms": how long past silence_ms a silent head (stopped
+ * or cut off, not gone: that is an EOF) keeps its jobs running. Capped at
+ * HEAD_GRACE_MAX_MS; the result says what the agent took. */
+static void hello_grace(json_t *req, json_t *r)
+{
+	json_t *v = json_object_get(req, "head_grace_ms");
+	long long g = json_is_integer(v) ? json_integer_value(v) : 0;
+
+	if (g < 0)
+		g = 0;
+	if (g > HEAD_GRACE_MAX_MS)
+		g = HEAD_GRACE_MAX_MS;
+	atomic_store(&in_rd.grace_ms, (int)g);
+	json_object_set_new(r, "head_grace_ms", json_integer(g));
+}
+
 /*
  * hello: the protocol check, and who this agent is. "build_id" is always
  * there (cheap); "sha256" of the file only when the head asks ("verify":
@@ -238,6 +264,7 @@ static json_t *handle_hello(struct agent *a, json_t *req, const char **code, cha
 		                                    : SILENCE_MIN_MS);
 		json_object_set_new(r, "keepalive_ms", json_integer(k));
 		json_object_set_new(r, "silence_ms", json_integer(atomic_load(&in_rd.silence_ms)));
+		hello_grace(req, r);
 	}
 	if (json_is_true(json_object_get(req, "verify"))) {
 		if (sha256_file_hex("/proc/self/exe", hex, msg, msglen) < 0)

@@ -22,6 +22,7 @@
 #include "run_check.h"
 #include "scan.h"
 #include "signals.h"
+#include "suspend.h"
 #include "targets.h"
 
 #include <ctype.h>
@@ -57,11 +58,16 @@ enum {
 	OPT_IFACE,
 	OPT_BACKEND,
 	OPT_RDZV_TIMEOUT,
+	OPT_HEAD_GRACE,
 };
 
 #define MAX_ENV 256
+/* --head-grace's default: how long the job runs on while its head is
+ * stopped or cut off, past the agents' silence bound (docs/run.md) */
+#define RUN_HEAD_GRACE_MS (5 * 60 * 1000)
 
 struct run_cli {
+	int head_grace_ms; /* --head-grace: for the job's agents, not the check's */
 	struct targets t;
 	struct run_opts o;
 	int quiet, group, dry_run, force, no_check;
@@ -196,6 +202,16 @@ static void on_signal(struct signals *s, int sig, void *arg)
 	run_stop(c->run, sig == SIGINT ? "interrupted (Ctrl-C): stopped the job on every node"
 	                               : "terminated: stopped the job on every node");
 }
+
+/* Ctrl-Z (suspend.h): the job's agents hold while the head is stopped. */
+static void hold_agents(void *arg, int hold_ms)
+{
+	struct run_cli *c = arg;
+
+	sshpool_keepalive_hold(c->pool, hold_ms);
+}
+
+static const struct suspend_ops suspend_ops = {.hold = hold_agents};
 
 /* ---------------------------------------------------------------- groups */
 
@@ -352,6 +368,11 @@ static void usage(FILE *f, void *arg)
 	      "      --rendezvous-timeout S  stop the job when its ranks have not all joined\n"
 	      "                          MASTER_ADDR:MASTER_PORT after S s and a node cannot\n"
 	      "                          reach it then, naming it (default 60, 0: off)\n"
+	      "      --head-grace S      how long the job runs on when this head is stopped or\n"
+	      "                          cut off without exiting (kill -STOP, a suspended\n"
+	      "                          laptop, a partition), past the agents' 30 s silence\n"
+	      "                          bound (default 300, at most 86400; a Ctrl-Z holds the\n"
+	      "                          job up to an hour; a head that exits ends it at once)\n"
 	      "      --quiet             show only the ranks' stderr lines live\n"
 	      "      --group             fold identical output of the nodes, at the end\n"
 	      "      --dry-run           print each node's command and environment; start nothing\n"
@@ -539,6 +560,15 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->o.rendezvous_timeout_ms = s * 1000;
 		return 0;
 	}
+	case OPT_HEAD_GRACE: {
+		int s;
+
+		/* the agents' cap (agent/agent.c HEAD_GRACE_MAX_MS) */
+		if (cli_parse_int("run", "--head-grace", arg, 0, 86400, &s) < 0)
+			return -1;
+		c->head_grace_ms = s * 1000;
+		return 0;
+	}
 	case OPT_DRY_RUN:
 		c->dry_run = c->o.dry_run = 1;
 		return 0;
@@ -574,6 +604,7 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	    {"stall-timeout", required_argument, NULL, OPT_STALL},
 	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
 	    {"rendezvous-timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
+	    {"head-grace", required_argument, NULL, OPT_HEAD_GRACE},
 	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -602,6 +633,8 @@ int cmd_run(int argc, char **argv)
 	struct run_cli c = {0};
 	const struct run_report *rep = NULL;
 	struct signals *sg = NULL;
+	struct suspend *susp = NULL;
+	struct sshpool_opts pool_opts;
 	static const int sigs[] = {SIGINT, SIGTERM};
 	char err[CD_ERRLEN];
 	int rc = 2, p, dash = -1;
@@ -615,6 +648,7 @@ int cmd_run(int argc, char **argv)
 	}
 	targets_init(&c.t);
 	c.t.own_launcher = 1; /* --launcher torchrun|none is the job's */
+	c.head_grace_ms = RUN_HEAD_GRACE_MS;
 	run_opts_init(&c.o);
 	p = parse_options(&c, dash < 0 ? argc : dash, argv);
 	if (p != 0) {
@@ -651,7 +685,9 @@ int cmd_run(int argc, char **argv)
 	}
 	c.o.request_timeout_ms = c.t.pool.request_timeout_ms;
 	c.loop = loop_new();
-	c.pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
+	pool_opts = c.t.pool;
+	pool_opts.head_grace_ms = c.head_grace_ms;
+	c.pool = sshpool_new(c.loop, &pool_opts, err, sizeof(err));
 	if (!c.pool) {
 		termtext_printf(stderr, "clusterdoc run: %s\n", err);
 		goto out;
@@ -679,6 +715,8 @@ int cmd_run(int argc, char **argv)
 	c.o.plan = c.check.plan;
 	c.groups = cd_calloc(n ? n : 1, sizeof(*c.groups));
 	sg = signals_new(c.loop, sigs, CD_ARRAY_LEN(sigs), on_signal, &c, err, sizeof(err));
+	/* a Ctrl-Z holds the job on every node instead of letting it end */
+	susp = suspend_new(c.loop, &suspend_ops, &c, err, sizeof(err));
 	c.run = run_start(c.loop, c.pool, c.hosts, n, &c.o, &events, &c);
 	if (!c.dry_run) {
 		logs_open(&c, run_report(c.run)->run_id, n);
@@ -709,6 +747,7 @@ int cmd_run(int argc, char **argv)
 	if (c.dry_run && !rep->failed)
 		rc = 0;
 out:
+	suspend_free(susp);
 	signals_free(sg);
 	sshpool_free(c.pool); /* first: it fails what is pending, into run's callbacks */
 	run_free(c.run);

@@ -35,6 +35,8 @@ struct loop {
 	int64_t turn_start_us;
 	int64_t firing_late_ms; /* the running timer's lateness, else 0 */
 	int lag_tick_ms;        /* loop_watch_lag; 0: off */
+	int stall_ms;           /* loop_watch_stall; 0: off */
+	int stalled;            /* a stall was seen: the next dispatch is fds only */
 	struct loop_stats stats;
 };
 
@@ -43,6 +45,7 @@ struct loop *loop_new(void)
 	struct loop *loop = cd_calloc(1, sizeof(*loop));
 
 	loop->next_timer_id = 1;
+	loop->stall_ms = LOOP_STALL_MS;
 	return loop;
 }
 
@@ -189,11 +192,26 @@ static void turn_end(struct loop *loop)
 		loop->stats.max_turn_us = us;
 }
 
+void loop_note_stall(struct loop *loop, int64_t gap_ms)
+{
+	if (gap_ms <= 0)
+		return;
+	for (size_t i = 0; i < loop->nt; i++)
+		loop->t[i].due_ms += gap_ms;
+	note_late(loop, gap_ms);
+	loop->stalled = 1;
+}
+
+void loop_watch_stall(struct loop *loop, int stall_ms)
+{
+	loop->stall_ms = stall_ms > 0 ? stall_ms : 0;
+}
+
 int loop_run_once(struct loop *loop, int max_wait_ms)
 {
 	int ran = 0, n, timeout;
 	size_t nfds = loop->nw;
-	int64_t now, lag_due = 0;
+	int64_t now, lag_due = 0, wake_due = -1;
 	uint64_t id_limit;
 
 	if (!loop->nw && !loop->nt)
@@ -205,6 +223,8 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 		/* a healthy process is back from poll by then at the latest */
 		lag_due = cd_now_ms() + timeout;
 	}
+	if (timeout >= 0)
+		wake_due = cd_now_ms() + timeout;
 	for (size_t i = 0; i < nfds; i++) {
 		loop->pfd[i].fd = loop->w[i].fd;
 		loop->pfd[i].events = loop->w[i].events;
@@ -219,9 +239,13 @@ int loop_run_once(struct loop *loop, int max_wait_ms)
 	loop->turn_start_us = cd_now_us();
 	if (lag_due && now > lag_due)
 		note_late(loop, now - lag_due);
+	if (wake_due >= 0 && loop->stall_ms && now - wake_due >= loop->stall_ms)
+		loop_note_stall(loop, now - wake_due);
 	/* Only timers that existed before this turn: one a callback adds with
-	 * delay 0 waits for the next turn, so timers cannot starve the fds. */
-	id_limit = loop->next_timer_id;
+	 * delay 0 waits for the next turn, so timers cannot starve the fds.
+	 * After a stall, none: the fds first (loop_watch_stall). */
+	id_limit = loop->stalled ? 0 : loop->next_timer_id;
+	loop->stalled = 0;
 	while (timer_fire_one(loop, now, id_limit))
 		ran++;
 

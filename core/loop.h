@@ -70,4 +70,22 @@ void loop_stats(const struct loop *loop, struct loop_stats *st);
 void loop_watch_lag(struct loop *loop, int tick_ms);
 void loop_stats_reset(struct loop *loop);
 
+/*
+ * The stall rule: time the loop did not run (the process stopped by
+ * SIGSTOP or Ctrl-Z, or not scheduled at all) is not counted against its
+ * deadlines. When poll returns stall_ms or more past the moment it was due
+ * back (its timeout, at most loop_watch_lag's tick), that gap is a stall:
+ * every timer moves later by the gap, and that turn dispatches only the
+ * fds, so a reply that arrived while the process was stopped is read before
+ * any deadline is judged. The gap still counts in max_late_ms. Default
+ * LOOP_STALL_MS; stall_ms <= 0 turns the rule off.
+ */
+#define LOOP_STALL_MS 5000
+void loop_watch_stall(struct loop *loop, int stall_ms);
+
+/* Tell the loop it did not run for gap_ms that it could not see itself (a
+ * callback stopped the process on purpose, as a Ctrl-Z does): the same as
+ * a stall of gap_ms seen by poll. gap_ms <= 0 is ignored. */
+void loop_note_stall(struct loop *loop, int64_t gap_ms);
+
 #endif

@@ -33,6 +33,11 @@ struct sshpool_opts {
 	int connect_timeout_ms; /* default 10000 */
 	int auth_timeout_ms;    /* handshake + auth, default 10000 */
 	int request_timeout_ms; /* bootstrap and each request, default 30000 */
+	/* hello's head_grace_ms: how long an agent whose head fell silent but
+	 * kept its connection (stopped, cut off) keeps its jobs running past
+	 * the silence bound (docs/protocol.md); default 0: a probe or a bench
+	 * has nothing worth keeping, `run` sets its own (--head-grace) */
+	int head_grace_ms;
 	enum sshpool_backend backend;
 	const char *ssh_config; /* -F FILE or NULL */
 	const char *user;       /* -l USER or NULL */
@@ -126,8 +131,11 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
  * Tell every ready agent that takes keepalives that the head may be silent
  * for up to hold_ms (it is about to block: a question on the terminal), so
  * that the agents' silence bound does not end them meanwhile; the next
- * ordinary keepalive ends the hold. The lines are flushed at once, as far
- * as the transport takes them; give the loop a turn to send the rest.
+ * ordinary keepalive ends the hold. hold_ms <= 0 sends that ordinary
+ * keepalive now (the head is back). The lines are flushed at once, as far
+ * as the transport takes them; give the loop a turn to send the rest. The
+ * next periodic keepalive is a whole interval (5 s) later, so turns taken
+ * meanwhile do not end the hold before the caller blocks.
  */
 void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms);
 

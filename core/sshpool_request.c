@@ -160,6 +160,13 @@ static void send_keepalives(struct loop *loop, void *arg)
 
 void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms)
 {
+	/* the next periodic keepalive, which would end the hold, comes a
+	 * whole interval after this line: the caller has that long to block */
+	if (pool && pool->keepalive_timer) {
+		loop_timer_cancel(pool->loop, pool->keepalive_timer);
+		pool->keepalive_timer =
+		    loop_timer_add(pool->loop, keepalive_ms(), send_keepalives, pool);
+	}
 	for (size_t i = 0; pool && i < pool->n; i++) {
 		struct sshpool_node *node = pool->nodes[i];
 		json_t *msg;
@@ -167,7 +174,8 @@ void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms)
 		if (!wants_keepalive(node))
 			continue;
 		msg = proto_request(0, "keepalive");
-		json_object_set_new(msg, "hold_ms", json_integer(hold_ms));
+		if (hold_ms > 0)
+			json_object_set_new(msg, "hold_ms", json_integer(hold_ms));
 		node_write(node, msg);
 		json_decref(msg);
 	}
@@ -239,6 +247,7 @@ void pool_node_send_hello(struct sshpool_node *node)
 
 	json_object_set_new(req, "protocol", json_integer(PROTO_VERSION));
 	json_object_set_new(req, "keepalive_ms", json_integer(keepalive_ms()));
+	json_object_set_new(req, "head_grace_ms", json_integer(node->pool->opts.head_grace_ms));
 	/* Without a build id, the agent proves its content by hashing itself. */
 	if (!(node->bin ? node->bin : &node->pool->agents.bins[0])->build_id[0])
 		json_object_set_new(req, "verify", json_true());

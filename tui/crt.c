@@ -111,6 +111,23 @@ void crt_done(void)
 	stderr_restore();
 }
 
+void crt_suspend(void)
+{
+	if (!crt_active)
+		return;
+	def_prog_mode();
+	endwin();
+}
+
+void crt_resume(void)
+{
+	if (!crt_active)
+		return;
+	reset_prog_mode();
+	clearok(curscr, TRUE); /* the shell wrote over the screen meanwhile */
+	refresh();
+}
+
 int ui_attr(const struct tui *t, enum ui_color c)
 {
 	switch (c) {

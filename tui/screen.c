@@ -17,6 +17,7 @@
 
 #include "hostlist.h"
 #include "secret.h"
+#include "suspend.h"
 #include "view_hang.h"
 
 #define TICK_MS    100
@@ -653,11 +654,43 @@ static void on_exit_after(struct loop *loop, void *arg)
 	loop_stop(loop);
 }
 
+/* ---------------------------------------------------------------- Ctrl-Z */
+
+/* core/suspend.h: the agents hold, the terminal is given back, and on
+ * `fg` the screen is drawn again. SIGTSTP is caught on the loop, so
+ * curses' own handler no longer runs: these do its work. */
+static void suspend_hold(void *arg, int hold_ms)
+{
+	struct tui *t = arg;
+
+	session_keepalive_hold(&t->s, hold_ms);
+}
+
+static void suspend_stop(void *arg)
+{
+	crt_suspend();
+}
+
+static void suspend_resume(void *arg)
+{
+	struct tui *t = arg;
+
+	crt_resume();
+	draw(t);
+}
+
+static const struct suspend_ops tui_suspend_ops = {
+    .hold = suspend_hold,
+    .before_stop = suspend_stop,
+    .after_resume = suspend_resume,
+};
+
 /* ---------------------------------------------------------------- main */
 
 int tui_main(const struct tui_opts *o)
 {
 	struct tui t;
+	struct suspend *susp;
 	char err[CD_ERRLEN];
 	const char *trace = getenv("CLUSTERDOC_TUI_TRACE");
 
@@ -687,6 +720,7 @@ int tui_main(const struct tui_opts *o)
 	else
 		ui_prompt(&t, PROMPT_HOSTS, "Nodes (hostlist): ", NULL, hosts_entered);
 	loop_watch(t.loop, STDIN_FILENO, POLLIN, on_stdin, &t);
+	susp = suspend_new(t.loop, &tui_suspend_ops, &t, err, sizeof(err));
 	t.tick = loop_timer_add(t.loop, TICK_MS, on_tick, &t);
 	if (o->max_seconds)
 		loop_timer_add(t.loop, (int64_t)o->max_seconds * 1000, on_exit_after, &t);
@@ -704,6 +738,7 @@ int tui_main(const struct tui_opts *o)
 	}
 	loop_unwatch(t.loop, STDIN_FILENO);
 	loop_timer_cancel(t.loop, t.tick);
+	suspend_free(susp);
 	crt_done();
 	view_hang_close(&t); /* its agents closed before the session's */
 	session_fini(&t.s);

@@ -361,6 +361,14 @@ int session_busy(const struct tui_session *s)
 	       (s->fix.state == FIXFLOW_APPLYING);
 }
 
+void session_keepalive_hold(struct tui_session *s, int hold_ms)
+{
+	struct sshpool *pools[] = {s->check_pool, s->bench_pool, s->job_pool, s->hang_pool};
+
+	for (size_t i = 0; i < CD_ARRAY_LEN(pools); i++)
+		sshpool_keepalive_hold(pools[i], hold_ms); /* NULL: none */
+}
+
 char *session_hosts_folded(const struct tui_session *s)
 {
 	struct hostlist hl = {.names = s->hosts, .count = s->nhosts, .capacity = s->nhosts};

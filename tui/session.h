@@ -193,6 +193,10 @@ char *session_hosts_folded(const struct tui_session *s);
 /* Tasks running now. */
 int session_busy(const struct tui_session *s);
 
+/* Ctrl-Z (core/suspend.h): every live agent of the check, bench, job and
+ * hang pools holds for hold_ms; 0: an ordinary keepalive, the TUI is back. */
+void session_keepalive_hold(struct tui_session *s, int hold_ms);
+
 /* Live stage of node i in the current check (NCS_QUEUED before any). */
 enum netcheck_stage session_node_stage(const struct tui_session *s, size_t i);
 

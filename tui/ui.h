@@ -117,6 +117,11 @@ struct tui {
  * which puts the terminal back and prints what was written there. */
 int crt_init(struct tui *t, char *err, size_t errlen);
 void crt_done(void);
+/* Ctrl-Z: give the terminal back as it was before curses (crt_suspend),
+ * then take it again and redraw all of it once the TUI runs again
+ * (crt_resume). No-ops when curses is not started. */
+void crt_suspend(void);
+void crt_resume(void);
 int ui_attr(const struct tui *t, enum ui_color c);
 /* printf into row y from column x, at most w columns, with attr; the rest of
  * the text is cut. Returns the columns written. */

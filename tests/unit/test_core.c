@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -150,6 +152,96 @@ static void an_idle_loop_watching_lag_reports_none_and_ends(void **state)
 	loop_free(loop);
 }
 
+/* A request in flight: its reply on a pipe, its deadline a timer. */
+struct inflight {
+	struct loop *loop;
+	uint64_t deadline;
+	int replied, timed_out;
+};
+
+static void inflight_reply(struct loop *loop, int fd, short revents, void *arg)
+{
+	struct inflight *f = arg;
+	char c;
+
+	if (read(fd, &c, 1) == 1)
+		f->replied = 1;
+	loop_timer_cancel(loop, f->deadline);
+	loop_unwatch(loop, fd);
+}
+
+static void inflight_timeout(struct loop *loop, void *arg)
+{
+	struct inflight *f = arg;
+
+	f->timed_out = 1;
+	loop_stop(loop);
+}
+
+/* The stall rule: a process stopped (SIGSTOP) past a deadline, whose reply
+ * came while it was stopped, reads the reply on resume instead of judging
+ * the deadline by the time it did not run. */
+static void a_stopped_loop_reads_the_reply_before_judging_the_deadline(void **state)
+{
+	struct inflight f = {.loop = loop_new()};
+	struct loop_stats st;
+	int p[2];
+	pid_t child;
+
+	assert_int_equal(pipe(p), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t head = getppid();
+
+		usleep(50000);
+		kill(head, SIGSTOP);
+		usleep(100000);
+		if (write(p[1], "r", 1) != 1) /* the reply, while the head is stopped */
+			_exit(1);
+		usleep(600000);
+		kill(head, SIGCONT);
+		_exit(0);
+	}
+	loop_watch_lag(f.loop, 20);
+	loop_watch_stall(f.loop, 200);
+	f.deadline = loop_timer_add(f.loop, 300, inflight_timeout, &f);
+	loop_watch(f.loop, p[0], POLLIN, inflight_reply, &f);
+	loop_run(f.loop);
+	waitpid(child, NULL, 0);
+	loop_stats(f.loop, &st);
+	assert_true(f.replied);
+	assert_false(f.timed_out);
+	assert_true(st.max_late_ms >= 400); /* the stop still counts as lag */
+	close(p[0]);
+	close(p[1]);
+	loop_free(f.loop);
+}
+
+static void stop_300ms_on_purpose(struct loop *loop, void *arg)
+{
+	usleep(300000);
+	loop_note_stall(loop, 300);
+}
+
+static void note_when(struct loop *loop, void *arg)
+{
+	*(int64_t *)arg = cd_now_ms();
+}
+
+/* loop_note_stall: a gap the loop could not see moves every timer by it. */
+static void a_noted_stall_moves_every_timer_later(void **state)
+{
+	struct loop *loop = loop_new();
+	int64_t start = cd_now_ms(), fired = 0;
+
+	loop_timer_add(loop, 0, stop_300ms_on_purpose, NULL);
+	loop_timer_add(loop, 100, note_when, &fired);
+	loop_run(loop);
+	assert_true(fired - start >= 400);
+	loop_free(loop);
+}
+
 struct reuse {
 	int old_fd, new_fds[2], new_called;
 };
@@ -234,6 +326,8 @@ int main(void)
 	    cmocka_unit_test(cancelled_timer_does_not_fire),
 	    cmocka_unit_test(a_late_timer_is_the_loops_lag),
 	    cmocka_unit_test(an_idle_loop_watching_lag_reports_none_and_ends),
+	    cmocka_unit_test(a_stopped_loop_reads_the_reply_before_judging_the_deadline),
+	    cmocka_unit_test(a_noted_stall_moves_every_timer_later),
 	    cmocka_unit_test(readable_fd_runs_its_callback),
 	    cmocka_unit_test(event_for_a_closed_fd_is_not_given_to_its_new_owner),
 	    cmocka_unit_test(sha256_matches_fips_vectors),
