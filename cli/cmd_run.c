@@ -10,6 +10,7 @@
 #include "termtext.h"
 #include "jobs/rdzvwatch.h"
 #include "jobs/run.h"
+#include "jobs/runopt.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
@@ -34,34 +35,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The command line's own options; the job's (jobs/runopt.h) follow them,
+ * as OPT_JOB + their id. */
 enum {
-	OPT_LAUNCHER = OPT_TARGETS_END,
-	OPT_NPROC,
-	OPT_MASTER_PORT,
-	OPT_MASTER,
-	OPT_PYTHON,
-	OPT_ENV,
+	OPT_MASTER = OPT_TARGETS_END,
 	OPT_ENV_FILE,
-	OPT_CHDIR,
-	OPT_REMOTE_DIR,
 	OPT_SYNC,
 	OPT_SYNC_CAP,
 	OPT_FORCE,
 	OPT_NO_CHECK,
 	OPT_QUIET,
 	OPT_GROUP,
-	OPT_KILL_GRACE,
-	OPT_STALL,
-	OPT_JOB_TIMEOUT,
 	OPT_DRY_RUN,
-	OPT_NO_HANG_READY,
-	OPT_IFACE,
-	OPT_BACKEND,
-	OPT_RDZV_TIMEOUT,
 	OPT_HEAD_GRACE,
+	OPT_JOB,
 };
 
-#define MAX_ENV 256
+#define MAX_ENV          256
+#define RUN_JOB_OPTS_MAX 32 /* room for jobs/runopt.h's table */
 /* --head-grace's default: how long the job runs on while its head is
  * stopped or cut off, past the agents' silence bound (docs/run.md) */
 #define RUN_HEAD_GRACE_MS (5 * 60 * 1000)
@@ -338,36 +329,14 @@ static void usage(FILE *f, void *arg)
 	fputs("usage: clusterdoc run -w HOSTLIST [options] -- COMMAND [ARGS...]\n\n"
 	      "Start COMMAND on every node at once with the environment clusterdoc proved\n"
 	      "(interface variables, MASTER_ADDR/PORT, ranks), show every rank's output live,\n"
-	      "stop the job everywhere when one node fails, and leave nothing behind.\n\n"
-	      "      --launcher L        torchrun (default: torchrun --nnodes --node_rank ...\n"
-	      "                          COMMAND on every node), none (COMMAND itself) or\n"
-	      "                          mpirun (on the first node only: a hostfile of the\n"
-	      "                          nodes, -x for each variable; needs node-to-node SSH,\n"
-	      "                          see clusterdoc mpi-check)\n"
-	      "      --nproc-per-node N  ranks per node, or gpu (the node's GPU count); default 1\n"
-	      "      --master NODE       the node of rank 0 (default: the first node)\n"
-	      "      --master-port PORT  default: the one the check proved (29500 when free)\n"
-	      "      --python PATH       torchrun's interpreter on every node\n"
-	      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"
-	      "      --backend hccl      Ascend NPUs: refuse unless every node has an NPU and\n"
-	      "                          torch_npu; add HCCL_IF_IP, HCCL_SOCKET_IFNAME and\n"
-	      "                          HCCL_CONNECT_TIMEOUT to each node's environment\n"
-	      "      --env NAME=VALUE    add a variable on every node (repeatable)\n"
+	      "stop the job everywhere when one node fails, and leave nothing behind.\n\n",
+	      f);
+	runopt_help(f); /* the job's options, the TUI's run line takes them too */
+	fputs("      --master NODE       the node of rank 0 (default: the first node)\n"
 	      "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"
-	      "      --chdir DIR         where COMMAND runs on the nodes (default: home)\n"
 	      "      --sync DIR          put DIR on the nodes (once per shared home, only what\n"
 	      "                          changed, .gitignore respected); COMMAND runs there\n"
 	      "      --sync-cap MIB      refuse a --sync tree over MIB MiB (default 256)\n"
-	      "      --remote-dir DIR    where the run's directory goes on the nodes, DIR/RUN\n"
-	      "                          (absolute or ~/...; default ~/.cache/clusterdoc/runs):\n"
-	      "                          the --sync tree and the hang-ready files\n"
-	      "      --no-hang-ready     no TORCH_NCCL_* variables, no stack-dump signal\n"
-	      "      --kill-grace S      from SIGTERM to SIGKILL when stopping (default 3)\n"
-	      "      --stall-timeout S   stop the job after S s without output (default: none)\n"
-	      "      --job-timeout S     stop the job after S s (default: none)\n"
-	      "      --rendezvous-timeout S  stop the job when its ranks have not all joined\n"
-	      "                          MASTER_ADDR:MASTER_PORT after S s and a node cannot\n"
-	      "                          reach it then, naming it (default 60, 0: off)\n"
 	      "      --head-grace S      how long the job runs on when this head is stopped or\n"
 	      "                          cut off without exiting (kill -STOP, a suspended\n"
 	      "                          laptop, a partition), past the agents' 30 s silence\n"
@@ -440,79 +409,33 @@ static int read_env_file(struct run_cli *c, const char *path)
 	return rc;
 }
 
-static int seconds_ms(const char *opt, const char *arg, int *out)
-{
-	int s;
-
-	if (cli_parse_int("run", opt, arg, 0, 86400 * 7, &s) < 0)
-		return -1;
-	*out = s * 1000;
-	return 0;
-}
-
 static int parse_option(void *ctx, int opt, const char *arg)
 {
 	struct run_cli *c = ctx;
+	const struct runopt *op = NULL;
+	char err[CD_ERRLEN];
 
-	switch (opt) {
-	case OPT_AGENT_LAUNCHER: /* the targets' --launcher, with a value not theirs */
-	case OPT_LAUNCHER:
-		if (strcmp(arg, "torchrun") == 0)
-			c->o.launcher = RUN_TORCHRUN;
-		else if (strcmp(arg, "none") == 0)
-			c->o.launcher = RUN_NONE;
-		else if (strcmp(arg, "mpirun") == 0)
-			c->o.launcher = RUN_MPIRUN;
-		else {
-			fprintf(stderr,
-			        "clusterdoc run: --launcher is torchrun, none or mpirun (for the "
-			        "job), or ssh, srun or local-connect (for the agents)\n");
+	if (opt == OPT_AGENT_LAUNCHER) /* the targets' --launcher, with a value not theirs */
+		op = runopt_find("launcher", 8);
+	else if (opt >= OPT_JOB && (size_t)(opt - OPT_JOB) < runopts_len)
+		op = &runopts[opt - OPT_JOB];
+	if (op) {
+		if (runopt_apply(op, arg, &c->o, err, sizeof(err)) < 0) {
+			termtext_printf(stderr, "clusterdoc run: %s\n", err);
 			return -1;
 		}
+		if (op->id == RUNOPT_ENV)
+			return add_env(c, arg, strlen(arg));
+		if (op->id == RUNOPT_MASTER_PORT)
+			c->master_port = c->o.master_port; /* given: the plan takes it */
 		return 0;
-	case OPT_NPROC:
-		if (strcmp(arg, "gpu") == 0) {
-			c->o.nproc_per_node = 0;
-			return 0;
-		}
-		return cli_parse_int("run", "--nproc-per-node", arg, 1, 1024, &c->o.nproc_per_node);
-	case OPT_MASTER_PORT:
-		return cli_parse_int("run", "--master-port", arg, 1, NETCHECK_PORT_MAX,
-		                     &c->master_port);
+	}
+	switch (opt) {
 	case OPT_MASTER:
 		c->master = arg;
 		return 0;
-	case OPT_PYTHON:
-		c->o.python = arg;
-		return 0;
-	case OPT_IFACE:
-		c->o.iface = arg;
-		return 0;
-	case OPT_BACKEND:
-		if (strcmp(arg, "hccl") != 0) {
-			fprintf(stderr,
-			        "clusterdoc run: --backend is hccl (the variables of NCCL and "
-			        "Gloo are always set): %s\n",
-			        arg);
-			return -1;
-		}
-		c->o.hccl = 1;
-		return 0;
-	case OPT_ENV:
-		return add_env(c, arg, strlen(arg));
 	case OPT_ENV_FILE:
 		return read_env_file(c, arg);
-	case OPT_CHDIR:
-		c->o.chdir = arg;
-		return 0;
-	case OPT_REMOTE_DIR:
-		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			termtext_printf(
-			    stderr, "clusterdoc run: --remote-dir is absolute or ~/...: %s\n", arg);
-			return -1;
-		}
-		c->o.remote_dir = arg;
-		return 0;
 	case OPT_SYNC:
 		c->sync_dir = arg;
 		return 0;
@@ -530,36 +453,12 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	case OPT_NO_CHECK:
 		c->no_check = 1;
 		return 0;
-	case OPT_NO_HANG_READY:
-		c->o.no_hang_ready = 1;
-		return 0;
 	case OPT_QUIET:
 		c->quiet = 1;
 		return 0;
 	case OPT_GROUP:
 		c->group = 1;
 		return 0;
-	case OPT_KILL_GRACE:
-		/* The nodes take up to JOB_PROCESS_GRACE_MAX_MS: refuse more here,
-		 * before anything starts, not at every node's start. */
-		if (cli_parse_int("run", "--kill-grace", arg, 0, JOB_PROCESS_GRACE_MAX_MS / 1000,
-		                  &c->o.kill_grace_ms) < 0)
-			return -1;
-		c->o.kill_grace_ms *= 1000;
-		return 0;
-	case OPT_STALL:
-		return seconds_ms("--stall-timeout", arg, &c->o.stall_ms);
-	case OPT_JOB_TIMEOUT:
-		return seconds_ms("--job-timeout", arg, &c->o.timeout_ms);
-	case OPT_RDZV_TIMEOUT: {
-		int s;
-
-		if (cli_parse_int("run", "--rendezvous-timeout", arg, 0, RDZVWATCH_MAX_SECONDS,
-		                  &s) < 0)
-			return -1;
-		c->o.rendezvous_timeout_ms = s * 1000;
-		return 0;
-	}
 	case OPT_HEAD_GRACE: {
 		int s;
 
@@ -580,35 +479,22 @@ static int parse_option(void *ctx, int opt, const char *arg)
  * options before "--"; the command is the caller's. */
 static int parse_options(struct run_cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
+	static struct option longopts[] = {
 	    TARGETS_LONGOPTS,
-	    {"launcher", required_argument, NULL, OPT_LAUNCHER},
-	    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
-	    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
 	    {"master", required_argument, NULL, OPT_MASTER},
-	    {"python", required_argument, NULL, OPT_PYTHON},
-	    {"iface", required_argument, NULL, OPT_IFACE},
-	    {"backend", required_argument, NULL, OPT_BACKEND},
-	    {"env", required_argument, NULL, OPT_ENV},
 	    {"env-file", required_argument, NULL, OPT_ENV_FILE},
-	    {"chdir", required_argument, NULL, OPT_CHDIR},
-	    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
 	    {"sync", required_argument, NULL, OPT_SYNC},
 	    {"sync-cap", required_argument, NULL, OPT_SYNC_CAP},
 	    {"force", no_argument, NULL, OPT_FORCE},
 	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-	    {"no-hang-ready", no_argument, NULL, OPT_NO_HANG_READY},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {"group", no_argument, NULL, OPT_GROUP},
-	    {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
-	    {"stall-timeout", required_argument, NULL, OPT_STALL},
-	    {"job-timeout", required_argument, NULL, OPT_JOB_TIMEOUT},
-	    {"rendezvous-timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
 	    {"head-grace", required_argument, NULL, OPT_HEAD_GRACE},
 	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	static struct option joblongopts[RUN_JOB_OPTS_MAX + 1];
 	static const struct targets_cmd cmd = {
 	    .name = "run",
 	    .shortopts = TARGETS_SHORTOPTS "h",
@@ -618,8 +504,13 @@ static int parse_options(struct run_cli *c, int argc, char **argv)
 	struct optset set;
 	int p;
 
+	for (size_t k = 0; k < runopts_len && k < RUN_JOB_OPTS_MAX; k++)
+		joblongopts[k] = (struct option){
+		    runopts[k].name, runopts[k].takes_value ? required_argument : no_argument, NULL,
+		    OPT_JOB + (int)k};
 	optset_init(&set);
 	optset_add(&set, longopts);
+	optset_add(&set, joblongopts);
 	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
 	if (p != 0)
 		return p;

@@ -7,6 +7,7 @@
  */
 #include "session.h"
 #include "job_process.h"
+#include "jobs/runopt.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -16,106 +17,24 @@
 
 #define NONE_PREFIX "none:"
 #define MAX_ENV     16
-#define MAX_SECONDS (86400 * 7)
 
 /* ---------------------------------------------------------------- options */
 
-enum line_opt {
-	LO_LAUNCHER,
-	LO_NPROC,
-	LO_CHDIR,
-	LO_ENV,
-	LO_GRACE,
-	LO_STALL,
-	LO_TIMEOUT,
-	LO_MASTER_PORT,
-	LO_NO_HANG_READY, /* the one without a value */
-};
-
-/* The options of `clusterdoc run` a command line may start with. */
-static const struct {
-	const char *name;
-	enum line_opt opt;
-} line_opts[] = {
-    {"--launcher", LO_LAUNCHER},
-    {"--nproc-per-node", LO_NPROC},
-    {"--chdir", LO_CHDIR},
-    {"--env", LO_ENV},
-    {"--kill-grace", LO_GRACE},
-    {"--stall-timeout", LO_STALL},
-    {"--job-timeout", LO_TIMEOUT},
-    {"--master-port", LO_MASTER_PORT},
-    {"--no-hang-ready", LO_NO_HANG_READY},
-};
-
-/* A whole number in [lo, hi]: 0, or CD_ERR_PARSE with err naming opt. */
-static int parse_int(const char *opt, const char *arg, int lo, int hi, int *out, char *err,
-                     size_t errlen)
+/* The job's options (jobs/runopt.h, as `clusterdoc run` takes them) at the
+ * front of the line, one with its value into o (env: the --env words so
+ * far, *nenv of them). */
+static int apply_opt(const struct runopt *op, const char *arg, struct run_opts *o, const char **env,
+                     size_t *nenv, char *err, size_t errlen)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-
-	if (!*arg || *end || v < lo || v > hi)
-		return cd_errf(err, errlen, CD_ERR_PARSE,
-		               "%s takes a number from %d to %d, not \"%s\"", opt, lo, hi, arg);
-	*out = (int)v;
-	return 0;
-}
-
-static int seconds_ms(const char *opt, const char *arg, int *out, char *err, size_t errlen)
-{
-	int v = 0;
-
-	if (parse_int(opt, arg, 0, MAX_SECONDS, &v, err, errlen) < 0)
+	if (runopt_apply(op, arg, o, err, errlen) < 0)
 		return CD_ERR_PARSE;
-	*out = v * 1000;
-	return 0;
-}
-
-/* One option with its value into o (env: the --env words so far, *nenv of them). */
-static int apply_opt(enum line_opt opt, const char *name, const char *arg, struct run_opts *o,
-                     const char **env, size_t *nenv, char *err, size_t errlen)
-{
-	switch (opt) {
-	case LO_LAUNCHER:
-		if (strcmp(arg, "torchrun") != 0 && strcmp(arg, "none") != 0)
-			return cd_errf(err, errlen, CD_ERR_PARSE, "--launcher is torchrun or none");
-		o->launcher = strcmp(arg, "none") == 0 ? RUN_NONE : RUN_TORCHRUN;
-		return 0;
-	case LO_NPROC:
-		if (strcmp(arg, "gpu") == 0) {
-			o->nproc_per_node = 0;
-			return 0;
-		}
-		return parse_int(name, arg, 1, 1024, &o->nproc_per_node, err, errlen);
-	case LO_CHDIR:
-		o->chdir = arg;
-		return 0;
-	case LO_ENV:
+	if (op->id == RUNOPT_ENV) {
 		if (*nenv == MAX_ENV)
 			return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables",
 			               MAX_ENV);
-		if (run_check_env(arg, strlen(arg), err, errlen) < 0)
-			return CD_ERR_PARSE;
 		env[(*nenv)++] = arg;
-		return 0;
-	case LO_GRACE: /* the nodes take no more than JOB_PROCESS_GRACE_MAX_MS */
-		if (parse_int(name, arg, 0, JOB_PROCESS_GRACE_MAX_MS / 1000, &o->kill_grace_ms, err,
-		              errlen) < 0)
-			return CD_ERR_PARSE;
-		o->kill_grace_ms *= 1000;
-		return 0;
-	case LO_STALL:
-		return seconds_ms(name, arg, &o->stall_ms, err, errlen);
-	case LO_TIMEOUT:
-		return seconds_ms(name, arg, &o->timeout_ms, err, errlen);
-	case LO_MASTER_PORT:
-		return parse_int(name, arg, 1, NETCHECK_PORT_MAX, &o->master_port, err, errlen);
-	case LO_NO_HANG_READY:
-		o->no_hang_ready = 1;
-		return 0;
 	}
-	return cd_errf(err, errlen, CD_ERR_PARSE, "%s: not an option here", name);
+	return 0;
 }
 
 /*
@@ -130,25 +49,23 @@ static int parse_line_opts(char **words, size_t n, struct run_opts *o, const cha
 
 	while (k < n && strncmp(words[k], "--", 2) == 0) {
 		const char *name = words[k], *arg = NULL, *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name), j;
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct runopt *op;
 		int rc;
 
 		if (strcmp(name, "--") == 0) {
 			k++;
 			break;
 		}
-		for (j = 0; j < CD_ARRAY_LEN(line_opts); j++)
-			if (strlen(line_opts[j].name) == len &&
-			    strncmp(line_opts[j].name, name, len) == 0)
-				break;
-		if (j == CD_ARRAY_LEN(line_opts))
-			return cd_errf(
-			    err, errlen, CD_ERR_PARSE,
-			    "%.*s is not an option of R: --launcher, --nproc-per-node, "
-			    "--chdir, --env, --kill-grace, --stall-timeout, --job-timeout, "
-			    "--master-port, --no-hang-ready",
-			    (int)len, name);
-		if (line_opts[j].opt == LO_NO_HANG_READY) {
+		op = runopt_find(name + 2, len - 2);
+		if (!op) {
+			char names[512];
+
+			runopt_names(names, sizeof(names));
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%.*s is not an option of R: %s",
+			               (int)len, name, names);
+		}
+		if (!op->takes_value) {
 			if (eq)
 				return cd_errf(err, errlen, CD_ERR_PARSE, "%.*s takes no value",
 				               (int)len, name);
@@ -160,7 +77,7 @@ static int parse_line_opts(char **words, size_t n, struct run_opts *o, const cha
 		} else {
 			return cd_errf(err, errlen, CD_ERR_PARSE, "%s needs a value", name);
 		}
-		rc = apply_opt(line_opts[j].opt, line_opts[j].name, arg, o, env, nenv, err, errlen);
+		rc = apply_opt(op, arg, o, env, nenv, err, errlen);
 		if (rc < 0)
 			return rc;
 		k++;

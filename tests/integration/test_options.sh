@@ -67,7 +67,7 @@ t_an_abbreviated_long_option_is_an_error_not_a_guess() {
 	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --mast node2 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
 	rc=$?
 	expect_eq "$rc" 2 "run --mast: exit status" || return 1
-	expect_eq "$err" "clusterdoc run: unknown option --mast; did you mean --master-port or --master?" "run --mast: error" || return 1
+	expect_eq "$err" "clusterdoc run: unknown option --mast; did you mean --master or --master-port?" "run --mast: error" || return 1
 	# --master is an option of its own: a node that is not one of the nodes is named
 	err=$(CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-4]' --master node9 --dry-run -- x.py 2>&1 >/dev/null </dev/null)
 	rc=$?
@@ -126,6 +126,19 @@ t_mpi_check_refuses_too_many_nodes_and_fewer_than_two_distinct_ones() {
 		expect_eq "$err" "clusterdoc mpi-check: node-to-node SSH needs at least two distinct nodes, not 1: node1" \
 			"-w $w: error" || return 1
 	done
+}
+
+# Every long option a command's --help lists is in the man page (docs/clusterdoc.1), so the
+# two cannot drift apart: --help is printed from the option tables.
+t_every_option_a_commands_help_lists_is_in_the_man_page() {
+	local man c o missing=
+	man=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$CD_TOP/docs/clusterdoc.1")
+	for c in facts check env fix bench mnist run hang mpi-check tui nodeset; do
+		for o in $("$CLUSTERDOC" "$c" --help 2>&1 | grep -oE '^ +(-[a-zA-Z], )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+' | sort -u); do
+			grep -q -- "$o" <<<"$man" || missing+=" $c $o;"
+		done
+	done
+	[[ -z $missing ]] || { echo "    not in docs/clusterdoc.1:$missing"; return 1; }
 }
 
 itest_run_all

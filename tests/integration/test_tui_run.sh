@@ -118,7 +118,7 @@ t_an_unknown_placeholder_a_bad_option_or_quote_are_refused_before_anything_start
 	tui_keys C-u
 	tui_keys -l -- "--nproc-per-node two echo"
 	tui_keys Enter
-	tui_wait '--nproc-per-node takes a number from 1 to 1024, not "two"' 5 || return 1
+	tui_wait '--nproc-per-node wants a number from 1 to 1024, not "two"' 5 || return 1
 	tui_keys C-u
 	tui_keys -l "none: echo 'open"
 	tui_keys Enter
