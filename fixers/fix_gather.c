@@ -34,12 +34,13 @@ static const char *gather_path(const struct fix_node_state *st, int k)
 	return NULL;
 }
 
-/* The gather's steps: whoami, the home's token, the files, then the
- * firewall's commands. */
+/* The gather's steps: whoami, the home's token (read, then replaced by a
+ * fresh one), the files, then the firewall's commands. */
 enum {
 	GATHER_WHOAMI = 0,
+	GATHER_PEEK,
 	GATHER_MARK,
-	GATHER_FILES = 7, /* gather_path's paths are steps 2..GATHER_FILES */
+	GATHER_FILES = 8, /* gather_path's paths are steps 3..GATHER_FILES */
 	GATHER_NFT,
 	GATHER_UFW,
 	GATHER_FIREWALLD,
@@ -54,7 +55,7 @@ static const char *file_path(const struct fix_run_node *x, int k)
 {
 	if (k >= GATHER_END)
 		return x->s->extra[k - GATHER_END];
-	return gather_path(&x->s->states[x->i], k - 2);
+	return gather_path(&x->s->states[x->i], k - (GATHER_MARK + 1));
 }
 
 static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, const char *msg,
@@ -80,8 +81,15 @@ static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, co
 		snprintf(x->user, sizeof(x->user), "%s", st->user);
 		json_decref(x->paths);
 		x->paths = json_incref(json_object_get(res, "paths"));
+	} else if (k == GATHER_PEEK) {
+		/* what the mark may replace: the token as it is now */
+		const char *sha = res ? fix_run_str(res, "sha256") : "";
+
+		snprintf(x->home_expect, sizeof(x->home_expect), "%s",
+		         res && json_is_true(json_object_get(res, "exists")) && sha[0] ? sha
+		                                                                       : "absent");
 	} else if (k == GATHER_MARK) {
-		/* written when absent; a conflict is another node's token */
+		/* a conflict: a node of the same home replaced it first */
 	} else if (k <= GATHER_FILES || k >= GATHER_END) {
 		struct fix_file_state *f = fix_state_add_file(st, file_path(x, k));
 
@@ -159,13 +167,23 @@ void fix_run_gather_step(struct fix_run_node *x)
 
 	if (k == GATHER_WHOAMI) {
 		fix_run_send(x, fix_run_req_whoami(), on_gather);
+	} else if (k == GATHER_PEEK) {
+		json_t *req = proto_request(0, "file_read");
+
+		json_object_set_new(req, "path", json_string(FIX_HOME_ID));
+		fix_run_send(x, req, on_gather);
 	} else if (k == GATHER_MARK) {
 		char token[40];
 
+		/* A fresh token every run, replacing the one just read: nodes
+		 * that share the home read back the one that won, and a token
+		 * copied with a node's image is replaced on each node by its
+		 * own, so separate homes never look shared. */
 		cd_random_token(token, sizeof(token));
 		snprintf(token + 32, sizeof(token) - 32, "\n");
 		fix_run_send(x,
-		             fix_run_req_file_write(FIX_HOME_ID, token, strlen(token), 0, "absent",
+		             fix_run_req_file_write(FIX_HOME_ID, token, strlen(token), 0,
+		                                    x->home_expect[0] ? x->home_expect : "absent",
 		                                    0600, NULL, 0),
 		             on_gather);
 	} else if (k <= GATHER_FILES ||

@@ -26,6 +26,8 @@ struct fix_run_node {
 	uint64_t pause_timer;     /* apply: CLUSTERDOC_TEST_JOURNAL_PAUSE_MS's wait */
 	int looked_up;            /* undo: the unknown change at step was looked up */
 	char **found_undo;        /* undo: its undo, resolved by the look-up */
+	char home_expect[68];     /* gather: the home token as read before the mark
+	                             ("absent" or its sha256), what the mark replaces */
 
 	/* apply and undo first ask sudo whether it allows every root command
 	 * the node will run (sudo -n -l), so a refusal changes nothing */

@@ -130,6 +130,31 @@ t_shared_home_bashrc_changes_once_with_per_host_values() {
 	[[ ! -e $CD_SHARED_DIR/root/.config/clusterdoc/env.sh ]] || { echo "    env.sh left behind"; return 1; }
 }
 
+# Two nodes made from one image: separate homes that carry the same home-id token. Each
+# plans and gets its own change, never "changed once, there" on the other's home.
+t_separate_homes_with_one_copied_home_id_each_get_their_own_change() {
+	local i tok=.local/state/clusterdoc/home-id
+	cluster_down
+	CD_QUIET=1 cluster_up 2 >/dev/null || return 1
+	for i in 1 2; do
+		cluster_trap_ipv6_only_nic "$i" ens6 || return 1
+		mkdir -p -m 700 "$CD_RUN/n$i/home/.local" "$CD_RUN/n$i/home/.local/state" \
+			"$CD_RUN/n$i/home/.local/state/clusterdoc" || return 1
+		printf '0123456789abcdef0123456789abcdef\n' >"$CD_RUN/n$i/home/$tok" && chmod 600 "$CD_RUN/n$i/home/$tok" || return 1
+	done
+	cd_head fix -w 'node[1-2]' --only env --json "${PT[@]}"
+	expect_eq "$(jget '[len(n["actions"]) for n in d["nodes"]]')" "[3, 3]" "changes per node" || return 1
+	expect_eq "$(jget '[a.get("shared_by") for n in d["nodes"] for a in n["actions"]]')" \
+		"[None, None, None, None, None, None]" "no change said to be shared" || return 1
+	cd_head fix -w 'node[1-2]' --only env --apply --yes --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	for i in 1 2; do
+		[[ -f $CD_RUN/n$i/home/.config/clusterdoc/env.sh ]] || { echo "    node$i has no env.sh"; return 1; }
+		expect_eq "$(cluster_ssh "$i" 'echo $GLOO_SOCKET_IFNAME')" eth0 "node$i's GLOO_SOCKET_IFNAME" || return 1
+	done
+	[[ $(cat "$CD_RUN/n1/home/$tok") != "$(cat "$CD_RUN/n2/home/$tok")" ]] || { echo "    the copied token stayed on both"; return 1; }
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	result SKIP "$ITEST_FILE (needs root for network namespaces)"
 	exit 0
