@@ -357,8 +357,9 @@ static void send_put(struct run *r)
 	r->pns = cd_calloc(r->n, sizeof(*r->pns));
 	for (size_t i = 0; i < r->n; i++)
 		r->pns[i] = r->nodes[i].gone ? NULL : r->job.nodes[i].pn;
-	r->put = run_put_start(r->pns, r->n, r->o.sync, r->have_hang ? &r->hang.site : NULL,
-	                       r->r.run_dir, r->o.request_timeout_ms, put_done, r);
+	r->put =
+	    run_put_start(r->loop, r->pns, r->n, r->o.sync, r->have_hang ? &r->hang.site : NULL,
+	                  r->r.run_dir, r->o.request_timeout_ms, put_done, r);
 }
 
 /* ---------------------------------------------------------------- start */

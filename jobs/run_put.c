@@ -7,6 +7,7 @@
  */
 #include "jobs/run_put.h"
 #include "base64.h"
+#include "fanout.h"
 #include "jobs/mnist_internal.h"
 #include "homeid.h"
 #include "proto.h"
@@ -28,8 +29,7 @@ struct run_put {
 	void (*done)(void *arg);
 	void *arg;
 	enum put_step step;
-	size_t pending;
-	int launching; /* replies that come within a step's sends do not end it */
+	struct fanout *fan; /* the step's barrier: one answer per request or put */
 	struct push_file site;
 	int have_site;
 	int hang; /* the run has a hang/ directory (hang-ready's file) */
@@ -38,25 +38,30 @@ struct run_put {
 	struct push **pushes;
 };
 
-static void next_step(struct run_put *p);
-
-static void settle(struct run_put *p)
+/* The node of pn (a reply's), or p->n. */
+static size_t node_of(const struct run_put *p, const struct sshpool_node *pn)
 {
-	if (p->pending > 0)
-		p->pending--;
-	if (p->pending == 0 && !p->launching)
-		next_step(p);
+	size_t i = 0;
+
+	while (i < p->n && p->pns[i] != pn)
+		i++;
+	return i;
+}
+
+static void settle(struct run_put *p, size_t i)
+{
+	if (i < p->n)
+		fanout_settle(p->fan, i);
 }
 
 static void on_mark(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
                     void *arg)
 {
-	(void)pn;
 	(void)result;
 	(void)code;
 	(void)msg;
 	/* "conflict" (a token already there) is the common answer: the read decides */
-	settle(arg);
+	settle(arg, node_of(arg, pn));
 }
 
 static void on_read(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
@@ -78,15 +83,17 @@ static void on_read(struct sshpool_node *pn, json_t *result, const char *code, c
 			         (int)strcspn(data, "\n"), data);
 		free(data);
 	}
-	settle(p);
+	settle(p, node_of(p, pn));
 }
 
-static void put_ended(struct run_put *p, struct run_put_node *x, int err, const char *msg)
+static void put_ended(struct run_put *p, size_t i, int err, const char *msg)
 {
+	struct run_put_node *x = &p->nodes[i];
+
 	x->err = err;
 	if (err)
 		snprintf(x->msg, sizeof(x->msg), "%s", msg ? msg : "failed");
-	settle(p);
+	settle(p, i);
 }
 
 /* A follower's own put, once its leader's is done, proves the shared home:
@@ -115,7 +122,7 @@ static void on_synced(void *arg, const struct runsync *s, size_t i, int err, con
 	x->kept = runsync_kept(s);
 	if (!err)
 		verified(p, i, x->kept);
-	put_ended(p, x, err, msg);
+	put_ended(p, i, err, msg);
 }
 
 static void on_pushed(void *arg, const struct push *push, size_t i, int err, const char *msg)
@@ -127,7 +134,7 @@ static void on_pushed(void *arg, const struct push *push, size_t i, int err, con
 	x->bytes_sent = push_bytes_sent(push);
 	if (!err)
 		verified(p, i, x->files_sent == 0);
-	put_ended(p, x, err, msg);
+	put_ended(p, i, err, msg);
 }
 
 static void on_trust(struct sshpool_node *pn, json_t *result, const char *code, const char *msg,
@@ -145,7 +152,7 @@ static void on_trust(struct sshpool_node *pn, json_t *result, const char *code, 
 		snprintf(x->msg, sizeof(x->msg), "%s: %s (%s)", sshpool_node_host(pn),
 		         msg ? msg : "no answer", code ? code : "failed");
 	}
-	settle(p);
+	settle(p, node_of(p, pn));
 }
 
 static void send_marks(struct run_put *p)
@@ -166,7 +173,7 @@ static void send_marks(struct run_put *p)
 		json_object_set_new(req, "data", json_string(b64));
 		json_object_set_new(req, "expect", json_string("absent"));
 		json_object_set_new(req, "mode", json_integer(0600));
-		p->pending++;
+		fanout_expect(p->fan, i, 1);
 		sshpool_request(p->pns[i], req, p->timeout_ms, on_mark, p);
 	}
 }
@@ -180,14 +187,14 @@ static void send_reads(struct run_put *p)
 			continue;
 		req = proto_request(0, "file_read");
 		json_object_set_new(req, "path", json_string(CD_HOME_ID));
-		p->pending++;
+		fanout_expect(p->fan, i, 1);
 		sshpool_request(p->pns[i], req, p->timeout_ms, on_read, p);
 	}
 }
 
 static void put_one(struct run_put *p, size_t i)
 {
-	p->pending++;
+	fanout_expect(p->fan, i, 1); /* before the start: it may end within it */
 	if (p->sync)
 		p->syncs[i] =
 		    runsync_start(p->pns[i], p->sync, p->run_dir, p->timeout_ms, on_synced, p, i);
@@ -224,7 +231,7 @@ static void send_trusts(struct run_put *p)
 			json_array_append_new(paths, json_sprintf("%s/hang", p->run_dir));
 		req = proto_request(0, "dir_trust");
 		json_object_set_new(req, "paths", paths);
-		p->pending++;
+		fanout_expect(p->fan, i, 1);
 		sshpool_request(p->pns[i], req, p->timeout_ms, on_trust, p);
 	}
 }
@@ -264,12 +271,15 @@ static void finish(struct run_put *p)
 	p->done(p->arg);
 }
 
-static void next_step(struct run_put *p)
+/* The step's barrier is down (every answer in, from the loop): the next
+ * step, or the end. */
+static void next_step(void *arg)
 {
+	struct run_put *p = arg;
+
 	if (p->step == PS_DONE)
 		return;
 	p->step++;
-	p->launching = 1;
 	if (p->step == PS_READ)
 		send_reads(p);
 	else if (p->step == PS_PUT)
@@ -278,14 +288,13 @@ static void next_step(struct run_put *p)
 		send_verifies(p);
 	else if (p->step == PS_GUARD || p->step == PS_TRUST)
 		send_trusts(p);
-	p->launching = 0;
 	if (p->step == PS_DONE)
 		finish(p);
-	else if (p->pending == 0)
-		next_step(p);
+	else
+		fanout_begin(p->fan);
 }
 
-struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
+struct run_put *run_put_start(struct loop *loop, struct sshpool_node *const *pns, size_t n,
                               const struct runsync_manifest *sync, const struct runsync_file *site,
                               const char *run_dir, int timeout_ms, void (*done)(void *arg),
                               void *arg)
@@ -314,12 +323,10 @@ struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
 		free(path);
 		p->have_site = 1;
 	}
+	p->fan = fanout_new(loop, n, next_step, p);
 	p->step = PS_MARK;
-	p->launching = 1;
 	send_marks(p);
-	p->launching = 0;
-	if (p->pending == 0)
-		next_step(p);
+	fanout_begin(p->fan);
 	return p;
 }
 
@@ -341,6 +348,7 @@ void run_put_free(struct run_put *p)
 {
 	if (!p)
 		return;
+	fanout_free(p->fan);
 	for (size_t i = 0; i < p->n; i++) {
 		runsync_free(p->syncs[i]);
 		push_free(p->pushes[i]);

@@ -47,10 +47,10 @@ struct run_put;
  * Put the files on pns[0..n) (a NULL entry: a node gone, skipped): with
  * sync (not NULL), the tree at run_dir; else site (not NULL) at
  * run_dir/site->rel. sync, site and run_dir are borrowed until done runs
- * (once, from the loop or within this call). The put must outlive the pool's
- * callbacks (free it after the pool).
+ * (once, from the loop: each step is a phase of a core/fanout barrier). The put must outlive the
+ * pool's callbacks (free it after the pool).
  */
-struct run_put *run_put_start(struct sshpool_node *const *pns, size_t n,
+struct run_put *run_put_start(struct loop *loop, struct sshpool_node *const *pns, size_t n,
                               const struct runsync_manifest *sync, const struct runsync_file *site,
                               const char *run_dir, int timeout_ms, void (*done)(void *arg),
                               void *arg);
