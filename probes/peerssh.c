@@ -6,16 +6,13 @@
  */
 #include "peerssh.h"
 #include "cd.h"
+#include "childrun.h"
+#include "loop.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 static const struct {
 	const char *id;
@@ -130,156 +127,98 @@ enum peerssh_reason peerssh_classify(int status, int timed_out, const char *err,
 
 /* ---------------------------------------------------------------- the agent */
 
+struct peer_runs;
+
 struct peer_child {
 	const char *peer;
-	pid_t pid; /* 0: not started; -1: finished */
-	int fd;    /* its stderr, -1 once closed */
 	int status;
 	int timed_out;
 	int64_t start_ms, end_ms;
 	char err[PEERSSH_STDERR_MAX];
 	size_t len;
+	struct peer_runs *runs; /* the request's runs it belongs to */
 };
 
-/* Start `ssh ... PEER true` with stdin and stdout on /dev/null, stderr
- * into a pipe. A fork or pipe failure is the child's own 127-like end. */
-static void child_start(struct peer_child *c, int timeout_ms)
+/* The children of one request, run on a private loop (childrun.h), at most
+ * PEERSSH_PARALLEL at a time, each until its deadline. */
+struct peer_runs {
+	struct loop *loop;
+	struct peer_child *cs;
+	size_t n, next, running;
+	int timeout_ms;
+};
+
+static void start_next(struct peer_runs *r);
+
+/* A child ended: its status or deadline and the first PEERSSH_STDERR_MAX
+ * bytes of its stderr (ssh's reason comes first); then the next one. */
+static void on_child(const struct childrun_result *res, void *arg)
 {
-	char cto[64];
-	int p[2];
+	struct peer_child *c = arg;
+	struct peer_runs *r = c->runs;
 
-	/* ConnectTimeout in whole seconds, under our own deadline so that ssh
-	 * says "timed out" itself where it can */
-	snprintf(cto, sizeof(cto), "ConnectTimeout=%d",
-	         timeout_ms > 2000 ? timeout_ms / 1000 - 1 : 1);
-	c->start_ms = cd_now_ms();
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		c->len = (size_t)snprintf(c->err, sizeof(c->err), "pipe: %s\n", strerror(errno));
-		c->pid = -1;
-		c->status = 255 << 8;
-		c->end_ms = c->start_ms;
-		return;
-	}
-	c->pid = fork();
-	if (c->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
+	c->end_ms = cd_now_ms();
+	c->status = res->rc == 0 ? res->status : 255 << 8;
+	c->timed_out = res->rc == CD_ERR_TIMEOUT;
+	c->len = res->err->len < sizeof(c->err) - 1 ? res->err->len : sizeof(c->err) - 1;
+	if (c->len)
+		memcpy(c->err, res->err->data, c->len);
+	if (res->rc < 0 && !c->timed_out && !c->len)
+		c->len = (size_t)snprintf(c->err, sizeof(c->err), "%s\n", res->error);
+	r->running--;
+	start_next(r);
+}
 
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
+/* Start `ssh ... PEER true` for the next peers while there is room; stop
+ * the loop once every child has ended. A child that cannot start ends at
+ * once, with the reason as its stderr. */
+static void start_next(struct peer_runs *r)
+{
+	while (r->running < PEERSSH_PARALLEL && r->next < r->n) {
+		struct peer_child *c = &r->cs[r->next++];
+		char cto[64], err[CD_ERRLEN];
+		/* ConnectTimeout in whole seconds, under our own deadline so that
+		 * ssh says "timed out" itself where it can */
+		char *argv[] = {"ssh",
+		                "-o",
+		                "BatchMode=yes",
+		                "-o",
+		                "StrictHostKeyChecking=yes",
+		                "-o",
+		                cto,
+		                "-o",
+		                "LogLevel=ERROR",
+		                "-T",
+		                (char *)c->peer,
+		                "true",
+		                NULL};
+
+		snprintf(cto, sizeof(cto), "ConnectTimeout=%d",
+		         r->timeout_ms > 2000 ? r->timeout_ms / 1000 - 1 : 1);
+		c->start_ms = cd_now_ms();
+		if (!childrun_start(r->loop, argv, r->timeout_ms, PEERSSH_OUT_MAX, 1 << 16,
+		                    on_child, c, err, sizeof(err))) {
+			c->end_ms = c->start_ms;
+			c->status = 255 << 8;
+			c->len = (size_t)snprintf(c->err, sizeof(c->err), "%s\n", err);
+			continue;
 		}
-		dup2(p[1], 2);
-		execlp("ssh", "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",
-		       cto, "-o", "LogLevel=ERROR", "-T", c->peer, "true", (char *)NULL);
-		dprintf(2, "ssh: %s\n", strerror(errno));
-		_exit(127);
+		r->running++;
 	}
-	close(p[1]);
-	if (c->pid < 0) {
-		close(p[0]);
-		c->len = (size_t)snprintf(c->err, sizeof(c->err), "fork: %s\n", strerror(errno));
-		c->pid = -1;
-		c->status = 255 << 8;
-		c->end_ms = c->start_ms;
-		return;
-	}
-	c->fd = p[0];
+	if (!r->running && r->next == r->n)
+		loop_stop(r->loop);
 }
 
-/* Read what the child wrote; at EOF reap it. The cap keeps the first
- * PEERSSH_STDERR_MAX bytes (ssh's reason comes first; the rest is drained). */
-static void child_read(struct peer_child *c)
-{
-	char sink[1024];
-	ssize_t r;
-
-	if (c->len < sizeof(c->err) - 1)
-		r = read(c->fd, c->err + c->len, sizeof(c->err) - 1 - c->len);
-	else
-		r = read(c->fd, sink, sizeof(sink));
-	if (r < 0 && errno == EINTR)
-		return;
-	if (r > 0) {
-		if (c->len < sizeof(c->err) - 1)
-			c->len += (size_t)r;
-		return;
-	}
-	close(c->fd);
-	c->fd = -1;
-	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-		;
-	c->pid = -1;
-	c->end_ms = cd_now_ms();
-}
-
-static void child_kill(struct peer_child *c)
-{
-	kill(c->pid, SIGKILL);
-	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-		;
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	c->pid = -1;
-	c->timed_out = 1;
-	c->end_ms = cd_now_ms();
-}
-
-/* Run every child, PEERSSH_PARALLEL at a time, each until its deadline. */
 static void run_all(struct peer_child *cs, size_t n, int timeout_ms)
 {
-	struct pollfd pfd[PEERSSH_PARALLEL];
-	size_t idx[PEERSSH_PARALLEL], next = 0, running = 0;
+	struct peer_runs r = {.loop = loop_new(), .cs = cs, .n = n, .timeout_ms = timeout_ms};
 
-	for (;;) {
-		int64_t now = cd_now_ms(), wait = -1;
-		size_t np = 0;
-
-		running = 0;
-		for (size_t k = 0; k < n; k++)
-			running += cs[k].pid > 0;
-		while (running < PEERSSH_PARALLEL && next < n) {
-			child_start(&cs[next++], timeout_ms);
-			running += cs[next - 1].pid > 0;
-		}
-		if (!running && next == n)
-			return;
-		for (size_t k = 0; k < n && np < PEERSSH_PARALLEL; k++) {
-			int64_t left;
-
-			if (cs[k].pid <= 0)
-				continue;
-			left = cs[k].start_ms + timeout_ms - now;
-			if (left <= 0) {
-				child_kill(&cs[k]);
-				continue;
-			}
-			if (wait < 0 || left < wait)
-				wait = left;
-			pfd[np] = (struct pollfd){.fd = cs[k].fd, .events = POLLIN};
-			idx[np++] = k;
-		}
-		if (!np)
-			continue;
-		if (poll(pfd, np, (int)wait) < 0 && errno != EINTR) {
-			/* no way to wait: end what runs, and start nothing more */
-			const char *why = strerror(errno);
-
-			for (size_t k = 0; k < n; k++)
-				if (cs[k].pid > 0)
-					child_kill(&cs[k]);
-			for (; next < n; next++) {
-				cs[next].pid = -1;
-				cs[next].status = 255 << 8;
-				cs[next].len = (size_t)snprintf(cs[next].err, sizeof(cs[next].err),
-				                                "poll: %s\n", why);
-			}
-			return;
-		}
-		for (size_t q = 0; q < np; q++)
-			if (pfd[q].revents)
-				child_read(&cs[idx[q]]);
-	}
+	for (size_t k = 0; k < n; k++)
+		cs[k].runs = &r;
+	start_next(&r);
+	if (r.running)
+		loop_run(r.loop); /* until the last child ends: each has its deadline */
+	loop_free(r.loop);
 }
 
 json_t *peerssh_agent_run(json_t *req, const char **code, char *msg, size_t msglen)
@@ -318,7 +257,6 @@ json_t *peerssh_agent_run(json_t *req, const char **code, char *msg, size_t msgl
 			goto out;
 		}
 		cs[k].peer = p;
-		cs[k].fd = -1;
 	}
 	run_all(cs, n, timeout_ms);
 	results = json_array();

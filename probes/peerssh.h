@@ -25,6 +25,8 @@
 #define PEERSSH_TIMEOUT_MS 10000
 #define PEERSSH_PARALLEL   32   /* ssh clients one agent runs at once */
 #define PEERSSH_STDERR_MAX 4096 /* what is kept of one client's stderr */
+#define PEERSSH_OUT_MAX \
+	(1 << 20) /* its stdout, which `true` leaves empty (a chatty login rc may not) */
 #define PEERSSH_DETAIL_MAX 256
 
 enum peerssh_reason {
