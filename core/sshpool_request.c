@@ -7,6 +7,7 @@
 #include "cd.h"
 #include "proto.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,7 +132,7 @@ void pool_node_proto_input(struct sshpool_node *node)
  * older agent would answer one as an unknown request). */
 static int wants_keepalive(const struct sshpool_node *node)
 {
-	return node->state == SSHPOOL_NODE_READY &&
+	return node->state == SSHPOOL_NODE_READY && !node->ending &&
 	       json_is_integer(json_object_get(node->hello, "keepalive_ms"));
 }
 
@@ -250,9 +251,15 @@ static void on_request_timeout(struct loop *loop, void *arg)
 	struct pending *p = arg;
 	struct sshpool_node *node = p->node;
 
+	char why[96];
+
 	p->timer = 0;
-	pool_node_fail(node, "request-timeout", "%s: the agent did not answer request %lld in time",
-	               node->host, p->id);
+	snprintf(why, sizeof(why), "the agent did not answer request %lld in time", p->id);
+	/* Its agent may be stopped, wedged or cut off: find out which, and end
+	 * it and its job, through a fresh session where the transport has one. */
+	if (node->state == SSHPOOL_NODE_READY && sshpool_node_end(node, why) == 0)
+		return;
+	pool_node_fail(node, "request-timeout", "%s: %s", node->host, why);
 }
 
 int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
@@ -266,8 +273,8 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
 {
 	struct pending *p;
 
-	if (node->state != SSHPOOL_NODE_READY &&
-	    !(node->state == SSHPOOL_NODE_STARTING && node->booted)) {
+	if (node->ending || (node->state != SSHPOOL_NODE_READY &&
+	                     !(node->state == SSHPOOL_NODE_STARTING && node->booted))) {
 		json_decref(req_take);
 		cb(node, NULL, "not-ready", "the node is not connected", arg);
 		return CD_ERR_AGAIN;
