@@ -77,7 +77,8 @@ static void node_broke(struct bench *b, size_t i, const char *code, const char *
 			snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
 			snprintf(n->error_code, sizeof(n->error_code), "%s", code ? code : "agent");
 		}
-		if (b->phase >= BENCH_PHASE_LISTEN && b->nodes[i].ring >= 0) {
+		if (b->phase >= BENCH_PHASE_LISTEN && b->nodes[i].ring >= 0 &&
+		    !b->nodes[i].ending) {
 			struct bench_failure *f = add_failure(b, -1, i, "died");
 
 			snprintf(f->message, sizeof(f->message), "%s", n->error);
@@ -111,18 +112,26 @@ static void close_busy(struct loop *loop, void *arg)
 	b->grace_timer = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		struct bench_node_state *bn = &b->nodes[i];
+		struct sshpool_node *pn = b->job.nodes[i].pn;
 		struct bench_failure *f;
+		char why[128];
 
-		if (fanout_owed(b->fan, i) <= 0 || bn->gone)
+		if (fanout_owed(b->fan, i) <= 0 || bn->gone || bn->ending)
 			continue;
 		f = add_failure(b, -1, i, "unfinished");
-		snprintf(f->message, sizeof(f->message),
-		         "%s: no answer %d ms after another rank failed (stopped, hung or cut "
-		         "off); closed",
-		         b->job.nodes[i].pn ? sshpool_node_host(b->job.nodes[i].pn) : "?",
+		snprintf(why, sizeof(why),
+		         "no answer %d ms after another rank failed (stopped, hung or cut off)",
 		         BENCH_GRACE_MS);
+		snprintf(f->message, sizeof(f->message), "%s: %s; closed", sshpool_node_host(pn),
+		         why);
+		/* A stopped agent would outlive the run: the pool ends it through a
+		 * fresh session, and the node fails (on_broke) saying what it found. */
+		if (sshpool_node_end(pn, why) == 0) {
+			bn->ending = 1;
+			continue;
+		}
 		bn->gone = 1;
-		sshpool_close_node(b->job.nodes[i].pn);
+		sshpool_close_node(pn);
 		fanout_settle_all(b->fan, i);
 	}
 }
