@@ -150,10 +150,11 @@ void sshpool_node_set_job(struct sshpool_node *node, long long pid, long long pg
  * at most 5 s, the re-test of the path) send SIGCONT, then SIGTERM and
  * after the job's grace SIGKILL, to the agent (its hello's pid) and to the
  * job of sshpool_node_set_job (its process group and session), nothing by
- * name, and check that they are gone. Its requests wait meanwhile (none
- * can be sent); then the node fails (handlers->failed) with what the fresh
- * session found: "agent-stopped" (the agent was in state T), "slow" (it
- * ran, or the session logged in and could not tell), "unreachable" (a
+ * name, and check that they are gone. Its requests wait meanwhile, and
+ * new ones are held unsent: all fail with the node. It then fails
+ * (handlers->failed) with what the fresh session found: "agent-stopped"
+ * (the agent was in state T), "slow" (it ran, or the session logged in
+ * and could not tell), "unreachable" (a
  * fresh connection to its port timed out or failed: the head cannot reach
  * it any more). A node closed meanwhile is ended all the same, silently.
  * sshpool_node_ended says afterwards what was ended, for a summary.

@@ -273,8 +273,8 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
 {
 	struct pending *p;
 
-	if (node->ending || (node->state != SSHPOOL_NODE_READY &&
-	                     !(node->state == SSHPOOL_NODE_STARTING && node->booted))) {
+	if (node->state != SSHPOOL_NODE_READY &&
+	    !(node->state == SSHPOOL_NODE_STARTING && node->booted)) {
 		json_decref(req_take);
 		cb(node, NULL, "not-ready", "the node is not connected", arg);
 		return CD_ERR_AGAIN;
@@ -285,16 +285,21 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
 	p->cb = cb;
 	p->progress_cb = progress_cb;
 	p->arg = arg;
-	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
-	                          on_request_timeout, p);
-	json_object_set_new(req_take, "id", json_integer(p->id));
-	if (progress_cb)
-		json_object_set_new(req_take, "progress", json_true());
 	if (node->pending_tail)
 		node->pending_tail->next = p;
 	else
 		node->pending = p;
 	node->pending_tail = p;
+	if (node->ending) {
+		/* never sent: it fails with the node, as those in flight do */
+		json_decref(req_take);
+		return 0;
+	}
+	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
+	                          on_request_timeout, p);
+	json_object_set_new(req_take, "id", json_integer(p->id));
+	if (progress_cb)
+		json_object_set_new(req_take, "progress", json_true());
 	node_write(node, req_take);
 	json_decref(req_take);
 	return 0;
