@@ -65,6 +65,20 @@ static void ring_of_node_failed(struct bench *b, size_t i)
 		b->rings[b->nodes[i].ring].failed = 1;
 }
 
+/* Node i, closed as unfinished after the grace, has been ended through a
+ * fresh session: its failure says what that found, not only "closed". */
+static void say_how_ended(struct bench *b, size_t i, const char *how)
+{
+	for (size_t k = b->r.nfailures; k-- > 0;) {
+		struct bench_failure *f = &b->r.failures[k];
+
+		if (f->node == i && strcmp(f->kind, "unfinished") == 0) {
+			snprintf(f->message, sizeof(f->message), "%s", how);
+			return;
+		}
+	}
+}
+
 /* Node i broke (its agent went away, a request failed): out of this and
  * every later round. */
 static void node_broke(struct bench *b, size_t i, const char *code, const char *msg)
@@ -85,6 +99,8 @@ static void node_broke(struct bench *b, size_t i, const char *code, const char *
 			ring_of_node_failed(b, i);
 			start_grace(b);
 		}
+		if (b->nodes[i].ending)
+			say_how_ended(b, i, n->error);
 	}
 	fanout_settle_all(b->fan, i);
 }
