@@ -42,32 +42,33 @@ struct pool_end {
  * of process group g or session r, zombies aside), continues them, sends
  * SIGTERM, SIGKILL after the grace to what is left, waits up to 3 s and
  * says what is still there. Only shell builtins in the loops (no fork per
- * process); no single quote (it runs inside sh -c '...').
+ * process); one line, no single quote: it runs inside sh -c '...' from
+ * whatever login shell the user has, as the bootstrap does.
  */
 static const char end_script[] =
     "st() { read -r l 2>/dev/null </proc/$1/stat || return 0; l=${l##*\") \"}; s=${l%% *};"
-    " [ \"$s\" = Z ] || echo \"$s\"; }\n"
+    " [ \"$s\" = Z ] || echo \"$s\"; }; "
     "mem() { for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null <$f || continue;"
     " l=${l##*\") \"}; set -- $l; [ \"$1\" = Z ] && continue;"
     " if { [ $g -gt 0 ] && [ \"$3\" = $g ]; } || { [ $r -gt 0 ] && [ \"$4\" = $r ]; }; then"
-    " p=${f%/stat}; echo ${p#/proc/}; fi; done; }\n"
-    "left() { x=$(mem); [ $a -gt 0 ] && [ -n \"$(st $a)\" ] && x=\"$a $x\"; echo $x; }\n"
-    "[ $a -gt 0 ] && echo \"CDEND agent $(st $a)\"\n"
-    "j=$(mem); echo CDEND job $j\n"
-    "[ $a -gt 0 ] && kill -CONT $a 2>/dev/null\n"
-    "[ -n \"$j\" ] && kill -CONT $j 2>/dev/null\n"
-    "[ -n \"$j\" ] && kill -TERM $j 2>/dev/null\n"
-    "[ $a -gt 0 ] && kill -TERM $a 2>/dev/null\n"
-    "i=0; while [ $i -lt $t ] && [ -n \"$(left)\" ]; do sleep 0.1; i=$((i+1)); done\n"
-    "x=$(left); [ -n \"$x\" ] && kill -KILL $x 2>/dev/null\n"
-    "i=0; while [ $i -lt 30 ] && [ -n \"$(left)\" ]; do sleep 0.1; i=$((i+1)); done\n"
-    "echo CDEND left $(left)\n"
-    "echo CDEND end\n";
+    " p=${f%/stat}; echo ${p#/proc/}; fi; done; }; "
+    "left() { x=$(mem); [ $a -gt 0 ] && [ -n \"$(st $a)\" ] && x=\"$a $x\"; echo $x; }; "
+    "[ $a -gt 0 ] && echo \"CDEND agent $(st $a)\"; "
+    "j=$(mem); echo CDEND job $j; "
+    "[ $a -gt 0 ] && kill -CONT $a 2>/dev/null; "
+    "[ -n \"$j\" ] && kill -CONT $j 2>/dev/null; "
+    "[ -n \"$j\" ] && kill -TERM $j 2>/dev/null; "
+    "[ $a -gt 0 ] && kill -TERM $a 2>/dev/null; "
+    "i=0; while [ $i -lt $t ] && [ -n \"$(left)\" ]; do sleep 0.1; i=$((i+1)); done; "
+    "x=$(left); [ -n \"$x\" ] && kill -KILL $x 2>/dev/null; "
+    "i=0; while [ $i -lt 30 ] && [ -n \"$(left)\" ]; do sleep 0.1; i=$((i+1)); done; "
+    "echo CDEND left $(left); "
+    "echo CDEND end";
 
 char *pool_end_command(long long agent, long long session, long long group, int grace_ms)
 {
 	/* only numbers go in: nothing from the node reaches the shell as text */
-	return cd_asprintf("exec /bin/sh -c 'a=%lld r=%lld g=%lld t=%d\n%s'", agent, session, group,
+	return cd_asprintf("exec /bin/sh -c 'a=%lld r=%lld g=%lld t=%d; %s'", agent, session, group,
 	                   (grace_ms > 0 ? grace_ms : END_GRACE_MIN_MS) / 100, end_script);
 }
 

@@ -250,7 +250,6 @@ static void on_request_timeout(struct loop *loop, void *arg)
 {
 	struct pending *p = arg;
 	struct sshpool_node *node = p->node;
-
 	char why[96];
 
 	p->timer = 0;
