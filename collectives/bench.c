@@ -65,6 +65,20 @@ static void ring_of_node_failed(struct bench *b, size_t i)
 		b->rings[b->nodes[i].ring].failed = 1;
 }
 
+/* Node i, closed as unfinished after the grace, has been ended through a
+ * fresh session: its failure says what that found, not only "closed". */
+static void say_how_ended(struct bench *b, size_t i, const char *how)
+{
+	for (size_t k = b->r.nfailures; k-- > 0;) {
+		struct bench_failure *f = &b->r.failures[k];
+
+		if (f->node == i && strcmp(f->kind, "unfinished") == 0) {
+			snprintf(f->message, sizeof(f->message), "%s", how);
+			return;
+		}
+	}
+}
+
 /* Node i broke (its agent went away, a request failed): out of this and
  * every later round. */
 static void node_broke(struct bench *b, size_t i, const char *code, const char *msg)
@@ -77,13 +91,16 @@ static void node_broke(struct bench *b, size_t i, const char *code, const char *
 			snprintf(n->error, sizeof(n->error), "%s", msg ? msg : "failed");
 			snprintf(n->error_code, sizeof(n->error_code), "%s", code ? code : "agent");
 		}
-		if (b->phase >= BENCH_PHASE_LISTEN && b->nodes[i].ring >= 0) {
+		if (b->phase >= BENCH_PHASE_LISTEN && b->nodes[i].ring >= 0 &&
+		    !b->nodes[i].ending) {
 			struct bench_failure *f = add_failure(b, -1, i, "died");
 
 			snprintf(f->message, sizeof(f->message), "%s", n->error);
 			ring_of_node_failed(b, i);
 			start_grace(b);
 		}
+		if (b->nodes[i].ending)
+			say_how_ended(b, i, n->error);
 	}
 	fanout_settle_all(b->fan, i);
 }
@@ -111,18 +128,26 @@ static void close_busy(struct loop *loop, void *arg)
 	b->grace_timer = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		struct bench_node_state *bn = &b->nodes[i];
+		struct sshpool_node *pn = b->job.nodes[i].pn;
 		struct bench_failure *f;
+		char why[128];
 
-		if (fanout_owed(b->fan, i) <= 0 || bn->gone)
+		if (fanout_owed(b->fan, i) <= 0 || bn->gone || bn->ending)
 			continue;
 		f = add_failure(b, -1, i, "unfinished");
-		snprintf(f->message, sizeof(f->message),
-		         "%s: no answer %d ms after another rank failed (stopped, hung or cut "
-		         "off); closed",
-		         b->job.nodes[i].pn ? sshpool_node_host(b->job.nodes[i].pn) : "?",
+		snprintf(why, sizeof(why),
+		         "no answer %d ms after another rank failed (stopped, hung or cut off)",
 		         BENCH_GRACE_MS);
+		snprintf(f->message, sizeof(f->message), "%s: %s; closed", sshpool_node_host(pn),
+		         why);
+		/* A stopped agent would outlive the run: the pool ends it through a
+		 * fresh session, and the node fails (on_broke) saying what it found. */
+		if (sshpool_node_end(pn, why) == 0) {
+			bn->ending = 1;
+			continue;
+		}
 		bn->gone = 1;
-		sshpool_close_node(b->job.nodes[i].pn);
+		sshpool_close_node(pn);
 		fanout_settle_all(b->fan, i);
 	}
 }

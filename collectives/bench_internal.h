@@ -56,7 +56,8 @@ struct bench_node_state {
 	int running;                      /* bench_run was sent this round */
 	size_t sizes_done;                /* of this round: every local rank's (progress) */
 	int gone;                         /* failed or closed: out of every later round */
-	char *listen_answer;              /* the last bench_listen result, for a failure message */
+	int ending; /* unfinished after the grace: the head ends its agent (sshpool_node_end) */
+	char *listen_answer; /* the last bench_listen result, for a failure message */
 };
 
 /* One ring of the current round: its nodes in order. */

@@ -35,12 +35,14 @@
 extern char **environ;
 
 #define REAPER_TICK_MS 100
+#define GROUP_WAIT_MS  2000 /* for the reaper to say the command's group */
 
 static pid_t job_session; /* the last started job's reaper */
 
 struct proc_work {
 	pid_t reaper;
-	pid_t group; /* the command's process group, once the reaper said it */
+	pid_t group;    /* the command's process group, once the reaper said it */
+	int group_read; /* proc_start read it already: the status pipe holds only the status */
 	int out_fd, err_fd, status_fd;
 	pthread_t reader;
 	int reader_started;
@@ -192,6 +194,11 @@ static void *reader_main(void *arg)
 	    have_status = 0;
 	int64_t drain_until = 0;
 	char buf[65536];
+
+	if (w->group_read) {
+		memcpy(status_buf, &w->group, sizeof(pid_t));
+		status_got = sizeof(pid_t);
+	}
 
 	while (open_fds > 0) {
 		struct pollfd p[3];
@@ -397,6 +404,23 @@ static int read_request(json_t *req, char ***argv, char ***envp, char *cwd, size
 	return 0;
 }
 
+/* The command's process group, which the reaper writes first on the status
+ * pipe right after its fork: read here so that proc_start's answer carries
+ * it (the head ends the group itself when this agent stops answering).
+ * 0 when it did not come within GROUP_WAIT_MS; the reader thread then
+ * reads it as before. */
+static pid_t read_group(int status_fd)
+{
+	struct pollfd p = {.fd = status_fd, .events = POLLIN};
+	pid_t g = 0;
+	ssize_t n;
+
+	if (poll(&p, 1, GROUP_WAIT_MS) != 1)
+		return 0;
+	n = read(status_fd, &g, sizeof(g));
+	return n == (ssize_t)sizeof(g) ? g : 0;
+}
+
 pid_t job_process_session(void)
 {
 	return job_running() ? job_session : 0;
@@ -462,6 +486,8 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 	w->err_fd = err[0];
 	w->status_fd = st[0];
 	out[0] = err[0] = st[0] = out[1] = err[1] = st[1] = -1;
+	w->group = read_group(w->status_fd);
+	w->group_read = w->group > 0;
 	if (job_begin(&process_kind, w, msg, msglen) < 0) {
 		*code = "busy";
 		kill(w->reaper, SIGKILL);
@@ -479,6 +505,8 @@ json_t *job_process_start(json_t *req, const char **code, char *msg, size_t msgl
 		job_finish(-1, 0, "could not start the job's reader thread", NULL);
 	job_session = w->reaper;
 	result = json_pack("{sI}", "pid", (json_int_t)w->reaper);
+	if (w->group > 0)
+		json_object_set_new(result, "pgid", json_integer(w->group));
 out:
 	for (int k = 0; k < 2; k++) {
 		if (out[k] >= 0)

@@ -4,7 +4,12 @@
  *
  *   proc_start {"argv": [...], "env": {"NAME": "value"...}, "cwd": "~/...",
  *               "grace_ms": 3000}
- *              -> {"pid": <the reaper's pid>}
+ *              -> {"pid": <the reaper's pid: the job's session>,
+ *                  "pgid": <the command's process group>}
+ *
+ * "pgid" is absent when the reaper did not say it within 2 s. The head keeps
+ * both: when this agent stops answering it ends them itself, through a fresh
+ * SSH session (sshpool.h, sshpool_node_set_job).
  *
  * argv[0] is searched in PATH; env is added to the agent's environment (a
  * value starting with "~/" gets the agent's $HOME, as in a shell's

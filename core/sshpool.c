@@ -591,6 +591,8 @@ void sshpool_free(struct sshpool *pool)
 		free(node->dir);
 		free(node->dir_id);
 		free(node->note);
+		pool_node_end_free(node);
+		free(node->ended);
 		json_decref(node->hello);
 		free(node);
 	}

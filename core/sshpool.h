@@ -15,7 +15,10 @@
  * Codes: config-timeout, resolve, refused, unreachable, connect, connect-timeout,
  * handshake-timeout, auth-timeout, handshake, auth, auth-rsa-sha1, hostkey-changed,
  * hostkey-unknown, hostkey-revoked, arch, upload, agent, protocol, request-timeout, ssh,
- * slow (a ready node, its agent past hello, that missed a request's deadline),
+ * slow (a ready node, its agent past hello, that missed a request's deadline and
+ * was found running, or could not be looked at), agent-stopped (the same, its
+ * agent found stopped: state T), unreachable (also: a fresh connection to a
+ * ready node that stopped answering timed out; sshpool_node_end),
  * launcher (the launcher, e.g. srun, could not start the node's agent: its words).
  */
 #ifndef CD_SSHPOOL_H
@@ -138,6 +141,42 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
  * meanwhile do not end the hold before the caller blocks.
  */
 void sshpool_keepalive_hold(struct sshpool *pool, int hold_ms);
+
+/*
+ * The job a node's agent runs for the owner (proc_start's answer: the
+ * reaper's pid, which is the job's session, and the command's process
+ * group; 0 when unknown), and the grace from SIGTERM to SIGKILL when it has
+ * to be ended (0: 1 s). All 0: no job (it ended). sshpool_node_end ends
+ * exactly these with the agent.
+ */
+void sshpool_node_set_job(struct sshpool_node *node, long long pid, long long pgid, int grace_ms);
+
+/*
+ * End a ready node whose agent stopped answering (why says how, e.g. "the
+ * agent did not answer request 16 in time"): close its session, then
+ * through a fresh login to the node (its ssh settings; the connection gets
+ * at most 5 s, the re-test of the path) send SIGCONT, then SIGTERM and
+ * after the job's grace SIGKILL, to the agent (its hello's pid) and to the
+ * job of sshpool_node_set_job (its process group and session), nothing by
+ * name, and check that they are gone. Its requests wait meanwhile, and
+ * new ones are held unsent: all fail with the node. It then fails
+ * (handlers->failed) with what the fresh session found: "agent-stopped"
+ * (the agent was in state T), "slow" (it ran, or the session logged in
+ * and could not tell), "unreachable" (a
+ * fresh connection to its port timed out or failed: the head cannot reach
+ * it any more). A node closed meanwhile is ended all the same, silently.
+ * sshpool_node_ended says afterwards what was ended, for a summary.
+ * A ready node whose request times out goes through this by itself.
+ * Returns 0 when started; CD_ERR_UNSUPPORTED for a transport without a
+ * login of its own (local, connect-back: nothing done), CD_ERR_AGAIN when
+ * the node is not ready or already ending.
+ */
+int sshpool_node_end(struct sshpool_node *node, const char *why);
+/* After sshpool_node_end: "its agent stopped answering; ended its job
+ * (process group 812) and its agent (pid 790) through a fresh SSH session",
+ * or why that could not be done and how long its job may still run; NULL
+ * when the node needed no such end. Borrowed, for the pool's life. */
+const char *sshpool_node_ended(const struct sshpool_node *node);
 
 /* Politely end a node's agent (stdin closed) and mark it closed. */
 void sshpool_close_node(struct sshpool_node *node);

@@ -12,6 +12,9 @@
  *                      the nodes that share one agent directory
  *   sshpool_request.c  the agent protocol: hello, requests, their replies
  *                      and progress, their deadlines
+ *   sshpool_end.c      a node whose agent stopped answering: the path
+ *                      re-tested and the agent and its job ended, through
+ *                      a fresh session
  */
 #ifndef CD_SSHPOOL_INTERNAL_H
 #define CD_SSHPOOL_INTERNAL_H
@@ -80,6 +83,12 @@ struct sshpool_node {
 	struct buf ssh_g_out;
 	void *data;
 	int ssh_g_waiting; /* sshpool_config.c: waits for the pool's shared `ssh -G` */
+	/* sshpool_end.c: the job to end with the agent, and the end itself */
+	long long job_pid, job_pgid;
+	int job_grace_ms;
+	int ending;           /* sshpool_node_end runs: no requests, no keepalives */
+	struct pool_end *end; /* its fresh session while it runs */
+	char *ended;          /* what it found and ended (sshpool_node_ended), or NULL */
 };
 
 struct sshpool {
@@ -154,5 +163,24 @@ void pool_node_proto_input(struct sshpool_node *node);
 void pool_node_send_hello(struct sshpool_node *node);
 /* Fail every pending request, without touching the node's state. */
 void pool_node_fail_pending(struct sshpool_node *node, const char *code, const char *msg);
+
+/* sshpool_end.c */
+/* What the end script said (pure; CDEND lines among any login noise). */
+struct pool_end_found {
+	int have_agent;      /* it looked at the agent's pid */
+	char agent_state[8]; /* its state before anything ("T", "S"...), "" when gone */
+	char job[256];       /* the job's pids it found */
+	char left[256];      /* the pids still there at its end, "" when none */
+	int complete;        /* it said its last line */
+};
+/* The remote command: `exec /bin/sh -c '...'`, which says the agent's state
+ * and the job's pids (process group `group`, session `session`; 0: none),
+ * sends SIGCONT, SIGTERM, and SIGKILL after grace_ms (0: 1 s) to what is
+ * left, and says what is still there, in CDEND lines. Free it. */
+char *pool_end_command(long long agent, long long session, long long group, int grace_ms);
+/* 0, or CD_ERR_PARSE when the script did not finish (f holds what came). */
+int pool_end_parse(const char *text, size_t len, struct pool_end_found *f);
+/* Abandon a running end (the pool is freed) and free its session. */
+void pool_node_end_free(struct sshpool_node *node);
 
 #endif

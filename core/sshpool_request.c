@@ -7,6 +7,7 @@
 #include "cd.h"
 #include "proto.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,7 +133,7 @@ void pool_node_proto_input(struct sshpool_node *node)
  * older agent would answer one as an unknown request). */
 static int wants_keepalive(const struct sshpool_node *node)
 {
-	return node->state == SSHPOOL_NODE_READY &&
+	return node->state == SSHPOOL_NODE_READY && !node->ending &&
 	       json_is_integer(json_object_get(node->hello, "keepalive_ms"));
 }
 
@@ -259,10 +260,15 @@ static void on_request_timeout(struct loop *loop, void *arg)
 {
 	struct pending *p = arg;
 	struct sshpool_node *node = p->node;
+	char why[96];
 
 	p->timer = 0;
-	pool_node_fail(node, "request-timeout", "%s: the agent did not answer request %lld in time",
-	               node->host, p->id);
+	snprintf(why, sizeof(why), "the agent did not answer request %lld in time", p->id);
+	/* Its agent may be stopped, wedged or cut off: find out which, and end
+	 * it and its job, through a fresh session where the transport has one. */
+	if (node->state == SSHPOOL_NODE_READY && sshpool_node_end(node, why) == 0)
+		return;
+	pool_node_fail(node, "request-timeout", "%s: %s", node->host, why);
 }
 
 int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
@@ -288,16 +294,21 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
 	p->cb = cb;
 	p->progress_cb = progress_cb;
 	p->arg = arg;
-	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
-	                          on_request_timeout, p);
-	json_object_set_new(req_take, "id", json_integer(p->id));
-	if (progress_cb)
-		json_object_set_new(req_take, "progress", json_true());
 	if (node->pending_tail)
 		node->pending_tail->next = p;
 	else
 		node->pending = p;
 	node->pending_tail = p;
+	if (node->ending) {
+		/* never sent: it fails with the node, as those in flight do */
+		json_decref(req_take);
+		return 0;
+	}
+	p->timer = loop_timer_add(node->pool->loop, timeout_ms > 0 ? timeout_ms : 30000,
+	                          on_request_timeout, p);
+	json_object_set_new(req_take, "id", json_integer(p->id));
+	if (progress_cb)
+		json_object_set_new(req_take, "progress", json_true());
 	node_write(node, req_take);
 	json_decref(req_take);
 	return 0;

@@ -284,6 +284,10 @@ static void on_started(struct sshpool_node *pn, json_t *result, const char *code
 	if (mnist_reply_failed(m, pn, result, code, msg, "starting the job"))
 		return;
 	m->r.nodes[i].started = 1;
+	/* torch mode's process tree (proc_start says it; the embedded trainer
+	 * runs in the agent, which is ended anyway) */
+	sshpool_node_set_job(pn, json_integer_value(json_object_get(result, "pid")),
+	                     json_integer_value(json_object_get(result, "pgid")), JOB_STOP_WAIT);
 	fanout_settle(m->fan, i);
 }
 

@@ -101,10 +101,14 @@ static void on_broke(void *arg, size_t i, const char *code, const char *msg)
 	struct run *r = arg;
 	struct run_node *n = &r->r.nodes[i];
 
+	const char *ended = sshpool_node_ended(r->job.nodes[i].pn);
+
 	if (r->nodes[i].gone)
 		return;
 	r->nodes[i].gone = 1;
 	node_error(r, i, code, msg);
+	if (ended)
+		snprintf(n->ended_by_head, sizeof(n->ended_by_head), "%s", ended);
 	if (r->phase == RP_WATCH) {
 		if (!n->ended) {
 			n->ended = 1;
@@ -374,6 +378,10 @@ static void on_started(struct sshpool_node *pn, json_t *result, const char *code
 		return;
 	r->r.nodes[i].started = 1;
 	r->r.nodes[i].start_ms = cd_now_ms();
+	/* what the head ends itself should this agent stop answering */
+	sshpool_node_set_job(pn, json_integer_value(json_object_get(result, "pid")),
+	                     json_integer_value(json_object_get(result, "pgid")),
+	                     r->o.kill_grace_ms);
 	fanout_settle(r->fan, i);
 }
 
@@ -453,6 +461,7 @@ static void w_ended(void *arg, size_t i, json_t *result)
 
 	n->ended = 1;
 	n->end_ms = cd_now_ms();
+	sshpool_node_set_job(r->job.nodes[i].pn, 0, 0, 0); /* its pids are no longer the job's */
 	n->exit_code = (int)json_integer_value(json_object_get(result, "exit_code"));
 	n->signal = (int)json_integer_value(json_object_get(result, "signal"));
 	n->stopped = r->watch.nodes[i].stop_sent;

@@ -141,6 +141,10 @@ struct run_node {
 	long put_by;         /* the node that put the run's files for this one, -1: none */
 	int files_sent;      /* the objects sent to this node (as put_by of its group) */
 	long long bytes_sent;
+	/* its agent stopped answering, so the head ended its job and agent
+	 * through a fresh SSH session, or says why it could not
+	 * (sshpool_node_ended); "" when the node needed none of that */
+	char ended_by_head[CD_ERRLEN + 256];
 };
 
 struct rdzvwatch;

@@ -55,11 +55,20 @@ int diagnose_target_failures(const struct netmodel *m, size_t to, const char *ad
 	return 0;
 }
 
+/* sshpool's codes for an agent that said hello, then missed a request, and
+ * whose node a fresh session still reached: running ("slow") or stopped. */
+static int is_slow_code(const char *code)
+{
+	return strcmp(code, "slow") == 0 || strcmp(code, "agent-stopped") == 0;
+}
+
 /* A node that answered its transport (it logged in) but not a request in
- * time is not unreachable: sshpool's "slow" (its agent said hello, then
- * missed a request) and "request-timeout" (logged in, the agent did not say
- * hello in time: the request deadline starts only after login). Part of its
- * probe is missing, and it says so, partial or not checked at all. */
+ * time is not unreachable: sshpool's "slow" and "agent-stopped" (its agent
+ * said hello, then missed a request, and a fresh session still logged in)
+ * and "request-timeout" (logged in, the agent did not say hello in time:
+ * the request deadline starts only after login). Part of its probe is
+ * missing, and it says so, partial or not checked at all. A node that a
+ * fresh session could not reach any more ("unreachable") is unreachable. */
 static int note_slow_node(struct dstate *st, size_t i)
 {
 	const struct nm_node *n = &st->m->nodes[i];
@@ -68,12 +77,12 @@ static int note_slow_node(struct dstate *st, size_t i)
 	char ev[CD_ERRLEN + 64];
 	size_t hl;
 
-	if (n->probed && strcmp(n->lost_code, "slow") == 0) {
+	if (n->probed && is_slow_code(n->lost_code)) {
 		key = "slow-partial";
 		message = "%N answered, then was too slow to answer a request in time: it is "
 		          "reachable but overloaded (or its agent was stopped); its results are "
 		          "partial";
-	} else if (!n->probed && strcmp(n->error_code, "slow") == 0) {
+	} else if (!n->probed && is_slow_code(n->error_code)) {
 		key = "slow";
 		message = "%N answered the login and the agent's hello but not the probe in time: "
 		          "it is reachable but slow (overloaded, or its agent was stopped), so "
@@ -89,7 +98,10 @@ static int note_slow_node(struct dstate *st, size_t i)
 	hl = strlen(n->host);
 	/* sshpool's message already starts with "host: " */
 	if (strncmp(n->error, n->host, hl) == 0 && n->error[hl] == ':')
-		snprintf(ev, sizeof(ev), "%s (%s)", n->error, started ? "request-timeout" : "slow");
+		snprintf(ev, sizeof(ev), "%s (%s)", n->error,
+		         started     ? "request-timeout"
+		         : n->probed ? n->lost_code
+		                     : n->error_code);
 	else
 		snprintf(ev, sizeof(ev), "%s: %s", n->host, n->error);
 	diagnose_note(st, "probe-incomplete", SEV_WARNING, key, i, message,

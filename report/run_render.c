@@ -179,6 +179,10 @@ void run_print_text(FILE *f, const struct run_report *rep)
 		termtext_printf(
 		    f, "orphan check: %zu process(es) of the run left on %zu node(s) checked\n",
 		    orphans, checked);
+	for (size_t i = 0; i < rep->nnodes; i++)
+		if (rep->nodes[i].ended_by_head[0])
+			termtext_printf(f, "%s: %s\n", rep->nodes[i].host,
+			                rep->nodes[i].ended_by_head);
 	if (rep->synced) {
 		int sent = 0;
 
@@ -309,6 +313,7 @@ json_t *run_report_json(const struct run_report *rep)
 		json_object_set_new(jn, "put_by",
 		                    n->put_by >= 0 ? json_string(rep->nodes[n->put_by].host)
 		                                   : json_null());
+		json_object_set_new(jn, "ended_by_head", str_or_null(n->ended_by_head));
 		json_object_set_new(jn, "proved", json_boolean(n->proved));
 		json_object_set_new(jn, "files_sent", json_integer(n->files_sent));
 		json_object_set_new(jn, "lines_dropped", json_integer(n->lines_dropped));

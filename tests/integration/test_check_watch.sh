@@ -5,8 +5,9 @@
 # nft counter of the SYNs to port 22 in each node's namespace), a finding raised mid-watch by
 # an nft rule the test adds and cleared when the test removes it is printed with its time, both
 # ways, per node (a node joining a finding another node has is raised alone), a round without a
-# change says so, and Ctrl-C ends the watch with the last state and check's exit status for
-# the last round.
+# change says so, a node partitioned from the head is node-unreachable on the first round that
+# misses it, and Ctrl-C ends the watch with the last state and check's exit status for the last
+# round.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=check_watch
@@ -191,6 +192,30 @@ t_a_changed_host_key_mid_watch_is_said_in_the_rounds() {
 	stop_watch TERM
 	cluster_learn_hostkey 2 || return 1
 	expect_match "$out" '"raised":\[[^]]*"id":"node-unreachable","severity":"error","nodes":\["node2"\]' "node-unreachable raised"
+}
+
+# node2 drops everything from and to the head between rounds, the nodes still reach each other
+# (report fault-run-3, case 8): the first round that misses node2 re-tests the path with a fresh
+# connection and raises node-unreachable, not probe-incomplete ("reachable but slow")
+t_a_partitioned_node_is_raised_unreachable_on_the_first_round_not_probe_incomplete() {
+	local rules first
+	up_once || return 1
+	watch_bg -w 'node[1-3]' --watch 1 -t 4 "${PT[@]}"
+	wait_for "round 1: 3 node\(s\), 3 checked" 60 || { stop_watch TERM; return 1; }
+	rules="table inet cdpart {
+		chain in { type filter hook input priority -300; ip saddr $CD_HEAD_IP drop; }
+		chain out { type filter hook output priority -300; ip daddr $CD_HEAD_IP drop; }
+	}"
+	cluster_node_exec 2 nft -f - <<<"$rules" || { stop_watch TERM; return 1; }
+	wait_for "round [0-9]+ raised [a-z]+ [a-z-]+ [^ ]*node2[^ ]*: " 60 ||
+		{ cluster_node_exec 2 nft delete table inet cdpart; stop_watch TERM; return 1; }
+	cluster_node_exec 2 nft delete table inet cdpart
+	stop_watch TERM || return 1
+	first=$(grep -Em1 "round [0-9]+ raised [a-z]+ [a-z-]+ [^ ]*node2[^ ]*: " <<<"$out")
+	echo "    first: ${first:0:300}"
+	expect_match "$first" "round [0-9]+ raised error node-unreachable node2: " "the first change naming node2" || return 1
+	expect_eq "$(grep -c 'raised warning probe-incomplete [^ ]*node2' <<<"$out")" 0 "probe-incomplete for node2" || return 1
+	agents_gone
 }
 
 # Rounds over kept agents under ASan+UBSan (leaks included): a clean end, no report

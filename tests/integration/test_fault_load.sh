@@ -5,8 +5,8 @@
 #   run's agent says so (master-port-held-by-run, info), never master-port-in-use ("stop the
 #   stale job"); a real stale job (a silent listener on 29500) is still master-port-in-use;
 # - under load: a node that logged in and whose agent said hello, but that missed a request's
-#   deadline (its agent stopped, as on an overloaded box), is "slow" / probe-incomplete, not
-#   node-unreachable; a head whose own event loop lagged (the head stopped for 2.5 s, as the
+#   deadline (its agent stopped, as on an overloaded box), is probe-incomplete, not
+#   node-unreachable: a fresh SSH session finds the agent stopped ("agent-stopped") and ends it; a head whose own event loop lagged (the head stopped for 2.5 s, as the
 #   scheduler does on a box at load 100) says so: "head_load" in JSON, a note in the text.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -124,8 +124,8 @@ t_slow_node_is_probe_incomplete_not_unreachable() {
 		sleep 0.1
 	done
 	expect_eq "$rc" 2 "exit status (a node could not be checked) ($err)" || return 1
-	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" slow "node2's error_code" || return 1
-	expect_match "$(jget 'd["nodes"][1]["error"]')" 'said hello, so it is slow' "node2's error" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" agent-stopped "node2's error_code" || return 1
+	expect_match "$(jget 'd["nodes"][1]["error"]')" 'a fresh SSH session found its agent \(pid [0-9]+\) stopped \(state T\); ended its agent' "node2's error" || return 1
 	# (a loaded box may also find the other nodes' first torch import slow: another finding)
 	expect_eq "$(jget '",".join(n for f in d["findings"] if f["id"] == "probe-incomplete" and "slow" in f["message"] for n in f["nodes"])')" \
 		node2 "the slow node's probe-incomplete" || return 1

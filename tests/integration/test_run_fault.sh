@@ -4,7 +4,9 @@
 # prints nothing is stopped at --stall-timeout; Ctrl-C on the head stops every node; a command
 # missing on one node is named (exit 2, nothing left running); an unknown placeholder and an
 # --env value with a newline are refused before anything starts; a node whose agent dies
-# mid-run ends the job everywhere; a burst of 50,000 lines is in the head's log, or the lines lost
+# mid-run ends the job everywhere; a node whose agent is SIGSTOPped has its job and agent ended
+# by the head through a fresh SSH session, and a partitioned node is named unreachable, not
+# slow; a burst of 50,000 lines is in the head's log, or the lines lost
 # are counted there and in the summary.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -172,6 +174,98 @@ t_a_node_that_drops_out_mid_run_ends_the_job_everywhere() {
 	expect_match "$(jget 'd["failure"]')" "node3" "failure names node3" || return 1
 	expect_eq "$(jget 'd["root_cause"]')" node3 "root cause" || return 1
 	itest_expect_no_run_left 30
+}
+
+# node I's agent (the --stdio process under sshd) of the run started last (waits up to 30 s)
+agent_pid() { # I
+	local t p
+	for ((t = 0; t < 300; t++)); do
+		for p in $(ip netns pids "$(cluster_node_ns "$1")"); do
+			[[ $(cat "/proc/$p/comm" 2>/dev/null) == agent-* ]] && { echo "$p"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+# how many processes of a run (CLUSTERDOC_RUN in their environment) node I holds
+node_run_procs() { # I
+	local pid n=0
+	for pid in $(ip netns pids "$(cluster_node_ns "$1")" 2>/dev/null); do
+		tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^CLUSTERDOC_RUN=' && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# node2's agent is SIGSTOPped mid-run (report fault-run-3, case 7): the head ends node2's job
+# and its agent through a fresh SSH session (SIGCONT, SIGTERM, SIGKILL after the grace) before
+# it exits, so nothing of the run is left there even while nobody continues the agent; the
+# summary (text and --json) says that node2 needed it and what was ended
+t_a_stopped_agents_job_is_ended_through_a_fresh_session_and_the_summary_says_so() {
+	local pid t0 elapsed procs agent_left i
+	[[ ${CD_N:-0} == 3 && -d ${CD_RUN:-/nonexistent} ]] || { cluster_down; CD_QUIET=1 cluster_up 3 >/dev/null || return 1; }
+	start_run -w 'node[1-3]' --launcher none --force -t 8 --kill-grace 1 -- sh -c 'echo start; while :; do echo tick; sleep 2; done'
+	wait_for_line '^node3 r2: start' || { kill "$bg"; return 1; }
+	pid=$(agent_pid 2) || { kill "$bg"; echo "    no agent on node2"; return 1; }
+	kill -STOP "$pid"
+	t0=$(date +%s%N)
+	finish_run
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	procs=$(node_run_procs 2)
+	agent_left=0
+	for ((i = 0; i < 20; i++)); do # a moment for sshd to reap it
+		[[ -d /proc/$pid ]] || break
+		sleep 0.1
+	done
+	[[ -d /proc/$pid ]] && agent_left="1 ($(cut -d' ' -f3 "/proc/$pid/stat"))"
+	kill -CONT "$pid" 2>/dev/null
+	echo "    head exited rc $rc after $elapsed ms; node2: $procs process(es) of the run, agent left: $agent_left"
+	echo "    node2: $(jget 'd["nodes"][1]["error"]')"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$procs $agent_left" "0 0" "node2's job and agent, before anyone continues it" || return 1
+	expect_match "$(jget 'd["nodes"][1]["error"]')" "node2: the agent did not answer request [0-9]+ in time; a fresh SSH session found its agent \(pid $pid\) stopped \(state T\)" "node2's error" || return 1
+	expect_match "$(jget 'd["nodes"][1]["ended_by_head"]')" "^its agent stopped answering; ended its job \(process group [0-9]+\) and its agent \(pid $pid\) through a fresh SSH session$" "--json's ended_by_head" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["ended_by_head"], d["nodes"][2]["ended_by_head"]')" "(None, None)" "the other nodes needed nothing" || return 1
+	((elapsed < 8000 + 1000 + 10000)) || { echo "    took ${elapsed} ms"; return 1; }
+	itest_expect_no_run_left 30 || return 1
+	# the text summary says it too (the live lines go to stdout there)
+	bgout=$(mktemp)
+	bgerr=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CLUSTERDOC" run -w 'node[1-3]' --launcher none --force -t 8 --kill-grace 1 -- \
+		sh -c 'echo start; while :; do echo tick; sleep 2; done' >"$bgout" 2>"$bgerr" &
+	bg=$!
+	for ((i = 0; i < 300; i++)); do grep -q '^node3 r2: start' "$bgout" && break; sleep 0.1; done
+	pid=$(agent_pid 2) || { kill "$bg"; return 1; }
+	kill -STOP "$pid"
+	finish_run
+	kill -CONT "$pid" 2>/dev/null
+	expect_match "$out" "^node2: its agent stopped answering; ended its job \(process group [0-9]+\) and its agent \(pid $pid\) through a fresh SSH session$" "the text summary's line" || return 1
+	itest_expect_no_run_left 30
+}
+
+# node2 drops everything from and to the head mid-run (report fault-run-3, case 8), the nodes
+# still reach each other: the head re-tests the path with a fresh connection and names the
+# partition, not "slow (overloaded or stopped)"; the summary says node2's job may still run there
+# and for how long its agent's own bound leaves it
+t_a_partitioned_node_is_named_unreachable_not_slow() {
+	local nft_rules procs
+	[[ ${CD_N:-0} == 3 && -d ${CD_RUN:-/nonexistent} ]] || { cluster_down; CD_QUIET=1 cluster_up 3 >/dev/null || return 1; }
+	start_run -w 'node[1-3]' --launcher none --force -t 8 --kill-grace 1 -- sh -c 'echo start; while :; do echo tick; sleep 2; done'
+	wait_for_line '^node3 r2: start' || { kill "$bg"; return 1; }
+	nft_rules="table inet cdpart {
+		chain in { type filter hook input priority -300; ip saddr $CD_HEAD_IP drop; }
+		chain out { type filter hook output priority -300; ip daddr $CD_HEAD_IP drop; }
+	}"
+	cluster_node_exec 2 nft -f - <<<"$nft_rules" || { kill "$bg"; return 1; }
+	finish_run
+	procs=$(node_run_procs 2)
+	cluster_node_exec 2 nft delete table inet cdpart
+	echo "    head exited rc $rc; node2 held $procs process(es) of the run then"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget 'd["nodes"][1]["error"]')" "^node2: the agent did not answer request [0-9]+ in time; the head cannot reach node2 any more: a fresh connection to port 22 timed out" "node2's error" || return 1
+	expect_eq "$(jget '"slow" in d["nodes"][1]["error"] or "overloaded" in d["failure"]')" False "not called slow" || return 1
+	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" unreachable "node2's error code" || return 1
+	expect_match "$(jget 'd["nodes"][1]["ended_by_head"]')" "^its agent stopped answering and a fresh SSH session could not reach node2: its job may still run there until its agent's own bound ends it, [0-9]+ s after the last keepalive it heard" "--json's ended_by_head" || return 1
+	itest_expect_no_run_left 400
 }
 
 # 50,000 numbered lines at once: the agent keeps the newest JOB_LOG_KEEP (20,000) until the head

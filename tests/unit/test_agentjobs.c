@@ -899,6 +899,27 @@ static void job_stop_right_after_start_ends_it_with_sigterm(void **state)
 	}
 }
 
+/* What the head ends itself when the agent stops answering (sshpool_end.c):
+ * "pid" is the reaper, leader of the job's session, and "pgid" the
+ * command's own process group, inside that session. */
+static void job_start_answers_the_reapers_session_and_the_commands_group(void **state)
+{
+	const char *code;
+	json_t *r = call(job_process_start, json_pack("{so}", "argv", argv_of("sleep 60")), &code);
+	pid_t pid, pgid;
+
+	if (!r)
+		fail_msg("proc_start failed: %s", code);
+	pid = (pid_t)json_integer_value(json_object_get(r, "pid"));
+	pgid = (pid_t)json_integer_value(json_object_get(r, "pgid"));
+	json_decref(r);
+	assert_true(pid > 0 && pgid > 0 && pgid != pid);
+	assert_int_equal(getsid(pid), pid);
+	assert_int_equal(getpgid(pgid), pgid);
+	assert_int_equal(getsid(pgid), pid);
+	json_decref(stop(JOB_PROCESS_GRACE_MS, 0));
+}
+
 static void job_stop_ends_the_whole_group_with_sigterm_quickly(void **state)
 {
 	json_t *lines, *r;
@@ -1084,6 +1105,7 @@ int main(void)
 	    cmocka_unit_test(job_missing_program_exits_127_naming_it),
 	    cmocka_unit_test(job_start_while_one_runs_is_busy),
 	    cmocka_unit_test(job_stop_right_after_start_ends_it_with_sigterm),
+	    cmocka_unit_test(job_start_answers_the_reapers_session_and_the_commands_group),
 	    cmocka_unit_test(job_stop_ends_the_whole_group_with_sigterm_quickly),
 	    cmocka_unit_test(job_ignoring_sigterm_is_killed_after_the_grace_time),
 	    cmocka_unit_test(job_leftovers_of_the_group_are_killed_when_the_command_exits),
