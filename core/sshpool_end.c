@@ -128,17 +128,21 @@ static void say_targets(const struct sshpool_node *node, long long agent, char *
 		snprintf(dst, len, "%s", job[0] ? job : "nothing it knew of");
 }
 
-/* "...: its job may still run there until its agent's own bound ends it, 30 s ..." */
+/* "...: its job may still run there until its agent's own bound ends it,
+ * 330 s ...": the silence bound plus the head's grace, as its hello said. */
 static void say_may_run(const struct sshpool_node *node, char *dst, size_t len)
 {
 	json_t *silence = json_object_get(node->hello, "silence_ms");
+	long long grace = json_integer_value(json_object_get(node->hello, "head_grace_ms"));
 
 	if (json_is_integer(silence) && json_integer_value(silence) > 0)
-		snprintf(dst, len,
-		         "its job may still run there until its agent's own bound ends it, %lld s "
-		         "after the last keepalive it heard (a stopped agent's bound waits until "
-		         "it runs again)",
-		         (long long)(json_integer_value(silence) / 1000));
+		snprintf(
+		    dst, len,
+		    "its job may still run there until its agent's own bound ends it, %lld s "
+		    "after the last keepalive it heard%s (a stopped agent's bound waits until "
+		    "it runs again)",
+		    (long long)((json_integer_value(silence) + (grace > 0 ? grace : 0)) / 1000),
+		    grace > 0 ? ", --head-grace included" : "");
 	else
 		snprintf(dst, len,
 		         "its job may still run there: its agent has no bound on the head's "
