@@ -22,11 +22,6 @@
 
 const char *const fix_hosts_findings[] = {"hostname-loopback", NULL};
 
-int fix_needs_sudo(const struct fix_ctx *c, size_t i)
-{
-	return c->states[i].uid != 0;
-}
-
 static int hostname_ok(const char *s)
 {
 	if (!*s || *s == '-' || *s == '.')
