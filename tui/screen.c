@@ -234,17 +234,11 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 			bar_append(buf, len, &off, "bench: %s %zu/%zu, %.0f s  ", p.phase,
 			           p.answered, p.nodes, secs);
 	}
-	if (s->job_state == TASK_RUNNING && s->job_kind == JOB_RUN) {
-		const struct run_report *r = session_run_report(s);
+	if (s->job_state == TASK_RUNNING) {
+		char words[160];
 
-		bar_append(buf, len, &off, "run %s: %s  ", r ? r->run_id : "",
-		           s->job_phase[0] ? s->job_phase : "starting");
-	} else if (s->job_state == TASK_RUNNING) {
-		const struct mnist_report *r = session_job_report(s);
-
-		bar_append(buf, len, &off, "job: %s, epoch %d/%d  ",
-		           s->job_phase[0] ? s->job_phase : "starting", r ? r->epochs_done : 0,
-		           s->o.mnist.epochs);
+		SESSION_JOB_KIND(s)->progress(s, words, sizeof(words));
+		bar_append(buf, len, &off, "%s  ", words);
 	}
 	if (t->hang)
 		bar_append(buf, len, &off, "hang: round %d, %s  ", s->hang_rounds + 1,

@@ -312,7 +312,7 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen)
 
 	if (s->job_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the %s is running already",
-		               s->job_kind == JOB_RUN ? "run" : "MNIST job");
+		               SESSION_JOB_KIND(s)->name);
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
 	session_job_clear(s);

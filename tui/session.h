@@ -34,6 +34,23 @@ enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 /* What the Job view shows: the MNIST job (r) or a `clusterdoc run` job (R). */
 enum job_kind { JOB_MNIST, JOB_RUN };
 
+struct tui_session;
+
+/* What differs between the job kinds on the session's side: one row per
+ * enum job_kind (job_kinds[], session_run.c). */
+struct job_kind_ops {
+	const char *name;                                     /* "MNIST job", "run": in messages */
+	int (*live)(const struct tui_session *s);             /* its job's handle exists */
+	void (*stop)(struct tui_session *s, const char *why); /* stop it on every node */
+	/* while it runs: the status bar's words ("run RUN: phase", "job: phase,
+	 * epoch 2/3") into buf */
+	void (*progress)(const struct tui_session *s, char *buf, size_t len);
+};
+extern const struct job_kind_ops job_kinds[];
+
+/* The row of the session's current job kind. */
+#define SESSION_JOB_KIND(s) (&job_kinds[(s)->job_kind])
+
 /* "not run", "running", "done", "failed" */
 const char *task_state_name(enum task_state s);
 

@@ -179,7 +179,7 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 
 	if (s->job_state == TASK_RUNNING)
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "the %s is running already",
-		               s->job_kind == JOB_RUN ? "run" : "MNIST job");
+		               SESSION_JOB_KIND(s)->name);
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
 	run_opts_init(&o);
@@ -244,14 +244,55 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	return 0;
 }
 
+static int mnist_live(const struct tui_session *s)
+{
+	return s->job != NULL;
+}
+
+static void mnist_stop_job(struct tui_session *s, const char *why)
+{
+	mnist_stop(s->job, why);
+}
+
+static int run_live(const struct tui_session *s)
+{
+	return s->run != NULL;
+}
+
+static void run_stop_job(struct tui_session *s, const char *why)
+{
+	run_stop(s->run, why);
+}
+
+static void mnist_progress(const struct tui_session *s, char *buf, size_t len)
+{
+	const struct mnist_report *r = session_job_report(s);
+
+	snprintf(buf, len, "job: %s, epoch %d/%d", s->job_phase[0] ? s->job_phase : "starting",
+	         r ? r->epochs_done : 0, s->o.mnist.epochs);
+}
+
+static void run_progress(const struct tui_session *s, char *buf, size_t len)
+{
+	const struct run_report *r = session_run_report(s);
+
+	snprintf(buf, len, "run %s: %s", r ? r->run_id : "",
+	         s->job_phase[0] ? s->job_phase : "starting");
+}
+
+const struct job_kind_ops job_kinds[] = {
+    [JOB_MNIST] = {.name = "MNIST job",
+                   .live = mnist_live,
+                   .stop = mnist_stop_job,
+                   .progress = mnist_progress},
+    [JOB_RUN] = {.name = "run", .live = run_live, .stop = run_stop_job, .progress = run_progress},
+};
+
 int session_run_stop(struct tui_session *s, char *err, size_t errlen)
 {
-	if (s->job_state != TASK_RUNNING || (s->job_kind == JOB_RUN ? !s->run : !s->job))
+	if (s->job_state != TASK_RUNNING || !SESSION_JOB_KIND(s)->live(s))
 		return cd_errf(err, errlen, CD_ERR_REFUSED, "no run and no MNIST job is going");
-	if (s->job_kind == JOB_RUN)
-		run_stop(s->run, "stopped from the TUI (S): stopped the job on every node");
-	else
-		mnist_stop(s->job, "stopped from the TUI (S): stopped the job on every node");
+	SESSION_JOB_KIND(s)->stop(s, "stopped from the TUI (S): stopped the job on every node");
 	session_changed(s);
 	return 0;
 }

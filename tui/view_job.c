@@ -165,9 +165,10 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 		ui_text_add(x, ui_attr(t, UI_WARN), 1,
 		            "disabled: --read-only runs nothing on the nodes but the check.");
 	}
-	if (t->s.job_kind == JOB_MNIST && t->s.job_state == TASK_FAILED && t->s.job_error[0]) {
+	if (t->s.job_state == TASK_FAILED && t->s.job_error[0]) { /* no job of either kind */
 		ui_text_add(x, A_NORMAL, 0, " ");
-		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start: %s", t->s.job_error);
+		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start the %s: %s",
+		            SESSION_JOB_KIND(&t->s)->name, t->s.job_error);
 	}
 	free(fold);
 }
@@ -620,35 +621,13 @@ static void report_text(struct tui *t, const struct mnist_report *r, struct ui_t
 
 /* ---------------------------------------------------------------- view */
 
-static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
+/* The MNIST job's view of a report: its block, notes, nodes and log. */
+static void mnist_draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 {
 	const struct mnist_report *r = session_job_report(&t->s);
-	struct ui_text x = {0};
 	struct layout L;
 
-	if (t->s.job_kind == JOB_RUN && session_run_report(&t->s)) {
-		if (vs->drill) {
-			view_run_report(t, &x);
-			ui_text_draw(&x, y, h, w, &vs->scroll);
-			ui_text_free(&x);
-		} else {
-			view_run_draw(t, vs, y, h, w);
-		}
-		return;
-	}
-	if (vs->drill && r) {
-		report_text(t, r, &x);
-		ui_text_draw(&x, y, h, w, &vs->scroll);
-		ui_text_free(&x);
-		return;
-	}
 	draw_title(t, y, w);
-	if (!r) {
-		intro_text(t, &x, w);
-		ui_text_draw(&x, y + 2, h - 2, w, &vs->scroll);
-		ui_text_free(&x);
-		return;
-	}
 	layout(t, y, h, w, &L);
 	draw_block(t, r, &L, w);
 	draw_notes(t, r, &L, w);
@@ -656,20 +635,68 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	view_job_draw_log(t, vs, L.log_y, L.log_h, w);
 }
 
-static size_t rows(struct tui *t, struct view_state *vs)
+static int mnist_has_report(const struct tui *t)
 {
-	return 0; /* the log scrolls by its own keys, the report as a text */
+	return session_job_report(&t->s) != NULL;
 }
 
-/* The rows the log shows under the current job's summary. */
-static int log_rows(struct tui *t)
+static void mnist_report_text(struct tui *t, struct ui_text *x)
+{
+	report_text(t, session_job_report(&t->s), x);
+}
+
+static int mnist_log_rows(struct tui *t)
 {
 	struct layout L;
 
-	if (t->s.job_kind == JOB_RUN)
-		return view_run_log_rows(t, LINES - 2) - 1;
 	layout(t, 1, LINES - 2, COLS, &L);
 	return L.log_h - 1;
+}
+
+static int run_has_report(const struct tui *t)
+{
+	return session_run_report(&t->s) != NULL;
+}
+
+static int run_log_rows(struct tui *t)
+{
+	return view_run_log_rows(t, LINES - 2) - 1;
+}
+
+/* What differs between the job kinds in this view: one row per enum
+ * job_kind (session.h). Before a job of the kind has a report, the view
+ * shows the intro, the same for both. */
+static const struct job_view_ops {
+	int (*has_report)(const struct tui *t);
+	void (*draw)(struct tui *t, struct view_state *vs, int y, int h, int w);
+	void (*report)(struct tui *t, struct ui_text *x); /* Enter's full report */
+	int (*log_rows)(struct tui *t);                   /* the rows its log shows */
+} job_views[] = {
+    [JOB_MNIST] = {mnist_has_report, mnist_draw, mnist_report_text, mnist_log_rows},
+    [JOB_RUN] = {run_has_report, view_run_draw, view_run_report, run_log_rows},
+};
+
+static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
+{
+	const struct job_view_ops *k = &job_views[t->s.job_kind];
+	struct ui_text x = {0};
+
+	if (k->has_report(t) && vs->drill) {
+		k->report(t, &x);
+		ui_text_draw(&x, y, h, w, &vs->scroll);
+	} else if (k->has_report(t)) {
+		k->draw(t, vs, y, h, w);
+	} else {
+		draw_title(t, y, w);
+		intro_text(t, &x, w);
+		ui_text_draw(&x, y + 2, h - 2, w, &vs->scroll);
+	}
+	ui_text_free(&x);
+}
+
+static size_t rows(struct tui *t, struct view_state *vs)
+{
+	return 0; /* the log scrolls by its own keys, the report as a text */
 }
 
 static int key(struct tui *t, struct view_state *vs, int ch)
@@ -682,19 +709,19 @@ static int key(struct tui *t, struct view_state *vs, int ch)
 		view_run_ask_stop(t);
 		return 1;
 	}
-	if (vs->drill || !(session_job_report(&t->s) || session_run_report(&t->s)))
+	if (vs->drill || !job_views[t->s.job_kind].has_report(t))
 		return 0;
 	if (ch == 'n') {
 		vs->mode = t->s.nhosts ? (vs->mode + 1) % ((int)t->s.nhosts + 1) : 0;
 		vs->sel = 0;
 		return 1;
 	}
-	return view_job_log_key(t, vs, ch, log_rows(t));
+	return view_job_log_key(t, vs, ch, job_views[t->s.job_kind].log_rows(t));
 }
 
 static int enter(struct tui *t, struct view_state *vs)
 {
-	return session_job_report(&t->s) != NULL || session_run_report(&t->s) != NULL;
+	return job_views[t->s.job_kind].has_report(t);
 }
 
 const struct view view_job = {

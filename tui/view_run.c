@@ -14,6 +14,7 @@
  * run on every node after a y.
  */
 #include "view_run.h"
+#include "jobs/runopt.h"
 #include "jobs/jobgate.h"
 
 #include <stdio.h>
@@ -466,8 +467,7 @@ void view_run_prompt(struct tui *t)
 		return;
 	}
 	if (t->s.job_state == TASK_RUNNING) {
-		ui_message(t, 1, "the %s is running already",
-		           t->s.job_kind == JOB_RUN ? "run" : "MNIST job");
+		ui_message(t, 1, "the %s is running already", SESSION_JOB_KIND(&t->s)->name);
 		return;
 	}
 	ui_prompt(t, PROMPT_COMMAND, "Run: ", t->s.run_cmdline, command_entered);
@@ -478,14 +478,13 @@ static void stop_entered(struct tui *t, const char *text)
 	char err[CD_ERRLEN];
 
 	if (strcmp(text, "y") != 0 && strcmp(text, "yes") != 0) {
-		ui_message(t, 0, "the %s goes on", t->s.job_kind == JOB_RUN ? "run" : "MNIST job");
+		ui_message(t, 0, "the %s goes on", SESSION_JOB_KIND(&t->s)->name);
 		return;
 	}
 	if (session_run_stop(&t->s, err, sizeof(err)) < 0)
 		ui_message(t, 1, "%s", err);
 	else
-		ui_message(t, 0, "stopping the %s on every node",
-		           t->s.job_kind == JOB_RUN ? "run" : "MNIST job");
+		ui_message(t, 0, "stopping the %s on every node", SESSION_JOB_KIND(&t->s)->name);
 }
 
 void view_run_ask_stop(struct tui *t)
@@ -494,27 +493,24 @@ void view_run_ask_stop(struct tui *t)
 		ui_message(t, 1, "no run and no MNIST job is going");
 		return;
 	}
-	ui_prompt(t, PROMPT_CONFIRM,
-	          t->s.job_kind == JOB_RUN
-	              ? "Stop the run on every node? y and Enter stops it: "
-	              : "Stop the MNIST job on every node? y and Enter stops it: ",
-	          NULL, stop_entered);
+	char label[96];
+
+	snprintf(label, sizeof(label), "Stop the %s on every node? y and Enter stops it: ",
+	         SESSION_JOB_KIND(&t->s)->name);
+	ui_prompt(t, PROMPT_CONFIRM, label, NULL, stop_entered);
 }
 
 void view_run_intro(struct tui *t, struct ui_text *x)
 {
+	char names[512];
+
+	runopt_names(names, sizeof(names));
 	ui_text_add(x, A_NORMAL, 1,
 	            "R runs your own command instead, as `clusterdoc run` does: torchrun's "
 	            "script and its arguments (\"/data/train.py --epochs 3\"), or \"none: "
 	            "COMMAND ARGS\" for the command alone on every node; {node_rank} {nnodes} "
 	            "{master_addr} {master_port} {world_size} {host} {iface} are each node's. "
-	            "Options of clusterdoc run may come first: --chdir DIR, --nproc-per-node N, "
-	            "--env NAME=VALUE, --launcher, --kill-grace, --stall-timeout, --job-timeout, "
-	            "--master-port, --no-hang-ready. S stops the run (after a y).");
-	if (t->s.job_kind == JOB_RUN && t->s.job_state == TASK_FAILED && !t->s.run &&
-	    t->s.job_error[0]) {
-		ui_text_add(x, A_NORMAL, 0, " ");
-		ui_text_add(x, ui_attr(t, UI_FAIL), 1, "FAILED to start the run: %s",
-		            t->s.job_error);
-	}
+	            "The job options of clusterdoc run may come first: %s. S stops the run "
+	            "(after a y).",
+	            names);
 }
