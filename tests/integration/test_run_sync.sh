@@ -154,7 +154,7 @@ t_a_run_into_a_shared_remote_dir_leaves_a_running_jobs_tree_alone() {
 	echo 'VERSION=1' >"$SRC/pA/cfg.py"
 	echo 'VERSION=2' >"$SRC/pB/cfg.py"
 	start_run -w 'node[1-3]' --launcher none --no-check --stall-timeout 60 --sync "$SRC/pA" \
-		--remote-dir '~/proj' -- sh -c 'echo up; while [ ! -e "$0" ]; do sleep 0.1; done; cat cfg.py; echo out > result.txt; cat result.txt' "$flag"
+		--remote-dir '~/proj' -- sh -c 'echo up; while [ ! -e "$0" ]; do sleep 0.1; done; cat cfg.py; f=result.$(hostname); echo out > "$f"; cat "$f"' "$flag"
 	for ((i = 0; i < 300; i++)); do
 		[[ $(grep -c '^node[123] r[012]: up$' "$bgerr") == 3 ]] && break
 		sleep 0.1
