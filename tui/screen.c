@@ -18,7 +18,6 @@
 #include "hostlist.h"
 #include "secret.h"
 #include "suspend.h"
-#include "view_hang.h"
 
 #define TICK_MS    100
 #define MESSAGE_MS 6000
@@ -27,142 +26,16 @@ static const struct view *const all_views[] = {
     &view_nodes, &view_network, &view_findings, &view_env, &view_bench, &view_job,
 };
 
-/* ---------------------------------------------------------------- helpers */
+/* The views opened over any view by a key of their own. */
+static const struct overlay *const all_overlays[] = {&overlay_hang};
 
-void ui_message(struct tui *t, int error, const char *fmt, ...)
+/* The overlay open now, or NULL. */
+static const struct overlay *overlay_open(const struct tui *t)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
-	va_end(ap);
-	t->msg_error = error;
-	t->msg_at = cd_now_ms();
-	t->dirty = 1;
-	if (t->trace)
-		fprintf(t->trace, "message %s\n", t->msg);
-}
-
-static int contains_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return 1;
-	return n == 0;
-}
-
-int ui_filter_match(const struct tui *t, const char *text)
-{
-	if (!t->filter[0])
-		return 1;
-	if (strchr(t->filter, '[')) {
-		struct hostlist *hl = hostlist_new();
-		char err[CD_ERRLEN];
-		int in = 0;
-
-		if (hostlist_parse(hl, t->filter, err, sizeof(err)) == 0) {
-			for (size_t i = 0; i < hl->count && !in; i++)
-				in = strcmp(hl->names[i], text) == 0 ||
-				     (strncmp(text, hl->names[i], strlen(hl->names[i])) == 0 &&
-				      text[strlen(hl->names[i])] == ' ');
-			hostlist_free(hl);
-			return in;
-		}
-		hostlist_free(hl);
-	}
-	return contains_nocase(text, t->filter);
-}
-
-void ui_prompt(struct tui *t, enum prompt_kind kind, const char *label, const char *initial,
-               void (*done)(struct tui *t, const char *text))
-{
-	t->prompt = kind;
-	snprintf(t->prompt_label, sizeof(t->prompt_label), "%s", label);
-	snprintf(t->input, sizeof(t->input), "%s", initial ? initial : "");
-	t->input_len = strlen(t->input);
-	t->prompt_done = done;
-	t->dirty = 1;
-}
-
-enum ui_color ui_stage_color(enum netcheck_stage st)
-{
-	switch (st) {
-	case NCS_DONE:
-		return UI_OK;
-	case NCS_FAILED:
-		return UI_FAIL;
-	case NCS_QUEUED:
-		return UI_DIM;
-	default:
-		return UI_RUN;
-	}
-}
-
-enum ui_color ui_task_color(enum task_state st, const char **word)
-{
-	switch (st) {
-	case TASK_RUNNING:
-		*word = "running";
-		return UI_RUN;
-	case TASK_DONE:
-		*word = "done";
-		return UI_OK;
-	case TASK_FAILED:
-		*word = "FAILED";
-		return UI_FAIL;
-	default:
-		*word = "not run";
-		return UI_DIM;
-	}
-}
-
-void ui_draw_check_waiting(struct tui *t, int y, int w, const char *what)
-{
-	const struct tui_session *s = &t->s;
-
-	if (s->check_state == TASK_RUNNING) {
-		struct check_progress p;
-
-		session_check_progress(s, &p);
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_RUN),
-		         "the check is running: %s when it ends", what);
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM),
-		         "%s: %zu/%zu connected, %zu/%zu probed, %zu failed", p.phase, p.connected,
-		         p.nodes, p.probed, p.nodes, p.failed);
-	} else if (s->check_state == TASK_FAILED) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_FAIL), "FAIL the check could not start: %s",
-		         s->check_error);
-		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM), "press r to try again");
-	} else if (!s->nhosts) {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM),
-		         "no nodes yet: press H and give a hostlist");
-	} else {
-		ui_print(y + 1, 2, w - 3, ui_attr(t, UI_DIM), "no check yet: press r");
-	}
-}
-
-void ui_run(struct tui *t, const char *what)
-{
-	char err[CD_ERRLEN];
-	int rc;
-
-	if (t->o->read_only && strcmp(what, "check") != 0) {
-		ui_message(t, 1, "--read-only: the %s is not started", what);
-		return;
-	}
-	if (strcmp(what, "bench") == 0)
-		rc = session_bench_start(&t->s, err, sizeof(err));
-	else if (strcmp(what, "job") == 0)
-		rc = session_job_start(&t->s, err, sizeof(err));
-	else
-		rc = session_check_start(&t->s, err, sizeof(err));
-	if (rc < 0)
-		ui_message(t, 1, "%s", err);
-	else
-		ui_message(t, 0, "%s started on %zu node(s)",
-		           strcmp(what, "job") == 0 ? "the MNIST job" : what, t->s.nhosts);
+	for (size_t k = 0; k < CD_ARRAY_LEN(all_overlays); k++)
+		if (all_overlays[k]->open_now(t))
+			return all_overlays[k];
+	return NULL;
 }
 
 /* ---------------------------------------------------------------- drawing */
@@ -203,6 +76,7 @@ static void bar_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 {
 	struct tui_session *s = &t->s;
+	const struct overlay *ov;
 	size_t off = 0;
 
 	buf[0] = 0;
@@ -240,9 +114,12 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 		SESSION_JOB_KIND(s)->progress(s, words, sizeof(words));
 		bar_append(buf, len, &off, "%s  ", words);
 	}
-	if (t->hang)
-		bar_append(buf, len, &off, "hang: round %d, %s  ", s->hang_rounds + 1,
-		           s->hang_phase[0] ? s->hang_phase : "starting");
+	if ((ov = overlay_open(t))) {
+		char words[160];
+
+		ov->progress(t, words, sizeof(words));
+		bar_append(buf, len, &off, "%s  ", words);
+	}
 	/* a fresh error is shown even while something runs */
 	if (t->msg[0] && t->msg_error && cd_now_ms() - t->msg_at < MESSAGE_MS) {
 		snprintf(buf, len, "%s", t->msg);
@@ -352,6 +229,7 @@ static void draw_help(struct tui *t, int y, int h)
 static void draw(struct tui *t)
 {
 	int64_t t0 = cd_now_us();
+	const struct overlay *ov;
 	int body_y = 1, body_h = LINES - 2;
 
 	erase();
@@ -363,8 +241,8 @@ static void draw(struct tui *t)
 	draw_tabs(t);
 	if (t->help)
 		draw_help(t, body_y, body_h);
-	else if (t->hang)
-		view_hang_draw(t, body_y, body_h, COLS);
+	else if ((ov = overlay_open(t)))
+		ov->draw(t, body_y, body_h, COLS);
 	else
 		t->views[t->cur]->draw(t, &t->vs[t->cur], body_y, body_h, COLS);
 	draw_status(t);
@@ -444,7 +322,7 @@ static void hosts_entered(struct tui *t, const char *text)
 	}
 	for (size_t i = 0; i < t->nviews; i++)
 		memset(&t->vs[i], 0, sizeof(t->vs[i]));
-	ui_run(t, "check");
+	ui_run(t, RERUN_CHECK);
 }
 
 static void move_sel(struct tui *t, int ch)
@@ -503,6 +381,7 @@ static void move_sel(struct tui *t, int ch)
 static void handle_key(struct tui *t, int ch)
 {
 	const struct view *v = t->views[t->cur];
+	const struct overlay *ov = overlay_open(t);
 	struct view_state *vs = &t->vs[t->cur];
 
 	t->dirty = 1;
@@ -518,10 +397,15 @@ static void handle_key(struct tui *t, int ch)
 	}
 	if (ch != 'q' && ch != KEY_F(10))
 		t->quit_armed = 0;
-	if (t->hang && view_hang_key(t, ch))
+	if (ov && ov->key(t, ch))
 		return;
-	if (!t->hang && v->key && v->key(t, vs, ch))
+	if (!ov && v->key && v->key(t, vs, ch))
 		return;
+	for (size_t k = 0; k < CD_ARRAY_LEN(all_overlays); k++)
+		if (ch == all_overlays[k]->open_key && !ov) {
+			all_overlays[k]->open(t);
+			return;
+		}
 	switch (ch) {
 	case 'q':
 	case KEY_F(10):
@@ -547,9 +431,6 @@ static void handle_key(struct tui *t, int ch)
 		return;
 	case 'H':
 		ui_prompt(t, PROMPT_HOSTS, "Nodes (hostlist): ", NULL, hosts_entered);
-		return;
-	case 'h':
-		view_hang_open(t);
 		return;
 	case 'r':
 	case KEY_F(5):
@@ -635,7 +516,7 @@ static void on_tick(struct loop *loop, void *arg)
 	if (t->quit)
 		return;
 	/* while something runs, elapsed times and messages move every tick */
-	if (t->dirty || session_busy(&t->s) || t->hang ||
+	if (t->dirty || session_busy(&t->s) || overlay_open(t) ||
 	    (t->msg[0] && cd_now_ms() - t->msg_at < MESSAGE_MS + TICK_MS))
 		draw(t);
 }
@@ -734,7 +615,8 @@ int tui_main(const struct tui_opts *o)
 	loop_timer_cancel(t.loop, t.tick);
 	suspend_free(susp);
 	crt_done();
-	view_hang_close(&t); /* its agents closed before the session's */
+	for (size_t k = 0; k < CD_ARRAY_LEN(all_overlays); k++)
+		all_overlays[k]->close(&t); /* their agents closed before the session's */
 	session_fini(&t.s);
 	loop_free(t.loop);
 	if (t.trace)

@@ -47,10 +47,13 @@ struct view_state {
 
 struct tui;
 
+/* What `r` starts in a view (ui_run). */
+enum ui_rerun { RERUN_CHECK, RERUN_BENCH, RERUN_JOB };
+
 struct view {
-	const char *name;  /* the tab: "Nodes", "Network", ... */
-	const char *hint;  /* the view's own keys, for the help and the status bar */
-	const char *rerun; /* what `r` re-runs here: "check", "bench" or "job" */
+	const char *name;    /* the tab: "Nodes", "Network", ... */
+	const char *hint;    /* the view's own keys, for the help and the status bar */
+	enum ui_rerun rerun; /* what `r` re-runs here */
 	/* Draw rows [y, y + h) of the screen, w columns wide. */
 	void (*draw)(struct tui *t, struct view_state *vs, int y, int h, int w);
 	/* Rows j/k move over at this level (drill or not). */
@@ -62,6 +65,25 @@ struct view {
 };
 
 extern const struct view view_nodes, view_network, view_findings, view_env, view_bench, view_job;
+
+/*
+ * A view drawn over the current one from any view, until it closes (the
+ * Hang view): screen.c knows it only through this row (all_overlays[]).
+ * open: its key was pressed (a message when it cannot open); open_now:
+ * whether it is open; key: a key while it is open, 1 when used; progress:
+ * the status bar's words while it is open, into buf.
+ */
+struct overlay {
+	int open_key;
+	void (*open)(struct tui *t);
+	void (*close)(struct tui *t);
+	int (*open_now)(const struct tui *t);
+	void (*draw)(struct tui *t, int y, int h, int w);
+	int (*key)(struct tui *t, int ch);
+	void (*progress)(const struct tui *t, char *buf, size_t len);
+};
+
+extern const struct overlay overlay_hang;
 
 /* PROMPT_SECRET: the input is not shown, not traced, and wiped after done. */
 enum prompt_kind {
@@ -160,7 +182,7 @@ int ui_filter_match(const struct tui *t, const char *text);
 void ui_prompt(struct tui *t, enum prompt_kind kind, const char *label, const char *initial,
                void (*done)(struct tui *t, const char *text));
 /* Start what `r` starts for a view ("check", "bench", "job"). */
-void ui_run(struct tui *t, const char *what);
+void ui_run(struct tui *t, enum ui_rerun what);
 
 /* For a view that shows the diagnosis before there is one: where the check
  * is, in words ("the check is running: WHAT when it ends", its progress,

@@ -620,7 +620,7 @@ static int enter(struct tui *t, struct view_state *vs)
 const struct view view_bench = {
     .name = "Bench",
     .hint = "r run the bench; j/k select a size; c table/chart; Enter the whole report",
-    .rerun = "bench",
+    .rerun = RERUN_BENCH,
     .draw = draw,
     .rows = rows,
     .key = key,

@@ -293,7 +293,7 @@ static int key(struct tui *t, struct view_state *vs, int ch)
 const struct view view_env = {
     .name = "Env",
     .hint = "w write the export lines to a file; j/k scroll; r re-run the check",
-    .rerun = "check",
+    .rerun = RERUN_CHECK,
     .draw = draw,
     .key = key,
 };

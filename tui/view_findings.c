@@ -361,7 +361,7 @@ static int enter(struct tui *t, struct view_state *vs)
 const struct view view_findings = {
     .name = "Findings",
     .hint = "f plan the fix, y apply it; Enter evidence and fix; r re-run",
-    .rerun = "check",
+    .rerun = RERUN_CHECK,
     .draw = draw,
     .rows = rows,
     .key = key,

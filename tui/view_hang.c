@@ -212,3 +212,24 @@ int view_hang_key(struct tui *t, int ch)
 		return 1; /* the views' keys stay with the views below */
 	}
 }
+
+static int hang_open_now(const struct tui *t)
+{
+	return t->hang;
+}
+
+static void hang_progress(const struct tui *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "hang: round %d, %s", t->s.hang_rounds + 1,
+	         t->s.hang_phase[0] ? t->s.hang_phase : "starting");
+}
+
+const struct overlay overlay_hang = {
+    .open_key = 'h',
+    .open = view_hang_open,
+    .close = view_hang_close,
+    .open_now = hang_open_now,
+    .draw = view_hang_draw,
+    .key = view_hang_key,
+    .progress = hang_progress,
+};

@@ -730,7 +730,7 @@ const struct view view_job = {
     .hint = "r run the job; n one node's log / all; j/k scroll the log, G follow; Enter report; "
             "R run a command (\"none: CMD\" without torchrun), S stop it; "
             "h (from any view) Hang: inspect the running job live, Esc closes it",
-    .rerun = "job",
+    .rerun = RERUN_JOB,
     .draw = draw,
     .rows = rows,
     .key = key,

@@ -378,7 +378,7 @@ const struct view view_network = {
     .name = "Network",
     .hint = "m matrix/list; h l j k move in the matrix; Enter a node's probe or a pair's "
             "attempts; r re-run the check",
-    .rerun = "check",
+    .rerun = RERUN_CHECK,
     .draw = draw,
     .rows = rows,
     .key = key,

@@ -314,7 +314,7 @@ static int enter(struct tui *t, struct view_state *vs)
 const struct view view_nodes = {
     .name = "Nodes",
     .hint = "Enter node detail; c group identical facts (clubak); r re-run the check",
-    .rerun = "check",
+    .rerun = RERUN_CHECK,
     .draw = draw,
     .rows = rows,
     .key = key,
