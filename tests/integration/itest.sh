@@ -79,6 +79,27 @@ itest_expect_no_run_left() {
 	return 1
 }
 
+# A run in the background (the file's own start_run sets bg, bgout and bgerr):
+# finish_run waits for it and sets rc, out and err; wait_for_line RE waits (up to 30 s) until a
+# line of its stderr matches RE.
+finish_run() {
+	wait "$bg"
+	rc=$?
+	out=$(cat "$bgout")
+	err=$(cat "$bgerr")
+	rm -f "$bgout" "$bgerr"
+}
+
+wait_for_line() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -Eq -- "$1" "$bgerr" && return 0
+		sleep 0.1
+	done
+	echo "    no line /$1/ in: $(head -c 600 "$bgerr")"
+	return 1
+}
+
 # itest_need_root: a test file that builds namespaces records a SKIP and ends without root.
 itest_need_root() {
 	[ "$(id -u)" -eq 0 ] && return 0

@@ -19,25 +19,6 @@ start_run() { # ARGS... : in the background; $bg, $bgout, $bgerr
 	bg=$!
 }
 
-finish_run() {
-	wait "$bg"
-	rc=$?
-	out=$(cat "$bgout")
-	err=$(cat "$bgerr")
-	rm -f "$bgout" "$bgerr"
-}
-
-# wait until a line matching RE is in the background run's stderr (up to 30 s)
-wait_for_line() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		grep -Eq -- "$1" "$bgerr" && return 0
-		sleep 0.1
-	done
-	echo "    no line /$1/ in: $(head -c 600 "$bgerr")"
-	return 1
-}
-
 t_a_rank_exiting_3_stops_every_node_and_is_named_first() {
 	local t0 elapsed
 	cluster_down

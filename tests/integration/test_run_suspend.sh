@@ -39,25 +39,6 @@ start_run() {
 	done
 }
 
-finish_run() {
-	wait "$bg"
-	rc=$?
-	out=$(cat "$bgout")
-	err=$(cat "$bgerr")
-	rm -f "$bgout" "$bgerr"
-}
-
-# wait until a line matching RE is in the background run's stderr (up to 30 s)
-wait_for_line() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		grep -Eq -- "$1" "$bgerr" && return 0
-		sleep 0.1
-	done
-	echo "    no line /$1/ in: $(head -c 600 "$bgerr")"
-	return 1
-}
-
 # nodes_running: for each node, 1 when a process of the run is alive there, else 0
 nodes_running() {
 	local i pid n s=

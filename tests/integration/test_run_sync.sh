@@ -84,14 +84,6 @@ start_run() {
 	bg=$!
 }
 
-finish_run() {
-	wait "$bg"
-	rc=$?
-	out=$(cat "$bgout")
-	err=$(cat "$bgerr")
-	rm -f "$bgout" "$bgerr"
-}
-
 # the PID of node I's python3 of a run (CLUSTERDOC_RUN in its environment)
 rank_pid() {
 	local pid
