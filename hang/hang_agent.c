@@ -112,47 +112,38 @@ static json_t *socket_json(long fd, const struct procscan_tcp *s)
 	                 (json_int_t)s->tx_queue, "rx_queue", (json_int_t)s->rx_queue);
 }
 
-/* The TCP connections among pid's fds; *fd_inodes gets (fd, inode) of every
- * socket fd for the blocked-fd lookup. */
+struct sockets_walk {
+	const struct procscan_tcp *t;
+	size_t nt;
+	long blocked_fd;
+	json_t *out, **blocked;
+};
+
+static int on_socket_fd(long fd, const char *target, size_t len, void *arg)
+{
+	struct sockets_walk *w = arg;
+	const struct procscan_tcp *s = tcp_find(w->t, w->nt, procscan_socket_inode(target, len));
+
+	if (!s || s->state == 10) /* LISTEN: no peer */
+		return 0;
+	if (fd == w->blocked_fd) {
+		json_decref(*w->blocked);
+		*w->blocked = socket_json(fd, s);
+	}
+	if (json_array_size(w->out) < HANG_AGENT_MAX_SOCKETS)
+		json_array_append_new(w->out, socket_json(fd, s));
+	return 0;
+}
+
+/* The TCP connections among pid's fds; *blocked the one of blocked_fd. */
 static json_t *read_sockets(long pid, const struct procscan_tcp *t, size_t nt, long blocked_fd,
                             json_t **blocked)
 {
-	json_t *out = json_array();
-	char dir[64];
-	DIR *d;
-	struct dirent *e;
-	int seen = 0;
+	struct sockets_walk w = {t, nt, blocked_fd, json_array(), blocked};
 
 	*blocked = json_null();
-	snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return out;
-	while ((e = readdir(d)) && seen++ < MAX_FDS) {
-		char path[320], target[128];
-		const struct procscan_tcp *s;
-		ssize_t n;
-		long fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		fd = atol(e->d_name);
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		s = tcp_find(t, nt, procscan_socket_inode(target, (size_t)n));
-		if (!s || s->state == 10) /* LISTEN: no peer */
-			continue;
-		if (fd == blocked_fd) {
-			json_decref(*blocked);
-			*blocked = socket_json(fd, s);
-		}
-		if (json_array_size(out) < HANG_AGENT_MAX_SOCKETS)
-			json_array_append_new(out, socket_json(fd, s));
-	}
-	closedir(d);
-	return out;
+	procscan_fds(pid, MAX_FDS, on_socket_fd, &w);
+	return w.out;
 }
 
 static long clk_tck(void)

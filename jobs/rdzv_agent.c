@@ -123,37 +123,31 @@ static int belongs(long pid, long session, const char *run)
 	return yes;
 }
 
+struct inodes_walk {
+	uint64_t *inodes;
+	size_t *ni;
+};
+
+static int on_inode_fd(long fd, const char *target, size_t len, void *arg)
+{
+	struct inodes_walk *w = arg;
+	uint64_t ino = procscan_socket_inode(target, len);
+
+	(void)fd;
+	if (!ino)
+		return 0;
+	if (*w->ni >= RDZV_AGENT_MAX_INODES)
+		return -1;
+	w->inodes[(*w->ni)++] = ino;
+	return 0;
+}
+
 /* Append the socket inodes of pid's fds; -1 past the cap. */
 static int add_inodes(long pid, uint64_t *inodes, size_t *ni)
 {
-	char dir[64];
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
+	struct inodes_walk w = {inodes, ni};
 
-	snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char path[320], target[128];
-		ssize_t n;
-		uint64_t ino;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0 || !(ino = procscan_socket_inode(target, (size_t)n)))
-			continue;
-		if (*ni >= RDZV_AGENT_MAX_INODES) {
-			rc = -1;
-			break;
-		}
-		inodes[(*ni)++] = ino;
-	}
-	closedir(d);
-	return rc;
+	return procscan_fds(pid, 0, on_inode_fd, &w);
 }
 
 /* The job's processes and their socket inodes (sorted). -1 past a cap. */

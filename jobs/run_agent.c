@@ -3,6 +3,7 @@
  * (run_agent.h): /proc read once, nothing changed.
  */
 #include "jobs/run_agent.h"
+#include "probes/procscan.h"
 #include "cd.h"
 #include "scan.h"
 
@@ -39,32 +40,18 @@ int run_agent_environ_has(const char *environ, size_t len, const char *run_id)
 	return run_agent_environ_has_var(environ, len, want);
 }
 
+static int on_gpu_fd(long fd, const char *target, size_t len, void *arg)
+{
+	(void)fd;
+	(void)len;
+	(void)arg;
+	return strncmp(target, "/dev/nvidia", 11) == 0;
+}
+
 /* 1 when pid has a /dev/nvidia* device open. */
 static int holds_gpu(long pid)
 {
-	char dir[64], path[320], target[256];
-	DIR *d;
-	struct dirent *e;
-	int found = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d))) {
-		ssize_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		found = strncmp(target, "/dev/nvidia", 11) == 0;
-	}
-	closedir(d);
-	return found;
+	return procscan_fds(pid, 0, on_gpu_fd, NULL);
 }
 
 static void read_small(long pid, const char *what, char *out, size_t outlen)

@@ -7,8 +7,11 @@
 #include "scan.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int procscan_stat_parse(const char *buf, size_t len, struct procscan_stat *st, char *err,
                         size_t errlen)
@@ -548,4 +551,33 @@ int procscan_status_sigcgt(const char *buf, size_t len, uint64_t *mask, char *er
 int procscan_sig_caught(uint64_t mask, int signo)
 {
 	return signo >= 1 && signo <= 64 && ((mask >> (signo - 1)) & 1);
+}
+
+int procscan_fds(long pid, size_t max,
+                 int (*fn)(long fd, const char *target, size_t len, void *arg), void *arg)
+{
+	char dir[64], path[320], target[256];
+	struct dirent *e;
+	size_t seen = 0;
+	int rc = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+	if (!(d = opendir(dir)))
+		return 0;
+	while (!rc && (!max || seen < max) && (e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		seen++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		rc = fn(atol(e->d_name), target, (size_t)n, arg);
+	}
+	closedir(d);
+	return rc;
 }

@@ -83,6 +83,17 @@ int procscan_tcp_parse(const char *buf, size_t len, int ipv6, struct procscan_tc
 /* The inode of a "socket:[INODE]" link target, or 0 when it is not one. */
 uint64_t procscan_socket_inode(const char *target, size_t len);
 
+/*
+ * The one walk of /proc/PID/fd (it reads /proc: not pure). fn(fd, target,
+ * len, arg) for each open fd, target its link ("socket:[123]", a path; len
+ * bytes, NUL-terminated), at most max of them (0: every one), in the
+ * directory's order; the walk stops at the first fn that returns nonzero,
+ * and that is what it returns. 0 when pid's fds cannot be read (gone, not
+ * ours).
+ */
+int procscan_fds(long pid, size_t max,
+                 int (*fn)(long fd, const char *target, size_t len, void *arg), void *arg);
+
 /* The rank variables of a process's environment (NUL-separated
  * "NAME=value"). A value absent is "". */
 struct procscan_rank {
