@@ -232,11 +232,14 @@ static void lines_clear(struct tui_session *s)
 
 void session_job_clear(struct tui_session *s)
 {
-	mnist_free(s->job);
-	s->job = NULL;
-	session_run_clear(s); /* before the pool its agents use */
+	/* The pool first, as the commands do: it fails what is still pending (a
+	 * poll of a job just stopped) into the flow's callbacks while the flow
+	 * lives; freed after it, the flow would be called back freed. */
 	sshpool_free(s->job_pool);
 	s->job_pool = NULL;
+	mnist_free(s->job);
+	s->job = NULL;
+	session_run_clear(s);
 	lines_clear(s);
 	s->job_phase[0] = 0;
 	s->data_got = s->data_total = 0;
