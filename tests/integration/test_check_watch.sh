@@ -149,18 +149,23 @@ for line in sys.stdin:
 	expect_eq "$(($(cluster_ssh_syns) - before))" 3 "SSH connections of the whole watch"
 }
 
-t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {
-	up_once || return 1
-	watch_bg -w 'node[1-3]' --watch 1 --json "${PT[@]}"
-	wait_for '"round":1,' 60 || { stop_watch TERM; return 1; }
-	cluster_node_stop_sshd 2
-	local p ns
-	ns=$(cluster_node_ns 2)
-	for p in $(ip netns pids "$ns"); do
+# node_down I: node I's sshd stopped, and the sshd sessions and agents left in its namespace
+# (this test's own) killed, as a node that went down takes them with it
+node_down() {
+	local p
+	cluster_node_stop_sshd "$1"
+	for p in $(ip netns pids "$(cluster_node_ns "$1")"); do
 		case $(cat "/proc/$p/comm" 2>/dev/null) in
 		sshd* | agent* | clusterdoc*) kill -9 "$p" 2>/dev/null ;;
 		esac
 	done
+}
+
+t_a_node_lost_between_rounds_is_raised_and_connects_again_when_back() {
+	up_once || return 1
+	watch_bg -w 'node[1-3]' --watch 1 --json "${PT[@]}"
+	wait_for '"round":1,' 60 || { stop_watch TERM; return 1; }
+	node_down 2
 	wait_for '"raised":\[.*"id":"node-unreachable","severity":"error","nodes":\["node2"\].*"cleared"' 30 ||
 		{ stop_watch TERM; cluster_node_start_sshd 2; return 1; }
 	cluster_node_start_sshd 2 || { stop_watch TERM; return 1; }
@@ -178,14 +183,7 @@ t_a_changed_host_key_mid_watch_is_said_in_the_rounds() {
 	up_once || return 1
 	watch_bg -w 'node[1-3]' --watch 1 --json "${PT[@]}"
 	wait_for '"round":1,' 60 || { stop_watch TERM; return 1; }
-	cluster_node_stop_sshd 2
-	local p ns
-	ns=$(cluster_node_ns 2)
-	for p in $(ip netns pids "$ns"); do
-		case $(cat "/proc/$p/comm" 2>/dev/null) in
-		sshd* | agent* | clusterdoc*) kill -9 "$p" 2>/dev/null ;;
-		esac
-	done
+	node_down 2
 	cluster_node_rekey 2 || { stop_watch TERM; return 1; }
 	wait_for '"node_errors":\[[^]]*"host":"node2","error_code":"[^"]*","error":"node2: HOST KEY CHANGED: [^"]*ssh-keygen -R node2"' 60 ||
 		{ stop_watch TERM; cluster_learn_hostkey 2; return 1; }

@@ -196,17 +196,25 @@ t_a_head_out_of_descriptors_during_a_flood_neither_spins_nor_keeps_the_agents_ou
 	expect_flood_held
 }
 
+# facts_in_a_flood PORT ARGS...: facts of n[1-3] started by the stand-in srun, the head listening
+# on 127.0.0.1:PORT while 500 idle connections come to it (conn_flood.py); FAKE_SRUN_* from the
+# caller's environment
+facts_in_a_flood() {
+	local port=$1 fpid
+	shift
+	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 500 1 2>/dev/null &
+	fpid=$!
+	run_head facts -w 'n[1-3]' --launcher srun --listen "127.0.0.1:$port" "$@" --auth-timeout 1 --json
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+}
+
 # A node whose agent never came, on a head that closed many connections
 # that never proved themselves: its error names the flood, not a firewall.
 t_a_node_missing_during_a_flood_is_blamed_on_the_flood_not_a_firewall() {
-	local port fpid
+	local port
 	port=$(free_port)
-	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 500 1 2>/dev/null &
-	fpid=$!
-	FAKE_SRUN_SKIP=n3 FAKE_SRUN_DELAY=2 run_head facts -w 'n[1-3]' --launcher srun \
-		--listen "127.0.0.1:$port" --connect-timeout 4 --auth-timeout 1 --json
-	kill "$fpid" 2>/dev/null
-	wait "$fpid" 2>/dev/null
+	FAKE_SRUN_SKIP=n3 FAKE_SRUN_DELAY=2 facts_in_a_flood "$port" --connect-timeout 4
 	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, True, False]" \
 		"reachable" || return 1
 	expect_eq "$(jget 'd["nodes"][2]["error_code"]')" connect-timeout "n3's code" || return 1
@@ -219,14 +227,9 @@ t_a_node_missing_during_a_flood_is_blamed_on_the_flood_not_a_firewall() {
 # A node srun cannot start, on a head that closed many unproven connections:
 # srun's words, and the flood beside them.
 t_a_node_srun_cannot_start_during_a_flood_is_named_with_sruns_words_and_the_flood() {
-	local port fpid
+	local port
 	port=$(free_port)
-	"$CD_TOP/tests/fakes/conn_flood.py" 127.0.0.1 "$port" 500 1 2>/dev/null &
-	fpid=$!
-	FAKE_SRUN_FAIL=n3 FAKE_SRUN_DELAY=3 run_head facts -w 'n[1-3]' --launcher srun \
-		--listen "127.0.0.1:$port" --connect-timeout 5 --auth-timeout 1 --json
-	kill "$fpid" 2>/dev/null
-	wait "$fpid" 2>/dev/null
+	FAKE_SRUN_FAIL=n3 FAKE_SRUN_DELAY=3 facts_in_a_flood "$port" --connect-timeout 5
 	expect_eq "$(jget '[n["reachable"] for n in d["nodes"]]')" "[True, True, False]" \
 		"reachable" || return 1
 	expect_match "$(jget 'd["nodes"][2]["error"]')" \
