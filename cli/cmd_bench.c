@@ -9,6 +9,7 @@
 #include "termtext.h"
 #include "collectives/bench.h"
 #include "collectives/bench_agent.h"
+#include "command.h"
 #include "commands.h"
 #include "loop.h"
 #include "optgroups.h"
@@ -17,6 +18,7 @@
 #include "run_check.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,71 +72,82 @@ static void on_progress(void *arg)
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f, void *arg)
-{
-	fputs("usage: clusterdoc bench -w HOSTLIST [options]\n\n"
-	      "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
-	      "GPU nodes. Output as nccl-tests prints it.\n\n",
-	      f);
-	benchopt_help(f, 'b', BENCHOPT_PAIRS_ALL_MAX);
-	fputs("      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
-	      "                       0.9 x GBPS (every link with --pairs)\n",
-	      f);
-	benchopt_help(f, BENCHOPT_NO_CHECK, BENCHOPT_STALL_TIMEOUT);
-	fputs("      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n", f);
-	optgroup_help(f, &reportopt_group, NULL);
-	fputs(targets_help, f);
-}
+static const struct optdef own_defs[] = {
+    {"check-min-bw", required_argument, OPT_CHECK_MIN_BW, "--check-min-bw",
+     "      --check-min-bw GBPS  exit 1 when busbw at the largest size is below\n"
+     "                       0.9 x GBPS (every link with --pairs)\n"},
+    {"progress", no_argument, OPT_PROGRESS, "--progress",
+     "      --progress       \"sizes N/M done\" lines on stderr as the ring runs\n"},
+};
 
-/* bench's own options (targets_cmd.own). */
-static int parse_option(void *ctx, int opt, const char *arg)
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct bench_run *r = ctx;
 
 	switch (opt) {
 	case OPT_CHECK_MIN_BW:
 		r->min_bw = strtod(arg, NULL);
-		if (r->min_bw <= 0) {
-			fprintf(stderr, "clusterdoc bench: --check-min-bw wants GB/s above 0\n");
-			return -1;
-		}
+		if (r->min_bw <= 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s wants GB/s above 0", shown);
 		return 0;
 	case OPT_PROGRESS:
 		r->progress = 1;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of bench", shown);
 }
 
-/* 0 to run, 1 after --help, -1 after an error. */
-static int parse_options(struct bench_run *r, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"check-min-bw", required_argument, NULL, OPT_CHECK_MIN_BW},
-	    {"progress", no_argument, NULL, OPT_PROGRESS},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
-	static const struct targets_cmd c = {
-	    .name = "bench",
-	    .shortopts = TARGETS_SHORTOPTS_NOF BENCHOPT_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
 
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add_group(&set, &benchopt_group, NULL, &r->o);
-	optset_add_group(&set, &reportopt_group, NULL, &r->rep_o);
-	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
-	if (p != 0)
-		return p;
-	return targets_finish(&r->t, "bench") < 0 ? -1 : 0;
-}
+/* --help lists the bench's sizes and knobs, then the check of the result */
+static const struct optuse bench_knobs[] = {
+    {.id = 'b'},
+    {.id = 'e'},
+    {.id = 'f'},
+    {.id = BENCHOPT_BACKEND},
+    {.id = BENCHOPT_ITERS},
+    {.id = BENCHOPT_WARMUP},
+    {.id = BENCHOPT_DTYPE},
+    {.id = BENCHOPT_RANKS_PER_NODE},
+    {.id = BENCHOPT_GPUS_PER_NODE},
+    {.id = BENCHOPT_IFACE},
+    {.id = BENCHOPT_CONNS},
+    {.id = BENCHOPT_PAIRS},
+    {.id = BENCHOPT_PAIRS_ALL_MAX},
+    {0},
+};
+static const struct optuse bench_checks[] = {
+    {.id = BENCHOPT_NO_CHECK},
+    {.id = BENCHOPT_STALL_TIMEOUT},
+    {0},
+};
+static const struct optuse own_min_bw[] = {{.id = OPT_CHECK_MIN_BW}, {0}};
+static const struct optuse own_progress[] = {{.id = OPT_PROGRESS}, {0}};
+
+static const struct command_opts opts[] = {
+    {.g = &benchopt_group, .uses = bench_knobs, .dst = offsetof(struct bench_run, o)},
+    {.g = &own_group, .uses = own_min_bw},
+    {.g = &benchopt_group, .uses = bench_checks, .dst = offsetof(struct bench_run, o)},
+    {.g = &own_group, .uses = own_progress},
+    {.g = &reportopt_group, .dst = offsetof(struct bench_run, rep_o)},
+    {0},
+};
+
+/* -f is nccl-tests' size factor here; the fan-out stays --fanout */
+const struct command command_bench = {
+    .name = "bench",
+    .summary = "allreduce bandwidth between the nodes (TCP ring, or NCCL on GPUs)",
+    .usage = "usage: clusterdoc bench -w HOSTLIST [options]\n\n"
+             "Allreduce bandwidth between the nodes: a TCP ring between the agents, or NCCL on\n"
+             "GPU nodes. Output as nccl-tests prints it.\n\n",
+    .shortopts = BENCHOPT_SHORTOPTS,
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct bench_run, t),
+    .opts = opts,
+    .run = cmd_bench,
+};
 
 /* ---------------------------------------------------------------- verdict */
 
@@ -203,7 +216,7 @@ int cmd_bench(int argc, char **argv)
 
 	targets_init(&r.t);
 	bench_opts_init(&r.o);
-	p = parse_options(&r, argc, argv);
+	p = command_parse(&command_bench, &r, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

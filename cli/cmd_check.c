@@ -20,6 +20,7 @@
 #include "cmd_check_watch.h"
 #include "report/check_render.h"
 #include "check_slurm.h"
+#include "command.h"
 #include "commands.h"
 #include "optgroups.h"
 #include "probes/diagnose.h"
@@ -27,6 +28,7 @@
 #include "run_check.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +52,12 @@ struct check_run {
 	struct targets t;
 	struct report_opts rep_o;
 	struct netcheck_opts o;
-	const char *master; /* --master HOST */
-	const char *only;   /* env --node HOST; check --slurm-prolog: the local node */
-	int prolog;         /* --slurm-prolog */
-	int drain, undrain; /* --drain, --undrain */
-	int deadline_s;     /* --deadline; 0 = none */
+	struct checkopt_dst ck; /* where the check group's values go: o, master, deadline_s */
+	const char *master;     /* --master HOST */
+	const char *only;       /* env --node HOST; check --slurm-prolog: the local node */
+	int prolog;             /* --slurm-prolog */
+	int drain, undrain;     /* --drain, --undrain */
+	int deadline_s;         /* --deadline; 0 = none */
 	int deadline_hit;
 	struct netcheck_stats stats; /* what the deadline cut, among others */
 	long long started_at;        /* Unix time */
@@ -79,57 +82,35 @@ static const struct optuse check_help[] = {
      .help = "      --deadline S         end the check after S seconds, reporting the nodes\n"
              "                           that had not answered (default: none; 30 with\n"
              "                           --slurm-prolog)\n"},
+    {.id = CHECKOPT_SEED},
     {0},
 };
 
-static void usage(FILE *f, void *arg)
-{
-	int env = ((const struct check_run *)arg)->env;
-
-	if (env)
-		fprintf(f,
-		        "usage: clusterdoc env -w HOSTLIST [--node HOST] [options]\n"
-		        "Check the network, then print shell-ready export lines of the verified\n"
-		        "environment (NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,\n"
-		        "MASTER_ADDR, MASTER_PORT) for one node or for every node.\n"
-		        "Exit status: 0 all verified, 1 something could not be verified, 2 could "
-		        "not check.\n\n");
-	else
-		fprintf(f,
-		        "usage: clusterdoc check -w HOSTLIST [options]\n"
-		        "Probe every node's interfaces, routes, hostname and firewall, test TCP\n"
-		        "between every pair of nodes on every candidate address, predict what "
-		        "NCCL and\nGloo will pick, and print the findings (worst first) and the "
-		        "verified environment.\n"
-		        "Exit status: 0 no error findings, 1 error findings, 2 a node could not "
-		        "be checked\n(or a report or drain failed). With --slurm-prolog: 1 only "
-		        "for error findings on\nthe local node.\n\n");
-	fputs("Options:\n", f);
-	optgroup_help(f, &checkopt_group, check_help);
-	fputs(env ? "      --node HOST          print only this node's lines\n"
-	          : "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only "
-	            "for\n"
-	            "                           error findings on this node (docs/slurm.md)\n"
-	            "      --node HOST          this node, for --slurm-prolog (default\n"
-	            "                           $SLURMD_NODENAME, else the hostname); with\n"
-	            "                           --drain/--undrain: act on this node only\n"
-	            "      --drain              drain the nodes with error findings (scontrol,\n"
-	            "                           Reason=\"clusterdoc: IDS\")\n"
-	            "      --undrain            resume the nodes that pass and were drained by\n"
-	            "                           clusterdoc\n"
-	            "      --watch S            keep the agents connected and check again every S\n"
-	            "                           seconds, printing the findings raised and cleared\n"
-	            "                           (--json: one line per round); Ctrl-C ends it with\n"
-	            "                           the last state\n"
-	            "      --count N            with --watch: stop after N rounds\n",
-	      f);
-	if (!env)
-		optgroup_help(f, &reportopt_group, NULL);
-	fputs(targets_help, f);
-}
+static const struct optdef own_defs[] = {
+    {"slurm-prolog", no_argument, OPT_SLURM_PROLOG, "--slurm-prolog",
+     "      --slurm-prolog       run as a Slurm Prolog: print nothing, exit 1 only for\n"
+     "                           error findings on this node (docs/slurm.md)\n"},
+    {"node", required_argument, OPT_NODE, "--node",
+     "      --node HOST          this node, for --slurm-prolog (default\n"
+     "                           $SLURMD_NODENAME, else the hostname); with\n"
+     "                           --drain/--undrain: act on this node only\n"},
+    {"drain", no_argument, OPT_DRAIN, "--drain",
+     "      --drain              drain the nodes with error findings (scontrol,\n"
+     "                           Reason=\"clusterdoc: IDS\")\n"},
+    {"undrain", no_argument, OPT_UNDRAIN, "--undrain",
+     "      --undrain            resume the nodes that pass and were drained by\n"
+     "                           clusterdoc\n"},
+    {"watch", required_argument, OPT_WATCH, "--watch",
+     "      --watch S            keep the agents connected and check again every S\n"
+     "                           seconds, printing the findings raised and cleared\n"
+     "                           (--json: one line per round); Ctrl-C ends it with\n"
+     "                           the last state\n"},
+    {"count", required_argument, OPT_COUNT, "--count",
+     "      --count N            with --watch: stop after N rounds\n"},
+};
 
 /* --watch SECONDS (a decimal, at least 0.1 s) and --count N. */
-static int parse_watch(struct check_run *r, int opt, const char *val)
+static int parse_watch(struct check_run *r, int opt, const char *val, char *err, size_t errlen)
 {
 	char *end;
 	double s;
@@ -137,31 +118,25 @@ static int parse_watch(struct check_run *r, int opt, const char *val)
 
 	if (opt == OPT_WATCH) {
 		s = strtod(val, &end);
-		if (end == val || *end || !(s >= 0.1 && s <= 86400)) {
-			fprintf(stderr,
-			        "clusterdoc check: --watch wants seconds from 0.1 to 86400, not "
-			        "\"%s\"\n",
-			        val);
-			return -1;
-		}
+		if (end == val || *end || !(s >= 0.1 && s <= 86400))
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "--watch wants seconds from 0.1 to 86400, not \"%s\"", val);
 		r->watch_ms = (int)(s * 1000 + 0.5);
 		return 0;
 	}
 	n = strtol(val, &end, 10);
-	if (end == val || *end || n < 1 || n > 1000000) {
-		fprintf(stderr,
-		        "clusterdoc check: --count wants a number of rounds from 1, not \"%s\"\n",
-		        val);
-		return -1;
-	}
+	if (end == val || *end || n < 1 || n > 1000000)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--count wants a number of rounds from 1, not \"%s\"", val);
 	r->count = (int)n;
 	return 0;
 }
 
-/* check's and env's own options (targets_cmd.own). */
-static int parse_option(void *arg, int opt, const char *val)
+/* check's and env's own options. */
+static int parse_own(void *ctx, int opt, const char *val, const char *shown, char *err,
+                     size_t errlen)
 {
-	struct check_run *r = arg;
+	struct check_run *r = ctx;
 
 	switch (opt) {
 	case OPT_NODE:
@@ -169,73 +144,98 @@ static int parse_option(void *arg, int opt, const char *val)
 		return 0;
 	case OPT_WATCH:
 	case OPT_COUNT:
-		if (r->env)
-			return -2;
-		return parse_watch(r, opt, val);
+		return parse_watch(r, opt, val, err, errlen);
 	case OPT_SLURM_PROLOG:
 	case OPT_DRAIN:
 	case OPT_UNDRAIN:
-		if (r->env)
-			return -2;
 		r->prolog |= opt == OPT_SLURM_PROLOG;
 		r->drain |= opt == OPT_DRAIN;
 		r->undrain |= opt == OPT_UNDRAIN;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option here", shown);
 }
 
-static int parse_options(struct check_run *r, int argc, char **argv, int env)
+/* What check's own options say together. */
+static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
 {
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"node", required_argument, NULL, OPT_NODE},
-	    {"slurm-prolog", no_argument, NULL, OPT_SLURM_PROLOG},
-	    {"drain", no_argument, NULL, OPT_DRAIN},
-	    {"undrain", no_argument, NULL, OPT_UNDRAIN},
-	    {"watch", required_argument, NULL, OPT_WATCH},
-	    {"count", required_argument, NULL, OPT_COUNT},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	const struct targets_cmd c = {
-	    .name = env ? "env" : "check",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct checkopt_dst ck = {.o = &r->o, .master = &r->master, .deadline_s = &r->deadline_s};
-	struct optset set;
-	int p;
+	struct check_run *r = ctx;
 
-	r->env = env;
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add_group(&set, &checkopt_group, NULL, &ck);
-	/* env writes no reports: it knows their options, as check does, and refuses them */
-	optset_add_group(&set, &reportopt_group, NULL, env ? NULL : &r->rep_o);
-	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
-	if (p != 0)
-		return p;
-	if (!env && r->only && !r->prolog && !r->drain && !r->undrain) {
-		fprintf(stderr,
-		        "clusterdoc check: --node names the local node of --slurm-prolog, "
-		        "--drain or --undrain; without them, every node given is checked\n");
-		return -1;
-	}
-	if (r->count && !r->watch_ms) {
-		fprintf(stderr, "clusterdoc check: --count N is the number of rounds of --watch\n");
-		return -1;
-	}
-	if (r->watch_ms && (r->prolog || r->drain || r->undrain)) {
-		fprintf(stderr, "clusterdoc check: --watch runs alone: not with --slurm-prolog, "
-		                "--drain or --undrain\n");
-		return -1;
-	}
+	(void)s;
+	if (r->env)
+		return 0;
+	if (r->only && !r->prolog && !r->drain && !r->undrain)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--node names the local node of --slurm-prolog, --drain or "
+		               "--undrain; without them, every node given is checked");
+	if (r->count && !r->watch_ms)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--count N is the number of rounds of --watch");
+	if (r->watch_ms && (r->prolog || r->drain || r->undrain))
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--watch runs alone: not with --slurm-prolog, --drain or --undrain");
 	if (r->prolog && !r->deadline_s)
 		r->deadline_s = PROLOG_DEADLINE_S;
-	return targets_finish(&r->t, c.name) < 0 ? -1 : 0;
+	return 0;
 }
+
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+
+/* env takes --node alone, in its own words */
+static const struct optuse env_own[] = {
+    {.id = OPT_NODE, .help = "      --node HOST          print only this node's lines\n"},
+    {0},
+};
+
+static const struct command_opts check_opts[] = {
+    {.g = &checkopt_group, .uses = check_help, .dst = offsetof(struct check_run, ck)},
+    {.g = &own_group},
+    {.g = &reportopt_group, .dst = offsetof(struct check_run, rep_o)},
+    {0},
+};
+
+/* env writes no reports: it knows their options, as check does, and refuses them */
+static const struct command_opts env_opts[] = {
+    {.g = &checkopt_group, .uses = check_help, .dst = offsetof(struct check_run, ck)},
+    {.g = &own_group, .uses = env_own},
+    {.g = &reportopt_group, .refused = 1},
+    {0},
+};
+
+const struct command command_check = {
+    .name = "check",
+    .summary = "diagnose the network: what NCCL and Gloo pick, what peers reach, fixes",
+    .usage = "usage: clusterdoc check -w HOSTLIST [options]\n"
+             "Probe every node's interfaces, routes, hostname and firewall, test TCP\n"
+             "between every pair of nodes on every candidate address, predict what NCCL and\n"
+             "Gloo will pick, and print the findings (worst first) and the verified "
+             "environment.\n"
+             "Exit status: 0 no error findings, 1 error findings, 2 a node could not be "
+             "checked\n(or a report or drain failed). With --slurm-prolog: 1 only for error "
+             "findings on\nthe local node.\n\n"
+             "Options:\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct check_run, t),
+    .opts = check_opts,
+    .run = cmd_check,
+};
+
+const struct command command_env = {
+    .name = "env",
+    .summary = "the verified NCCL/Gloo/MASTER_ environment as export lines",
+    .usage = "usage: clusterdoc env -w HOSTLIST [--node HOST] [options]\n"
+             "Check the network, then print shell-ready export lines of the verified\n"
+             "environment (NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,\n"
+             "MASTER_ADDR, MASTER_PORT) for one node or for every node.\n"
+             "Exit status: 0 all verified, 1 something could not be verified, 2 could not "
+             "check.\n\n"
+             "Options:\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct check_run, t),
+    .opts = env_opts,
+    .run = cmd_env,
+};
 
 /* --slurm-prolog: 1 only when an error finding names the local node. */
 static int prolog_status(const struct check_run *r)
@@ -383,7 +383,9 @@ static int run(int argc, char **argv, int env)
 
 	targets_init(&r.t);
 	netcheck_opts_init(&r.o);
-	p = parse_options(&r, argc, argv, env);
+	r.env = env;
+	r.ck = (struct checkopt_dst){.o = &r.o, .master = &r.master, .deadline_s = &r.deadline_s};
+	p = command_parse(env ? &command_env : &command_check, &r, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

@@ -6,11 +6,13 @@
  */
 #include "cd.h"
 #include "termtext.h"
+#include "command.h"
 #include "commands.h"
 #include "loop.h"
 #include "proto.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,61 +249,58 @@ static void print_json(struct facts_run *r)
 	json_decref(doc);
 }
 
-static void usage(FILE *f, void *arg)
-{
-	fprintf(f,
-	        "usage: clusterdoc facts -w HOSTLIST [options]\n"
-	        "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
-	        "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
-	        "environment.\n"
-	        "Exit status: 0 when every node answered, 2 otherwise.\n\n"
-	        "Options:\n"
-	        "      --python PATH        the interpreter to ask about torch on every node (a\n"
-	        "                           conda env or venv; default: python3 in the login\n"
-	        "                           PATH, and where it has no torch, the usual conda\n"
-	        "                           and venv places are searched)\n"
-	        "%s",
-	        targets_help);
-}
+static const struct optdef own_defs[] = {
+    {"python", required_argument, OPT_PYTHON, "--python",
+     "      --python PATH        the interpreter to ask about torch on every node (a\n"
+     "                           conda env or venv; default: python3 in the login\n"
+     "                           PATH, and where it has no torch, the usual conda\n"
+     "                           and venv places are searched)\n"},
+};
 
-/* facts' own option (targets_cmd.own). */
-static int parse_option(void *ctx, int opt, const char *arg)
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	if (opt != OPT_PYTHON)
-		return -2;
+		return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of facts", shown);
 	((struct facts_run *)ctx)->python = arg;
 	return 0;
 }
 
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
+
+static const struct command_opts opts[] = {
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_facts = {
+    .name = "facts",
+    .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs",
+    .usage = "usage: clusterdoc facts -w HOSTLIST [options]\n"
+             "Ask every node's agent for its facts: OS, kernel, CPUs, memory, clock, Python,\n"
+             "torch, NCCL, GPUs and the NCCL_/GLOO_/MASTER_ variables of its login "
+             "environment.\n"
+             "Exit status: 0 when every node answered, 2 otherwise.\n\n"
+             "Options:\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct facts_run, t),
+    .opts = opts,
+    .run = cmd_facts,
+};
+
 int cmd_facts(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"python", required_argument, NULL, OPT_PYTHON},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static const struct targets_cmd c = {
-	    .name = "facts",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
 	struct facts_run r = {0};
-	struct optset set;
 	char err[CD_ERRLEN];
 	int p, rc = 2, ok = 0;
 
 	targets_init(&r.t);
-	optset_init(&set);
-	optset_add(&set, longopts);
-	p = targets_getopt(&c, &set, &r.t, &r, argc, argv);
+	p = command_parse(&command_facts, &r, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
-	if (targets_finish(&r.t, "facts") < 0)
-		goto out;
 
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));

@@ -13,6 +13,7 @@
 #include "termtext.h"
 #include "check_once.h"
 #include "cmd_fix_undo.h"
+#include "command.h"
 #include "commands.h"
 #include "fixers/fix.h"
 #include "fixers/fix_flow.h"
@@ -27,6 +28,7 @@
 #include "signals.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,7 @@ struct fix_cli {
 	const char *undo;
 	const char *sudoers_user;
 	int apply, yes, list, deadline_s, sudoers;
+	struct checkopt_dst ck; /* where the check group's values go: o, master, deadline_s */
 };
 
 /* The check group's options fix takes; its checks run with them. */
@@ -72,48 +75,8 @@ static const struct optuse fix_check_opts[] = {
     {0},
 };
 
-static void usage(FILE *f, void *arg)
-{
-	fputs("usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
-	      "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
-	      "       clusterdoc fix --list\n"
-	      "       clusterdoc fix --sudoers [--user NAME]\n"
-	      "Check the nodes, then show what would fix the findings: per node, the file\n"
-	      "edits as diffs and the commands as they would run. Nothing changes without\n"
-	      "--apply, which asks first, applies through non-interactive sudo where root is\n"
-	      "needed, keeps an undo journal and checks again.\n\n"
-	      "Fixers: env (the verified NCCL/Gloo interface variables in env.sh, ~/.nccl.conf\n"
-	      "and the shell's rc file), hosts (the hostname on the data address in /etc/hosts),\n"
-	      "firewall (TCP from the cluster's subnet on the data interface, never disabling\n"
-	      "the firewall), ssh-key (nodes that refuse the head's key get it in\n"
-	      "~/.ssh/authorized_keys, logging in once by password: asked on the terminal or\n"
-	      "through SSH_ASKPASS), port-range (only with --only: a narrower\n"
-	      "ip_local_port_range, and the firewall opens only it and MASTER_PORT).\n\n"
-	      "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
-	      "planned (or a fix failed or did not verify), 2 could not check, 130/143\n"
-	      "Ctrl-C or SIGTERM during the apply (it waits up to 5 s for the answers in\n"
-	      "flight, and records them; a second Ctrl-C exits at once).\n\n"
-	      "Options:\n"
-	      "      --apply              make the changes (asks unless --yes)\n"
-	      "  -y, --yes                do not ask\n"
-	      "      --only ID,...        only these fixers\n"
-	      "      --undo RUN           restore what that run changed (its journal is in\n"
-	      "                           ~/.local/state/clusterdoc/runs/)\n"
-	      "      --list               the runs that can be undone\n",
-	      f);
-	optgroup_help(f, &checkopt_group, fix_check_opts);
-	fprintf(f,
-	        "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
-	        "                           (default 49152-65535)\n"
-	        "      --sudoers            print the sudoers lines that let a non-root login\n"
-	        "                           run every root command of the fixers (sudo -n)\n"
-	        "      --user NAME          the user those lines name (default: $USER)\n"
-	        "%s",
-	        targets_help);
-}
-
 /* --port-range LO-HI: 1024 <= LO < HI <= 65535. */
-static int parse_port_range(const char *arg, struct fix_opts *fo)
+static int parse_port_range(const char *arg, struct fix_opts *fo, char *err, size_t errlen)
 {
 	char *end;
 	long lo = strtol(arg, &end, 10), hi;
@@ -128,13 +91,33 @@ static int parse_port_range(const char *arg, struct fix_opts *fo)
 	fo->port_hi = (int)hi;
 	return 0;
 bad:
-	fprintf(stderr, "clusterdoc fix: --port-range wants LO-HI with 1024 <= LO < HI <= 65535, "
-	                "as in 49152-65535\n");
-	return -1;
+	return cd_errf(err, errlen, CD_ERR_PARSE,
+	               "--port-range wants LO-HI with 1024 <= LO < HI <= 65535, as in 49152-65535");
 }
 
-/* fix's own options (targets_cmd.own). */
-static int parse_option(void *ctx, int opt, const char *arg)
+static const struct optdef own_defs[] = {
+    {"apply", no_argument, OPT_APPLY, "--apply",
+     "      --apply              make the changes (asks unless --yes)\n"},
+    {"yes", no_argument, 'y', "--yes", "  -y, --yes                do not ask\n"},
+    {"only", required_argument, OPT_ONLY, "--only",
+     "      --only ID,...        only these fixers\n"},
+    {"undo", required_argument, OPT_UNDO, "--undo",
+     "      --undo RUN           restore what that run changed (its journal is in\n"
+     "                           ~/.local/state/clusterdoc/runs/)\n"},
+    {"list", no_argument, OPT_LIST, "--list",
+     "      --list               the runs that can be undone\n"},
+    {"port-range", required_argument, OPT_PORT_RANGE, "--port-range",
+     "      --port-range LO-HI   port-range: the ephemeral range to narrow to\n"
+     "                           (default 49152-65535)\n"},
+    {"sudoers", no_argument, OPT_SUDOERS, "--sudoers",
+     "      --sudoers            print the sudoers lines that let a non-root login\n"
+     "                           run every root command of the fixers (sudo -n)\n"},
+    {"user", required_argument, OPT_USER, "--user",
+     "      --user NAME          the user those lines name (default: $USER)\n"},
+};
+
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct fix_cli *c = ctx;
 
@@ -155,7 +138,7 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->list = 1;
 		return 0;
 	case OPT_PORT_RANGE:
-		return parse_port_range(arg, &c->fo);
+		return parse_port_range(arg, &c->fo, err, errlen);
 	case OPT_SUDOERS:
 		c->sudoers = 1;
 		return 0;
@@ -163,52 +146,67 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		c->sudoers_user = arg;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of fix", shown);
 }
 
-static int parse_options(struct fix_cli *c, int argc, char **argv)
+static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
 {
-	char err[CD_ERRLEN];
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"apply", no_argument, NULL, OPT_APPLY},
-	    {"yes", no_argument, NULL, 'y'},
-	    {"only", required_argument, NULL, OPT_ONLY},
-	    {"undo", required_argument, NULL, OPT_UNDO},
-	    {"list", no_argument, NULL, OPT_LIST},
-	    {"port-range", required_argument, NULL, OPT_PORT_RANGE},
-	    {"sudoers", no_argument, NULL, OPT_SUDOERS},
-	    {"user", required_argument, NULL, OPT_USER},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static const struct targets_cmd cmd = {
-	    .name = "fix",
-	    .shortopts = TARGETS_SHORTOPTS "yh",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct checkopt_dst ck = {.o = &c->o, .master = &c->master, .deadline_s = &c->deadline_s};
-	struct optset set;
-	int p;
+	struct fix_cli *c = ctx;
 
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add_group(&set, &checkopt_group, fix_check_opts, &ck);
-	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
-	if (p != 0)
-		return p;
-	if (fix_check_only(&c->fo, err, sizeof(err)) < 0) {
-		termtext_printf(stderr, "clusterdoc fix: %s\n", err);
-		return -1;
-	}
-	if (c->undo && (c->apply || c->fo.only)) {
-		fprintf(stderr, "clusterdoc fix: --undo restores a run; it takes no --apply or "
-		                "--only\n");
-		return -1;
-	}
+	(void)s;
+	if (fix_check_only(&c->fo, err, errlen) < 0)
+		return CD_ERR_PARSE;
+	if (c->undo && (c->apply || c->fo.only))
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--undo restores a run; it takes no --apply or --only");
 	return 0;
 }
+
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+
+static const struct optuse own_first[] = {{.id = OPT_APPLY}, {.id = 'y'},      {.id = OPT_ONLY},
+                                          {.id = OPT_UNDO},  {.id = OPT_LIST}, {0}};
+static const struct optuse own_last[] = {
+    {.id = OPT_PORT_RANGE}, {.id = OPT_SUDOERS}, {.id = OPT_USER}, {0}};
+
+static const struct command_opts opts[] = {
+    {.g = &own_group, .uses = own_first},
+    {.g = &checkopt_group, .uses = fix_check_opts, .dst = offsetof(struct fix_cli, ck)},
+    {.g = &own_group, .uses = own_last},
+    {0},
+};
+
+const struct command command_fix = {
+    .name = "fix",
+    .summary = "plan, apply and undo the fixes for what check found (dry run first)",
+    .usage = "usage: clusterdoc fix -w HOSTLIST [--apply [--yes]] [--only ID,...] [options]\n"
+             "       clusterdoc fix --undo RUN [-w HOSTLIST]\n"
+             "       clusterdoc fix --list\n"
+             "       clusterdoc fix --sudoers [--user NAME]\n"
+             "Check the nodes, then show what would fix the findings: per node, the file\n"
+             "edits as diffs and the commands as they would run. Nothing changes without\n"
+             "--apply, which asks first, applies through non-interactive sudo where root is\n"
+             "needed, keeps an undo journal and checks again.\n\n"
+             "Fixers: env (the verified NCCL/Gloo interface variables in env.sh, ~/.nccl.conf\n"
+             "and the shell's rc file), hosts (the hostname on the data address in "
+             "/etc/hosts),\n"
+             "firewall (TCP from the cluster's subnet on the data interface, never disabling\n"
+             "the firewall), ssh-key (nodes that refuse the head's key get it in\n"
+             "~/.ssh/authorized_keys, logging in once by password: asked on the terminal or\n"
+             "through SSH_ASKPASS), port-range (only with --only: a narrower\n"
+             "ip_local_port_range, and the firewall opens only it and MASTER_PORT).\n\n"
+             "Exit status: 0 nothing to change (or all applied and verified), 1 changes\n"
+             "planned (or a fix failed or did not verify), 2 could not check, 130/143\n"
+             "Ctrl-C or SIGTERM during the apply (it waits up to 5 s for the answers in\n"
+             "flight, and records them; a second Ctrl-C exits at once).\n\n"
+             "Options:\n",
+    .shortopts = "y",
+    .nodes = COMMAND_NODES_LATER,
+    .targets = offsetof(struct fix_cli, t),
+    .opts = opts,
+    .run = cmd_fix,
+};
 
 /* ---------------------------------------------------------------- phases */
 
@@ -577,7 +575,8 @@ int cmd_fix(int argc, char **argv)
 
 	targets_init(&c.t);
 	netcheck_opts_init(&c.o);
-	p = parse_options(&c, argc, argv);
+	c.ck = (struct checkopt_dst){.o = &c.o, .master = &c.master, .deadline_s = &c.deadline_s};
+	p = command_parse(&command_fix, &c, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

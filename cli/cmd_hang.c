@@ -8,11 +8,13 @@
 #include "cd.h"
 #include "termtext.h"
 #include "hang/hang.h"
+#include "command.h"
 #include "commands.h"
 #include "loop.h"
 #include "report/hang_render.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,30 +48,19 @@ static void on_done(void *arg)
 
 static const struct hang_events events = {.phase = on_phase, .done = on_done};
 
-static void usage(FILE *f, void *arg)
-{
-	fprintf(f,
-	        "usage: clusterdoc hang -w HOSTLIST [--run RUN] [--samples N] [--interval S] "
-	        "[--json]\n\n"
-	        "Inspect a running job on every node and say where it hangs: the job's processes\n"
-	        "(a `clusterdoc run` job by its id, else every process with RANK/LOCAL_RANK/\n"
-	        "WORLD_SIZE, NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or TORCHELASTIC_* in\n"
-	        "its environment), sampled N times: what each rank's threads block in, its TCP\n"
-	        "connections and their queues, the peer rank at the other end, its main\n"
-	        "thread's CPU progress, its Python stacks. Only reads; the one signal sent is a\n"
-	        "hang-ready `clusterdoc run` job's own dump signal, to a rank (never a\n"
-	        "launcher) that handles it.\n\n"
-	        "Exit status: 0 progressing, 1 hung (suspects named), 2 not inspected (no job\n"
-	        "found, no node reached, bad options), 3 no rank started: the launchers wait\n"
-	        "in their rendezvous.\n\n"
-	        "      --run RUN           the `clusterdoc run` job with this id\n"
-	        "      --samples N         samples per node (default 2, 2 to 20)\n"
-	        "      --interval S        seconds between samples (default 2, 0.2 to 60)\n"
-	        "      --no-stacks         do not ask for Python stacks\n%s",
-	        targets_help);
-}
+static const struct optdef own_defs[] = {
+    {"run", required_argument, OPT_RUN, "--run",
+     "      --run RUN           the `clusterdoc run` job with this id\n"},
+    {"samples", required_argument, OPT_SAMPLES, "--samples",
+     "      --samples N         samples per node (default 2, 2 to 20)\n"},
+    {"interval", required_argument, OPT_INTERVAL, "--interval",
+     "      --interval S        seconds between samples (default 2, 0.2 to 60)\n"},
+    {"no-stacks", no_argument, OPT_NO_STACKS, "--no-stacks",
+     "      --no-stacks         do not ask for Python stacks\n"},
+};
 
-static int parse_option(void *ctx, int opt, const char *arg)
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct hang_cli *c = ctx;
 	char *end;
@@ -77,57 +68,55 @@ static int parse_option(void *ctx, int opt, const char *arg)
 
 	switch (opt) {
 	case OPT_RUN:
-		if (!*arg || strlen(arg) > 64) {
-			fprintf(stderr, "clusterdoc hang: --run wants a run id\n");
-			return -1;
-		}
+		if (!*arg || strlen(arg) > 64)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s wants a run id", shown);
 		c->o.run = arg;
 		return 0;
 	case OPT_SAMPLES:
-		return cli_parse_int("hang", "--samples", arg, 2, 20, &c->o.samples);
+		return opt_int(shown, arg, 2, 20, &c->o.samples, err, errlen);
 	case OPT_INTERVAL:
 		s = strtod(arg, &end);
-		if (end == arg || *end || s < 0.2 || s > 60) {
-			fprintf(stderr,
-			        "clusterdoc hang: --interval wants seconds from 0.2 to 60\n");
-			return -1;
-		}
+		if (end == arg || *end || s < 0.2 || s > 60)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s wants seconds from 0.2 to 60",
+			               shown);
 		c->o.interval_ms = (int)(s * 1000);
 		return 0;
 	case OPT_NO_STACKS:
 		c->o.stacks = 0;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of hang", shown);
 }
 
-static int parse_options(struct hang_cli *c, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"run", required_argument, NULL, OPT_RUN},
-	    {"samples", required_argument, NULL, OPT_SAMPLES},
-	    {"interval", required_argument, NULL, OPT_INTERVAL},
-	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static const struct targets_cmd cmd = {
-	    .name = "hang",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
 
-	optset_init(&set);
-	optset_add(&set, longopts);
-	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
-	if (p != 0)
-		return p;
-	return targets_finish(&c->t, "hang") < 0 ? -1 : 0;
-}
+static const struct command_opts opts[] = {
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_hang = {
+    .name = "hang",
+    .summary = "a running job that hangs: the rank, the node and the link to blame",
+    .usage = "usage: clusterdoc hang -w HOSTLIST [--run RUN] [--samples N] [--interval S] "
+             "[--json]\n\n"
+             "Inspect a running job on every node and say where it hangs: the job's processes\n"
+             "(a `clusterdoc run` job by its id, else every process with RANK/LOCAL_RANK/\n"
+             "WORLD_SIZE, NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or TORCHELASTIC_* in\n"
+             "its environment), sampled N times: what each rank's threads block in, its TCP\n"
+             "connections and their queues, the peer rank at the other end, its main\n"
+             "thread's CPU progress, its Python stacks. Only reads; the one signal sent is a\n"
+             "hang-ready `clusterdoc run` job's own dump signal, to a rank (never a\n"
+             "launcher) that handles it.\n\n"
+             "Exit status: 0 progressing, 1 hung (suspects named), 2 not inspected (no job\n"
+             "found, no node reached, bad options), 3 no rank started: the launchers wait\n"
+             "in their rendezvous.\n\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct hang_cli, t),
+    .opts = opts,
+    .run = cmd_hang,
+};
 
 int cmd_hang(int argc, char **argv)
 {
@@ -140,7 +129,7 @@ int cmd_hang(int argc, char **argv)
 
 	targets_init(&c.t);
 	hang_opts_init(&c.o);
-	p = parse_options(&c, argc, argv);
+	p = command_parse(&command_hang, &c, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

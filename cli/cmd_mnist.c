@@ -8,6 +8,7 @@
 #include "cd.h"
 #include "termtext.h"
 #include "jobs/mnist.h"
+#include "command.h"
 #include "commands.h"
 #include "loop.h"
 #include "phase.h"
@@ -16,6 +17,7 @@
 #include "run_check.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,25 +98,20 @@ static const struct mnist_events events = {
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f, void *arg)
-{
-	fputs("usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
-	      "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
-	      "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
-	      "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n",
-	      f);
-	optgroup_help(f, &jobopt_group, NULL);
-	fprintf(f,
-	        "      --master NODE       torch: the node of rank 0 (default: the first node)\n"
-	        "      --no-check          torch: use the last saved check of these nodes\n"
-	        "      --force             torch: start even when the check found errors the\n"
-	        "                          plan's environment does not avoid\n"
-	        "      --quiet             no live output, only the summary\n%s",
-	        targets_help);
-}
+static const struct optdef own_defs[] = {
+    {"master", required_argument, OPT_MASTER, "--master",
+     "      --master NODE       torch: the node of rank 0 (default: the first node)\n"},
+    {"no-check", no_argument, OPT_NO_CHECK, "--no-check",
+     "      --no-check          torch: use the last saved check of these nodes\n"},
+    {"force", no_argument, OPT_FORCE, "--force",
+     "      --force             torch: start even when the check found errors the\n"
+     "                          plan's environment does not avoid\n"},
+    {"quiet", no_argument, OPT_QUIET, "--quiet",
+     "      --quiet             no live output, only the summary\n"},
+};
 
-/* mnist's own options (targets_cmd.own). */
-static int parse_option(void *ctx, int opt, const char *arg)
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct mnist_run *r = ctx;
 
@@ -132,38 +129,30 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		r->force = 1;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of mnist", shown);
 }
 
-/* 0 to run, 1 after --help, -1 after an error. */
-static int parse_options(struct mnist_run *r, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"quiet", no_argument, NULL, OPT_QUIET},
-	    {"master", required_argument, NULL, OPT_MASTER},
-	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-	    {"force", no_argument, NULL, OPT_FORCE},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static const struct targets_cmd c = {
-	    .name = "mnist",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
 
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add_group(&set, &jobopt_group, NULL, &r->o);
-	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
-	if (p != 0)
-		return p;
-	return targets_finish(&r->t, "mnist") < 0 ? -1 : 0;
-}
+static const struct command_opts opts[] = {
+    {.g = &jobopt_group, .dst = offsetof(struct mnist_run, o)},
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_mnist = {
+    .name = "mnist",
+    .summary = "a short DDP MNIST job across the nodes (torchrun, or embedded in C)",
+    .usage = "usage: clusterdoc mnist -w HOSTLIST [options]\n\n"
+             "A short data-parallel MNIST training job across the nodes: PyTorch DDP through\n"
+             "torchrun with the environment clusterdoc picks, or an MLP trained by the agents\n"
+             "themselves over the TCP ring allreduce. Every rank's output is shown live.\n\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct mnist_run, t),
+    .opts = opts,
+    .run = cmd_mnist,
+};
 
 /* ---------------------------------------------------------------- status */
 
@@ -188,7 +177,7 @@ int cmd_mnist(int argc, char **argv)
 	mnist_opts_init(&r.o);
 	r.o.master_port = 0; /* given or not: without it, the check's */
 	r.tty = isatty(STDERR_FILENO);
-	p = parse_options(&r, argc, argv);
+	p = command_parse(&command_mnist, &r, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

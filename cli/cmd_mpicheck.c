@@ -16,6 +16,7 @@
  */
 #include "cd.h"
 #include "termtext.h"
+#include "command.h"
 #include "commands.h"
 #include "fixers/fix_peerssh_flow.h"
 #include "loop.h"
@@ -23,6 +24,7 @@
 #include "report/peerssh_render.h"
 #include "targets.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -42,47 +44,84 @@ struct mpicheck_cli {
 	struct loop *loop;
 };
 
-static void usage(FILE *f, void *arg)
-{
-	fprintf(f,
-	        "usage: clusterdoc mpi-check -w HOSTLIST [--pair-timeout S] [--fix [--apply "
-	        "[--yes]]] [--json]\n\n"
-	        "Node-to-node SSH, as mpirun's launcher uses it: the agent on every node runs\n"
-	        "`ssh -o BatchMode=yes -o StrictHostKeyChecking=yes PEER true` as the login user\n"
-	        "toward every other node, all at once, and the matrix shows which pairs log in\n"
-	        "and, for those that do not, why in ssh's own words (host key unknown or\n"
-	        "changed, permission denied, connection refused, timeout, no ssh client).\n"
-	        "Exit status 0: every pair logs in; 1: a pair fails; 2: not checked.\n\n"
-	        "      --pair-timeout S    seconds for one login (default 10, 1 to 120)\n"
-	        "      --fix               after the check, what the peer-ssh fixer would change\n"
-	        "                          (a dry run): one cluster key, authorized_keys,\n"
-	        "                          ~/.ssh/config and known_hosts blocks on every node\n"
-	        "      --apply             with --fix: make the changes, after asking (undo:\n"
-	        "                          clusterdoc fix --undo RUN)\n"
-	        "  -y, --yes               with --apply: do not ask\n%s",
-	        targets_help);
-}
+static const struct optdef own_defs[] = {
+    {"pair-timeout", required_argument, OPT_PAIR_TIMEOUT, "--pair-timeout",
+     "      --pair-timeout S    seconds for one login (default 10, 1 to 120)\n"},
+    {"fix", no_argument, OPT_FIX, "--fix",
+     "      --fix               after the check, what the peer-ssh fixer would change\n"
+     "                          (a dry run): one cluster key, authorized_keys,\n"
+     "                          ~/.ssh/config and known_hosts blocks on every node\n"},
+    {"apply", no_argument, OPT_APPLY, "--apply",
+     "      --apply             with --fix: make the changes, after asking (undo:\n"
+     "                          clusterdoc fix --undo RUN)\n"},
+    {"yes", no_argument, 'y', "--yes", "  -y, --yes               with --apply: do not ask\n"},
+};
 
-static int parse_option(void *ctx, int opt, const char *arg)
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct mpicheck_cli *c = ctx;
 	int s;
 
-	if (opt == OPT_FIX || opt == OPT_APPLY) {
+	switch (opt) {
+	case OPT_FIX:
+	case OPT_APPLY:
 		*(opt == OPT_FIX ? &c->fix : &c->apply) = 1;
 		return 0;
-	}
-	if (opt == 'y') {
+	case 'y':
 		c->yes = 1;
 		return 0;
+	case OPT_PAIR_TIMEOUT:
+		if (opt_int(shown, arg, 1, 120, &s, err, errlen) < 0)
+			return CD_ERR_PARSE;
+		c->pair_timeout_ms = s * 1000;
+		return 0;
 	}
-	if (opt != OPT_PAIR_TIMEOUT)
-		return -2;
-	if (cli_parse_int("mpi-check", "--pair-timeout", arg, 1, 120, &s) < 0)
-		return -1;
-	c->pair_timeout_ms = s * 1000;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of mpi-check", shown);
+}
+
+static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
+{
+	const struct mpicheck_cli *c = ctx;
+
+	(void)s;
+	if (c->apply && !c->fix)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--apply goes with --fix");
+	if (c->yes && !c->apply)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--yes goes with --fix --apply");
+	/* refused before anything is checked, as `fix --apply` refuses */
+	if (c->apply && !c->yes && !isatty(STDIN_FILENO))
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--apply asks before changing anything and there is no terminal to "
+		               "ask on: add --yes");
 	return 0;
 }
+
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+
+static const struct command_opts opts[] = {
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_mpicheck = {
+    .name = "mpi-check",
+    .summary = "node-to-node SSH as mpirun needs it: who logs in to whom, and why not",
+    .usage = "usage: clusterdoc mpi-check -w HOSTLIST [--pair-timeout S] [--fix [--apply "
+             "[--yes]]] [--json]\n\n"
+             "Node-to-node SSH, as mpirun's launcher uses it: the agent on every node runs\n"
+             "`ssh -o BatchMode=yes -o StrictHostKeyChecking=yes PEER true` as the login user\n"
+             "toward every other node, all at once, and the matrix shows which pairs log in\n"
+             "and, for those that do not, why in ssh's own words (host key unknown or\n"
+             "changed, permission denied, connection refused, timeout, no ssh client).\n"
+             "Exit status 0: every pair logs in; 1: a pair fails; 2: not checked.\n\n",
+    .shortopts = "y",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct mpicheck_cli, t),
+    .opts = opts,
+    .run = cmd_mpicheck,
+};
 
 /* Pairs need two distinct nodes; the matrix is bounded. 0, or -1 said. */
 static int check_size(const struct hostlist *hl)
@@ -106,50 +145,6 @@ static int check_size(const struct hostlist *hl)
 		return -1;
 	}
 	return 0;
-}
-
-static int parse_options(struct mpicheck_cli *c, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"pair-timeout", required_argument, NULL, OPT_PAIR_TIMEOUT},
-	    {"fix", no_argument, NULL, OPT_FIX},
-	    {"apply", no_argument, NULL, OPT_APPLY},
-	    {"yes", no_argument, NULL, 'y'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static const struct targets_cmd cmd = {
-	    .name = "mpi-check",
-	    .shortopts = TARGETS_SHORTOPTS "hy",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
-
-	optset_init(&set);
-	optset_add(&set, longopts);
-	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
-	if (p != 0)
-		return p;
-	if (c->apply && !c->fix) {
-		fprintf(stderr, "clusterdoc mpi-check: --apply goes with --fix\n");
-		return -1;
-	}
-	if (c->yes && !c->apply) {
-		fprintf(stderr, "clusterdoc mpi-check: --yes goes with --fix --apply\n");
-		return -1;
-	}
-	/* refused before anything is checked, as `fix --apply` refuses */
-	if (c->apply && !c->yes && !isatty(STDIN_FILENO)) {
-		fprintf(stderr, "clusterdoc mpi-check: --apply asks before changing anything and "
-		                "there is no terminal to ask on: add --yes\n");
-		return -1;
-	}
-	if (targets_finish(&c->t, "mpi-check") < 0)
-		return -1;
-	return check_size(c->t.hosts);
 }
 
 /* The plan waits: show it (text), hold the agents, ask on the terminal.
@@ -194,7 +189,9 @@ int cmd_mpicheck(int argc, char **argv)
 	int rc = 2, p, asked = 0;
 
 	targets_init(&c.t);
-	p = parse_options(&c, argc, argv);
+	p = command_parse(&command_mpicheck, &c, argc, argv, NULL);
+	if (p == 0 && check_size(c.t.hosts) < 0)
+		p = -1;
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

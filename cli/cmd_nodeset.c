@@ -4,28 +4,75 @@
  * error or a hostlist that cannot be read.
  */
 #include "cd.h"
+#include "command.h"
 #include "commands.h"
 #include "hostlist.h"
-#include "longopt.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static void usage(FILE *f)
+struct nodeset_cli {
+	int mode; /* 'e', 'f' or 'c' */
+	struct hostlist *exclude;
+};
+
+static const struct optdef own_defs[] = {
+    {"expand", no_argument, 'e', "-e",
+     "  -e, --expand         print every host, space separated, on one line\n"},
+    {"fold", no_argument, 'f', "-f",
+     "  -f, --fold           print the folded hostlist, e.g. node[1-3,5]\n"},
+    {"count", no_argument, 'c', "-c", "  -c, --count          print the number of hosts\n"},
+    {"exclude", required_argument, 'x', "-x",
+     "  -x, --exclude EXPR   remove the hosts of EXPR (may be repeated)\n"
+     "  -h, --help           show this help\n"},
+};
+
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
-	fprintf(f, "usage: clusterdoc nodeset -e|-f|-c [-x EXPR]... EXPR...\n"
-	           "Expand, fold or count hostlists. Several EXPRs are unioned; ^FILE reads one\n"
-	           "host or hostlist per line from FILE.\n\n"
-	           "  -e, --expand         print every host, space separated, on one line\n"
-	           "  -f, --fold           print the folded hostlist, e.g. node[1-3,5]\n"
-	           "  -c, --count          print the number of hosts\n"
-	           "  -x, --exclude EXPR   remove the hosts of EXPR (may be repeated)\n"
-	           "  -h, --help           show this help\n\n"
-	           "EXPR: node[01-16,20], rack[1-2]-n[1-4], n[1-9/2]; ',' or whitespace separate\n"
-	           "hosts; A!B difference, A&B intersection, A^B symmetric difference, applied\n"
-	           "left to right. Hosts come out sorted and without duplicates.\n");
+	struct nodeset_cli *c = ctx;
+
+	(void)shown;
+	if (opt == 'x')
+		return hostlist_add_arg(c->exclude, arg, err, errlen) < 0 ? CD_ERR_PARSE : 0;
+	if (c->mode && c->mode != opt)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "-%c and -%c do not go together", c->mode,
+		               opt);
+	c->mode = opt;
+	return 0;
 }
+
+static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
+{
+	(void)s;
+	if (!((struct nodeset_cli *)ctx)->mode)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "say what to do: -e (expand), -f (fold) or -c (count)");
+	return 0;
+}
+
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+
+static const struct command_opts opts[] = {
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_nodeset = {
+    .name = "nodeset",
+    .summary = "expand, fold or count a hostlist",
+    .usage = "usage: clusterdoc nodeset -e|-f|-c [-x EXPR]... EXPR...\n"
+             "Expand, fold or count hostlists. Several EXPRs are unioned; ^FILE reads one\n"
+             "host or hostlist per line from FILE.\n\n",
+    .trailer = "\nEXPR: node[01-16,20], rack[1-2]-n[1-4], n[1-9/2]; ',' or whitespace separate\n"
+               "hosts; A!B difference, A&B intersection, A^B symmetric difference, applied\n"
+               "left to right. Hosts come out sorted and without duplicates.\n",
+    .shortopts = "efcx:",
+    .nodes = COMMAND_NO_NODES,
+    .opts = opts,
+    .run = cmd_nodeset,
+};
 
 static void print_hosts(int mode, const struct hostlist *hosts)
 {
@@ -50,75 +97,30 @@ static void print_hosts(int mode, const struct hostlist *hosts)
 
 int cmd_nodeset(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"expand", no_argument, NULL, 'e'}, {"fold", no_argument, NULL, 'f'},
-	    {"count", no_argument, NULL, 'c'},  {"exclude", required_argument, NULL, 'x'},
-	    {"help", no_argument, NULL, 'h'},   {0},
-	};
-	struct hostlist *hosts = hostlist_new(), *exclude = hostlist_new();
+	struct nodeset_cli c = {.exclude = hostlist_new()};
+	struct hostlist *hosts = hostlist_new();
 	char err[CD_ERRLEN];
-	int opt, mode = 0, rc = 2;
+	int first, rc = 2, p;
 
-	/* 0, not 1: glibc then resets all its state, so the command can run twice in one process.
-	 */
-	optind = 0;
-	for (;;) {
-		/* an abbreviated long option is an error, never a guess (longopt.h) */
-		int next = longopt_next(argc, argv, optind, 1);
-		char msg[256];
-
-		if (next >= 0 && longopt_check(longopts, argv[next], msg, sizeof(msg)) < 0) {
-			fprintf(stderr, "clusterdoc nodeset: %s\n", msg);
-			goto out;
-		}
-		opt = getopt_long(argc, argv, "efcx:h", longopts, NULL);
-		if (opt == -1)
-			break;
-		switch (opt) {
-		case 'e':
-		case 'f':
-		case 'c':
-			if (mode && mode != opt) {
-				fprintf(stderr,
-				        "clusterdoc nodeset: -%c and -%c do not go together\n",
-				        mode, opt);
-				goto out;
-			}
-			mode = opt;
-			break;
-		case 'x':
-			if (hostlist_add_arg(exclude, optarg, err, sizeof(err)) < 0)
-				goto bad_hostlist;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			usage(stderr);
-			goto out;
-		}
-	}
-	if (!mode) {
-		fprintf(stderr, "clusterdoc nodeset: say what to do: -e (expand), -f (fold) or "
-		                "-c (count)\n");
+	p = command_parse(&command_nodeset, &c, argc, argv, &first);
+	if (p != 0) {
+		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
-	if (optind == argc) {
+	if (first == argc) {
 		fprintf(stderr, "clusterdoc nodeset: no hostlist given\n");
 		goto out;
 	}
-	for (int i = optind; i < argc; i++)
-		if (hostlist_add_arg(hosts, argv[i], err, sizeof(err)) < 0)
-			goto bad_hostlist;
-	hostlist_exclude(hosts, exclude);
-	print_hosts(mode, hosts);
+	for (int i = first; i < argc; i++)
+		if (hostlist_add_arg(hosts, argv[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "clusterdoc nodeset: %s\n", err);
+			goto out;
+		}
+	hostlist_exclude(hosts, c.exclude);
+	print_hosts(c.mode, hosts);
 	rc = 0;
-	goto out;
-bad_hostlist:
-	fprintf(stderr, "clusterdoc nodeset: %s\n", err);
 out:
 	hostlist_free(hosts);
-	hostlist_free(exclude);
+	hostlist_free(c.exclude);
 	return rc;
 }

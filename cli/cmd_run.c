@@ -11,6 +11,7 @@
 #include "jobs/rdzvwatch.h"
 #include "jobs/run.h"
 #include "jobs/runopt.h"
+#include "command.h"
 #include "commands.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
@@ -29,14 +30,14 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The command line's own options; the job's (jobs/runopt.h) follow them,
- * as OPT_JOB + their id. */
+/* The command line's own options; the job's are jobs/runopt.h's group. */
 enum {
 	OPT_MASTER = OPT_TARGETS_END,
 	OPT_ENV_FILE,
@@ -48,11 +49,9 @@ enum {
 	OPT_GROUP,
 	OPT_DRY_RUN,
 	OPT_HEAD_GRACE,
-	OPT_JOB,
 };
 
-#define MAX_ENV          256
-#define RUN_JOB_OPTS_MAX 32 /* room for jobs/runopt.h's table */
+#define MAX_ENV 256
 /* --head-grace's default: how long the job runs on while its head is
  * stopped or cut off, past the agents' silence bound (docs/run.md) */
 #define RUN_HEAD_GRACE_MS (5 * 60 * 1000)
@@ -66,6 +65,7 @@ struct run_cli {
 	const char *master;     /* --master NODE, or NULL: the first node */
 	const char **ordered;   /* the nodes, the master first */
 	struct run_check check; /* the job's plan (saved as RUN/check.json) */
+	struct runopt_dst job;  /* where the job's options go: o, the agents' launcher, env */
 	char *env[MAX_ENV];     /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
@@ -324,71 +324,36 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f, void *arg)
+static int add_env(struct run_cli *c, const char *kv, size_t len, char *err, size_t errlen)
 {
-	fputs("usage: clusterdoc run -w HOSTLIST [options] -- COMMAND [ARGS...]\n\n"
-	      "Start COMMAND on every node at once with the environment clusterdoc proved\n"
-	      "(interface variables, MASTER_ADDR/PORT, ranks), show every rank's output live,\n"
-	      "stop the job everywhere when one node fails, and leave nothing behind.\n\n",
-	      f);
-	runopt_help(f); /* the job's options, the TUI's run line takes them too */
-	fputs("      --master NODE       the node of rank 0 (default: the first node)\n"
-	      "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"
-	      "      --sync DIR          put DIR on the nodes (once per shared home, only what\n"
-	      "                          changed, .gitignore respected); COMMAND runs there\n"
-	      "      --sync-cap MIB      refuse a --sync tree over MIB MiB (default 256)\n"
-	      "      --head-grace S      how long the job runs on when this head is stopped or\n"
-	      "                          cut off without exiting (kill -STOP, a suspended\n"
-	      "                          laptop, a partition), past the agents' 30 s silence\n"
-	      "                          bound (default 300, at most 86400; a Ctrl-Z holds the\n"
-	      "                          job up to an hour; a head that exits ends it at once)\n"
-	      "      --quiet             show only the ranks' stderr lines live\n"
-	      "      --group             fold identical output of the nodes, at the end\n"
-	      "      --dry-run           print each node's command and environment; start nothing\n"
-	      "      --no-check          use the last saved check of these nodes, not a new one\n"
-	      "      --force             start even when the check found errors the plan's\n"
-	      "                          environment does not avoid, or --env overrides it\n"
-	      "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
-	      "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
-	      "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
-	      "MASTER_PORT. Logs: ~/.local/state/clusterdoc/runs/RUN/.\n",
-	      f);
-	fputs(targets_help, f);
-}
-
-static int add_env(struct run_cli *c, const char *kv, size_t len)
-{
-	char err[CD_ERRLEN];
-
-	if (run_check_env(kv, len, err, sizeof(err)) < 0) {
-		termtext_printf(stderr, "clusterdoc run: %s\n", err);
-		return -1;
-	}
-	if (c->nenv == MAX_ENV) {
-		fprintf(stderr, "clusterdoc run: more than %d --env variables\n", MAX_ENV);
-		return -1;
-	}
+	if (run_check_env(kv, len, err, errlen) < 0)
+		return CD_ERR_PARSE;
+	if (c->nenv == MAX_ENV)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables", MAX_ENV);
 	c->env[c->nenv] = cd_malloc(len + 1);
 	memcpy(c->env[c->nenv], kv, len);
 	c->env[c->nenv++][len] = '\0';
 	return 0;
 }
 
-static int read_env_file(struct run_cli *c, const char *path)
+/* runopt_dst.env: each --env, in order with --env-file's lines */
+static int add_env_option(void *arg, const char *kv, char *err, size_t errlen)
 {
-	char *data = NULL, err[CD_ERRLEN];
+	return add_env(arg, kv, strlen(kv), err, errlen);
+}
+
+static int read_env_file(struct run_cli *c, const char *path, char *err, size_t errlen)
+{
+	char *data = NULL, why[CD_ERRLEN];
 	size_t len = 0, n;
 	const char *p, *end, *line;
 	int rc = 0;
 
-	if (scan_read_file(path, 1 << 20, SCAN_FILE_REGULAR, &data, &len, err, sizeof(err)) < 0) {
-		termtext_printf(stderr, "clusterdoc run: --env-file %s\n", err);
-		return -1;
-	}
+	if (scan_read_file(path, 1 << 20, SCAN_FILE_REGULAR, &data, &len, why, sizeof(why)) < 0)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--env-file %s", why);
 	if (memchr(data, '\0', len)) {
-		termtext_printf(stderr, "clusterdoc run: --env-file %s holds a NUL byte\n", path);
 		free(data);
-		return -1;
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--env-file %s holds a NUL byte", path);
 	}
 	p = data;
 	end = data + len;
@@ -403,50 +368,61 @@ static int read_env_file(struct run_cli *c, const char *path)
 			line += 7;
 			n -= 7;
 		}
-		rc = add_env(c, line, n);
+		rc = add_env(c, line, n, err, errlen);
 	}
 	free(data);
 	return rc;
 }
 
-static int parse_option(void *ctx, int opt, const char *arg)
+static const struct optdef own_defs[] = {
+    {"master", required_argument, OPT_MASTER, "--master",
+     "      --master NODE       the node of rank 0 (default: the first node)\n"},
+    {"env-file", required_argument, OPT_ENV_FILE, "--env-file",
+     "      --env-file FILE     NAME=VALUE lines (# comments, blank lines)\n"},
+    {"sync", required_argument, OPT_SYNC, "--sync",
+     "      --sync DIR          put DIR on the nodes (once per shared home, only what\n"
+     "                          changed, .gitignore respected); COMMAND runs there\n"},
+    {"sync-cap", required_argument, OPT_SYNC_CAP, "--sync-cap",
+     "      --sync-cap MIB      refuse a --sync tree over MIB MiB (default 256)\n"},
+    {"head-grace", required_argument, OPT_HEAD_GRACE, "--head-grace",
+     "      --head-grace S      how long the job runs on when this head is stopped or\n"
+     "                          cut off without exiting (kill -STOP, a suspended\n"
+     "                          laptop, a partition), past the agents' 30 s silence\n"
+     "                          bound (default 300, at most 86400; a Ctrl-Z holds the\n"
+     "                          job up to an hour; a head that exits ends it at once)\n"},
+    {"quiet", no_argument, OPT_QUIET, "--quiet",
+     "      --quiet             show only the ranks' stderr lines live\n"},
+    {"group", no_argument, OPT_GROUP, "--group",
+     "      --group             fold identical output of the nodes, at the end\n"},
+    {"dry-run", no_argument, OPT_DRY_RUN, "--dry-run",
+     "      --dry-run           print each node's command and environment; start nothing\n"},
+    {"no-check", no_argument, OPT_NO_CHECK, "--no-check",
+     "      --no-check          use the last saved check of these nodes, not a new one\n"},
+    {"force", no_argument, OPT_FORCE, "--force",
+     "      --force             start even when the check found errors the plan's\n"
+     "                          environment does not avoid, or --env overrides it\n"},
+};
+
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct run_cli *c = ctx;
-	const struct runopt *op = NULL;
-	char err[CD_ERRLEN];
+	int v;
 
-	if (opt == OPT_AGENT_LAUNCHER) /* the targets' --launcher, with a value not theirs */
-		op = runopt_find("launcher", 8);
-	else if (opt >= OPT_JOB && (size_t)(opt - OPT_JOB) < runopts_len)
-		op = &runopts[opt - OPT_JOB];
-	if (op) {
-		if (runopt_apply(op, arg, &c->o, err, sizeof(err)) < 0) {
-			termtext_printf(stderr, "clusterdoc run: %s\n", err);
-			return -1;
-		}
-		if (op->id == RUNOPT_ENV)
-			return add_env(c, arg, strlen(arg));
-		if (op->id == RUNOPT_MASTER_PORT)
-			c->master_port = c->o.master_port; /* given: the plan takes it */
-		return 0;
-	}
 	switch (opt) {
 	case OPT_MASTER:
 		c->master = arg;
 		return 0;
 	case OPT_ENV_FILE:
-		return read_env_file(c, arg);
+		return read_env_file(c, arg, err, errlen);
 	case OPT_SYNC:
 		c->sync_dir = arg;
 		return 0;
-	case OPT_SYNC_CAP: {
-		int mib;
-
-		if (cli_parse_int("run", "--sync-cap", arg, 1, 1 << 20, &mib) < 0)
-			return -1;
-		c->sync_cap = (long long)mib << 20;
+	case OPT_SYNC_CAP:
+		if (opt_int(shown, arg, 1, 1 << 20, &v, err, errlen) < 0)
+			return CD_ERR_PARSE;
+		c->sync_cap = (long long)v << 20;
 		return 0;
-	}
 	case OPT_FORCE:
 		c->force = 1;
 		return 0;
@@ -459,63 +435,46 @@ static int parse_option(void *ctx, int opt, const char *arg)
 	case OPT_GROUP:
 		c->group = 1;
 		return 0;
-	case OPT_HEAD_GRACE: {
-		int s;
-
+	case OPT_HEAD_GRACE:
 		/* the agents' cap (agent/agent.c HEAD_GRACE_MAX_MS) */
-		if (cli_parse_int("run", "--head-grace", arg, 0, 86400, &s) < 0)
-			return -1;
-		c->head_grace_ms = s * 1000;
+		if (opt_int(shown, arg, 0, 86400, &v, err, errlen) < 0)
+			return CD_ERR_PARSE;
+		c->head_grace_ms = v * 1000;
 		return 0;
-	}
 	case OPT_DRY_RUN:
 		c->dry_run = c->o.dry_run = 1;
 		return 0;
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of run", shown);
 }
 
-/* 0 to run, 1 after --help, -1 after an error. argv[0..argc) are the
- * options before "--"; the command is the caller's. */
-static int parse_options(struct run_cli *c, int argc, char **argv)
-{
-	static struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"master", required_argument, NULL, OPT_MASTER},
-	    {"env-file", required_argument, NULL, OPT_ENV_FILE},
-	    {"sync", required_argument, NULL, OPT_SYNC},
-	    {"sync-cap", required_argument, NULL, OPT_SYNC_CAP},
-	    {"force", no_argument, NULL, OPT_FORCE},
-	    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-	    {"quiet", no_argument, NULL, OPT_QUIET},
-	    {"group", no_argument, NULL, OPT_GROUP},
-	    {"head-grace", required_argument, NULL, OPT_HEAD_GRACE},
-	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	static struct option joblongopts[RUN_JOB_OPTS_MAX + 1];
-	static const struct targets_cmd cmd = {
-	    .name = "run",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
 
-	for (size_t k = 0; k < runopts_len && k < RUN_JOB_OPTS_MAX; k++)
-		joblongopts[k] = (struct option){
-		    runopts[k].name, runopts[k].takes_value ? required_argument : no_argument, NULL,
-		    OPT_JOB + (int)k};
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add(&set, joblongopts);
-	p = targets_getopt(&cmd, &set, &c->t, c, argc, argv);
-	if (p != 0)
-		return p;
-	return targets_finish(&c->t, "run") < 0 ? -1 : 0;
-}
+/* The job's options first: their --launcher (torchrun, none, mpirun, or the
+ * agents' ssh, srun, local-connect) is the one getopt_long finds */
+static const struct command_opts opts[] = {
+    {.g = &runopt_group, .dst = offsetof(struct run_cli, job)},
+    {.g = &own_group},
+    {0},
+};
+
+const struct command command_run = {
+    .name = "run",
+    .summary = "your own command on every node, torchrun or not",
+    .usage = "usage: clusterdoc run -w HOSTLIST [options] -- COMMAND [ARGS...]\n\n"
+             "Start COMMAND on every node at once with the environment clusterdoc proved\n"
+             "(interface variables, MASTER_ADDR/PORT, ranks), show every rank's output live,\n"
+             "stop the job everywhere when one node fails, and leave nothing behind.\n\n",
+    .trailer = "Placeholders in COMMAND and ARGS, per node: {node_rank} {nnodes}\n"
+               "{nproc_per_node} {world_size} {master_addr} {master_port} {host} {iface};\n"
+               "the same values are in NODE_RANK NNODES NPROC_PER_NODE WORLD_SIZE MASTER_ADDR\n"
+               "MASTER_PORT. Logs: ~/.local/state/clusterdoc/runs/RUN/.\n",
+    .nodes = COMMAND_NODES,
+    .targets = offsetof(struct run_cli, t),
+    .opts = opts,
+    .run = cmd_run,
+};
 
 /* ---------------------------------------------------------------- main */
 
@@ -538,10 +497,13 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	targets_init(&c.t);
-	c.t.own_launcher = 1; /* --launcher torchrun|none is the job's */
 	c.head_grace_ms = RUN_HEAD_GRACE_MS;
 	run_opts_init(&c.o);
-	p = parse_options(&c, dash < 0 ? argc : dash, argv);
+	c.job = (struct runopt_dst){
+	    .o = &c.o, .agent_launcher = &c.t.pool.launcher, .env = add_env_option, .env_arg = &c};
+	p = command_parse(&command_run, &c, dash < 0 ? argc : dash, argv, NULL);
+	if (p == 0 && c.job.master_port_given)
+		c.master_port = c.o.master_port; /* given: the plan takes it */
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;

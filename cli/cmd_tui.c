@@ -5,11 +5,13 @@
  * `clusterdoc` alone on a terminal comes here too, and asks for the nodes.
  */
 #include "cd.h"
+#include "command.h"
 #include "commands.h"
 #include "optgroups.h"
 #include "targets.h"
 #include "tui/tui.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,39 +58,26 @@ static const struct optuse job_opts[] = {
     {0},
 };
 
-static void usage(FILE *f, void *arg)
-{
-	fputs("usage: clusterdoc tui [-w HOSTLIST] [options]\n"
-	      "The interactive view of the cluster: nodes as they connect and are probed, the\n"
-	      "network and its reachability matrix, the findings, the suggested environment,\n"
-	      "the allreduce bench and the MNIST job. Without nodes it asks for a hostlist.\n"
-	      "`clusterdoc` alone on a terminal opens it too. Keys: ? in the TUI; see\n"
-	      "docs/tui.md.\n\n"
-	      "Options:\n"
-	      "      --no-color           no colours (also when $NO_COLOR is set)\n"
-	      "      --read-only          run only the check: no bench, no job, no fix applied\n"
-	      "      --env-file PATH      where the Env view writes (default ./clusterdoc.env)\n"
-	      "  the check:\n",
-	      f);
-	optgroup_help(f, &checkopt_group, check_opts);
-	fputs("  the bench (key r in the Bench view):\n", f);
-	optgroup_help(f, &benchopt_group, bench_opts);
-	fputs("  the MNIST job (key r in the Job view):\n", f);
-	optgroup_help(f, &jobopt_group, job_opts);
-	fputs("  the check's torch facts and the MNIST job:\n", f);
-	optgroup_help(f, &checkopt_group, python_opt);
-	fputs(targets_help, f);
-}
-
 struct tui_run {
 	struct targets t;
 	struct tui_opts o;
 	const char *master;
 	int exit_after;
+	struct checkopt_dst ck; /* where the check group's values go */
 };
 
-/* The TUI's own options (targets_cmd.own). */
-static int parse_option(void *ctx, int opt, const char *arg)
+static const struct optdef own_defs[] = {
+    {"no-color", no_argument, OPT_NO_COLOR, "--no-color",
+     "      --no-color           no colours (also when $NO_COLOR is set)\n"},
+    {"read-only", no_argument, OPT_READ_ONLY, "--read-only",
+     "      --read-only          run only the check: no bench, no job, no fix applied\n"},
+    {"env-file", required_argument, OPT_ENV_FILE, "--env-file",
+     "      --env-file PATH      where the Env view writes (default ./clusterdoc.env)\n"},
+    {"exit-after", required_argument, OPT_EXIT_AFTER, "--exit-after", NULL},
+};
+
+static int parse_own(void *ctx, int opt, const char *arg, const char *shown, char *err,
+                     size_t errlen)
 {
 	struct tui_run *r = ctx;
 
@@ -103,48 +92,62 @@ static int parse_option(void *ctx, int opt, const char *arg)
 		r->o.env_path = arg;
 		return 0;
 	case OPT_EXIT_AFTER:
-		return cli_parse_int("tui", "--exit-after", arg, 1, 86400, &r->o.max_seconds);
+		return opt_int(shown, arg, 1, 86400, &r->o.max_seconds, err, errlen);
 	}
-	return -2;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of tui", shown);
 }
 
-/* 0 to run, 1 after --help, -1 after an error. */
-static int parse_options(struct tui_run *r, int argc, char **argv)
+/* --python is the check's, and the job's too */
+static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
 {
-	static const struct option longopts[] = {
-	    TARGETS_LONGOPTS,
-	    {"no-color", no_argument, NULL, OPT_NO_COLOR},
-	    {"read-only", no_argument, NULL, OPT_READ_ONLY},
-	    {"env-file", required_argument, NULL, OPT_ENV_FILE},
-	    {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	struct tui_session_opts *so = &r->o.session;
-	struct checkopt_dst ck = {
-	    .o = &so->check, .master = &r->master, .deadline_s = &so->deadline_s};
-	static const struct targets_cmd c = {
-	    .name = "tui",
-	    .shortopts = TARGETS_SHORTOPTS "h",
-	    .usage = usage,
-	    .own = parse_option,
-	};
-	struct optset set;
-	int p;
+	struct tui_run *r = ctx;
 
-	optset_init(&set);
-	optset_add(&set, longopts);
-	optset_add_group(&set, &checkopt_group, check_opts, &ck);
-	optset_add_group(&set, &checkopt_group, python_opt, &ck);
-	optset_add_group(&set, &benchopt_group, bench_opts, &so->bench);
-	optset_add_group(&set, &jobopt_group, job_opts, &so->mnist);
-	p = targets_getopt(&c, &set, &r->t, r, argc, argv);
-	if (p != 0)
-		return p;
-	so->mnist.python = so->check.python;
-	r->t.hosts_optional = 1;
-	return targets_finish(&r->t, "tui") < 0 ? -1 : 0;
+	(void)s;
+	(void)err;
+	(void)errlen;
+	r->o.session.mnist.python = r->o.session.check.python;
+	return 0;
 }
+
+static const struct optgroup own_group = {
+    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+
+static const struct command_opts opts[] = {
+    {.g = &own_group},
+    {.g = &checkopt_group,
+     .uses = check_opts,
+     .dst = offsetof(struct tui_run, ck),
+     .heading = "  the check:\n"},
+    {.g = &benchopt_group,
+     .uses = bench_opts,
+     .dst = offsetof(struct tui_run, o.session.bench),
+     .heading = "  the bench (key r in the Bench view):\n"},
+    {.g = &jobopt_group,
+     .uses = job_opts,
+     .dst = offsetof(struct tui_run, o.session.mnist),
+     .heading = "  the MNIST job (key r in the Job view):\n"},
+    {.g = &checkopt_group,
+     .uses = python_opt,
+     .dst = offsetof(struct tui_run, ck),
+     .heading = "  the check's torch facts and the MNIST job:\n"},
+    {0},
+};
+
+const struct command command_tui = {
+    .name = "tui",
+    .summary = "the interactive view: nodes, network, findings, env, bench, job",
+    .usage = "usage: clusterdoc tui [-w HOSTLIST] [options]\n"
+             "The interactive view of the cluster: nodes as they connect and are probed, the\n"
+             "network and its reachability matrix, the findings, the suggested environment,\n"
+             "the allreduce bench and the MNIST job. Without nodes it asks for a hostlist.\n"
+             "`clusterdoc` alone on a terminal opens it too. Keys: ? in the TUI; see\n"
+             "docs/tui.md.\n\n"
+             "Options:\n",
+    .nodes = COMMAND_NODES_OPTIONAL,
+    .targets = offsetof(struct tui_run, t),
+    .opts = opts,
+    .run = cmd_tui,
+};
 
 int cmd_tui(int argc, char **argv)
 {
@@ -161,7 +164,9 @@ int cmd_tui(int argc, char **argv)
 	r.o.session.mnist.master_port = 0; /* given or not: without it, the check's */
 	r.o.no_color = nc && *nc;
 	r.o.env_path = "clusterdoc.env";
-	rc = parse_options(&r, argc, argv);
+	r.ck = (struct checkopt_dst){
+	    .o = &r.o.session.check, .master = &r.master, .deadline_s = &r.o.session.deadline_s};
+	rc = command_parse(&command_tui, &r, argc, argv, NULL);
 	if (rc != 0) {
 		targets_fini(&r.t);
 		return rc > 0 ? 0 : 2;

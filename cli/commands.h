@@ -1,6 +1,15 @@
-/* commands.h - one declaration per subcommand; each returns the exit status. */
+/*
+ * commands.h - each subcommand's row of the command table (command.h) and
+ * its function, which returns the exit status. The rows are defined beside
+ * their commands, in cli/cmd_*.c; cli/main.c lists them.
+ */
 #ifndef CD_COMMANDS_H
 #define CD_COMMANDS_H
+
+#include "command.h"
+
+extern const struct command command_facts, command_check, command_env, command_fix, command_bench,
+    command_mnist, command_run, command_hang, command_mpicheck, command_tui, command_nodeset;
 
 int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);

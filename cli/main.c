@@ -1,6 +1,6 @@
 /*
  * main.c - the clusterdoc command line: one row per subcommand in
- * `commands`, as tmux does with its command table.
+ * `commands` (command.h), as tmux does with its command table.
  */
 #include "cd.h"
 #include "commands.h"
@@ -12,49 +12,21 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-} commands[] = {
-    {.name = "facts",
-     .run = cmd_facts,
-     .summary = "what every node is: OS, CPUs, Python, torch, NCCL, GPUs"},
-    {.name = "check",
-     .run = cmd_check,
-     .summary = "diagnose the network: what NCCL and Gloo pick, what peers reach, fixes"},
-    {.name = "env",
-     .run = cmd_env,
-     .summary = "the verified NCCL/Gloo/MASTER_ environment as export lines"},
-    {.name = "fix",
-     .run = cmd_fix,
-     .summary = "plan, apply and undo the fixes for what check found (dry run first)"},
-    {.name = "bench",
-     .run = cmd_bench,
-     .summary = "allreduce bandwidth between the nodes (TCP ring, or NCCL on GPUs)"},
-    {.name = "mnist",
-     .run = cmd_mnist,
-     .summary = "a short DDP MNIST job across the nodes (torchrun, or embedded in C)"},
-    {.name = "run", .run = cmd_run, .summary = "your own command on every node, torchrun or not"},
-    {.name = "hang",
-     .run = cmd_hang,
-     .summary = "a running job that hangs: the rank, the node and the link to blame"},
-    {.name = "mpi-check",
-     .run = cmd_mpicheck,
-     .summary = "node-to-node SSH as mpirun needs it: who logs in to whom, and why not"},
-    {.name = "tui",
-     .run = cmd_tui,
-     .summary = "the interactive view: nodes, network, findings, env, bench, job"},
-    {.name = "nodeset", .run = cmd_nodeset, .summary = "expand, fold or count a hostlist"},
+/* The command table: every row is defined beside its command (cli/cmd_*.c). */
+const struct command *const commands[] = {
+    &command_facts,    &command_check, &command_env,     &command_fix,
+    &command_bench,    &command_mnist, &command_run,     &command_hang,
+    &command_mpicheck, &command_tui,   &command_nodeset,
 };
+const size_t commands_len = CD_ARRAY_LEN(commands);
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: clusterdoc COMMAND [options]\n"
 	           "       clusterdoc [-w HOSTLIST] [options]   the interactive view (as `tui`)\n"
 	           "\nCommands:\n");
-	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < commands_len; i++)
+		fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f,
 	        "\nRun `clusterdoc COMMAND --help` for a command's options; see clusterdoc(1).\n");
 }
@@ -113,9 +85,9 @@ static int finish_output(const char *name, int rc)
 /* Which command argv names, or NULL. */
 static const struct command *command_named(const char *name)
 {
-	for (size_t i = 0; i < CD_ARRAY_LEN(commands); i++)
-		if (strcmp(name, commands[i].name) == 0)
-			return &commands[i];
+	for (size_t i = 0; i < commands_len; i++)
+		if (strcmp(name, commands[i]->name) == 0)
+			return commands[i];
 	return NULL;
 }
 

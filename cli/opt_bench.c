@@ -43,21 +43,16 @@ static const struct optdef defs[] = {
      "                       run (default 10000)\n"},
 };
 
-static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+static int parse(void *dst, int id, const char *arg, const char *shown, char *err, size_t errlen)
 {
 	struct bench_opts *o = dst;
 
 	switch (id) {
 	case 'b':
 	case 'e':
-		if (cli_parse_size(arg, id == 'b' ? &o->min_bytes : &o->max_bytes) < 0) {
-			fprintf(stderr, "clusterdoc %s: %s wants a size from 1 to 4G, not \"%s\"\n",
-			        cmd, shown, arg);
-			return -1;
-		}
-		return 0;
+		return opt_size(shown, arg, id == 'b' ? &o->min_bytes : &o->max_bytes, err, errlen);
 	case 'f':
-		return cli_parse_int(cmd, shown, arg, 2, 1 << 20, &o->factor);
+		return opt_int(shown, arg, 2, 1 << 20, &o->factor, err, errlen);
 	case BENCHOPT_BACKEND:
 		if (strcmp(arg, "tcp") == 0)
 			o->backend = BENCH_TCP;
@@ -65,34 +60,30 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 			o->backend = BENCH_NCCL;
 		else if (strcmp(arg, "auto") == 0)
 			o->backend = BENCH_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc %s: %s is tcp, nccl or auto\n", cmd, shown);
-			return -1;
-		}
+		else
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s is tcp, nccl or auto", shown);
 		return 0;
 	case BENCHOPT_ITERS:
-		return cli_parse_int(cmd, shown, arg, 1, 1000000, &o->iters);
+		return opt_int(shown, arg, 1, 1000000, &o->iters, err, errlen);
 	case BENCHOPT_WARMUP:
-		return cli_parse_int(cmd, shown, arg, 0, 1000000, &o->warmup);
+		return opt_int(shown, arg, 0, 1000000, &o->warmup, err, errlen);
 	case BENCHOPT_RANKS_PER_NODE:
-		return cli_parse_int(cmd, shown, arg, 1, 64, &o->ranks_per_node);
+		return opt_int(shown, arg, 1, 64, &o->ranks_per_node, err, errlen);
 	case BENCHOPT_GPUS_PER_NODE:
-		return cli_parse_int(cmd, shown, arg, 1, 64, &o->gpus_per_node);
+		return opt_int(shown, arg, 1, 64, &o->gpus_per_node, err, errlen);
 	case BENCHOPT_CONNS:
-		return cli_parse_int(cmd, shown, arg, 1, 16, &o->conns);
+		return opt_int(shown, arg, 1, 16, &o->conns, err, errlen);
 	case BENCHOPT_STALL_TIMEOUT:
-		return cli_parse_int(cmd, shown, arg, 100, 3600000, &o->stall_ms);
+		return opt_int(shown, arg, 100, 3600000, &o->stall_ms, err, errlen);
 	case BENCHOPT_PAIRS_ALL_MAX:
-		return cli_parse_int(cmd, shown, arg, 2, 4096, &o->pairs_all_max);
+		return opt_int(shown, arg, 2, 4096, &o->pairs_all_max, err, errlen);
 	case BENCHOPT_IFACE:
 		o->iface = arg;
 		return 0;
 	case BENCHOPT_DTYPE:
-		if (coll_dtype_parse(arg, &o->dtype) < 0) {
-			fprintf(stderr, "clusterdoc %s: %s is float, double, int32 or bfloat16\n",
-			        cmd, shown);
-			return -1;
-		}
+		if (coll_dtype_parse(arg, &o->dtype) < 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "%s is float, double, int32 or bfloat16", shown);
 		return 0;
 	case BENCHOPT_PAIRS:
 		o->pairs = 1;
@@ -101,18 +92,16 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		o->check = 0;
 		return 0;
 	}
-	return -1;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
-static int finish(void *dst, const char *cmd, const struct optset *s)
+static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
 {
 	const struct bench_opts *o = dst;
 
-	if (o->min_bytes > o->max_bytes) {
-		fprintf(stderr, "clusterdoc %s: %s is larger than %s\n", cmd, optset_shown(s, 'b'),
-		        optset_shown(s, 'e'));
-		return -1;
-	}
+	if (o->min_bytes > o->max_bytes)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "%s is larger than %s",
+		               optset_shown(s, 'b'), optset_shown(s, 'e'));
 	return 0;
 }
 
@@ -122,17 +111,3 @@ const struct optgroup benchopt_group = {
     .parse = parse,
     .finish = finish,
 };
-
-void benchopt_help(FILE *f, int first, int last)
-{
-	size_t i = 0;
-
-	while (i < CD_ARRAY_LEN(defs) && defs[i].id != first)
-		i++;
-	for (; i < CD_ARRAY_LEN(defs); i++) {
-		if (defs[i].help)
-			fputs(defs[i].help, f);
-		if (defs[i].id == last)
-			break;
-	}
-}

@@ -24,7 +24,7 @@ static const struct optdef defs[] = {
     {"seed", required_argument, CHECKOPT_SEED, "--seed", NULL},
 };
 
-static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+static int parse(void *dst, int id, const char *arg, const char *shown, char *err, size_t errlen)
 {
 	struct checkopt_dst *d = dst;
 	int v;
@@ -34,26 +34,26 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		*d->master = arg;
 		return 0;
 	case CHECKOPT_PORT:
-		return cli_parse_int(cmd, shown, arg, 1, NETCHECK_PORT_MAX, &d->o->master_port);
+		return opt_port(shown, arg, &d->o->master_port, err, errlen);
 	case CHECKOPT_PROBE_TIMEOUT:
-		return cli_parse_int(cmd, shown, arg, 50, 600000, &d->o->probe_timeout_ms);
+		return opt_int(shown, arg, 50, 600000, &d->o->probe_timeout_ms, err, errlen);
 	case CHECKOPT_NO_FIREWALL:
 		d->o->no_firewall = 1;
 		return 0;
 	case CHECKOPT_FULL_MATRIX_MAX:
-		return cli_parse_int(cmd, shown, arg, 2, 100000, &d->o->full_matrix_max);
+		return opt_int(shown, arg, 2, 100000, &d->o->full_matrix_max, err, errlen);
 	case CHECKOPT_PYTHON:
 		d->o->python = arg;
 		return 0;
 	case CHECKOPT_DEADLINE:
-		return cli_parse_int(cmd, shown, arg, 1, 86400, d->deadline_s);
+		return opt_int(shown, arg, 1, 86400, d->deadline_s, err, errlen);
 	case CHECKOPT_SEED:
-		if (cli_parse_int(cmd, shown, arg, 0, 1 << 30, &v) < 0)
+		if (opt_int(shown, arg, 0, 1 << 30, &v, err, errlen) < 0)
 			return -1;
 		d->o->seed = (unsigned)v;
 		return 0;
 	}
-	return -1;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
 const struct optgroup checkopt_group = {

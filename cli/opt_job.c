@@ -58,7 +58,7 @@ static const struct optdef defs[] = {
      "                          cannot reach it then, naming it (default 60, 0: off)\n"},
 };
 
-static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+static int parse(void *dst, int id, const char *arg, const char *shown, char *err, size_t errlen)
 {
 	struct mnist_opts *o = dst;
 	int v;
@@ -71,60 +71,55 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 			o->mode = MNIST_EMBEDDED;
 		else if (strcmp(arg, "auto") == 0)
 			o->mode = MNIST_AUTO;
-		else {
-			fprintf(stderr, "clusterdoc %s: %s is torch, embedded or auto\n", cmd,
-			        shown);
-			return -1;
-		}
+		else
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s is torch, embedded or auto",
+			               shown);
 		return 0;
 	case JOBOPT_BACKEND:
 		if (strcmp(arg, "gloo") != 0 && strcmp(arg, "nccl") != 0 &&
-		    strcmp(arg, "hccl") != 0 && strcmp(arg, "auto") != 0) {
-			fprintf(stderr, "clusterdoc %s: %s is gloo, nccl, hccl or auto\n", cmd,
-			        shown);
-			return -1;
-		}
+		    strcmp(arg, "hccl") != 0 && strcmp(arg, "auto") != 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s is gloo, nccl, hccl or auto",
+			               shown);
 		o->backend = arg;
 		return 0;
 	case JOBOPT_EPOCHS:
-		return cli_parse_int(cmd, shown, arg, 1, TRAIN_MAX_EPOCHS, &o->epochs);
+		return opt_int(shown, arg, 1, TRAIN_MAX_EPOCHS, &o->epochs, err, errlen);
 	case JOBOPT_NPROC:
-		return cli_parse_int(cmd, shown, arg, 1, 64, &o->nproc_per_node);
+		return opt_int(shown, arg, 1, 64, &o->nproc_per_node, err, errlen);
 	case JOBOPT_BATCH:
-		return cli_parse_int(cmd, shown, arg, 1, 4096, &o->batch);
+		return opt_int(shown, arg, 1, 4096, &o->batch, err, errlen);
 	case JOBOPT_MASTER_PORT:
-		return cli_parse_int(cmd, shown, arg, 1, NETCHECK_PORT_MAX, &o->master_port);
+		return opt_port(shown, arg, &o->master_port, err, errlen);
 	case JOBOPT_RETRIES:
-		if (cli_parse_int(cmd, shown, arg, 0, 100, &v) < 0)
+		if (opt_int(shown, arg, 0, 100, &v, err, errlen) < 0)
 			return -1;
 		o->data.retries = v ? v : -1;
 		return 0;
 	case JOBOPT_SEED:
-		if (cli_parse_int(cmd, shown, arg, 0, 1 << 30, &v) < 0)
+		if (opt_int(shown, arg, 0, 1 << 30, &v, err, errlen) < 0)
 			return -1;
 		o->seed = (unsigned)v;
 		return 0;
 	case JOBOPT_JOB_TIMEOUT:
-		if (cli_parse_int(cmd, shown, arg, 1, 7 * 86400, &v) < 0)
+		if (opt_int(shown, arg, 1, 7 * 86400, &v, err, errlen) < 0)
 			return -1;
 		o->timeout_ms = v * 1000;
 		return 0;
 	case JOBOPT_RDZV_TIMEOUT:
-		if (cli_parse_int(cmd, shown, arg, 0, RDZVWATCH_MAX_SECONDS, &v) < 0)
+		if (opt_int(shown, arg, 0, RDZVWATCH_MAX_SECONDS, &v, err, errlen) < 0)
 			return -1;
 		o->rendezvous_timeout_ms = v * 1000;
 		return 0;
 	case JOBOPT_STALL_TIMEOUT:
-		if (cli_parse_int(cmd, shown, arg, 1, 86400, &v) < 0)
+		if (opt_int(shown, arg, 1, 86400, &v, err, errlen) < 0)
 			return -1;
 		o->stall_ms = v * 1000;
 		return 0;
 	case JOBOPT_LR:
 		o->lr = strtod(arg, NULL);
-		if (o->lr <= 0 || o->lr > 100) {
-			fprintf(stderr, "clusterdoc %s: %s wants a number above 0\n", cmd, shown);
-			return -1;
-		}
+		if (o->lr <= 0 || o->lr > 100)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s wants a number above 0",
+			               shown);
 		return 0;
 	case JOBOPT_DATA_URL:
 		o->data.url = arg;
@@ -139,11 +134,9 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		o->data.cache_dir = arg;
 		return 0;
 	case JOBOPT_REMOTE_DIR:
-		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0) {
-			fprintf(stderr, "clusterdoc %s: %s must be absolute or start with ~/\n",
-			        cmd, shown);
-			return -1;
-		}
+		if (arg[0] != '/' && strncmp(arg, "~/", 2) != 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "%s must be absolute or start with ~/", shown);
 		o->remote_root = arg;
 		return 0;
 	case JOBOPT_IFACE:
@@ -153,7 +146,7 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		o->python = arg;
 		return 0;
 	}
-	return -1;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
 const struct optgroup jobopt_group = {

@@ -15,7 +15,7 @@ static const struct optdef defs[] = {
      "      --junit FILE         also write the results as JUnit XML, for CI systems\n"},
 };
 
-static int parse(void *dst, int id, const char *arg, const char *cmd, const char *shown)
+static int parse(void *dst, int id, const char *arg, const char *shown, char *err, size_t errlen)
 {
 	struct report_opts *o = dst;
 
@@ -30,7 +30,7 @@ static int parse(void *dst, int id, const char *arg, const char *cmd, const char
 		o->junit_path = arg;
 		return 0;
 	}
-	return -1;
+	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
 const struct optgroup reportopt_group = {

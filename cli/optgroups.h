@@ -1,5 +1,5 @@
 /*
- * optgroups.h - the option groups commands share (optgroup.h): the check's
+ * optgroups.h - the option groups commands share (core/optgroup.h): the check's
  * knobs (probes/netcheck.h: check, env, fix, tui), the bench's
  * (collectives/bench.h: bench, tui), the MNIST job's (jobs/mnist.h:
  * mnist, tui) and the reports' (report/report.h: check, bench). Each is
@@ -33,7 +33,7 @@ extern const struct optgroup reportopt_group;
 
 enum {
 	CHECKOPT_MASTER = 1200, /* --master HOST */
-	CHECKOPT_PORT,          /* --port N, 1 .. NETCHECK_PORT_MAX */
+	CHECKOPT_PORT,          /* --port N, 1 .. OPT_PORT_MAX */
 	CHECKOPT_PROBE_TIMEOUT, /* --probe-timeout MS */
 	CHECKOPT_NO_FIREWALL,   /* --no-firewall */
 	CHECKOPT_FULL_MATRIX_MAX,
@@ -77,10 +77,6 @@ enum {
 /* dst: struct bench_opts. Its finish refuses a smallest size above the
  * largest. Ids 'b', 'e', 'f': the sizes and the size factor. */
 extern const struct optgroup benchopt_group;
-
-/* The bench group's help lines of the options from id first to id last,
- * in the group's order. */
-void benchopt_help(FILE *f, int first, int last);
 
 /* ---------------------------------------------------------------- job */
 

@@ -2,7 +2,6 @@
 #include "targets.h"
 #include "termtext.h"
 #include "cd.h"
-#include "longopt.h"
 #include "transport_back.h"
 
 #include <errno.h>
@@ -80,6 +79,17 @@ static int parse_int(const char *s, int lo, int hi)
 	return (int)v;
 }
 
+/* The long name of the targets' option id (a value from 1000 up). */
+static const char *long_name(int opt)
+{
+	static const struct option opts[] = {TARGETS_LONGOPTS, {0}};
+
+	for (const struct option *o = opts; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
 int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 {
 	char err[CD_ERRLEN];
@@ -150,8 +160,6 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 1;
 	case OPT_AGENT_LAUNCHER:
 		if ((v = launcher_parse(arg)) < 0) {
-			if (t->own_launcher)
-				return 0;
 			fprintf(stderr,
 			        "clusterdoc %s: --launcher takes ssh, srun or local-connect, not "
 			        "\"%s\"\n",
@@ -182,48 +190,13 @@ bad_hostlist:
 bad_value:
 	if (opt == OPT_FANOUT)
 		opt = 'f'; /* as the message has always named it */
-	termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
-	                opt < 256 ? opt : '-');
+	if (opt < 256)
+		termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
+		                opt);
+	else
+		termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for --%s\n", cmd, arg,
+		                long_name(opt));
 	return -1;
-}
-
-int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct targets *t,
-                   void *ctx, int argc, char **argv)
-{
-	int opt, rc;
-
-	for (;;) {
-		/* an abbreviated long option is an error, never a guess */
-		int next = longopt_next(argc, argv, optind, c->shortopts[0] != '+');
-		char msg[256];
-
-		if (next >= 0 && longopt_check(s->longopts, argv[next], msg, sizeof(msg)) < 0) {
-			termtext_printf(stderr, "clusterdoc %s: %s\n", c->name, msg);
-			return -1;
-		}
-		opt = getopt_long(argc, argv, c->shortopts, s->longopts, NULL);
-		if (opt == -1)
-			break;
-		if (opt == 'h') {
-			c->usage(stdout, ctx);
-			return 1;
-		}
-		rc = opt == '?' ? -2 : optset_option(s, opt, optarg, c->name);
-		if (!rc)
-			rc = targets_option(t, opt, optarg, c->name);
-		if (!rc)
-			rc = c->own ? c->own(ctx, opt, optarg) : -2;
-		if (rc == -2)
-			c->usage(stderr, ctx);
-		if (rc < 0)
-			return -1;
-	}
-	if (optind < argc) {
-		termtext_printf(stderr, "clusterdoc %s: unexpected argument \"%s\"\n", c->name,
-		                argv[optind]);
-		return -1;
-	}
-	return optset_finish(s, c->name);
 }
 
 /* The agent next to this executable, or in ../libexec/clusterdoc/ once installed. */
@@ -292,43 +265,5 @@ int targets_finish(struct targets *t, const char *cmd)
 		        cmd);
 		return -1;
 	}
-	return 0;
-}
-
-int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < lo || v > hi) {
-		termtext_printf(stderr,
-		                "clusterdoc %s: %s wants a number from %d to %d, not \"%s\"\n", cmd,
-		                opt, lo, hi, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-int cli_parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10), mult = 1;
-
-	if (end == s || s[0] == '-')
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		mult = 1ULL << 10;
-	else if (*end == 'M' || *end == 'm')
-		mult = 1ULL << 20;
-	else if (*end == 'G' || *end == 'g')
-		mult = 1ULL << 30;
-	else if (*end)
-		return -1;
-	if (mult > 1 && end[1])
-		return -1;
-	if (v == 0 || v > (4ULL << 30) / mult)
-		return -1;
-	*out = (size_t)(v * mult);
 	return 0;
 }

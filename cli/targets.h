@@ -8,7 +8,6 @@
 
 #include <getopt.h>
 
-#include "cli/optgroup.h"
 #include "hostlist.h"
 #include "sshpool.h"
 
@@ -18,10 +17,6 @@ struct targets {
 	struct sshpool_opts pool; /* how to reach them */
 	int json;                 /* --json */
 	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
-	/* The command has a --launcher of its own (run: torchrun|none): a
-	 * value that names no agent launcher goes to it (targets_option
-	 * returns 0 for it). */
-	int own_launcher;
 };
 
 /* The getopt_long options targets_option understands; append them to a
@@ -62,41 +57,14 @@ enum {
 void targets_init(struct targets *t);
 void targets_fini(struct targets *t);
 
-/* Handle one option; returns 1 when it was a targets option, 0 when not
- * ours, or -1 after printing an error naming the option. */
+/* Handle one option (cli/command.c hands it every option no group took);
+ * returns 1 when it was a targets option, 0 when not ours, or -1 after
+ * printing an error naming the option. */
 int targets_option(struct targets *t, int opt, const char *arg, const char *cmd);
-
-/* How a node-targeting command parses its options (targets_getopt). */
-struct targets_cmd {
-	const char *name;      /* "bench": errors say "clusterdoc bench: ..." */
-	const char *shortopts; /* TARGETS_SHORTOPTS "h" and the command's own */
-	void (*usage)(FILE *f, void *ctx);
-	/* The command's own option: 0, -1 after printing an error, or -2 when
-	 * it is not one (the usage goes to stderr). NULL: it has none. */
-	int (*own)(void *ctx, int opt, const char *arg);
-};
-
-/* The option loop every node-targeting command runs: getopt_long over s's
- * table (the command's own options, the targets' and its groups'); -h and
- * --help print the usage to stdout; each option goes to s's groups, then to
- * targets_option, then to c->own; an unknown option prints the usage to
- * stderr. Then an argument left over is an error, and the groups' finish
- * runs. Returns 0 (targets_finish and the command's own checks are the
- * caller's), 1 after --help, or -1 after printing an error. */
-int targets_getopt(const struct targets_cmd *c, const struct optset *s, struct targets *t,
-                   void *ctx, int argc, char **argv);
 
 /* After option parsing: apply -x, fall back to $SLURM_JOB_NODELIST, find the
  * agent binary. Returns 0, or -1 after printing what to do. */
 int targets_finish(struct targets *t, const char *cmd);
-
-/* A decimal option value in [lo, hi] into *out: 0, or -1 after printing
- * "clusterdoc CMD: OPT wants a number from LO to HI". */
-int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
-
-/* A size "256M" -> 268435456 (K, M, G are powers of 1024), from 1 to 4G:
- * 0, or -1 (the caller names the option). */
-int cli_parse_size(const char *s, size_t *out);
 
 /* The option help shared by every node-targeting command. */
 extern const char targets_help[];

@@ -78,6 +78,14 @@ int longopt_check(const struct option *opts, const char *arg, char *msg, size_t 
 		if (distance(name, nl, o->name) <= 2)
 			near[nnear++] = o->name;
 	}
+	/* in the alphabet's order, whatever the table's */
+	for (size_t k = 1; k < nnear; k++)
+		for (size_t j = k; j > 0 && strcmp(near[j - 1], near[j]) > 0; j--) {
+			const char *t = near[j];
+
+			near[j] = near[j - 1];
+			near[j - 1] = t;
+		}
 	at = (size_t)snprintf(msg, len, "unknown option --%.*s", (int)nl, name);
 	for (size_t k = 0; k < nnear && at < len; k++)
 		at += (size_t)snprintf(msg + at, len - at, "%s--%s",

@@ -29,7 +29,7 @@ int longopt_next(int argc, char *const argv[], int from, int permute);
  * Whether arg ("--name" or "--name=value"; anything else is not a long
  * option and passes) names an option of opts (a {0}-ended getopt_long
  * table) exactly: 0; else -1 with "unknown option --name", followed by
- * "; did you mean --a?" (or "--a or --b", up to three) when some options
+ * "; did you mean --a?" (or "--a or --b", up to three, in the alphabet's order) when some options
  * start with name or are within two edits of it, in msg.
  */
 int longopt_check(const struct option *opts, const char *arg, char *msg, size_t len);

@@ -10,6 +10,7 @@
  */
 #include "netcheck_internal.h"
 #include "diagnose.h"
+#include "optgroup.h"
 #include "predict.h"
 #include "proto.h"
 
@@ -269,7 +270,7 @@ static void settle_master_port(struct netcheck *c)
 	long port = v ? strtol(v->value, NULL, 10) : 0;
 
 	if (!c->o.master_port)
-		c->o.master_port = port > 0 && port <= 65525 ? (int)port : 29500;
+		c->o.master_port = port > 0 && port <= OPT_PORT_MAX ? (int)port : 29500;
 	c->m->master_port = c->o.master_port;
 }
 

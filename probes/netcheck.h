@@ -49,9 +49,6 @@ struct netcheck_opts {
 	                           netcheck_again (their listeners are closed) */
 };
 
-/* The highest MASTER_PORT candidate: the check also listens on port+10. */
-#define NETCHECK_PORT_MAX 65525
-
 void netcheck_opts_init(struct netcheck_opts *o);
 
 struct netcheck;

@@ -20,71 +20,55 @@
 
 /* ---------------------------------------------------------------- options */
 
-/* The job's options (jobs/runopt.h, as `clusterdoc run` takes them) at the
- * front of the line, one with its value into o (env: the --env words so
- * far, *nenv of them). */
-static int apply_opt(const struct runopt *op, const char *arg, struct run_opts *o, const char **env,
-                     size_t *nenv, char *err, size_t errlen)
+/* The --env words so far (runopt_dst.env). */
+struct line_env {
+	const char **env;
+	size_t nenv;
+};
+
+static int add_env(void *arg, const char *kv, char *err, size_t errlen)
 {
-	if (runopt_apply(op, arg, o, err, errlen) < 0)
-		return CD_ERR_PARSE;
-	if (op->id == RUNOPT_ENV) {
-		if (*nenv == MAX_ENV)
-			return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables",
-			               MAX_ENV);
-		env[(*nenv)++] = arg;
-	}
+	struct line_env *e = arg;
+
+	if (e->nenv == MAX_ENV)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "more than %d --env variables", MAX_ENV);
+	e->env[e->nenv++] = kv;
 	return 0;
 }
 
 /*
- * The options at the front of words[0..n) into o and env; *first is the
- * command's first word. 0, or CD_ERR_PARSE with err (an unknown option, a
- * bad value, no command after the options).
+ * The job's options (jobs/runopt.h, as `clusterdoc run` takes them, through
+ * the same group and loop) at the front of words[0..n), into o and e;
+ * *first is the command's first word. 0, or CD_ERR_PARSE with err (an
+ * unknown option, a bad value, no command after the options).
  */
-static int parse_line_opts(char **words, size_t n, struct run_opts *o, const char **env,
-                           size_t *nenv, size_t *first, char *err, size_t errlen)
+static int parse_line_opts(char **words, size_t n, struct run_opts *o, struct line_env *e,
+                           size_t *first, char *err, size_t errlen)
 {
-	size_t k = 0;
+	struct runopt_dst dst = {.o = o, .env = add_env, .env_arg = e};
+	struct optset_loop l = {.shortopts = "+", .quiet = 1};
+	struct optset set;
+	char **argv = cd_calloc(n + 2, sizeof(*argv));
+	int at = 0, rc;
 
-	while (k < n && strncmp(words[k], "--", 2) == 0) {
-		const char *name = words[k], *arg = NULL, *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		const struct runopt *op;
-		int rc;
+	/* getopt_long reads from argv[1]: the line's words follow the key's name */
+	argv[0] = "R";
+	memcpy(argv + 1, words, n * sizeof(*argv));
+	optset_init(&set);
+	optset_add_group(&set, &runopt_group, NULL, &dst);
+	rc = optset_getopt(&set, &l, (int)n + 1, argv, &at, err, errlen);
+	free(argv);
+	if (rc == OPTSET_HELP || (rc == OPTSET_USAGE && !err[0])) {
+		char names[512];
 
-		if (strcmp(name, "--") == 0) {
-			k++;
-			break;
-		}
-		op = runopt_find(name + 2, len - 2);
-		if (!op) {
-			char names[512];
-
-			runopt_names(names, sizeof(names));
-			return cd_errf(err, errlen, CD_ERR_PARSE, "%.*s is not an option of R: %s",
-			               (int)len, name, names);
-		}
-		if (!op->takes_value) {
-			if (eq)
-				return cd_errf(err, errlen, CD_ERR_PARSE, "%.*s takes no value",
-				               (int)len, name);
-			arg = "";
-		} else if (eq) {
-			arg = eq + 1;
-		} else if (k + 1 < n) {
-			arg = words[++k];
-		} else {
-			return cd_errf(err, errlen, CD_ERR_PARSE, "%s needs a value", name);
-		}
-		rc = apply_opt(op, arg, o, env, nenv, err, errlen);
-		if (rc < 0)
-			return rc;
-		k++;
+		runopt_names(names, sizeof(names));
+		return cd_errf(err, errlen, CD_ERR_PARSE, "the options of R: %s", names);
 	}
-	if (k == n)
+	if (rc < 0)
+		return CD_ERR_PARSE;
+	if ((size_t)at > n)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "no command after the options");
-	*first = k;
+	*first = (size_t)at - 1;
 	return 0;
 }
 
@@ -173,6 +157,7 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	struct job_plan *plan = NULL;
 	const char *words = cmdline;
 	const char **env = NULL;
+	struct line_env lenv = {0};
 	char **argv = NULL;
 	size_t argc = 0, nenv = 0, first = 0;
 	int rc;
@@ -194,7 +179,9 @@ int session_run_start(struct tui_session *s, const char *cmdline, char *err, siz
 	if (rc < 0)
 		return rc;
 	env = cd_calloc(MAX_ENV + 1, sizeof(*env));
-	rc = parse_line_opts(argv, argc, &o, env, &nenv, &first, err, errlen);
+	lenv.env = env;
+	rc = parse_line_opts(argv, argc, &o, &lenv, &first, err, errlen);
+	nenv = lenv.nenv;
 	if (rc == 0 && strncmp(argv[first], NONE_PREFIX, strlen(NONE_PREFIX)) == 0) {
 		/* "none:" after the options too: "--chdir /x none: ./a.out" */
 		o.launcher = RUN_NONE;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The option groups (cli/optgroups.h): every command that takes an option of a group parses it
+# The command table (cli/command.h) and its option groups (cli/optgroups.h): every command that takes an option of a group parses it
 # the same way, with the same bounds and the same error. Only the head runs: no cluster, no
 # nodes are reached (each case fails, or is taken, before any connection).
 source "$(dirname "$0")/../lib.sh"
@@ -139,6 +139,53 @@ t_every_option_a_commands_help_lists_is_in_the_man_page() {
 		done
 	done
 	[[ -z $missing ]] || { echo "    not in docs/clusterdoc.1:$missing"; return 1; }
+}
+
+# The commands of `clusterdoc --help` (the command table), one per line.
+commands() {
+	"$CLUSTERDOC" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF > 1 { print $1 }'
+}
+
+# Every option that takes a number, a size, seconds or a port, in every command's --help (the
+# command table, cli/command.h), refuses a word: exit 2 before any node is reached, and the
+# error names the command and the option. The TUI's run line reads the job's options through
+# the same group and loop (tests/unit/test_runopt.c holds their bounds).
+t_every_option_with_a_number_of_every_command_refuses_a_word_and_names_the_option() {
+	local c line o tried=0 bad=
+	for c in $(commands); do
+		while read -r o; do
+			[[ -n $o ]] || continue
+			opt "$c" "$o" x
+			tried=$((tried + 1))
+			# the targets name the fan-out and the timeout by their short names
+			local named=$o
+			[[ $o == --fanout ]] && named=-f
+			[[ $o == --timeout ]] && named=-t
+			if [[ $rc != 2 || $err != "clusterdoc $c: "* || $err != *"$named"* ]]; then
+				bad+=$'\n'"    $c $o x: exit $rc: $err"
+			fi
+		done < <("$CLUSTERDOC" "$c" --help 2>&1 |
+			grep -oE -- '(^| )(-[a-zA-Z]|--[a-z0-9-]+) (N|S|MS|SIZE|PORT|MIB|GBPS|LO-HI)( |,|$)' |
+			awk '{ print $1 }' | sed 's/,$//' | sort -u)
+	done
+	[[ -z $bad ]] || { echo "    refused badly:$bad"; return 1; }
+	((tried >= 40)) || { echo "    only $tried options with a number found in the --help texts"; return 1; }
+}
+
+# The man page's synopsis (docs/clusterdoc.1) is tested against the command table: every
+# command has its lines there, and every option a synopsis line names is one the command takes.
+t_the_man_pages_synopsis_names_every_command_and_only_options_they_take() {
+	local man c o help bad=
+	man=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$CD_TOP/docs/clusterdoc.1" | sed 's/\\-/-/g')
+	for c in $(commands); do
+		grep -q "^\.B clusterdoc $c\b" <<<"$man" || { bad+=" $c: no synopsis;"; continue; }
+		help=$("$CLUSTERDOC" "$c" --help 2>&1)
+		for o in $(awk -v c="$c" '/^\.B clusterdoc( |$)/ { on = ($3 == c) } on' <<<"$man" |
+			grep -oE -- '(^| |\[)--?[a-z][a-z0-9-]*' | grep -oE -- '--?[a-z][a-z0-9-]*' | sort -u); do
+			grep -qE -- "(^| )$o( |,|$)" <<<"$help" || bad+=" $c $o;"
+		done
+	done
+	[[ -z $bad ]] || { echo "    synopsis and commands differ:$bad"; return 1; }
 }
 
 itest_run_all

@@ -1,7 +1,8 @@
 /* test_runopt.c - the job options `clusterdoc run` and the TUI's run line share
- * (jobs/runopt.h): every option of the table has its bounds tested here, both ends
- * taken and one past each refused with the option named, so both front ends accept
- * and refuse alike. */
+ * (jobs/runopt.h), read through the one option loop (core/optgroup.h): every
+ * option of the group has its bounds tested here, both ends taken and one past
+ * each refused with the option named, so both front ends accept and refuse
+ * alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,20 +14,31 @@
 #include "cd.h"
 #include "jobs/runopt.h"
 
-static const struct runopt *op(const char *name)
+/* Parse the words argv[1..argc) as the TUI's run line does: the group
+ * through the one loop (core/optgroup.h). The return code, err filled, *first
+ * the first word after the options. */
+static int parse_words(int argc, char **argv, struct run_opts *o, int *first, char *err)
 {
-	const struct runopt *o = runopt_find(name, strlen(name));
+	struct runopt_dst dst = {.o = o};
+	struct optset_loop l = {.shortopts = "+", .quiet = 1};
+	struct optset set;
 
-	assert_non_null(o);
-	return o;
+	run_opts_init(o);
+	optset_init(&set);
+	optset_add_group(&set, &runopt_group, NULL, &dst);
+	return optset_getopt(&set, &l, argc, argv, first, err, CD_ERRLEN);
 }
 
-/* apply name=arg to a fresh run_opts; the return code, err filled */
+/* apply --name=arg (or --name alone when arg is NULL) to a fresh run_opts */
 static int apply(const char *name, const char *arg, struct run_opts *o, char *err)
 {
-	run_opts_init(o);
-	err[0] = '\0';
-	return runopt_apply(op(name), arg, o, err, CD_ERRLEN);
+	char word[128];
+	char *argv[] = {"R", word, "true", NULL};
+	int first = 0, rc;
+
+	snprintf(word, sizeof(word), "--%s%s%s", name, arg ? "=" : "", arg ? arg : "");
+	rc = parse_words(3, argv, o, &first, err);
+	return rc < 0 ? CD_ERR_PARSE : rc;
 }
 
 /* The options with a number: the bounds each front end must agree on. */
@@ -101,29 +113,52 @@ static void the_words_are_checked(void **state)
 	assert_int_equal(apply("env", "1A=1", &o, err), CD_ERR_PARSE);
 }
 
-/* Every option of the table is in the bounds table or has its words tested above. */
-static void every_option_of_the_table_is_tested(void **state)
+/* Every option of the group is in the bounds table or has its words tested above. */
+static void every_option_of_the_group_is_tested(void **state)
 {
 	static const char *const words[] = {"launcher", "python", "iface",      "backend",
 	                                    "env",      "chdir",  "remote-dir", "no-hang-ready"};
 
-	for (size_t k = 0; k < runopts_len; k++) {
+	for (size_t k = 0; k < runopt_group.ndefs; k++) {
+		const char *name = runopt_group.defs[k].name;
 		int found = 0;
 
 		for (size_t b = 0; b < CD_ARRAY_LEN(bounds); b++)
-			found |= !strcmp(runopts[k].name, bounds[b].name);
+			found |= !strcmp(name, bounds[b].name);
 		for (size_t w = 0; w < CD_ARRAY_LEN(words); w++)
-			found |= !strcmp(runopts[k].name, words[w]);
+			found |= !strcmp(name, words[w]);
 		if (!found)
-			fail_msg("--%s has no bounds test", runopts[k].name);
+			fail_msg("--%s has no bounds test", name);
 	}
 }
 
-static void an_unknown_name_is_not_found(void **state)
+/* The line's words as the TUI hands them: an abbreviation, an option of the
+ * command line only, a value where none is taken, a missing value. */
+static void the_line_refuses_what_is_not_an_option_of_the_group(void **state)
 {
-	assert_null(runopt_find("mast", 4));
-	assert_null(runopt_find("sync", 4)); /* the command line's own */
-	assert_non_null(runopt_find("master-port=29500", 11));
+	struct run_opts o;
+	char err[CD_ERRLEN];
+	char *abbrev[] = {"R", "--mast", "1", "true", NULL};
+	char *sync[] = {"R", "--sync", "/x", "true", NULL};
+	char *flag[] = {"R", "--no-hang-ready=1", "true", NULL};
+	char *missing[] = {"R", "--chdir", NULL};
+	char *none[] = {"R", "--chdir", "/x", NULL};
+	char *line[] = {"R", "--master-port", "2", "--", "--chdir", "x", NULL};
+	int first = 0;
+
+	assert_int_equal(parse_words(4, abbrev, &o, &first, err), CD_ERR_PARSE);
+	assert_string_equal(err, "unknown option --mast; did you mean --master-port?");
+	assert_true(parse_words(4, sync, &o, &first, err) < 0);
+	assert_non_null(strstr(err, "unknown option --sync"));
+	assert_true(parse_words(3, flag, &o, &first, err) < 0);
+	assert_string_equal(err, "--no-hang-ready takes no value");
+	assert_true(parse_words(2, missing, &o, &first, err) < 0);
+	assert_string_equal(err, "--chdir needs a value");
+	assert_int_equal(parse_words(3, none, &o, &first, err), 0);
+	assert_int_equal(first, 3); /* no command: the front end says so */
+	assert_int_equal(parse_words(6, line, &o, &first, err), 0);
+	assert_int_equal(o.master_port, 2);
+	assert_int_equal(first, 4); /* after "--", the command's own words */
 }
 
 int main(void)
@@ -132,8 +167,8 @@ int main(void)
 	    cmocka_unit_test(every_number_takes_its_bounds_and_refuses_one_past_each),
 	    cmocka_unit_test(seconds_are_kept_as_milliseconds),
 	    cmocka_unit_test(the_words_are_checked),
-	    cmocka_unit_test(every_option_of_the_table_is_tested),
-	    cmocka_unit_test(an_unknown_name_is_not_found),
+	    cmocka_unit_test(every_option_of_the_group_is_tested),
+	    cmocka_unit_test(the_line_refuses_what_is_not_an_option_of_the_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
