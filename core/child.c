@@ -1,6 +1,5 @@
 /* child.c - child processes with pipes and a pidfd (see child.h). */
 #include "child.h"
-#include "buf.h"
 #include "cd.h"
 
 #include <errno.h>
@@ -75,49 +74,82 @@ static pid_t exec_failure_child(const char *prog, int spawn_errno, int err_fd)
 	return pid;
 }
 
+/* The spawn attributes: default SIGPIPE (the head ignores it; the child must
+ * not), and with own_group a group of its own and no signal blocked. */
+static void spawn_attr(posix_spawnattr_t *attr, const struct child_opts *o)
+{
+	sigset_t def, none;
+	short flags = POSIX_SPAWN_SETSIGDEF;
+
+	posix_spawnattr_init(attr);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigdefault(attr, &def);
+	if (o->own_group) {
+		sigemptyset(&none);
+		posix_spawnattr_setsigmask(attr, &none);
+		posix_spawnattr_setpgroup(attr, 0);
+		flags |= POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK;
+	}
+	posix_spawnattr_setflags(attr, flags);
+}
+
+/* posix_spawn (o->path) or posix_spawnp (argv[0] in PATH), in env. */
+static int spawn(pid_t *pid, char *const argv[], const struct child_opts *o,
+                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr)
+{
+	char **envp = o->env && !o->env_only ? child_environ(o->env) : NULL;
+	char *const *use = o->env_only ? o->env : envp ? envp : environ;
+	int rc;
+
+	if (o->path)
+		rc = posix_spawn(pid, o->path, fa, attr, argv, use);
+	else
+		rc = posix_spawnp(pid, argv[0], fa, attr, argv, use);
+	free(envp);
+	return rc;
+}
+
 /*
  * posix_spawnp, not fork: the head calls this from its event loop, and a
  * fork copies the process's memory map under its lock, which can stall the
  * loop for tens of milliseconds while other threads or readers of /proc
  * hold it; spawn shares the memory until exec (vfork semantics).
  */
-int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen)
+int child_start_opts(struct child *c, char *const argv[], const struct child_opts *o, char *err,
+                     size_t errlen)
 {
+	static const struct child_opts none;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, rc;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t def;
-	char **envp = NULL;
 	pid_t pid;
 
-	c->pid = 0;
+	if (!o)
+		o = &none;
+	memset(c, 0, sizeof(*c));
 	c->in_fd = c->out_fd = c->err_fd = c->pid_fd = -1;
-	c->status = 0;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
 		goto fail_errno;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE); /* the head ignores it; the child must not */
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-	if (env)
-		envp = child_environ(env);
-	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp ? envp : environ);
-	free(envp);
+	spawn_attr(&attr, o);
+	rc = spawn(&pid, argv, o, &fa, &attr);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	if (rc != 0)
+	if (rc != 0) {
+		c->spawn_errno = rc;
 		pid = exec_failure_child(argv[0], rc, er[1]);
+	}
 	if (pid < 0)
 		goto fail_errno;
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
 	c->pid = pid;
+	c->group = o->own_group && rc == 0;
 	c->in_fd = in[1];
 	c->out_fd = out[0];
 	c->err_fd = er[0];
@@ -134,6 +166,13 @@ fail_errno:
 	close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
 	close_fd(&er[0]), close_fd(&er[1]);
 	return CD_ERR_IO;
+}
+
+int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen)
+{
+	struct child_opts o = {.env = env};
+
+	return child_start_opts(c, argv, &o, err, errlen);
 }
 
 void child_close_stdin(struct child *c)
@@ -170,9 +209,21 @@ void child_describe_status(int status, char *buf, size_t len)
 void child_fini(struct child *c)
 {
 	if (c->pid > 0) {
+		int64_t give_up = cd_now_ms() + CHILD_REAP_GRACE_MS;
+
+		if (c->group)
+			kill(-c->pid, SIGKILL);
 		kill(c->pid, SIGKILL);
-		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-			;
+		/* the pidfd turns readable when it is dead; without one, look
+		 * every millisecond */
+		while (!child_reap(c)) {
+			struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
+			int64_t left = give_up - cd_now_ms();
+
+			if (left <= 0)
+				break;
+			poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
+		}
 		c->pid = 0;
 	}
 	close_fd(&c->in_fd);
@@ -181,31 +232,11 @@ void child_fini(struct child *c)
 	close_fd(&c->pid_fd);
 }
 
-/* Read what is available on fd into b; 0 at EOF (fd closed), 1 when more may
- * come, CD_ERR_TOOBIG/CD_ERR_IO. */
-static int drain_fd(int *fd, struct buf *b)
-{
-	for (;;) {
-		ssize_t n = buf_read_fd(b, *fd);
-
-		if (n > 0)
-			continue;
-		if (n == CD_ERR_AGAIN)
-			return 1;
-		if (n == 0) {
-			close_fd(fd);
-			return 0;
-		}
-		return (int)n;
-	}
-}
-
-/* Write to the child's stdin without SIGPIPE: the agent does not ignore it,
- * and a child that exits before reading all of its input must not kill us.
- * SIGPIPE is blocked around the write; one it raised is taken back (unless
+/* SIGPIPE is blocked around the write; one it raised is taken back (unless
  * one was already pending) before the mask is restored. */
-static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
+ssize_t child_write_input(struct child *c, const void *p, size_t n)
 {
+	int fd = c->in_fd;
 	struct timespec zero = {0, 0};
 	sigset_t pipe_set, old, pending;
 	int was_pending, e;
@@ -226,71 +257,4 @@ static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return w;
-}
-
-int child_run_input(char *const argv[], char *const env[], const void *in, size_t inlen,
-                    struct buf *out, struct buf *errout, int timeout_ms, int *status, char *err,
-                    size_t errlen)
-{
-	struct child c;
-	int64_t deadline = cd_now_ms() + timeout_ms;
-	size_t sent = 0;
-	int rc;
-
-	rc = child_start(&c, argv, env, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (inlen == 0)
-		child_close_stdin(&c);
-	while (c.out_fd >= 0 || c.err_fd >= 0) {
-		struct pollfd p[3] = {{.fd = c.out_fd, .events = POLLIN},
-		                      {.fd = c.err_fd, .events = POLLIN},
-		                      {.fd = c.in_fd, .events = POLLOUT}};
-		int64_t left = deadline - cd_now_ms();
-
-		if (left <= 0) {
-			rc = cd_errf(err, errlen, CD_ERR_TIMEOUT, "%s did not finish within %d ms",
-			             argv[0], timeout_ms);
-			goto out;
-		}
-		if (poll(p, 3, (int)left) < 0 && errno != EINTR) {
-			rc = cd_errf(err, errlen, CD_ERR_IO, "poll: %s", strerror(errno));
-			goto out;
-		}
-		if (c.in_fd >= 0 && p[2].revents) {
-			ssize_t n = write_nosigpipe(c.in_fd, (const char *)in + sent, inlen - sent);
-
-			/* EPIPE and the like: the child does not want the rest */
-			if (n > 0)
-				sent += (size_t)n;
-			if ((n < 0 && errno != EAGAIN) || sent == inlen)
-				child_close_stdin(&c);
-		}
-		if ((c.out_fd >= 0 && drain_fd(&c.out_fd, out) < 0) ||
-		    (c.err_fd >= 0 && drain_fd(&c.err_fd, errout) < 0)) {
-			rc = cd_errf(err, errlen, CD_ERR_IO, "%s said more than expected", argv[0]);
-			goto out;
-		}
-	}
-	/* both pipes closed: the child has exited or is about to */
-	child_close_stdin(&c);
-	while (!child_reap(&c)) {
-		if (cd_now_ms() >= deadline) {
-			rc = cd_errf(err, errlen, CD_ERR_TIMEOUT, "%s did not finish within %d ms",
-			             argv[0], timeout_ms);
-			goto out;
-		}
-		poll(NULL, 0, 5);
-	}
-	*status = c.status;
-	rc = 0;
-out:
-	child_fini(&c);
-	return rc;
-}
-
-int child_run(char *const argv[], struct buf *out, struct buf *errout, int timeout_ms, int *status,
-              char *err, size_t errlen)
-{
-	return child_run_input(argv, NULL, NULL, 0, out, errout, timeout_ms, status, err, errlen);
 }

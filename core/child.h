@@ -2,9 +2,10 @@
  * child.h - start a child process with non-blocking pipes for stdin, stdout
  * and stderr, and learn of its exit through a pollable pidfd.
  *
- * Used by the openssh and local transports and for `ssh -G`. The caller owns
- * the struct child and must call child_fini, which kills (SIGKILL) and reaps
- * a child that is still running: nothing outlives the head.
+ * Used by the openssh and local transports and by childrun.h (which every
+ * short command of the head and the agent goes through). The caller owns the
+ * struct child and must call child_fini, which kills (SIGKILL) and reaps a
+ * child that is still running: nothing outlives the head.
  */
 #ifndef CD_CHILD_H
 #define CD_CHILD_H
@@ -18,6 +19,23 @@ struct child {
 	int err_fd; /* read end of the child's stderr */
 	int pid_fd; /* readable once the child has exited */
 	int status; /* waitpid status, valid after child_reap returned 1 */
+	/* 0, or why the program could not be started (posix_spawn's errno):
+	 * the child is then a stand-in that says "cannot run PROG: why" on its
+	 * stderr and exits 127, as a shell would */
+	int spawn_errno;
+	int group; /* the child leads a process group of its own */
+};
+
+/* How child_start_opts starts a program; all zero is child_start's way. */
+struct child_opts {
+	const char *path; /* the file to run; NULL: argv[0], searched in PATH */
+	char *const *env; /* NULL to inherit, or "NAME=value" strings (NULL-terminated) */
+	int env_only;     /* env is the whole environment, not added to the inherited one */
+	/* A process group of its own, with no signal blocked: child_fini (and
+	 * so a childrun deadline) kills the whole group, grandchildren too.
+	 * For system tools and interpreters that may start children of their
+	 * own. */
+	int own_group;
 };
 
 /*
@@ -26,6 +44,15 @@ struct child {
  * Returns 0 or CD_ERR_IO (message in err). fds are O_NONBLOCK|O_CLOEXEC.
  */
 int child_start(struct child *c, char *const argv[], char *const env[], char *err, size_t errlen);
+
+/* child_start with o (NULL: as child_start with no env). Same returns. */
+int child_start_opts(struct child *c, char *const argv[], const struct child_opts *o, char *err,
+                     size_t errlen);
+
+/* Write to the child's stdin without SIGPIPE (the agent does not ignore it,
+ * and a child that exits before reading its input must not kill us): as
+ * write(2), with errno EPIPE when the child closed its stdin. */
+ssize_t child_write_input(struct child *c, const void *p, size_t n);
 
 /* Close the child's stdin (it sees EOF). */
 void child_close_stdin(struct child *c);
@@ -39,7 +66,8 @@ void child_describe_status(int status, char *buf, size_t len);
 
 /*
  * Run argv to completion, for short commands run outside the event loop
- * (scontrol): stdin is empty, stdout and stderr are collected into out and
+ * (scontrol). Defined in childrun.c: a childrun on a private loop, so there
+ * is one way to watch a child. Here: stdin is empty, stdout and stderr are collected into out and
  * errout (each buf's max bounds it; more is an error). Blocks at most
  * timeout_ms, then kills the child. Returns 0 with *status set (waitpid
  * status), or CD_ERR_IO (it could not start, or said more than the bufs
@@ -61,7 +89,11 @@ int child_run_input(char *const argv[], char *const env[], const void *in, size_
                     struct buf *out, struct buf *errout, int timeout_ms, int *status, char *err,
                     size_t errlen);
 
-/* Kill (SIGKILL) if still running, reap, close every fd. Safe to call twice. */
+/* Kill (SIGKILL; its whole group with own_group) if still running, reap,
+ * close every fd. Safe to call twice. A child in uninterruptible sleep cannot
+ * die at once: after CHILD_REAP_GRACE_MS it is left to exit on its own
+ * (unreaped) rather than block the caller. */
+#define CHILD_REAP_GRACE_MS 1000
 void child_fini(struct child *c);
 
 #endif

@@ -6,7 +6,9 @@
  * deadline the whole group is killed with SIGKILL and the child is reaped.
  * Stdout is capped at FACTS_PYTHON_OUT_MAX (more is an error), stderr is read
  * to the end but only its last FACTS_PYRUN_ERR_TAIL bytes are kept, for
- * error messages. Waits for its child by PID only.
+ * error messages. Waits for its child by PID only: it is one childrun
+ * (core/childrun.h) on a private loop, with own_group, a FAIL cap on stdout
+ * and a TAIL cap on stderr.
  */
 #ifndef CD_PROBES_FACTS_PYRUN_H
 #define CD_PROBES_FACTS_PYRUN_H

@@ -29,6 +29,14 @@
  * The finisher is a fork of a process that may have threads (the agent's
  * stdin reader): it uses only what glibc keeps usable after fork (malloc,
  * which glibc resets in the child, and system calls) and never stdio.
+ *
+ * Why not the child runner (core/childrun.h), as every other program the
+ * agent starts: the finisher is not a program but a C function (it runs the
+ * interpreter itself, through facts_pyrun, and stores the cache file), and it
+ * must outlive the request, detached from the agent's session and
+ * descriptors, which a childrun (killed and reaped at its deadline, its
+ * pipes read by the caller) by design never does. It is one of the files
+ * tests/integration/test_house.sh allows to fork.
  */
 #ifndef CD_PROBES_FACTS_TORCH_BG_H
 #define CD_PROBES_FACTS_TORCH_BG_H

@@ -87,4 +87,33 @@ t_the_in_column_is_what_the_links_pull() {
 	((bad == 0))
 }
 
+# The files that may start a process themselves (fork, posix_spawn, exec*, system, popen),
+# besides core/child.c and core/childrun.c, through which every other command runs
+# (docs/architecture.md, "The child runner"); each with why it cannot:
+declare -A STARTS_PROCESSES=(
+	# the head: the connect-back launcher starts N local agents at once, each with its own
+	# environment, and keeps them as the transport's processes, not as short commands
+	[core/transport_back_local.c]=head
+	# the agent's long jobs: a reaper process (setsid, PDEATHSIG) runs C code between its
+	# fork and the job's exec, and outlives the request that started it
+	[core/job_process.c]=reaper
+	# a detached finisher runs a C function (the torch import and its cache store) that
+	# outlives the request: a double fork, no program to run
+	[probes/facts_torch_bg.c]=daemon
+)
+
+t_only_the_child_runner_starts_programs() {
+	local f line bad=0
+	while IFS= read -r line; do
+		f=${line%%:*}
+		[[ $f == core/child.c || $f == core/childrun.c || -v STARTS_PROCESSES[$f] ]] && continue
+		echo "    $line"
+		echo "    $f starts a process itself: run it with core/childrun.h (or child_run), or add it, with why, to STARTS_PROCESSES"
+		bad=1
+	done < <(grep -nE '(^|[^A-Za-z0-9_])(fork|vfork|posix_spawnp?|exec(l|lp|le|v|vp|ve|vpe)|fexecve|system|popen)[[:space:]]*\(' \
+		core/*.c probes/*.c collectives/*.c hang/*.c jobs/*.c fixers/*.c report/*.c agent/*.c \
+		tui/*.c cli/*.c compat/*.c | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(\*|/\*|//)')
+	((bad == 0))
+}
+
 itest_run_all
