@@ -12,7 +12,7 @@
 #include "jobs/run_cause.h"
 #include "jobs/run_put.h"
 #include "jobs/torchrun.h"
-#include "homeid.h"
+#include "homegroups.h"
 #include "fanout.h"
 #include "proto.h"
 
