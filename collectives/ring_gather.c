@@ -236,7 +236,7 @@ static int fail_stalled(struct gather *g)
 	return ring_fail(g->e, RING_STALLED, r->left, g->bytes, "stalled at %zu bytes", g->bytes);
 }
 
-static int run(struct gather *g)
+static int gather_run(struct gather *g)
 {
 	struct pollfd p[3];
 	int64_t last_progress = cd_now_ms();
@@ -294,7 +294,7 @@ int ring_gather(struct ring *r, const void *send, void *recv, size_t count, enum
 	g.out[1] = g.in[1] = (struct flow){.steps = (r->nranks - 1) / 2};
 	g.out[0].fd = g.in[1].fd = r->to_right[0];
 	g.in[0].fd = g.out[1].fd = r->from_left[0];
-	if (run(&g) < 0)
+	if (gather_run(&g) < 0)
 		return -1;
 	coll_sum_into(recv, input_of(&g, 0), input_of(&g, 1), count, t);
 	for (int o = 2; o < r->nranks; o++)

@@ -20,9 +20,9 @@
 
 #include <stddef.h>
 
-#include "homeid.h"
 #include "blockedit.h"
 #include "cd.h"
+#include "homegroups.h"
 #include "jobs/jobplan.h"
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
@@ -33,8 +33,6 @@
 #define FIX_ETC_HOSTS       "/etc/hosts"
 #define FIX_AUTHORIZED_KEYS "~/.ssh/authorized_keys"
 #define FIX_SYSCTL_PORTS    "/etc/sysctl.d/60-clusterdoc-port-range.conf"
-/* The home's identity token (core/homeid.h). */
-#define FIX_HOME_ID CD_HOME_ID
 
 /* The comment every firewall rule clusterdoc adds carries, followed by the run. */
 #define FIX_RULE_COMMENT "clusterdoc fix"
@@ -67,10 +65,10 @@ struct fix_node_state {
 	char home[512];
 	char shell[256];
 	int has_sudo; /* sudo is on the node's PATH */
-	/* The token in FIX_HOME_ID as the node read it after every node wrote
-	 * one if absent: nodes with the same token share the home directory.
-	 * "" when unknown. */
-	char home_id[40];
+	/* The token in CD_HOME_ID as the node read it after every node wrote
+	 * its own (core/homegroups.h): nodes with the same token share the home
+	 * directory. "" when unknown. */
+	char home_id[HOMEGROUPS_TOKEN_LEN];
 	struct fix_file_state *files;
 	size_t nfiles;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "homegroups.h"
 #include "proto.h"
 
 static const char *gather_path(const struct fix_node_state *st, int k)
@@ -83,11 +84,7 @@ static void on_gather(struct sshpool_node *pn, json_t *res, const char *code, co
 		x->paths = json_incref(json_object_get(res, "paths"));
 	} else if (k == GATHER_PEEK) {
 		/* what the mark may replace: the token as it is now */
-		const char *sha = res ? fix_run_str(res, "sha256") : "";
-
-		snprintf(x->home_expect, sizeof(x->home_expect), "%s",
-		         res && json_is_true(json_object_get(res, "exists")) && sha[0] ? sha
-		                                                                       : "absent");
+		homegroups_expect(res, x->home_expect, sizeof(x->home_expect));
 	} else if (k == GATHER_MARK) {
 		/* a conflict: a node of the same home replaced it first */
 	} else if (k <= GATHER_FILES || k >= GATHER_END) {
@@ -168,24 +165,18 @@ void fix_run_gather_step(struct fix_run_node *x)
 	if (k == GATHER_WHOAMI) {
 		fix_run_send(x, fix_run_req_whoami(), on_gather);
 	} else if (k == GATHER_PEEK) {
-		json_t *req = proto_request(0, "file_read");
-
-		json_object_set_new(req, "path", json_string(FIX_HOME_ID));
-		fix_run_send(x, req, on_gather);
+		fix_run_send(x, homegroups_req_read(), on_gather);
 	} else if (k == GATHER_MARK) {
-		char token[40];
+		char token[HOMEGROUPS_TOKEN_LEN];
 
 		/* A fresh token every run, replacing the one just read: nodes
 		 * that share the home read back the one that won, and a token
 		 * copied with a node's image is replaced on each node by its
 		 * own, so separate homes never look shared. */
-		cd_random_token(token, sizeof(token));
-		snprintf(token + 32, sizeof(token) - 32, "\n");
-		fix_run_send(x,
-		             fix_run_req_file_write(FIX_HOME_ID, token, strlen(token), 0,
-		                                    x->home_expect[0] ? x->home_expect : "absent",
-		                                    0600, NULL, 0),
-		             on_gather);
+		homegroups_token_new(token);
+		fix_run_send(
+		    x, homegroups_req_mark(token, x->home_expect[0] ? x->home_expect : "absent"),
+		    on_gather);
 	} else if (k <= GATHER_FILES ||
 	           (k >= GATHER_END && (size_t)(k - GATHER_END) < x->s->nextra)) {
 		json_t *req = proto_request(0, "file_read");
@@ -231,28 +222,16 @@ static void on_home_id(struct sshpool_node *pn, json_t *res, const char *code, c
 {
 	struct fix_run_node *x = arg;
 	struct fix_node_state *st = &x->s->states[x->i];
-	const char *b64 = res ? fix_run_str(res, "data") : "";
-	size_t len = 0;
-	char *data = json_is_true(json_object_get(res, "exists"))
-	                 ? base64_decode_new(b64, strlen(b64), &len)
-	                 : NULL;
 
-	if (x->finished) {
-		free(data);
+	if (x->finished)
 		return;
-	}
-	if (data && len >= 16 && len < sizeof(st->home_id) + 1)
-		snprintf(st->home_id, sizeof(st->home_id), "%.*s", (int)strcspn(data, "\n"), data);
-	free(data);
+	homegroups_token(res, st->home_id);
 	fix_run_node_done(x);
 }
 
 void fix_run_home_id_step(struct fix_run_node *x)
 {
-	json_t *req = proto_request(0, "file_read");
-
-	json_object_set_new(req, "path", json_string(FIX_HOME_ID));
-	fix_run_send(x, req, on_home_id);
+	fix_run_send(x, homegroups_req_read(), on_home_id);
 }
 
 /* The second pass, once every node wrote its token if none was there:

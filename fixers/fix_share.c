@@ -44,8 +44,8 @@ static int same_home_file(const struct fix_node_state *states, size_t i, size_t 
 	const struct fix_file_state *a = fix_state_file(&states[i], path),
 	                            *b = fix_state_file(&states[j], path);
 
-	return states[i].home_id[0] && strcmp(states[i].home_id, states[j].home_id) == 0 &&
-	       states[j].gathered && a && b && a->read && b->read && a->exists == b->exists &&
+	return homegroups_same(states[i].home_id, states[j].home_id) && states[j].gathered && a &&
+	       b && a->read && b->read && a->exists == b->exists &&
 	       same_bytes(a->data, a->len, b->data, b->len);
 }
 
@@ -105,7 +105,7 @@ void fix_plan_share_homes(const struct netmodel *m, const struct fix_node_state 
 			 * of the same bytes: the file is one, its change is one */
 			for (j = 0; j < i && !own; j++) {
 				struct fix_action *o =
-				    strcmp(states[j].home_id, states[i].home_id) == 0
+				    homegroups_same(states[i].home_id, states[j].home_id)
 				        ? file_action(&p->nodes[j], a->path)
 				        : NULL;
 

@@ -6,10 +6,9 @@
  * before the put and after it.
  */
 #include "jobs/run_put.h"
-#include "base64.h"
 #include "fanout.h"
+#include "homegroups.h"
 #include "jobs/mnist_internal.h"
-#include "homeid.h"
 #include "proto.h"
 
 #include <stdio.h>
@@ -68,22 +67,13 @@ static void on_read(struct sshpool_node *pn, json_t *result, const char *code, c
                     void *arg)
 {
 	struct run_put *p = arg;
-	const char *b64 = json_string_value(json_object_get(result, "data"));
-	size_t len = 0;
-	char *data;
+	size_t i = node_of(p, pn);
 
 	(void)code;
 	(void)msg;
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->pns[i] != pn || !b64 || !json_is_true(json_object_get(result, "exists")))
-			continue;
-		data = base64_decode_new(b64, strlen(b64), &len);
-		if (data && len >= 16 && len <= sizeof(p->nodes[i].home_id))
-			snprintf(p->nodes[i].home_id, sizeof(p->nodes[i].home_id), "%.*s",
-			         (int)strcspn(data, "\n"), data);
-		free(data);
-	}
-	settle(p, node_of(p, pn));
+	if (i < p->n)
+		homegroups_token(result, p->nodes[i].home_id);
+	settle(p, i);
 }
 
 static void put_ended(struct run_put *p, size_t i, int err, const char *msg)
@@ -106,8 +96,7 @@ static void verified(struct run_put *p, size_t i, int shared)
 
 	if (p->step != PS_VERIFY || shared)
 		return;
-	x->token_of = x->leader;
-	x->leader = (long)i;
+	x->token_of = homegroups_split(&x->leader, i);
 }
 
 /* Both may run before their *_start returned: the counts come from the
@@ -157,38 +146,26 @@ static void on_trust(struct sshpool_node *pn, json_t *result, const char *code, 
 
 static void send_marks(struct run_put *p)
 {
-	char token[40];
+	char token[HOMEGROUPS_TOKEN_LEN];
 
 	for (size_t i = 0; i < p->n; i++) {
-		json_t *req;
-		char b64[64];
-
 		if (!p->pns[i])
 			continue;
-		cd_random_token(token, sizeof(token));
-		snprintf(token + 32, sizeof(token) - 32, "\n");
-		base64_encode(token, strlen(token), b64);
-		req = proto_request(0, "file_write");
-		json_object_set_new(req, "path", json_string(CD_HOME_ID));
-		json_object_set_new(req, "data", json_string(b64));
-		json_object_set_new(req, "expect", json_string("absent"));
-		json_object_set_new(req, "mode", json_integer(0600));
+		/* only where none is: a follower's put proves the sharing */
+		homegroups_token_new(token);
 		fanout_expect(p->fan, i, 1);
-		sshpool_request(p->pns[i], req, p->timeout_ms, on_mark, p);
+		sshpool_request(p->pns[i], homegroups_req_mark(token, "absent"), p->timeout_ms,
+		                on_mark, p);
 	}
 }
 
 static void send_reads(struct run_put *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		json_t *req;
-
 		if (!p->pns[i])
 			continue;
-		req = proto_request(0, "file_read");
-		json_object_set_new(req, "path", json_string(CD_HOME_ID));
 		fanout_expect(p->fan, i, 1);
-		sshpool_request(p->pns[i], req, p->timeout_ms, on_read, p);
+		sshpool_request(p->pns[i], homegroups_req_read(), p->timeout_ms, on_read, p);
 	}
 }
 
@@ -238,17 +215,16 @@ static void send_trusts(struct run_put *p)
 
 static void send_puts(struct run_put *p)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		struct run_put_node *x = &p->nodes[i];
+	const char **tokens = cd_calloc(p->n ? p->n : 1, sizeof(*tokens));
+	long *leader = cd_calloc(p->n ? p->n : 1, sizeof(*leader));
 
-		x->leader = (long)i;
-		for (size_t j = 0; j < i && x->home_id[0]; j++) {
-			if (p->pns[j] && strcmp(p->nodes[j].home_id, x->home_id) == 0) {
-				x->leader = (long)j;
-				break;
-			}
-		}
-	}
+	for (size_t i = 0; i < p->n; i++)
+		tokens[i] = p->pns[i] ? p->nodes[i].home_id : NULL;
+	homegroups_leaders(tokens, p->n, leader);
+	for (size_t i = 0; i < p->n; i++)
+		p->nodes[i].leader = leader[i];
+	free(tokens);
+	free(leader);
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->pns[i] && p->nodes[i].leader == (long)i && !p->nodes[i].err)
 			put_one(p, i);

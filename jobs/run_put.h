@@ -5,7 +5,7 @@
  * sitecustomize (a push_file to <run_dir>/hang/).
  *
  * Nodes that share a home directory are found as the fix flow finds them
- * (core/homeid.h, CD_HOME_ID): every node writes a random token to that
+ * (core/homegroups.h, CD_HOME_ID): every node writes a random token to that
  * file unless one is there, then every node reads the token that stayed;
  * nodes reading the same token share the home. The first node of each such
  * group puts the files; the others wait for it, then put the same files
@@ -24,15 +24,16 @@
 #define CD_COLLECTIVES_RUN_PUT_H
 
 #include "cd.h"
+#include "homegroups.h"
 #include "jobs/runsync.h"
 #include "sshpool.h"
 
 #include <stddef.h>
 
 struct run_put_node {
-	char home_id[40]; /* the token read back, "" when none */
-	long leader;      /* the node that put the files for this one (itself: its index) */
-	int files_sent;   /* objects (or the one file) sent to this node, as leader */
+	char home_id[HOMEGROUPS_TOKEN_LEN]; /* the token read back, "" when none */
+	long leader;    /* the node that put the files for this one (itself: its index) */
+	int files_sent; /* objects (or the one file) sent to this node, as leader */
 	long long bytes_sent;
 	int kept;      /* the identical tree was already there (--sync) */
 	long token_of; /* >= 0: it has that node's home-id token, not its home (put here too) */

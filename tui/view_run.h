@@ -2,7 +2,7 @@
  * view_run.h - the Job view's two halves (view_job.c): the MNIST job, and
  * a `clusterdoc run` job of the user's own command (view_run.c). The view
  * shows whichever the session's job is (session.h, job_kind); the log of
- * the nodes' lines and its keys are view_job.c's, shared by both.
+ * the nodes' lines and its keys are view_joblog.c's, shared by both.
  */
 #ifndef CD_TUI_VIEW_RUN_H
 #define CD_TUI_VIEW_RUN_H
@@ -26,7 +26,7 @@ void view_run_ask_stop(struct tui *t);
 /* The intro's paragraph on R and S, for the view before any job. */
 void view_run_intro(struct tui *t, struct ui_text *x);
 
-/* ---- view_job.c: the log, in rows [y, y + h): its heading, then the lines */
+/* ---- view_joblog.c: the log, in rows [y, y + h): its heading, then the lines */
 void view_job_draw_log(struct tui *t, struct view_state *vs, int y, int h, int w);
 /* j/k, PgUp/PgDn, g, G over a log of rows lines: 1 when the key was one of them. */
 int view_job_log_key(struct tui *t, struct view_state *vs, int ch, int rows);

@@ -2,8 +2,9 @@
 # The house as docs/architecture.md draws it, held against the code: every include between
 # folders points down the layers the document lists ("Layers"), and the "in" column of its
 # module tables says what the links really pull (the agent's link map,
-# build/abi/x86_64/agent.map, and the head's, build/head.map). No cluster and no root: it
-# reads the tree and the maps `make` leaves.
+# build/abi/x86_64/agent.map, and the head's, build/head.map); no source file over 800 lines
+# (over 700 only with its reason here), no function over 150. No cluster and no root: it reads
+# the tree and the maps `make` leaves.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=house
@@ -114,6 +115,47 @@ t_only_the_child_runner_starts_programs() {
 		core/*.c probes/*.c collectives/*.c hang/*.c jobs/*.c fixers/*.c report/*.c agent/*.c \
 		tui/*.c cli/*.c compat/*.c | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(\*|/\*|//)')
 	((bad == 0))
+}
+
+# The source folders whose files the size rules hold (STYLE.md rule 14, issue 33: a module grows
+# past ~600 lines, it splits along its seams).
+SRC_DIRS="agent cli core probes fixers collectives jobs hang report tui compat"
+FILE_MAX=800     # no .c over this
+FILE_SAY_WHY=700 # a .c over this names its reason below
+FUNC_MAX=150     # no function body (its "{" line to its "}" line) over this
+# Each .c over FILE_SAY_WHY lines, and why it is long: [folder/file.c]="the reason" (none today).
+declare -A LONG_OK=()
+
+t_no_file_over_800_lines_and_those_over_700_say_why() {
+	local f n bad=0
+	for f in $(for d in $SRC_DIRS; do ls "$d"/*.c; done); do
+		n=$(wc -l <"$f")
+		if ((n > FILE_MAX)); then
+			echo "    $f: $n lines (at most $FILE_MAX): split it along its seams"
+			bad=1
+		elif ((n > FILE_SAY_WHY)) && [[ ! -v LONG_OK[$f] ]]; then
+			echo "    $f: $n lines, over $FILE_SAY_WHY without a reason in test_house.sh's LONG_OK"
+			bad=1
+		fi
+	done
+	((bad == 0))
+}
+
+# The sources are clang-format's: a function starts at a line "^[a-z].*(", its body opens with
+# a line "{" and ends with a line "}".
+t_no_function_over_150_lines() {
+	local long
+	long=$(for d in $SRC_DIRS; do ls "$d"/*.c; done | xargs awk -v max="$FUNC_MAX" '
+		FNR == 1 { name = ""; open = 0 }
+		/^[a-z].*\(/ && !/;$/ { name = $0; at = FNR }
+		/^\{/ { open = FNR }
+		/^\}/ && open {
+			if (FNR - open + 1 > max)
+				printf "    %s:%d: %d lines (at most %d): %s\n", FILENAME, at,
+				    FNR - open + 1, max, name
+			open = 0
+		}')
+	[[ -z $long ]] || { echo "$long"; return 1; }
 }
 
 itest_run_all
