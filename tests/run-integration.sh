@@ -38,8 +38,11 @@ if [[ ${CD_TORCH_COLD:-0} != 1 ]]; then
 fi
 
 # Files: the ones that must run alone last; the others longest first (by the last run's
-# durations in build/integration-file-times.txt, else by their number of tests).
+# durations in build/integration-file-times.txt, else by the durations of a full run kept in
+# tests/integration/file-times.txt, for a fresh checkout such as CI's, else by their number of
+# tests), so that no long file starts last and runs on alone.
 FILE_TIMES=$CD_TOP/build/integration-file-times.txt
+[[ -s $FILE_TIMES ]] || FILE_TIMES=$CD_TOP/tests/integration/file-times.txt
 pool=() alone=()
 for t in "$CD_TOP"/tests/integration/test_*.sh; do
 	if grep -q '^# itest: alone' "$t"; then alone+=("$t"); else pool+=("$t"); fi
