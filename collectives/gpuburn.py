@@ -22,6 +22,7 @@
 # torch.matmul(out=), Tensor.copy_).
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -86,7 +87,18 @@ def burn(torch, i, args):
         say({"gpu": g})
 
 
+def orphan_watch():
+    """End when the agent that started us is gone (killed with its node's
+    session): nothing of the stress outlives it."""
+    parent = os.getppid()
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
 def main():
+    threading.Thread(target=orphan_watch, daemon=True).start()
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--size", type=int, default=8192)
