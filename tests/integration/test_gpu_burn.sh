@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `clusterdoc gpu-burn` on a namespace cluster of 3 real sshd nodes. node3 has only Debian's
-# python3-torch, which has no CUDA: that node is named and says why, for real. node1 and node2
+# python3-torch, which has no CUDA: that node is named and says why, for real (and an interpreter
+# without torch, one that does not exist, and the discovery of ~/.venv past a login python3
+# without torch, as facts does it). node1 and node2
 # have no GPU either (none exists here), so their login environment puts the torch stand-in
 # (tests/fakes/torch, torch's documented CUDA API with the timings a scenario file chooses) first
 # on PYTHONPATH: the table, the JSON, the medians per model, gpu-slow, a GPU that fails
@@ -183,6 +185,27 @@ t_the_prometheus_metrics_hold_each_gpus_figures() {
 		{ echo "    copy bytes of gpu 0: $(grep '^clusterdoc_gpuburn_copy' "$prom")"; return 1; }
 	grep -qE '^clusterdoc_gpuburn_exit_status 1$' "$prom" || { echo "    exit status: $(grep exit_status "$prom")"; return 1; }
 	rm -rf "$(dirname "$prom")"
+}
+
+t_an_interpreter_without_torch_is_named_no_torch() {
+	/usr/bin/python3 -m venv --without-pip "$DIR/bare" || return 1
+	burn -w node3 --seconds 1 --python "$DIR/bare/bin/python" --json
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_eq "$(jget '(d["nodes"][0]["error_code"], d["nodes"][0]["python"], d["nodes"][0]["error"])')" \
+		"('no-torch', '$DIR/bare/bin/python', \"import torch failed: ModuleNotFoundError: No module named 'torch'\")" \
+		"the error, the interpreter and why"
+}
+
+# Last: node3's login PATH changes for good. Its python3 has no torch; ~/.venv's has Debian's
+# (the places facts looks in, probes/facts_pyfind.h): that one runs, and says it has no CUDA.
+t_without_torch_in_the_login_python3_the_one_facts_would_find_runs() {
+	[[ -x $DIR/bare/bin/python ]] || /usr/bin/python3 -m venv --without-pip "$DIR/bare" || return 1
+	cluster_node_exec 3 /usr/bin/python3 -m venv --without-pip --system-site-packages /root/.venv || return 1
+	cluster_node_env 3 "export PATH=$DIR/bare/bin:\$PATH" || return 1
+	burn -w node3 --seconds 1 --json
+	expect_eq "$rc" 2 "exit status ($err)" || return 1
+	expect_eq "$(jget '(d["nodes"][0]["error_code"], d["nodes"][0]["python"])')" \
+		"('no-cuda', '/root/.venv/bin/python')" "the interpreter found and its answer"
 }
 
 cleanup() {
