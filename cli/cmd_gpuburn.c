@@ -131,6 +131,17 @@ const struct command command_gpuburn = {
     .run = cmd_gpuburn,
 };
 
+/* CLUSTERDOC_GPUBURN_SLACK_MS (tests only): the nodes' bound past --seconds, 1000 to 600000;
+ * else GPUBURN_SLACK_MS. */
+static int slack_from_env(void)
+{
+	const char *v = getenv("CLUSTERDOC_GPUBURN_SLACK_MS");
+	char *end;
+	long ms = v ? strtol(v, &end, 10) : 0;
+
+	return v && *v && !*end && ms >= 1000 && ms <= 600000 ? (int)ms : GPUBURN_SLACK_MS;
+}
+
 /* --prom and --push: 0, or 2 when one failed. */
 static int emit_reports(struct gpuburn_cli *c, const json_t *rep, int rc, long long started_at,
                         int64_t started_ms)
@@ -165,6 +176,7 @@ int cmd_gpuburn(int argc, char **argv)
 		goto out;
 	}
 	c.o.request_timeout_ms = c.t.pool.request_timeout_ms;
+	c.o.slack_ms = slack_from_env();
 	c.loop = loop_new();
 	pool = sshpool_new(c.loop, &c.t.pool, err, sizeof(err));
 	if (!pool) {

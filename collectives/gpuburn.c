@@ -27,7 +27,10 @@ struct gpuburn {
 
 void gpuburn_opts_init(struct gpuburn_opts *o)
 {
-	*o = (struct gpuburn_opts){.seconds = 10, .slow_pct = 10, .request_timeout_ms = 30000};
+	*o = (struct gpuburn_opts){.seconds = 10,
+	                           .slow_pct = 10,
+	                           .request_timeout_ms = 30000,
+	                           .slack_ms = GPUBURN_SLACK_MS};
 }
 
 static size_t index_of(const struct sshpool_node *pn)
@@ -86,7 +89,7 @@ static void on_burn(struct sshpool_node *pn, json_t *result, const char *code, c
 static void send_burns(struct gpuburn *g)
 {
 	char what[64];
-	int timeout = (int)(g->o->seconds * 1000) + GPUBURN_SLACK_MS + g->o->request_timeout_ms;
+	int timeout = (int)(g->o->seconds * 1000) + g->o->slack_ms + g->o->request_timeout_ms;
 
 	g->burning = 1;
 	snprintf(what, sizeof(what), "stress %g s on every GPU", g->o->seconds);
@@ -99,7 +102,7 @@ static void send_burns(struct gpuburn *g)
 			continue;
 		req = proto_request(0, "gpu_burn");
 		json_object_set_new(req, "seconds", json_real(g->o->seconds));
-		json_object_set_new(req, "slack_ms", json_integer(GPUBURN_SLACK_MS));
+		json_object_set_new(req, "slack_ms", json_integer(g->o->slack_ms));
 		if (g->o->python)
 			json_object_set_new(req, "python", json_string(g->o->python));
 		fanout_expect(g->fan, i, 1);

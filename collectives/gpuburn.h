@@ -42,6 +42,8 @@ struct gpuburn_opts {
 	double slow_pct;        /* --slow-pct: below the model's median by more: gpu-slow */
 	const char *python;     /* --python: the interpreter on every node, or NULL */
 	int request_timeout_ms; /* the pool's, added to the stress's own bound */
+	int slack_ms;           /* beyond seconds, for torch's import and CUDA's start: the
+	                           node's deadline (GPUBURN_SLACK_MS; tests make it short) */
 };
 
 void gpuburn_opts_init(struct gpuburn_opts *o);

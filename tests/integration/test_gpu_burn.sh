@@ -6,7 +6,7 @@
 # have no GPU either (none exists here), so their login environment puts the torch stand-in
 # (tests/fakes/torch, torch's documented CUDA API with the timings a scenario file chooses) first
 # on PYTHONPATH: the table, the JSON, the medians per model, gpu-slow, a GPU that fails
-# mid-stress, a node that dies mid-stress and the Prometheus metrics are checked against the
+# mid-stress or hangs (named at the deadline), a node that dies mid-stress and the Prometheus metrics are checked against the
 # timings each scenario chose.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -130,6 +130,23 @@ t_a_node_without_cuda_beside_gpu_nodes_is_named_and_theirs_stand() {
 	expect_eq "$(jget '[(n["host"], n.get("error_code"), len(n["gpus"])) for n in d["nodes"]]')" \
 		"[('node1', None, 2), ('node2', None, 2), ('node3', 'no-cuda', 0)]" "per node" || return 1
 	expect_eq "$(jget '(d["summary"]["measured"], d["summary"]["nodes_failed"])')" "(4, 1)" "counts"
+}
+
+t_a_gpu_that_hangs_is_named_at_the_deadline_and_the_others_results_stand() {
+	local t0 ms
+	scenario 1 "count 3" "gpu 2 hang-after 0.3"
+	t0=$(date +%s%N)
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" CLUSTERDOC_GPUBURN_SLACK_MS=3000 \
+		"$CLUSTERDOC" gpu-burn -w node1 --seconds 1 --json 2>/dev/null)
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	expect_eq "$rc" 1 "exit status" || return 1
+	expect_eq "$(jget 'd["nodes"][0]["gpus"][2]["error"]')" \
+		"no result before the request's deadline (the GPU hangs or fell off the bus); the script was killed" \
+		"GPU 2's error" || return 1
+	expect_eq "$(jget '[g["index"] for g in d["nodes"][0]["gpus"] if g.get("tflops", 0) > 400]')" "[0, 1]" \
+		"the others measured" || return 1
+	((ms < 15000)) || { echo "    took $ms ms (the deadline is 1 s + 3 s)"; return 1; }
 }
 
 # the pid of node I's agent (waits up to 30 s)

@@ -35,6 +35,8 @@ The scenario: the file $CLUSTERDOC_FAKE_TORCH, one setting a line
   gpu I lost-after S      S seconds after its first operation, every operation
                           on GPU I raises the RuntimeError CUDA reports for a
                           GPU that fell off the bus
+  gpu I hang-after S      S seconds after its first operation, GPU I never
+                          finishes its work: operations and synchronize block
 """
 import os
 import threading
@@ -143,9 +145,12 @@ class _Device:
 
     def check(self):
         lost = self.setting("lost-after")
+        hang = self.setting("hang-after")
         now = time.monotonic()
         if self.first is None:
             self.first = now
+        while hang is not None and now - self.first >= float(hang):
+            time.sleep(3600)
         if lost is not None and now - self.first >= float(lost):
             raise RuntimeError("CUDA error: unspecified launch failure\nCUDA kernel errors "
                                "might be asynchronously reported at some other API call")
