@@ -39,9 +39,9 @@ static const char *model_of(const json_t *g)
 	return name ? name : "unknown";
 }
 
-/* The median of key over the measured GPUs of nodes whose model is name
- * (every model: NULL), or of one node's GPUs (gpus not NULL). *count: how
- * many. */
+/* The median of key over the measured GPUs of the nlists arrays of GPUs
+ * whose model is name (every model: NULL). *count (when not NULL): how
+ * many GPUs that was. */
 static double median_of(const json_t *gpus_list[], size_t nlists, const char *name, const char *key,
                         size_t *count)
 {
@@ -71,46 +71,39 @@ static double median_of(const json_t *gpus_list[], size_t nlists, const char *na
 	return med;
 }
 
+static const json_t *model_row(const json_t *models, const char *name)
+{
+	for (size_t k = 0; k < json_array_size(models); k++) {
+		const json_t *m = json_array_get(models, k);
+
+		if (strcmp(json_string_value(json_object_get(m, "name")), name) == 0)
+			return m;
+	}
+	return NULL;
+}
+
 /* The models, in the order they are first seen: [{"name", "gpus", medians}]. */
 static json_t *models_of(const json_t *gpus_list[], size_t nlists)
 {
 	json_t *models = json_array();
 
 	for (size_t l = 0; l < nlists; l++) {
-		size_t i, k;
-		json_t *g, *m;
-		int seen;
+		for (size_t i = 0; i < json_array_size(gpus_list[l]); i++) {
+			const json_t *g = json_array_get(gpus_list[l], i);
+			const char *name = model_of(g);
+			size_t n;
+			double t, b;
 
-		json_array_foreach(gpus_list[l], i, g)
-		{
-			if (!measured(g))
+			if (!measured(g) || model_row(models, name))
 				continue;
-			seen = 0;
-			json_array_foreach(models, k, m) seen |=
-			    strcmp(json_string_value(json_object_get(m, "name")), model_of(g)) == 0;
-			if (!seen) {
-				size_t n;
-				double t = median_of(gpus_list, nlists, model_of(g), "tflops", &n);
-				double b = median_of(gpus_list, nlists, model_of(g), "gbps", NULL);
-
-				json_array_append_new(
-				    models,
-				    json_pack("{sssIsfsf}", "name", model_of(g), "gpus",
-				              (json_int_t)n, "tflops_median", t, "gbps_median", b));
-			}
+			t = median_of(gpus_list, nlists, name, "tflops", &n);
+			b = median_of(gpus_list, nlists, name, "gbps", NULL);
+			json_array_append_new(models, json_pack("{sssIsfsf}", "name", name, "gpus",
+			                                        (json_int_t)n, "tflops_median", t,
+			                                        "gbps_median", b));
 		}
 	}
 	return models;
-}
-
-static const json_t *model_row(const json_t *models, const char *name)
-{
-	size_t k;
-	json_t *m;
-
-	json_array_foreach(models, k, m) if (strcmp(json_string_value(json_object_get(m, "name")),
-	                                            name) == 0) return m;
-	return NULL;
 }
 
 static double pct(double v, double median)

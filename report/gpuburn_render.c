@@ -64,9 +64,11 @@ static void summary(struct lines *l, const json_t *rep)
 
 	add(l, "#");
 	json_array_foreach(json_object_get(rep, "models"), i, m)
-	    add(l, "# Median of %s (%lld GPUs): %.2f TFLOP/s, %.2f GB/s", str(m, "name", "?"),
-	        (long long)json_integer_value(json_object_get(m, "gpus")), num(m, "tflops_median"),
-	        num(m, "gbps_median"));
+	{
+		add(l, "# Median of %s (%lld GPUs): %.2f TFLOP/s, %.2f GB/s", str(m, "name", "?"),
+		    (long long)json_integer_value(json_object_get(m, "gpus")),
+		    num(m, "tflops_median"), num(m, "gbps_median"));
+	}
 	json_array_foreach(json_object_get(rep, "nodes"), i, n)
 	{
 		if (json_object_get(n, "tflops_median"))
@@ -74,7 +76,9 @@ static void summary(struct lines *l, const json_t *rep)
 			    str(n, "host", "?"), num(n, "tflops_median"), num(n, "gbps_median"));
 	}
 	json_array_foreach(json_object_get(rep, "findings"), i, f)
-	    add(l, "# %s %s: %s", str(f, "id", "?"), str(f, "key", "?"), str(f, "message", ""));
+	{
+		add(l, "# %s %s: %s", str(f, "id", "?"), str(f, "key", "?"), str(f, "message", ""));
+	}
 	add(l, "# GPUs: %lld measured, %lld failed, %lld slow; nodes: %lld, %lld without a result",
 	    (long long)json_integer_value(json_object_get(s, "measured")),
 	    (long long)json_integer_value(json_object_get(s, "failed")),
@@ -108,7 +112,10 @@ size_t gpuburn_render_lines(const json_t *rep, char ***lines)
 			    str(n, "python", ""), json_object_get(n, "python") ? ")" : "");
 			continue;
 		}
-		json_array_foreach(json_object_get(n, "gpus"), k, g) gpu_row(&l, host, g);
+		json_array_foreach(json_object_get(n, "gpus"), k, g)
+		{
+			gpu_row(&l, host, g);
+		}
 	}
 	summary(&l, rep);
 	*lines = l.v;

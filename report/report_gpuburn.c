@@ -83,7 +83,10 @@ struct prom *report_gpuburn_prom(const json_t *rep, const struct report_run *run
 
 		prom_add(p, "clusterdoc_gpuburn_node_ok", host,
 		         json_object_get(n, "error_code") ? 0 : 1, "node", host, NULL);
-		json_array_foreach(json_object_get(n, "gpus"), k, g) gpu_metrics(p, host, g);
+		json_array_foreach(json_object_get(n, "gpus"), k, g)
+		{
+			gpu_metrics(p, host, g);
+		}
 	}
 	return p;
 }
