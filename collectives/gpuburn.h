@@ -12,7 +12,7 @@
  * is named in the report; the other nodes' results stand.
  *
  * The report (JSON, "version" 1):
- *   {"version": 1, "seconds", "slow_pct",
+ *   {"version": 1, "command": "gpu-burn", "seconds", "slow_pct",
  *    "nodes": [{"host", "python", "torch", "cuda", "error_code", "error"
  *               (the last two only when the node ran nothing),
  *               "tflops_median", "gbps_median" (over its measured GPUs; absent

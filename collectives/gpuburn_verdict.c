@@ -227,9 +227,9 @@ json_t *gpuburn_verdict(const json_t *nodes, double seconds, double slow_pct)
 	}
 	free(lists);
 	exit_status = measured_n == 0 ? 2 : slow || failed || nodes_failed ? 1 : 0;
-	return json_pack("{sisfsfsososos{sIsIsIsIsIsI}si}", "version", 1, "seconds", seconds,
-	                 "slow_pct", slow_pct, "nodes", out_nodes, "models", models, "findings",
-	                 findings, "summary", "nodes", (json_int_t)nn, "nodes_failed", nodes_failed,
-	                 "gpus", gpus, "measured", measured_n, "failed", failed, "slow", slow,
-	                 "exit", exit_status);
+	return json_pack("{sisssfsfsososos{sIsIsIsIsIsI}si}", "version", 1, "command", "gpu-burn",
+	                 "seconds", seconds, "slow_pct", slow_pct, "nodes", out_nodes, "models",
+	                 models, "findings", findings, "summary", "nodes", (json_int_t)nn,
+	                 "nodes_failed", nodes_failed, "gpus", gpus, "measured", measured_n,
+	                 "failed", failed, "slow", slow, "exit", exit_status);
 }

@@ -12,6 +12,7 @@
 #include "collectives/gpuburn.h"
 #include "collectives/gpuburn_agent.h"
 #include "report/gpuburn_render.h"
+#include "report/report.h"
 
 static json_t *gpu(int idx, const char *name, double tflops, double gbps)
 {
@@ -226,6 +227,33 @@ static void the_table_has_a_row_per_gpu_saying_slow_and_a_row_per_failed_node(vo
 	json_decref(nodes);
 }
 
+static void the_metrics_give_a_failed_gpu_only_its_gpu_ok_0(void **s)
+{
+	json_t *nodes = json_pack(
+	    "[o]", node("n1", json_pack("[o{sissss}]", gpu(0, "H", 123.5, 10), "index", 1, "name",
+	                                "H", "error", "RuntimeError: CUDA error")));
+	json_t *rep = gpuburn_verdict(nodes, 10, 10);
+	struct report_run run = {.command = "gpuburn", .exit_status = 1};
+	struct prom *p = report_gpuburn_prom(rep, &run);
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	assert_int_equal(prom_render(p, &b), 0);
+	assert_non_null(
+	    strstr(b.data, "clusterdoc_gpuburn_gpu_ok{node=\"n1\",gpu=\"1\",model=\"H\"} 0\n"));
+	assert_non_null(
+	    strstr(b.data, "clusterdoc_gpuburn_gpu_ok{node=\"n1\",gpu=\"0\",model=\"H\"} 1\n"));
+	assert_non_null(
+	    strstr(b.data, "clusterdoc_gpuburn_tflops{node=\"n1\",gpu=\"0\",model=\"H\"} 123.5\n"));
+	assert_null(strstr(b.data, "clusterdoc_gpuburn_tflops{node=\"n1\",gpu=\"1\""));
+	assert_null(strstr(b.data, "clusterdoc_gpuburn_gpu_slow{node=\"n1\",gpu=\"1\""));
+	assert_non_null(strstr(b.data, "clusterdoc_gpuburn_node_ok{node=\"n1\"} 1\n"));
+	buf_fini(&b);
+	prom_free(p);
+	json_decref(rep);
+	json_decref(nodes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +269,7 @@ int main(void)
 	        the_scripts_lines_give_each_gpu_and_a_gpu_without_a_line_its_missing_error),
 	    cmocka_unit_test(a_header_with_an_error_code_is_the_answer_and_no_header_is_null),
 	    cmocka_unit_test(the_table_has_a_row_per_gpu_saying_slow_and_a_row_per_failed_node),
+	    cmocka_unit_test(the_metrics_give_a_failed_gpu_only_its_gpu_ok_0),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
