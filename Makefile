@@ -47,7 +47,7 @@ HEAD_SRC  := $(wildcard cli/*.c tui/*.c)
 # layers) goes only into the agents linked for that floor (scripts/agent-floor.mk).
 AGENT_SRC := $(wildcard agent/*.c)
 # Files the head carries to nodes, compiled in as byte arrays (scripts/embed.sh).
-GEN_SRC   := $(BUILD)/gen/mnist_ddp_py.c
+GEN_SRC   := $(BUILD)/gen/mnist_ddp_py.c $(BUILD)/gen/gpuburn_py.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:%.c=%.o)
 HEAD_OBJ  := $(HEAD_SRC:%.c=$(BUILD)/%.o)
 AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
@@ -80,6 +80,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/gen/mnist_ddp_py.c: jobs/mnist_ddp.py scripts/embed.sh
 	@mkdir -p $(dir $@)
 	scripts/embed.sh mnist_ddp_py $< >$@
+
+$(BUILD)/gen/gpuburn_py.c: collectives/gpuburn.py scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh gpuburn_py $< >$@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

@@ -17,6 +17,7 @@
 #include "proto.h"
 #include "sha256.h"
 #include "collectives/bench_agent.h"
+#include "collectives/gpuburn_agent.h"
 #include "jobs/mnist_agent.h"
 #include "jobs/rdzv_agent.h"
 #include "jobs/run_agent.h"
@@ -347,6 +348,7 @@ static const struct {
     {.type = "run_orphans", .plain = run_agent_orphans},
     {.type = "rdzv_state", .plain = rdzv_agent_state},
     {.type = "hang_sample", .plain = hang_agent_sample},
+    {.type = "gpu_burn", .plain = gpuburn_agent_run},
     {.type = "ascend_probe", .plain = ascend_agent_probe},
     {.type = "ascend_netdetect", .plain = ascend_agent_netdetect},
     {.type = "sync_missing", .plain = runsync_agent_missing},

@@ -9,7 +9,8 @@
 #include "command.h"
 
 extern const struct command command_facts, command_check, command_env, command_fix, command_bench,
-    command_mnist, command_run, command_hang, command_mpicheck, command_tui, command_nodeset;
+    command_mnist, command_run, command_hang, command_gpuburn, command_mpicheck, command_tui,
+    command_nodeset;
 
 int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
@@ -20,6 +21,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_mnist(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_hang(int argc, char **argv);
+int cmd_gpuburn(int argc, char **argv);
 int cmd_mpicheck(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 

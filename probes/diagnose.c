@@ -64,6 +64,7 @@ const struct finding_def finding_catalogue[] = {
     {"peer-ssh-unreachable", SEV_ERROR, "a node cannot open an SSH connection to another"},
     {"peer-ssh-no-client", SEV_ERROR, "a node has no ssh client for mpirun to use"},
     {"peer-ssh-failed", SEV_ERROR, "node-to-node SSH failed for another reason"},
+    {"gpu-slow", SEV_WARNING, "a GPU is slower than the median of its model"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 

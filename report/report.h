@@ -64,6 +64,9 @@ struct prom *report_bench_prom(const struct bench_report *rep, const struct benc
 struct junit *report_bench_junit(const struct bench_report *rep, const struct bench_opts *o,
                                  double min_bw, const struct report_run *run);
 
+/* The same for a gpu-burn report (collectives/gpuburn.h), metrics only. */
+struct prom *report_gpuburn_prom(const json_t *rep, const struct report_run *run);
+
 /* A new set of metrics holding what every command reports of its run:
  * clusterdoc_info{version}, clusterdoc_<command>_last_run_timestamp_seconds,
  * _duration_seconds and _exit_status (described by exit_help). */

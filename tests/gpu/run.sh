@@ -11,7 +11,10 @@
 #      a run whose last rank sleeps before an allreduce: 3 calls, one verdict;
 #   6. `clusterdoc hang`'s NCCL RAS query, Flight Recorder dump and the rank's GPU utilisation
 #      through NVML (tests/gpu/hang_probe.c)
-#      against a running 1-GPU NCCL torch job, each skipping when NCCL or torch is too old.
+#      against a running 1-GPU NCCL torch job, each skipping when NCCL or torch is too old;
+#   7. `clusterdoc gpu-burn` for 10 s: each GPU's TFLOP/s and GB/s beside torch's own bf16
+#      matmul and device copy timed here with CUDA events (GPU 0 must be within 10 %), and no
+#      gpu-slow on a healthy machine.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
 # build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
 # loading in the agent) it prints SKIP and exits 0: `make test` runs it (through
@@ -388,6 +391,66 @@ EOF
 	fi
 	kill "$hang_job" 2>/dev/null
 	wait "$hang_job" 2>/dev/null
+fi
+# --- gpu-burn (issue 35, item 3): 10 s on every GPU; GPU 0's figures beside torch's own bf16
+# matmul (8192 x 8192, as the stress) and 1 GiB device copy (2 x the bytes per copy, as the
+# stress counts them), timed here with CUDA events after the stress: within 10 %.
+if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/facts.json" 2>/dev/null)" = True ]; then
+	say "## gpu-burn, 10 s"
+	"$CD" gpu-burn -w localhost --seconds 10 "${PYARGS[@]}" -t 120 --json >"$WORK/burn.json" 2>"$WORK/burn.err"
+	rc=$?
+	"$CD" gpu-burn -w localhost --seconds 2 "${PYARGS[@]}" -t 120 2>&1 | tee -a "$RES" >/dev/null
+	if ! py 'd["nodes"][0]["gpus"][0]["tflops"]' "$WORK/burn.json" >/dev/null 2>&1; then
+		tail -20 "$WORK/burn.err" "$WORK/burn.json" >>"$RES"
+		check gpu-burn FAIL "exit status $rc, no figures for GPU 0"
+	else
+		py '"\n".join("gpu-burn gpu %d %s %s: %.1f TFLOP/s, %.1f GB/s" % (g["index"], g.get("name"), g.get("dtype"), g.get("tflops", 0), g.get("gbps", 0)) for g in d["nodes"][0]["gpus"])' "$WORK/burn.json" | tee -a "$RES"
+		"${found:-python3}" - >"$WORK/torch_ref.txt" 2>&1 <<'EOF'
+import torch
+dev = torch.device("cuda", 0)
+dt = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+n, iters = 8192, 100
+a = torch.randn(n, n, device=dev, dtype=dt); b = torch.randn(n, n, device=dev, dtype=dt)
+c = torch.empty(n, n, device=dev, dtype=dt)
+def timed(step, k):
+    for _ in range(5):
+        step()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(k):
+        step()
+    e.record(); e.synchronize()
+    return s.elapsed_time(e) / 1e3
+t = timed(lambda: torch.matmul(a, b, out=c), iters)
+print("%.3f" % (2.0 * n ** 3 * iters / t / 1e12))
+del a, b, c
+nb = 1 << 30
+src = torch.empty(nb, device=dev, dtype=torch.uint8); dst = torch.empty_like(src)
+t = timed(lambda: dst.copy_(src), 50)
+print("%.3f" % (2.0 * nb * 50 / t / 1e9))
+EOF
+		ref_t=$(sed -n 1p "$WORK/torch_ref.txt")
+		ref_b=$(sed -n 2p "$WORK/torch_ref.txt")
+		burn_t=$(py 'd["nodes"][0]["gpus"][0]["tflops"]' "$WORK/burn.json")
+		burn_b=$(py 'd["nodes"][0]["gpus"][0]["gbps"]' "$WORK/burn.json")
+		say "torch's own, GPU 0: ${ref_t:-?} TFLOP/s, ${ref_b:-?} GB/s; gpu-burn: $burn_t TFLOP/s, $burn_b GB/s"
+		if ! [[ $ref_t =~ ^[0-9.]+$ && $ref_b =~ ^[0-9.]+$ ]]; then
+			cat "$WORK/torch_ref.txt" >>"$RES"
+			check gpu-burn FAIL "torch's own timing failed (above)"
+		elif python3 -c 'import sys; a, b, c, d = map(float, sys.argv[1:]); sys.exit(not (abs(a - c) <= 0.1 * c and abs(b - d) <= 0.1 * d))' \
+			"$burn_t" "$burn_b" "$ref_t" "$ref_b"; then
+			check gpu-burn OK "GPU 0 within 10 % of torch's own matmul and copy"
+		else
+			check gpu-burn FAIL "GPU 0 is more than 10 % off torch's own matmul or copy"
+		fi
+		if [ "$(py 'len(d["findings"])' "$WORK/burn.json")" = 0 ]; then
+			check gpu-burn-healthy OK "no gpu-slow on $(py 'd["summary"]["measured"]' "$WORK/burn.json") GPU(s)"
+		else
+			check gpu-burn-healthy FAIL "$(py '[f["message"] for f in d["findings"]]' "$WORK/burn.json")"
+		fi
+	fi
+else
+	check gpu-burn SKIP "no torch with CUDA"
 fi
 say "# results in $RES"
 exit $status
