@@ -1,0 +1,637 @@
+/*
+ * test_diagnose_gpu.c - the NVIDIA GPU findings (probes/diagnose_gpu*.c) on
+ * models built from facts JSON in the format of docs/protocol.md (gpus[] with
+ * "health", "gpu_pci", "xid"): three nodes p, q, r of routes-clean.json (eth0
+ * their data interface), two healthy GPUs each under one PCIe switch with
+ * eth0; then one fault, which must land on exactly its GPU and node.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "probes/diagnose.h"
+#include "probes/gpu_topo.h"
+#include "probes/gpu_xid.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/clusters/"
+#endif
+
+/* The switch of every node: root port 17:01.0, upstream 18:00.0, the
+ * GPUs at 1a:00.0 and 1b:00.0 and eth0 at 1c:00.0 below its downstream
+ * ports. */
+#define SW   "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0/"
+#define GPU0 SW "0000:19:00.0/0000:1a:00.0"
+#define GPU1 SW "0000:19:01.0/0000:1b:00.0"
+#define ETH0 SW "0000:19:02.0/0000:1c:00.0"
+#define FAR0 "/sys/devices/pci0000:b0/0000:b0:01.0/0000:b1:00.0"
+#define FAR1 "/sys/devices/pci0000:b0/0000:b0:02.0/0000:b2:00.0"
+
+static json_t *healthy_gpu(int idx)
+{
+	char bus[32];
+
+	snprintf(bus, sizeof(bus), "00000000:%X:00.0", 0x1a + idx);
+	return json_pack(
+	    "{s:i, s:s, s:I, s:s, s:{s:s, s:i, s:{s:s, s:{s:i, s:i}, s:{s:i, s:i}}, s:{s:b, s:i},"
+	    " s:{s:b, s:b, s:i, s:i}, s:{s:i, s:i, s:i, s:i}, s:[{s:i, s:b}, {s:i, s:b}],"
+	    " s:{s:i, s:i, s:i, s:i}, s:{s:s, s:[]}, s:i, s:i, s:f, s:f, s:s, s:s, s:s,"
+	    " s:[], s:{}}}",
+	    "index", idx, "name", "NVIDIA H200", "memory_bytes", (json_int_t)150000000000LL, "uuid",
+	    "GPU-x", "health", "pci_bus_id", bus, "numa_node", 0, "ecc", "mode", "on", "volatile",
+	    "corrected", 0, "uncorrected", 0, "aggregate", "corrected", 0, "uncorrected", 0,
+	    "retired_pages", "pending", 0, "count", 0, "row_remap", "pending", 0, "failure", 0,
+	    "corrected", 0, "uncorrected", 0, "pcie", "gen", 5, "gen_max", 5, "width", 16,
+	    "width_max", 16, "nvlink", "link", 0, "up", 1, "link", 1, "up", 1, "clocks_mhz", "sm",
+	    1980, "mem", 2619, "sm_max", 1980, "mem_max", 2619, "throttle", "mask",
+	    "0x0000000000000000", "reasons", "temperature_c", 40, "temperature_slowdown_c", 90,
+	    "power_w", 120.5, "power_limit_w", 700.0, "persistence", "on", "compute_mode",
+	    "default", "mig", "off", "unsupported", "errors");
+}
+
+static json_t *gpu_facts(void)
+{
+	return json_pack("{s:[o, o], s:{s:i, s:{s:s, s:s}, s:{s:s}},"
+	                 " s:{s:s, s:b, s:[]}}",
+	                 "gpus", healthy_gpu(0), healthy_gpu(1), "gpu_pci", "nvidia_devices", 2,
+	                 "paths", "0000:1a:00.0", GPU0, "0000:1b:00.0", GPU1, "nics", "eth0", ETH0,
+	                 "xid", "source", "kmsg", "readable", 1, "events");
+}
+
+struct fx {
+	json_t *doc;
+	struct netmodel *m;
+	struct diagnosis *d;
+};
+
+/* routes-clean.json with the GPU facts on every node. */
+static void setup_fx(struct fx *f)
+{
+	json_error_t jerr;
+	json_t *node;
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->doc = json_load_file(FIXTURES "routes-clean.json", 0, &jerr);
+	if (!f->doc)
+		fail_msg("routes-clean.json: %s", jerr.text);
+	json_array_foreach(json_object_get(f->doc, "nodes"), i, node)
+	{
+		json_t *facts = json_object_get(node, "facts"), *add = gpu_facts();
+
+		json_object_update(facts, add);
+		json_decref(add);
+	}
+}
+
+static json_t *facts_of(struct fx *f, size_t node)
+{
+	return json_object_get(json_array_get(json_object_get(f->doc, "nodes"), node), "facts");
+}
+
+static json_t *health(struct fx *f, size_t node, size_t gpu)
+{
+	return json_object_get(json_array_get(json_object_get(facts_of(f, node), "gpus"), gpu),
+	                       "health");
+}
+
+/* Set a value at a dotted path under obj ("ecc.volatile.uncorrected"). */
+static void set(json_t *obj, const char *path, json_t *v)
+{
+	char buf[128], *dot, *p = buf;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	while ((dot = strchr(p, '.'))) {
+		*dot = '\0';
+		obj = json_object_get(obj, p);
+		p = dot + 1;
+	}
+	json_object_set_new(obj, p, v);
+}
+
+static void run(struct fx *f)
+{
+	char err[CD_ERRLEN] = "";
+
+	f->m = netmodel_load_json(f->doc, err, sizeof(err));
+	if (!f->m)
+		fail_msg("%s", err);
+	f->d = diagnose(f->m);
+}
+
+static void done(struct fx *f)
+{
+	diagnosis_free(f->d);
+	netmodel_free(f->m);
+	json_decref(f->doc);
+}
+
+static size_t count(const struct fx *f, const char *id)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < f->d->nfindings; k++)
+		n += strcmp(f->d->findings[k].id, id) == 0;
+	return n;
+}
+
+/* The only finding id: it must exist once, name node alone, and have sev. */
+static const struct finding *only(const struct fx *f, const char *id, size_t node,
+                                  enum severity sev)
+{
+	const struct finding *hit = NULL;
+
+	for (size_t k = 0; k < f->d->nfindings; k++)
+		if (strcmp(f->d->findings[k].id, id) == 0) {
+			if (hit)
+				fail_msg("%s twice", id);
+			hit = &f->d->findings[k];
+		}
+	if (!hit)
+		fail_msg("no %s", id);
+	assert_int_equal(hit->nnodes, 1);
+	assert_int_equal(hit->nodes[0], node);
+	assert_int_equal(hit->severity, sev);
+	return hit;
+}
+
+static void no_gpu_findings(const struct fx *f)
+{
+	for (size_t k = 0; k < f->d->nfindings; k++)
+		if (strncmp(f->d->findings[k].id, "gpu-", 4) == 0 ||
+		    strcmp(f->d->findings[k].id, "probe-incomplete") == 0)
+			fail_msg("unexpected %s: %s", f->d->findings[k].id,
+			         f->d->findings[k].evidence);
+}
+
+/* ---------------------------------------------------------------- healthy */
+
+static void
+healthy_nodes_an_idle_gpu_at_a_lower_gen_and_a_node_without_gpus_have_no_finding(void **state)
+{
+	struct fx f;
+
+	setup_fx(&f);
+	set(health(&f, 1, 1), "pcie.gen", json_integer(1));
+	set(health(&f, 1, 1), "throttle.mask", json_string("0x0000000000000001"));
+	set(health(&f, 1, 1), "throttle.reasons", json_pack("[s]", "gpu_idle"));
+	set(facts_of(&f, 2), "gpus", json_array());
+	set(facts_of(&f, 2), "gpu_pci",
+	    json_pack("{s:i, s:{}, s:{s:s}}", "nvidia_devices", 0, "paths", "nics", "eth0", ETH0));
+	run(&f);
+	no_gpu_findings(&f);
+	assert_int_equal(f.d->nfindings, 0);
+	done(&f);
+}
+
+static void sw_power_cap_alone_is_not_throttling(void **state)
+{
+	struct fx f;
+
+	setup_fx(&f);
+	set(health(&f, 0, 0), "throttle.reasons",
+	    json_pack("[s, s]", "sw_power_cap", "applications_clocks"));
+	run(&f);
+	no_gpu_findings(&f);
+	done(&f);
+}
+
+/* ---------------------------------------------------------------- missing */
+
+static void fewer_gpus_than_pci_devices_names_the_node_and_the_absent_address(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	json_array_remove(json_object_get(facts_of(&f, 1), "gpus"), 1);
+	run(&f);
+	x = only(&f, "gpu-missing", 1, SEV_ERROR);
+	assert_string_equal(x->evidence, "q: NVML lists 1 GPU, the PCI bus shows 2 NVIDIA display "
+	                                 "controllers (not in NVML: 0000:1b:00.0)");
+	done(&f);
+}
+
+static void fewer_gpus_than_expect_gpus_is_gpu_missing(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	json_object_set_new(f.doc, "expect_gpus", json_integer(2));
+	json_array_remove(json_object_get(facts_of(&f, 2), "gpus"), 0);
+	set(facts_of(&f, 2), "gpu_pci.nvidia_devices", json_integer(1));
+	json_object_del(json_object_get(json_object_get(facts_of(&f, 2), "gpu_pci"), "paths"),
+	                "0000:1a:00.0");
+	run(&f);
+	x = only(&f, "gpu-missing", 2, SEV_ERROR);
+	assert_string_equal(x->evidence, "r: NVML lists 1 GPU, --expect-gpus 2");
+	done(&f);
+}
+
+static void a_gpu_nvml_lost_is_gpu_missing_on_that_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 1, 1), "errors",
+	    json_pack("{s:s}", "ecc", "nvmlDeviceGetTotalEccErrors: GPU is lost (NVML error 15)"));
+	run(&f);
+	x = only(&f, "gpu-missing", 1, SEV_ERROR);
+	assert_string_equal(x->message, "GPU 1 of q is lost");
+	assert_string_equal(x->evidence, "q/gpu1: NVML lost the GPU: nvmlDeviceGetTotalEccErrors: "
+	                                 "GPU is lost (NVML error 15)");
+	assert_int_equal(count(&f, "probe-incomplete"), 0);
+	done(&f);
+}
+
+static void another_nvml_error_is_probe_incomplete_naming_the_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 0, 1), "errors",
+	    json_pack("{s:s}", "power", "nvmlDeviceGetPowerUsage: timed out after 2000 ms"));
+	run(&f);
+	x = only(&f, "probe-incomplete", 0, SEV_WARNING);
+	assert_string_equal(x->evidence,
+	                    "p/gpu1: GPU health power: nvmlDeviceGetPowerUsage: timed out after "
+	                    "2000 ms");
+	assert_int_equal(count(&f, "gpu-missing"), 0);
+	done(&f);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static void volatile_uncorrectable_ecc_is_an_error_on_its_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 1, 1), "ecc.volatile.uncorrected", json_integer(2));
+	set(health(&f, 1, 1), "ecc.aggregate.uncorrected", json_integer(5));
+	run(&f);
+	x = only(&f, "gpu-ecc-uncorrectable", 1, SEV_ERROR);
+	assert_string_equal(x->message, "GPU 1 of q has uncorrectable ECC errors");
+	assert_string_equal(x->evidence, "q/gpu1: uncorrectable ECC errors: 2 since the driver "
+	                                 "loaded, 5 in the GPU's lifetime");
+	done(&f);
+}
+
+static void a_lifetime_uncorrectable_count_alone_warns(void **state)
+{
+	struct fx f;
+
+	setup_fx(&f);
+	set(health(&f, 0, 0), "ecc.aggregate.uncorrected", json_integer(1));
+	run(&f);
+	only(&f, "gpu-ecc-uncorrectable", 0, SEV_WARNING);
+	done(&f);
+}
+
+static void a_pending_row_remap_is_an_error_on_its_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 2, 0), "row_remap.pending", json_true());
+	set(health(&f, 2, 0), "row_remap.uncorrected", json_integer(1));
+	run(&f);
+	x = only(&f, "gpu-row-remap-pending", 2, SEV_ERROR);
+	assert_string_equal(x->evidence, "r/gpu0: a row remap is pending (0 rows remapped for "
+	                                 "correctable, 1 for uncorrectable errors)");
+	assert_int_equal(count(&f, "gpu-row-remap-failure"), 0);
+	done(&f);
+}
+
+static void a_row_remap_failure_is_an_error_on_its_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 0, 1), "row_remap.failure", json_true());
+	run(&f);
+	x = only(&f, "gpu-row-remap-failure", 0, SEV_ERROR);
+	assert_string_equal(x->message, "GPU 1 of p could not remap a row");
+	done(&f);
+}
+
+static void a_pending_page_retirement_is_an_error_on_its_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 1, 0), "retired_pages.pending", json_true());
+	set(health(&f, 1, 0), "retired_pages.count", json_integer(3));
+	run(&f);
+	x = only(&f, "gpu-retired-pages-pending", 1, SEV_ERROR);
+	assert_string_equal(x->evidence, "q/gpu0: a page retirement is pending (3 pages retired)");
+	done(&f);
+}
+
+/* ---------------------------------------------------------------- Xid */
+
+static json_t *xid_event(double t, int xid, const char *pci, const char *text)
+{
+	return json_pack("{s:f, s:i, s:s, s:s}", "time_s", t, "xid", xid, "pci", pci, "text", text);
+}
+
+static void xid_79_is_an_error_on_the_gpu_of_its_pci_address(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	/* the line as NVIDIA's "XID Errors" document quotes it */
+	json_array_append_new(
+	    json_object_get(json_object_get(facts_of(&f, 1), "xid"), "events"),
+	    xid_event(123.5, 79, "0000:1b:00",
+	              "NVRM: Xid (PCI:0000:1b:00): 79, pid=1234, name=python, GPU has fallen "
+	              "off the bus."));
+	run(&f);
+	x = only(&f, "gpu-xid", 1, SEV_ERROR);
+	assert_string_equal(x->message, "the kernel log of q has Xid errors of GPU 1");
+	assert_string_equal(x->evidence,
+	                    "q/gpu1: Xid 79 at 123.5 s after boot: GPU has fallen off the bus "
+	                    "(ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS); NVIDIA's action "
+	                    "RESTART_BM: reboot the node (power-cycle it if the GPU stays lost); "
+	                    "check the riser, cable and power; \"NVRM: Xid (PCI:0000:1b:00): 79, "
+	                    "pid=1234, name=python, GPU has fallen off the bus.\"");
+	done(&f);
+}
+
+static void repeated_xid_13_warns_once_with_its_count(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+	json_t *ev;
+
+	setup_fx(&f);
+	ev = json_object_get(json_object_get(facts_of(&f, 0), "xid"), "events");
+	for (int k = 0; k < 3; k++)
+		json_array_append_new(ev, xid_event(10.0 + k, 13, "0000:1a:00",
+		                                    "NVRM: Xid (PCI:0000:1a:00): 13, pid=99, "
+		                                    "Graphics SM Warp Exception"));
+	run(&f);
+	x = only(&f, "gpu-xid", 0, SEV_WARNING);
+	assert_non_null(strstr(x->evidence, "p/gpu0: Xid 13 3 times, 10.0 s to 12.0 s after boot: "
+	                                    "Graphics Engine Exception"));
+	assert_non_null(strstr(x->evidence, "RESTART_APP"));
+	done(&f);
+}
+
+static void an_xid_of_an_address_nvml_does_not_list_names_the_address(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	json_array_append_new(
+	    json_object_get(json_object_get(facts_of(&f, 2), "xid"), "events"),
+	    xid_event(5, 95, "0000:3b:00", "NVRM: Xid (PCI:0000:3b:00): 95, ..."));
+	run(&f);
+	x = only(&f, "gpu-xid", 2, SEV_ERROR);
+	assert_int_equal(strncmp(x->evidence, "r/pci 0000:3b:00: Xid 95 ", 25), 0);
+	done(&f);
+}
+
+static void an_unknown_xid_warns_and_points_at_the_catalog(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	json_array_append_new(json_object_get(json_object_get(facts_of(&f, 0), "xid"), "events"),
+	                      xid_event(5, 154, "0000:1a:00", "NVRM: Xid (PCI:0000:1a:00): 154"));
+	run(&f);
+	x = only(&f, "gpu-xid", 0, SEV_WARNING);
+	assert_non_null(strstr(x->evidence, "see NVIDIA's Xid catalog"));
+	done(&f);
+}
+
+static void an_unreadable_kernel_log_is_probe_incomplete_not_clean(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(facts_of(&f, 1), "xid",
+	    json_pack("{s:n, s:b, s:s}", "source", "readable", 0, "why",
+	              "/dev/kmsg: Operation not permitted; journalctl -k: no permission"));
+	run(&f);
+	x = only(&f, "probe-incomplete", 1, SEV_WARNING);
+	assert_string_equal(x->evidence,
+	                    "q: Xid errors unknown: the kernel log cannot be read: /dev/kmsg: "
+	                    "Operation not permitted; journalctl -k: no permission");
+	assert_int_equal(count(&f, "gpu-xid"), 0);
+	done(&f);
+}
+
+static void the_xid_table_follows_nvidias_immediate_actions(void **state)
+{
+	static const int fatal[] = {48, 64, 74, 79, 95, 119, 120};
+	static const int not_fatal[] = {13, 31, 43, 45, 63, 92, 94};
+
+	for (size_t k = 0; k < sizeof(fatal) / sizeof(fatal[0]); k++)
+		assert_true(gpu_xid_lookup(fatal[k])->fatal);
+	for (size_t k = 0; k < sizeof(not_fatal) / sizeof(not_fatal[0]); k++)
+		assert_false(gpu_xid_lookup(not_fatal[k])->fatal);
+	assert_null(gpu_xid_lookup(154));
+	assert_string_equal(gpu_xid_lookup(64)->action, "RESET_GPU");
+}
+
+/* ---------------------------------------------------------------- links, clocks */
+
+static void a_busy_gpu_below_its_pcie_gen_is_degraded(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 1, 1), "pcie.gen", json_integer(3));
+	set(health(&f, 1, 1), "pcie.width", json_integer(8));
+	run(&f);
+	x = only(&f, "gpu-pcie-degraded", 1, SEV_WARNING);
+	assert_string_equal(x->evidence, "q/gpu1: PCIe link gen 3 x8, the maximum is gen 5 x16 "
+	                                 "(the GPU is not idle)");
+	done(&f);
+}
+
+static void an_nvlink_link_down_is_named_with_its_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(json_array_get(json_object_get(health(&f, 0, 1), "nvlink"), 1), "up", json_false());
+	run(&f);
+	x = only(&f, "gpu-nvlink-down", 0, SEV_WARNING);
+	assert_string_equal(x->evidence, "p/gpu1: NVLink link 1 down");
+	done(&f);
+}
+
+static void a_node_without_any_nvlink_up_has_no_nvlink_finding(void **state)
+{
+	struct fx f;
+
+	setup_fx(&f);
+	for (size_t g = 0; g < 2; g++)
+		for (size_t l = 0; l < 2; l++)
+			set(json_array_get(json_object_get(health(&f, 2, g), "nvlink"), l), "up",
+			    json_false());
+	run(&f);
+	no_gpu_findings(&f);
+	done(&f);
+}
+
+static void hw_slowdown_is_throttling_with_clocks_heat_and_power(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 2, 1), "throttle.mask", json_string("0x0000000000000008"));
+	set(health(&f, 2, 1), "throttle.reasons", json_pack("[s]", "hw_slowdown"));
+	set(health(&f, 2, 1), "clocks_mhz.sm", json_integer(900));
+	run(&f);
+	x = only(&f, "gpu-throttled", 2, SEV_WARNING);
+	assert_string_equal(x->evidence,
+	                    "r/gpu1: clocks held down by hw_slowdown (mask 0x0000000000000008); SM "
+	                    "clock 900 of 1980 MHz; 40 C (slowdown at 90 C); 120 of 700 W");
+	done(&f);
+}
+
+static void persistence_off_warns_naming_the_gpu(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 1, 0), "persistence", json_string("off"));
+	run(&f);
+	x = only(&f, "gpu-persistence-off", 1, SEV_WARNING);
+	assert_string_equal(x->evidence, "q/gpu0: persistence mode off");
+	done(&f);
+}
+
+static void a_node_in_another_mig_mode_is_named(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 2, 0), "mig", json_string("on"));
+	set(health(&f, 2, 1), "mig", json_string("on"));
+	run(&f);
+	x = only(&f, "gpu-mig-mismatch", 2, SEV_WARNING);
+	assert_string_equal(x->evidence, "p: MIG off\nq: MIG off\nr: MIG on");
+	done(&f);
+}
+
+/* ---------------------------------------------------------------- topology */
+
+/* q's GPUs under another host bridge, on NUMA node 1; eth0 on NUMA 0. */
+static void move_gpus_far(struct fx *f, size_t node, int nic_numa)
+{
+	json_t *pci = json_object_get(facts_of(f, node), "gpu_pci");
+
+	json_object_set_new(pci, "paths",
+	                    json_pack("{s:s, s:s}", "0000:1a:00.0", FAR0, "0000:1b:00.0", FAR1));
+	json_object_set_new(pci, "numa", json_pack("{s:i}", "eth0", nic_numa));
+	set(health(f, node, 0), "numa_node", json_integer(1));
+	set(health(f, node, 1), "numa_node", json_integer(1));
+}
+
+static void gpus_all_on_the_other_socket_from_the_data_nic_are_far(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	move_gpus_far(&f, 1, 0);
+	run(&f);
+	x = only(&f, "gpu-nic-far", 1, SEV_WARNING);
+	assert_string_equal(x->evidence, "q/gpu0: SYS from eth0 (GPU under pci0000:b0, NUMA 1; "
+	                                 "eth0 under pci0000:17, NUMA 0)\n"
+	                                 "q/gpu1: SYS from eth0 (GPU under pci0000:b0, NUMA 1; "
+	                                 "eth0 under pci0000:17, NUMA 0)");
+	done(&f);
+}
+
+static void another_host_bridge_of_the_same_numa_node_is_not_far(void **state)
+{
+	struct fx f;
+
+	setup_fx(&f);
+	move_gpus_far(&f, 1, 1);
+	run(&f);
+	no_gpu_findings(&f);
+	done(&f);
+}
+
+static void the_pci_distances_are_those_of_nvidia_smi_topo(void **state)
+{
+	unsigned long long a, b;
+
+	assert_int_equal(gpu_topo_between(GPU0, ETH0, -1, -1), GPU_TOPO_PIX);
+	assert_int_equal(
+	    gpu_topo_between(GPU0, "/sys/devices/pci0000:17/0000:17:02.0/0000:20:00.0", -1, -1),
+	    GPU_TOPO_PHB);
+	assert_int_equal(gpu_topo_between(SW "0000:19:00.0/0000:1a:00.0/0000:1d:00.0/0000:1e:00.0",
+	                                  ETH0, -1, -1),
+	                 GPU_TOPO_PXB);
+	assert_int_equal(gpu_topo_between(GPU0, FAR0, -1, -1), GPU_TOPO_SYS);
+	assert_int_equal(gpu_topo_between(GPU0, FAR0, 0, 0), GPU_TOPO_NODE);
+	assert_int_equal(gpu_topo_between(GPU0, "/sys/devices/virtual/net/lo", -1, -1),
+	                 GPU_TOPO_UNKNOWN);
+	assert_int_equal(gpu_pci_key("00000000:1B:00.0", &a), 0);
+	assert_int_equal(gpu_pci_key("0000:1b:00", &b), 0);
+	assert_true(a == b);
+	assert_int_equal(gpu_pci_key("0000:1b:00.0x", &a), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(
+	        healthy_nodes_an_idle_gpu_at_a_lower_gen_and_a_node_without_gpus_have_no_finding),
+	    cmocka_unit_test(sw_power_cap_alone_is_not_throttling),
+	    cmocka_unit_test(fewer_gpus_than_pci_devices_names_the_node_and_the_absent_address),
+	    cmocka_unit_test(fewer_gpus_than_expect_gpus_is_gpu_missing),
+	    cmocka_unit_test(a_gpu_nvml_lost_is_gpu_missing_on_that_gpu),
+	    cmocka_unit_test(another_nvml_error_is_probe_incomplete_naming_the_gpu),
+	    cmocka_unit_test(volatile_uncorrectable_ecc_is_an_error_on_its_gpu),
+	    cmocka_unit_test(a_lifetime_uncorrectable_count_alone_warns),
+	    cmocka_unit_test(a_pending_row_remap_is_an_error_on_its_gpu),
+	    cmocka_unit_test(a_row_remap_failure_is_an_error_on_its_gpu),
+	    cmocka_unit_test(a_pending_page_retirement_is_an_error_on_its_gpu),
+	    cmocka_unit_test(xid_79_is_an_error_on_the_gpu_of_its_pci_address),
+	    cmocka_unit_test(repeated_xid_13_warns_once_with_its_count),
+	    cmocka_unit_test(an_xid_of_an_address_nvml_does_not_list_names_the_address),
+	    cmocka_unit_test(an_unknown_xid_warns_and_points_at_the_catalog),
+	    cmocka_unit_test(an_unreadable_kernel_log_is_probe_incomplete_not_clean),
+	    cmocka_unit_test(the_xid_table_follows_nvidias_immediate_actions),
+	    cmocka_unit_test(a_busy_gpu_below_its_pcie_gen_is_degraded),
+	    cmocka_unit_test(an_nvlink_link_down_is_named_with_its_gpu),
+	    cmocka_unit_test(a_node_without_any_nvlink_up_has_no_nvlink_finding),
+	    cmocka_unit_test(hw_slowdown_is_throttling_with_clocks_heat_and_power),
+	    cmocka_unit_test(persistence_off_warns_naming_the_gpu),
+	    cmocka_unit_test(a_node_in_another_mig_mode_is_named),
+	    cmocka_unit_test(gpus_all_on_the_other_socket_from_the_data_nic_are_far),
+	    cmocka_unit_test(another_host_bridge_of_the_same_numa_node_is_not_far),
+	    cmocka_unit_test(the_pci_distances_are_those_of_nvidia_smi_topo),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
