@@ -15,8 +15,13 @@
 #include <cmocka.h>
 
 #include "probes/diagnose.h"
-#include "probes/gpu_topo.h"
-#include "probes/gpu_xid.h"
+#include "report/check_render.h"
+#include "report/report.h"
+#include "buf.h"
+#include "junit.h"
+#include "prom.h"
+
+#include <unistd.h>
 
 #ifndef FIXTURES
 #define FIXTURES "tests/fixtures/clusters/"
@@ -438,19 +443,6 @@ static void an_unreadable_kernel_log_is_probe_incomplete_not_clean(void **state)
 	done(&f);
 }
 
-static void the_xid_table_follows_nvidias_immediate_actions(void **state)
-{
-	static const int fatal[] = {48, 64, 74, 79, 95, 119, 120};
-	static const int not_fatal[] = {13, 31, 43, 45, 63, 92, 94};
-
-	for (size_t k = 0; k < sizeof(fatal) / sizeof(fatal[0]); k++)
-		assert_true(gpu_xid_lookup(fatal[k])->fatal);
-	for (size_t k = 0; k < sizeof(not_fatal) / sizeof(not_fatal[0]); k++)
-		assert_false(gpu_xid_lookup(not_fatal[k])->fatal);
-	assert_null(gpu_xid_lookup(154));
-	assert_string_equal(gpu_xid_lookup(64)->action, "RESET_GPU");
-}
-
 /* ---------------------------------------------------------------- links, clocks */
 
 static void a_busy_gpu_below_its_pcie_gen_is_degraded(void **state)
@@ -580,25 +572,83 @@ static void another_host_bridge_of_the_same_numa_node_is_not_far(void **state)
 	done(&f);
 }
 
-static void the_pci_distances_are_those_of_nvidia_smi_topo(void **state)
-{
-	unsigned long long a, b;
+/* ---------------------------------------------------------------- reports */
 
-	assert_int_equal(gpu_topo_between(GPU0, ETH0, -1, -1), GPU_TOPO_PIX);
-	assert_int_equal(
-	    gpu_topo_between(GPU0, "/sys/devices/pci0000:17/0000:17:02.0/0000:20:00.0", -1, -1),
-	    GPU_TOPO_PHB);
-	assert_int_equal(gpu_topo_between(SW "0000:19:00.0/0000:1a:00.0/0000:1d:00.0/0000:1e:00.0",
-	                                  ETH0, -1, -1),
-	                 GPU_TOPO_PXB);
-	assert_int_equal(gpu_topo_between(GPU0, FAR0, -1, -1), GPU_TOPO_SYS);
-	assert_int_equal(gpu_topo_between(GPU0, FAR0, 0, 0), GPU_TOPO_NODE);
-	assert_int_equal(gpu_topo_between(GPU0, "/sys/devices/virtual/net/lo", -1, -1),
-	                 GPU_TOPO_UNKNOWN);
-	assert_int_equal(gpu_pci_key("00000000:1B:00.0", &a), 0);
-	assert_int_equal(gpu_pci_key("0000:1b:00", &b), 0);
-	assert_true(a == b);
-	assert_int_equal(gpu_pci_key("0000:1b:00.0x", &a), -1);
+/* check --json's text of f's result, captured from stdout. */
+static char *json_report(const struct fx *f)
+{
+	struct check_result r = {.m = f->m, .d = f->d};
+	char path[] = "/tmp/test_diagnose_gpu.XXXXXX", *text;
+	int fd = mkstemp(path), saved = dup(1);
+	long len;
+	FILE *in;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stdout);
+	dup2(fd, 1);
+	check_print_json(&r);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	fseek(in, 0, SEEK_END);
+	len = ftell(in);
+	rewind(in);
+	text = calloc(1, (size_t)len + 1);
+	assert_int_equal(fread(text, 1, (size_t)len, in), (size_t)len);
+	fclose(in);
+	unlink(path);
+	return text;
+}
+
+static void a_gpu_finding_reaches_json_prometheus_and_junit_by_its_id(void **state)
+{
+	struct report_run rr = {.command = "check", .exit_status = 1};
+	struct fx f;
+	struct prom *p;
+	struct junit *j;
+	struct buf out;
+	json_t *doc, *x;
+	char *text;
+	size_t k;
+	int seen = 0;
+
+	setup_fx(&f);
+	set(health(&f, 1, 1), "row_remap.pending", json_true());
+	run(&f);
+	text = json_report(&f);
+	doc = json_loads(text, 0, NULL);
+	assert_non_null(doc);
+	json_array_foreach(json_object_get(doc, "findings"), k, x)
+	{
+		if (strcmp(json_string_value(json_object_get(x, "id")), "gpu-row-remap-pending"))
+			continue;
+		seen++;
+		assert_string_equal(json_string_value(json_object_get(x, "severity")), "error");
+	}
+	assert_int_equal(seen, 1);
+	json_decref(doc);
+	free(text);
+
+	p = report_check_prom(f.m, f.d, &rr);
+	buf_init(&out, 1 << 22);
+	assert_int_equal(prom_render(p, &out), 0);
+	assert_non_null(strstr(out.data, "clusterdoc_check_finding{node=\"q\",id=\"gpu-row-remap-"
+	                                 "pending\",severity=\"error\"} 1"));
+	assert_non_null(strstr(out.data, "clusterdoc_check_finding{node=\"p\",id=\"gpu-row-remap-"
+	                                 "pending\",severity=\"error\"} 0"));
+	buf_fini(&out);
+	prom_free(p);
+
+	j = report_check_junit(f.m, f.d, &rr);
+	buf_init(&out, 1 << 22);
+	assert_int_equal(junit_render(j, &out), 0);
+	assert_non_null(strstr(out.data, "name=\"gpu-row-remap-pending\""));
+	buf_fini(&out);
+	junit_free(j);
+	done(&f);
 }
 
 int main(void)
@@ -621,7 +671,6 @@ int main(void)
 	    cmocka_unit_test(an_xid_of_an_address_nvml_does_not_list_names_the_address),
 	    cmocka_unit_test(an_unknown_xid_warns_and_points_at_the_catalog),
 	    cmocka_unit_test(an_unreadable_kernel_log_is_probe_incomplete_not_clean),
-	    cmocka_unit_test(the_xid_table_follows_nvidias_immediate_actions),
 	    cmocka_unit_test(a_busy_gpu_below_its_pcie_gen_is_degraded),
 	    cmocka_unit_test(an_nvlink_link_down_is_named_with_its_gpu),
 	    cmocka_unit_test(a_node_without_any_nvlink_up_has_no_nvlink_finding),
@@ -630,7 +679,7 @@ int main(void)
 	    cmocka_unit_test(a_node_in_another_mig_mode_is_named),
 	    cmocka_unit_test(gpus_all_on_the_other_socket_from_the_data_nic_are_far),
 	    cmocka_unit_test(another_host_bridge_of_the_same_numa_node_is_not_far),
-	    cmocka_unit_test(the_pci_distances_are_those_of_nvidia_smi_topo),
+	    cmocka_unit_test(a_gpu_finding_reaches_json_prometheus_and_junit_by_its_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
