@@ -181,11 +181,23 @@ static void check_missing(struct dstate *st, size_t i)
 
 /* ---------------------------------------------------------------- memory */
 
+/* How nvidia-smi -i names this GPU: its PCI bus id (the same whatever
+ * CUDA_VISIBLE_DEVICES or the enumeration order says), else its index. */
+static void smi_id(char *buf, size_t len, json_t *g, size_t k)
+{
+	const char *bus = json_string_value(json_object_get(health_of(g), "pci_bus_id"));
+
+	if (bus)
+		snprintf(buf, len, "%s", bus);
+	else
+		snprintf(buf, len, "%lld", index_of(g, k));
+}
+
 static void check_ecc(struct dstate *st, size_t i, json_t *g, size_t k, const char *key)
 {
 	json_t *ecc = json_object_get(health_of(g), "ecc");
 	long long vol = 0, agg = 0;
-	char ev[EV], msg[MSG];
+	char ev[EV], msg[MSG], fix[EV], id[64];
 	int has_vol = get_int(json_object_get(ecc, "volatile"), "uncorrected", &vol);
 	int has_agg = get_int(json_object_get(ecc, "aggregate"), "uncorrected", &agg);
 
@@ -196,14 +208,17 @@ static void check_ecc(struct dstate *st, size_t i, json_t *g, size_t k, const ch
 	         "%lld in the GPU's lifetime",
 	         key, vol, agg);
 	snprintf(msg, sizeof(msg), "GPU %lld of %%N has uncorrectable ECC errors", index_of(g, k));
+	smi_id(id, sizeof(id), g, k);
+	snprintf(fix, sizeof(fix),
+	         "Drain the node and reset the GPU (nvidia-smi -r -i %s); then look at its "
+	         "remapped rows or retired pages (nvidia-smi -q -i %s -d "
+	         "ROW_REMAPPER,PAGE_RETIREMENT). If the errors come back, run the field "
+	         "diagnostic (dcgmi diag -r 3) and replace it.",
+	         id, id);
 	/* The lifetime count alone is history (its rows remapped or pages
 	 * retired since); DCGM fails a GPU on its volatile count. */
 	diagnose_note(st, "gpu-ecc-uncorrectable", vol > 0 ? SEV_ERROR : SEV_WARNING, key, i, msg,
-	              "Drain the node and reset the GPU (nvidia-smi -r -i N); then look at "
-	              "its remapped rows or retired pages (nvidia-smi -q -d "
-	              "ROW_REMAPPER,PAGE_RETIREMENT). If the errors come back, run the "
-	              "field diagnostic (dcgmi diag -r 3) and replace it.",
-	              ev);
+	              fix, ev);
 }
 
 static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const char *key)
@@ -211,8 +226,9 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 	json_t *h = health_of(g), *rr = json_object_get(h, "row_remap"),
 	       *rp = json_object_get(h, "retired_pages");
 	long long corr = 0, unc = 0, count = 0;
-	char ev[EV], msg[MSG];
+	char ev[EV], msg[MSG], fix[EV], id[64];
 
+	smi_id(id, sizeof(id), g, k);
 	get_int(rr, "corrected", &corr);
 	get_int(rr, "uncorrected", &unc);
 	get_int(rp, "count", &count);
@@ -223,10 +239,11 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 		         key, corr, unc);
 		snprintf(msg, sizeof(msg), "GPU %lld of %%N needs a reset to remap a row",
 		         index_of(g, k));
-		diagnose_note(st, "gpu-row-remap-pending", SEV_ERROR, key, i, msg,
-		              "Reset the GPU (nvidia-smi -r -i N, no process on it) or reboot the "
-		              "node: the remap takes effect only then.",
-		              ev);
+		snprintf(fix, sizeof(fix),
+		         "Reset the GPU (nvidia-smi -r -i %s, with no process on it) or reboot the "
+		         "node: the remap takes effect only then.",
+		         id);
+		diagnose_note(st, "gpu-row-remap-pending", SEV_ERROR, key, i, msg, fix, ev);
 	}
 	if (json_is_true(json_object_get(rr, "failure"))) {
 		snprintf(ev, sizeof(ev),
@@ -244,10 +261,11 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 		         key, count);
 		snprintf(msg, sizeof(msg), "GPU %lld of %%N needs a reset to retire a page",
 		         index_of(g, k));
-		diagnose_note(st, "gpu-retired-pages-pending", SEV_ERROR, key, i, msg,
-		              "Reset the GPU (nvidia-smi -r -i N) or reboot the node: the page is "
-		              "retired only then.",
-		              ev);
+		snprintf(fix, sizeof(fix),
+		         "Reset the GPU (nvidia-smi -r -i %s, with no process on it) or reboot the "
+		         "node: the page is retired only then.",
+		         id);
+		diagnose_note(st, "gpu-retired-pages-pending", SEV_ERROR, key, i, msg, fix, ev);
 	}
 }
 

@@ -314,6 +314,9 @@ static void a_pending_row_remap_is_an_error_on_its_gpu(void **state)
 	x = only(&f, "gpu-row-remap-pending", 2, SEV_ERROR);
 	assert_string_equal(x->evidence, "r/gpu0: a row remap is pending (0 rows remapped for "
 	                                 "correctable, 1 for uncorrectable errors)");
+	assert_string_equal(x->fix, "Reset the GPU (nvidia-smi -r -i 00000000:1A:00.0, with no "
+	                            "process on it) or reboot the node: the remap takes effect "
+	                            "only then.");
 	assert_int_equal(count(&f, "gpu-row-remap-failure"), 0);
 	done(&f);
 }
