@@ -101,6 +101,24 @@ static void note_group(struct dstate *st, size_t i, const struct xid_group *g)
 	              ev);
 }
 
+/* The agent keeps the newest events only ("events_dropped" counts the older
+ * ones): what they were is unknown here, so it is said, not guessed. */
+static void note_dropped(struct dstate *st, size_t i, json_t *dropped)
+{
+	char ev[EV];
+
+	if (!json_is_integer(dropped) || json_integer_value(dropped) <= 0)
+		return;
+	snprintf(ev, sizeof(ev),
+	         "%s: %lld older Xid lines are not in the facts (the agent keeps the newest)",
+	         st->m->nodes[i].host, (long long)json_integer_value(dropped));
+	diagnose_note(st, "gpu-xid", SEV_WARNING, st->m->nodes[i].host, i,
+	              "the kernel log of %N has more Xid errors than the check kept",
+	              "Read them on the node (dmesg | grep -i xid, or journalctl -k -b | grep -i "
+	              "xid): a GPU reset or reboot they call for is not judged here.",
+	              ev);
+}
+
 /* A kernel log the agent could not read: the Xids are unknown. */
 static void note_unreadable(struct dstate *st, size_t i, json_t *xid)
 {
@@ -165,4 +183,5 @@ void diagnose_gpu_xid(struct dstate *st, size_t i)
 	for (k = 0; k < ngr; k++)
 		note_group(st, i, &gr[k]);
 	free(gr);
+	note_dropped(st, i, json_object_get(xid, "events_dropped"));
 }

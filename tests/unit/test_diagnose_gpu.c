@@ -182,6 +182,9 @@ healthy_nodes_an_idle_gpu_at_a_lower_gen_and_a_node_without_gpus_have_no_finding
 	struct fx f;
 
 	setup_fx(&f);
+	/* sw_power_cap and applications_clocks are normal operation */
+	set(health(&f, 0, 0), "throttle.reasons",
+	    json_pack("[s, s]", "sw_power_cap", "applications_clocks"));
 	set(health(&f, 1, 1), "pcie.gen", json_integer(1));
 	set(health(&f, 1, 1), "throttle.mask", json_string("0x0000000000000001"));
 	set(health(&f, 1, 1), "throttle.reasons", json_pack("[s]", "gpu_idle"));
@@ -191,18 +194,6 @@ healthy_nodes_an_idle_gpu_at_a_lower_gen_and_a_node_without_gpus_have_no_finding
 	run(&f);
 	no_gpu_findings(&f);
 	assert_int_equal(f.d->nfindings, 0);
-	done(&f);
-}
-
-static void sw_power_cap_alone_is_not_throttling(void **state)
-{
-	struct fx f;
-
-	setup_fx(&f);
-	set(health(&f, 0, 0), "throttle.reasons",
-	    json_pack("[s, s]", "sw_power_cap", "applications_clocks"));
-	run(&f);
-	no_gpu_findings(&f);
 	done(&f);
 }
 
@@ -411,6 +402,20 @@ static void an_xid_of_an_address_nvml_does_not_list_names_the_address(void **sta
 	run(&f);
 	x = only(&f, "gpu-xid", 2, SEV_ERROR);
 	assert_int_equal(strncmp(x->evidence, "r/pci 0000:3b:00: Xid 95 ", 25), 0);
+	done(&f);
+}
+
+static void xid_lines_the_agent_left_out_are_said_not_guessed(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(facts_of(&f, 0), "xid.events_dropped", json_integer(44));
+	run(&f);
+	x = only(&f, "gpu-xid", 0, SEV_WARNING);
+	assert_string_equal(x->evidence, "p: 44 older Xid lines are not in the facts (the agent "
+	                                 "keeps the newest)");
 	done(&f);
 }
 
@@ -659,7 +664,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 	        healthy_nodes_an_idle_gpu_at_a_lower_gen_and_a_node_without_gpus_have_no_finding),
-	    cmocka_unit_test(sw_power_cap_alone_is_not_throttling),
 	    cmocka_unit_test(fewer_gpus_than_pci_devices_names_the_node_and_the_absent_address),
 	    cmocka_unit_test(fewer_gpus_than_expect_gpus_is_gpu_missing),
 	    cmocka_unit_test(a_gpu_nvml_lost_is_gpu_missing_on_that_gpu),
@@ -672,6 +676,7 @@ int main(void)
 	    cmocka_unit_test(xid_79_is_an_error_on_the_gpu_of_its_pci_address),
 	    cmocka_unit_test(repeated_xid_13_warns_once_with_its_count),
 	    cmocka_unit_test(an_xid_of_an_address_nvml_does_not_list_names_the_address),
+	    cmocka_unit_test(xid_lines_the_agent_left_out_are_said_not_guessed),
 	    cmocka_unit_test(an_unknown_xid_warns_and_points_at_the_catalog),
 	    cmocka_unit_test(an_unreadable_kernel_log_is_probe_incomplete_not_clean),
 	    cmocka_unit_test(a_busy_gpu_below_its_pcie_gen_is_degraded),
