@@ -129,6 +129,15 @@ static void nic_numa(json_t *pci, json_t *gpus, struct nic *nic)
 	}
 }
 
+/* "1", or "unknown" (then two host bridges count as SYS: gpu_topo.h) */
+static void numa_text(char *buf, size_t len, int numa)
+{
+	if (numa >= 0)
+		snprintf(buf, len, "%d", numa);
+	else
+		snprintf(buf, len, "unknown");
+}
+
 void diagnose_gpu_nic_far(struct dstate *st, size_t i)
 {
 	const struct nm_node *n = &st->m->nodes[i];
@@ -136,7 +145,7 @@ void diagnose_gpu_nic_far(struct dstate *st, size_t i)
 	       *gpus = json_object_get(n->nvidia, "gpus"), *g;
 	struct nic nics[NICS];
 	size_t nn = data_nics(st, i, nics), k, judged = 0;
-	char *ev = NULL, line[EV], groot[ROOTN], nroot[ROOTN];
+	char *ev = NULL, line[EV], groot[ROOTN], nroot[ROOTN], gnuma[16], nnuma[16];
 
 	if (!nn || !json_array_size(gpus))
 		return;
@@ -159,11 +168,13 @@ void diagnose_gpu_nic_far(struct dstate *st, size_t i)
 				goto out; /* one GPU near one data NIC: not this finding */
 			gpu_topo_root(p, groot, sizeof(groot));
 			gpu_topo_root(nics[q].path, nroot, sizeof(nroot));
+			numa_text(gnuma, sizeof(gnuma), numa);
+			numa_text(nnuma, sizeof(nnuma), nics[q].numa);
 			snprintf(
 			    line, sizeof(line),
-			    "%s/gpu%lld: SYS from %s (GPU under %s, NUMA %d; %s under %s, NUMA %d)",
+			    "%s/gpu%lld: SYS from %s (GPU under %s, NUMA %s; %s under %s, NUMA %s)",
 			    n->host, json_is_integer(idx) ? json_integer_value(idx) : (long long)k,
-			    nics[q].name, groot, numa, nics[q].name, nroot, nics[q].numa);
+			    nics[q].name, groot, gnuma, nics[q].name, nroot, nnuma);
 			cd_strcatf(&ev, "%s%s", ev ? "\n" : "", line);
 			judged++;
 		}

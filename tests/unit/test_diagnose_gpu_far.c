@@ -44,6 +44,25 @@ static void another_host_bridge_of_the_same_numa_node_is_not_far(void **state)
 	done(&f);
 }
 
+/* Without NUMA nodes, another host bridge is taken for another socket (the
+ * evidence says the NUMA nodes are unknown). */
+static void another_host_bridge_with_numa_unknown_counts_as_sys(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	move_gpus_far(&f, 2, 0);
+	json_object_del(json_object_get(facts_of(&f, 2), "gpu_pci"), "numa");
+	json_object_del(health(&f, 2, 0), "numa_node");
+	json_object_del(health(&f, 2, 1), "numa_node");
+	run(&f);
+	x = only(&f, "gpu-nic-far", 2, SEV_WARNING);
+	assert_non_null(strstr(x->evidence, "r/gpu1: SYS from eth0 (GPU under pci0000:b0, NUMA "
+	                                    "unknown; eth0 under pci0000:17, NUMA unknown)"));
+	done(&f);
+}
+
 /* q has RDMA ports and an IPoIB interface ib0: NCCL's IB transport takes
  * ib0's HCA, not eth0, so ib0's distance is what counts. First ib0 near the
  * GPUs and eth0 far: no finding; then ib0 far and eth0 near: ib0 named. */
@@ -87,6 +106,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(gpus_all_on_the_other_socket_from_the_data_nic_are_far),
 	    cmocka_unit_test(another_host_bridge_of_the_same_numa_node_is_not_far),
+	    cmocka_unit_test(another_host_bridge_with_numa_unknown_counts_as_sys),
 	    cmocka_unit_test(with_rdma_the_rdma_nics_are_the_data_nics),
 	};
 
