@@ -78,6 +78,7 @@ static const struct optuse check_help[] = {
     {.id = CHECKOPT_NO_FIREWALL},
     {.id = CHECKOPT_FULL_MATRIX_MAX},
     {.id = CHECKOPT_PYTHON},
+    {.id = CHECKOPT_EXPECT_GPUS},
     {.id = CHECKOPT_DEADLINE,
      .help = "      --deadline S         end the check after S seconds, reporting the nodes\n"
              "                           that had not answered (default: none; 30 with\n"

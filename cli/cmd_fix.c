@@ -70,6 +70,7 @@ static const struct optuse fix_check_opts[] = {
     {.id = CHECKOPT_MASTER},
     {.id = CHECKOPT_PORT},
     {.id = CHECKOPT_PROBE_TIMEOUT},
+    {.id = CHECKOPT_EXPECT_GPUS},
     {.id = CHECKOPT_DEADLINE,
      .help = "      --deadline S         end each check after S seconds\n"},
     {0},

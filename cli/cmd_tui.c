@@ -25,8 +25,13 @@ enum {
 
 /* The check's, the bench's and the job's main knobs, as the TUI spells them. */
 static const struct optuse check_opts[] = {
-    {.id = CHECKOPT_MASTER},      {.id = CHECKOPT_PORT},     {.id = CHECKOPT_PROBE_TIMEOUT},
-    {.id = CHECKOPT_NO_FIREWALL}, {.id = CHECKOPT_DEADLINE}, {0},
+    {.id = CHECKOPT_MASTER},
+    {.id = CHECKOPT_PORT},
+    {.id = CHECKOPT_PROBE_TIMEOUT},
+    {.id = CHECKOPT_NO_FIREWALL},
+    {.id = CHECKOPT_DEADLINE},
+    {.id = CHECKOPT_EXPECT_GPUS},
+    {0},
 };
 /* --python: the check's, and the job's too (cmd_tui copies it) */
 static const struct optuse python_opt[] = {

@@ -21,6 +21,8 @@ static const struct optdef defs[] = {
      "                           (a conda env or venv; default: python3 in the login PATH)\n"},
     {"deadline", required_argument, CHECKOPT_DEADLINE, "--deadline",
      "      --deadline S         end the check after S seconds (default: none)\n"},
+    {"expect-gpus", required_argument, CHECKOPT_EXPECT_GPUS, "--expect-gpus",
+     "      --expect-gpus N      a node with fewer GPUs is gpu-missing (an error)\n"},
     {"seed", required_argument, CHECKOPT_SEED, "--seed", NULL},
 };
 
@@ -47,6 +49,8 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 		return 0;
 	case CHECKOPT_DEADLINE:
 		return opt_int(shown, arg, 1, 86400, d->deadline_s, err, errlen);
+	case CHECKOPT_EXPECT_GPUS:
+		return opt_int(shown, arg, 1, 1024, &d->o->expect_gpus, err, errlen);
 	case CHECKOPT_SEED:
 		if (opt_int(shown, arg, 0, 1 << 30, &v, err, errlen) < 0)
 			return -1;

@@ -37,9 +37,10 @@ enum {
 	CHECKOPT_PROBE_TIMEOUT, /* --probe-timeout MS */
 	CHECKOPT_NO_FIREWALL,   /* --no-firewall */
 	CHECKOPT_FULL_MATRIX_MAX,
-	CHECKOPT_PYTHON,   /* --python PATH */
-	CHECKOPT_DEADLINE, /* --deadline S */
-	CHECKOPT_SEED,     /* --seed N (not listed in --help) */
+	CHECKOPT_PYTHON,      /* --python PATH */
+	CHECKOPT_DEADLINE,    /* --deadline S */
+	CHECKOPT_SEED,        /* --seed N (not listed in --help) */
+	CHECKOPT_EXPECT_GPUS, /* --expect-gpus N */
 };
 
 /* Where the check group's values go: the check's options, and the two the

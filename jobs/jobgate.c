@@ -68,6 +68,20 @@ static const struct job_gate_rule rules[] = {
     {"ascend-net-health", 1, AVOID_NONE},
     {"ascend-tls-mismatch", 1, AVOID_NONE},
     {"ascend-hccl-settings", 0, AVOID_NONE},
+    /* a GPU's own state breaks a job on its node alone too; the MIG modes
+     * and the GPU-NIC distance matter between nodes */
+    {"gpu-missing", 0, AVOID_NONE},
+    {"gpu-ecc-uncorrectable", 0, AVOID_NONE},
+    {"gpu-row-remap-pending", 0, AVOID_NONE},
+    {"gpu-retired-pages-pending", 0, AVOID_NONE},
+    {"gpu-row-remap-failure", 0, AVOID_NONE},
+    {"gpu-xid", 0, AVOID_NONE},
+    {"gpu-pcie-degraded", 0, AVOID_NONE},
+    {"gpu-nvlink-down", 0, AVOID_NONE},
+    {"gpu-throttled", 0, AVOID_NONE},
+    {"gpu-persistence-off", 0, AVOID_NONE},
+    {"gpu-mig-mismatch", 1, AVOID_NONE},
+    {"gpu-nic-far", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

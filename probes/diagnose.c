@@ -58,6 +58,18 @@ const struct finding_def finding_catalogue[] = {
     {"ascend-net-health", SEV_ERROR, "a device's network health is not success"},
     {"ascend-tls-mismatch", SEV_ERROR, "TLS settings differ across devices"},
     {"ascend-hccl-settings", SEV_INFO, "HCCL settings verified for the Ascend nodes"},
+    {"gpu-missing", SEV_ERROR, "a node has fewer GPUs than it should"},
+    {"gpu-ecc-uncorrectable", SEV_ERROR, "a GPU has uncorrectable ECC errors"},
+    {"gpu-row-remap-pending", SEV_ERROR, "a GPU needs a reset to remap a memory row"},
+    {"gpu-retired-pages-pending", SEV_ERROR, "a GPU needs a reset to retire a memory page"},
+    {"gpu-row-remap-failure", SEV_ERROR, "a GPU could not remap a memory row"},
+    {"gpu-xid", SEV_ERROR, "the kernel log has Xid errors of a GPU"},
+    {"gpu-pcie-degraded", SEV_WARNING, "a GPU's PCIe link runs below its maximum"},
+    {"gpu-nvlink-down", SEV_WARNING, "an NVLink link of a GPU is down"},
+    {"gpu-throttled", SEV_WARNING, "a GPU is throttled by power or heat"},
+    {"gpu-persistence-off", SEV_WARNING, "GPU persistence mode is off"},
+    {"gpu-mig-mismatch", SEV_WARNING, "the GPUs' MIG mode differs across the nodes"},
+    {"gpu-nic-far", SEV_WARNING, "every GPU is across the CPU interconnect from the data NIC"},
     {"peer-ssh-hostkey-unknown", SEV_ERROR, "a node does not know another node's SSH host key"},
     {"peer-ssh-hostkey-changed", SEV_ERROR, "a node holds another host key for a peer"},
     {"peer-ssh-denied", SEV_ERROR, "a node cannot log in to another without a password"},
@@ -331,6 +343,8 @@ static void (*const checks[])(struct dstate *st) = {
     diagnose_check_probe_incomplete,
     /* Ascend NPUs and HCCL */
     diagnose_check_ascend,
+    /* NVIDIA GPUs */
+    diagnose_check_gpu,
 };
 
 struct diagnosis *diagnose(const struct netmodel *m)

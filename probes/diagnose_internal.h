@@ -98,6 +98,13 @@ void diagnose_check_nics_same_subnet(struct dstate *st);
 /* diagnose_ascend.c: the Ascend NPU findings and HCCL settings (with
  * d->pred's data addresses chosen) */
 void diagnose_check_ascend(struct dstate *st);
+/* diagnose_gpu.c: the NVIDIA GPU findings (gpu-*), each node's from its
+ * "nvidia" facts (netmodel.h), MIG modes across the nodes; with
+ * diagnose_gpu_xid.c (node i's Xids) and diagnose_gpu_topo.c (gpu-nic-far:
+ * node i's GPUs against its data NIC, d->pred's data interfaces chosen) */
+void diagnose_check_gpu(struct dstate *st);
+void diagnose_gpu_xid(struct dstate *st, size_t i);
+void diagnose_gpu_nic_far(struct dstate *st, size_t i);
 
 /* Node from's own route answer toward addr when it leaves through another
  * interface than the one holding its source address, else NULL

@@ -387,6 +387,7 @@ static struct netcheck *netcheck_new(struct loop *loop, struct sshpool *pool, st
 		c->o.master = 0;
 	m->master = c->o.master;
 	m->master_port = c->o.master_port ? c->o.master_port : 29500;
+	m->expect_gpus = c->o.expect_gpus;
 	c->done = done;
 	c->arg = arg;
 	c->rng = o->seed ? o->seed : 1;

@@ -47,6 +47,8 @@ struct netcheck_opts {
 	                           NULL = the login python3 */
 	int keep_connected;     /* leave the agents connected when the check ends, for
 	                           netcheck_again (their listeners are closed) */
+	int expect_gpus;        /* --expect-gpus: the GPUs each node should have (the
+	                           model's expect_gpus, gpu-missing); 0 = not said */
 };
 
 void netcheck_opts_init(struct netcheck_opts *o);

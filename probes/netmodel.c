@@ -70,6 +70,7 @@ static void node_fini(struct nm_node *n)
 	free(n->routes);
 	free(n->fwrules);
 	json_decref(n->ascend);
+	json_decref(n->nvidia);
 }
 
 void netmodel_free(struct netmodel *m)
@@ -274,6 +275,25 @@ static void ascend_from_facts(struct netmodel *m, size_t i, json_t *facts)
 		netmodel_set_ascend(m, i, "env", json_object_get(facts, "ascend_env"));
 }
 
+/* The NVIDIA GPU facts the findings read, kept as the agent sent them. */
+static void nvidia_from_facts(struct nm_node *n, json_t *facts)
+{
+	static const char *const keys[] = {"gpus", "gpu_pci", "xid"};
+
+	for (size_t k = 0; k < CD_ARRAY_LEN(keys); k++) {
+		json_t *v = json_object_get(facts, keys[k]);
+
+		if (!v)
+			continue;
+		if (!n->nvidia)
+			n->nvidia = json_object();
+		json_object_set(n->nvidia, keys[k], v);
+	}
+	if (n->nvidia && json_is_string(json_object_get(json_object_get(facts, "errors"), "gpus")))
+		json_object_set(n->nvidia, "gpus_error",
+		                json_object_get(json_object_get(facts, "errors"), "gpus"));
+}
+
 void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *facts)
 {
 	struct nm_node *n;
@@ -310,6 +330,7 @@ void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *fact
 	parse_vars(n, probe, facts);
 	parse_facts(n, facts);
 	ascend_from_facts(m, i, facts);
+	nvidia_from_facts(n, facts);
 }
 
 void netmodel_set_ascend(struct netmodel *m, size_t i, const char *key, json_t *v)
@@ -522,6 +543,7 @@ struct netmodel *netmodel_load_json(json_t *fixture, char *err, size_t errlen)
 	if (m->master >= m->nnodes)
 		m->master = 0;
 	m->master_port = (int)get_int(fixture, "master_port", 29500);
+	m->expect_gpus = (int)get_int(fixture, "expect_gpus", 0);
 	json_array_foreach(json_object_get(fixture, "listeners"), i, v)
 	{
 		long node = find_host(m, json_string_value(json_object_get(v, "host")));

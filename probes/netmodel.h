@@ -125,6 +125,13 @@ struct nm_node {
 	 * ASCEND_*), "probe" (the ascend_probe answer), "netdetect" (the
 	 * ascend_netdetect answer), each absent until known. Owned. */
 	json_t *ascend;
+
+	/* NVIDIA GPUs (probes/diagnose_gpu.c): the facts' "gpus" array and
+	 * "gpu_pci" and "xid" objects as the agent sent them (docs/protocol.md),
+	 * under those keys, each absent when the facts lack it, and
+	 * "gpus_error" (errors["gpus"]) when set; NULL when the facts have
+	 * none of the three. Owned. */
+	json_t *nvidia;
 };
 
 /* The matrix's bulk proof, each way: far larger than any MTU (jumbo
@@ -179,6 +186,7 @@ struct netmodel {
 	size_t nlisteners;
 	struct nm_attempt *attempts;
 	size_t nattempts;
+	int expect_gpus; /* --expect-gpus: GPUs every node should have; 0 = not said */
 };
 
 /* Allocate a model for n nodes named hosts[i] (copied); master is node 0. */
@@ -221,8 +229,8 @@ void netmodel_attempt_set_bulk(struct nm_attempt *a, json_t *row);
 
 /* Load a whole model from a fixture file (tests): {"master": i,
  * "master_port": p, "nodes": [{"host", "probe": {...}, "facts": {...},
- * "routes": [...], "error": "..."}], "listeners": [...], "matrix": [...]}
- * with the matrix in the report's format. NULL with a message on error. */
+ * "routes": [...], "error": "..."}], "listeners": [...], "matrix": [...],
+ * "expect_gpus": n} with the matrix in the report's format. NULL with a message on error. */
 struct netmodel *netmodel_load_json(json_t *fixture, char *err, size_t errlen);
 
 /* The effective value of a variable on a node, or NULL when unset. */

@@ -23,6 +23,18 @@ t_a_port_above_65525_is_refused_by_every_command_that_takes_the_check_port() {
 	done
 }
 
+t_expect_gpus_is_taken_by_check_env_fix_and_tui_from_1_to_1024() {
+	local cmd
+	for cmd in check env fix tui; do
+		opt "$cmd" --expect-gpus 0
+		expect_eq "$rc" 2 "$cmd --expect-gpus 0: exit status" || return 1
+		expect_eq "$err" "clusterdoc $cmd: --expect-gpus wants a number from 1 to 1024, not \"0\"" \
+			"$cmd --expect-gpus 0: error" || return 1
+	done
+	opt tui --expect-gpus 8
+	expect_match "$err" 'the TUI needs a terminal' "tui --expect-gpus 8: taken"
+}
+
 t_the_tui_takes_port_65525_like_check() {
 	opt tui --port 65525
 	expect_eq "$rc" 2 "exit status" || return 1

@@ -101,10 +101,24 @@ static const char *const avoided_by_the_environment[] = {
 
 /* What still breaks a job on one node: the node's own state. */
 static const char *const gate_a_one_node_job[] = {
-    "node-unreachable",        "master-port-held-by-run",
-    "torch-missing",           "shm-small",
-    "probe-incomplete",        "nccl-version-unknown",
-    "ascend-probe-incomplete", "ascend-hccl-settings",
+    "node-unreachable",
+    "master-port-held-by-run",
+    "torch-missing",
+    "shm-small",
+    "probe-incomplete",
+    "nccl-version-unknown",
+    "ascend-probe-incomplete",
+    "ascend-hccl-settings",
+    "gpu-missing",
+    "gpu-ecc-uncorrectable",
+    "gpu-row-remap-pending",
+    "gpu-retired-pages-pending",
+    "gpu-row-remap-failure",
+    "gpu-xid",
+    "gpu-pcie-degraded",
+    "gpu-nvlink-down",
+    "gpu-throttled",
+    "gpu-persistence-off",
 };
 
 static int listed(const char *const *list, size_t n, const char *id)
