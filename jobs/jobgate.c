@@ -82,6 +82,7 @@ static const struct job_gate_rule rules[] = {
     {"gpu-persistence-off", 0, AVOID_NONE},
     {"gpu-mig-mismatch", 1, AVOID_NONE},
     {"gpu-nic-far", 1, AVOID_NONE},
+    {"gpu-slow", 0, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

@@ -119,6 +119,7 @@ static const char *const gate_a_one_node_job[] = {
     "gpu-nvlink-down",
     "gpu-throttled",
     "gpu-persistence-off",
+    "gpu-slow",
 };
 
 static int listed(const char *const *list, size_t n, const char *id)
