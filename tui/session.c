@@ -169,6 +169,24 @@ size_t session_node_findings(const struct tui_session *s, size_t i)
 	return n;
 }
 
+size_t session_node_gpu_findings(const struct tui_session *s, size_t i,
+                                 const struct finding **worst)
+{
+	size_t n = 0;
+
+	*worst = NULL;
+	for (size_t k = 0; s->d && k < s->d->nfindings; k++) {
+		const struct finding *f = &s->d->findings[k];
+
+		if (strncmp(f->id, "gpu-", 4) != 0 || !finding_names(f, i))
+			continue;
+		if (!*worst || f->severity < (*worst)->severity) /* SEV_ERROR is 0 */
+			*worst = f;
+		n++;
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- bench */
 
 static void bench_clear(struct tui_session *s)

@@ -228,6 +228,14 @@ void session_check_progress(const struct tui_session *s, struct check_progress *
 size_t session_node_findings(const struct tui_session *s, size_t i);
 
 /*
+ * The GPU findings (ids "gpu-...") naming node i, worst first as diagnose
+ * orders them: the first into *worst (NULL when none) and how many into the
+ * return value. No diagnosis yet: 0.
+ */
+size_t session_node_gpu_findings(const struct tui_session *s, size_t i,
+                                 const struct finding **worst);
+
+/*
  * A fix for finding k of the diagnosis (session_fix.h). session_fix_plan
  * gathers and plans with the fixers answering it: CD_ERR_REFUSED while a
  * task runs, CD_ERR_NOTFOUND without a check or a fixer for it. Then

@@ -64,6 +64,77 @@ static void torch_nccl(const struct nm_node *n, char *buf, size_t len)
 		         n->nccl_version[0] ? n->nccl_version : "-");
 }
 
+/* ---------------------------------------------------------------- GPU health */
+
+/* The GPU findings in a word the GPU column has room for. */
+static const struct {
+	const char *id, *word;
+} gpu_words[] = {
+    {"gpu-missing", "missing"},
+    {"gpu-ecc-uncorrectable", "ecc"},
+    {"gpu-row-remap-pending", "remap"},
+    {"gpu-retired-pages-pending", "retired"},
+    {"gpu-row-remap-failure", "remap!"},
+    {"gpu-xid", "xid"},
+    {"gpu-pcie-degraded", "pcie"},
+    {"gpu-nvlink-down", "nvlink"},
+    {"gpu-throttled", "throttle"},
+    {"gpu-persistence-off", "persist"},
+    {"gpu-mig-mismatch", "mig"},
+    {"gpu-nic-far", "nic-far"},
+    {"gpu-slow", "slow"},
+};
+
+static const char *gpu_word(const char *id)
+{
+	for (size_t k = 0; k < CD_ARRAY_LEN(gpu_words); k++)
+		if (strcmp(gpu_words[k].id, id) == 0)
+			return gpu_words[k].word;
+	return id + 4; /* "gpu-" */
+}
+
+/*
+ * The GPU column of node n: its GPU count, then its worst GPU finding and
+ * how many more ("8 ecc+2"), or "ok" once the check found none ("8 ok"); a
+ * node without GPUs is "0". *c: the worst finding's colour.
+ */
+static void gpu_health(struct tui *t, size_t i, const struct nm_node *n, char *buf, size_t len,
+                       enum ui_color *c)
+{
+	const struct finding *worst;
+	size_t more = session_node_gpu_findings(&t->s, i, &worst);
+
+	*c = UI_OK;
+	if (!worst) {
+		snprintf(buf, len, n->gpus && t->s.d ? "%d ok" : "%d", n->gpus);
+		return;
+	}
+	*c = worst->severity == SEV_ERROR ? UI_FAIL : UI_WARN;
+	if (more > 1)
+		snprintf(buf, len, "%d %s+%zu", n->gpus, gpu_word(worst->id), more - 1);
+	else
+		snprintf(buf, len, "%d %s", n->gpus, gpu_word(worst->id));
+}
+
+/* The detail's GPU health: each GPU finding naming the node, worst first. */
+static void gpu_lines(struct tui *t, size_t i, struct ui_text *x)
+{
+	const struct diagnosis *d = t->s.d;
+	const struct finding *worst;
+
+	if (!session_node_gpu_findings(&t->s, i, &worst))
+		return;
+	for (int sev = SEV_ERROR; sev <= SEV_INFO; sev++)
+		for (size_t k = 0; k < d->nfindings; k++) {
+			const struct finding *f = &d->findings[k];
+
+			if ((int)f->severity == sev && strncmp(f->id, "gpu-", 4) == 0 &&
+			    finding_names(f, i))
+				ui_text_add(x, A_NORMAL, 2, "gpu?      %s (%s): %s", f->id,
+				            severity_name(f->severity), f->message);
+		}
+}
+
 /* ---------------------------------------------------------------- grouped */
 
 enum fact { F_STATE, F_OS, F_KERNEL, F_PYTHON, F_TORCH, F_NCCL, F_GPUS, F_NFACTS };
@@ -101,9 +172,12 @@ static void fact_value(struct tui *t, size_t i, enum fact f, char *buf, size_t l
 	case F_NCCL:
 		snprintf(buf, len, "%s", n->nccl_version[0] ? n->nccl_version : "(none)");
 		break;
-	case F_GPUS:
-		snprintf(buf, len, "%d", n->gpus);
+	case F_GPUS: {
+		enum ui_color gc;
+
+		gpu_health(t, i, n, buf, len, &gc);
 		break;
+	}
 	default:
 		buf[0] = 0;
 	}
@@ -179,6 +253,7 @@ static void detail_text(struct tui *t, size_t i, struct ui_text *x)
 		ui_text_add(x, A_NORMAL, 2, "nccl      %s",
 		            n->nccl_version[0] ? n->nccl_version : "(none)");
 		ui_text_add(x, A_NORMAL, 2, "gpus      %d", n->gpus);
+		gpu_lines(t, i, x);
 		ui_text_add(x, A_NORMAL, 2, "firewall  %s",
 		            n->firewall_summary[0] ? n->firewall_summary : "(none seen)");
 		if (n->python_error[0])
@@ -229,10 +304,11 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 	size_t *vis = cd_calloc(t->s.nhosts + 1, sizeof(*vis));
 	size_t n = visible(t, vis);
 	int extra = w > 80 ? w - 80 : 0;
-	int wn = 10 + extra / 4, wst = 15 + extra / 4, whn = 10, wos = 12 + extra / 2, wtn = 16;
+	int wn = 10 + extra / 4, wst = 15 + extra / 4, whn = 10, wos = 9 + extra / 2, wtn = 16;
+	int wg = 8; /* "8 ecc+2"; a longer word is cut at its end */
 
-	ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "%-*s %-*s %-*s %-*s %3s %-*s %4s", wn, "NODE",
-	         wst, "STATE", whn, "HOSTNAME", wos, "OS", "GPU", wtn, "TORCH/NCCL", "FIND");
+	ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "%-*s %-*s %-*s %-*s %-*s %-*s %4s", wn, "NODE",
+	         wst, "STATE", whn, "HOSTNAME", wos, "OS", wg, "GPU", wtn, "TORCH/NCCL", "FIND");
 	if (!n) {
 		ui_print(y + 2, 2, w - 3, ui_attr(t, UI_DIM), "%s",
 		         t->s.nhosts ? "no node matches the filter (Esc clears it)"
@@ -246,8 +322,8 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 		const struct nm_node *nd = t->s.m ? &t->s.m->nodes[i] : NULL;
 		int row = y + 1 + r, sel = vs->top + (size_t)r == vs->sel;
 		int base = sel ? ui_attr(t, UI_SEL) : (int)A_NORMAL, x = 1;
-		char word[64], tn[128], findings[16];
-		enum ui_color c;
+		char word[64], tn[128], findings[16], gpu[32];
+		enum ui_color c, gc;
 
 		state_word(t, i, word, sizeof(word), &c);
 		if (sel) {
@@ -261,8 +337,12 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 			torch_nccl(nd, tn, sizeof(tn));
 			snprintf(findings, sizeof(findings), "%zu",
 			         session_node_findings(&t->s, i));
-			ui_print(row, x, w - x, base, "%-*.*s %-*.*s %3d %-*.*s %4s", whn, whn,
-			         nd->hostname, wos, wos, nd->os_short, nd->gpus, wtn, wtn, tn,
+			gpu_health(t, i, nd, gpu, sizeof(gpu), &gc);
+			x += ui_print(row, x, w - x, base, "%-*.*s %-*.*s ", whn, whn, nd->hostname,
+			              wos, wos, nd->os_short);
+			x += ui_print(row, x, w - x, sel || gc == UI_OK ? base : ui_attr(t, gc),
+			              "%-*.*s ", wg, wg, gpu);
+			ui_print(row, x, w - x, base, "%-*.*s %4s", wtn, wtn, tn,
 			         t->s.d ? findings : "");
 		} else if (nd && nd->error[0] && c == UI_FAIL) {
 			ui_print(row, x, w - x, sel ? base : ui_attr(t, UI_DIM), "%s", nd->error);
