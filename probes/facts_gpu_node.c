@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,25 +105,29 @@ int facts_gpu_pci_collect(const char *root, json_t *facts, char *err, size_t err
 
 /*
  * Read the kernel log device (or test file) from its start: with O_NONBLOCK
- * a read returns one record, EAGAIN at the end; EPIPE says records were
- * overwritten while reading (read on). A regular file ends at 0. Returns 0,
- * or -errno of the open or the first failing read.
+ * a read of /dev/kmsg returns one record, EAGAIN at the end; EPIPE says
+ * records were overwritten while reading (read on). A regular file is read
+ * in chunks to its end (0). Returns 0, or -errno of the open or the first
+ * failing read.
  */
 static int read_kmsg(const char *path, struct buf *log)
 {
 	char rec[KMSG_RECORD];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), rc = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), rc = 0, records;
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
+	records = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
 	for (;;) {
 		ssize_t n = read(fd, rec, sizeof(rec));
 
 		if (n > 0) {
-			/* past the cap: keep what we have, the log goes on being read */
+			/* past the cap: what we have is parsed, the rest left out */
 			if (buf_append(log, rec, (size_t)n) < 0)
 				break;
-			if (rec[n - 1] != '\n' && buf_append(log, "\n", 1) < 0)
+			/* a record ends its line; a file's chunk may end mid-line */
+			if (records && rec[n - 1] != '\n' && buf_append(log, "\n", 1) < 0)
 				break;
 			continue;
 		}

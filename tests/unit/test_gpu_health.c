@@ -495,6 +495,32 @@ static void test_xid_from_kmsg_gives_source_and_events(void **state)
 	json_decref(x);
 }
 
+/* A saved log (CLUSTERDOC_KMSG) is read in chunks: a line across a chunk's end stays whole. */
+static void test_xid_line_across_a_read_chunk_of_a_log_file_stays_whole(void **state)
+{
+	char path[] = "/tmp/cd-kmsg-XXXXXX", line[128];
+	int fd = mkstemp(path), seq = 0;
+	size_t written = 0;
+	json_t *x, *e;
+
+	while (written < 8192 - 40) {
+		int n = snprintf(line, sizeof(line), "6,%d,1000,-;eth0: link up\n", seq++);
+
+		assert_int_equal(write(fd, line, (size_t)n), n);
+		written += (size_t)n;
+	}
+	/* from the Xid record on: the 8 KiB chunk ends 14 to 40 bytes into it */
+	assert_int_equal(write(fd, strchr(kmsg, '\n') + 1, strlen(strchr(kmsg, '\n') + 1)),
+	                 (ssize_t)strlen(strchr(kmsg, '\n') + 1));
+	close(fd);
+	x = xid_with(path, NULL);
+	unlink(path);
+	e = json_object_get(x, "events");
+	assert_int_equal(json_array_size(e), 2);
+	assert_string_equal(str(json_array_get(e, 0), "text"), xid79);
+	json_decref(x);
+}
+
 static void test_xid_when_kmsg_is_unreadable_falls_back_to_journalctl(void **state)
 {
 	json_t *x = xid_with("/nonexistent/kmsg", journal);
@@ -570,6 +596,7 @@ int main(void)
 	    cmocka_unit_test(test_gpu_pci_counts_nvidia_display_devices_and_resolves_paths),
 	    cmocka_unit_test(test_gpu_pci_without_sysfs_says_why),
 	    cmocka_unit_test(test_xid_from_kmsg_gives_source_and_events),
+	    cmocka_unit_test(test_xid_line_across_a_read_chunk_of_a_log_file_stays_whole),
 	    cmocka_unit_test(test_xid_when_kmsg_is_unreadable_falls_back_to_journalctl),
 	    cmocka_unit_test(test_xid_when_no_log_is_readable_says_so_instead_of_none),
 	    cmocka_unit_test(test_health_word_names_the_worst_gpu_of_the_node),
