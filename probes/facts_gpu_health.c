@@ -73,25 +73,28 @@ static nvml_return step_pci(struct hq *q)
 	return 0;
 }
 
-/* NVML's answer, else the PCI device's numa_node in sysfs (-1: none, null). */
+/* NVML's answer, else (no such query, or NOT_SUPPORTED) the PCI device's
+ * numa_node in sysfs (-1: none, null). */
 static nvml_return step_numa(struct hq *q)
 {
 	char path[128], err[CD_ERRLEN], *data = NULL;
+	nvml_return r = NVML_ERROR_FUNCTION_NOT_FOUND;
 	unsigned int node;
 	size_t len;
 	long v;
 
-	if (q->h->numa_node) {
-		ASK(q, "nvmlDeviceGetNumaNodeId", q->h->numa_node(q->dev, &node));
+	q->fn = "nvmlDeviceGetNumaNodeId";
+	if (q->h->numa_node && (r = q->h->numa_node(q->dev, &node)) == 0) {
 		json_object_set_new(q->health, "numa_node", json_integer(node));
 		return 0;
 	}
-	q->fn = "nvmlDeviceGetNumaNodeId";
+	if (r != NVML_ERROR_FUNCTION_NOT_FOUND && r != NVML_ERROR_NOT_SUPPORTED)
+		return r;
 	if (!q->bdf[0])
-		return NVML_ERROR_FUNCTION_NOT_FOUND;
+		return r;
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", q->bdf);
 	if (scan_read_file(path, 64, SCAN_FILE_TO_EOF, &data, &len, err, sizeof(err)) < 0)
-		return NVML_ERROR_FUNCTION_NOT_FOUND;
+		return r;
 	v = strtol(data, NULL, 10);
 	free(data);
 	json_object_set_new(q->health, "numa_node", v < 0 ? json_null() : json_integer(v));

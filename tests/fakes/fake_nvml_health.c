@@ -63,6 +63,7 @@ static const struct val {
 	const char *key, *family;
 	double def;
 } vals[] = {
+    {"pci.bus", "pci_bus_id", -1}, /* -1: 0x18 + 0x10 x the index */
     {"numa_node", "numa_node", 0},
     {"ecc.mode", "ecc", 1},
     {"ecc.volatile.corrected", "ecc", 0},
@@ -96,6 +97,7 @@ static const struct val {
 #define NVALS (sizeof(vals) / sizeof(vals[0]))
 
 enum {
+	V_BUS,
 	V_NUMA,
 	V_ECC_MODE,
 	V_ECC_VC,
@@ -274,13 +276,18 @@ nvmlReturn_t fake_gpu_call(nvmlDevice_t dev, const char *fam, const char *fn)
 		return NVML_SUCCESS;                               \
 	}
 
+static unsigned int bus_of(nvmlDevice_t device)
+{
+	return V(device, V_BUS) >= 0 ? (unsigned int)V(device, V_BUS) : 0x18 + device->index * 0x10;
+}
+
 #ifndef FAKE_NVML_OLD
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
 	CALL(device, "pci_bus_id", "nvmlDeviceGetPciInfo_v3", pci);
 	memset(pci, 0, sizeof(*pci));
-	pci->bus = 0x18 + device->index * 0x10;
+	pci->bus = bus_of(device);
 	pci->pciDeviceId = 0x233510de; /* H200's device id, NVIDIA's vendor id */
 	snprintf(pci->busId, sizeof(pci->busId), "00000000:%02X:00.0", pci->bus);
 	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "0000:%02X:00.0", pci->bus);
@@ -295,7 +302,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
 	CALL(device, "pci_bus_id", "nvmlDeviceGetPciInfo_v2", pci);
 	memset(pci, 0, sizeof(*pci));
-	pci->bus = 0x18 + device->index * 0x10;
+	pci->bus = bus_of(device);
 	snprintf(pci->busId, sizeof(pci->busId), "00000000:%02X:00.0", pci->bus);
 	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "0000:%02X:00.0", pci->bus);
 	return NVML_SUCCESS;

@@ -352,6 +352,32 @@ static void test_health_with_an_older_nvml_takes_older_versions_and_names_the_mi
 	json_decref(errors);
 }
 
+/* Without NVML's NUMA query, the GPU's PCI device in sysfs says it: here the stand-in's GPU
+ * sits on this machine's first PCI bus device, whatever that says. */
+static void test_numa_node_not_supported_by_nvml_comes_from_sysfs(void **state)
+{
+	static const char sysfs[] = "/sys/bus/pci/devices/0000:00:00.0/numa_node";
+	json_t *errors, *facts, *h;
+	FILE *f = fopen(sysfs, "r");
+	long want = -2;
+
+	if (!f)
+		skip();
+	assert_int_equal(fscanf(f, "%ld", &want), 1);
+	fclose(f);
+	facts =
+	    gpus_of(FAKE_NVML, "count 1\ngpu 0 pci.bus 0\ngpu 0 unsupported numa_node\n", &errors);
+	h = health(facts, 0);
+	assert_string_equal(str(h, "pci_bus_id"), "00000000:00:00.0");
+	if (want < 0)
+		assert_true(json_is_null(json_object_get(h, "numa_node")));
+	else
+		assert_int_equal(num(h, "numa_node"), want);
+	assert_int_equal(json_array_size(json_object_get(h, "unsupported")), 0);
+	json_decref(facts);
+	json_decref(errors);
+}
+
 static void test_hang_directive_holds_the_named_query_for_its_seconds(void **state)
 {
 	json_t *errors, *facts;
@@ -592,6 +618,7 @@ int main(void)
 	    cmocka_unit_test(test_health_other_nvml_errors_are_named_with_their_function),
 	    cmocka_unit_test(
 	        test_health_with_an_older_nvml_takes_older_versions_and_names_the_missing),
+	    cmocka_unit_test(test_numa_node_not_supported_by_nvml_comes_from_sysfs),
 	    cmocka_unit_test(test_hang_directive_holds_the_named_query_for_its_seconds),
 	    cmocka_unit_test(test_gpu_pci_counts_nvidia_display_devices_and_resolves_paths),
 	    cmocka_unit_test(test_gpu_pci_without_sysfs_says_why),
