@@ -51,7 +51,8 @@ t_setup_cluster_with_the_nvml_stand_in_on_each_node() {
 		gpu 3 unsupported row_remap
 		gpu 3 error nvmlDeviceGetPowerUsage 4
 	END
-	printf 'count 2\ngpu 0 error nvmlDeviceGetTemperature 999\n' >"$DIR/scenario3"
+	# bus 0xfe: no such PCI device in sysfs, so no NUMA node from there either
+	printf 'count 2\ngpu 0 error nvmlDeviceGetTemperature 999\ngpu 0 pci.bus 0xfe\n' >"$DIR/scenario3"
 	printf '%s' "$KMSG1" >"$DIR/kmsg1"
 	printf '%s' "$KMSG2" >"$DIR/kmsg2"
 	printf '#!/bin/sh\necho "No journal files were found." >&2\nexit 1\n' >"$DIR/bin/journalctl"
@@ -114,7 +115,7 @@ t_bad_input_is_named_per_gpu_and_the_other_gpus_go_on() {
 	expect_eq "$(jget "$(gpu 2 3)['power_limit_w']")" 700.0 "node2 GPU 3's other keys" || return 1
 	# an older driver: the older versions answer, the missing functions are unsupported
 	expect_eq "$(jget "($(gpu 3 0)['unsupported'], $(gpu 3 0)['pci_bus_id'], $(gpu 3 0)['throttle']['mask'])")" \
-		"(['numa_node', 'row_remap', 'mig'], '00000000:18:00.0', '0x0000000000000001')" \
+		"(['numa_node', 'row_remap', 'mig'], '00000000:FE:00.0', '0x0000000000000001')" \
 		"node3's older NVML" || return 1
 	expect_eq "$(jget "$(gpu 3 0)['errors']")" \
 		"{'temperature_c': 'nvmlDeviceGetTemperature: Unknown Error (NVML error 999)'}" \
