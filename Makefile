@@ -162,17 +162,24 @@ $(BUILD)/tests/test_nccl: $(FAKES)
 $(BUILD)/tests/test_nccl: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"' \
 	$(if $(wildcard $(NCCL_HOME)/include/nccl.h),-isystem $(NCCL_HOME)/include)
 
-# The stand-in NVML (tests/fakes/fake_nvml.c), named as the real library;
+# The stand-in NVML (tests/fakes/fake_nvml*.c), named as the real library;
 # test_facts, test_hang_agent and test_hang.sh select it by CLUSTERDOC_NVML_LIB.
-FAKE_NVML := $(BUILD)/fakes/nvml/libnvidia-ml.so.1
+# FAKE_NVML_OLD is an older driver's library, without the newer queries.
+FAKE_NVML     := $(BUILD)/fakes/nvml/libnvidia-ml.so.1
+FAKE_NVML_OLD := $(BUILD)/fakes/nvml-old/libnvidia-ml.so.1
+FAKE_NVML_SRC := tests/fakes/fake_nvml.c tests/fakes/fake_nvml_health.c
 
-$(FAKE_NVML): tests/fakes/fake_nvml.c
+$(FAKE_NVML): $(FAKE_NVML_SRC) tests/fakes/fake_nvml.h
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $(FAKE_NVML_SRC)
+$(FAKE_NVML_OLD): $(FAKE_NVML_SRC) tests/fakes/fake_nvml.h
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -DFAKE_NVML_OLD $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $(FAKE_NVML_SRC)
 
-$(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts: $(FAKE_NVML)
-$(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts: private CPPFLAGS += \
-	-DFAKE_NVML='"$(abspath $(FAKE_NVML))"'
+NVML_TESTS := $(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts $(BUILD)/tests/test_gpu_health
+$(NVML_TESTS): $(FAKE_NVML) $(FAKE_NVML_OLD)
+$(NVML_TESTS): private CPPFLAGS += \
+	-DFAKE_NVML='"$(abspath $(FAKE_NVML))"' -DFAKE_NVML_OLD='"$(abspath $(FAKE_NVML_OLD))"'
 
 # test_tui.sh also runs a scripted TUI session with the head built under ASan+UBSan.
 ifeq ($(SANITIZE),1)
@@ -186,7 +193,8 @@ FORCE:
 
 # test_launcher.sh: an agent that lies about its node (LD_PRELOAD)
 integration: $(BUILD)/fakes/libback_name_swap.so
-integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD) $(FAKE_NVML)
+integration: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(ORACLE_BIN) $(ASAN_HEAD) $(FAKE_NVML) \
+	$(FAKE_NVML_OLD)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh

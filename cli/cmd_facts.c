@@ -11,6 +11,7 @@
 #include "loop.h"
 #include "proto.h"
 #include "targets.h"
+#include "probes/facts_gpu_summary.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -129,13 +130,13 @@ static const char *node_state_text(const struct facts_run *r, size_t i)
 
 static void print_table(struct facts_run *r)
 {
-	termtext_printf(stdout, "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %7s\n", "HOST",
-	                "HOSTNAME", "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH", "NCCL",
-	                "GPUS", "SKEW");
+	termtext_printf(stdout, "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %-6s %7s\n",
+	                "HOST", "HOSTNAME", "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH",
+	                "NCCL", "GPUS", "HEALTH", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct sshpool_node *node = r->nodes[i];
 		json_t *f = r->facts[i], *torch, *nccl, *py;
-		char mem[16], skew[16];
+		char mem[16], skew[16], health[8];
 
 		if (!f) {
 			const char *err = node_error_text(r, i);
@@ -152,12 +153,14 @@ static void print_table(struct facts_run *r)
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
 		termtext_printf(
-		    stdout, "%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %7s\n",
+		    stdout,
+		    "%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %-6s %7s\n",
 		    sshpool_node_host(node), str(f, "hostname"),
 		    str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
 		    (long long)json_integer_value(json_object_get(f, "cpus")), mem,
 		    str(py, "version"), str(torch, "version"), str(nccl, "version"),
-		    json_array_size(json_object_get(f, "gpus")), skew);
+		    json_array_size(json_object_get(f, "gpus")),
+		    facts_gpu_health_word(f, health, sizeof(health)), skew);
 	}
 }
 

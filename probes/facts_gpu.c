@@ -2,6 +2,7 @@
  * dlopen()ed (see facts_gpu.h). */
 #include "probes/facts_gpu.h"
 #include "probes/facts.h"
+#include "probes/facts_gpu_health.h"
 #include "probes/nvml.h"
 #include "cd.h"
 
@@ -65,6 +66,7 @@ static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors
 		         nvml_error(n, r, why, sizeof(why)));
 		add_error(errors, "gpus", msg);
 	}
+	json_object_set_new(gpu, "health", facts_gpu_health(n, dev));
 	return gpu;
 }
 
@@ -101,6 +103,7 @@ out:
 	nvml_close(&n);
 	json_object_set_new(facts, "gpus", gpus);
 	json_object_set_new(facts, "gpu_driver", drv);
+	facts_gpu_node_collect("/sys", facts, errors);
 }
 
 int facts_nccl_version_string(int code, char *buf, size_t len)

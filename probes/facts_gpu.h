@@ -14,12 +14,14 @@
 #include <stddef.h>
 
 /*
- * Set facts["gpus"] to an array of {"index", "name", "memory_bytes", "uuid"}
- * (one per device NVML sees; a field NVML cannot give is left out and
- * errors["gpus"] says why) and facts["gpu_driver"] to the driver version
- * string or null. Without libnvidia-ml.so.1 that is [] and null, with no
- * error; when the library is there but nvmlInit fails (no driver loaded),
- * errors["gpus"] carries NVML's message.
+ * Set facts["gpus"] to an array of {"index", "name", "memory_bytes", "uuid",
+ * "health"} (one per device NVML sees; a field NVML cannot give is left out
+ * and errors["gpus"] says why; "health" is facts_gpu_health's, with its own
+ * "unsupported" and "errors"), facts["gpu_driver"] to the driver version
+ * string or null, and facts["gpu_pci"] and facts["xid"] as
+ * facts_gpu_node_collect (facts_gpu_health.h) reads them on this node. Without libnvidia-ml.so.1
+ * that is [] and null, with no error; when the library is there but nvmlInit fails (no driver
+ * loaded), errors["gpus"] carries NVML's message.
  */
 void facts_gpu_collect(json_t *facts, json_t *errors);
 

@@ -44,6 +44,41 @@ static const char *const procs_syms[] = {
     "nvmlDeviceGetComputeRunningProcesses",
 };
 
+/* The health queries, each with its names newest first (nvml.h). */
+static const struct nvml_hsym {
+	const char *names[3];
+	size_t off;
+} health_syms[] = {
+#define H(field) offsetof(struct nvml, h.field)
+    {{"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}, H(pci_info)},
+    {{"nvmlDeviceGetNumaNodeId"}, H(numa_node)},
+    {{"nvmlDeviceGetEccMode"}, H(ecc_mode)},
+    {{"nvmlDeviceGetTotalEccErrors"}, H(ecc_total)},
+    {{"nvmlDeviceGetRetiredPages_v2"}, H(retired_pages_v2)},
+    {{"nvmlDeviceGetRetiredPages"}, H(retired_pages)},
+    {{"nvmlDeviceGetRetiredPagesPendingStatus"}, H(retired_pending)},
+    {{"nvmlDeviceGetRemappedRows"}, H(remapped_rows)},
+    {{"nvmlDeviceGetCurrPcieLinkGeneration"}, H(pcie_gen)},
+    {{"nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetGpuMaxPcieLinkGeneration"},
+     H(pcie_gen_max)},
+    {{"nvmlDeviceGetCurrPcieLinkWidth"}, H(pcie_width)},
+    {{"nvmlDeviceGetMaxPcieLinkWidth"}, H(pcie_width_max)},
+    {{"nvmlDeviceGetNvLinkState"}, H(nvlink_state)},
+    {{"nvmlDeviceGetNvLinkErrorCounter"}, H(nvlink_errors)},
+    {{"nvmlDeviceGetClockInfo"}, H(clock)},
+    {{"nvmlDeviceGetMaxClockInfo"}, H(clock_max)},
+    {{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+     H(clock_reasons)},
+    {{"nvmlDeviceGetTemperature"}, H(temperature)},
+    {{"nvmlDeviceGetTemperatureThreshold"}, H(temperature_threshold)},
+    {{"nvmlDeviceGetPowerUsage"}, H(power_usage)},
+    {{"nvmlDeviceGetEnforcedPowerLimit"}, H(power_limit)},
+    {{"nvmlDeviceGetPersistenceMode"}, H(persistence)},
+    {{"nvmlDeviceGetComputeMode"}, H(compute_mode)},
+    {{"nvmlDeviceGetMigMode"}, H(mig_mode)},
+#undef H
+};
+
 /* POSIX guarantees that a function pointer round-trips through void *;
  * memcpy says so without a cast between object and function pointers. */
 static int resolve(struct nvml *n, char *err, size_t errlen)
@@ -61,6 +96,14 @@ static int resolve(struct nvml *n, char *err, size_t errlen)
 
 		memcpy(&n->get_procs, &p, sizeof(p));
 		n->procs_v1 = p && i == CD_ARRAY_LEN(procs_syms) - 1;
+	}
+	for (size_t i = 0; i < CD_ARRAY_LEN(health_syms); i++) {
+		void *p = NULL;
+
+		for (size_t v = 0; v < CD_ARRAY_LEN(health_syms[i].names) && !p; v++)
+			if (health_syms[i].names[v])
+				p = dlsym(n->lib, health_syms[i].names[v]);
+		memcpy((char *)n + health_syms[i].off, &p, sizeof(p));
 	}
 	return 0;
 }

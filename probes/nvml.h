@@ -12,6 +12,19 @@
  * 0 NVML_SUCCESS, 7 NVML_ERROR_INSUFFICIENT_SIZE), nvmlDevice_t an opaque
  * pointer.
  *
+ * The GPU health queries (struct nvml_health below, read by
+ * facts_gpu_health.c) are NVML's documented "Device Queries" sections
+ * "ECC", "PCI", "NvLink Methods", "Clocks", "Power", "Temperature",
+ * "Page Retirement", "Row Remapping" (nvmlDeviceGetRemappedRows),
+ * "Multi Instance GPU Management" (nvmlDeviceGetMigMode) and the
+ * "Clocks Event Reasons" constants (nvmlClocksEventReasons, formerly
+ * nvmlClocksThrottleReasons); the enums they take are "Device Enums"
+ * (nvmlEnableState_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t,
+ * nvmlClockType_t, nvmlTemperatureSensors_t, nvmlTemperatureThresholds_t,
+ * nvmlComputeMode_t, nvmlPageRetirementCause_t, nvmlNvLinkErrorCounter_t).
+ * Every one of them is optional: an older driver that lacks a symbol is a
+ * GPU whose fact is "unsupported", never a failure to load.
+ *
  * The library is "libnvidia-ml.so.1" through the dynamic loader, or the
  * path in CLUSTERDOC_NVML_LIB when that is set: the tests' stand-in
  * (tests/fakes/fake_nvml.c), as CLUSTERDOC_NCCL_LIB selects the NCCL one.
@@ -37,7 +50,81 @@ struct nvml_utilization { /* nvmlUtilization_t: percent of the last sample perio
 #define NVML_UUID_LEN   96
 #define NVML_DRIVER_LEN 80
 
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
+/* nvmlReturn_t values ("Error reporting") */
+#define NVML_ERROR_INVALID_ARGUMENT   2
+#define NVML_ERROR_NOT_SUPPORTED      3
+#define NVML_ERROR_INSUFFICIENT_SIZE  7
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_ERROR_GPU_IS_LOST        15
+
+/* Enum values of the health queries ("Device Enums", "Constants") */
+#define NVML_MEMORY_ERROR_TYPE_CORRECTED                          0 /* nvmlMemoryErrorType_t */
+#define NVML_MEMORY_ERROR_TYPE_UNCORRECTED                        1
+#define NVML_VOLATILE_ECC                                         0 /* nvmlEccCounterType_t */
+#define NVML_AGGREGATE_ECC                                        1
+#define NVML_CLOCK_SM                                             1 /* nvmlClockType_t */
+#define NVML_CLOCK_MEM                                            2
+#define NVML_TEMPERATURE_GPU                                      0 /* nvmlTemperatureSensors_t */
+#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN                       1 /* nvmlTemperatureThresholds_t */
+#define NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS 0
+#define NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR           1
+#define NVML_NVLINK_ERROR_DL_REPLAY                               0 /* nvmlNvLinkErrorCounter_t */
+#define NVML_NVLINK_ERROR_DL_RECOVERY                             1
+#define NVML_NVLINK_ERROR_DL_CRC_FLIT                             2
+#define NVML_NVLINK_ERROR_DL_CRC_DATA                             3
+#define NVML_NVLINK_MAX_LINKS                                     18
+
+/* nvmlPciInfo_t as nvmlDeviceGetPciInfo_v2 and _v3 fill it: busId is
+ * "DDDDDDDD:BB:DD.F" (NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32). */
+struct nvml_pci_info {
+	char bus_id_legacy[16];
+	unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+/*
+ * The health queries, each NULL when the library lacks it. Where NVML has
+ * versions, the newest the library has is taken (the names in nvml.c's
+ * table, newest first). The enum arguments are C enums (int ABI) and are
+ * passed as int; nvmlEnableState_t answers are 0 disabled, 1 enabled.
+ */
+struct nvml_health {
+	nvml_return (*pci_info)(nvml_device dev, struct nvml_pci_info *pci); /* _v3, _v2 */
+	nvml_return (*numa_node)(nvml_device dev, unsigned int *node);
+	nvml_return (*ecc_mode)(nvml_device dev, int *current, int *pending);
+	nvml_return (*ecc_total)(nvml_device dev, int error_type, int counter_type,
+	                         unsigned long long *count);
+	/* nvmlDeviceGetRetiredPages_v2 (timestamps), else nvmlDeviceGetRetiredPages */
+	nvml_return (*retired_pages_v2)(nvml_device dev, int cause, unsigned int *count,
+	                                unsigned long long *addresses,
+	                                unsigned long long *timestamps);
+	nvml_return (*retired_pages)(nvml_device dev, int cause, unsigned int *count,
+	                             unsigned long long *addresses);
+	nvml_return (*retired_pending)(nvml_device dev, int *pending);
+	nvml_return (*remapped_rows)(nvml_device dev, unsigned int *corrected,
+	                             unsigned int *uncorrected, unsigned int *pending,
+	                             unsigned int *failure);
+	nvml_return (*pcie_gen)(nvml_device dev, unsigned int *gen);
+	/* nvmlDeviceGetMaxPcieLinkGeneration (the GPU's and the system's), else
+	 * nvmlDeviceGetGpuMaxPcieLinkGeneration (the GPU's) */
+	nvml_return (*pcie_gen_max)(nvml_device dev, unsigned int *gen);
+	nvml_return (*pcie_width)(nvml_device dev, unsigned int *width);
+	nvml_return (*pcie_width_max)(nvml_device dev, unsigned int *width);
+	nvml_return (*nvlink_state)(nvml_device dev, unsigned int link, int *active);
+	nvml_return (*nvlink_errors)(nvml_device dev, unsigned int link, int counter,
+	                             unsigned long long *value);
+	nvml_return (*clock)(nvml_device dev, int type, unsigned int *mhz);
+	nvml_return (*clock_max)(nvml_device dev, int type, unsigned int *mhz);
+	/* nvmlDeviceGetCurrentClocksEventReasons, else ...ClocksThrottleReasons */
+	nvml_return (*clock_reasons)(nvml_device dev, unsigned long long *reasons);
+	nvml_return (*temperature)(nvml_device dev, int sensor, unsigned int *celsius);
+	nvml_return (*temperature_threshold)(nvml_device dev, int threshold, unsigned int *celsius);
+	nvml_return (*power_usage)(nvml_device dev, unsigned int *milliwatts);
+	nvml_return (*power_limit)(nvml_device dev, unsigned int *milliwatts);
+	nvml_return (*persistence)(nvml_device dev, int *mode);
+	nvml_return (*compute_mode)(nvml_device dev, int *mode);
+	nvml_return (*mig_mode)(nvml_device dev, unsigned int *current, unsigned int *pending);
+};
 
 struct nvml {
 	void *lib;
@@ -55,6 +142,7 @@ struct nvml {
 	 * first version (nvmlProcessInfo_v1_t: procs_v1 is then 1); optional */
 	nvml_return (*get_procs)(nvml_device dev, unsigned int *count, void *infos);
 	int procs_v1;
+	struct nvml_health h; /* every one optional */
 };
 
 /*

@@ -21,14 +21,16 @@
  * like to NVML). "100:4242,0:RANK=1": GPU 0 busy running PID 4242, GPU 1
  * idle with rank 1's process. No devices when neither is set.
  *   FAKE_NVML_INIT=N   nvmlInit_v2 answers N (9: NVML_ERROR_DRIVER_NOT_LOADED)
+ * Without either, a scenario's "count N" (fake_nvml_health.c) gives N idle
+ * GPUs. A scenario's "gpu I lost" makes this file's device queries answer
+ * NVML_ERROR_GPU_IS_LOST too.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int nvmlReturn_t;
-typedef struct fake_gpu *nvmlDevice_t;
+#include "fake_nvml.h"
 
 typedef struct {
 	unsigned long long total, free, used;
@@ -44,14 +46,6 @@ typedef struct {
 	unsigned int gpuInstanceId, computeInstanceId;
 } nvmlProcessInfo_t;
 
-enum {
-	NVML_SUCCESS = 0,
-	NVML_ERROR_UNINITIALIZED = 1,
-	NVML_ERROR_INVALID_ARGUMENT = 2,
-	NVML_ERROR_INSUFFICIENT_SIZE = 7,
-	NVML_ERROR_DRIVER_NOT_LOADED = 9,
-};
-
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
 const char *nvmlErrorString(nvmlReturn_t r);
@@ -65,17 +59,9 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_t *infos);
 
-#define MAX_GPUS  16
-#define MAX_PROCS 64
-
-struct fake_gpu {
-	unsigned int index, util, mem_util, nprocs;
-	unsigned int pids[MAX_PROCS];
-};
-
 static struct fake_gpu gpus[MAX_GPUS];
 static unsigned int ngpus;
-static int inited;
+int fake_nvml_inited;
 
 /* The processes of this user whose environment holds RANK=<rank>. */
 static void add_rank(struct fake_gpu *g, const char *rank)
@@ -127,6 +113,10 @@ static void load(void)
 		line[strcspn(line, "\n")] = '\0';
 	} else if (spec) {
 		snprintf(line, sizeof(line), "%s", spec);
+	} else {
+		for (unsigned int i = 0; i < fake_scenario_count() && i < MAX_GPUS; i++)
+			gpus[ngpus++] = (struct fake_gpu){.index = i};
+		return;
 	}
 	for (dev = strtok_r(line, ",", &save); dev && ngpus < MAX_GPUS;
 	     dev = strtok_r(NULL, ",", &save)) {
@@ -153,15 +143,16 @@ nvmlReturn_t nvmlInit_v2(void)
 
 	if (fail && atoi(fail))
 		return atoi(fail);
-	inited = 1;
+	fake_nvml_inited = 1;
+	fake_scenario_load();
 	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlShutdown(void)
 {
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
-	inited = 0;
+	fake_nvml_inited = 0;
 	return NVML_SUCCESS;
 }
 
@@ -174,8 +165,14 @@ const char *nvmlErrorString(nvmlReturn_t r)
 		return "Uninitialized";
 	case NVML_ERROR_INVALID_ARGUMENT:
 		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_NO_PERMISSION:
+		return "Insufficient Permissions";
 	case NVML_ERROR_INSUFFICIENT_SIZE:
 		return "Insufficient Size";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
 	case NVML_ERROR_DRIVER_NOT_LOADED:
 		return "Driver Not Loaded";
 	default:
@@ -185,7 +182,7 @@ const char *nvmlErrorString(nvmlReturn_t r)
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!version || length < 12)
 		return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -195,7 +192,7 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
 {
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -206,7 +203,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
 	load();
 	if (index >= ngpus || !device)
@@ -217,9 +214,11 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
-	if (!inited)
-		return NVML_ERROR_UNINITIALIZED;
-	if (!device || !name)
+	nvmlReturn_t r = fake_gpu_call(device, NULL, "nvmlDeviceGetName");
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (!name)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	snprintf(name, length, "Fake GPU");
 	return NVML_SUCCESS;
@@ -227,9 +226,11 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
-	if (!inited)
-		return NVML_ERROR_UNINITIALIZED;
-	if (!device || !uuid)
+	nvmlReturn_t r = fake_gpu_call(device, NULL, "nvmlDeviceGetUUID");
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (!uuid)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	snprintf(uuid, length, "GPU-fa4e0000-0000-0000-0000-%012u", device->index);
 	return NVML_SUCCESS;
@@ -237,9 +238,11 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
-	if (!inited)
-		return NVML_ERROR_UNINITIALIZED;
-	if (!device || !memory)
+	nvmlReturn_t r = fake_gpu_call(device, NULL, "nvmlDeviceGetMemoryInfo");
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (!memory)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	memory->total = 80ull << 30;
 	memory->used = (unsigned long long)device->nprocs << 30;
@@ -249,7 +252,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!device || !utilization)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -263,7 +266,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 {
 	unsigned int have;
 
-	if (!inited)
+	if (!fake_nvml_inited)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!device || !infoCount || (*infoCount && !infos))
 		return NVML_ERROR_INVALID_ARGUMENT;

@@ -2,7 +2,8 @@
 # tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
 #   1. build (make all; or the binaries already in the tree when the build deps are missing);
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
-#      driver and memory, the NCCL library, torch and its CUDA;
+#      driver and memory, the NCCL library, torch and its CUDA; each GPU's health (issue 35:
+#      every key read or NOT_SUPPORTED, none failed), the NVIDIA PCI devices and the Xid log;
 #   3. `clusterdoc bench --backend nccl` with one rank and with one rank per GPU: every size
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
 #      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
@@ -143,6 +144,12 @@ else
 	say "torch: $(py 'd["nodes"][0]["torch"]' "$WORK/facts.json")"
 	say "facts errors: $(py 'd["nodes"][0]["errors"]' "$WORK/facts.json")"
 	check facts OK "$ngpu GPU(s) through NVML"
+	# issue 35: every health key read (or NVML's NOT_SUPPORTED), none failed, on each GPU
+	py '"\n".join("gpu %d health: %s" % (g["index"], json.dumps(g.get("health"))) for g in d["nodes"][0]["gpus"])' "$WORK/facts.json" | tee -a "$RES"
+	say "gpu_pci: $(py 'd["nodes"][0].get("gpu_pci")' "$WORK/facts.json")"
+	say "xid: $(py '{k: v for k, v in d["nodes"][0].get("xid", {}).items() if k != "events"}, len(d["nodes"][0].get("xid", {}).get("events", []))' "$WORK/facts.json")"
+	hbad=$(py '[(g["index"], k) for g in d["nodes"][0]["gpus"] for k in ("pci_bus_id numa_node ecc retired_pages row_remap pcie nvlink clocks_mhz throttle temperature_c temperature_slowdown_c power_w power_limit_w persistence compute_mode mig").split() if k not in g.get("health", {}) and k not in g.get("health", {}).get("unsupported", [])] + [(g["index"], e) for g in d["nodes"][0]["gpus"] for e in g.get("health", {}).get("errors", {}).items()]' "$WORK/facts.json")
+	if [ "$hbad" = "[]" ]; then check gpu-health-facts OK "every key on $ngpu GPU(s)"; else check gpu-health-facts FAIL "$hbad"; fi
 	# torch in a conda env or venv rather than the login python3: use what facts found
 	found=$(py '(d["nodes"][0].get("python_candidates") or [{}])[0].get("path", "")' "$WORK/facts.json")
 	if [ -n "$found" ]; then
