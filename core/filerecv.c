@@ -273,7 +273,18 @@ json_t *filerecv_put(json_t *req, const char **code, char *msg, size_t msglen)
 		sweep_once(part);
 		pending_set(part, 1);
 	}
-	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0600);
+	/* Only the put at offset 0 makes the part file, and it is the one that
+	 * registers it for removal at exit: a later chunk that finds none (its
+	 * file committed or removed meanwhile) must not make a new one that
+	 * nothing commits or removes. */
+	fd = open(part, O_WRONLY | O_CLOEXEC | (offset == 0 ? O_CREAT | O_TRUNC : 0), 0600);
+	if (fd < 0 && errno == ENOENT && offset > 0) {
+		snprintf(msg, msglen,
+		         "%s: no part file to write at offset %lld (a put at offset 0 "
+		         "starts it)",
+		         part, offset);
+		goto out;
+	}
 	if (fd < 0) {
 		snprintf(msg, msglen, "cannot open %s: %s", part, strerror(errno));
 		goto out;

@@ -8,9 +8,11 @@
  *               exists with exactly that size and SHA-256
  *   file_put    {"path", "offset", "raw_len", "zdata"}: zdata is the base64
  *               of one zlib stream that inflates to exactly raw_len bytes,
- *               written at offset of the part file (offset 0 truncates it
- *               first; parent directories are created 0700) -> {}; a
- *               write that fails (a full disk) removes the part file
+ *               written at offset of the part file (offset 0 creates or
+ *               truncates it, parent directories created 0700; any other
+ *               offset needs the part file there: "io" when it is not)
+ *               -> {}; a write that fails (a full disk) removes the part
+ *               file
  *   file_commit {"path", "size", "sha256"}: the part file must have exactly
  *               that size and SHA-256; it is renamed to path -> {}
  *

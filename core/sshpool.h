@@ -115,6 +115,10 @@ size_t sshpool_busy(const struct sshpool *pool);
  * cb runs exactly once: with the result, or with an error (the request's
  * deadline, the node failing). A request that times out fails the node:
  * an agent that misses a deadline is not trusted with the next request.
+ * cb may run before sshpool_request returns: at once when the node is not
+ * ready, and with the answer when the transport reads the agent's answers
+ * in the flush that writes this request (libssh2 does): a caller that
+ * sends more after it returns re-reads its state first.
  */
 int sshpool_request(struct sshpool_node *node, json_t *req_take, int timeout_ms,
                     sshpool_reply_cb cb, void *arg);

@@ -135,11 +135,22 @@ static void on_put(struct sshpool_node *pn, json_t *result, const char *code, co
 		send_commit(p);
 }
 
+/*
+ * Keep up to PUSH_IN_FLIGHT chunks of the current file in flight. The libssh2
+ * transport reads the agent's answers while it writes a request, so
+ * sshpool_request may run on_put, and with it this file's commit, the next
+ * files and finish, before it returns: each pass re-reads the state and the
+ * loop ends once its file is no longer the current one. (A loop that went
+ * on sent a chunk of a committed file again, with the next file's
+ * next_chunk: the put made that file's part anew, and no commit came.)
+ */
 static void send_chunks(struct push *p)
 {
-	struct push_file *f = &p->files[p->file];
+	const size_t file = p->file;
 
-	while (p->in_flight < PUSH_IN_FLIGHT && p->next_chunk < f->nchunks) {
+	while (!p->finished && p->file == file && p->in_flight < PUSH_IN_FLIGHT &&
+	       p->next_chunk < p->files[file].nchunks) {
+		struct push_file *f = &p->files[file];
 		size_t raw_len, k = p->next_chunk++;
 		const char *text = chunk_text(f, k, &raw_len);
 		json_t *req = proto_request(0, "file_put");

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# itest: alone (under the load of other files, a put into the shared cache sometimes leaves a .part behind: not yet understood, see docs/reliability.md)
 # The agent cache on nodes that share it, or cannot write it: 8 nodes whose ~/.cache is one
 # directory (bound over each node's own cache inside its mount namespace, until the cluster
 # has --shared-home), a planted broken agent, full and read-only caches, unknown architectures.

@@ -396,6 +396,31 @@ static void a_part_file_never_committed_is_removed_at_exit(void **state)
 	assert_true(exists(in_home("done")));
 }
 
+/* A chunk that comes after its file's commit (a head that sent it twice)
+ * makes no part file again: only the put at offset 0 starts one, and that
+ * one the agent removes at exit; the committed file is untouched. */
+static void a_put_past_offset_0_with_no_part_file_fails_and_makes_none(void **state)
+{
+	unsigned char data[1000];
+	char sha[SHA256_HEX_LEN];
+	const char *code;
+
+	fill_bytes(data, sizeof(data), 9);
+	sha_of(data, sizeof(data), sha);
+	expect_empty_object(call(filerecv_put, put_request("~/d/f", 0, data, 600, 600), &code));
+	expect_empty_object(
+	    call(filerecv_put, put_request("~/d/f", 600, data + 600, 400, 400), &code));
+	expect_empty_object(call(filerecv_commit, target_request("~/d/f", 1000, sha), &code));
+	expect_failure(call(filerecv_put, put_request("~/d/f", 600, data + 600, 400, 400), &code),
+	               &code, "io");
+	assert_false(exists(part_of("d/f")));
+	assert_true(present("~/d/f", 1000, sha));
+	/* a file never started: nothing is made either */
+	expect_failure(call(filerecv_put, put_request("~/d/g", 600, data, 400, 400), &code), &code,
+	               "io");
+	assert_false(exists(part_of("d/g")));
+}
+
 /* A pid that ran and is gone (its parent reaped it). */
 static long dead_pid(void)
 {
@@ -1085,6 +1110,7 @@ int main(void)
 	    FR(two_writers_of_one_path_each_use_their_own_part),
 	    FR(put_at_offset_zero_truncates_the_part_file),
 	    FR(a_part_file_never_committed_is_removed_at_exit),
+	    FR(a_put_past_offset_0_with_no_part_file_fails_and_makes_none),
 	    FR(stale_parts_of_gone_writers_of_this_node_are_swept),
 	    FR(stat_is_present_only_for_the_exact_size_and_sha256),
 	    FR(commit_with_a_wrong_sha256_is_a_mismatch_and_removes_the_part),
