@@ -78,7 +78,7 @@ static const struct {
     {"gpu-xid", "xid"},
     {"gpu-pcie-degraded", "pcie"},
     {"gpu-nvlink-down", "nvlink"},
-    {"gpu-throttled", "throttle"},
+    {"gpu-throttled", "clocks"},
     {"gpu-persistence-off", "persist"},
     {"gpu-mig-mismatch", "mig"},
     {"gpu-nic-far", "nic-far"},
@@ -304,8 +304,8 @@ static void draw_list(struct tui *t, struct view_state *vs, int y, int h, int w)
 	size_t *vis = cd_calloc(t->s.nhosts + 1, sizeof(*vis));
 	size_t n = visible(t, vis);
 	int extra = w > 80 ? w - 80 : 0;
-	int wn = 10 + extra / 4, wst = 15 + extra / 4, whn = 10, wos = 9 + extra / 2, wtn = 16;
-	int wg = 8; /* "8 ecc+2"; a longer word is cut at its end */
+	int wn = 10 + extra / 4, wst = 14 + extra / 4, whn = 10, wos = 9 + extra / 2, wtn = 16;
+	int wg = 9; /* "8 persist", "8 ecc+2"; a longer one is cut at its end */
 
 	ui_print(y, 1, w - 1, ui_attr(t, UI_TITLE), "%-*s %-*s %-*s %-*s %-*s %-*s %4s", wn, "NODE",
 	         wst, "STATE", whn, "HOSTNAME", wos, "OS", wg, "GPU", wtn, "TORCH/NCCL", "FIND");

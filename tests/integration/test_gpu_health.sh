@@ -9,7 +9,9 @@
 # node only. The stand-in's GPU I sits at PCI bus 0x18 + 0x10 * I.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
 ITEST_FILE=gpu_health
+trap tui_stop EXIT
 
 # scenario I LINES...: node I's NVML scenario: two healthy GPUs (idle), then LINES
 scenario() {
@@ -102,6 +104,23 @@ t_fewer_gpus_than_expect_gpus_and_a_lost_gpu_are_gpu_missing() {
 	expect_eq "$(gpu_findings | grep '^gpu-missing' | sed 's/lost the GPU: nvml[A-Za-z0-9_]*: /lost the GPU: FN: /')" \
 		"gpu-missing error node2: node2/gpu1: NVML lost the GPU: FN: GPU is lost (NVML error 15)
 gpu-missing error node3: node3: NVML lists 1 GPU, --expect-gpus 2" "the missing GPUs"
+}
+
+# The TUI's Nodes view: the GPU column is each node's GPU health once the check is done, its
+# worst GPU finding in a word and how many more; Enter lists them, worst first.
+t_the_tuis_gpu_column_names_each_nodes_worst_gpu_finding() {
+	scenario 1 "gpu 1 ecc.volatile.uncorrected 2" "gpu 0 persistence off"
+	scenario 3 "gpu 1 throttle 0x8"
+	tui_start -- tui -w 'node[1-3]' --probe-timeout 1000 || { healthy; return 1; }
+	tui_wait 'check done: 3 node\(s\)' 60 || { healthy; return 1; }
+	healthy
+	tui_wait '^ node1 .* 2 ecc\+1 ' 5 || return 1
+	tui_wait '^ node2 .* 2 ok ' 5 || return 1
+	tui_wait '^ node3 .* 2 clocks ' 5 || return 1
+	tui_keys Enter
+	tui_wait 'gpu\?      gpu-ecc-uncorrectable \(error\)' 5 || return 1
+	tui_wait 'gpu\?      gpu-persistence-off \(warning\)' 5 || return 1
+	tui_keys q q
 }
 
 # The stand-in answers the health queries only with its scenario half (fake_nvml_health.c).

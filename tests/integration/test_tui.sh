@@ -195,7 +195,7 @@ t_the_screen_follows_a_resize() {
 	expect_eq "${#before}" 85 "the column of the key hints (right-aligned in 100)" || return 1
 	expect_match "$(tui_screen)" '^ NODE {9,}STATE {13,}HOSTNAME' "the wider header" || return 1
 	tmux_ resize-window -x 80 -y 24
-	tui_wait '^ NODE {7}STATE {11}HOSTNAME' 5
+	tui_wait '^ NODE {7}STATE {10}HOSTNAME' 5
 }
 
 t_colours_pair_with_words_and_no_color_turns_them_off() {
