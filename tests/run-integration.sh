@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run every tests/integration/test_*.sh. Each file brings up its own namespace test cluster
 # (a random prefix, its own /24, its own $CD_RUN) and tears it down, so files run
-# CD_TEST_JOBS at a time (default: three times the CPUs + 1, at most 8: most of a file's time
-# is spent waiting on deadlines, handshakes and Python starting, not on a CPU; a full run on 2
-# CPUs used them 38 % of its time at 5 files at once). A file whose header has the line
+# CD_TEST_JOBS at a time (default: twice the CPUs + 1, at most 8: most of a file's time is
+# spent waiting on deadlines, handshakes and Python starting, not on a CPU; 7 at once on 2 CPUs
+# was no faster: every file's time grew by half). A file whose header has the line
 #     # itest: alone (REASON)
 # measures time or load and runs after the others, with nothing beside it. Each file's
 # output is printed whole when it ends, with its duration. Needs root for network
@@ -43,14 +43,15 @@ fi
 # tests/integration/file-times.txt, for a fresh checkout such as CI's, else by their number of
 # tests), so that no long file starts last and runs on alone.
 FILE_TIMES=$CD_TOP/build/integration-file-times.txt
-[[ -s $FILE_TIMES ]] || FILE_TIMES=$CD_TOP/tests/integration/file-times.txt
+ORDER_TIMES=$FILE_TIMES
+[[ -s $ORDER_TIMES ]] || ORDER_TIMES=$CD_TOP/tests/integration/file-times.txt
 pool=() alone=()
 for t in "$CD_TOP"/tests/integration/test_*.sh; do
 	if grep -q '^# itest: alone' "$t"; then alone+=("$t"); else pool+=("$t"); fi
 done
 weight() { # weight FILE: the last duration in ms, else 1000 x its number of tests
 	local w
-	w=$(awk -v f="${1##*/}" '$2 == f { w = $1 } END { print w }' "$FILE_TIMES" 2>/dev/null)
+	w=$(awk -v f="${1##*/}" '$2 == f { w = $1 } END { print w }' "$ORDER_TIMES" 2>/dev/null)
 	echo "${w:-$(($(grep -c '^t_[a-z0-9_]*()' "$1") * 1000))}"
 }
 mapfile -t pool < <(for t in "${pool[@]}"; do echo "$(weight "$t") $t"; done | sort -rn | cut -d' ' -f2-)
@@ -71,7 +72,7 @@ run_file() {
 	} 9>"$work/print.lock"
 }
 
-jobs=${CD_TEST_JOBS:-$((3 * $(nproc) + 1))}
+jobs=${CD_TEST_JOBS:-$((2 * $(nproc) + 1))}
 ((jobs > 8 && ${CD_TEST_JOBS:-0} == 0)) && jobs=8
 ((jobs >= 1)) || jobs=1
 running=0
