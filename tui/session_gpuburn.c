@@ -49,6 +49,8 @@ int session_burn_start(struct tui_session *s, char *err, size_t errlen)
 	if (!s->nhosts)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes: give a hostlist first");
 	session_burn_clear(s);
+	s->burn_started_ms = cd_now_ms(); /* the view shows it, started or not */
+	s->burn_ended_ms = 0;
 	s->burn_pool = sshpool_new(s->loop, s->o.pool, s->burn_error, sizeof(s->burn_error));
 	if (!s->burn_pool) {
 		s->burn_state = TASK_FAILED;
@@ -56,8 +58,6 @@ int session_burn_start(struct tui_session *s, char *err, size_t errlen)
 	}
 	s->burn_error[0] = 0;
 	s->burn_state = TASK_RUNNING;
-	s->burn_started_ms = cd_now_ms();
-	s->burn_ended_ms = 0;
 	s->o.burn.request_timeout_ms = s->o.pool->request_timeout_ms;
 	s->o.burn.python = s->o.check.python;
 	s->burn = gpuburn_start(s->loop, s->burn_pool, (const char *const *)s->hosts, s->nhosts,
