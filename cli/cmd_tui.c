@@ -165,6 +165,7 @@ int cmd_tui(int argc, char **argv)
 	targets_init(&r.t);
 	netcheck_opts_init(&r.o.session.check);
 	bench_opts_init(&r.o.session.bench);
+	gpuburn_opts_init(&r.o.session.burn);
 	mnist_opts_init(&r.o.session.mnist);
 	r.o.session.mnist.master_port = 0; /* given or not: without it, the check's */
 	r.o.no_color = nc && *nc;

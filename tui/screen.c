@@ -108,6 +108,10 @@ static void status_text(struct tui *t, char *buf, size_t len, int *attr)
 			bar_append(buf, len, &off, "bench: %s %zu/%zu, %.0f s  ", p.phase,
 			           p.answered, p.nodes, secs);
 	}
+	if (s->burn_state == TASK_RUNNING)
+		bar_append(buf, len, &off, "gpu-burn: %s, %.0f s  ",
+		           s->burn_phase[0] ? s->burn_phase : "starting",
+		           (double)(cd_now_ms() - s->burn_started_ms) / 1000);
 	if (s->job_state == TASK_RUNNING) {
 		char words[160];
 

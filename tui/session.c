@@ -378,13 +378,14 @@ const struct mnist_report *session_job_report(const struct tui_session *s)
 int session_busy(const struct tui_session *s)
 {
 	return (s->check_state == TASK_RUNNING) + (s->bench_state == TASK_RUNNING) +
-	       (s->job_state == TASK_RUNNING) + (s->fix.state == FIXFLOW_PLANNING) +
-	       (s->fix.state == FIXFLOW_APPLYING);
+	       (s->job_state == TASK_RUNNING) + (s->burn_state == TASK_RUNNING) +
+	       (s->fix.state == FIXFLOW_PLANNING) + (s->fix.state == FIXFLOW_APPLYING);
 }
 
 void session_keepalive_hold(struct tui_session *s, int hold_ms)
 {
-	struct sshpool *pools[] = {s->check_pool, s->bench_pool, s->job_pool, s->hang_pool};
+	struct sshpool *pools[] = {s->check_pool, s->bench_pool, s->job_pool, s->hang_pool,
+	                           s->burn_pool};
 
 	for (size_t i = 0; i < CD_ARRAY_LEN(pools); i++)
 		sshpool_keepalive_hold(pools[i], hold_ms); /* NULL: none */
@@ -425,6 +426,7 @@ int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t
 	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
+	session_burn_clear(s);
 	session_job_clear(s);
 	hosts_free(s);
 	s->nhosts = hostlist_count(hl);
@@ -442,6 +444,7 @@ void session_fini(struct tui_session *s)
 	session_fix_close(s);
 	check_clear(s);
 	bench_clear(s);
+	session_burn_clear(s);
 	session_job_clear(s);
 	hosts_free(s);
 }

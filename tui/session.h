@@ -19,6 +19,7 @@
 
 #include "cd.h"
 #include "collectives/bench.h"
+#include "collectives/gpuburn.h"
 #include "hang/hang.h"
 #include "jobs/mnist.h"
 #include "jobs/run.h"
@@ -59,6 +60,7 @@ struct tui_session_opts {
 	struct netcheck_opts check;      /* netcheck_opts_init'ed */
 	int deadline_s;                  /* the check's own deadline; 0 = none */
 	struct bench_opts bench;         /* bench_opts_init'ed */
+	struct gpuburn_opts burn;        /* gpuburn_opts_init'ed (python: the check's) */
 	struct mnist_opts mnist;         /* mnist_opts_init'ed */
 };
 
@@ -101,6 +103,14 @@ struct tui_session {
 	struct sshpool *bench_pool;
 	struct bench *bench;
 	int64_t bench_started_ms, bench_ended_ms;
+
+	/* the GPU stress of the Bench view (g, session_gpuburn.c) */
+	enum task_state burn_state;
+	char burn_error[CD_ERRLEN];
+	struct sshpool *burn_pool;
+	struct gpuburn *burn;
+	char burn_phase[64]; /* the flow's last phase ("connect", "stress 10 s") */
+	int64_t burn_started_ms, burn_ended_ms;
 
 	/* the job: the MNIST job, or a `clusterdoc run` job (job_kind) */
 	enum job_kind job_kind;
@@ -265,6 +275,20 @@ void session_fix_check_done(struct tui_session *s);
 #define HANG_ROUND_PAUSE_MS 2000
 int session_hang_open(struct tui_session *s, char *err, size_t errlen);
 void session_hang_close(struct tui_session *s);
+
+/*
+ * The Bench view's GPU stress (session_gpuburn.c): session_burn_start runs
+ * `clusterdoc gpu-burn` on the nodes with o.burn, on its own pool; errors
+ * as session_bench_start's. It is DONE when a GPU was measured (the
+ * report's exit 0 or 1), FAILED when none was. session_burn_report: the
+ * report (collectives/gpuburn.h) once done, else NULL. session_burn_shown:
+ * the Bench view shows the stress rather than the bench (the one started
+ * last). session_burn_clear: for session.c, stop it and forget it.
+ */
+int session_burn_start(struct tui_session *s, char *err, size_t errlen);
+const json_t *session_burn_report(const struct tui_session *s);
+int session_burn_shown(const struct tui_session *s);
+void session_burn_clear(struct tui_session *s);
 
 /* The bench's and the MNIST job's reports, NULL before they started (the
  * job's also while the job shown is a run). */

@@ -64,6 +64,13 @@ struct view {
 	int (*enter)(struct tui *t, struct view_state *vs);
 };
 
+/* The Bench view's GPU stress (view_gpuburn.c): draw it in the view's
+ * rows, scroll it with the keys (1 when used), start it (b; refused with
+ * --read-only, as the bench is). */
+void view_gpuburn_draw(struct tui *t, struct view_state *vs, int y, int h, int w);
+int view_gpuburn_key(struct tui *t, struct view_state *vs, int ch);
+void view_gpuburn_start(struct tui *t, struct view_state *vs);
+
 extern const struct view view_nodes, view_network, view_findings, view_env, view_bench, view_job;
 
 /*

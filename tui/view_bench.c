@@ -11,6 +11,9 @@
  * and the chart do not both fit (80x24), the chart shows and `c` switches
  * to the table; where they do, both show and `c` leaves the table alone.
  * Enter opens the whole report as one text that scrolls.
+ *
+ * b stresses the nodes' GPUs instead (`clusterdoc gpu-burn`,
+ * view_gpuburn.c); the view shows whichever of the two was started last.
  */
 #include "ui.h"
 
@@ -113,6 +116,12 @@ static void intro_text(struct tui *t, struct ui_text *x, int w)
 	            t->s.nhosts ? fold : "none yet (H gives them)", t->s.nhosts);
 	ui_text_add(x, A_DIM, 1,
 	            "The sizes and iterations: --bench-min, --bench-max, --bench-iters.");
+	ui_text_add(x, A_NORMAL, 0, " ");
+	ui_text_add(x, A_NORMAL, 1,
+	            "b stresses every GPU of the nodes at once instead (clusterdoc gpu-burn, "
+	            "%g s): TFLOP/s and GB/s per GPU against its model's median, the slow "
+	            "GPUs, and the nodes without torch or CUDA with why.",
+	            t->o->session.burn.seconds);
 	if (t->o->read_only) {
 		ui_text_add(x, A_NORMAL, 0, " ");
 		ui_text_add(x, ui_attr(t, UI_WARN), 1,
@@ -582,6 +591,10 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 		ui_text_free(&x);
 		return;
 	}
+	if (session_burn_shown(&t->s)) {
+		view_gpuburn_draw(t, vs, y, h, w);
+		return;
+	}
 	draw_title(t, y, w);
 	if (t->s.bench_state == TASK_RUNNING && t->s.bench) {
 		draw_running(t, y + 2, h - 2, w);
@@ -598,13 +611,19 @@ static size_t rows(struct tui *t, struct view_state *vs)
 {
 	const struct bench_report *r = result(t);
 
-	if (vs->drill || !r)
+	if (vs->drill || !r || session_burn_shown(&t->s))
 		return 0;
 	return r->nsizes;
 }
 
 static int key(struct tui *t, struct view_state *vs, int ch)
 {
+	if (ch == 'b' && !vs->drill) {
+		view_gpuburn_start(t, vs);
+		return 1;
+	}
+	if (session_burn_shown(&t->s))
+		return view_gpuburn_key(t, vs, ch);
 	if (ch == 'c' && !vs->drill && result(t)) {
 		vs->mode = vs->mode == SWEEP_AUTO ? SWEEP_TABLE : SWEEP_AUTO;
 		return 1;
@@ -614,12 +633,12 @@ static int key(struct tui *t, struct view_state *vs, int ch)
 
 static int enter(struct tui *t, struct view_state *vs)
 {
-	return result(t) != NULL;
+	return result(t) != NULL && !session_burn_shown(&t->s);
 }
 
 const struct view view_bench = {
     .name = "Bench",
-    .hint = "r run the bench; j/k select a size; c table/chart; Enter the whole report",
+    .hint = "r run the bench; b gpu-burn; j/k select a size; c table/chart; Enter the report",
     .rerun = RERUN_BENCH,
     .draw = draw,
     .rows = rows,
