@@ -78,7 +78,7 @@ static void read_test(json_t *test, struct dcgm_report *out)
 	json_t *results = json_object_get(test, "results"), *r;
 	size_t k;
 
-	if (!name || !json_is_array(results))
+	if (!name || !*name || !json_is_array(results))
 		return;
 	json_array_foreach(results, k, r)
 	{
