@@ -85,7 +85,9 @@ t_a_dcgmi_that_hangs_is_cut_at_its_deadline_and_named() {
 	expect_eq "$(gpu_findings | grep node3 | sed 's/in 3 s: .*/in 3 s: .../')" \
 		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi did not finish in 3 s: ..." \
 		"node3's hung dcgmi named" || return 1
-	expect_eq "$((took < 40))" 1 "the check ended ($took s) soon after dcgmi's 3 s deadline"
+	expect_eq "$((took < 40))" 1 "the check ended ($took s) soon after dcgmi's 3 s deadline" || return 1
+	# the stand-in's child too: the deadline kills dcgmi's whole process group
+	expect_eq "$(pgrep -f "sleep 3599" || true)" "" "a process of the hung dcgmi left running"
 }
 
 itest_need_root
