@@ -3,8 +3,8 @@
  * JSON output) into the results that are not a pass.
  *
  * The format, from DCGM's own source (github.com/NVIDIA/DCGM,
- * nvvs/src/JsonOutput.cpp and dcgmi/Diag.cpp, the comment that documents the
- * document they write):
+ * nvvs/src/JsonOutput.cpp: the comment at its top documents the document it
+ * writes):
  *
  *   {"DCGM GPU Diagnostic": {
  *     "test_categories": [{"category": "Deployment|Hardware|Integration|...",
