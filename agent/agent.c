@@ -24,6 +24,7 @@
 #include "jobs/run_trust.h"
 #include "jobs/runsync.h"
 #include "probes/ascend_agent.h"
+#include "probes/dcgm_agent.h"
 #include "probes/facts.h"
 #include "hang/hang_agent.h"
 #include "probes/netprobe.h"
@@ -349,6 +350,7 @@ static const struct {
     {.type = "rdzv_state", .plain = rdzv_agent_state},
     {.type = "hang_sample", .plain = hang_agent_sample},
     {.type = "gpu_burn", .plain = gpuburn_agent_run},
+    {.type = "dcgm_diag", .plain = dcgm_agent_diag},
     {.type = "ascend_probe", .plain = ascend_agent_probe},
     {.type = "ascend_netdetect", .plain = ascend_agent_netdetect},
     {.type = "sync_missing", .plain = runsync_agent_missing},

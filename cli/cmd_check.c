@@ -79,6 +79,7 @@ static const struct optuse check_help[] = {
     {.id = CHECKOPT_FULL_MATRIX_MAX},
     {.id = CHECKOPT_PYTHON},
     {.id = CHECKOPT_EXPECT_GPUS},
+    {.id = CHECKOPT_DCGM_LEVEL},
     {.id = CHECKOPT_DEADLINE,
      .help = "      --deadline S         end the check after S seconds, reporting the nodes\n"
              "                           that had not answered (default: none; 30 with\n"

@@ -23,6 +23,9 @@ static const struct optdef defs[] = {
      "      --deadline S         end the check after S seconds (default: none)\n"},
     {"expect-gpus", required_argument, CHECKOPT_EXPECT_GPUS, "--expect-gpus",
      "      --expect-gpus N      a node with fewer GPUs is gpu-missing (an error)\n"},
+    {"dcgm-level", required_argument, CHECKOPT_DCGM_LEVEL, "--dcgm-level",
+     "      --dcgm-level 1|2     run DCGM's diagnostic (dcgmi diag) at this level on\n"
+     "                           every GPU node that has dcgmi\n"},
     {"seed", required_argument, CHECKOPT_SEED, "--seed", NULL},
 };
 
@@ -51,6 +54,8 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 		return opt_int(shown, arg, 1, 86400, d->deadline_s, err, errlen);
 	case CHECKOPT_EXPECT_GPUS:
 		return opt_int(shown, arg, 1, 1024, &d->o->expect_gpus, err, errlen);
+	case CHECKOPT_DCGM_LEVEL:
+		return opt_int(shown, arg, 1, 2, &d->o->dcgm_level, err, errlen);
 	case CHECKOPT_SEED:
 		if (opt_int(shown, arg, 0, 1 << 30, &v, err, errlen) < 0)
 			return -1;

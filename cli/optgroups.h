@@ -41,6 +41,7 @@ enum {
 	CHECKOPT_DEADLINE,    /* --deadline S */
 	CHECKOPT_SEED,        /* --seed N (not listed in --help) */
 	CHECKOPT_EXPECT_GPUS, /* --expect-gpus N */
+	CHECKOPT_DCGM_LEVEL,  /* --dcgm-level 1|2 */
 };
 
 /* Where the check group's values go: the check's options, and the two the

@@ -83,6 +83,9 @@ static const struct job_gate_rule rules[] = {
     {"gpu-mig-mismatch", 1, AVOID_NONE},
     {"gpu-nic-far", 1, AVOID_NONE},
     {"gpu-slow", 0, AVOID_NONE},
+    {"gpu-dcgm-fail", 0, AVOID_NONE},
+    {"gpu-dcgm-warn", 0, AVOID_NONE},
+    {"gpu-dcgm-absent", 0, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

@@ -77,6 +77,9 @@ const struct finding_def finding_catalogue[] = {
     {"peer-ssh-no-client", SEV_ERROR, "a node has no ssh client for mpirun to use"},
     {"peer-ssh-failed", SEV_ERROR, "node-to-node SSH failed for another reason"},
     {"gpu-slow", SEV_WARNING, "a GPU is slower than the median of its model"},
+    {"gpu-dcgm-fail", SEV_ERROR, "DCGM's diagnostic fails a test of a GPU"},
+    {"gpu-dcgm-warn", SEV_WARNING, "DCGM's diagnostic warns about a test of a GPU"},
+    {"gpu-dcgm-absent", SEV_INFO, "DCGM is not installed on a node"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 

@@ -529,6 +529,7 @@ void diagnose_check_gpu(struct dstate *st)
 		check_gpus(st, i);
 		diagnose_gpu_xid(st, i);
 		diagnose_gpu_nic_far(st, i);
+		diagnose_gpu_dcgm(st, i);
 	}
 	check_mig(st);
 }

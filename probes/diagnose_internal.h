@@ -105,6 +105,9 @@ void diagnose_check_ascend(struct dstate *st);
 void diagnose_check_gpu(struct dstate *st);
 void diagnose_gpu_xid(struct dstate *st, size_t i);
 void diagnose_gpu_nic_far(struct dstate *st, size_t i);
+/* diagnose_gpu_dcgm.c: gpu-dcgm-fail, -warn and -absent from the node's
+ * "dcgm" answer (check --dcgm-level). */
+void diagnose_gpu_dcgm(struct dstate *st, size_t i);
 
 /* Node from's own route answer toward addr when it leaves through another
  * interface than the one holding its source address, else NULL

@@ -130,6 +130,7 @@ static void on_facts(struct sshpool_node *pn, json_t *result, const char *code, 
 		return;
 	c->nodes[i].facts = json_incref(result);
 	netcheck_ascend_facts(c, i, result);
+	netcheck_dcgm_facts(c, i, result);
 	fanout_settle(c->fan, i);
 }
 

@@ -109,4 +109,9 @@ void netcheck_phase_confirm(struct netcheck *c);
 void netcheck_ascend_facts(struct netcheck *c, size_t i, json_t *facts);
 void netcheck_phase_ascend(struct netcheck *c);
 
+/* netcheck_dcgm.c: with --dcgm-level, on a node whose facts list NVIDIA GPUs,
+ * dcgm_diag in the probe phase (one more answer owed), its answer kept in
+ * the model's "nvidia" object under "dcgm". */
+void netcheck_dcgm_facts(struct netcheck *c, size_t i, json_t *facts);
+
 #endif

@@ -333,6 +333,15 @@ void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *fact
 	nvidia_from_facts(n, facts);
 }
 
+void netmodel_set_nvidia(struct netmodel *m, size_t i, const char *key, json_t *v)
+{
+	struct nm_node *n = &m->nodes[i];
+
+	if (!n->nvidia)
+		n->nvidia = json_object();
+	json_object_set(n->nvidia, key, v);
+}
+
 void netmodel_set_ascend(struct netmodel *m, size_t i, const char *key, json_t *v)
 {
 	struct nm_node *n;

@@ -130,7 +130,8 @@ struct nm_node {
 	 * "gpu_pci" and "xid" objects as the agent sent them (docs/protocol.md),
 	 * under those keys, each absent when the facts lack it, and
 	 * "gpus_error" (errors["gpus"]) when set; NULL when the facts have
-	 * none of the three. Owned. */
+	 * none of the three; "dcgm", the dcgm_diag answer (or {"error": ...})
+	 * with --dcgm-level. Owned. */
 	json_t *nvidia;
 };
 
@@ -204,6 +205,10 @@ void netmodel_set_node(struct netmodel *m, size_t i, json_t *probe, json_t *fact
 /* Set key of node i's "ascend" object to v (a reference is taken),
  * creating the object. */
 void netmodel_set_ascend(struct netmodel *m, size_t i, const char *key, json_t *v);
+
+/* Set key of node i's "nvidia" object (made when absent) to v (a reference
+ * is taken): the check's "dcgm" answer (dcgm_agent.h). */
+void netmodel_set_nvidia(struct netmodel *m, size_t i, const char *key, json_t *v);
 
 /* Mark node i as not checked, with a code and message naming the node. */
 void netmodel_node_failed(struct netmodel *m, size_t i, const char *code, const char *msg);

@@ -35,6 +35,13 @@ t_expect_gpus_is_taken_by_check_env_fix_and_tui_from_1_to_1024() {
 	expect_match "$err" 'the TUI needs a terminal' "tui --expect-gpus 8: taken"
 }
 
+t_check_takes_dcgm_level_1_or_2_only() {
+	opt check --dcgm-level 3
+	expect_eq "$rc" 2 "check --dcgm-level 3: exit status" || return 1
+	expect_eq "$err" 'clusterdoc check: --dcgm-level wants a number from 1 to 2, not "3"' \
+		"check --dcgm-level 3: error"
+}
+
 t_the_tui_takes_port_65525_like_check() {
 	opt tui --port 65525
 	expect_eq "$rc" 2 "exit status" || return 1

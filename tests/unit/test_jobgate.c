@@ -120,6 +120,9 @@ static const char *const gate_a_one_node_job[] = {
     "gpu-throttled",
     "gpu-persistence-off",
     "gpu-slow",
+    "gpu-dcgm-fail",
+    "gpu-dcgm-warn",
+    "gpu-dcgm-absent",
 };
 
 static int listed(const char *const *list, size_t n, const char *id)

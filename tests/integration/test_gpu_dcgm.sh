@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# check --dcgm-level (issue 35, "DCGM where it exists") on a namespace cluster of 3 real sshd
+# nodes. No GPU or DCGM can exist here: NVML is the stand-in of tests/fakes (two healthy GPUs per
+# node), and dcgmi is tests/fakes/dcgmi, on the PATH of node1 and node3 only, printing the
+# documented `dcgmi diag -j` JSON of tests/fixtures/dcgm/ as each node's scenario file says
+# ($CLUSTERDOC_FAKE_DCGM_SCENARIO: "print FILE" or "hang"). A FAIL must land on its node and GPU,
+# a node without dcgmi is named absent and never fails, a dcgmi that hangs is cut at its deadline
+# ($CLUSTERDOC_DCGM_TIMEOUT_MS on the nodes: 3 s) and named.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=gpu_dcgm
+
+FIX=$CD_TOP/tests/fixtures/dcgm
+
+# dcgm I LINE: node I's dcgmi scenario
+dcgm() {
+	echo "$2" >"$CD_RUN/n$1/dcgm.sc"
+	rm -f "$CD_RUN/n$1/dcgm.sc.calls"
+}
+
+# the gpu-* and probe-incomplete findings of $out: "id severity nodes: evidence", sorted
+gpu_findings() {
+	jget '"\n".join(sorted(f["id"] + " " + f["severity"] + " " + ",".join(f["nodes"]) + ": " + e for f in d["findings"] if f["id"].startswith("gpu-") or f["id"] == "probe-incomplete" for e in f["evidence"]))'
+}
+
+t_setup_cluster_with_dcgmi_on_node1_and_node3() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1 i
+	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	cp "$lib" "$CD_RUN/libnvidia-ml.so.1" || return 1
+	mkdir -p "$CD_RUN/dcgmbin" && cp "$CD_TOP/tests/fakes/dcgmi" "$CD_RUN/dcgmbin/dcgmi" || return 1
+	for i in 1 2 3; do
+		echo "count 2" >"$CD_RUN/n$i/nvml.sc"
+		echo "6,1,0,-;Linux version 6.1.0 (gcc) #1 SMP" >"$CD_RUN/n$i/kmsg"
+		dcgm "$i" "print $FIX/r1_pass.json"
+		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$CD_RUN/libnvidia-ml.so.1" \
+			"export CLUSTERDOC_FAKE_NVML_SCENARIO=$CD_RUN/n$i/nvml.sc" \
+			"export CLUSTERDOC_KMSG=$CD_RUN/n$i/kmsg" \
+			"export CLUSTERDOC_FAKE_DCGM_SCENARIO=$CD_RUN/n$i/dcgm.sc" \
+			"export CLUSTERDOC_DCGM_TIMEOUT_MS=3000" || return 1
+	done
+	for i in 1 3; do
+		cluster_node_env "$i" "export PATH=$CD_RUN/dcgmbin:\$PATH" || return 1
+	done
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	expect_eq "$(gpu_findings)" "" "GPU findings without --dcgm-level (dcgmi not run)" || return 1
+	expect_eq "$(cat "$CD_RUN"/n[13]/dcgm.sc.calls 2>/dev/null)" "" "dcgmi calls without --dcgm-level"
+}
+
+t_a_dcgm_fail_lands_on_its_node_and_gpu_and_a_node_without_dcgmi_is_absent() {
+	dcgm 1 "print $FIX/r1_fail.json"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
+	dcgm 1 "print $FIX/r1_pass.json"
+	expect_eq "$(gpu_findings)" \
+		"gpu-dcgm-absent info node2: node2: dcgmi is not on PATH
+gpu-dcgm-fail error node1: node1/gpu1: DCGM test PCIe: FAIL: GPU 1 host to device bandwidth 2.15 GB/s is below the minimum 11.0 GB/s.
+gpu-dcgm-warn warning node1: node1: DCGM test Persistence Mode: WARN: Persistence mode for GPU 1 is currently disabled." \
+		"DCGM's results on their node and GPU, node2 named absent" || return 1
+	expect_eq "$(cat "$CD_RUN/n3/dcgm.sc.calls")" "diag -r 1 -j" "node3's dcgmi call"
+}
+
+t_the_level_given_is_the_level_run() {
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 2
+	expect_eq "$(cat "$CD_RUN/n1/dcgm.sc.calls")" "diag -r 2 -j" "node1's dcgmi call" || return 1
+	expect_eq "$(gpu_findings)" "gpu-dcgm-absent info node2: node2: dcgmi is not on PATH" \
+		"findings of passing DCGM runs"
+}
+
+t_a_fail_fails_the_prolog_of_its_node_and_dcgmi_absent_does_not() {
+	dcgm 1 "print $FIX/r1_fail.json"
+	cd_head check -w 'node[1-3]' --dcgm-level 1 --slurm-prolog --node node1
+	expect_eq "$rc" 1 "node1's prolog ($err)" || { dcgm 1 "print $FIX/r1_pass.json"; return 1; }
+	cd_head check -w 'node[1-3]' --dcgm-level 1 --slurm-prolog --node node2
+	dcgm 1 "print $FIX/r1_pass.json"
+	expect_eq "$rc" 0 "node2's prolog, dcgmi absent ($err)"
+}
+
+t_a_dcgmi_that_hangs_is_cut_at_its_deadline_and_named() {
+	local t0 took
+	dcgm 3 "hang"
+	t0=$(date +%s)
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
+	took=$(($(date +%s) - t0))
+	dcgm 3 "print $FIX/r1_pass.json"
+	expect_eq "$(gpu_findings | grep node3 | sed 's/in 3 s: .*/in 3 s: .../')" \
+		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi did not finish in 3 s: ..." \
+		"node3's hung dcgmi named" || return 1
+	expect_eq "$((took < 40))" 1 "the check ended ($took s) soon after dcgmi's 3 s deadline" || return 1
+	# the stand-in's child too: the deadline kills dcgmi's whole process group
+	expect_eq "$(pgrep -f "sleep 3599" || true)" "" "a process of the hung dcgmi left running"
+}
+
+itest_need_root
+itest_run_all
