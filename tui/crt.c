@@ -268,6 +268,38 @@ static int wrap_line(const char *s, int w, int *starts, int *lens, int cap)
 	return rows;
 }
 
+int ui_text_scroll_key(struct view_state *vs, int ch)
+{
+	int page = LINES > 6 ? LINES - 4 : 1;
+
+	switch (ch) {
+	case 'j':
+	case KEY_DOWN:
+		vs->scroll++;
+		return 1;
+	case 'k':
+	case KEY_UP:
+		vs->scroll = vs->scroll > 0 ? vs->scroll - 1 : 0;
+		return 1;
+	case KEY_NPAGE:
+	case ' ':
+		vs->scroll += page;
+		return 1;
+	case KEY_PPAGE:
+		vs->scroll = vs->scroll > page ? vs->scroll - page : 0;
+		return 1;
+	case 'g':
+	case KEY_HOME:
+		vs->scroll = 0;
+		return 1;
+	case 'G':
+	case KEY_END:
+		vs->scroll = 1 << 20; /* ui_text_draw clamps it to the end */
+		return 1;
+	}
+	return 0;
+}
+
 void ui_text_draw(const struct ui_text *x, int y, int h, int w, int *scroll)
 {
 	int total = 0, row = y, skip, starts[64], lens[64];

@@ -175,6 +175,10 @@ void ui_text_add(struct ui_text *x, int attr, int indent, const char *fmt, ...)
 /* Draw from line *scroll (clamped) in rows [y, y + h); long lines wrap. */
 void ui_text_draw(const struct ui_text *x, int y, int h, int w, int *scroll);
 void ui_text_free(struct ui_text *x);
+/* A view that shows a text with no rows to select: j/k, the page keys (and
+ * space) and g/G (Home/End) move vs->scroll (ui_text_draw clamps it). 1 when
+ * ch was one of them. */
+int ui_text_scroll_key(struct view_state *vs, int ch);
 
 /* ---- screen.c */
 

@@ -241,40 +241,6 @@ static void draw(struct tui *t, struct view_state *vs, int y, int h, int w)
 	free(buf);
 }
 
-/* The text has no rows to select: j/k and the page keys scroll it
- * (ui_text_draw keeps the scroll inside the text). */
-static int scroll_key(struct view_state *vs, int ch)
-{
-	int page = LINES > 6 ? LINES - 4 : 1;
-
-	switch (ch) {
-	case 'j':
-	case KEY_DOWN:
-		vs->scroll++;
-		return 1;
-	case 'k':
-	case KEY_UP:
-		vs->scroll = vs->scroll > 0 ? vs->scroll - 1 : 0;
-		return 1;
-	case KEY_NPAGE:
-	case ' ':
-		vs->scroll += page;
-		return 1;
-	case KEY_PPAGE:
-		vs->scroll = vs->scroll > page ? vs->scroll - page : 0;
-		return 1;
-	case 'g':
-	case KEY_HOME:
-		vs->scroll = 0;
-		return 1;
-	case 'G':
-	case KEY_END:
-		vs->scroll = 1 << 20;
-		return 1;
-	}
-	return 0;
-}
-
 static int key(struct tui *t, struct view_state *vs, int ch)
 {
 	if (ch == 'w') {
@@ -287,7 +253,7 @@ static int key(struct tui *t, struct view_state *vs, int ch)
 		ui_prompt(t, PROMPT_PATH, "Write env to: ", t->o->env_path, path_entered);
 		return 1;
 	}
-	return scroll_key(vs, ch);
+	return ui_text_scroll_key(vs, ch);
 }
 
 const struct view view_env = {

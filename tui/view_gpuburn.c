@@ -98,33 +98,7 @@ void view_gpuburn_draw(struct tui *t, struct view_state *vs, int y, int h, int w
 
 int view_gpuburn_key(struct tui *t, struct view_state *vs, int ch)
 {
-	int page = LINES > 6 ? LINES - 4 : 1;
-
-	switch (ch) {
-	case 'j':
-	case KEY_DOWN:
-		vs->scroll++;
-		return 1;
-	case 'k':
-	case KEY_UP:
-		vs->scroll = vs->scroll > 0 ? vs->scroll - 1 : 0;
-		return 1;
-	case KEY_NPAGE:
-		vs->scroll += page;
-		return 1;
-	case KEY_PPAGE:
-		vs->scroll = vs->scroll > page ? vs->scroll - page : 0;
-		return 1;
-	case 'g':
-	case KEY_HOME:
-		vs->scroll = 0;
-		return 1;
-	case 'G':
-	case KEY_END:
-		vs->scroll = 1 << 20; /* the drawing clamps it to the end */
-		return 1;
-	}
-	return 0;
+	return ui_text_scroll_key(vs, ch);
 }
 
 void view_gpuburn_start(struct tui *t, struct view_state *vs)

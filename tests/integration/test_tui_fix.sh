@@ -135,18 +135,7 @@ t_the_bench_view_counts_the_sizes_done_while_the_ring_runs() {
 
 t_q_quits_clean_and_no_sanitizer_reported_anything() {
 	tui_keys q
-	local status
-	status=$(tui_exit_status 20)
-	if [[ $status != 0 ]]; then
-		echo "    exit status $status; its stderr and sanitizer logs:"
-		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
-		return 1
-	fi
-	if compgen -G "$SAN_LOG/*" >/dev/null; then
-		echo "    sanitizer reports:"
-		head -40 "$SAN_LOG"/* | sed 's/^/    /'
-		return 1
-	fi
+	tui_ended_clean "$SAN_LOG" || return 1
 	rm -rf "$SAN_LOG"
 }
 

@@ -31,21 +31,10 @@ start_tui() {
 
 # q (q again while something runs): exit status 0 and no sanitizer report
 quit_clean() {
-	local status
 	tui_keys q
 	sleep 0.5
 	tui_keys q
-	status=$(tui_exit_status 20)
-	if [[ $status != 0 ]]; then
-		echo "    exit status $status; its stderr and sanitizer logs:"
-		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
-		return 1
-	fi
-	if compgen -G "$SAN_LOG/*" >/dev/null; then
-		echo "    sanitizer reports:"
-		head -40 "$SAN_LOG"/* | sed 's/^/    /'
-		return 1
-	fi
+	tui_ended_clean "$SAN_LOG" || return 1
 }
 
 t_setup_a_cluster_of_three_nodes_two_with_the_torch_stand_in() {

@@ -185,18 +185,7 @@ t_q_q_while_a_run_goes_quits_and_leaves_nothing() {
 	tui_keys q
 	tui_wait 'something is running: press q again' 5 || return 1
 	tui_keys q
-	local status
-	status=$(tui_exit_status 20)
-	if [[ $status != 0 ]]; then
-		echo "    exit status $status; its stderr and sanitizer logs:"
-		cat "$TUI_DIR/stderr" "$SAN_LOG"/* 2>/dev/null | head -60 | sed 's/^/    /'
-		return 1
-	fi
-	if compgen -G "$SAN_LOG/*" >/dev/null; then
-		echo "    sanitizer reports:"
-		head -40 "$SAN_LOG"/* | sed 's/^/    /'
-		return 1
-	fi
+	tui_ended_clean "$SAN_LOG" || return 1
 	itest_expect_no_run_left
 }
 

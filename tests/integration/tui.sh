@@ -10,6 +10,9 @@
 #                                       a line ending in '~*' any rest of the line;
 #                                       TUI_UPDATE=1 writes the file instead (review the diff)
 #   tui_exit_status [SECONDS]           wait for clusterdoc to end; prints its exit status
+#   tui_ended_clean SAN_DIR             after a quit: clusterdoc exited 0 and left no sanitizer
+#                                       report in SAN_DIR (its stderr and the reports are shown
+#                                       when not); 1 otherwise
 #   tui_stop                            end the tmux server (only ours: its own socket)
 # The tmux socket is private to the test (-L cdtui<pid>), so nothing else is touched.
 TUI_SOCK="cdtui$$"
@@ -93,6 +96,21 @@ tui_exit_status() {
 	done
 	echo "timeout"
 	return 1
+}
+
+tui_ended_clean() {
+	local san=$1 status
+	status=$(tui_exit_status 20)
+	if [[ $status != 0 ]]; then
+		echo "    exit status $status; its stderr and sanitizer logs:"
+		cat "$TUI_DIR/stderr" "$san"/* 2>/dev/null | head -60 | sed 's/^/    /'
+		return 1
+	fi
+	if compgen -G "$san/*" >/dev/null; then
+		echo "    sanitizer reports:"
+		head -40 "$san"/* | sed 's/^/    /'
+		return 1
+	fi
 }
 
 tui_stop() {
