@@ -76,7 +76,7 @@ const char *diagnose_sugg_family(const struct suggestions *s);
 int diagnose_sugg_init_method(const struct suggestions *s, char *buf, size_t len);
 
 struct diagnosis {
-	struct finding *findings; /* sorted: errors first, then by id */
+	struct finding *findings; /* sorted: worst severity first, then by id */
 	size_t nfindings;
 	struct node_prediction *pred; /* [nnodes] */
 	struct suggestions sugg;

@@ -180,7 +180,7 @@ size_t session_node_gpu_findings(const struct tui_session *s, size_t i,
 
 		if (strncmp(f->id, "gpu-", 4) != 0 || !finding_names(f, i))
 			continue;
-		if (!*worst || f->severity < (*worst)->severity) /* SEV_ERROR is 0 */
+		if (!*worst) /* diagnose sorts the findings worst first */
 			*worst = f;
 		n++;
 	}

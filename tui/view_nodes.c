@@ -120,19 +120,14 @@ static void gpu_health(struct tui *t, size_t i, const struct nm_node *n, char *b
 static void gpu_lines(struct tui *t, size_t i, struct ui_text *x)
 {
 	const struct diagnosis *d = t->s.d;
-	const struct finding *worst;
 
-	if (!session_node_gpu_findings(&t->s, i, &worst))
-		return;
-	for (int sev = SEV_ERROR; sev <= SEV_INFO; sev++)
-		for (size_t k = 0; k < d->nfindings; k++) {
-			const struct finding *f = &d->findings[k];
+	for (size_t k = 0; d && k < d->nfindings; k++) {
+		const struct finding *f = &d->findings[k]; /* worst first (struct diagnosis) */
 
-			if ((int)f->severity == sev && strncmp(f->id, "gpu-", 4) == 0 &&
-			    finding_names(f, i))
-				ui_text_add(x, A_NORMAL, 2, "gpu?      %s (%s): %s", f->id,
-				            severity_name(f->severity), f->message);
-		}
+		if (strncmp(f->id, "gpu-", 4) == 0 && finding_names(f, i))
+			ui_text_add(x, A_NORMAL, 2, "gpu?      %s (%s): %s", f->id,
+			            severity_name(f->severity), f->message);
+	}
 }
 
 /* ---------------------------------------------------------------- grouped */
