@@ -52,20 +52,31 @@ static size_t distance(const char *a, size_t al, const char *b)
 	return row[bl];
 }
 
+const struct option *longopt_named(const struct option *opts, const char *arg)
+{
+	size_t nl;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	arg += 2;
+	nl = strcspn(arg, "=");
+	for (const struct option *o = opts; o->name; o++) {
+		if (strlen(o->name) == nl && strncmp(o->name, arg, nl) == 0)
+			return o;
+	}
+	return NULL;
+}
+
 int longopt_check(const struct option *opts, const char *arg, char *msg, size_t len)
 {
 	const char *name, *near[SUGGEST_MAX];
 	size_t nl, nnear = 0, at;
 	int by_prefix = 0;
 
-	if (strncmp(arg, "--", 2) != 0 || !arg[2])
+	if (strncmp(arg, "--", 2) != 0 || !arg[2] || longopt_named(opts, arg))
 		return 0;
 	name = arg + 2;
 	nl = strcspn(name, "=");
-	for (const struct option *o = opts; o->name; o++) {
-		if (strlen(o->name) == nl && strncmp(o->name, name, nl) == 0)
-			return 0;
-	}
 	/* what it may have meant: the options it is a prefix of (what
 	 * getopt_long would have taken), else the names within two edits */
 	for (const struct option *o = opts; o->name && nnear < SUGGEST_MAX; o++) {

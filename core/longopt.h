@@ -34,4 +34,9 @@ int longopt_next(int argc, char *const argv[], int from, int permute);
  */
 int longopt_check(const struct option *opts, const char *arg, char *msg, size_t len);
 
+/* The option of opts (a {0}-ended getopt_long table) that arg ("--name" or
+ * "--name=value") names exactly, or NULL (not a long option, or no such
+ * name). */
+const struct option *longopt_named(const struct option *opts, const char *arg);
+
 #endif

@@ -138,30 +138,12 @@ void optgroup_help(FILE *f, const struct optgroup *g, const struct optuse *uses)
 
 /* ---------------------------------------------------------------- the loop */
 
-/* The option of s that the word at argv[k] ("--name" or "--name=value")
- * names exactly, or NULL. */
-static const struct option *long_named(const struct optset *s, const char *word)
-{
-	size_t len;
-
-	if (strncmp(word, "--", 2) != 0)
-		return NULL;
-	word += 2;
-	len = strcspn(word, "=");
-	for (size_t i = 0; i < s->n; i++) {
-		if (strlen(s->longopts[i].name) == len &&
-		    strncmp(s->longopts[i].name, word, len) == 0)
-			return &s->longopts[i];
-	}
-	return NULL;
-}
-
 /* What a quiet loop says of the word getopt_long refused: missing is 1
  * when it lacks its value (getopt_long returned ':'), else the word is not
  * an option here or has a value it does not take. */
 static int refused(const struct optset *s, const char *word, int missing, char *err, size_t errlen)
 {
-	const struct option *o = word ? long_named(s, word) : NULL;
+	const struct option *o = word ? longopt_named(s->longopts, word) : NULL;
 
 	if (missing && o)
 		return cd_errf(err, errlen, OPTSET_USAGE, "--%s needs a value", o->name);
