@@ -69,7 +69,7 @@ AGENT_BIN := clusterdoc-agent
 AGENT_CROSS := clusterdoc-agent-aarch64
 endif
 
-.PHONY: FORCE all deps test check check-integration unit integration fuzz-smoke fuzz asan check-style format install \
+.PHONY: FORCE all deps test check check-integration unit integration fuzz-smoke replay fuzz asan check-style format install \
         demo bench clean
 all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 
@@ -198,8 +198,30 @@ integration: $(BUILD)/fakes/libback_name_swap.so $(ORACLE_BIN) $(ASAN_HEAD) $(HE
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh
 
-fuzz-smoke: $(FUZZ_BIN)
-	@tests/run-fuzz.sh smoke $(FUZZ_BIN)
+# The smoke stage replays each seed corpus once: every harness linked with
+# tests/fuzz/replay.c against the ASan+UBSan library of the ASan head (gcc),
+# so the library is not compiled a second time with clang's coverage; `make
+# fuzz` builds and runs the libFuzzer harnesses. A replay of fuzz_netprobe, as
+# its libFuzzer build, links the parsers alone.
+REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-asan/replay/%)
+fuzz-smoke:
+	@$(MAKE) --no-print-directory SANITIZE=1 replay
+	@REPLAY_SELFTEST=build-asan/replay/selftest tests/run-fuzz.sh smoke $(REPLAY_BIN)
+ifeq ($(SANITIZE),1)
+replay: $(REPLAY_BIN) $(BUILD)/replay/selftest
+	@:
+REPLAY_CFLAGS = $(CPPFLAGS) $(CFLAGS) -include tests/fuzz/replay.h $(LDFLAGS)
+$(BUILD)/replay/selftest: tests/fuzz/replay_selftest.c tests/fuzz/replay.c tests/fuzz/replay.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REPLAY_CFLAGS) -o $@ $(filter %.c,$^)
+$(BUILD)/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/replay.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REPLAY_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB) $(HEAD_LIBS) -ldl
+$(BUILD)/replay/fuzz_netprobe: tests/fuzz/fuzz_netprobe.c tests/fuzz/replay.c tests/fuzz/replay.h \
+		$(addprefix $(BUILD)/,probes/netprobe_parse.o probes/facts_parse.o core/scan.o core/utf8.o core/cd.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(REPLAY_CFLAGS) -o $@ $(filter %.c %.o,$^) -ljansson
+endif
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz.sh long $(FUZZ_BIN)
