@@ -56,18 +56,35 @@ weight() { # weight FILE: the last duration in ms, else 1000 x its number of tes
 }
 mapfile -t pool < <(for t in "${pool[@]}"; do echo "$(weight "$t") $t"; done | sort -rn | cut -d' ' -f2-)
 
+# Where the cgroup v1 cpuacct controller is writable, each file runs in a group of its own
+# and its line says the CPU time it and everything it started used (sshd nodes, agents,
+# Python ranks): with more files than CPUs at once, that is what a file costs the others.
+CPUACCT=/sys/fs/cgroup/cpuacct
+[[ -w $CPUACCT ]] || CPUACCT=
+
 # run_file FILE: run one test file, its output into its log; print the log whole when done
 run_file() {
-	local t=$1 name=${1##*/} t0 rc ms
+	local t=$1 name=${1##*/} t0 rc ms cg= cpu=
+	if [[ $CPUACCT ]] && mkdir "$CPUACCT/cd-itest-$$-$name" 2>/dev/null; then
+		cg=$CPUACCT/cd-itest-$$-$name
+	fi
 	t0=$(cd_now_ms)
-	bash "$t" >"$work/$name.log" 2>&1
+	(
+		[[ $cg ]] && echo "$BASHPID" >"$cg/tasks"
+		exec bash "$t"
+	) >"$work/$name.log" 2>&1
 	rc=$?
 	ms=$(($(cd_now_ms) - t0))
+	if [[ $cg ]]; then
+		cpu=$(<"$cg/cpuacct.usage")
+		cpu=", cpu $(cd_secs $((cpu / 1000000))) s"
+		rmdir "$cg" 2>/dev/null || cpu+=" (processes left behind: $(tr '\n' ' ' <"$cg/tasks"))"
+	fi
 	echo "$ms $name" >>"$work/file-times"
 	((rc == 0)) || echo "$name" >>"$work/failed"
 	{
 		flock 9
-		echo "-- $name ($(cd_secs "$ms") s)"
+		echo "-- $name ($(cd_secs "$ms") s$cpu)"
 		cat "$work/$name.log"
 	} 9>"$work/print.lock"
 }
