@@ -92,6 +92,7 @@
 #   cluster_node_env I LINE...            append to node I's own ~/.bashrc (the agent's login environment)
 #   cluster_wait_torch_imports [S]       until no torch import an agent left running past its deadline is alive
 #   cluster_seed_torch_cache             every node gets node1's cached torch facts (benchmarks)
+#   cluster_torch_seed DIR I             node I's warm torch facts (cluster_up's) back into DIR, its ~/.cache
 #   cluster_root_ensure NAME             build a cached root now (tests/cluster/roots.sh)
 #   cluster_slurm_up / cluster_slurm_down  a real Slurm on this cluster (tests/cluster/slurm.sh,
 #                  slurm_cluster_up): munged + slurmctld in the head's namespace, one slurmd per
@@ -803,6 +804,10 @@ _cd_torch_seed() {
 	mkdir -p -m 700 "$1" "$1/clusterdoc" &&
 		install -m 600 "$CD_TORCH_FACTS_SEED" "$1/clusterdoc/python-facts-node$2.json"
 }
+
+# cluster_torch_seed CACHE_DIR I: put node I's warm torch facts back in CACHE_DIR (its
+# ~/.cache) after a test emptied it, as cluster_up did
+cluster_torch_seed() { _cd_torch_seed "$@"; }
 
 # _cd_node_binds i : "SOURCE TARGET" pairs the holder binds (TARGET inside the node)
 _cd_node_binds() {
