@@ -6,7 +6,9 @@
 # link dropped with nftables mid-run is named with both ranks; a rank killed with SIGKILL is named
 # gone; a rank SIGSTOPped by its PID is named stopped (state T), first; a process of another user is named with the rights needed; no job is exit 2 saying what
 # was searched; through the NVML stand-in, a rank whose GPU idles while the others' are busy is named. Each inspection of 3 nodes x 2
-# ranks with 2 samples must take under 10 s.
+# ranks with 2 samples must take under 10 s. Cases that leave a job as they found it share it
+# (use_job): one sleeping job, one healthy job and one --launcher none job serve two or three
+# cases each, in the order below, instead of a torch job started per case.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=hang
@@ -39,6 +41,19 @@ start_job() {
 	return 1
 }
 
+# use_job MODE: a job of MODE (start_job's), the one running now when an earlier case started
+# one of that mode and it is still there, else a new one. Cases that leave the job as they
+# found it share one; a case that changes it for good (a rank killed, a link dropped) stops it.
+JOB_MODE=""
+use_job() {
+	if [[ -n $JOB_PID && $JOB_MODE == "$1" ]] && kill -0 "$JOB_PID" 2>/dev/null; then
+		return 0
+	fi
+	stop_job
+	start_job "$1" || { stop_job; return 1; }
+	JOB_MODE=$1
+}
+
 # pid and every process below it, deepest first
 descendants() {
 	local c
@@ -58,7 +73,7 @@ stop_job() {
 	done
 	kill -KILL $pids 2>/dev/null
 	wait "$JOB_PID" 2>/dev/null
-	JOB_PID=""
+	JOB_PID="" JOB_MODE=""
 	rm -f "$JOB_LOG"
 }
 
@@ -66,10 +81,9 @@ hang() { cd_head hang -w 'node[1-3]' --json "$@"; }
 
 t_a_rank_asleep_before_an_allreduce_is_named_with_its_node() {
 	setup_cluster || return 1
-	start_job sleep5 || { stop_job; return 1; }
+	use_job sleep5 || return 1
 	sleep 2 # rank 5 is in its sleep, the others in the allreduce
 	hang
-	stop_job
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('hung', 6)" "status and ranks" || return 1
 	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || return 1
@@ -81,18 +95,61 @@ t_a_rank_asleep_before_an_allreduce_is_named_with_its_node() {
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
 }
 
-t_a_healthy_job_is_progressing() {
-	start_job healthy || { stop_job; return 1; }
-	hang
+t_a_rank_killed_while_the_others_wait_is_named_gone() {
+	local pid
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	use_job sleep5 || return 1
+	sleep 1
+	hang --samples 2 --interval 0.5 --no-stacks
+	pid=$(jget 'd["ranks"][5]["pid"]')
+	[[ $pid =~ ^[0-9]+$ ]] || { stop_job; echo "    no pid for rank 5"; return 1; }
+	kill -KILL "$pid" # the shared process table: rank 5 of node3, by its PID
+	hang --no-stacks
 	stop_job
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$(jget '[s["reason"] for s in d["suspects"] if s["rank"] == 5]')" "rank 5 .*is gone" "rank 5 gone"
+}
+
+t_a_healthy_job_is_progressing() {
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	use_job healthy || return 1
+	hang
 	expect_eq "$rc" 0 "exit status ($err) $(jget 'd["suspects"]' 2>/dev/null)" || return 1
 	expect_eq "$(jget 'd["status"], len(d["ranks"])')" "('progressing', 6)" "status and ranks" || return 1
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
 }
 
+# NVML through its stand-in (tests/fakes/fake_nvml.c, selected by CLUSTERDOC_NVML_LIB in each node's
+# login environment): a healthy job whose rank 5 has an idle GPU while every other rank's GPU is
+# busy is hung, and rank 5 is named with its GPU; the text report shows each rank's GPU. Last:
+# the nodes' environment keeps the stand-in, with no GPUs once the case is over.
+t_an_idle_gpu_while_the_others_are_busy_names_its_rank() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1 i
+	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	cp "$lib" "$JOBS/libnvidia-ml.so.1"
+	for i in 1 2 3; do
+		printf '100:RANK=%d,%d:RANK=%d\n' $((2 * i - 2)) $((i == 3 ? 0 : 100)) $((2 * i - 1)) >"$JOBS/nvml_node$i"
+		chmod 644 "$JOBS/nvml_node$i"
+		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$JOBS/libnvidia-ml.so.1" \
+			"export FAKE_NVML_FILE=$JOBS/nvml_node$i" || return 1
+	done
+	use_job healthy || return 1
+	hang --no-stacks
+	expect_eq "$rc" 1 "exit status ($err)" || { stop_job; return 1; }
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || { stop_job; return 1; }
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 5 \(node3, pid [0-9]+\) has its GPU 1 idle \(0 %, 0 %\) while 5 rank\(s\)' GPUs are busy" "the reason" || { stop_job; return 1; }
+	expect_eq "$(jget '[r["gpu"]["util"][-1] for r in d["ranks"]]')" "[100, 100, 100, 100, 100, 0]" "each rank's GPU" || { stop_job; return 1; }
+	[[ $elapsed_ms -lt 10000 ]] || { stop_job; echo "    took $elapsed_ms ms"; return 1; }
+	cd_head hang -w 'node[1-3]' --no-stacks
+	for i in 1 2 3; do : >"$JOBS/nvml_node$i"; done
+	expect_match "$out" "rank 5  node3 pid [0-9]+ .*  gpu 1 at 0 %" "the text report's rank 5"
+}
+
 t_a_link_dropped_mid_run_is_named_with_both_ranks() {
 	local r
-	start_job healthy || { stop_job; return 1; }
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	use_job healthy || return 1
 	# node2 drops everything to and from node3, in its own netns only
 	cluster_node_exec 2 nft -f - <<-EOF || { stop_job; return 1; }
 		table inet cdhang {
@@ -109,20 +166,6 @@ t_a_link_dropped_mid_run_is_named_with_both_ranks() {
 	# whichever side was sending when the link went: node2's queue toward node3, or node3's toward node2
 	expect_match "$r" "link (node2 → node3 \($SUBNET\.13:[0-9]+\): [0-9]+ bytes queued, not drained for [0-9]+ s \(rank [23] sends to rank [45]\)|node3 → node2 \($SUBNET\.12:[0-9]+\): [0-9]+ bytes queued, not drained for [0-9]+ s \(rank [45] sends to rank [23]\))" "the link" || return 1
 	[[ $elapsed_ms -lt 10000 ]] || { echo "    took $elapsed_ms ms"; return 1; }
-}
-
-t_a_rank_killed_while_the_others_wait_is_named_gone() {
-	local pid
-	start_job sleep5 || { stop_job; return 1; }
-	sleep 1
-	hang --samples 2 --interval 0.5 --no-stacks
-	pid=$(jget 'd["ranks"][5]["pid"]')
-	[[ $pid =~ ^[0-9]+$ ]] || { stop_job; echo "    no pid for rank 5"; return 1; }
-	kill -KILL "$pid" # the shared process table: rank 5 of node3, by its PID
-	hang --no-stacks
-	stop_job
-	expect_eq "$rc" 1 "exit status ($err)" || return 1
-	expect_match "$(jget '[s["reason"] for s in d["suspects"] if s["rank"] == 5]')" "rank 5 .*is gone" "rank 5 gone"
 }
 
 # torchrun started by hand on every node (as a user would over SSH), not by clusterdoc
@@ -156,6 +199,7 @@ stop_torchrun() {
 }
 
 t_a_job_started_by_plain_torchrun_is_found_the_same_way() {
+	stop_job # the one an earlier case shared
 	start_torchrun sleep5 || { stop_torchrun; return 1; }
 	sleep 2
 	hang
@@ -170,6 +214,7 @@ t_a_job_started_by_plain_torchrun_is_found_the_same_way() {
 
 t_processes_of_another_user_are_named_with_the_rights_needed() {
 	local bg pids
+	stop_job # the one an earlier case shared
 	# root's "rank" on node1; the inspection runs as cdplain, who may not read its environment
 	cluster_node_exec 1 env RANK=0 WORLD_SIZE=2 /usr/bin/python3 -c \
 		'import time; time.sleep(60)  # torch.distributed' >/dev/null 2>&1 &
@@ -186,37 +231,10 @@ t_processes_of_another_user_are_named_with_the_rights_needed() {
 }
 
 t_no_job_is_exit_2_saying_what_was_searched() {
+	stop_job # the one an earlier case shared
 	hang
 	expect_eq "$rc" 2 "exit status" || return 1
 	expect_match "$(jget 'd["summary"]')" "^no job found: searched processes of every user with RANK, LOCAL_RANK, WORLD_SIZE, NODE_RANK and NNODES, OMPI_COMM_WORLD_RANK or TORCHELASTIC_\* in their environment on 3 node\(s\)$" "the summary"
-}
-
-# NVML through its stand-in (tests/fakes/fake_nvml.c, selected by CLUSTERDOC_NVML_LIB in each node's
-# login environment): a healthy job whose rank 5 has an idle GPU while every other rank's GPU is
-# busy is hung, and rank 5 is named with its GPU; the text report shows each rank's GPU. Last:
-# the nodes' environment keeps the stand-in, with no GPUs once the case is over.
-t_an_idle_gpu_while_the_others_are_busy_names_its_rank() {
-	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1 i
-	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
-	[[ -n $JOBS ]] || setup_cluster || return 1
-	cp "$lib" "$JOBS/libnvidia-ml.so.1"
-	for i in 1 2 3; do
-		printf '100:RANK=%d,%d:RANK=%d\n' $((2 * i - 2)) $((i == 3 ? 0 : 100)) $((2 * i - 1)) >"$JOBS/nvml_node$i"
-		chmod 644 "$JOBS/nvml_node$i"
-		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$JOBS/libnvidia-ml.so.1" \
-			"export FAKE_NVML_FILE=$JOBS/nvml_node$i" || return 1
-	done
-	start_job healthy || { stop_job; return 1; }
-	hang --no-stacks
-	expect_eq "$rc" 1 "exit status ($err)" || { stop_job; return 1; }
-	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"])')" "(5, 'node3')" "the suspect" || { stop_job; return 1; }
-	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 5 \(node3, pid [0-9]+\) has its GPU 1 idle \(0 %, 0 %\) while 5 rank\(s\)' GPUs are busy" "the reason" || { stop_job; return 1; }
-	expect_eq "$(jget '[r["gpu"]["util"][-1] for r in d["ranks"]]')" "[100, 100, 100, 100, 100, 0]" "each rank's GPU" || { stop_job; return 1; }
-	[[ $elapsed_ms -lt 10000 ]] || { stop_job; echo "    took $elapsed_ms ms"; return 1; }
-	cd_head hang -w 'node[1-3]' --no-stacks
-	stop_job
-	for i in 1 2 3; do : >"$JOBS/nvml_node$i"; done
-	expect_match "$out" "rank 5  node3 pid [0-9]+ .*  gpu 1 at 0 %" "the text report's rank 5"
 }
 
 # `clusterdoc run` with any launcher, in the background: its output in JOB_LOG, the head in JOB_PID
@@ -230,7 +248,12 @@ start_run() {
 # A --launcher none job whose ranks take their rank from argv (argv_job.py), the last one asleep
 # before the allreduce the others wait in; returns once every rank is ready (up to 90 s).
 start_argv_job_with_last_rank_asleep() {
+	if [[ -n $JOB_PID && $JOB_MODE == argv-sleep-last ]] && kill -0 "$JOB_PID" 2>/dev/null; then
+		return 0
+	fi
+	stop_job
 	start_run --launcher none -- python3 argv_job.py '{node_rank}' '{nnodes}' sleep-last
+	JOB_MODE=argv-sleep-last
 	for _ in $(seq 1 180); do
 		[[ $(grep -c 'ready$' "$JOB_LOG") -ge 3 ]] && break
 		sleep 0.5
@@ -258,8 +281,31 @@ t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() 
 			[[ -n $run_id ]] || { echo "    no CLUSTERDOC_RUN in rank 0's environment"; stop_job; return 1; }
 		fi
 	done
-	stop_job
 	expect_match "$first" "^\('hung', 3, 2, 'node3', 'rank 2 \(node3, pid [0-9]+\) has not entered the collective the others wait in'\)$" "the verdict"
+}
+
+# A rank SIGSTOPped (by its exact PID) while another sleeps and the third waits: hang says it is
+# stopped, state T, and names it first, before the sleeping rank; SIGCONT after.
+t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
+	local pid text
+	[[ -n $JOBS ]] || setup_cluster || return 1
+	start_argv_job_with_last_rank_asleep || return 1
+	hang
+	pid=$(jget '[r["pid"] for r in d["ranks"] if r["rank"] == 1][0]')
+	[[ $pid =~ ^[0-9]+$ ]] && kill -STOP "$pid" || { echo "    no pid for rank 1 ($err)"; stop_job; return 1; }
+	cd_head hang -w 'node[1-3]'
+	text=$out
+	hang
+	kill -CONT "$pid"
+	stop_job
+	expect_match "$text" "^  1\. rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\)" "the text's first suspect" || return 1
+	expect_match "$text" "^  rank 1  node2 pid $pid  STOPPED \(state T\), in " "the text's ranks table" || return 1
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_eq "$(jget '[(r["rank"], r["state"]) for r in d["ranks"]][1]')" "(1, 'T')" "rank 1's state" || return 1
+	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"], d["suspects"][0]["pid"])')" "(1, 'node2', $pid)" "the first suspect" || return 1
+	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\): it runs no code until it is continued \(kill -CONT $pid" "its reason" || return 1
+	expect_eq "$(jget 'd["suspects"][1]["rank"]')" 2 "the sleeping rank, next" || return 1
+	expect_eq "$(jget 'sum("sleeps in" in s["reason"] for s in d["suspects"] if s["rank"] == 1)')" 0 "no suspect of rank 1 saying it sleeps"
 }
 
 # torchrun on every node waiting for a master port that node1's firewall drops: `hang` says so
@@ -267,6 +313,7 @@ t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() 
 t_a_torchrun_job_stuck_in_the_rendezvous_is_reported_and_left_alive() {
 	local n
 	[[ -n $JOBS ]] || setup_cluster || return 1
+	stop_job # the one an earlier case shared
 	cluster_trap_firewall_port 1 29577 || return 1
 	start_run --force --master-port 29577 -- hang_job.py healthy
 	# the three launchers are up when each node runs one (hang sees them before torch is imported)
@@ -295,6 +342,7 @@ t_a_torchrun_job_stuck_in_the_rendezvous_is_reported_and_left_alive() {
 t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
 	local pids p dead=0
 	[[ -n $JOBS ]] || setup_cluster || return 1
+	stop_job # the one an earlier case shared
 	start_run --launcher none -- sh -c 'sleep 600'
 	sleep 5
 	hang
@@ -309,30 +357,6 @@ t_a_rank_that_is_a_shell_survives_hang_and_is_reported_without_stacks() {
 		"['no stacks: the rank does not handle the dump signal']" "each rank's note" || return 1
 	expect_eq "$dead" 0 "ranks that died of hang" || return 1
 	expect_eq "$alive" 0 "the run still running after hang"
-}
-
-# A rank SIGSTOPped (by its exact PID) while another sleeps and the third waits: hang says it is
-# stopped, state T, and names it first, before the sleeping rank; SIGCONT after.
-t_a_sigstopped_rank_is_named_stopped_as_the_first_suspect() {
-	local pid text
-	[[ -n $JOBS ]] || setup_cluster || return 1
-	start_argv_job_with_last_rank_asleep || return 1
-	hang
-	pid=$(jget '[r["pid"] for r in d["ranks"] if r["rank"] == 1][0]')
-	[[ $pid =~ ^[0-9]+$ ]] && kill -STOP "$pid" || { echo "    no pid for rank 1 ($err)"; stop_job; return 1; }
-	cd_head hang -w 'node[1-3]'
-	text=$out
-	hang
-	kill -CONT "$pid"
-	stop_job
-	expect_match "$text" "^  1\. rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\)" "the text's first suspect" || return 1
-	expect_match "$text" "^  rank 1  node2 pid $pid  STOPPED \(state T\), in " "the text's ranks table" || return 1
-	expect_eq "$rc" 1 "exit status ($err)" || return 1
-	expect_eq "$(jget '[(r["rank"], r["state"]) for r in d["ranks"]][1]')" "(1, 'T')" "rank 1's state" || return 1
-	expect_eq "$(jget '(d["suspects"][0]["rank"], d["suspects"][0]["node"], d["suspects"][0]["pid"])')" "(1, 'node2', $pid)" "the first suspect" || return 1
-	expect_match "$(jget 'd["suspects"][0]["reason"]')" "^rank 1 \(node2, pid $pid\) is stopped \(SIGSTOP, state T\): it runs no code until it is continued \(kill -CONT $pid" "its reason" || return 1
-	expect_eq "$(jget 'd["suspects"][1]["rank"]')" 2 "the sleeping rank, next" || return 1
-	expect_eq "$(jget 'sum("sleeps in" in s["reason"] for s in d["suspects"] if s["rank"] == 1)')" 0 "no suspect of rank 1 saying it sleeps"
 }
 
 cleanup() {
