@@ -8,6 +8,8 @@ mkdir -p "$(dirname "$CD_RESULTS")"
 # Durations: "MS name" lines, one per timed test, beside the results (tests/summary.sh
 # prints the slowest).
 CD_TIMES=${CD_TIMES:-${CD_RESULTS%.txt}-times.txt}
+# The stages of `make test` (tests/stage.sh): "MS name" lines.
+CD_STAGES=${CD_STAGES:-${CD_RESULTS%.txt}-stages.txt}
 
 result() { # result PASS|FAIL|SKIP name [detail]
 	echo "$1 $2" >>"$CD_RESULTS"
