@@ -3,10 +3,12 @@
 # (a random prefix, its own /24, its own $CD_RUN) and tears it down, so files run
 # CD_TEST_JOBS at a time (default: twice the CPUs + 1, at most 8: most of a file's time is
 # spent waiting on deadlines, handshakes and Python starting, not on a CPU; 7 at once on 2 CPUs
-# was no faster: every file's time grew by half). A file whose header has the line
-#     # itest: alone (REASON)
-# measures time or load and runs after the others, with nothing beside it. Each file's
-# output is printed whole when it ends, with its duration. Needs root for network
+# was no faster: every file's time grew by half). Files that measure time or load say so in
+# their header and run after the others:
+#     # itest: quiet (REASON)   two at a time, each beside at most one other quiet file
+#                               (files that use little CPU and judge time loosely)
+#     # itest: alone (REASON)   then one by one, with nothing beside them
+# Each file's output is printed whole when it ends, with its duration. Needs root for network
 # namespaces; without root the integration tests are recorded as skipped.
 #   CD_TEST_JOBS=1     one file at a time (the result is the same)
 #   CD_TORCH_COLD=1    do not warm the nodes' torch facts (see below)
@@ -45,16 +47,24 @@ fi
 FILE_TIMES=$CD_TOP/build/integration-file-times.txt
 ORDER_TIMES=$FILE_TIMES
 [[ -s $ORDER_TIMES ]] || ORDER_TIMES=$CD_TOP/tests/integration/file-times.txt
-pool=() alone=()
+pool=() quiet=() alone=()
 for t in "$CD_TOP"/tests/integration/test_*.sh; do
-	if grep -q '^# itest: alone' "$t"; then alone+=("$t"); else pool+=("$t"); fi
+	if grep -q '^# itest: alone' "$t"; then
+		alone+=("$t")
+	elif grep -q '^# itest: quiet' "$t"; then
+		quiet+=("$t")
+	else
+		pool+=("$t")
+	fi
 done
 weight() { # weight FILE: the last duration in ms, else 1000 x its number of tests
 	local w
 	w=$(awk -v f="${1##*/}" '$2 == f { w = $1 } END { print w }' "$ORDER_TIMES" 2>/dev/null)
 	echo "${w:-$(($(grep -c '^t_[a-z0-9_]*()' "$1") * 1000))}"
 }
-mapfile -t pool < <(for t in "${pool[@]}"; do echo "$(weight "$t") $t"; done | sort -rn | cut -d' ' -f2-)
+longest_first() { for t in "$@"; do echo "$(weight "$t") $t"; done | sort -rn | cut -d' ' -f2-; }
+mapfile -t pool < <(longest_first "${pool[@]}")
+mapfile -t quiet < <(longest_first "${quiet[@]}")
 
 # Where the cgroup v1 cpuacct controller is writable, each file runs in a group of its own
 # and its line says the CPU time it and everything it started used (sshd nodes, agents,
@@ -89,22 +99,27 @@ run_file() {
 	} 9>"$work/print.lock"
 }
 
+# run_files JOBS FILE...: the files, JOBS at a time, each started as soon as one ends
+run_files() {
+	local jobs=$1 running=0 t
+	shift
+	for t in "$@"; do
+		if ((running >= jobs)); then
+			wait -n
+			running=$((running - 1))
+		fi
+		run_file "$t" &
+		running=$((running + 1))
+	done
+	wait
+}
+
 jobs=${CD_TEST_JOBS:-$((2 * $(nproc) + 1))}
 ((jobs > 8 && ${CD_TEST_JOBS:-0} == 0)) && jobs=8
 ((jobs >= 1)) || jobs=1
-running=0
-for t in "${pool[@]}"; do
-	if ((running >= jobs)); then
-		wait -n
-		running=$((running - 1))
-	fi
-	run_file "$t" &
-	running=$((running + 1))
-done
-wait
-for t in "${alone[@]}"; do
-	run_file "$t"
-done
+run_files "$jobs" "${pool[@]}"
+run_files $((jobs < 2 ? jobs : 2)) "${quiet[@]}"
+run_files 1 "${alone[@]}"
 
 [[ -s $work/failed ]] && status=1
 # keep the durations for the next run's order

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# itest: alone (its rounds are timed against the watch interval)
+# itest: quiet (its rounds are timed against the watch interval)
 # `clusterdoc check --watch SECONDS [--count N]` on a namespace cluster of real sshd nodes: the
 # agents stay connected across rounds (no new TCP connection to any node's sshd, counted by an
 # nft counter of the SYNs to port 22 in each node's namespace), a finding raised mid-watch by
