@@ -73,7 +73,8 @@ static int replay_path(const char *path, int *inputs)
 
 		if (e->d_name[0] == '.')
 			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >= sizeof(child)) {
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >=
+		    sizeof(child)) {
 			fprintf(stderr, "replay: %s/%s: path too long\n", path, e->d_name);
 			rc = -1;
 			continue;
