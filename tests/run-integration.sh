@@ -99,17 +99,15 @@ run_file() {
 	} 9>"$work/print.lock"
 }
 
-# run_files JOBS FILE...: the files, JOBS at a time, each started as soon as one ends
+# run_files JOBS FILE...: the files, JOBS at a time, each started as soon as one ends. The
+# running files are counted, not the returns of `wait -n`: after an earlier call's `wait`, bash's
+# first `wait -n` can return at once, and the files that must run alone ran two at a time.
 run_files() {
-	local jobs=$1 running=0 t
+	local jobs=$1 t
 	shift
 	for t in "$@"; do
-		if ((running >= jobs)); then
-			wait -n
-			running=$((running - 1))
-		fi
+		while (($(jobs -pr | wc -l) >= jobs)); do wait -n; done
 		run_file "$t" &
-		running=$((running + 1))
 	done
 	wait
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the cmocka unit test binaries given as arguments, CD_TEST_JOBS at a time (default: the
 # CPUs + 1; several wait on purpose, for a deadline or a Python child); record one result per
-# test case and each binary's duration. Each binary's report is printed whole when it ends.
+# test case and each binary's duration, the longest first. Each binary's report is printed whole
+# when it ends.
 source "$(dirname "$0")/lib.sh"
 echo "== unit tests"
 work=$(mktemp -d /tmp/cd-unit.XXXXXX)
@@ -16,6 +17,7 @@ run_bin() {
 	rc=$?
 	out=$(<"$work/$name.out")
 	echo "$(($(cd_now_ms) - t0)) unit/$name" >>"$CD_TIMES"
+	echo "$(($(cd_now_ms) - t0)) $name" >>"$work/bin-times"
 	{
 		flock 9
 		# cmocka prints "[       OK ] case" and "[  FAILED  ] case" lines
@@ -36,16 +38,23 @@ run_bin() {
 	} 9>"$work/print.lock"
 }
 
+# The longest binaries first (the last run's durations, build/unit-times.txt, else a full run's
+# kept in tests/unit/unit-times.txt for a fresh checkout), so that none that waits long starts last.
+BIN_TIMES=$CD_TOP/build/unit-times.txt
+ORDER_TIMES=$BIN_TIMES
+[[ -s $ORDER_TIMES ]] || ORDER_TIMES=$CD_TOP/tests/unit/unit-times.txt
+mapfile -t bins < <(for bin in "$@"; do
+	w=$(awk -v b="${bin##*/}" '$2 == b { w = $1 } END { print w + 0 }' "$ORDER_TIMES" 2>/dev/null)
+	echo "${w:-0} $bin"
+done | sort -rn -s -k1,1 | cut -d' ' -f2-)
+
 jobs=${CD_TEST_JOBS:-$(($(nproc) + 1))}
 ((jobs >= 1)) || jobs=1
-running=0
-for bin in "$@"; do
-	if ((running >= jobs)); then
-		wait -n
-		running=$((running - 1))
-	fi
+for bin in "${bins[@]}"; do
+	# the running binaries counted, not the returns of `wait -n` (see tests/run-integration.sh)
+	while (($(jobs -pr | wc -l) >= jobs)); do wait -n; done
 	run_bin "$bin" &
-	running=$((running + 1))
 done
 wait
+[[ -s $work/bin-times ]] && sort -rn "$work/bin-times" >"$BIN_TIMES"
 [[ ! -s $work/failed ]]
