@@ -8,6 +8,12 @@ mkdir -p "$(dirname "$CD_RESULTS")"
 # Durations: "MS name" lines, one per timed test, beside the results (tests/summary.sh
 # prints the slowest).
 CD_TIMES=${CD_TIMES:-${CD_RESULTS%.txt}-times.txt}
+# The Python the test scripts themselves run (their JSON queries, small helpers): Debian's, by
+# its path. The python3 first in PATH may be a version manager's shim (pyenv's costs about 80 ms
+# of bash per start), and a suite starts it thousands of times.
+CD_PY=/usr/bin/python3
+[[ -x $CD_PY ]] || CD_PY=python3
+
 # The stages of `make test` (tests/stage.sh): "MS name" lines.
 CD_STAGES=${CD_STAGES:-${CD_RESULTS%.txt}-stages.txt}
 

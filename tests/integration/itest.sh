@@ -21,11 +21,11 @@ cd_head() {
 	elapsed_ms=$(((t1 - t0) / 1000000))
 }
 
-# jq-like queries without jq: python3 reads $out
+# jq-like queries without jq: Python ($CD_PY) reads $out
 # (when $out is not JSON, the command's stderr is shown: what it said instead)
 jget() {
-	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {"d": d}))' "$out" "$1" && return 0
-	python3 -c 'import json,sys; json.loads(sys.argv[1])' "$out" 2>/dev/null ||
+	"$CD_PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {"d": d}))' "$out" "$1" && return 0
+	"$CD_PY" -c 'import json,sys; json.loads(sys.argv[1])' "$out" 2>/dev/null ||
 		echo "    stdout is not JSON (exit status ${rc:-?}); stderr: $(tail -c 600 <<<"${err:-}")" >&2
 	return 1
 }

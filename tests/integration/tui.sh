@@ -63,7 +63,7 @@ tui_expect() {
 		return 0
 	fi
 	[[ -f $file ]] || { echo "    no expected screen $file (TUI_UPDATE=1 writes it)"; return 1; }
-	tui_screen | python3 -c '
+	tui_screen | "$CD_PY" -c '
 import sys
 want = open(sys.argv[1]).read().split("\n")
 got = sys.stdin.read().split("\n")
