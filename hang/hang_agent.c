@@ -107,9 +107,11 @@ static const struct procscan_tcp *tcp_find(const struct procscan_tcp *t, size_t 
 
 static json_t *socket_json(long fd, const struct procscan_tcp *s)
 {
-	return json_pack("{sIsssssssIsI}", "fd", (json_int_t)fd, "local", s->local, "remote",
+	return json_pack("{sIsssssssIsIsIsIsI}", "fd", (json_int_t)fd, "local", s->local, "remote",
 	                 s->remote, "state", procscan_tcp_state_name(s->state), "tx_queue",
-	                 (json_int_t)s->tx_queue, "rx_queue", (json_int_t)s->rx_queue);
+	                 (json_int_t)s->tx_queue, "rx_queue", (json_int_t)s->rx_queue, "timer",
+	                 (json_int_t)s->timer, "retransmits", (json_int_t)s->retransmits,
+	                 "zero_window_probes", (json_int_t)s->probes);
 }
 
 struct sockets_walk {

@@ -505,6 +505,25 @@ static int rule_gone(struct hang_ctx *x)
 }
 
 /* Links whose send queue does not drain between the samples. */
+/*
+ * Why the peer of a socket whose send queue did not drain takes nothing, into
+ * why: the kernel's retransmission timeouts since the peer last acknowledged
+ * new data, or its zero window (the persist timer, /proc/net/tcp "tr" 4).
+ * 0, with why empty, when neither shows in the last sample: the queue is in
+ * flight on a busy link, whose peer acknowledges as it goes.
+ */
+static int link_stuck_why(const json_t *s, char *why, size_t len)
+{
+	long long rto = num(s, "retransmits"), probes = num(s, "zero_window_probes");
+
+	why[0] = 0;
+	if (rto > 0)
+		snprintf(why, len, ", %lld retransmission timeout(s) unanswered", rto);
+	else if (num(s, "timer") == 4 || probes > 0)
+		snprintf(why, len, ", the peer's receive window is zero (%lld probe(s))", probes);
+	return why[0] != 0;
+}
+
 static int rule_links(struct hang_ctx *x)
 {
 	int found = 0;
@@ -520,10 +539,11 @@ static int rule_links(struct hang_ctx *x)
 		{
 			const json_t *s0 = socket_find(r->first, str(s, "local"), str(s, "remote"));
 			const char *pn;
+			char why[96];
 			long peer;
 
 			if (!s0 || num(s0, "tx_queue") <= 0 ||
-			    num(s, "tx_queue") < num(s0, "tx_queue"))
+			    num(s, "tx_queue") < num(s0, "tx_queue") || !link_stuck_why(s, why, sizeof(why)))
 				continue;
 			found = 1;
 			peer = peer_of(x->last, str(s, "local"), str(s, "remote"), &pn);
@@ -537,9 +557,9 @@ static int rule_links(struct hang_ctx *x)
 			                            "nodes",
 			                      str(s, "state")),
 			            "link %s → %s (%s): %lld bytes queued, not drained for %.0f s "
-			            "(rank %ld sends to %s%ld)",
+			            "(rank %ld sends to %s%ld)%s",
 			            r->node, pn ? pn : "?", str(s, "remote"), num(s, "tx_queue"),
-			            x->elapsed / 1000.0, r->rank, peer >= 0 ? "rank " : "", peer));
+			            x->elapsed / 1000.0, r->rank, peer >= 0 ? "rank " : "", peer, why));
 		}
 	}
 	return found;

@@ -299,6 +299,17 @@ static int tcp_line(const char *line, size_t len, int ipv6, struct procscan_tcp 
 	q = colon + 1;
 	if (scan_uint(&q, w[4] + n[4], 16, UINT64_MAX, &t->rx_queue) < 0 || q != w[4] + n[4])
 		return -1;
+	colon = memchr(w[5], ':', n[5]);
+	q = w[5];
+	if (!colon || scan_uint(&q, colon, 16, 255, &x) < 0 || q != colon)
+		return -1;
+	t->timer = (int)x;
+	q = w[6];
+	if (scan_uint(&q, w[6] + n[6], 16, UINT64_MAX, &t->retransmits) < 0 || q != w[6] + n[6])
+		return -1;
+	q = w[8];
+	if (scan_uint(&q, w[8] + n[8], 10, UINT64_MAX, &t->probes) < 0 || q != w[8] + n[8])
+		return -1;
 	q = w[9];
 	if (scan_uint(&q, w[9] + n[9], 10, UINT64_MAX, &t->inode) < 0 || q != w[9] + n[9])
 		return -1;

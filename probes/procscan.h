@@ -65,6 +65,12 @@ struct procscan_tcp {
 	char local[PROCSCAN_ADDR], remote[PROCSCAN_ADDR];
 	int state; /* 1 ESTABLISHED ... 10 LISTEN (include/net/tcp_states.h) */
 	uint64_t tx_queue, rx_queue;
+	/* The timer pending ("tr": 1 retransmit, 2 keepalive, 4 zero-window probe), the
+	 * retransmission timeouts since the peer last acknowledged new data ("retrnsmt",
+	 * icsk_retransmits) and the zero-window probes the peer left unanswered ("timeout",
+	 * icsk_probes_out): what tells a link that delivers nothing from a busy one. */
+	int timer;
+	uint64_t retransmits, probes;
 	uint64_t inode;
 };
 

@@ -40,6 +40,19 @@ static json_t *sock(const char *local, const char *remote, long tx)
 	                 "tx_queue", (json_int_t)tx, "rx_queue", (json_int_t)0);
 }
 
+/* A socket as the agent reports it with the kernel's timer ("tr"), its
+ * retransmission timeouts and zero-window probes (/proc/net/tcp). */
+static json_t *sock_tcp(const char *local, const char *remote, long tx, long timer, long rto,
+                        long probes)
+{
+	json_t *s = sock(local, remote, tx);
+
+	json_object_set_new(s, "timer", json_integer(timer));
+	json_object_set_new(s, "retransmits", json_integer(rto));
+	json_object_set_new(s, "zero_window_probes", json_integer(probes));
+	return s;
+}
+
 /* p with its GPU as the agent reports it (NVML), returned. */
 static json_t *on_gpu(json_t *p, long index, long util)
 {
@@ -174,37 +187,87 @@ static void a_rank_never_seen_is_missing(void **state)
 	json_decref(s);
 }
 
+/* Three ranks waiting in futex over two samples 2 s apart; rank 0's socket to
+ * rank 1 has 4096 bytes queued in both, and in the last sample the kernel's
+ * timer, retransmission timeouts and zero-window probes given. */
+static json_t *link_job(long timer, long rto, long probes)
+{
+	json_t *s = json_array();
+
+	for (int k = 0; k < 2; k++) {
+		json_t *out = k ? sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, timer, rto, probes)
+		                : sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, 1, 0, 0);
+
+		json_array_append_new(
+		    s, sample(k * 2000,
+		              node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
+		                                               json_pack("[o]", out)))),
+		              node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
+		                                               json_pack("[o]", sock("10.0.0.2:5000",
+		                                                                     "10.0.0.1:4000",
+		                                                                     0))))),
+		              node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
+	}
+	return s;
+}
+
+/* The link suspects of a verdict, their reasons joined by "|". */
+static void link_reasons(const json_t *v, char *out, size_t len)
+{
+	size_t i;
+	json_t *sus;
+
+	out[0] = 0;
+	json_array_foreach(json_object_get(v, "suspects"), i, sus)
+	{
+		const char *r = json_string_value(json_object_get(sus, "reason"));
+
+		if (r && !strncmp(r, "link ", 5))
+			snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? "|" : "", r);
+	}
+}
+
 static void a_send_queue_that_does_not_drain_names_the_link_and_both_ranks(void **state)
 {
-	json_t *s = json_pack(
-	    "[oo]",
-	    sample(
-	        0,
-	        node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
-	                                         json_pack("[o]", sock("10.0.0.1:4000",
-	                                                               "10.0.0.2:5000", 4096))))),
-	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
-	                                         json_pack("[o]", sock("10.0.0.2:5000",
-	                                                               "10.0.0.1:4000", 0))))),
-	        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))),
-	    sample(
-	        2000,
-	        node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
-	                                         json_pack("[o]", sock("10.0.0.1:4000",
-	                                                               "10.0.0.2:5000", 4096))))),
-	        node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
-	                                         json_pack("[o]", sock("10.0.0.2:5000",
-	                                                               "10.0.0.1:4000", 0))))),
-	        node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
+	json_t *s = link_job(1, 3, 0);
 	json_t *v = hang_analyze(s), *c;
 
 	assert_string_equal(suspect_reason(v, 0),
 	                    "link n0 → n1 (10.0.0.2:5000): 4096 bytes queued, not drained for 2 s "
-	                    "(rank 0 sends to rank 1)");
+	                    "(rank 0 sends to rank 1), 3 retransmission timeout(s) unanswered");
 	c = json_array_get(
 	    json_object_get(json_array_get(json_object_get(v, "ranks"), 0), "connections"), 0);
 	assert_int_equal(json_integer_value(json_object_get(c, "peer_rank")), 1);
 	assert_string_equal(json_string_value(json_object_get(c, "peer_node")), "n1");
+	json_decref(v);
+	json_decref(s);
+}
+
+static void a_queue_the_peer_takes_nothing_of_names_its_zero_window(void **state)
+{
+	json_t *s = link_job(4, 0, 2);
+	json_t *v = hang_analyze(s);
+	char got[512];
+
+	link_reasons(v, got, sizeof(got));
+	assert_string_equal(got, "link n0 → n1 (10.0.0.2:5000): 4096 bytes queued, not drained for "
+	                         "2 s (rank 0 sends to rank 1), the peer's receive window is zero "
+	                         "(2 probe(s))");
+	json_decref(v);
+	json_decref(s);
+}
+
+/* A queue as large in both samples on a busy link, whose peer acknowledges as
+ * it goes (the retransmit timer armed, no timeout, no zero window): not a
+ * stuck link. Seen under load in a healthy job streaming allreduces. */
+static void a_busy_link_whose_peer_acknowledges_is_not_named(void **state)
+{
+	json_t *s = link_job(1, 0, 0);
+	json_t *v = hang_analyze(s);
+	char got[512];
+
+	link_reasons(v, got, sizeof(got));
+	assert_string_equal(got, "");
 	json_decref(v);
 	json_decref(s);
 }
@@ -492,6 +555,8 @@ int main(void)
 	    cmocka_unit_test(a_rank_that_exited_is_named_gone),
 	    cmocka_unit_test(a_rank_never_seen_is_missing),
 	    cmocka_unit_test(a_send_queue_that_does_not_drain_names_the_link_and_both_ranks),
+	    cmocka_unit_test(a_queue_the_peer_takes_nothing_of_names_its_zero_window),
+	    cmocka_unit_test(a_busy_link_whose_peer_acknowledges_is_not_named),
 	    cmocka_unit_test(no_rank_anywhere_is_not_inspected_saying_what_was_searched),
 	    cmocka_unit_test(rank_lists_fold_into_ranges),
 	    cmocka_unit_test(

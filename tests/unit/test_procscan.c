@@ -142,7 +142,7 @@ static const char tcp4[] =
     "   1: 0E00000A:B043 0B00000A:7531 01 00400000:00000010 01:00000014 00000003  1000        0 "
     "81234 2 0000000000000000 20 4 30 10 -1                     \n";
 
-static void tcp4_sockets_give_endpoints_state_queues_and_inode(void **state)
+static void tcp4_sockets_give_endpoints_state_queues_timers_and_inode(void **state)
 {
 	struct procscan_tcp t[4];
 	size_t n;
@@ -159,7 +159,34 @@ static void tcp4_sockets_give_endpoints_state_queues_and_inode(void **state)
 	assert_string_equal(procscan_tcp_state_name(t[1].state), "ESTABLISHED");
 	assert_int_equal(t[1].tx_queue, 4194304);
 	assert_int_equal(t[1].rx_queue, 16);
+	assert_int_equal(t[1].timer, 1);
+	assert_int_equal(t[1].retransmits, 3);
+	assert_int_equal(t[1].probes, 0);
 	assert_int_equal(t[1].inode, 81234);
+	assert_int_equal(t[0].timer, 0);
+	assert_int_equal(t[0].retransmits, 0);
+}
+
+/* A sender whose peer's window is zero: the persist timer ("tr" 4) and the
+ * probes it sent unanswered (the "timeout" column, decimal). */
+static void tcp4_zero_window_gives_the_persist_timer_and_its_probes(void **state)
+{
+	static const char zw[] =
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+	    "timeout inode\n"
+	    "   0: 0E00000A:B043 0B00000A:7531 01 00010000:00000000 04:000000C8 00000000     0        "
+	    "12 4242 2 0000000000000000 20 4 30 10 -1\n";
+	struct procscan_tcp t[1];
+	size_t n;
+	char err[CD_ERRLEN];
+
+	assert_int_equal(procscan_tcp_parse(zw, sizeof(zw) - 1, 0, t, 1, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].tx_queue, 65536);
+	assert_int_equal(t[0].timer, 4);
+	assert_int_equal(t[0].retransmits, 0);
+	assert_int_equal(t[0].probes, 12);
+	assert_int_equal(t[0].inode, 4242);
 }
 
 static void tcp6_v4_mapped_addresses_read_as_v4(void **state)
@@ -413,7 +440,8 @@ int main(void)
 	    cmocka_unit_test(select_with_no_fds_is_a_sleep),
 	    cmocka_unit_test(running_and_not_in_a_call_are_told_apart),
 	    cmocka_unit_test(a_syscall_line_with_too_few_words_is_refused),
-	    cmocka_unit_test(tcp4_sockets_give_endpoints_state_queues_and_inode),
+	    cmocka_unit_test(tcp4_sockets_give_endpoints_state_queues_timers_and_inode),
+	    cmocka_unit_test(tcp4_zero_window_gives_the_persist_timer_and_its_probes),
 	    cmocka_unit_test(tcp6_v4_mapped_addresses_read_as_v4),
 	    cmocka_unit_test(more_sockets_than_the_cap_is_an_error),
 	    cmocka_unit_test(a_malformed_tcp_line_is_named),
