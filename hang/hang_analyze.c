@@ -543,7 +543,8 @@ static int rule_links(struct hang_ctx *x)
 			long peer;
 
 			if (!s0 || num(s0, "tx_queue") <= 0 ||
-			    num(s, "tx_queue") < num(s0, "tx_queue") || !link_stuck_why(s, why, sizeof(why)))
+			    num(s, "tx_queue") < num(s0, "tx_queue") ||
+			    !link_stuck_why(s, why, sizeof(why)))
 				continue;
 			found = 1;
 			peer = peer_of(x->last, str(s, "local"), str(s, "remote"), &pn);
@@ -559,7 +560,8 @@ static int rule_links(struct hang_ctx *x)
 			            "link %s → %s (%s): %lld bytes queued, not drained for %.0f s "
 			            "(rank %ld sends to %s%ld)%s",
 			            r->node, pn ? pn : "?", str(s, "remote"), num(s, "tx_queue"),
-			            x->elapsed / 1000.0, r->rank, peer >= 0 ? "rank " : "", peer, why));
+			            x->elapsed / 1000.0, r->rank, peer >= 0 ? "rank " : "", peer,
+			            why));
 		}
 	}
 	return found;

@@ -195,18 +195,20 @@ static json_t *link_job(long timer, long rto, long probes)
 	json_t *s = json_array();
 
 	for (int k = 0; k < 2; k++) {
-		json_t *out = k ? sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, timer, rto, probes)
-		                : sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, 1, 0, 0);
+		json_t *out =
+		    k ? sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, timer, rto, probes)
+		      : sock_tcp("10.0.0.1:4000", "10.0.0.2:5000", 4096, 1, 0, 0);
 
 		json_array_append_new(
-		    s, sample(k * 2000,
-		              node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
-		                                               json_pack("[o]", out)))),
-		              node("n1", json_pack("[o]", proc(1, 101, "wait", "futex", 10,
-		                                               json_pack("[o]", sock("10.0.0.2:5000",
-		                                                                     "10.0.0.1:4000",
-		                                                                     0))))),
-		              node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
+		    s,
+		    sample(k * 2000,
+		           node("n0", json_pack("[o]", proc(0, 100, "wait", "futex", 10,
+		                                            json_pack("[o]", out)))),
+		           node("n1",
+		                json_pack("[o]", proc(1, 101, "wait", "futex", 10,
+		                                      json_pack("[o]", sock("10.0.0.2:5000",
+		                                                            "10.0.0.1:4000", 0))))),
+		           node("n2", json_pack("[o]", proc(2, 102, "wait", "futex", 10, NULL)))));
 	}
 	return s;
 }
@@ -223,7 +225,8 @@ static void link_reasons(const json_t *v, char *out, size_t len)
 		const char *r = json_string_value(json_object_get(sus, "reason"));
 
 		if (r && !strncmp(r, "link ", 5))
-			snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? "|" : "", r);
+			snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? "|" : "",
+			         r);
 	}
 }
 
