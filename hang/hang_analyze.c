@@ -3,6 +3,7 @@
  * matched across samples, connections matched across nodes, suspects first.
  */
 #include "hang/hang_analyze.h"
+#include "hang/hang_rankset.h"
 #include "hang/hang_gpu.h"
 #include "hang/hang_nccl.h"
 #include "cd.h"
@@ -33,23 +34,6 @@ static const char *str(const json_t *o, const char *k)
 static long long num(const json_t *o, const char *k)
 {
 	return json_integer_value(json_object_get(o, k));
-}
-
-void hang_ranks_text(const json_t *ranks, char *out, size_t outlen)
-{
-	size_t i = 0, n = json_array_size(ranks), used = 0;
-
-	out[0] = '\0';
-	while (i < n && used + 1 < outlen) {
-		long long a = json_integer_value(json_array_get(ranks, i)), b = a;
-		size_t j = i + 1;
-
-		while (j < n && json_integer_value(json_array_get(ranks, j)) == b + 1)
-			b = json_integer_value(json_array_get(ranks, j++));
-		used += (size_t)snprintf(out + used, outlen - used,
-		                         a == b ? "%s%lld" : "%s%lld-%lld", i ? "," : "", a, b);
-		i = j;
-	}
 }
 
 /* The innermost frame of the main thread's Python stack ("load_batch

@@ -57,7 +57,4 @@
 
 json_t *hang_analyze(const json_t *samples);
 
-/* "0-3,5,7-8" for ranks (an array of integers, ascending). New string into out. */
-void hang_ranks_text(const json_t *ranks, char *out, size_t outlen);
-
 #endif

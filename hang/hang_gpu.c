@@ -6,6 +6,7 @@
 
 #include "cd.h"
 #include "hang/hang_analyze.h"
+#include "hang/hang_rankset.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #include "report/hang_render.h"
 #include "termtext.h"
 #include "hang/hang_analyze.h"
+#include "hang/hang_rankset.h"
 
 #include <string.h>
 

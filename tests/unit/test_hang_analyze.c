@@ -8,6 +8,7 @@
 
 #include "cd.h"
 #include "hang/hang_analyze.h"
+#include "hang/hang_rankset.h"
 
 /* A rank process: main thread in cls/sys, cpu_ms, sockets (borrowed, copied). */
 static json_t *proc(long rank, long pid, const char *cls, const char *sys, long cpu_ms,
