@@ -174,9 +174,8 @@ static void tcp4_zero_window_gives_the_persist_timer_and_its_probes(void **state
 	static const char zw[] =
 	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
 	    "timeout inode\n"
-	    "   0: 0E00000A:B043 0B00000A:7531 01 00010000:00000000 04:000000C8 00000000     0     "
-	    "   "
-	    "12 4242 2 0000000000000000 20 4 30 10 -1\n";
+	    "   0: 0E00000A:B043 0B00000A:7531 01 00010000:00000000 04:000000C8 00000000     0 "
+	    "       12 4242 2 0000000000000000 20 4 30 10 -1\n";
 	struct procscan_tcp t[1];
 	size_t n;
 	char err[CD_ERRLEN];
