@@ -189,18 +189,37 @@ static const char port_down_fix[] =
     "subnet manager has not configured (is opensm or the fabric's SM running?). A port meant to "
     "stay unused can be left out of NCCL_IB_HCA.";
 
+/* How many ACTIVE, LinkUp ports node n has. */
+static size_t ports_up(const struct nm_node *n)
+{
+	json_t *p;
+	size_t k, up = 0;
+
+	json_array_foreach(ports_of(n), k, p) up += port_up(p);
+	return up;
+}
+
+/* Whether a judged node other than i has a usable port: RDMA is in use. */
+static int fabric_in_use(const struct netmodel *m, size_t i)
+{
+	for (size_t j = 0; j < m->nnodes; j++)
+		if (j != i && judged(&m->nodes[j]) && ports_up(&m->nodes[j]))
+			return 1;
+	return 0;
+}
+
+/* An error when the node has no usable port while other nodes do (it
+ * cannot join the fabric the others use); else a warning: NCCL skips the
+ * port, and a node or cluster that does not use RDMA may leave it down. */
 static void check_port_down(struct dstate *st, size_t i)
 {
 	const struct nm_node *n = &st->m->nodes[i];
 	json_t *ports = ports_of(n), *p;
-	size_t k, down = 0, up = 0;
+	size_t k, down = 0, up = ports_up(n);
+	enum severity sev = up || !fabric_in_use(st->m, i) ? SEV_WARNING : SEV_ERROR;
 	char msg[MSG], ev[EV], label[96];
 
-	json_array_foreach(ports, k, p)
-	{
-		down += port_down(p);
-		up += port_up(p);
-	}
+	json_array_foreach(ports, k, p) down += port_down(p);
 	if (!down)
 		return;
 	json_array_foreach(ports, k, p)
@@ -217,8 +236,7 @@ static void check_port_down(struct dstate *st, size_t i)
 		snprintf(ev, sizeof(ev), "%s %s (%s): state %s, phys_state %s", n->host, label,
 		         or_null(str_of(p, "link_layer")), or_null(str_of(p, "state")),
 		         or_null(str_of(p, "phys_state")));
-		diagnose_note(st, "rdma-port-down", up ? SEV_WARNING : SEV_ERROR, n->host, i, msg,
-		              port_down_fix, ev);
+		diagnose_note(st, "rdma-port-down", sev, n->host, i, msg, port_down_fix, ev);
 	}
 }
 
