@@ -86,6 +86,13 @@ static const struct job_gate_rule rules[] = {
     {"gpu-dcgm-fail", 0, AVOID_NONE},
     {"gpu-dcgm-warn", 0, AVOID_NONE},
     {"gpu-dcgm-absent", 0, AVOID_NONE},
+    /* NCCL's IB transport carries only the traffic between nodes */
+    {"rdma-port-down", 1, AVOID_NONE},
+    {"rdma-rate-mismatch", 1, AVOID_NONE},
+    {"rdma-mtu-mismatch", 1, AVOID_NONE},
+    {"rdma-memlock-low", 1, AVOID_NONE},
+    {"gpudirect-rdma-missing", 1, AVOID_NONE},
+    {"nccl-ib-hca-stale", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

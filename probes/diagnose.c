@@ -11,6 +11,7 @@
  */
 #include "diagnose.h"
 #include "diagnose_internal.h"
+#include "diagnose_rdma.h"
 #include "hostlist.h"
 
 #include <stdarg.h>
@@ -80,6 +81,13 @@ const struct finding_def finding_catalogue[] = {
     {"gpu-dcgm-fail", SEV_ERROR, "DCGM's diagnostic fails a test of a GPU"},
     {"gpu-dcgm-warn", SEV_WARNING, "DCGM's diagnostic warns about a test of a GPU"},
     {"gpu-dcgm-absent", SEV_INFO, "DCGM is not installed on a node"},
+    {"rdma-port-down", SEV_WARNING, "an RDMA port is not ACTIVE or its link is not up"},
+    {"rdma-rate-mismatch", SEV_WARNING, "RDMA ports run at different rates"},
+    {"rdma-mtu-mismatch", SEV_WARNING, "RDMA ports have different MTUs"},
+    {"rdma-memlock-low", SEV_ERROR,
+     "the memlock limit is below what NCCL's IB transport registers"},
+    {"gpudirect-rdma-missing", SEV_WARNING, "GPUs and RDMA ports but no peer-memory module"},
+    {"nccl-ib-hca-stale", SEV_WARNING, "NCCL_IB_HCA names an HCA the node lacks"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 
@@ -348,6 +356,8 @@ static void (*const checks[])(struct dstate *st) = {
     diagnose_check_ascend,
     /* NVIDIA GPUs */
     diagnose_check_gpu,
+    /* InfiniBand and RoCE */
+    diagnose_check_rdma,
 };
 
 struct diagnosis *diagnose(const struct netmodel *m)

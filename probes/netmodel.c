@@ -71,6 +71,7 @@ static void node_fini(struct nm_node *n)
 	free(n->fwrules);
 	json_decref(n->ascend);
 	json_decref(n->nvidia);
+	json_decref(n->rdma);
 }
 
 void netmodel_free(struct netmodel *m)
@@ -257,7 +258,18 @@ static void parse_facts(struct nm_node *n, json_t *facts)
 
 static void parse_rdma(struct nm_node *n, json_t *probe)
 {
+	static const char *const keys[] = {"rdma", "rdma_node"};
+
 	n->rdma_ports = (int)json_array_size(json_object_get(probe, "rdma"));
+	for (size_t k = 0; k < CD_ARRAY_LEN(keys); k++) {
+		json_t *v = json_object_get(probe, keys[k]);
+
+		if (!v)
+			continue;
+		if (!n->rdma)
+			n->rdma = json_object();
+		json_object_set(n->rdma, keys[k], v);
+	}
 }
 
 /* A node whose facts list NPUs, or say npu-smi failed, is an Ascend node. */

@@ -133,6 +133,11 @@ struct nm_node {
 	 * none of the three; "dcgm", the dcgm_diag answer (or {"error": ...})
 	 * with --dcgm-level. Owned. */
 	json_t *nvidia;
+
+	/* RDMA (probes/diagnose_rdma.c): the probe's "rdma" array and
+	 * "rdma_node" object as the agent sent them, under those keys, each
+	 * absent when the probe lacks it; NULL when it has neither. Owned. */
+	json_t *rdma;
 };
 
 /* The matrix's bulk proof, each way: far larger than any MTU (jumbo
