@@ -2,7 +2,7 @@
  * nccl_ib.h - what NCCL's network layer will pick on one node: its IB
  * transport (which "dev:port" list, which RoCE GID index) or the socket
  * fallback and why, predicted from the node's RDMA facts (netprobe's "rdma"
- * array and "rdma_node" object, docs/rdma.md) and its NCCL variables.
+ * array and "rdma_node" object, docs/nccl.md) and its NCCL variables.
  * Pure: no I/O, no system call; the JSON is only read.
  *
  * The rules, from NVIDIA/nccl src/transport/net_ib.cc (net_ib/init.cc and
@@ -35,7 +35,7 @@
 
 #include <jansson.h>
 
-#define NCCL_IB_MAX_DEVS 32 /* MAX_IB_DEVS in 2.19+ (16 before) */
+#define NCCL_IB_MAX_DEVS 32 /* MAX_IB_DEVS of recent NCCL (16 in older ones) */
 
 enum nccl_ib_transport {
 	NCCL_IB_UNKNOWN = 0, /* no RDMA facts to predict from, or no NCCL line */

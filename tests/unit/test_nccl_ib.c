@@ -1,7 +1,7 @@
 /*
  * test_nccl_ib.c - the prediction of NCCL's IB transport (probes/nccl_ib.h)
- * from hand-written "rdma"/"rdma_node" JSON in the shape of
- * /work/notes' contract (docs/rdma.md), and the reading of NCCL's own
+ * from hand-written "rdma"/"rdma_node" JSON in the agent's shape
+ * (docs/nccl.md), and the reading of NCCL's own
  * NCCL_DEBUG=INFO lines. Each row of the tables is one test, named for the
  * behaviour, and cites the NCCL rule it pins:
  *   env: docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
@@ -65,10 +65,9 @@
 
 /* The GID table of ConnectX ports with one IPv4 address: index 3 is the
  * IPv4 RoCE v2 entry (roce-v2-idx3) or index 1 (roce-v2-idx1). */
-#define GIDS_IDX3                                                                      \
-	LL_V1(0)                                                                       \
-	"," LL_V2(1) "," V4_V1(2, "0a00:0b0c", "10.0.11.12") "," V4_V2(3, "0a00:0b0c", \
-	                                                               "10.0.11.12")
+#define GIDS_IDX3 \
+	LL_V1(0)  \
+	"," LL_V2(1) "," V4_V1(2, "0a00:0b0c", "10.0.11.12") "," V4_V2(3, "0a00:0b0c", "10.0.11.12")
 #define GIDS_IDX1 \
 	LL_V1(0) "," V4_V2(1, "0a00:0c0d", "10.0.12.13") "," V4_V1(2, "0a00:0c0d", "10.0.12.13")
 #define GIDS_MIXED                                                                            \
