@@ -428,8 +428,8 @@ static int matches_a_port(const json_t *rdma, const struct hca_filter *f)
 }
 
 /* One "rdma" row: 1 when NCCL's IB transport takes it as a device. */
-static int port_usable(const json_t *row, const struct hca_filter *f, struct nccl_ib_pick *out,
-                       int *active)
+static int port_usable(const json_t *row, size_t i, const struct hca_filter *f,
+                       struct nccl_ib_pick *out, int *active)
 {
 	const char *dev = json_string_value(json_object_get(row, "device"));
 	const char *state = json_string_value(json_object_get(row, "state"));
@@ -437,8 +437,9 @@ static int port_usable(const json_t *row, const struct hca_filter *f, struct ncc
 	json_t *port = json_object_get(row, "port");
 
 	if (!dev || !*dev || strlen(dev) >= sizeof(out->devs[0].dev) || !json_is_integer(port)) {
-		appendf(out->errors, sizeof(out->errors), "%sa port without device name or number",
-		        out->errors[0] ? "; " : "");
+		appendf(out->errors, sizeof(out->errors),
+		        "%srdma[%zu]: a port without device name or number",
+		        out->errors[0] ? "; " : "", i);
 		return 0;
 	}
 	if (!state || strcmp(state, "ACTIVE") != 0)
@@ -524,7 +525,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 	hca_parse(e->ib_hca.value, &f);
 	json_array_foreach(rdma, i, row)
 	{
-		if (port_usable(row, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)
+		if (port_usable(row, i, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)
 			add_dev(row, e, &ver, out);
 	}
 	if (out->ndevs > 0) {

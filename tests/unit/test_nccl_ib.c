@@ -417,13 +417,27 @@ static void an_unreadable_port_is_named_in_errors(void **state)
 	(void)state;
 	predict_json("[{\"port\":1,\"state\":\"ACTIVE\"}," IBPORT("mlx5_1", 1, "ACTIVE") "]", VERBS,
 	             &p);
-	assert_string_equal(p.errors, "a port without device name or number");
+	assert_string_equal(p.errors, "rdma[0]: a port without device name or number");
+}
+
+static void an_unreadable_gid_is_named_per_hca_and_port_and_the_rest_is_weighed(void **state)
+{
+	struct nccl_ib_pick p;
+
+	(void)state;
+	predict_json("[" ROCEPORT("mlx5_0", 1, "ACTIVE",
+	                          LL_V1(0) ",{\"index\":2,\"gid\":\"not-a-gid\"}," V4_V2(
+	                              3, "0a00:0b0c", "10.0.11.12")) "]",
+	             VERBS, &p);
+	assert_string_equal(p.errors, "mlx5_0/1: GID 2 \"not-a-gid\" unreadable");
+	assert_int_equal(p.ndevs, 1);
+	assert_int_equal(p.devs[0].gid_index, 3);
 }
 
 int main(void)
 {
 	enum { NROWS = sizeof(rows) / sizeof(rows[0]) };
-	static struct CMUnitTest tests[NROWS + 12];
+	static struct CMUnitTest tests[NROWS + 16];
 	const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(the_net_ib_line_gives_devices_and_link_layers),
 	    cmocka_unit_test(no_device_then_socket_is_the_socket_transport_with_nccl_s_reason),
@@ -437,6 +451,7 @@ int main(void)
 	    cmocka_unit_test(a_forced_gid_index_the_port_lacks_is_noted),
 	    cmocka_unit_test(the_chosen_gid_carries_its_type_family_and_address),
 	    cmocka_unit_test(an_unreadable_port_is_named_in_errors),
+	    cmocka_unit_test(an_unreadable_gid_is_named_per_hca_and_port_and_the_rest_is_weighed),
 	};
 	size_t n = 0;
 
