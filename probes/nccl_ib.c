@@ -7,6 +7,7 @@
 #include "nccl_ib.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,17 +90,19 @@ void nccl_ib_env_from_json(const json_t *rdma_node, const json_t *nccl_conf, str
 	}
 }
 
-/* NCCL_PARAM's reading (src/misc/param.cc ncclLoadParam): strtoll with
- * base 0; an empty value or trailing text keeps the default. */
+/* NCCL_PARAM's reading (src/misc/param.cc ncclLoadParam): an empty value
+ * keeps the default; otherwise strtoll(str, NULL, 0), the default only when
+ * errno is set (out of range). So "1x" is 1 and "x" is 0; the newest
+ * sources also keep the default for "x", which this does not follow. */
 static long long param_int(const struct nccl_ib_var *v, long long dflt)
 {
-	char *end;
 	long long n;
 
 	if (!v->value || !*v->value)
 		return dflt;
-	n = strtoll(v->value, &end, 0);
-	return *end ? dflt : n;
+	errno = 0;
+	n = strtoll(v->value, NULL, 0);
+	return errno ? dflt : n;
 }
 
 static const char *source_of(const struct nccl_ib_var *v)
