@@ -104,5 +104,18 @@ t_other_scenarios_polling_no_verbs_and_the_v2_gid_at_index_1() {
 		"[(1, '10.0.11.13')]" "roce-v2-idx1"
 }
 
+t_the_facts_table_shows_one_rdma_word_per_node() {
+	cd_head facts -w 'node[1-3]'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$out" ' GPUS HEALTH +RDMA +SKEW' "the column" || return 1
+	expect_match "$out" '^node1 .* 8x200G ib +[-+][0-9]+ms' "node1" || return 1
+	expect_match "$out" '^node2 .* 1x100G roce +[-+][0-9]+ms' "node2" || return 1
+	expect_match "$out" '^node3 .* - +[-+][0-9]+ms' "node3" || return 1
+	echo "$DIR/port-polling" >"$DIR/root1"
+	cd_head facts -w node1
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	expect_match "$out" '^node1 .* 1x200G ib \+1down +[-+][0-9]+ms' "a port not ACTIVE"
+}
+
 itest_need_root
 itest_run_all
