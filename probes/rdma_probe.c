@@ -102,6 +102,7 @@ struct port {
 	const char *dev_dir; /* <root>/sys/class/infiniband/<dev> */
 	char *dir;           /* dev_dir/ports/<n> */
 	char key[320];       /* "rdma:<dev>/<n>" */
+	int num;             /* n */
 	json_t *errors;
 };
 
@@ -185,11 +186,19 @@ static json_t *gid_attr(struct port *p, const char *what, const char *index)
 	return j;
 }
 
+/* gid as the kernel writes it: eight groups of four lowercase hex digits. */
+static void gid_text(const unsigned char gid[RDMA_GID_LEN], char out[40])
+{
+	for (int g = 0; g < 8; g++)
+		snprintf(out + g * 5, 6, "%02x%02x%s", gid[2 * g], gid[2 * g + 1],
+		         g < 7 ? ":" : "");
+}
+
 /* The GID entry of file gids/<index>, or NULL (zero, unreadable, garbled). */
 static json_t *gid_json(struct port *p, const char *index, int is_ib)
 {
 	char *path = cd_asprintf("%s/gids/%s", p->dir, index),
-	     *name = cd_asprintf("gids/%s", index), addr[INET6_ADDRSTRLEN];
+	     *name = cd_asprintf("gids/%s", index), addr[INET6_ADDRSTRLEN], text_buf[40];
 	unsigned char gid[RDMA_GID_LEN];
 	int missing;
 	char *v = read_attr(path, name, p->errors, p->key, &missing);
@@ -200,8 +209,9 @@ static json_t *gid_json(struct port *p, const char *index, int is_ib)
 		note(p->errors, p->key, "%s: not a GID: \"%.40s\"", name, v);
 	else if (v && !rdma_gid_is_zero(gid)) {
 		family = rdma_gid_family(gid, is_ib);
+		gid_text(gid, text_buf);
 		o = json_pack(
-		    "{s:i, s:s, s:o, s:o, s:s, s:o}", "index", atoi(index), "gid", v, "type",
+		    "{s:i, s:s, s:o, s:o, s:s, s:o}", "index", atoi(index), "gid", text_buf, "type",
 		    gid_attr(p, "types", index), "ndev",
 		    is_ib ? json_null() : gid_attr(p, "ndevs", index), "family", family, "address",
 		    rdma_gid_address(gid, family, addr, sizeof(addr)) == 0 ? json_string(addr)
@@ -233,8 +243,24 @@ static json_t *port_gids(struct port *p, int is_ib)
 	return list;
 }
 
+/* Whether netdev name of the HCA's device/net/ serves port number port: its
+ * dev_port (0-based, what a multi-port function such as mlx4's sets) is
+ * port - 1; a netdev without the file serves every port. */
+static int serves_port(const char *net_dir, const char *name, int port)
+{
+	char *path = cd_asprintf("%s/%s/dev_port", net_dir, name), *v = NULL;
+	size_t len;
+	int ok = 1;
+
+	if (scan_read_file(path, ATTR_MAX, SCAN_FILE_TO_EOF, &v, &len, NULL, 0) == 0)
+		ok = atoi(v) == port - 1;
+	free(v);
+	free(path);
+	return ok;
+}
+
 /* The port's netdev: the first GID's ndev, else the first entry of the
- * HCA's device/net/ (a name, new string), else NULL. */
+ * HCA's device/net/ that serves the port (a name, new string), else NULL. */
 static char *port_netdev(const struct port *p, json_t *gids)
 {
 	char *dir = cd_asprintf("%s/device/net", p->dev_dir), *name = NULL;
@@ -252,7 +278,7 @@ static char *port_netdev(const struct port *p, json_t *gids)
 	}
 	n = scandir(dir, &ents, not_dot, alphasort);
 	for (int k = 0; k < n; k++) {
-		if (!name)
+		if (!name && serves_port(dir, ents[k]->d_name, p->num))
 			name = cd_strdup(ents[k]->d_name);
 		free(ents[k]);
 	}
@@ -386,6 +412,7 @@ static void add_device(json_t *list, const char *root, const char *class_dir, co
 			struct port p = {.root = root, .dev_dir = dev_dir, .errors = errors};
 
 			p.dir = cd_asprintf("%s/%s", ports_dir, ports[i]->d_name);
+			p.num = atoi(ports[i]->d_name);
 			snprintf(p.key, sizeof(p.key), "rdma:%s/%s", device, ports[i]->d_name);
 			json_array_append_new(list, port_json(&p, device, ports[i]->d_name));
 			free(p.dir);

@@ -16,7 +16,9 @@
  *   rate_gbps, width    parsed from rate: 200 (an integer; 2.5 a real), "4X"
  *   lid, sm_lid         "0x12": InfiniBand only (null on Ethernet)
  *   netdev              the ndev of the port's first GID that has one, else
- *                       the first entry of the HCA's device/net/
+ *                       the first entry of the HCA's device/net/ (in name
+ *                       order) whose dev_port is the port's number - 1 or
+ *                       that has no dev_port
  *   mtu                 <root>/sys/class/net/<netdev>/mtu
  *   active_mtu          ports/N/active_mtu where sysfs has it (the kernel's
  *                       ABI documents none: null, with no error, without it)
@@ -25,7 +27,8 @@
  *   numa_node           <dev>/device/numa_node (null when -1)
  *   gids                [{"index", "gid", "type", "ndev", "family",
  *                         "address"}]: the non-zero entries of ports/N/gids/
- *                       in index order, the first RDMA_GIDS_MAX; type from
+ *                       in index order, the first RDMA_GIDS_MAX (gid as the
+ *                       kernel writes it, lowercase); type from
  *                       gid_attrs/types/<i> ("RoCE v2" | "IB/RoCE v1"), ndev
  *                       from gid_attrs/ndevs/<i>, family and address from the
  *                       GID (rdma_gid_family, rdma_gid_address; address null

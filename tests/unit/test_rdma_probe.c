@@ -13,9 +13,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #define FIX "tests/fixtures/rdma/"
 
@@ -34,6 +37,65 @@ static json_t *ports_of(const char *scenario, json_t **errors)
 {
 	*errors = json_object();
 	return rdma_probe_ports(scenario, *errors);
+}
+
+/* text into root/rel, making the folders on the way. */
+static void put(const char *root, const char *rel, const char *text)
+{
+	char *path = cd_asprintf("%s/%s", root, rel), *slash;
+	FILE *f;
+
+	for (slash = strchr(path + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void a_two_port_hca_gives_each_port_the_netdev_of_its_dev_port(void **state)
+{
+	char root[] = "/tmp/rdmaprobe.XXXXXX";
+	json_t *errors, *ports;
+	const char *d = "sys/class/infiniband/mlx4_0";
+
+	assert_non_null(mkdtemp(root));
+	for (int port = 1; port <= 2; port++) {
+		char *dir = cd_asprintf("%s/ports/%d", d, port), *f;
+
+		f = cd_asprintf("%s/state", dir), put(root, f, "4: ACTIVE\n"), free(f);
+		f = cd_asprintf("%s/link_layer", dir), put(root, f, "Ethernet\n"), free(f);
+		/* uppercase, as no kernel writes it: the answer has the kernel's form */
+		f = cd_asprintf("%s/gids/0", dir);
+		put(root, f, "FE80:0000:0000:0000:0202:C9FF:FE00:0001\n");
+		free(f);
+		free(dir);
+	}
+	put(root, "sys/class/infiniband/mlx4_0/device/net/eth2/dev_port", "1\n");
+	put(root, "sys/class/infiniband/mlx4_0/device/net/eth1/dev_port", "0\n");
+	put(root, "sys/class/net/eth1/mtu", "1500\n");
+	put(root, "sys/class/net/eth2/mtu", "9000\n");
+	ports = ports_of(root, &errors);
+	assert_int_equal(json_array_size(ports), 2);
+	assert_string_equal(str(json_array_get(ports, 0), "netdev"), "eth1");
+	assert_int_equal(num(json_array_get(ports, 0), "mtu"), 1500);
+	assert_string_equal(str(json_array_get(ports, 1), "netdev"), "eth2");
+	assert_int_equal(num(json_array_get(ports, 1), "mtu"), 9000);
+	assert_string_equal(
+	    str(json_array_get(json_object_get(json_array_get(ports, 1), "gids"), 0), "gid"),
+	    "fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+	json_decref(ports);
+	json_decref(errors);
+	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void ib_hdr_8_gives_eight_active_hdr_ports_in_name_order(void **state)
@@ -261,6 +323,7 @@ int main(void)
 	    cmocka_unit_test(a_node_with_verbs_names_library_provider_and_peermem),
 	    cmocka_unit_test(bad_input_is_named_per_hca_and_port_and_the_rest_stands),
 	    cmocka_unit_test(a_root_without_infiniband_gives_no_ports_and_no_error),
+	    cmocka_unit_test(a_two_port_hca_gives_each_port_the_netdev_of_its_dev_port),
 	    cmocka_unit_test(the_root_comes_from_clusterdoc_sysfs_root_unless_given),
 	    cmocka_unit_test(memlock_is_this_processs_soft_limit),
 	    cmocka_unit_test(nccl_vars_keep_nccl_ib_and_nccl_net_only),
