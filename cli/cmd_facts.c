@@ -128,15 +128,54 @@ static const char *node_state_text(const struct facts_run *r, size_t i)
 	return "UNREACHABLE";
 }
 
+/* The RDMA column: "-" without ports; else the ACTIVE ports as "8x200G ib"
+ * (count, rate, "ib" or "roce") when they share rate and link layer, "3 mixed"
+ * when not, and " +1down" for ports that are not ACTIVE. */
+static void rdma_word(json_t *f, char *out, size_t outlen)
+{
+	json_t *ports = json_object_get(f, "rdma"), *p, *first = NULL;
+	size_t i, up = 0, down = 0, same = 1;
+	char tail[32] = "";
+
+	json_array_foreach(ports, i, p)
+	{
+		if (strcmp(str(p, "state"), "ACTIVE") != 0 ||
+		    !json_is_number(json_object_get(p, "rate_gbps"))) {
+			down++;
+			continue;
+		}
+		if (first && (!json_equal(json_object_get(p, "rate_gbps"),
+		                          json_object_get(first, "rate_gbps")) ||
+		              !json_equal(json_object_get(p, "link_layer"),
+		                          json_object_get(first, "link_layer"))))
+			same = 0;
+		first = first ? first : p;
+		up++;
+	}
+	if (down)
+		snprintf(tail, sizeof(tail), "%s+%zudown", up ? " " : "", down);
+	if (!json_array_size(ports))
+		snprintf(out, outlen, "-");
+	else if (!up)
+		snprintf(out, outlen, "%s", tail);
+	else if (!same)
+		snprintf(out, outlen, "%zu mixed%s", up, tail);
+	else
+		snprintf(out, outlen, "%zux%gG %s%s", up,
+		         json_number_value(json_object_get(first, "rate_gbps")),
+		         strcmp(str(first, "link_layer"), "InfiniBand") == 0 ? "ib" : "roce", tail);
+}
+
 static void print_table(struct facts_run *r)
 {
-	termtext_printf(stdout, "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %-6s %7s\n",
+	termtext_printf(stdout,
+	                "%-16s %-14s %-20s %-22s %4s %8s %-8s %-10s %-7s %4s %-6s %-16s %7s\n",
 	                "HOST", "HOSTNAME", "OS", "KERNEL", "CPUS", "MEM", "PYTHON", "TORCH",
-	                "NCCL", "GPUS", "HEALTH", "SKEW");
+	                "NCCL", "GPUS", "HEALTH", "RDMA", "SKEW");
 	for (size_t i = 0; i < r->n; i++) {
 		struct sshpool_node *node = r->nodes[i];
 		json_t *f = r->facts[i], *torch, *nccl, *py;
-		char mem[16], skew[16], health[8];
+		char mem[16], skew[16], health[8], rdma[96];
 
 		if (!f) {
 			const char *err = node_error_text(r, i);
@@ -149,18 +188,20 @@ static void print_table(struct facts_run *r)
 		         (double)json_integer_value(json_object_get(f, "mem_total_bytes")) /
 		             (1 << 30));
 		snprintf(skew, sizeof(skew), "%+lldms", (long long)r->skew_ms[i]);
+		rdma_word(f, rdma, sizeof(rdma));
 		py = json_object_get(f, "python");
 		torch = json_object_get(f, "torch");
 		nccl = json_object_get(f, "nccl");
 		termtext_printf(
 		    stdout,
-		    "%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %-6s %7s\n",
+		    "%-16s %-14.14s %-20.20s %-22.22s %4lld %8s %-8s %-10s %-7s %4zu %-6s %-16s "
+		    "%7s\n",
 		    sshpool_node_host(node), str(f, "hostname"),
 		    str(f, json_object_get(f, "os_short") ? "os_short" : "os"), str(f, "kernel"),
 		    (long long)json_integer_value(json_object_get(f, "cpus")), mem,
 		    str(py, "version"), str(torch, "version"), str(nccl, "version"),
 		    json_array_size(json_object_get(f, "gpus")),
-		    facts_gpu_health_word(f, health, sizeof(health)), skew);
+		    facts_gpu_health_word(f, health, sizeof(health)), rdma, skew);
 	}
 }
 

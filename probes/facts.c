@@ -1,6 +1,7 @@
 /* facts.c - node facts: the collection on the node (see facts.h); the
  * parsers it feeds are in facts_parse.c. */
 #include "probes/facts.h"
+#include "probes/rdma_probe.h"
 #include "probes/facts_ascend.h"
 #include "probes/facts_gpu.h"
 #include "probes/facts_python.h"
@@ -173,6 +174,7 @@ json_t *facts_collect(const struct facts_opts *opts)
 	    environ);
 	json_object_update(facts, gpu);
 	json_decref(gpu);
+	rdma_probe_collect(facts, NULL, environ, errors);
 	json_object_set_new(facts, "env", facts_env_filter(environ));
 	clock_gettime(CLOCK_REALTIME, &now);
 	json_object_set_new(facts, "wall_clock_ms",

@@ -55,6 +55,8 @@ void facts_opts_init(struct facts_opts *o);
  *   npus, ascend, ascend_env   array ([] without Ascend; null when npu-smi failed),
  *                       object or null, object: see facts_ascend.h
  *   gpus, gpu_driver    array (possibly empty) and string or null, see facts_gpu.h
+ *   rdma, rdma_node     array and object, see rdma_probe.h (the same keys
+ *                       as in the netprobe answer)
  *   env                 object, see facts_env_filter
  *   wall_clock_ms       integer, CLOCK_REALTIME in ms, read last so that it is
  *                       as close as possible to the moment the answer is sent

@@ -1,12 +1,14 @@
 /* netprobe.c - the agent's network probe (see netprobe.h): netprobe_collect,
  * which gathers every part of the answer, and the parts that need no module of
  * their own: addresses, hostname resolution and bindability, /etc/hosts, the
- * port range, /dev/shm, RDMA ports and NCCL conf files. Interfaces are in
+ * port range, /dev/shm and NCCL conf files. Interfaces are in
  * netprobe_iface.c, the firewall in netprobe_firewall.c, routes in
- * netprobe_route.c, the pure parsers in netprobe_parse.c. */
+ * netprobe_route.c, the pure parsers in netprobe_parse.c, the RDMA facts in
+ * rdma_probe.c. */
 #include "probes/netprobe.h"
 #include "probes/netprobe_internal.h"
 #include "probes/facts.h"
+#include "probes/rdma_probe.h"
 #include "cd.h"
 
 #include <arpa/inet.h>
@@ -342,95 +344,6 @@ long long netprobe_neigh_table_fulls(void)
 	return total;
 }
 
-static int not_dot(const struct dirent *d)
-{
-	return d->d_name[0] != '.';
-}
-
-/* "4: ACTIVE" -> "ACTIVE"; text without ": " stays as it is. */
-static json_t *rdma_state_json(const char *path)
-{
-	char *v = netprobe_read_attr(path), *colon;
-	json_t *j;
-
-	if (!v)
-		return json_null();
-	colon = strstr(v, ": ");
-	j = netprobe_text(colon ? colon + 2 : v);
-	free(v);
-	return j;
-}
-
-static json_t *rdma_attr_json(const char *port_dir, const char *leaf)
-{
-	char *path = cd_asprintf("%s/%s", port_dir, leaf), *v = netprobe_read_attr(path);
-	json_t *j = netprobe_text_or_null(v);
-
-	free(v);
-	free(path);
-	return j;
-}
-
-static json_t *rdma_port_json(const char *dev_dir, const char *device, const char *port)
-{
-	char *dir = cd_asprintf("%s/ports/%s", dev_dir, port), *state;
-	json_t *o = json_object();
-	long n = strtol(port, NULL, 10);
-
-	json_object_set_new(o, "device", netprobe_text(device));
-	json_object_set_new(o, "port", json_integer(n));
-	state = cd_asprintf("%s/state", dir);
-	json_object_set_new(o, "state", rdma_state_json(state));
-	json_object_set_new(o, "link_layer", rdma_attr_json(dir, "link_layer"));
-	json_object_set_new(o, "rate", rdma_attr_json(dir, "rate"));
-	free(state);
-	free(dir);
-	return o;
-}
-
-static int is_port_number(const char *s)
-{
-	return *s && strspn(s, "0123456789") == strlen(s) && strlen(s) < 6;
-}
-
-static void add_rdma_device(json_t *list, const char *class_dir, const char *device)
-{
-	char *dev_dir = cd_asprintf("%s/%s", class_dir, device);
-	char *ports_dir = cd_asprintf("%s/ports", dev_dir);
-	struct dirent **ports = NULL;
-	int n = scandir(ports_dir, &ports, not_dot, versionsort);
-
-	for (int i = 0; i < n; i++) {
-		if (is_port_number(ports[i]->d_name))
-			json_array_append_new(list,
-			                      rdma_port_json(dev_dir, device, ports[i]->d_name));
-		free(ports[i]);
-	}
-	free(ports);
-	free(ports_dir);
-	free(dev_dir);
-}
-
-static json_t *collect_rdma(const char *sysfs_root, json_t *errors)
-{
-	char *class_dir = cd_asprintf("%s/sys/class/infiniband", sysfs_root), msg[CD_ERRLEN];
-	struct dirent **devs = NULL;
-	json_t *list = json_array();
-	int n = scandir(class_dir, &devs, not_dot, alphasort);
-
-	if (n < 0 && errno != ENOENT) {
-		snprintf(msg, sizeof(msg), "cannot list %s: %s", class_dir, strerror(errno));
-		facts_set_error(errors, "rdma", msg);
-	}
-	for (int i = 0; i < n; i++) {
-		add_rdma_device(list, class_dir, devs[i]->d_name);
-		free(devs[i]);
-	}
-	free(devs);
-	free(class_dir);
-	return list;
-}
-
 static void add_nccl_conf(json_t *list, const char *path, json_t *errors)
 {
 	char *data = NULL, err[CD_ERRLEN];
@@ -511,7 +424,7 @@ json_t *netprobe_collect(const struct netprobe_opts *o)
 	json_object_set_new(probe, "port_range", collect_port_range(errors));
 	json_object_set_new(probe, "shm_bytes", collect_shm_bytes(errors));
 	json_object_set_new(probe, "neigh_gc_thresh3", collect_neigh_gc_thresh3());
-	json_object_set_new(probe, "rdma", collect_rdma(netprobe_or_empty(o->sysfs_root), errors));
+	rdma_probe_collect(probe, o->sysfs_root, environ, errors);
 	json_object_set_new(probe, "nccl_conf",
 	                    collect_nccl_conf(netprobe_or_empty(o->etc_root), errors));
 	json_object_set_new(probe, "env", facts_env_filter(environ));

@@ -54,10 +54,11 @@
  *                  neighbour (ARP/NDP) table, net.ipv{4,6}.neigh.default.
  *                  gc_thresh3; a member is null where the file cannot be read
  *                  (a network namespace other than the first has none)
- *   rdma           [{"device", "port", "state" ("ACTIVE"...), "link_layer"
- *                    ("InfiniBand"|"Ethernet"), "rate"}]
- *                  from /sys/class/infiniband/<dev>/ports/<n>/, devices and
- *                  ports in name order; a file that cannot be read gives null
+ *   rdma, rdma_node the RDMA ports (one object per HCA port: states,
+ *                  link layer, rate, LIDs, GIDs, netdev, MTU, PCI path) and the
+ *                  node's verbs library, providers, peer-memory module, memlock
+ *                  limit and NCCL_IB_ and NCCL_NET variables: see rdma_probe.h.
+ *                  They read under sysfs_root, else $CLUSTERDOC_SYSFS_ROOT.
  *   nccl_conf      [{"path", "vars": {"KEY": "VALUE"}}] for the files NCCL
  *                  reads, in NCCL's precedence order: $NCCL_CONF_FILE if set,
  *                  else ~/.nccl.conf; then /etc/nccl.conf. Files that do not

@@ -433,9 +433,10 @@ static void test_collect_reads_sysfs_and_etc_under_their_roots(void **state)
 	struct netprobe_opts o;
 	char host[HOST_NAME_MAX + 2], *hosts, *user_conf, *etc_conf, *want;
 	json_t *p, *lo, *rdma, *conf, *r;
-	const char *const order[] = {"hostname",   "interfaces", "addresses",        "hosts_lines",
-	                             "port_range", "shm_bytes",  "neigh_gc_thresh3", "rdma",
-	                             "nccl_conf",  "env",        "firewall",         "errors"};
+	const char *const order[] = {
+	    "hostname",  "interfaces",       "addresses", "hosts_lines", "port_range",
+	    "shm_bytes", "neigh_gc_thresh3", "rdma",      "rdma_node",   "nccl_conf",
+	    "env",       "firewall",         "errors"};
 	const char *key;
 	json_t *v;
 	size_t k = 0;

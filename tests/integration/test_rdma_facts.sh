@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The RDMA facts of `clusterdoc facts` (issue 36) on a namespace cluster whose nodes read their
+# own sysfs fixture tree (tests/fixtures/rdma/, the kernel's documented layout), named by
+# CLUSTERDOC_SYSFS_ROOT in each node's login environment; the tree a node reads is the one its
+# file $DIR/rootN names, so a test can give a node another scenario:
+#   node1  ib-hdr-8 (8 HCAs, InfiniBand HDR) and a stale NCCL_IB_HCA in its login;
+#   node2  roce-v2-idx3 (RoCE v2, the IPv4 v2 GID at index 3) and a real `ulimit -l 64`;
+#   node3  no tree: the node's own /sys, which has no RDMA device.
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=rdma_facts
+
+DIR="" # the fixture trees, in the /tmp the nodes share
+trap '[[ -n $DIR ]] && rm -rf "$DIR"' EXIT
+
+t_setup_cluster_with_a_fixture_root_per_node() {
+	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
+	DIR=$(mktemp -d /tmp/cdrdma.XXXXXX)
+	cp -a "$CD_TOP/tests/fixtures/rdma/." "$DIR/" && chmod -R a+rX "$DIR" || return 1
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	echo "$DIR/roce-v2-idx3" >"$DIR/root2"
+	for i in 1 2; do
+		cluster_node_env "$i" "export CLUSTERDOC_SYSFS_ROOT=\$(cat $DIR/root$i)" || return 1
+	done
+	cluster_node_env 1 "export NCCL_IB_HCA=mlx5_9" "export NCCL_SOCKET_IFNAME=eth0" || return 1
+	cluster_node_env 2 "ulimit -l 64"
+}
+
+node() { echo "d['nodes'][$(($1 - 1))]"; }
+port() { echo "$(node "$1")['rdma'][$2]"; }
+
+t_each_node_reports_the_ports_of_its_own_tree() {
+	cd_head facts -w 'node[1-3]' --json
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget "[p['device'] for p in $(node 1)['rdma']]")" \
+		"['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6', 'mlx5_7']" \
+		"node1's HCAs" || return 1
+	expect_eq "$(jget "sorted({(p['state'], p['phys_state'], p['link_layer'], p['rate_gbps'], p['width']) for p in $(node 1)['rdma']})")" \
+		"[('ACTIVE', 'LinkUp', 'InfiniBand', 200, '4X')]" "node1's ports" || return 1
+	expect_eq "$(jget "($(port 1 4)['lid'], $(port 1 4)['numa_node'], $(port 1 4)['pci_path'], $(port 1 4)['gids'][0]['family'])")" \
+		"('0x15', 1, ['0000:00:01.0', '0000:9a:00.0'], 'ib')" "node1's mlx5_4" || return 1
+	expect_eq "$(jget "[(g['index'], g['type'], g['family'], g['address']) for g in $(port 2 0)['gids']]")" \
+		"[(0, 'IB/RoCE v1', 'link-local', 'fe80::ac0:ebff:fe12:3456'), (1, 'RoCE v2', 'link-local', 'fe80::ac0:ebff:fe12:3456'), (2, 'IB/RoCE v1', 'ipv4', '10.0.11.12'), (3, 'RoCE v2', 'ipv4', '10.0.11.12')]" \
+		"node2's GID table (the zero entry 4 left out)" || return 1
+	expect_eq "$(jget "($(port 2 0)['netdev'], $(port 2 0)['mtu'], $(port 2 0)['lid'])")" \
+		"('ens1f0', 9000, None)" "node2's netdev" || return 1
+	expect_eq "$(jget "$(node 3)['rdma']")" "[]" "node3 without RDMA" || return 1
+	expect_eq "$(jget "[k for k in $(node 3)['errors'] if k.startswith('rdma')]")" "[]" "node3's errors"
+}
+
+t_rdma_node_names_verbs_providers_and_peer_memory() {
+	cd_head facts -w 'node[1-3]' --json
+	expect_eq "$(jget "[(n['rdma_node']['verbs_lib'], n['rdma_node']['verbs_providers'], n['rdma_node']['peermem']) for n in d['nodes'][:2]]")" \
+		"[('/usr/lib64/libibverbs.so.1', ['mlx5'], 'nvidia_peermem'), ('/usr/lib64/libibverbs.so.1', ['mlx5'], 'nvidia_peermem')]" \
+		"nodes 1 and 2" || return 1
+	expect_eq "$(jget "$(node 3)['rdma_node']['peermem']")" None "node3's peer memory"
+}
+
+t_memlock_is_the_limit_ulimit_gives_the_login() {
+	cd_head facts -w 'node[1-3]' --json
+	expect_eq "$(jget "($(node 2)['rdma_node']['memlock_bytes'], $(node 2)['rdma_node']['memlock_unlimited'])")" \
+		"(65536, False)" "node2 under ulimit -l 64" || return 1
+	expect_eq "$(jget "$(node 1)['rdma_node']['memlock_bytes'] != 65536")" True "node1 without it"
+}
+
+t_the_logins_nccl_ib_and_net_variables_are_kept() {
+	cd_head facts -w 'node[1-3]' --json
+	expect_eq "$(jget "$(node 1)['rdma_node']['nccl_vars']")" "{'NCCL_IB_HCA': 'mlx5_9'}" \
+		"node1's stale NCCL_IB_HCA" || return 1
+	expect_eq "$(jget "$(node 2)['rdma_node']['nccl_vars']")" "{}" "node2 sets none"
+}
+
+t_bad_input_is_named_per_hca_and_port_and_the_facts_still_answer() {
+	echo "$DIR/bad-input" >"$DIR/root2"
+	cd_head facts -w 'node[1-3]' --json
+	echo "$DIR/roce-v2-idx3" >"$DIR/root2"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(jget "$(node 2)['errors']['rdma:mlx5_1']")" "no ports" "the HCA without ports" || return 1
+	expect_match "$(jget "$(node 2)['errors']['rdma:mlx5_0/1']")" \
+		"^state: not in the kernel's format: \"4:\"; rate: cannot read .*/rate: Is a directory; gid_attrs/types/0: not in the kernel's format: \"RoCE v3\"; gids/1: not a GID: \"fe80:0000:00\"$" \
+		"mlx5_0 port 1's bad files" || return 1
+	expect_eq "$(jget "($(port 2 0)['state'], $(port 2 0)['phys_state'], $(port 2 0)['rate'], [g['index'] for g in $(port 2 0)['gids']])")" \
+		"(None, 'LinkUp', None, [0])" "what stands (the zero GID left out)" || return 1
+	expect_eq "$(jget "len($(node 1)['rdma'])")" 8 "node1 untouched"
+}
+
+t_other_scenarios_polling_no_verbs_and_the_v2_gid_at_index_1() {
+	echo "$DIR/port-polling" >"$DIR/root1"
+	echo "$DIR/no-verbs" >"$DIR/root2"
+	cd_head facts -w 'node[1-2]' --json
+	local polling=$out
+	echo "$DIR/roce-v2-idx1" >"$DIR/root2"
+	cd_head facts -w 'node[1-2]' --json
+	local idx1=$out
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	echo "$DIR/roce-v2-idx3" >"$DIR/root2"
+	out=$polling
+	expect_eq "$(jget "[(p['device'], p['state'], p['phys_state']) for p in $(node 1)['rdma']]")" \
+		"[('mlx5_0', 'INIT', 'Polling'), ('mlx5_1', 'ACTIVE', 'LinkUp')]" "port-polling" || return 1
+	expect_eq "$(jget "(len($(node 2)['rdma']), $(node 2)['rdma_node']['verbs_lib'], $(node 2)['rdma_node']['verbs_providers'], $(node 2)['rdma_node']['peermem'])")" \
+		"(1, None, [], None)" "no-verbs" || return 1
+	out=$idx1
+	expect_eq "$(jget "[(g['index'], g['address']) for g in $(port 2 0)['gids'] if g['type'] == 'RoCE v2' and g['family'] == 'ipv4']")" \
+		"[(1, '10.0.11.13')]" "roce-v2-idx1"
+}
+
+t_the_facts_table_shows_one_rdma_word_per_node() {
+	cd_head facts -w 'node[1-3]'
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_match "$out" ' GPUS HEALTH +RDMA +SKEW' "the column" || return 1
+	expect_match "$out" '^node1 .* 8x200G ib +[-+][0-9]+ms' "node1" || return 1
+	expect_match "$out" '^node2 .* 1x100G roce +[-+][0-9]+ms' "node2" || return 1
+	expect_match "$out" '^node3 .* - +[-+][0-9]+ms' "node3" || return 1
+	echo "$DIR/port-polling" >"$DIR/root1"
+	cd_head facts -w node1
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	expect_match "$out" '^node1 .* 1x200G ib \+1down +[-+][0-9]+ms' "a port not ACTIVE"
+}
+
+itest_need_root
+itest_run_all
