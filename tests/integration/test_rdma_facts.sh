@@ -117,5 +117,21 @@ t_the_facts_table_shows_one_rdma_word_per_node() {
 	expect_match "$out" '^node1 .* 1x200G ib \+1down +[-+][0-9]+ms' "a port not ACTIVE"
 }
 
+# The facts reach `check`'s RDMA findings (probes/diagnose_rdma.c), each on exactly its nodes:
+# node1's NCCL_IB_HCA names no HCA it has; the memlock of node1 (this machine's default, 8 MiB:
+# no process here may raise it) and node2 (64 KiB) is below what NCCL registers; node3 has no
+# RDMA and gets none. Then a port in Polling on node1 is a down port there.
+t_check_puts_each_rdma_finding_on_exactly_its_node() {
+	local rows='[(f["id"], sorted(f.get("nodes") or [])) for f in d["findings"] if f["id"].startswith(("rdma-", "nccl-ib-", "gpudirect-"))]'
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	expect_eq "$(jget "sorted($rows)")" \
+		"[('nccl-ib-hca-stale', ['node1']), ('rdma-memlock-low', ['node1', 'node2'])]" "the RDMA findings ($err)" || return 1
+	echo "$DIR/port-polling" >"$DIR/root1"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	expect_eq "$(jget "[r for r in sorted($rows) if r[0] == 'rdma-port-down']")" \
+		"[('rdma-port-down', ['node1'])]" "a port in Polling"
+}
+
 itest_need_root
 itest_run_all
