@@ -4,11 +4,13 @@
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
 #      driver and memory, the NCCL library, torch and its CUDA; each GPU's health (issue 35:
 #      every key read or NOT_SUPPORTED, none failed), the NVIDIA PCI devices and the Xid log;
+#      the RDMA facts (issue 36), or "no RDMA device";
 #   3. `clusterdoc bench --backend nccl` with one rank and with one rank per GPU: every size
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
 #      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
 #   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA;
-#   5. `clusterdoc run` (torchrun, NCCL, one rank per GPU, no --force) and `clusterdoc hang` on
+#   5. `clusterdoc run` (torchrun, NCCL, one rank per GPU, no --force; NCCL's NET line against
+#      the RDMA facts: no IB where the facts found no RDMA device) and `clusterdoc hang` on
 #      a run whose last rank sleeps before an allreduce: 3 calls, one verdict;
 #   6. `clusterdoc hang`'s NCCL RAS query, Flight Recorder dump and the rank's GPU utilisation
 #      through NVML (tests/gpu/hang_probe.c)
@@ -150,6 +152,15 @@ else
 	say "xid: $(py '{k: v for k, v in d["nodes"][0].get("xid", {}).items() if k != "events"}, len(d["nodes"][0].get("xid", {}).get("events", []))' "$WORK/facts.json")"
 	hbad=$(py '[(g["index"], k) for g in d["nodes"][0]["gpus"] for k in ("pci_bus_id numa_node ecc retired_pages row_remap pcie nvlink clocks_mhz throttle temperature_c temperature_slowdown_c power_w power_limit_w persistence compute_mode mig").split() if k not in g.get("health", {}) and k not in g.get("health", {}).get("unsupported", [])] + [(g["index"], e) for g in d["nodes"][0]["gpus"] for e in g.get("health", {}).get("errors", {}).items()]' "$WORK/facts.json")
 	if [ "$hbad" = "[]" ]; then check gpu-health-facts OK "every key on $ngpu GPU(s)"; else check gpu-health-facts FAIL "$hbad"; fi
+	# issue 36: the RDMA facts (ports, GIDs, verbs, peer memory, memlock), or that there is none
+	nrdma=$(py 'len(d["nodes"][0].get("rdma") or [])' "$WORK/facts.json")
+	if [ "$nrdma" = 0 ]; then
+		say "rdma: no RDMA device"
+	else
+		py '"\n".join("rdma %s:%s %s %s %s %s gids %d netdev %s numa %s" % (p["device"], p["port"], p.get("state"), p.get("phys_state"), p.get("link_layer"), p.get("rate"), len(p.get("gids") or []), p.get("netdev"), p.get("numa_node")) for p in d["nodes"][0]["rdma"])' "$WORK/facts.json" | tee -a "$RES"
+	fi
+	say "rdma_node: $(py 'd["nodes"][0].get("rdma_node")' "$WORK/facts.json")"
+	say "rdma errors: $(py '{k: v for k, v in d["nodes"][0]["errors"].items() if k.startswith("rdma")}' "$WORK/facts.json")"
 	# torch in a conda env or venv rather than the login python3: use what facts found
 	found=$(py '(d["nodes"][0].get("python_candidates") or [{}])[0].get("path", "")' "$WORK/facts.json")
 	if [ -n "$found" ]; then
@@ -254,8 +265,21 @@ if len(sys.argv) > 1 and sys.argv[1] == "stuck":
 dist.destroy_process_group()
 EOF
 	"$CD" run -w localhost --nproc-per-node gpu "${PYARGS[@]}" --chdir "$WORK" --stall-timeout 120 \
+		--env NCCL_DEBUG=INFO --env NCCL_DEBUG_SUBSYS=INIT,NET \
 		--json -- run_nccl.py >"$WORK/run.json" 2>"$WORK/run.err"
 	rc=$?
+	# issue 36: the network NCCL chose, in its own words, against the RDMA facts
+	netlines=$(grep -E 'NET/(IB|Socket|Plugin)|Using network' "$WORK/run.err" | sed 's/^.*NCCL INFO //' | sort -u | head -5)
+	say "nccl network: ${netlines:-no NET line (NCCL_DEBUG=INFO printed none)}"
+	if [ "${nrdma:-0}" = 0 ] && grep -q 'NET/IB : Using' <<<"$netlines"; then
+		check nccl-transport FAIL "NCCL uses IB, but the facts found no RDMA device"
+	elif [ "${nrdma:-0}" = 0 ] && [ -n "$netlines" ]; then
+		check nccl-transport OK "no RDMA device, and NCCL does not use IB"
+	elif [ -n "$netlines" ]; then
+		check nccl-transport OK "$nrdma RDMA port(s); NCCL: $(head -1 <<<"$netlines")"
+	else
+		check nccl-transport SKIP "NCCL printed no NET line"
+	fi
 	want=$((ngpu * (ngpu + 1) / 2))
 	got=$(grep -c "rank [0-9]*/$ngpu sum $want\$" "$WORK/run.err")
 	if [ $rc -eq 0 ] && [ "$got" = "$ngpu" ]; then
