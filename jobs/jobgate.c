@@ -93,6 +93,8 @@ static const struct job_gate_rule rules[] = {
     {"rdma-memlock-low", 1, AVOID_NONE},
     {"gpudirect-rdma-missing", 1, AVOID_NONE},
     {"nccl-ib-hca-stale", 1, AVOID_NONE},
+    {"nccl-ib-fallback", 1, AVOID_NONE},
+    {"roce-gid-mismatch", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

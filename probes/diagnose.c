@@ -88,6 +88,9 @@ const struct finding_def finding_catalogue[] = {
      "the memlock limit is below what NCCL's IB transport registers"},
     {"gpudirect-rdma-missing", SEV_WARNING, "GPUs and RDMA ports but no peer-memory module"},
     {"nccl-ib-hca-stale", SEV_WARNING, "NCCL_IB_HCA names an HCA the node lacks"},
+    {"nccl-ib-fallback", SEV_ERROR, "NCCL will use sockets on a node that has RDMA ports"},
+    {"roce-gid-mismatch", SEV_ERROR,
+     "the RoCE GID NCCL would use differs in type or address family across nodes"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 

@@ -1,9 +1,8 @@
 /* diagnose_rdma.c - the RDMA findings (diagnose_rdma.h, docs/findings.md):
- * ports not ACTIVE/LinkUp, rates and MTUs that differ between the ports
- * NCCL would use, a memlock limit below what NCCL's IB transport
- * registers, GPUs beside RDMA ports without a peer-memory module, and an
- * NCCL_IB_HCA that names HCAs the node lacks. Reads each node's "rdma"
- * object (netmodel.h): the probe's "rdma" ports and "rdma_node".
+ * ports not ACTIVE/LinkUp, rates and MTUs that differ, a memlock limit
+ * below what NCCL's IB transport registers, no peer-memory module, a stale
+ * NCCL_IB_HCA, and from nccl_ib.c's prediction a fallback to sockets and
+ * RoCE GIDs of different kinds. Reads each node's "rdma" object (netmodel.h).
  *
  * Severity follows what NCCL does with the fault: what leaves the node
  * without a usable RDMA port, or makes NCCL's first registration fail, is
@@ -11,6 +10,7 @@
  * smaller-MTU link, no GPUDirect RDMA) warns. */
 #include "probes/diagnose_rdma.h"
 #include "probes/diagnose_internal.h"
+#include "probes/nccl_ib.h"
 #include "cd.h"
 
 #include <limits.h>
@@ -26,87 +26,6 @@
 #define EV  512
 #define MSG 256
 #define KEY 160
-
-/* ---------------------------------------------------------------- NCCL_IB_HCA */
-
-/* atoi() of one field: optional blanks and sign, then digits; clamped
- * where atoi would overflow. */
-static int field_atoi(const char *s, size_t len)
-{
-	size_t i = 0;
-	long long v = 0;
-	int neg = 0;
-
-	while (i < len && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')))
-		i++;
-	if (i < len && (s[i] == '+' || s[i] == '-'))
-		neg = s[i++] == '-';
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-		if (v <= INT_MAX)
-			v = v * 10 + (s[i] - '0');
-	if (v > INT_MAX)
-		v = INT_MAX;
-	return neg ? -(int)v : (int)v;
-}
-
-/* One entry "<hca>[:<port>[:...]]" of len bytes into e; 0 when its name
- * is empty (NCCL skips it). */
-static int parse_entry(const char *s, size_t len, struct rdma_hca_entry *e)
-{
-	const char *colon = memchr(s, ':', len);
-	size_t nlen = colon ? (size_t)(colon - s) : len;
-
-	if (nlen == 0)
-		return 0;
-	snprintf(e->name, sizeof(e->name), "%.*s", (int)nlen, s);
-	e->port = -1;
-	if (colon) {
-		const char *p = colon + 1;
-		size_t plen = len - nlen - 1;
-		const char *end = memchr(p, ':', plen);
-
-		if (end)
-			plen = (size_t)(end - p);
-		if (plen)
-			e->port = field_atoi(p, plen);
-	}
-	return 1;
-}
-
-size_t rdma_hca_parse(const char *s, size_t len, struct rdma_hca_list *out)
-{
-	size_t i = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (!s)
-		return 0;
-	len = strnlen(s, len); /* NCCL reads a C string */
-	if (i < len && s[i] == '^') {
-		out->exclude = 1;
-		i++;
-	}
-	if (i < len && s[i] == '=') {
-		out->exact = 1;
-		i++;
-	}
-	while (i < len && out->n < RDMA_HCA_MAX) {
-		const char *comma = memchr(s + i, ',', len - i);
-		size_t end = comma ? (size_t)(comma - s) : len;
-
-		if (parse_entry(s + i, end - i, &out->e[out->n]))
-			out->n++;
-		i = end + 1;
-	}
-	return out->n;
-}
-
-int rdma_hca_entry_matches(const struct rdma_hca_entry *e, int exact, const char *dev, int port)
-{
-	int name_ok =
-	    exact ? strcmp(dev, e->name) == 0 : strncmp(dev, e->name, strlen(e->name)) == 0;
-
-	return name_ok && (e->port == -1 || port == -1 || e->port == port);
-}
 
 /* ---------------------------------------------------------------- the facts */
 
@@ -449,6 +368,39 @@ static void check_peermem(struct dstate *st, size_t i)
 	              peermem_fix, ev);
 }
 
+/* ---------------------------------------------------------------- the prediction */
+
+/* Where NCCL reads each variable the prediction needs: the login
+ * environment the RDMA facts saw, else the environment or conf file
+ * netmodel read (environment first, as NCCL does). */
+static const struct {
+	const char *name;
+	size_t off;
+} ib_vars[] = {
+    {"NCCL_IB_HCA", offsetof(struct nccl_ib_env, ib_hca)},
+    {"NCCL_IB_DISABLE", offsetof(struct nccl_ib_env, ib_disable)},
+    {"NCCL_IB_GID_INDEX", offsetof(struct nccl_ib_env, ib_gid_index)},
+    {"NCCL_IB_ROCE_VERSION_NUM", offsetof(struct nccl_ib_env, ib_roce_version_num)},
+    {"NCCL_IB_ADDR_FAMILY", offsetof(struct nccl_ib_env, ib_addr_family)},
+    {"NCCL_IB_ADDR_RANGE", offsetof(struct nccl_ib_env, ib_addr_range)},
+    {"NCCL_NET", offsetof(struct nccl_ib_env, net)},
+};
+
+/* The node's NCCL variables, the prediction's env. */
+static void env_of(const struct nm_node *n, struct nccl_ib_env *e)
+{
+	nccl_ib_env_from_json(rnode_of(n), NULL, e);
+	for (size_t k = 0; k < CD_ARRAY_LEN(ib_vars); k++) {
+		struct nccl_ib_var *v = (struct nccl_ib_var *)((char *)e + ib_vars[k].off);
+		const struct nm_var *var = v->value ? NULL : nm_var_get(n, ib_vars[k].name);
+
+		if (var) {
+			v->value = var->value;
+			v->source = var->source;
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- nccl-ib-hca-stale */
 
 static const char hca_fix[] =
@@ -456,25 +408,7 @@ static const char hca_fix[] =
     "is set (the login environment, ~/.nccl.conf or /etc/nccl.conf), or unset it so NCCL uses "
     "every ACTIVE port.";
 
-/* The effective NCCL_IB_HCA: the login environment the RDMA facts saw,
- * else the environment or NCCL conf file netmodel read (environment first,
- * as NCCL does). */
-static const char *ib_hca_of(const struct nm_node *n, const char **source)
-{
-	const char *v = str_of(json_object_get(rnode_of(n), "nccl_vars"), "NCCL_IB_HCA");
-	const struct nm_var *var;
-
-	*source = "environment";
-	if (v)
-		return v;
-	var = nm_var_get(n, "NCCL_IB_HCA");
-	if (!var)
-		return NULL;
-	*source = var->source;
-	return var->value;
-}
-
-static int entry_found(json_t *ports, const struct rdma_hca_list *l, size_t e)
+static int entry_found(json_t *ports, const struct nccl_ib_hca *l, int e)
 {
 	json_t *p;
 	size_t k;
@@ -483,7 +417,7 @@ static int entry_found(json_t *ports, const struct rdma_hca_list *l, size_t e)
 	{
 		const char *dev = str_of(p, "device");
 
-		if (dev && rdma_hca_entry_matches(&l->e[e], l->exact, dev, port_num(p)))
+		if (dev && nccl_ib_hca_item_matches(l, e, dev, port_num(p)))
 			return 1;
 	}
 	return 0;
@@ -508,22 +442,23 @@ static void hca_names(json_t *ports, char *buf, size_t len)
 }
 
 /* "mlx5_9, mlx5_0:2": the entries of l that match no port of the node. */
-static size_t missing_entries(json_t *ports, const struct rdma_hca_list *l, char *buf, size_t len)
+static int missing_entries(json_t *ports, const struct nccl_ib_hca *l, char *buf, size_t len)
 {
-	size_t missing = 0, used = 0;
+	size_t used = 0;
+	int missing = 0;
 
 	buf[0] = '\0';
-	for (size_t e = 0; e < l->n; e++) {
+	for (int e = 0; e < l->nitems; e++) {
 		char port[16] = "";
 
 		if (entry_found(ports, l, e))
 			continue;
 		missing++;
-		if (l->e[e].port != -1)
-			snprintf(port, sizeof(port), ":%d", l->e[e].port);
-		if (used + strlen(l->e[e].name) + strlen(port) + 3 < len)
+		if (l->items[e].port != -1)
+			snprintf(port, sizeof(port), ":%d", l->items[e].port);
+		if (used + strlen(l->items[e].prefix) + strlen(port) + 3 < len)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? ", " : "",
-			                         l->e[e].name, port);
+			                         l->items[e].prefix, port);
 	}
 	return missing;
 }
@@ -531,13 +466,18 @@ static size_t missing_entries(json_t *ports, const struct rdma_hca_list *l, char
 static void check_hca_stale(struct dstate *st, size_t i)
 {
 	const struct nm_node *n = &st->m->nodes[i];
-	const char *source, *value = ib_hca_of(n, &source);
-	struct rdma_hca_list l;
+	struct nccl_ib_env e;
+	const char *source, *value;
+	struct nccl_ib_hca l;
 	char missing[160], have[160], msg[MSG], ev[EV], key[KEY];
-	size_t nmissing;
+	int nmissing;
 	enum severity sev;
 
-	if (!value || rdma_hca_parse(value, strlen(value), &l) == 0)
+	env_of(n, &e);
+	value = e.ib_hca.value;
+	source = e.ib_hca.source ? e.ib_hca.source : "environment";
+	nccl_ib_hca_parse(value, &l);
+	if (l.nitems == 0)
 		return;
 	nmissing = missing_entries(ports_of(n), &l, missing, sizeof(missing));
 	if (!nmissing)
@@ -546,7 +486,7 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	if (l.exclude) {
 		sev = SEV_INFO;
 		snprintf(msg, sizeof(msg), "NCCL_IB_HCA=%.80s excludes HCAs that %%N lack", value);
-	} else if (nmissing == l.n) {
+	} else if (nmissing == l.nitems) {
 		sev = SEV_ERROR;
 		snprintf(
 		    msg, sizeof(msg),
@@ -562,7 +502,185 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	diagnose_note(st, "nccl-ib-hca-stale", sev, key, i, msg, hca_fix, ev);
 }
 
+static void predict_node(const struct nm_node *n, struct nccl_ib_pick *pk)
+{
+	struct nccl_ib_env e;
+
+	env_of(n, &e);
+	nccl_ib_predict(ports_of(n), rnode_of(n), &e, n->nccl_version[0] ? n->nccl_version : NULL,
+	                pk);
+}
+
+/* ---------------------------------------------------------------- nccl-ib-fallback */
+
+static const char fallback_fix[] =
+    "Give NCCL's IB transport what it lacks, as the evidence says: unset NCCL_IB_DISABLE or "
+    "NCCL_NET=Socket, install libibverbs and the HCA's provider (rdma-core: libibverbs1, "
+    "ibverbs-providers), or make NCCL_IB_HCA name the node's ACTIVE ports; NCCL_DEBUG=INFO "
+    "then says \"NET/IB : Using [0]mlx5_0:1/...\" instead of \"NET/Socket\".";
+
+/* The fallbacks another finding already names on the node: a node
+ * without an ACTIVE port (rdma-port-down) and an NCCL_IB_HCA that matches
+ * no HCA (nccl-ib-hca-stale, error); one cause, one finding. */
+static int fallback_named_elsewhere(const char *reason)
+{
+	return strcmp(reason, "no ACTIVE port") == 0 ||
+	       strstr(reason, " matches no HCA of the node");
+}
+
+/* An error when other nodes will use IB (the job mixes transports, and
+ * the node's ranks move their data over TCP at a fraction of the RDMA
+ * bandwidth); a warning when no node will (the job runs, over sockets). */
+static void check_fallback(struct dstate *st, size_t i, const struct nccl_ib_pick *pk, size_t nib)
+{
+	const struct nm_node *n = &st->m->nodes[i];
+	enum severity sev = nib ? SEV_ERROR : SEV_WARNING;
+	char ev[EV];
+
+	if (pk->transport != NCCL_IB_SOCKET || fallback_named_elsewhere(pk->reason))
+		return;
+	snprintf(ev, sizeof(ev), "%s: %zu RDMA port%s, NCCL will use NET/Socket: %s", n->host,
+	         json_array_size(ports_of(n)), json_array_size(ports_of(n)) == 1 ? "" : "s",
+	         pk->reason);
+	diagnose_note(st, "nccl-ib-fallback", sev, sev == SEV_ERROR ? "error" : "warning", i,
+	              "NCCL will fall back to sockets on %N although it has RDMA ports",
+	              fallback_fix, ev);
+}
+
+/* ---------------------------------------------------------------- roce-gid-mismatch */
+
+static const char gid_fix[] =
+    "Make every node pick a GID of the same RoCE version and address family: set "
+    "NCCL_IB_GID_INDEX per node to its RoCE v2 IPv4 entry (`show_gids`, or "
+    "/sys/class/infiniband/<hca>/ports/<port>/gid_attrs/types/<index>), or unset it and let "
+    "NCCL choose (2.21+: NCCL_IB_ROCE_VERSION_NUM=2, NCCL_IB_ADDR_FAMILY=AF_INET); give the "
+    "RoCE netdev an IPv4 address where the v2 entry is missing.";
+
+/* A RoCE port's pick as one word: "RoCE v2/ipv4". */
+static void gid_kind(const struct nccl_ib_dev *d, char *buf, size_t len)
+{
+	if (d->gid_type > 0)
+		snprintf(buf, len, "RoCE v%d/%s", d->gid_type, d->gid_family);
+	else
+		snprintf(buf, len, "unknown type/%s", d->gid_family);
+}
+
+/* The kind the nodes should share: the most frequent RoCE v2 IPv4 or
+ * IPv6 pick (what NCCL's default chooses), else the most frequent. */
+static void gid_reference(const struct nccl_ib_pick *picks, size_t n, char *ref, size_t len)
+{
+	size_t best = 0, score;
+	char kind[48], other[48];
+
+	ref[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < picks[i].ndevs; k++) {
+			const struct nccl_ib_dev *d = &picks[i].devs[k];
+
+			gid_kind(d, kind, sizeof(kind));
+			score = d->gid_type == 2 && (!strcmp(d->gid_family, "ipv4") ||
+			                             !strcmp(d->gid_family, "ipv6"))
+			            ? n * NCCL_IB_MAX_DEVS
+			            : 0;
+			for (size_t j = 0; j < n; j++)
+				for (int q = 0; q < picks[j].ndevs; q++) {
+					gid_kind(&picks[j].devs[q], other, sizeof(other));
+					score += picks[j].devs[q].roce && !strcmp(kind, other);
+				}
+			if (d->roce && score > best) {
+				best = score;
+				snprintf(ref, len, "%s", kind);
+			}
+		}
+}
+
+/* Node n's RoCE picks in ev ("node1 mlx5_0:1 GID 3 RoCE v2 ipv4
+ * 10.0.11.12; ..."); returns whether one differs from ref. */
+static int gid_evidence(const struct nm_node *n, const struct nccl_ib_pick *pk, const char *ref,
+                        char *ev, size_t len)
+{
+	int differs = 0;
+
+	ev[0] = '\0';
+	for (int k = 0; k < pk->ndevs; k++) {
+		const struct nccl_ib_dev *d = &pk->devs[k];
+		size_t used = strlen(ev);
+		char kind[48], type[16] = "unknown type";
+
+		if (!d->roce)
+			continue;
+		gid_kind(d, kind, sizeof(kind));
+		differs |= strcmp(kind, ref) != 0;
+		if (d->gid_type > 0)
+			snprintf(type, sizeof(type), "RoCE v%d", d->gid_type);
+		snprintf(ev + used, len - used, "%s%s %s:%d GID %d %s %s %s%s%s", used ? "; " : "",
+		         n->host, d->dev, d->port, d->gid_index, type, d->gid_family,
+		         d->gid_address[0] ? d->gid_address : "-", d->note[0] ? ": " : "", d->note);
+	}
+	return differs;
+}
+
+static int uses_roce(const struct nccl_ib_pick *pk)
+{
+	for (int k = 0; k < pk->ndevs; k++)
+		if (pk->transport == NCCL_IB_IB && pk->devs[k].roce)
+			return 1;
+	return 0;
+}
+
+/* One finding across the nodes whose IB transport has RoCE ports, on the
+ * nodes whose pick differs from the shared kind, with every such node's
+ * pick as evidence: RoCE needs both ends of a connection on the same GID
+ * type and family, and a mixed pair hangs or fails to connect
+ * (NVIDIA/nccl #718, #1131). The index alone may differ: NCCL picks it
+ * per node. */
+static void check_gid_mismatch(struct dstate *st, const struct nccl_ib_pick *picks)
+{
+	const struct netmodel *m = st->m;
+	char ref[48], ev[EV];
+	size_t nroce = 0, nodd = 0;
+
+	for (size_t i = 0; i < m->nnodes; i++)
+		nroce += uses_roce(&picks[i]);
+	if (nroce < 2)
+		return;
+	gid_reference(picks, m->nnodes, ref, sizeof(ref));
+	for (size_t i = 0; i < m->nnodes; i++)
+		nodd += uses_roce(&picks[i]) &&
+		        gid_evidence(&m->nodes[i], &picks[i], ref, ev, sizeof(ev));
+	if (!nodd)
+		return;
+	for (size_t i = 0; i < m->nnodes; i++) {
+		int odd;
+
+		if (!uses_roce(&picks[i]))
+			continue;
+		odd = gid_evidence(&m->nodes[i], &picks[i], ref, ev, sizeof(ev));
+		diagnose_note(st, "roce-gid-mismatch", SEV_ERROR, "", odd ? i : SIZE_MAX,
+		              "the RoCE GID NCCL would use on %N differs in type or address family "
+		              "from the other nodes' (they connect over the same GID kind)",
+		              gid_fix, ev);
+	}
+}
+
 /* ---------------------------------------------------------------- entry */
+
+/* The findings that need the prediction, from each judged node's pick. */
+static void check_prediction(struct dstate *st)
+{
+	struct nccl_ib_pick *picks = cd_calloc(st->m->nnodes ? st->m->nnodes : 1, sizeof(*picks));
+	size_t nib = 0;
+
+	for (size_t i = 0; i < st->m->nnodes; i++) {
+		if (judged(&st->m->nodes[i]))
+			predict_node(&st->m->nodes[i], &picks[i]);
+		nib += picks[i].transport == NCCL_IB_IB;
+	}
+	for (size_t i = 0; i < st->m->nnodes; i++)
+		check_fallback(st, i, &picks[i], nib);
+	check_gid_mismatch(st, picks);
+	free(picks);
+}
 
 void diagnose_check_rdma(struct dstate *st)
 {
@@ -574,6 +692,7 @@ void diagnose_check_rdma(struct dstate *st)
 		check_peermem(st, i);
 		check_hca_stale(st, i);
 	}
+	check_prediction(st);
 	for (size_t c = 0; c < CD_ARRAY_LEN(comparisons); c++)
 		compare_ports(st, &comparisons[c]);
 }

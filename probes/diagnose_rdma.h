@@ -3,7 +3,9 @@
  * rdma-rate-mismatch, rdma-mtu-mismatch, rdma-memlock-low,
  * gpudirect-rdma-missing and nccl-ib-hca-stale, from each node's "rdma"
  * ports and "rdma_node" object of its netprobe answer (probes/netprobe.h),
- * kept as the agent sent them in the node's "rdma" object (netmodel.h).
+ * kept as the agent sent them in the node's "rdma" object (netmodel.h);
+ * nccl-ib-fallback and roce-gid-mismatch from what NCCL will pick there
+ * (probes/nccl_ib.h's nccl_ib_predict, the NCCL_IB_HCA parser too).
  *
  * Only a node whose probe has "rdma_node" (an agent that reads the RDMA
  * facts) and at least one RDMA port is judged; a field that is null or
@@ -28,38 +30,6 @@
  * connection ("NCCL WARN Call to ibv_reg_mr failed").
  */
 #define RDMA_MEMLOCK_MIN_BYTES (524288LL + 4915200LL + 4194304LL)
-
-/* NCCL's MAX_IB_DEVS: the most NCCL_IB_HCA entries NCCL reads. */
-#define RDMA_HCA_MAX 32
-
-/* One NCCL_IB_HCA entry: "<hca>[:<port>[:<rail>[:<plane>]]]". */
-struct rdma_hca_entry {
-	char name[64]; /* NCCL's netIf.prefix: cut at 63 bytes, as NCCL does */
-	int port;      /* -1 when absent or empty (every port) */
-};
-
-struct rdma_hca_list {
-	int exclude; /* a leading '^' */
-	int exact;   /* a '=' (after the '^'): names are exact, not prefixes */
-	size_t n;
-	struct rdma_hca_entry e[RDMA_HCA_MAX];
-};
-
-/*
- * Parse an NCCL_IB_HCA value (len bytes of s, not NUL-terminated) as
- * NVIDIA/nccl's parseStringList (src/misc/utils.cc) does: an optional '^',
- * then an optional '=', then comma-separated entries; an entry whose name
- * is empty is skipped; the port is atoi() of the second ':' field (digits
- * after an optional sign, 0 when none), -1 when that field is absent or
- * empty; past RDMA_HCA_MAX entries the rest is ignored. Pure; never fails.
- * Returns out->n (0: no list, which NCCL takes as every HCA).
- */
-size_t rdma_hca_parse(const char *s, size_t len, struct rdma_hca_list *out);
-
-/* Whether NCCL would take HCA dev's port for entry e (matchIfList): the
- * name is a prefix of dev (exact: equal to it) and the entry has no port
- * or that port. */
-int rdma_hca_entry_matches(const struct rdma_hca_entry *e, int exact, const char *dev, int port);
 
 struct dstate;
 

@@ -18,8 +18,7 @@
 #include "cd.h"
 #include "predict.h"
 
-#define HCA_MAX_ITEMS NCCL_IB_MAX_DEVS
-#define GID_MAX       256
+#define GID_MAX 256
 
 const char *nccl_ib_transport_name(enum nccl_ib_transport t)
 {
@@ -112,20 +111,10 @@ static const char *source_of(const struct nccl_ib_var *v)
 
 /* ---- NCCL_IB_HCA (ncclIbInit + parseStringList + matchIfList) ---- */
 
-struct hca_item {
-	char prefix[64];
-	int port; /* -1: any port */
-};
-
-struct hca_filter {
-	int exclude, exact, nitems;
-	struct hca_item items[HCA_MAX_ITEMS];
-};
-
 /* parseStringList (src/misc/utils.cc): characters up to ',' or ':' make a
  * prefix; ":N" sets its port (atoi) and the rest up to ',' is skipped; an
  * empty prefix makes no item; at most MAX_IB_DEVS items. */
-static void hca_parse(const char *value, struct hca_filter *f)
+void nccl_ib_hca_parse(const char *value, struct nccl_ib_hca *f)
 {
 	const char *p = value;
 
@@ -140,9 +129,9 @@ static void hca_parse(const char *value, struct hca_filter *f)
 		f->exact = 1;
 		p++;
 	}
-	while (*p && f->nitems < HCA_MAX_ITEMS) {
+	while (*p && f->nitems < NCCL_IB_MAX_DEVS) {
 		size_t n = strcspn(p, ",:");
-		struct hca_item *it = &f->items[f->nitems];
+		struct nccl_ib_hca_item *it = &f->items[f->nitems];
 
 		if (n > 0 && n < sizeof(it->prefix)) {
 			memcpy(it->prefix, p, n);
@@ -158,18 +147,22 @@ static void hca_parse(const char *value, struct hca_filter *f)
 	}
 }
 
+int nccl_ib_hca_item_matches(const struct nccl_ib_hca *f, int k, const char *dev, int port)
+{
+	const struct nccl_ib_hca_item *it = &f->items[k];
+	int name = f->exact ? strcmp(dev, it->prefix) == 0
+	                    : strncmp(dev, it->prefix, strlen(it->prefix)) == 0;
+
+	return name && (it->port == -1 || port == -1 || it->port == port);
+}
+
 /* matchIfList ^ searchNot: no item matches every port. */
-static int hca_match(const struct hca_filter *f, const char *dev, int port)
+int nccl_ib_hca_match(const struct nccl_ib_hca *f, const char *dev, int port)
 {
 	int hit = f->nitems == 0;
 
-	for (int i = 0; i < f->nitems && !hit; i++) {
-		const struct hca_item *it = &f->items[i];
-		int name = f->exact ? strcmp(dev, it->prefix) == 0
-		                    : strncmp(dev, it->prefix, strlen(it->prefix)) == 0;
-
-		hit = name && (it->port == -1 || it->port == port);
-	}
+	for (int i = 0; i < f->nitems && !hit; i++)
+		hit = nccl_ib_hca_item_matches(f, i, dev, port);
 	return hit != f->exclude;
 }
 
@@ -413,7 +406,7 @@ static void names_of_node(const json_t *rdma, char *buf, size_t len)
 }
 
 /* Whether the filter names any port of the node, whatever its state. */
-static int matches_a_port(const json_t *rdma, const struct hca_filter *f)
+static int matches_a_port(const json_t *rdma, const struct nccl_ib_hca *f)
 {
 	size_t i;
 	json_t *row;
@@ -424,14 +417,14 @@ static int matches_a_port(const json_t *rdma, const struct hca_filter *f)
 		json_t *port = json_object_get(row, "port");
 
 		if (dev && json_is_integer(port) &&
-		    hca_match(f, dev, (int)json_integer_value(port)))
+		    nccl_ib_hca_match(f, dev, (int)json_integer_value(port)))
 			return 1;
 	}
 	return 0;
 }
 
 /* One "rdma" row: 1 when NCCL's IB transport takes it as a device. */
-static int port_usable(const json_t *row, size_t i, const struct hca_filter *f,
+static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
                        struct nccl_ib_pick *out, int *active)
 {
 	const char *dev = json_string_value(json_object_get(row, "device"));
@@ -454,7 +447,7 @@ static int port_usable(const json_t *row, size_t i, const struct hca_filter *f,
 		return 0;
 	}
 	(*active)++;
-	return hca_match(f, dev, (int)json_integer_value(port));
+	return nccl_ib_hca_match(f, dev, (int)json_integer_value(port));
 }
 
 static void add_dev(const json_t *row, const struct nccl_ib_env *e, const struct nccl_version *ver,
@@ -511,7 +504,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
                      const char *version, struct nccl_ib_pick *out)
 {
 	struct nccl_version ver;
-	struct hca_filter f;
+	struct nccl_ib_hca f;
 	int active = 0;
 	size_t i;
 	json_t *row;
@@ -525,7 +518,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 	if (falls_back_early(rdma_node, e, out))
 		return;
 	nccl_version_parse(version, &ver);
-	hca_parse(e->ib_hca.value, &f);
+	nccl_ib_hca_parse(e->ib_hca.value, &f);
 	json_array_foreach(rdma, i, row)
 	{
 		if (port_usable(row, i, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)

@@ -13,21 +13,27 @@
 
 #include "cd.h"
 #include "probes/diagnose.h"
-#include "probes/diagnose_rdma.h"
+#include "probes/nccl_ib.h"
 
 static void hca_value(const uint8_t *data, size_t size)
 {
 	static const char *const devs[] = {"mlx5_0", "mlx5_10", "", "irdma1"};
-	struct rdma_hca_list l;
+	char *value = cd_malloc(size + 1);
+	struct nccl_ib_hca l;
 
-	if (rdma_hca_parse((const char *)data, size, &l) > RDMA_HCA_MAX)
+	memcpy(value, data, size);
+	value[size] = '\0';
+	nccl_ib_hca_parse(value, &l);
+	if (l.nitems < 0 || l.nitems > NCCL_IB_MAX_DEVS)
 		abort();
-	for (size_t e = 0; e < l.n; e++) {
-		if (!memchr(l.e[e].name, '\0', sizeof(l.e[e].name)) || !l.e[e].name[0])
+	for (int e = 0; e < l.nitems; e++) {
+		if (!memchr(l.items[e].prefix, '\0', sizeof(l.items[e].prefix)) ||
+		    !l.items[e].prefix[0])
 			abort();
 		for (size_t k = 0; k < sizeof(devs) / sizeof(devs[0]); k++)
-			rdma_hca_entry_matches(&l.e[e], l.exact, devs[k], (int)k - 1);
+			nccl_ib_hca_item_matches(&l, e, devs[k], (int)k - 1);
 	}
+	free(value);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -133,5 +133,49 @@ t_check_puts_each_rdma_finding_on_exactly_its_node() {
 		"[('rdma-port-down', ['node1'])]" "a port in Polling"
 }
 
+# node3 reads the tree its file $DIR/root3 names and sources $DIR/env3, each only while it exists
+# (the cases below remove them), so the cases before see node3 without RDMA.
+node3_reads_root3() {
+	[[ -e $DIR/node3-env ]] && return
+	cluster_node_env 3 "[ -f $DIR/root3 ] && export CLUSTERDOC_SYSFS_ROOT=\$(cat $DIR/root3)" \
+		"[ -f $DIR/env3 ] && . $DIR/env3" && touch "$DIR/node3-env"
+}
+
+# What NCCL would pick (probes/nccl_ib.c) on node2 (roce-v2-idx3: the IPv4 RoCE v2 GID at index 3)
+# and node3 (roce-v2-idx1: at index 1): the same kind at another index is no mismatch. Then
+# node3's login sets NCCL_IB_GID_INDEX=0, its RoCE v2 link-local entry: a mismatch on node3 alone,
+# the evidence naming what each node picks. node1's NCCL_IB_HCA matches none of its HCAs, so it
+# uses sockets and is not among the RoCE nodes.
+t_roce_gids_of_one_kind_at_other_indexes_match_and_a_link_local_one_does_not() {
+	local gid='[(f["severity"], sorted(f.get("nodes") or []), f["evidence"]) for f in d["findings"] if f["id"] == "roce-gid-mismatch"]'
+	node3_reads_root3 || return 1
+	echo "$DIR/roce-v2-idx1" >"$DIR/root3"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	local same=$out
+	echo "export NCCL_IB_GID_INDEX=0" >"$DIR/env3"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	rm -f "$DIR/root3" "$DIR/env3"
+	local forced=$out
+	out=$same
+	expect_eq "$(jget "$gid")" "[]" "index 3 and index 1, both IPv4 RoCE v2 ($err)" || return 1
+	expect_eq "$(jget "[f['id'] for f in d['findings'] if f['id'] == 'nccl-ib-fallback']")" "[]" \
+		"no fallback but node1's, named by nccl-ib-hca-stale" || return 1
+	out=$forced
+	expect_eq "$(jget "$gid")" \
+		"[('error', ['node3'], ['node2 mlx5_0:1 GID 3 RoCE v2 ipv4 10.0.11.12', 'node3 mlx5_0:1 GID 0 RoCE v2 link-local fe80::ac0:ebff:fe12:3457'])]" \
+		"NCCL_IB_GID_INDEX=0 on node3"
+}
+
+# The no-verbs tree (an ACTIVE port, no libibverbs.so.1) on node3 beside node2's RoCE: NCCL falls
+# back to sockets there, an error as node2 uses RDMA.
+t_a_node_without_libibverbs_is_nccl_ib_fallback() {
+	node3_reads_root3 || return 1
+	echo "$DIR/no-verbs" >"$DIR/root3"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	rm -f "$DIR/root3"
+	expect_eq "$(jget "[(f['severity'], sorted(f.get('nodes') or []), f['evidence']) for f in d['findings'] if f['id'] == 'nccl-ib-fallback']")" \
+		"[('error', ['node3'], ['node3: 1 RDMA port, NCCL will use NET/Socket: no libibverbs'])]" "node3 ($err)"
+}
+
 itest_need_root
 itest_run_all

@@ -19,12 +19,13 @@
 
 #include "probes/diagnose.h"
 #include "probes/diagnose_rdma.h"
+#include "probes/nccl_ib.h"
 
 #define FIXTURES "tests/fixtures/clusters/"
 
 static const char *const rdma_ids[] = {
-    "rdma-port-down",   "rdma-rate-mismatch",     "rdma-mtu-mismatch",
-    "rdma-memlock-low", "gpudirect-rdma-missing", "nccl-ib-hca-stale",
+    "rdma-port-down",         "rdma-rate-mismatch", "rdma-mtu-mismatch", "rdma-memlock-low",
+    "gpudirect-rdma-missing", "nccl-ib-hca-stale",  "nccl-ib-fallback",  "roce-gid-mismatch",
 };
 
 struct rfx {
@@ -241,6 +242,100 @@ static void hcas_that_match(struct rfx *f)
 	set_hca(f, 2, "^mlx5_1");
 }
 
+/* ---------------------------------------------------------------- the prediction's */
+
+static void set_var(struct rfx *f, size_t i, const char *name, const char *v)
+{
+	json_object_set_new(json_object_get(rnode(f, i), "nccl_vars"), name, json_string(v));
+}
+
+static void q_ib_disabled(struct rfx *f)
+{
+	set_var(f, 1, "NCCL_IB_DISABLE", "1");
+}
+
+static void r_without_libibverbs(struct rfx *f)
+{
+	json_object_set_new(rnode(f, 2), "verbs_lib", json_null());
+}
+
+static void ib_disabled_everywhere(struct rfx *f)
+{
+	for (size_t i = 0; i < 3; i++)
+		set_var(f, i, "NCCL_IB_DISABLE", "1");
+}
+
+static void p_hca_excludes_every_port(struct rfx *f)
+{
+	set_hca(f, 0, "^mlx5");
+}
+
+static json_t *gid(int index, const char *type, const char *gid, const char *family,
+                   const char *address)
+{
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s}", "index", index, "gid", gid, "type", type,
+	                 "ndev", "ens1f0", "family", family, "address", address);
+}
+
+#define LL_GID "fe80:0000:0000:0000:0ac0:ebff:fe12:3456"
+#define V4_GID "0000:0000:0000:0000:0000:ffff:0a00:0b0c"
+
+/* Node i's one port on RoCE (the other taken away), its GID table as the
+ * roce-v2-idx3 fixture's (v1 and v2 link-local, v1 and v2 IPv4) when
+ * idx3, else as roce-v2-idx1's (v1 link-local, v2 IPv4, v2 link-local). */
+static void roce_node(struct rfx *f, size_t i, int idx3)
+{
+	json_t *p0 = port(f, i, 0), *gids;
+
+	json_array_remove(json_object_get(probe(f, i), "rdma"), 1);
+	json_object_set_new(p0, "link_layer", json_string("Ethernet"));
+	json_object_set_new(p0, "netdev", json_string("ens1f0"));
+	json_object_set_new(p0, "mtu", json_integer(9000));
+	if (idx3)
+		gids = json_pack(
+		    "[o, o, o, o]",
+		    gid(0, "IB/RoCE v1", LL_GID, "link-local", "fe80::ac0:ebff:fe12:3456"),
+		    gid(1, "RoCE v2", LL_GID, "link-local", "fe80::ac0:ebff:fe12:3456"),
+		    gid(2, "IB/RoCE v1", V4_GID, "ipv4", "10.0.11.12"),
+		    gid(3, "RoCE v2", V4_GID, "ipv4", "10.0.11.12"));
+	else
+		gids = json_pack(
+		    "[o, o, o]",
+		    gid(0, "IB/RoCE v1", LL_GID, "link-local", "fe80::ac0:ebff:fe12:3456"),
+		    gid(1, "RoCE v2", V4_GID, "ipv4", "10.0.11.12"),
+		    gid(2, "RoCE v2", LL_GID, "link-local", "fe80::ac0:ebff:fe12:3456"));
+	json_object_set_new(p0, "gids", gids);
+}
+
+static void roce_v2_at_index_3_on_p_and_1_on_q_and_r(struct rfx *f)
+{
+	roce_node(f, 0, 1);
+	roce_node(f, 1, 0);
+	roce_node(f, 2, 0);
+}
+
+static void q_gid_index_forced_to_link_local(struct rfx *f)
+{
+	roce_v2_at_index_3_on_p_and_1_on_q_and_r(f);
+	set_var(f, 1, "NCCL_IB_GID_INDEX", "2");
+}
+
+/* p's table has a v1 IPv4 entry (index 2); q's and r's have none, so
+ * there NCCL would still take the v2 IPv4 one (ncclUpdateGidIndex prefers
+ * the family to the version). */
+static void p_roce_version_1(struct rfx *f)
+{
+	roce_v2_at_index_3_on_p_and_1_on_q_and_r(f);
+	json_object_set_new(probe(f, 0), "nccl_conf",
+	                    json_pack("[{s:s, s:{s:s}}]", "path", "/etc/nccl.conf", "vars",
+	                              "NCCL_IB_ROCE_VERSION_NUM", "1"));
+}
+
+static void ib_nodes_with_a_gid_index_set(struct rfx *f)
+{
+	set_var(f, 1, "NCCL_IB_GID_INDEX", "3");
+}
+
 /* ---------------------------------------------------------------- the table */
 
 struct row {
@@ -312,6 +407,31 @@ static const struct row rows[] = {
      "nccl-ib-hca-stale", P, SEV_INFO, NULL},
     {"nccl_ib_hca_prefixes_exact_names_ports_and_exclusions_that_match_give_no_finding",
      hcas_that_match, NULL, 0, 0, NULL},
+    {"nccl_ib_disable_on_one_node_is_nccl_ib_fallback_error_on_it", q_ib_disabled,
+     "nccl-ib-fallback", Q, SEV_ERROR,
+     "q: 2 RDMA ports, NCCL will use NET/Socket: NCCL_IB_DISABLE=1 (from environment)"},
+    {"a_node_without_libibverbs_is_nccl_ib_fallback_error_on_it", r_without_libibverbs,
+     "nccl-ib-fallback", R, SEV_ERROR, "r: 2 RDMA ports, NCCL will use NET/Socket: no libibverbs"},
+    {"nccl_ib_disable_everywhere_is_nccl_ib_fallback_warning_on_every_node", ib_disabled_everywhere,
+     "nccl-ib-fallback", P | Q | R, SEV_WARNING, NULL},
+    {"nccl_ib_hca_excluding_every_port_is_nccl_ib_fallback_naming_it", p_hca_excludes_every_port,
+     "nccl-ib-fallback", P, SEV_ERROR,
+     "p: 2 RDMA ports, NCCL will use NET/Socket: NCCL_IB_HCA=^mlx5 (from environment) excludes "
+     "every ACTIVE port (mlx5_0, mlx5_1)"},
+    {"roce_v2_ipv4_gids_at_different_indexes_are_no_roce_gid_mismatch",
+     roce_v2_at_index_3_on_p_and_1_on_q_and_r, NULL, 0, 0, NULL},
+    {"a_gid_index_forced_to_a_link_local_entry_is_roce_gid_mismatch_on_its_node",
+     q_gid_index_forced_to_link_local, "roce-gid-mismatch", Q, SEV_ERROR,
+     "p mlx5_0:1 GID 3 RoCE v2 ipv4 10.0.11.12\n"
+     "q mlx5_0:1 GID 2 RoCE v2 link-local fe80::ac0:ebff:fe12:3456\n"
+     "r mlx5_0:1 GID 1 RoCE v2 ipv4 10.0.11.12"},
+    {"roce_version_1_from_nccl_conf_is_roce_gid_mismatch_on_its_node", p_roce_version_1,
+     "roce-gid-mismatch", P, SEV_ERROR,
+     "p mlx5_0:1 GID 2 RoCE v1 ipv4 10.0.11.12\n"
+     "q mlx5_0:1 GID 1 RoCE v2 ipv4 10.0.11.12\n"
+     "r mlx5_0:1 GID 1 RoCE v2 ipv4 10.0.11.12"},
+    {"ib_only_nodes_give_no_roce_gid_mismatch_whatever_the_gid_index",
+     ib_nodes_with_a_gid_index_set, NULL, 0, 0, NULL},
 };
 
 /* The row's finding (one per node where it is keyed by node) must name
@@ -362,41 +482,50 @@ static void check_row(void **state)
 
 /* NVIDIA/nccl src/misc/utils.cc parseStringList and matchIfList, and the
  * NCCL_IB_HCA entry of docs/env.rst ("^" exclude, then "=" exact, entries
- * "<hca>[:<port>[:<rail>[:<plane>]]]"). */
+ * "<hca>[:<port>[:<rail>[:<plane>]]]"), as nccl_ib.c's one parser reads
+ * them for nccl-ib-hca-stale. */
 static void nccl_ib_hca_values_parse_as_nccl_reads_them(void **state)
 {
-	struct rdma_hca_list l;
+	struct nccl_ib_hca l;
 
-	assert_int_equal(rdma_hca_parse("", 0, &l), 0);
-	assert_int_equal(rdma_hca_parse("^=mlx5_0:1,,mlx5_1", 18, &l), 2);
+	nccl_ib_hca_parse("", &l);
+	assert_int_equal(l.nitems, 0);
+	nccl_ib_hca_parse("^=mlx5_0:1,,mlx5_1", &l);
+	assert_int_equal(l.nitems, 2);
 	assert_true(l.exclude && l.exact);
-	assert_string_equal(l.e[0].name, "mlx5_0");
-	assert_int_equal(l.e[0].port, 1);
-	assert_string_equal(l.e[1].name, "mlx5_1");
-	assert_int_equal(l.e[1].port, -1);
-	/* "mlx5_0::0:0": every port, rail 0, plane 0; ":1": no name, skipped */
-	assert_int_equal(rdma_hca_parse("mlx5_0::0:0,:1", 14, &l), 1);
-	assert_int_equal(l.e[0].port, -1);
+	assert_string_equal(l.items[0].prefix, "mlx5_0");
+	assert_int_equal(l.items[0].port, 1);
+	assert_string_equal(l.items[1].prefix, "mlx5_1");
+	assert_int_equal(l.items[1].port, -1);
+	/* "mlx5_0::0:0": atoi("") is port 0 (parseStringList: atoi(ptr+1));
+	 * ":1": no name, skipped */
+	nccl_ib_hca_parse("mlx5_0::0:0,:1", &l);
+	assert_int_equal(l.nitems, 1);
+	assert_int_equal(l.items[0].port, 0);
 	/* "=^x" is exact with a name "^x": '^' counts only first */
-	assert_int_equal(rdma_hca_parse("=^x", 3, &l), 1);
+	nccl_ib_hca_parse("=^x", &l);
+	assert_int_equal(l.nitems, 1);
 	assert_true(l.exact && !l.exclude);
-	assert_string_equal(l.e[0].name, "^x");
+	assert_string_equal(l.items[0].prefix, "^x");
 	/* atoi: "2x" is 2, "x" is 0; a NUL ends the value */
-	assert_int_equal(rdma_hca_parse("a:2x,b:x\0,c", 11, &l), 2);
-	assert_int_equal(l.e[0].port, 2);
-	assert_int_equal(l.e[1].port, 0);
+	nccl_ib_hca_parse("a:2x,b:x\0,c", &l);
+	assert_int_equal(l.nitems, 2);
+	assert_int_equal(l.items[0].port, 2);
+	assert_int_equal(l.items[1].port, 0);
 }
 
 static void nccl_ib_hca_names_match_by_prefix_unless_exact(void **state)
 {
-	struct rdma_hca_entry e = {.name = "mlx5_1", .port = -1};
+	struct nccl_ib_hca l;
 
-	assert_true(rdma_hca_entry_matches(&e, 0, "mlx5_10", 1));
-	assert_false(rdma_hca_entry_matches(&e, 1, "mlx5_10", 1));
-	assert_true(rdma_hca_entry_matches(&e, 1, "mlx5_1", 2));
-	e.port = 2;
-	assert_false(rdma_hca_entry_matches(&e, 0, "mlx5_1", 1));
-	assert_true(rdma_hca_entry_matches(&e, 0, "mlx5_1", 2));
+	nccl_ib_hca_parse("mlx5_1", &l);
+	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_10", 1));
+	nccl_ib_hca_parse("=mlx5_1", &l);
+	assert_false(nccl_ib_hca_item_matches(&l, 0, "mlx5_10", 1));
+	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 2));
+	nccl_ib_hca_parse("mlx5_1:2", &l);
+	assert_false(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 1));
+	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 2));
 }
 
 int main(void)
