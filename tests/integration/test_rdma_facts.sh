@@ -172,7 +172,7 @@ t_check_text_and_env_give_each_node_its_own_gid_index() {
 
 # NCCL_IB_HCA on ib-hdr-8 only where it changes NCCL's pick: node1's stale NCCL_IB_HCA=mlx5_9
 # leaves NCCL on sockets there, so node1 gets its 8 ACTIVE HCAs (and node2, roce-v2-idx3, its
-# one: the two differ, so each node has its own line). Then ib-hdr-8 on node2, whose login sets no
+# one: the two differ, so each node has its own line), and nccl-ib-hca-stale is avoided by it. Then ib-hdr-8 on node2, whose login sets no
 # NCCL_IB_HCA, beside a node1 without RDMA: NCCL already takes every port, nothing is suggested.
 t_check_suggests_nccl_ib_hca_on_ib_hdr_8_only_where_it_changes_nccls_pick() {
 	local sugg='d["suggestions"]' hdr8='=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7'
@@ -180,6 +180,8 @@ t_check_suggests_nccl_ib_hca_on_ib_hdr_8_only_where_it_changes_nccls_pick() {
 	expect_eq "$(jget "[$sugg['per_node'][h].get('NCCL_IB_HCA') for h in ('node1', 'node2', 'node3')]")" \
 		"['$hdr8', '=mlx5_0', None]" "NCCL_IB_HCA per node ($err)" || return 1
 	expect_eq "$(jget "$sugg['env'].get('NCCL_IB_HCA')")" None "no common value" || return 1
+	expect_eq "$(jget "[f['avoided_by'] for f in d['findings'] if f['id'] == 'nccl-ib-hca-stale']")" \
+		"['on node1 by NCCL_IB_HCA=$hdr8']" "the stale value is what the suggestion avoids" || return 1
 	echo "/" >"$DIR/root1"
 	echo "$DIR/ib-hdr-8" >"$DIR/root2"
 	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
