@@ -229,7 +229,8 @@ const struct command command_env = {
     .usage = "usage: clusterdoc env -w HOSTLIST [--node HOST] [options]\n"
              "Check the network, then print shell-ready export lines of the verified\n"
              "environment (NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME,\n"
-             "MASTER_ADDR, MASTER_PORT) for one node or for every node.\n"
+             "MASTER_ADDR, MASTER_PORT; NCCL_IB_HCA and NCCL_IB_GID_INDEX where RDMA ports\n"
+             "need them) for one node or for every node.\n"
              "Exit status: 0 all verified, 1 something could not be verified, 2 could not "
              "check.\n\n"
              "Options:\n",

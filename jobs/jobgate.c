@@ -21,6 +21,7 @@ enum job_avoid {
 	AVOID_IFNAMES, /* NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME, both proved */
 	AVOID_PORT,    /* a proved MASTER_PORT other than the one the check found bad */
 	AVOID_JOB,     /* the job checks it itself, with what it will really use */
+	AVOID_IB_HCA,  /* NCCL_IB_HCA, verified against the IB prediction, per node */
 };
 
 struct job_gate_rule {
@@ -92,7 +93,8 @@ static const struct job_gate_rule rules[] = {
     {"rdma-mtu-mismatch", 1, AVOID_NONE},
     {"rdma-memlock-low", 1, AVOID_NONE},
     {"gpudirect-rdma-missing", 1, AVOID_NONE},
-    {"nccl-ib-hca-stale", 1, AVOID_NONE},
+    /* the plan's verified NCCL_IB_HCA replaces the stale one */
+    {"nccl-ib-hca-stale", 1, AVOID_IB_HCA},
     {"nccl-ib-fallback", 1, AVOID_NONE},
     {"roce-gid-mismatch", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
@@ -148,6 +150,11 @@ static int node_avoids(const struct job_plan *p, enum job_avoid how, size_t i, c
 		snprintf(out, len, "on %s by NCCL_SOCKET_IFNAME=%s%s%s GLOO_SOCKET_IFNAME=%s",
 		         n->host, n->nccl_ifname, n->nccl_family[0] ? " NCCL_SOCKET_FAMILY=" : "",
 		         n->nccl_family, n->gloo_ifname);
+		return 1;
+	case AVOID_IB_HCA:
+		if (!n->nccl_ib_hca[0])
+			return 0;
+		snprintf(out, len, "on %s by NCCL_IB_HCA=%s", n->host, n->nccl_ib_hca);
 		return 1;
 	case AVOID_NONE:
 	case AVOID_PORT:

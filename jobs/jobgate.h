@@ -9,7 +9,8 @@
  *   - how the plan avoids it, if it can: the variable the plan sets on the
  *     node the finding names (GLOO_SOCKET_IFNAME for hostname-loopback,
  *     NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME for an address the job would
- *     otherwise pick, a proved MASTER_PORT other than the blocked one),
+ *     otherwise pick, a proved MASTER_PORT other than the blocked one, the
+ *     verified NCCL_IB_HCA for a stale one),
  *     or left to the job when the job checks it itself with what it really
  *     starts (torch-missing: the check asks the login python3, the job its
  *     --python interpreter).

@@ -58,6 +58,11 @@ struct job_plan *job_plan_from_check(const struct netmodel *m, const struct diag
 		copy_value(n->gloo_ifname, sizeof(n->gloo_ifname),
 		           s->gloo_ifname_per_node ? s->gloo_ifname_per_node[i] : NULL);
 		n->proved = n->nccl_ifname[0] || n->gloo_ifname[0];
+		if (s->ib.hca_per_node)
+			copy_value(n->nccl_ib_hca, sizeof(n->nccl_ib_hca), s->ib.hca_per_node[i]);
+		if (s->ib.gid_per_node && s->ib.gid_per_node[i] >= 0)
+			snprintf(n->nccl_ib_gid_index, sizeof(n->nccl_ib_gid_index), "%d",
+			         s->ib.gid_per_node[i]);
 		/* the address the check chose for the node: proved with it */
 		if (n->proved && d->pred[i].data_iface[0]) {
 			copy_value(n->ifname, sizeof(n->ifname), d->pred[i].data_iface);
@@ -172,6 +177,8 @@ int job_plan_vars(const struct job_plan *p, size_t i, struct job_var vars[JOB_PL
 	k = var_add(vars, k, "NCCL_SOCKET_IFNAME", n->nccl_ifname);
 	k = var_add(vars, k, "NCCL_SOCKET_FAMILY", n->nccl_family);
 	k = var_add(vars, k, "GLOO_SOCKET_IFNAME", n->gloo_ifname);
+	k = var_add(vars, k, "NCCL_IB_HCA", n->nccl_ib_hca);
+	k = var_add(vars, k, "NCCL_IB_GID_INDEX", n->nccl_ib_gid_index);
 	k = var_add(vars, k, "MASTER_ADDR", p->master_addr);
 	k = var_add(vars, k, "MASTER_PORT", port);
 	return k;
@@ -210,17 +217,22 @@ json_t *job_plan_to_json(const struct job_plan *p)
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct job_plan_node *n = &p->nodes[i];
+		json_t *o;
 
-		json_array_append_new(
-		    nodes,
-		    json_pack("{sssosososbsbsososo}", "host", n->host, "interface",
-		              str_or_null(n->ifname), "address", str_or_null(n->addr), "family",
-		              n->addr[0] ? json_string(strchr(n->addr, ':') ? "inet6" : "inet")
-		                         : json_null(),
-		              "proved", n->proved, "checked", n->checked, "NCCL_SOCKET_IFNAME",
-		              str_or_null(n->nccl_ifname), "NCCL_SOCKET_FAMILY",
-		              str_or_null(n->nccl_family), "GLOO_SOCKET_IFNAME",
-		              str_or_null(n->gloo_ifname)));
+		o = json_pack(
+		    "{sssosososbsbsososo}", "host", n->host, "interface", str_or_null(n->ifname),
+		    "address", str_or_null(n->addr), "family",
+		    n->addr[0] ? json_string(strchr(n->addr, ':') ? "inet6" : "inet") : json_null(),
+		    "proved", n->proved, "checked", n->checked, "NCCL_SOCKET_IFNAME",
+		    str_or_null(n->nccl_ifname), "NCCL_SOCKET_FAMILY", str_or_null(n->nccl_family),
+		    "GLOO_SOCKET_IFNAME", str_or_null(n->gloo_ifname));
+		/* only where set: a plan without RDMA reads as before */
+		if (n->nccl_ib_hca[0])
+			json_object_set_new(o, "NCCL_IB_HCA", json_string(n->nccl_ib_hca));
+		if (n->nccl_ib_gid_index[0])
+			json_object_set_new(o, "NCCL_IB_GID_INDEX",
+			                    json_string(n->nccl_ib_gid_index));
+		json_array_append_new(nodes, o);
 	}
 	for (size_t k = 0; k < p->nfindings; k++) {
 		const struct job_plan_finding *f = &p->findings[k];
@@ -301,6 +313,9 @@ struct job_plan *job_plan_from_json(json_t *j, char *err, size_t errlen)
 		copy_value(n->nccl_ifname, sizeof(n->nccl_ifname), jstr(x, "NCCL_SOCKET_IFNAME"));
 		copy_value(n->nccl_family, sizeof(n->nccl_family), jstr(x, "NCCL_SOCKET_FAMILY"));
 		copy_value(n->gloo_ifname, sizeof(n->gloo_ifname), jstr(x, "GLOO_SOCKET_IFNAME"));
+		copy_value(n->nccl_ib_hca, sizeof(n->nccl_ib_hca), jstr(x, "NCCL_IB_HCA"));
+		copy_value(n->nccl_ib_gid_index, sizeof(n->nccl_ib_gid_index),
+		           jstr(x, "NCCL_IB_GID_INDEX"));
 	}
 	p->findings = cd_calloc(json_array_size(findings) + 1, sizeof(*p->findings));
 	json_array_foreach(findings, k, x)

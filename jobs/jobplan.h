@@ -31,7 +31,7 @@
 #include <stddef.h>
 
 #define JOB_PLAN_VERSION 2 /* 1: run's record of {errors, ifaces}, refused */
-#define JOB_PLAN_VARS    5 /* the most variables a node gets from the plan */
+#define JOB_PLAN_VARS    7 /* the most variables a node gets from the plan */
 
 /* A variable of a node's environment, as the plan sets it. */
 struct job_var {
@@ -49,6 +49,10 @@ struct job_plan_node {
 	char nccl_ifname[NM_NAME * 4];
 	char nccl_family[16];
 	char gloo_ifname[NM_NAME];
+	/* NCCL_IB_HCA, NCCL_IB_GID_INDEX as the check verified them against
+	 * the IB prediction (ib_suggest.h); "" = unset */
+	char nccl_ib_hca[IB_SUGGEST_HCA_MAX + 1];
+	char nccl_ib_gid_index[12];
 };
 
 /* A finding of the check, as the gate judges it against the plan. */
@@ -135,7 +139,8 @@ void job_plan_default_master(struct job_plan *p, int port);
 
 /*
  * Node i's variables, in a fixed order: NCCL_SOCKET_IFNAME,
- * NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME, MASTER_ADDR, MASTER_PORT; unset
+ * NCCL_SOCKET_FAMILY, GLOO_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_IB_GID_INDEX,
+ * MASTER_ADDR, MASTER_PORT; unset
  * ones are left out. Returns how many were written to vars.
  */
 int job_plan_vars(const struct job_plan *p, size_t i, struct job_var vars[JOB_PLAN_VARS]);

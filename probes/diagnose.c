@@ -411,6 +411,7 @@ void diagnosis_free(struct diagnosis *d)
 	free(d->sugg.torchrun);
 	free(d->sugg.nccl_ifname);
 	free(d->sugg.notes);
+	ib_suggestion_fini(&d->sugg.ib, d->nnodes);
 	free(d->pred);
 	free(d);
 }

@@ -15,6 +15,7 @@
 #define CD_PROBES_DIAGNOSE_H
 
 #include "netmodel.h"
+#include "ib_suggest.h"
 #include "predict.h"
 
 enum severity { SEV_ERROR = 0, SEV_WARNING = 1, SEV_INFO = 2 };
@@ -62,6 +63,9 @@ struct suggestions {
 	int master_port;             /* 0 = none verified */
 	char **torchrun;             /* [nnodes], NULL when not every value is known */
 	char *notes;                 /* why something is missing, one per line, or NULL */
+	/* NCCL_IB_HCA and NCCL_IB_GID_INDEX (ib_suggest.h), over the model's
+	 * nodes; its notes are also in notes */
+	struct ib_suggestion ib;
 };
 
 /* The NCCL_SOCKET_FAMILY value suggested ("AF_INET", "AF_INET6"), or NULL

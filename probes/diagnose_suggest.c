@@ -416,6 +416,38 @@ static void clear_ifnames(const struct netmodel *m, struct suggestions *s)
 	}
 }
 
+static const char *var_of(const char *name, const char **source, const void *ctx)
+{
+	const struct nm_var *v = nm_var_get(ctx, name);
+
+	*source = v ? v->source : NULL;
+	return v ? v->value : NULL;
+}
+
+/* NCCL_IB_HCA and NCCL_IB_GID_INDEX for the complete nodes (ib_suggest.h);
+ * nothing, and no note, where no node has RDMA ports. */
+static void suggest_ib(const struct netmodel *m, struct suggestions *s)
+{
+	struct ib_suggest_node *in = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*in));
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct nm_node *n = &m->nodes[i];
+
+		in[i].host = n->host;
+		if (!nm_node_complete(n))
+			continue;
+		in[i].rdma = json_object_get(n->rdma, "rdma");
+		in[i].rdma_node = json_object_get(n->rdma, "rdma_node");
+		in[i].version = n->nccl_version[0] ? n->nccl_version : NULL;
+		in[i].gpu_pci = json_object_get(n->nvidia, "gpu_pci");
+		ib_suggest_env(in[i].rdma_node, var_of, n, &in[i].env);
+	}
+	ib_suggest(in, m->nnodes, &s->ib);
+	if (s->ib.notes)
+		cd_strcatf(&s->notes, "%s", s->ib.notes);
+	free(in);
+}
+
 void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 {
 	struct suggestions *s = &d->sugg;
@@ -492,6 +524,7 @@ void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
 	suggest_ifnames(m, d, all_have ? names : NULL, exact, family, &s->notes);
 	free(names);
 	free(exact);
+	suggest_ib(m, s);
 
 	/* MASTER_ADDR: the master's data address; MASTER_PORT: the first
 	 * candidate every node reached there, the master itself included

@@ -67,6 +67,11 @@ static json_t *suggestions_json(const struct check_result *r, const struct job_p
 	if (diagnose_sugg_family(s) && s->nccl_ifname)
 		json_object_set_new(common, "NCCL_SOCKET_FAMILY",
 		                    json_string(diagnose_sugg_family(s)));
+	if (s->ib.hca)
+		json_object_set_new(common, "NCCL_IB_HCA", json_string(s->ib.hca));
+	if (s->ib.gid_per_node && s->ib.gid_index >= 0)
+		json_object_set_new(common, "NCCL_IB_GID_INDEX",
+		                    json_sprintf("%d", s->ib.gid_index));
 	if (s->master_addr[0])
 		json_object_set_new(common, "MASTER_ADDR", json_string(s->master_addr));
 	if (s->master_port)
@@ -401,6 +406,16 @@ static void print_findings(const struct check_result *r)
 	putchar('\n');
 }
 
+/* Node i's NCCL_IB_HCA and NCCL_IB_GID_INDEX where no value is common. */
+static void print_ib_per_node(const struct suggestions *s, const char *host, size_t i)
+{
+	if (!s->ib.hca && s->ib.hca_per_node && s->ib.hca_per_node[i])
+		termtext_printf(stdout, "  %s:  NCCL_IB_HCA=%s\n", host, s->ib.hca_per_node[i]);
+	if (s->ib.gid_per_node && s->ib.gid_index < 0 && s->ib.gid_per_node[i] >= 0)
+		termtext_printf(stdout, "  %s:  NCCL_IB_GID_INDEX=%d\n", host,
+		                s->ib.gid_per_node[i]);
+}
+
 static void print_suggestions(const struct check_result *r)
 {
 	const struct netmodel *m = r->m;
@@ -415,6 +430,10 @@ static void print_suggestions(const struct check_result *r)
 	if (diagnose_sugg_family(s) && s->nccl_ifname)
 		termtext_printf(stdout, "  all nodes:  NCCL_SOCKET_FAMILY=%s\n",
 		                diagnose_sugg_family(s));
+	if (s->ib.hca)
+		termtext_printf(stdout, "  all nodes:  NCCL_IB_HCA=%s\n", s->ib.hca);
+	if (s->ib.gid_per_node && s->ib.gid_index >= 0)
+		termtext_printf(stdout, "  all nodes:  NCCL_IB_GID_INDEX=%d\n", s->ib.gid_index);
 	if (s->master_addr[0])
 		termtext_printf(stdout, "  all nodes:  MASTER_ADDR=%s\n", s->master_addr);
 	if (s->master_port)
@@ -436,6 +455,7 @@ static void print_suggestions(const struct check_result *r)
 		if (s->gloo_ifname_per_node[i])
 			termtext_printf(stdout, "  %s:  GLOO_SOCKET_IFNAME=%s\n", m->nodes[i].host,
 			                s->gloo_ifname_per_node[i]);
+		print_ib_per_node(s, m->nodes[i].host, i);
 	}
 	for (size_t i = 0; i < m->nnodes; i++) {
 		if (s->torchrun[i])

@@ -177,5 +177,66 @@ t_a_node_without_libibverbs_is_nccl_ib_fallback() {
 		"[('error', ['node3'], ['node3: 1 RDMA port, NCCL will use NET/Socket: no libibverbs'])]" "node3 ($err)"
 }
 
+# The suggested NCCL_IB_GID_INDEX (probes/ib_suggest.c) on roce-v2-idx1 (node1) and roce-v2-idx3
+# (node2): no index holds a RoCE v2 IPv4 GID on both, so each node gets its own, said so, and each
+# value is, in that node's own facts, a RoCE v2 IPv4 entry. node1's stale NCCL_IB_HCA (mlx5_9)
+# would leave it on sockets, so NCCL_IB_HCA==mlx5_0 is suggested too, the same on both nodes.
+t_check_suggests_a_roce_gid_index_valid_on_each_node_idx1_and_idx3() {
+	local sugg='d["suggestions"]' facts
+	echo "$DIR/roce-v2-idx1" >"$DIR/root1"
+	cd_head facts -w 'node[1-2]' --json
+	facts=$out
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	expect_eq "$(jget "[$sugg['per_node'][h].get('NCCL_IB_GID_INDEX') for h in ('node1', 'node2', 'node3')]")" \
+		"['1', '3', None]" "the GID index per node ($err)" || return 1
+	expect_eq "$(jget "($sugg['env'].get('NCCL_IB_GID_INDEX'), $sugg['env'].get('NCCL_IB_HCA'))")" \
+		"(None, '=mlx5_0')" "the values common to every node" || return 1
+	expect_match "$(jget "$sugg['notes']")" "NCCL_IB_GID_INDEX: no index holds a RoCE v2 GID of the same family on every RoCE node, so it is given per node" \
+		"the note" || return 1
+	out=$facts
+	expect_eq "$(jget "[[(g['type'], g['family']) for g in n['rdma'][0]['gids'] if g['index'] == i] for n, i in zip(d['nodes'], (1, 3))]")" \
+		"[[('RoCE v2', 'ipv4')], [('RoCE v2', 'ipv4')]]" "each index in its node's own GID table"
+}
+
+# The same in check's text and in `clusterdoc env`: one line per node for the GID index.
+t_check_text_and_env_give_each_node_its_own_gid_index() {
+	echo "$DIR/roce-v2-idx1" >"$DIR/root1"
+	cd_head check -w 'node[1-3]' --probe-timeout 1000
+	local text=$out
+	cd_head env -w 'node[1-3]' --probe-timeout 1000
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	expect_match "$text" '^  all nodes:  NCCL_IB_HCA==mlx5_0$' "check's common NCCL_IB_HCA" || return 1
+	expect_match "$text" '^  node1:  NCCL_IB_GID_INDEX=1$' "check's line for node1" || return 1
+	expect_match "$text" '^  node2:  NCCL_IB_GID_INDEX=3$' "check's line for node2" || return 1
+	expect_eq "$(awk '/^# node/{n=$2} /NCCL_IB_/{print n, $2}' <<<"$out" | tr '\n' ' ')" \
+		"node1 NCCL_IB_HCA==mlx5_0 node1 NCCL_IB_GID_INDEX=1 node2 NCCL_IB_HCA==mlx5_0 node2 NCCL_IB_GID_INDEX=3 " \
+		"env's lines"
+}
+
+# NCCL_IB_HCA on ib-hdr-8 only where it changes NCCL's pick: node1's stale NCCL_IB_HCA=mlx5_9
+# leaves NCCL on sockets there, so node1 gets its 8 ACTIVE HCAs (and node2, roce-v2-idx3, its
+# one: the two differ, so each node has its own line), and nccl-ib-hca-stale is avoided by it. Then ib-hdr-8 on node2, whose login sets no
+# NCCL_IB_HCA, beside a node1 without RDMA: NCCL already takes every port, nothing is suggested.
+t_check_suggests_nccl_ib_hca_on_ib_hdr_8_only_where_it_changes_nccls_pick() {
+	local sugg='d["suggestions"]' hdr8='=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7'
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	expect_eq "$(jget "[$sugg['per_node'][h].get('NCCL_IB_HCA') for h in ('node1', 'node2', 'node3')]")" \
+		"['$hdr8', '=mlx5_0', None]" "NCCL_IB_HCA per node ($err)" || return 1
+	expect_eq "$(jget "$sugg['env'].get('NCCL_IB_HCA')")" None "no common value" || return 1
+	expect_eq "$(jget "[f['avoided_by'] for f in d['findings'] if f['id'] == 'nccl-ib-hca-stale']")" \
+		"['on node1 by NCCL_IB_HCA=$hdr8']" "the stale value is what the suggestion avoids" || return 1
+	echo "/" >"$DIR/root1"
+	echo "$DIR/ib-hdr-8" >"$DIR/root2"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	echo "$DIR/ib-hdr-8" >"$DIR/root1"
+	echo "$DIR/roce-v2-idx3" >"$DIR/root2"
+	# rdma-memlock-low is only found on a node with RDMA ports: node2 read ib-hdr-8
+	expect_eq "$(jget "[f['nodes'] for f in d['findings'] if f['id'] == 'rdma-memlock-low']")" \
+		"[['node2']]" "node2 has RDMA ports, node1 none" || return 1
+	expect_eq "$(jget "[k for h in ('node1', 'node2', 'node3') for k in $sugg['per_node'][h] if k.startswith('NCCL_IB_')]")" \
+		"[]" "nothing suggested ($err)"
+}
+
 itest_need_root
 itest_run_all

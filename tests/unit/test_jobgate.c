@@ -187,6 +187,25 @@ static void hostname_loopback_is_avoided_by_the_nodes_gloo_ifname(void **state)
 	job_plan_free(p);
 }
 
+static void a_stale_nccl_ib_hca_is_avoided_only_by_the_nodes_verified_nccl_ib_hca(void **state)
+{
+	struct job_plan *p = proved_plan();
+	char *refused = NULL, *avoided = NULL;
+
+	add_finding(p, "nccl-ib-hca-stale", 1);
+	assert_int_equal(job_gate_judge(p, 0, &refused, NULL), 1);
+	assert_string_equal(refused, "  nccl-ib-hca-stale: nccl-ib-hca-stale\n");
+	free(refused);
+	refused = NULL;
+	snprintf(p->nodes[1].nccl_ib_hca, sizeof(p->nodes[1].nccl_ib_hca), "=mlx5_0,mlx5_1");
+	assert_int_equal(job_gate_judge(p, 0, &refused, &avoided), 0);
+	assert_null(refused);
+	assert_string_equal(avoided,
+	                    "avoided: nccl-ib-hca-stale on node2 by NCCL_IB_HCA==mlx5_0,mlx5_1\n");
+	free(avoided);
+	job_plan_free(p);
+}
+
 static void an_unproved_node_avoids_nothing(void **state)
 {
 	struct job_plan *p = proved_plan();
@@ -363,6 +382,32 @@ static void a_saved_plan_reads_back_the_same(void **state)
 	job_plan_free(p);
 }
 
+static void a_saved_plan_keeps_the_ib_variables_and_sets_them_after_gloos(void **state)
+{
+	struct job_plan *p = proved_plan(), *back;
+	struct job_var v[JOB_PLAN_VARS];
+	char err[256], got[512] = "";
+	json_t *a;
+	int n;
+
+	snprintf(p->nodes[1].nccl_ib_hca, sizeof(p->nodes[1].nccl_ib_hca), "=mlx5_0");
+	snprintf(p->nodes[1].nccl_ib_gid_index, sizeof(p->nodes[1].nccl_ib_gid_index), "3");
+	a = job_plan_to_json(p);
+	assert_null(json_object_get(json_array_get(json_object_get(a, "nodes"), 0), "NCCL_IB_HCA"));
+	back = job_plan_from_json(a, err, sizeof(err));
+	assert_non_null(back);
+	n = job_plan_vars(back, 1, v);
+	for (int k = 0; k < n; k++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s ", v[k].name);
+	assert_string_equal(got, "NCCL_SOCKET_IFNAME NCCL_SOCKET_FAMILY GLOO_SOCKET_IFNAME "
+	                         "NCCL_IB_HCA NCCL_IB_GID_INDEX MASTER_ADDR MASTER_PORT ");
+	assert_string_equal(back->nodes[1].nccl_ib_hca, "=mlx5_0");
+	assert_string_equal(back->nodes[1].nccl_ib_gid_index, "3");
+	json_decref(a);
+	job_plan_free(back);
+	job_plan_free(p);
+}
+
 static void a_plan_of_another_version_is_refused_with_the_reason(void **state)
 {
 	json_t *old =
@@ -403,6 +448,7 @@ int main(void)
 	    cmocka_unit_test(every_catalogue_id_has_one_gate_row_and_no_row_is_unknown),
 	    cmocka_unit_test(every_documented_finding_goes_through_the_gate),
 	    cmocka_unit_test(hostname_loopback_is_avoided_by_the_nodes_gloo_ifname),
+	    cmocka_unit_test(a_stale_nccl_ib_hca_is_avoided_only_by_the_nodes_verified_nccl_ib_hca),
 	    cmocka_unit_test(an_unproved_node_avoids_nothing),
 	    cmocka_unit_test(a_blocked_master_port_is_avoided_only_by_another_proved_one),
 	    cmocka_unit_test(a_finding_on_two_nodes_is_avoided_only_when_both_are),
@@ -411,6 +457,7 @@ int main(void)
 	    cmocka_unit_test(a_checks_plan_takes_the_family_the_check_suggested),
 	    cmocka_unit_test(a_probes_pick_is_exact_and_unproved),
 	    cmocka_unit_test(a_saved_plan_reads_back_the_same),
+	    cmocka_unit_test(a_saved_plan_keeps_the_ib_variables_and_sets_them_after_gloos),
 	    cmocka_unit_test(a_plan_of_another_version_is_refused_with_the_reason),
 	    cmocka_unit_test(a_plan_made_for_another_port_iface_or_nodes_does_not_fit),
 	};
