@@ -22,6 +22,8 @@ enum job_avoid {
 	AVOID_PORT,    /* a proved MASTER_PORT other than the one the check found bad */
 	AVOID_JOB,     /* the job checks it itself, with what it will really use */
 	AVOID_IB_HCA,  /* NCCL_IB_HCA, verified against the IB prediction, per node */
+	AVOID_IB_GID,  /* NCCL_IB_GID_INDEX, verified to pick a RoCE v2 GID of the family, per node
+	                */
 };
 
 struct job_gate_rule {
@@ -96,7 +98,8 @@ static const struct job_gate_rule rules[] = {
     /* the plan's verified NCCL_IB_HCA replaces the stale one */
     {"nccl-ib-hca-stale", 1, AVOID_IB_HCA},
     {"nccl-ib-fallback", 1, AVOID_NONE},
-    {"roce-gid-mismatch", 1, AVOID_NONE},
+    /* the plan's verified per-node NCCL_IB_GID_INDEX picks a RoCE v2 GID of one family */
+    {"roce-gid-mismatch", 1, AVOID_IB_GID},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},
@@ -155,6 +158,11 @@ static int node_avoids(const struct job_plan *p, enum job_avoid how, size_t i, c
 		if (!n->nccl_ib_hca[0])
 			return 0;
 		snprintf(out, len, "on %s by NCCL_IB_HCA=%s", n->host, n->nccl_ib_hca);
+		return 1;
+	case AVOID_IB_GID:
+		if (!n->nccl_ib_gid_index[0])
+			return 0;
+		snprintf(out, len, "on %s by NCCL_IB_GID_INDEX=%s", n->host, n->nccl_ib_gid_index);
 		return 1;
 	case AVOID_NONE:
 	case AVOID_PORT:

@@ -206,6 +206,25 @@ static void a_stale_nccl_ib_hca_is_avoided_only_by_the_nodes_verified_nccl_ib_hc
 	job_plan_free(p);
 }
 
+static void a_roce_gid_mismatch_is_avoided_only_by_the_nodes_verified_gid_index(void **state)
+{
+	struct job_plan *p = proved_plan();
+	char *refused = NULL, *avoided = NULL;
+
+	add_finding(p, "roce-gid-mismatch", 1);
+	assert_int_equal(job_gate_judge(p, 0, &refused, NULL), 1);
+	assert_string_equal(refused, "  roce-gid-mismatch: roce-gid-mismatch\n");
+	free(refused);
+	refused = NULL;
+	snprintf(p->nodes[1].nccl_ib_gid_index, sizeof(p->nodes[1].nccl_ib_gid_index), "3");
+	assert_int_equal(job_gate_judge(p, 0, &refused, &avoided), 0);
+	assert_null(refused);
+	assert_string_equal(avoided,
+	                    "avoided: roce-gid-mismatch on node2 by NCCL_IB_GID_INDEX=3\n");
+	free(avoided);
+	job_plan_free(p);
+}
+
 static void an_unproved_node_avoids_nothing(void **state)
 {
 	struct job_plan *p = proved_plan();
@@ -449,6 +468,7 @@ int main(void)
 	    cmocka_unit_test(every_documented_finding_goes_through_the_gate),
 	    cmocka_unit_test(hostname_loopback_is_avoided_by_the_nodes_gloo_ifname),
 	    cmocka_unit_test(a_stale_nccl_ib_hca_is_avoided_only_by_the_nodes_verified_nccl_ib_hca),
+	    cmocka_unit_test(a_roce_gid_mismatch_is_avoided_only_by_the_nodes_verified_gid_index),
 	    cmocka_unit_test(an_unproved_node_avoids_nothing),
 	    cmocka_unit_test(a_blocked_master_port_is_avoided_only_by_another_proved_one),
 	    cmocka_unit_test(a_finding_on_two_nodes_is_avoided_only_when_both_are),
