@@ -203,3 +203,15 @@ int64_t cd_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+void cd_appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}

@@ -76,6 +76,9 @@ char *cd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1,
 /* Append the formatted text to the heap string *s (NULL: an empty one), which
  * is reallocated; fatal on out-of-memory. */
 void cd_strcatf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append printf output to the NUL-terminated text in buf (len bytes in all),
+ * cut to fit; nothing when buf is already full. */
+void cd_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A per-run secret: 32 random lowercase hex characters (getrandom) and a
  * NUL into hex (len >= 33; a shorter buffer gets fewer). cd_fatal when the

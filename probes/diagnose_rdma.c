@@ -370,35 +370,24 @@ static void check_peermem(struct dstate *st, size_t i)
 
 /* ---------------------------------------------------------------- the prediction */
 
-/* Where NCCL reads each variable the prediction needs: the login
- * environment the RDMA facts saw, else the environment or conf file
- * netmodel read (environment first, as NCCL does). */
-static const struct {
-	const char *name;
-	size_t off;
-} ib_vars[] = {
-    {"NCCL_IB_HCA", offsetof(struct nccl_ib_env, ib_hca)},
-    {"NCCL_IB_DISABLE", offsetof(struct nccl_ib_env, ib_disable)},
-    {"NCCL_IB_GID_INDEX", offsetof(struct nccl_ib_env, ib_gid_index)},
-    {"NCCL_IB_ROCE_VERSION_NUM", offsetof(struct nccl_ib_env, ib_roce_version_num)},
-    {"NCCL_IB_ADDR_FAMILY", offsetof(struct nccl_ib_env, ib_addr_family)},
-    {"NCCL_IB_ADDR_RANGE", offsetof(struct nccl_ib_env, ib_addr_range)},
-    {"NCCL_NET", offsetof(struct nccl_ib_env, net)},
-};
+/* A variable the head read for node ctx (netmodel: the environment or a conf
+ * file, environment first, as NCCL does), for nccl_ib_env_fill. */
+static const char *nm_value(const char *name, const char **source, const void *ctx)
+{
+	const struct nm_var *var = nm_var_get(ctx, name);
 
-/* The node's NCCL variables, the prediction's env. */
+	if (!var)
+		return NULL;
+	*source = var->source;
+	return var->value;
+}
+
+/* The node's NCCL variables, the prediction's env: the login environment the
+ * RDMA facts saw, else what netmodel read. */
 static void env_of(const struct nm_node *n, struct nccl_ib_env *e)
 {
 	nccl_ib_env_from_json(rnode_of(n), NULL, e);
-	for (size_t k = 0; k < CD_ARRAY_LEN(ib_vars); k++) {
-		struct nccl_ib_var *v = (struct nccl_ib_var *)((char *)e + ib_vars[k].off);
-		const struct nm_var *var = v->value ? NULL : nm_var_get(n, ib_vars[k].name);
-
-		if (var) {
-			v->value = var->value;
-			v->source = var->source;
-		}
-	}
+	nccl_ib_env_fill(e, nm_value, n);
 }
 
 /* ---------------------------------------------------------------- nccl-ib-hca-stale */

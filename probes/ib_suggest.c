@@ -14,33 +14,13 @@
 #define PORTS_MAX NCCL_IB_MAX_DEVS
 #define GID_MAX   256
 
-static const struct {
-	const char *name;
-	size_t off;
-} env_names[] = {
-    {"NCCL_IB_HCA", offsetof(struct nccl_ib_env, ib_hca)},
-    {"NCCL_IB_DISABLE", offsetof(struct nccl_ib_env, ib_disable)},
-    {"NCCL_IB_GID_INDEX", offsetof(struct nccl_ib_env, ib_gid_index)},
-    {"NCCL_IB_ROCE_VERSION_NUM", offsetof(struct nccl_ib_env, ib_roce_version_num)},
-    {"NCCL_IB_ADDR_FAMILY", offsetof(struct nccl_ib_env, ib_addr_family)},
-    {"NCCL_IB_ADDR_RANGE", offsetof(struct nccl_ib_env, ib_addr_range)},
-    {"NCCL_NET", offsetof(struct nccl_ib_env, net)},
-};
-
 void ib_suggest_env(const json_t *rdma_node,
                     const char *(*get)(const char *name, const char **source, const void *ctx),
                     const void *ctx, struct nccl_ib_env *e)
 {
 	nccl_ib_env_from_json(rdma_node, NULL, e);
-	for (size_t i = 0; get && i < CD_ARRAY_LEN(env_names); i++) {
-		struct nccl_ib_var *v = (struct nccl_ib_var *)((char *)e + env_names[i].off);
-		const char *source = NULL;
-
-		if (!v->value) {
-			v->value = get(env_names[i].name, &source, ctx);
-			v->source = v->value ? source : NULL;
-		}
-	}
+	if (get)
+		nccl_ib_env_fill(e, get, ctx);
 }
 
 /* ---------------------------------------------------------------- NCCL_IB_HCA */

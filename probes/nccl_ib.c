@@ -32,20 +32,6 @@ const char *nccl_ib_transport_name(enum nccl_ib_transport t)
 	return t >= NCCL_IB_UNKNOWN && t <= NCCL_IB_PLUGIN ? names[t] : "unknown";
 }
 
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- the variables ---- */
 
 static const struct {
@@ -70,6 +56,21 @@ static void env_take(struct nccl_ib_env *e, const json_t *vars, const char *sour
 		if (!v->value && value) {
 			v->value = value;
 			v->source = source;
+		}
+	}
+}
+
+void nccl_ib_env_fill(struct nccl_ib_env *e,
+                      const char *(*get)(const char *name, const char **source, const void *ctx),
+                      const void *ctx)
+{
+	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+		struct nccl_ib_var *v = (struct nccl_ib_var *)((char *)e + env_names[i].off);
+		const char *source = NULL;
+
+		if (!v->value) {
+			v->value = get(env_names[i].name, &source, ctx);
+			v->source = v->value ? source : NULL;
 		}
 	}
 }
@@ -245,16 +246,16 @@ static void gid_table_load(const json_t *gids, struct gid_table *t, const char *
 		struct gid *g;
 
 		if (n < 0 || n >= GID_MAX || !text) {
-			appendf(out->errors, sizeof(out->errors),
-			        "%s%s/%d: GID entry %zu unreadable", out->errors[0] ? "; " : "",
-			        dev, port, i);
+			cd_appendf(out->errors, sizeof(out->errors),
+			           "%s%s/%d: GID entry %zu unreadable", out->errors[0] ? "; " : "",
+			           dev, port, i);
 			continue;
 		}
 		g = &t->g[n];
 		if (inet_pton(AF_INET6, text, g->raw) != 1) {
-			appendf(out->errors, sizeof(out->errors),
-			        "%s%s/%d: GID %lld \"%.48s\" unreadable",
-			        out->errors[0] ? "; " : "", dev, port, n, text);
+			cd_appendf(out->errors, sizeof(out->errors),
+			           "%s%s/%d: GID %lld \"%.48s\" unreadable",
+			           out->errors[0] ? "; " : "", dev, port, n, text);
 			continue;
 		}
 		g->set = 1;
@@ -399,7 +400,7 @@ static void names_of_node(const json_t *rdma, char *buf, size_t len)
 		const char *dev = json_string_value(json_object_get(row, "device"));
 
 		if (dev && strcmp(dev, last) != 0) {
-			appendf(buf, len, "%s%s", buf[0] ? ", " : "", dev);
+			cd_appendf(buf, len, "%s%s", buf[0] ? ", " : "", dev);
 			last = dev;
 		}
 	}
@@ -433,17 +434,18 @@ static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
 	json_t *port = json_object_get(row, "port");
 
 	if (!dev || !*dev || strlen(dev) >= sizeof(out->devs[0].dev) || !json_is_integer(port)) {
-		appendf(out->errors, sizeof(out->errors),
-		        "%srdma[%zu]: a port without device name or number",
-		        out->errors[0] ? "; " : "", i);
+		cd_appendf(out->errors, sizeof(out->errors),
+		           "%srdma[%zu]: a port without device name or number",
+		           out->errors[0] ? "; " : "", i);
 		return 0;
 	}
 	if (!state || strcmp(state, "ACTIVE") != 0)
 		return 0;
 	if (!ll || (strcmp(ll, "InfiniBand") != 0 && strcmp(ll, "Ethernet") != 0)) {
 		if (!ll)
-			appendf(out->errors, sizeof(out->errors), "%s%s/%lld: link layer unknown",
-			        out->errors[0] ? "; " : "", dev, json_integer_value(port));
+			cd_appendf(out->errors, sizeof(out->errors),
+			           "%s%s/%lld: link layer unknown", out->errors[0] ? "; " : "", dev,
+			           json_integer_value(port));
 		return 0;
 	}
 	(*active)++;

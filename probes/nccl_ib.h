@@ -108,6 +108,13 @@ struct nccl_ib_env {
  * the JSON. */
 void nccl_ib_env_from_json(const json_t *rdma_node, const json_t *nccl_conf, struct nccl_ib_env *e);
 
+/* Every variable of e still unset, from get(NAME, &source, ctx): its value,
+ * NULL where NAME is not set there (source: where it was, borrowed). The one
+ * table of the names NCCL's IB transport reads is nccl_ib.c's. */
+void nccl_ib_env_fill(struct nccl_ib_env *e,
+                      const char *(*get)(const char *name, const char **source, const void *ctx),
+                      const void *ctx);
+
 struct nccl_ib_pick {
 	enum nccl_ib_transport transport;
 	struct nccl_ib_dev devs[NCCL_IB_MAX_DEVS];

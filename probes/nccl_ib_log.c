@@ -151,20 +151,6 @@ int nccl_ib_parse_log(const char *buf, size_t len, struct nccl_ib_pick *out)
 	return out->transport == NCCL_IB_UNKNOWN ? CD_ERR_NOTFOUND : 0;
 }
 
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 static int has_dev(const struct nccl_ib_pick *p, const struct nccl_ib_dev *d)
 {
 	for (int i = 0; i < p->ndevs; i++) {
@@ -178,7 +164,7 @@ static void dev_list(const struct nccl_ib_pick *p, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	for (int i = 0; i < p->ndevs; i++)
-		appendf(buf, len, "%s%s:%d", i ? " " : "", p->devs[i].dev, p->devs[i].port);
+		cd_appendf(buf, len, "%s%s:%d", i ? " " : "", p->devs[i].dev, p->devs[i].port);
 }
 
 /* The devices one side has and the other lacks, appended in words. */
@@ -190,8 +176,8 @@ static int missing_devs(const struct nccl_ib_pick *a, const struct nccl_ib_pick 
 	for (int i = 0; i < a->ndevs; i++) {
 		if (has_dev(b, &a->devs[i]))
 			continue;
-		appendf(buf, len, "%s%s %s:%d", buf[0] ? "; " : "", label, a->devs[i].dev,
-		        a->devs[i].port);
+		cd_appendf(buf, len, "%s%s %s:%d", buf[0] ? "; " : "", label, a->devs[i].dev,
+		           a->devs[i].port);
 		n++;
 	}
 	return n;
