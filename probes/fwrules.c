@@ -17,19 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Append to a NUL-terminated buffer, truncating silently (evidence text). */
-void fwrules_text_append(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 void fwrules_rule_add(struct nm_fwrule **rules, size_t *n, int lo, int hi, const char *verdict,
                       const char *tool, const char *text)
 {
@@ -78,7 +65,7 @@ static void summary_part(char *summary, size_t len, const char *fmt, ...)
 	va_list ap;
 
 	if (used)
-		fwrules_text_append(summary, len, "; ");
+		cd_appendf(summary, len, "; ");
 	used = strnlen(summary, len);
 	if (used + 1 >= len)
 		return;

@@ -13,11 +13,6 @@
 
 #define PORT_MAX 65535
 
-/* Append to a NUL-terminated buffer, truncating silently (evidence text);
- * fwrules.c. */
-void fwrules_text_append(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Append one rule for TCP ports lo..hi to *rules / *n (cd_realloc'ed);
  * ignored unless 0 <= lo <= hi <= PORT_MAX. verdict, tool and text are
  * copied (truncated to their fields); fwrules.c. */

@@ -250,13 +250,13 @@ static void render_list(char *buf, size_t len, json_t *arr, const char *open, co
 	size_t i;
 	json_t *e;
 
-	fwrules_text_append(buf, len, "%s", open);
+	cd_appendf(buf, len, "%s", open);
 	json_array_foreach(arr, i, e)
 	{
-		fwrules_text_append(buf, len, "%s", i ? sep : "");
+		cd_appendf(buf, len, "%s", i ? sep : "");
 		render_value(buf, len, e, depth + 1);
 	}
-	fwrules_text_append(buf, len, "%s", close);
+	cd_appendf(buf, len, "%s", close);
 }
 
 /* A value as nft prints it: 22, "lo", 40000-50000, { 22, 29500 },
@@ -266,11 +266,11 @@ static void render_value(char *buf, size_t len, json_t *v, int depth)
 	json_t *x;
 
 	if (depth > NFT_VALUE_DEPTH)
-		fwrules_text_append(buf, len, "...");
+		cd_appendf(buf, len, "...");
 	else if (json_is_integer(v))
-		fwrules_text_append(buf, len, "%lld", (long long)json_integer_value(v));
+		cd_appendf(buf, len, "%lld", (long long)json_integer_value(v));
 	else if (json_is_string(v))
-		fwrules_text_append(buf, len, "%s", json_string_value(v));
+		cd_appendf(buf, len, "%s", json_string_value(v));
 	else if (json_is_array(v))
 		render_list(buf, len, v, "", ",", "", depth);
 	else if ((x = json_object_get(v, "range")) && json_array_size(x) == 2)
@@ -278,10 +278,10 @@ static void render_value(char *buf, size_t len, json_t *v, int depth)
 	else if ((x = json_object_get(v, "set")))
 		render_list(buf, len, x, "{ ", ", ", " }", depth);
 	else if ((x = json_object_get(v, "prefix")))
-		fwrules_text_append(buf, len, "%s/%lld", str_member(x, "addr"),
-		                    (long long)json_integer_value(json_object_get(x, "len")));
+		cd_appendf(buf, len, "%s/%lld", str_member(x, "addr"),
+		           (long long)json_integer_value(json_object_get(x, "len")));
 	else
-		fwrules_text_append(buf, len, "?");
+		cd_appendf(buf, len, "?");
 }
 
 static void render_left(char *buf, size_t len, json_t *left)
@@ -291,17 +291,17 @@ static void render_left(char *buf, size_t len, json_t *left)
 
 	kind = stmt_kind(left, &value);
 	if (strcmp(kind, "payload") == 0)
-		fwrules_text_append(buf, len, "%s %s", str_member(value, "protocol"),
-		                    str_member(value, "field"));
+		cd_appendf(buf, len, "%s %s", str_member(value, "protocol"),
+		           str_member(value, "field"));
 	else if (strcmp(kind, "ct") == 0)
-		fwrules_text_append(buf, len, "ct %s", str_member(value, "key"));
+		cd_appendf(buf, len, "ct %s", str_member(value, "key"));
 	else if (strcmp(kind, "meta") == 0 && strncmp(str_member(value, "key"), "iif", 3) != 0 &&
 	         strncmp(str_member(value, "key"), "oif", 3) != 0)
-		fwrules_text_append(buf, len, "meta %s", str_member(value, "key"));
+		cd_appendf(buf, len, "meta %s", str_member(value, "key"));
 	else if (strcmp(kind, "meta") == 0) /* nft prints iif, iifname, oif... bare */
-		fwrules_text_append(buf, len, "%s", str_member(value, "key"));
+		cd_appendf(buf, len, "%s", str_member(value, "key"));
 	else
-		fwrules_text_append(buf, len, "%s", kind[0] ? kind : "?");
+		cd_appendf(buf, len, "%s", kind[0] ? kind : "?");
 }
 
 static void render_stmt(char *buf, size_t len, json_t *stmt)
@@ -314,16 +314,16 @@ static void render_stmt(char *buf, size_t len, json_t *stmt)
 		op = str_member(value, "op");
 		render_left(buf, len, json_object_get(value, "left"));
 		if (strcmp(op, "==") != 0 && strcmp(op, "in") != 0)
-			fwrules_text_append(buf, len, " %s", op);
-		fwrules_text_append(buf, len, " ");
+			cd_appendf(buf, len, " %s", op);
+		cd_appendf(buf, len, " ");
 		render_value(buf, len, json_object_get(value, "right"), 0);
 	} else if (strcmp(kind, "xt") == 0) {
-		fwrules_text_append(buf, len, "xt %s %s", str_member(value, "type"),
-		                    str_member(value, "name"));
+		cd_appendf(buf, len, "xt %s %s", str_member(value, "type"),
+		           str_member(value, "name"));
 	} else if (strcmp(kind, "jump") == 0 || strcmp(kind, "goto") == 0) {
-		fwrules_text_append(buf, len, "%s %s", kind, str_member(value, "target"));
+		cd_appendf(buf, len, "%s %s", kind, str_member(value, "target"));
 	} else {
-		fwrules_text_append(buf, len, "%s", kind[0] ? kind : "?");
+		cd_appendf(buf, len, "%s", kind[0] ? kind : "?");
 	}
 }
 
@@ -334,11 +334,11 @@ static void render_rule(char *buf, size_t len, json_t *rule)
 	size_t i;
 
 	buf[0] = '\0';
-	fwrules_text_append(buf, len, "%s %s %s:", str_member(rule, "family"),
-	                    str_member(rule, "table"), str_member(rule, "chain"));
+	cd_appendf(buf, len, "%s %s %s:", str_member(rule, "family"), str_member(rule, "table"),
+	           str_member(rule, "chain"));
 	json_array_foreach(expr, i, stmt)
 	{
-		fwrules_text_append(buf, len, " ");
+		cd_appendf(buf, len, " ");
 		render_stmt(buf, len, stmt);
 	}
 }

@@ -27,18 +27,6 @@ static const char comm_id_format_error[] =
     "Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> or [<ipv6>]:<port> or "
     "<hostname>:<port>";
 
-void predict_text_append(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 void predict_copy_text(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src);
@@ -199,9 +187,9 @@ void predict_append_variable(char *buf, size_t len, const struct nm_node *n, con
 {
 	const struct nm_var *v = nm_var_get(n, name);
 
-	predict_text_append(buf, len, "%s=%s", name, value);
+	cd_appendf(buf, len, "%s=%s", name, value);
 	if (v && v->value && strcmp(v->value, value) == 0 && v->source[0])
-		predict_text_append(buf, len, " (from %s)", v->source);
+		cd_appendf(buf, len, " (from %s)", v->source);
 }
 
 /*
@@ -429,13 +417,12 @@ static void set_cannot_predict_comm_id(const struct nm_node *n, const char *comm
 	out->rule[0] = '\0';
 	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
 	if (why == COMM_ADDR_HOSTNAME) {
-		predict_text_append(out->rule, sizeof(out->rule),
-		                    ": a host name, resolved on the node");
+		cd_appendf(out->rule, sizeof(out->rule), ": a host name, resolved on the node");
 		predict_copy_text(
 		    out->error, sizeof(out->error),
 		    "cannot predict: NCCL_COMM_ID names a host that NCCL resolves at run time");
 	} else {
-		predict_text_append(out->rule, sizeof(out->rule), ": no IPv6 address between []");
+		cd_appendf(out->rule, sizeof(out->rule), ": no IPv6 address between []");
 		predict_copy_text(out->error, sizeof(out->error),
 		                  "cannot predict: NCCL_COMM_ID holds no readable IPv6 address");
 	}
@@ -460,8 +447,7 @@ static void predict_bootstrap_comm_id(const struct nm_node *n, const char *comm_
 		return;
 	}
 	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-	predict_text_append(out->rule, sizeof(out->rule),
-	                    ": its subnet (NCCL_SOCKET_IFNAME not used)");
+	cd_appendf(out->rule, sizeof(out->rule), ": its subnet (NCCL_SOCKET_IFNAME not used)");
 	find_subnet_match(n, &ca, out);
 	if (out->npicks == 0)
 		predict_copy_text(out->error, sizeof(out->error),
@@ -496,7 +482,7 @@ static int try_comm_id_hint(const struct nm_node *n, const char *comm_id,
 	if (out->npicks == 0)
 		return 0;
 	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_COMM_ID", comm_id);
-	predict_text_append(out->rule, sizeof(out->rule), ": its subnet");
+	cd_appendf(out->rule, sizeof(out->rule), ": its subnet");
 	return 1;
 }
 
@@ -512,7 +498,7 @@ static void predict_default(const struct nm_node *n, const struct net_env *e, in
 
 	find_interfaces(n, "ib", o, out);
 	if (out->npicks > 0) {
-		predict_text_append(out->rule, sizeof(out->rule), "default: ib");
+		cd_appendf(out->rule, sizeof(out->rule), "default: ib");
 		return;
 	}
 	if (try_comm_id_hint(n, e->nccl_comm_id, out))
@@ -520,14 +506,13 @@ static void predict_default(const struct nm_node *n, const struct net_env *e, in
 	for (size_t i = 0; i < nlists; i++) {
 		find_interfaces(n, lists[i], o, out);
 		if (out->npicks > 0) {
-			predict_text_append(out->rule, sizeof(out->rule), "default: %s", lists[i]);
+			cd_appendf(out->rule, sizeof(out->rule), "default: %s", lists[i]);
 			return;
 		}
 	}
-	predict_text_append(
-	    out->rule, sizeof(out->rule), "default: ib, %s%s all empty",
-	    newer ? "^docker,lo,virbr, docker, lo, virbr" : "^docker,lo, docker, lo",
-	    e->nccl_comm_id && strlen(e->nccl_comm_id) > 1 ? ", NCCL_COMM_ID subnet" : "");
+	cd_appendf(out->rule, sizeof(out->rule), "default: ib, %s%s all empty",
+	           newer ? "^docker,lo,virbr, docker, lo, virbr" : "^docker,lo, docker, lo",
+	           e->nccl_comm_id && strlen(e->nccl_comm_id) > 1 ? ", NCCL_COMM_ID subnet" : "");
 }
 
 static void append_family_note(const struct nm_node *n, const struct net_env *e,
@@ -535,11 +520,11 @@ static void append_family_note(const struct nm_node *n, const struct net_env *e,
 {
 	if (!e->nccl_socket_family)
 		return;
-	predict_text_append(out->rule, sizeof(out->rule), "; ");
+	cd_appendf(out->rule, sizeof(out->rule), "; ");
 	predict_append_variable(out->rule, sizeof(out->rule), n, "NCCL_SOCKET_FAMILY",
 	                        e->nccl_socket_family);
 	if (socket_family_of(e->nccl_socket_family) == -1)
-		predict_text_append(out->rule, sizeof(out->rule), " ignored");
+		cd_appendf(out->rule, sizeof(out->rule), " ignored");
 }
 
 void nccl_predict(const struct nm_node *n, const struct net_env *e,
@@ -568,9 +553,9 @@ void nccl_predict(const struct nm_node *n, const struct net_env *e,
 	} else {
 		predict_default(n, e, newer, &o, out);
 		if (ifname && !out->cannot_predict)
-			predict_text_append(out->rule, sizeof(out->rule),
-			                    " (NCCL_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)",
-			                    ifname, strlen(ifname), strlen(ifname) == 1 ? "" : "s");
+			cd_appendf(out->rule, sizeof(out->rule),
+			           " (NCCL_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
+			           strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 	}
 	if (out->cannot_predict || out->error[0])
 		return;
@@ -604,18 +589,17 @@ void nccl_log_line(const struct nccl_prediction *p, char *buf, size_t len)
 		return;
 	buf[0] = '\0';
 	if (p->npicks == 0) {
-		predict_text_append(buf, len, "%s", p->error);
+		cd_appendf(buf, len, "%s", p->error);
 		return;
 	}
 	if (p->bootstrap) {
 		format_nccl_addr(addr, sizeof(addr), &p->picks[0]);
-		predict_text_append(buf, len, "Bootstrap: Using %s:%s<0>", p->picks[0].ifname,
-		                    addr);
+		cd_appendf(buf, len, "Bootstrap: Using %s:%s<0>", p->picks[0].ifname, addr);
 		return;
 	}
-	predict_text_append(buf, len, "NET/Socket : Using");
+	cd_appendf(buf, len, "NET/Socket : Using");
 	for (int i = 0; i < p->npicks; i++) {
 		format_nccl_addr(addr, sizeof(addr), &p->picks[i]);
-		predict_text_append(buf, len, " [%d]%s:%s<0>", i, p->picks[i].ifname, addr);
+		cd_appendf(buf, len, " [%d]%s:%s<0>", i, p->picks[i].ifname, addr);
 	}
 }

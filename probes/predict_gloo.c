@@ -86,17 +86,16 @@ static void predict_gloo_hostname(const struct nm_node *n, struct gloo_predictio
 			continue;
 		pick_from_hostaddr(n, &out->picks[0], h->family, h->addr);
 		out->npicks = 1;
-		predict_text_append(out->rule, sizeof(out->rule),
-		                    "hostname %s: first bindable address (answer %zu of %zu)",
-		                    n->hostname, i + 1, n->nhostaddrs);
+		cd_appendf(out->rule, sizeof(out->rule),
+		           "hostname %s: first bindable address (answer %zu of %zu)", n->hostname,
+		           i + 1, n->nhostaddrs);
 		return;
 	}
 	pick_from_hostaddr(n, &out->picks[0], AF_INET, "127.0.0.1");
 	out->npicks = 1;
 	out->loopback_fallback = 1;
-	predict_text_append(out->rule, sizeof(out->rule), "hostname %s: %s; loopback fallback",
-	                    n->hostname,
-	                    n->nhostaddrs ? "no bindable address" : "does not resolve");
+	cd_appendf(out->rule, sizeof(out->rule), "hostname %s: %s; loopback fallback", n->hostname,
+	           n->nhostaddrs ? "no bindable address" : "does not resolve");
 	predict_copy_text(out->error, sizeof(out->error), gloo_loopback_warning);
 }
 
@@ -111,7 +110,7 @@ void gloo_predict(const struct nm_node *n, const struct net_env *e, struct gloo_
 	}
 	predict_gloo_hostname(n, out);
 	if (ifname)
-		predict_text_append(out->rule, sizeof(out->rule),
-		                    " (GLOO_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
-		                    strlen(ifname), strlen(ifname) == 1 ? "" : "s");
+		cd_appendf(out->rule, sizeof(out->rule),
+		           " (GLOO_SOCKET_IFNAME=\"%s\" ignored: %zu character%s)", ifname,
+		           strlen(ifname), strlen(ifname) == 1 ? "" : "s");
 }

@@ -10,11 +10,6 @@
 
 #include "probes/predict.h"
 
-/* Append to a NUL-terminated buffer of len bytes, truncating silently:
- * rule and log texts are evidence, not data. */
-void predict_text_append(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* src into dst (len bytes), truncated, always NUL-terminated. */
 void predict_copy_text(char *dst, size_t len, const char *src);
 
