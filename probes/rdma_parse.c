@@ -82,17 +82,6 @@ int rdma_parse_rate(const char *text, double *gbps, char *width, size_t widthlen
 	return 0;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int rdma_parse_gid(const char *text, unsigned char gid[RDMA_GID_LEN])
 {
 	unsigned char out[RDMA_GID_LEN];
@@ -103,16 +92,15 @@ int rdma_parse_gid(const char *text, unsigned char gid[RDMA_GID_LEN])
 	if (n != 39)
 		return CD_ERR_PARSE;
 	for (size_t g = 0; g < 8; g++) {
-		const char *q = s + g * 5;
-		int v[4];
+		const char *q = s + g * 5, *r = q;
+		uint64_t v;
 
-		for (int k = 0; k < 4; k++)
-			if ((v[k] = hex_value(q[k])) < 0)
-				return CD_ERR_PARSE;
-		if (g < 7 && q[4] != ':')
+		/* four hex digits, then ':' between groups */
+		if (scan_uint(&r, q + 4, 16, 0xffff, &v) < 0 || r != q + 4 ||
+		    (g < 7 && q[4] != ':'))
 			return CD_ERR_PARSE;
-		out[2 * g] = (unsigned char)(v[0] << 4 | v[1]);
-		out[2 * g + 1] = (unsigned char)(v[2] << 4 | v[3]);
+		out[2 * g] = (unsigned char)(v >> 8);
+		out[2 * g + 1] = (unsigned char)(v & 0xff);
 	}
 	memcpy(gid, out, sizeof(out));
 	return 0;
