@@ -397,7 +397,7 @@ static const char hca_fix[] =
     "is set (the login environment, ~/.nccl.conf or /etc/nccl.conf), or unset it so NCCL uses "
     "every ACTIVE port.";
 
-static int entry_found(json_t *ports, const struct nccl_ib_hca *l, int e)
+static int entry_found(json_t *ports, const struct nccl_list *l, int e)
 {
 	json_t *p;
 	size_t k;
@@ -406,7 +406,7 @@ static int entry_found(json_t *ports, const struct nccl_ib_hca *l, int e)
 	{
 		const char *dev = str_of(p, "device");
 
-		if (dev && nccl_ib_hca_item_matches(l, e, dev, port_num(p)))
+		if (dev && nccl_list_item_matches(l, e, dev, port_num(p)))
 			return 1;
 	}
 	return 0;
@@ -431,7 +431,7 @@ static void hca_names(json_t *ports, char *buf, size_t len)
 }
 
 /* "mlx5_9, mlx5_0:2": the entries of l that match no port of the node. */
-static int missing_entries(json_t *ports, const struct nccl_ib_hca *l, char *buf, size_t len)
+static int missing_entries(json_t *ports, const struct nccl_list *l, char *buf, size_t len)
 {
 	size_t used = 0;
 	int missing = 0;
@@ -457,7 +457,7 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	const struct nm_node *n = &st->m->nodes[i];
 	struct nccl_ib_env e;
 	const char *source, *value;
-	struct nccl_ib_hca l;
+	struct nccl_list l;
 	char missing[160], have[160], msg[MSG], ev[EV], key[KEY];
 	int nmissing;
 	enum severity sev;
@@ -465,7 +465,7 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	env_of(n, &e);
 	value = e.ib_hca.value;
 	source = e.ib_hca.source ? e.ib_hca.source : "environment";
-	nccl_ib_hca_parse(value, &l);
+	nccl_list_parse(value, NCCL_IB_MAX_DEVS, &l);
 	if (l.nitems == 0)
 		return;
 	nmissing = missing_entries(ports_of(n), &l, missing, sizeof(missing));

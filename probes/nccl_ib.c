@@ -110,63 +110,6 @@ static const char *source_of(const struct nccl_ib_var *v)
 	return v->source ? v->source : "environment";
 }
 
-/* ---- NCCL_IB_HCA (ncclIbInit + parseStringList + matchIfList) ---- */
-
-/* parseStringList (src/misc/utils.cc): characters up to ',' or ':' make a
- * prefix; ":N" sets its port (atoi) and the rest up to ',' is skipped; an
- * empty prefix makes no item; at most MAX_IB_DEVS items. */
-void nccl_ib_hca_parse(const char *value, struct nccl_ib_hca *f)
-{
-	const char *p = value;
-
-	memset(f, 0, sizeof(*f));
-	if (!p)
-		return;
-	if (*p == '^') {
-		f->exclude = 1;
-		p++;
-	}
-	if (*p == '=') {
-		f->exact = 1;
-		p++;
-	}
-	while (*p && f->nitems < NCCL_IB_MAX_DEVS) {
-		size_t n = strcspn(p, ",:");
-		struct nccl_ib_hca_item *it = &f->items[f->nitems];
-
-		if (n > 0 && n < sizeof(it->prefix)) {
-			memcpy(it->prefix, p, n);
-			it->prefix[n] = '\0';
-			it->port = p[n] == ':' ? atoi(p + n + 1) : -1;
-			f->nitems++;
-		}
-		p += n;
-		if (*p == ':')
-			p += strcspn(p, ",");
-		if (*p == ',')
-			p++;
-	}
-}
-
-int nccl_ib_hca_item_matches(const struct nccl_ib_hca *f, int k, const char *dev, int port)
-{
-	const struct nccl_ib_hca_item *it = &f->items[k];
-	int name = f->exact ? strcmp(dev, it->prefix) == 0
-	                    : strncmp(dev, it->prefix, strlen(it->prefix)) == 0;
-
-	return name && (it->port == -1 || port == -1 || it->port == port);
-}
-
-/* matchIfList ^ searchNot: no item matches every port. */
-int nccl_ib_hca_match(const struct nccl_ib_hca *f, const char *dev, int port)
-{
-	int hit = f->nitems == 0;
-
-	for (int i = 0; i < f->nitems && !hit; i++)
-		hit = nccl_ib_hca_item_matches(f, i, dev, port);
-	return hit != f->exclude;
-}
-
 /* ---- the GID table (ncclIbGetGidIndex, ncclUpdateGidIndex) ---- */
 
 struct gid {
@@ -407,7 +350,7 @@ static void names_of_node(const json_t *rdma, char *buf, size_t len)
 }
 
 /* Whether the filter names any port of the node, whatever its state. */
-static int matches_a_port(const json_t *rdma, const struct nccl_ib_hca *f)
+static int matches_a_port(const json_t *rdma, const struct nccl_list *f)
 {
 	size_t i;
 	json_t *row;
@@ -418,14 +361,14 @@ static int matches_a_port(const json_t *rdma, const struct nccl_ib_hca *f)
 		json_t *port = json_object_get(row, "port");
 
 		if (dev && json_is_integer(port) &&
-		    nccl_ib_hca_match(f, dev, (int)json_integer_value(port)))
+		    nccl_list_match(f, dev, (int)json_integer_value(port)))
 			return 1;
 	}
 	return 0;
 }
 
 /* One "rdma" row: 1 when NCCL's IB transport takes it as a device. */
-static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
+static int port_usable(const json_t *row, size_t i, const struct nccl_list *f,
                        struct nccl_ib_pick *out, int *active)
 {
 	const char *dev = json_string_value(json_object_get(row, "device"));
@@ -449,7 +392,7 @@ static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
 		return 0;
 	}
 	(*active)++;
-	return nccl_ib_hca_match(f, dev, (int)json_integer_value(port));
+	return nccl_list_match(f, dev, (int)json_integer_value(port));
 }
 
 static void add_dev(const json_t *row, const struct nccl_ib_env *e, const struct nccl_version *ver,
@@ -506,7 +449,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
                      const char *version, struct nccl_ib_pick *out)
 {
 	struct nccl_version ver;
-	struct nccl_ib_hca f;
+	struct nccl_list f;
 	int active = 0;
 	size_t i;
 	json_t *row;
@@ -520,7 +463,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 	if (falls_back_early(rdma_node, e, out))
 		return;
 	nccl_version_parse(version, &ver);
-	nccl_ib_hca_parse(e->ib_hca.value, &f);
+	nccl_list_parse(e->ib_hca.value, NCCL_IB_MAX_DEVS, &f);
 	json_array_foreach(rdma, i, row)
 	{
 		if (port_usable(row, i, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)

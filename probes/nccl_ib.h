@@ -35,6 +35,8 @@
 
 #include <jansson.h>
 
+#include "nccl_list.h"
+
 #define NCCL_IB_MAX_DEVS 32 /* MAX_IB_DEVS of recent NCCL (16 in older ones) */
 
 enum nccl_ib_transport {
@@ -58,36 +60,8 @@ struct nccl_ib_dev {
 	char note[160]; /* why the GID is doubtful ("no GID at index 5"), or "" */
 };
 
-/* NCCL_IB_HCA as NCCL reads it (ncclIbInit, then parseStringList and
- * matchIfList of src/misc/utils.cc): a leading '^' excludes, then a
- * leading '=' makes the names exact instead of prefixes; items split on
- * ','; "name:N" limits an item to port N (atoi of what follows the ':',
- * so "name:" is port 0 and "name:1:0:0" port 1), the rest of the item is
- * skipped; an empty name makes no item, a name of 64 bytes or more none
- * either (NCCL's netIf.prefix is char[64]); at most NCCL_IB_MAX_DEVS items.
- * The one parser of this syntax in clusterdoc (nccl_ib_predict and
- * diagnose_rdma.c's nccl-ib-hca-stale read it). */
-struct nccl_ib_hca_item {
-	char prefix[64];
-	int port; /* -1: any port */
-};
-
-struct nccl_ib_hca {
-	int exclude, exact, nitems;
-	struct nccl_ib_hca_item items[NCCL_IB_MAX_DEVS];
-};
-
-/* Parse value (NUL-terminated; NULL = unset: no item) into f. Never fails. */
-void nccl_ib_hca_parse(const char *value, struct nccl_ib_hca *f);
-
-/* Whether item k of f names HCA dev's port: its name is a prefix of dev
- * (exact: equal to it) and it has no port, that port, or port is -1 (any
- * port of dev). The '^' of f is not applied. */
-int nccl_ib_hca_item_matches(const struct nccl_ib_hca *f, int k, const char *dev, int port);
-
-/* Whether NCCL would use HCA dev's port under f: an item matches (or f has
- * none), flipped by '^'. */
-int nccl_ib_hca_match(const struct nccl_ib_hca *f, const char *dev, int port);
+/* NCCL_IB_HCA is NCCL's list syntax (nccl_list.h), read with at most
+ * NCCL_IB_MAX_DEVS items: nccl_list_parse(value, NCCL_IB_MAX_DEVS, &l). */
 
 /* A variable and where it came from; value NULL = unset. */
 struct nccl_ib_var {

@@ -96,69 +96,12 @@ static int version_at_least(const struct nccl_version *v, const struct nccl_vers
 }
 
 /*
- * NCCL_SOCKET_IFNAME-style lists
+ * NCCL_SOCKET_IFNAME
  */
 
-/* One item as NCCL's parseStringList reads it: characters up to ',' or
- * ':'; after ':' (a port, meant for IB HCA lists) everything up to the next
- * ',' is skipped. Returns the position after the item's separator. */
-static const char *parse_filter_item(const char *p, char *item, size_t len, int *has_item)
+void nccl_filter_parse(const char *value, struct nccl_list *f)
 {
-	size_t n = 0;
-
-	while (*p && *p != ',' && *p != ':') {
-		if (n + 1 < len)
-			item[n++] = *p;
-		p++;
-	}
-	item[n] = '\0';
-	*has_item = n > 0;
-	if (*p == ':')
-		p += strcspn(p, ",");
-	return *p ? p + 1 : p;
-}
-
-void nccl_filter_parse(const char *value, struct nccl_filter *f)
-{
-	const char *p = value;
-
-	memset(f, 0, sizeof(*f));
-	if (!value || strlen(value) <= 1)
-		return;
-	/* '^' then '=' apply to the whole list, in that order only. */
-	if (*p == '^') {
-		f->exclude = 1;
-		p++;
-	}
-	if (*p == '=') {
-		f->exact = 1;
-		p++;
-	}
-	while (*p && f->nitems < NCCL_LIST_MAX_ITEMS) {
-		int has_item;
-
-		p = parse_filter_item(p, f->items[f->nitems], sizeof(f->items[0]), &has_item);
-		if (has_item)
-			f->nitems++;
-	}
-}
-
-static int filter_item_matches(const char *item, const char *ifname, int exact)
-{
-	if (exact)
-		return strcmp(item, ifname) == 0;
-	return strncmp(item, ifname, strlen(item)) == 0;
-}
-
-int nccl_filter_match(const struct nccl_filter *f, const char *ifname)
-{
-	/* NCCL's matchIfList: an empty list matches every name, and the result
-	 * is then inverted for '^' (so "^=" alone matches nothing). */
-	int matched = f->nitems == 0;
-
-	for (int i = 0; i < f->nitems && !matched; i++)
-		matched = filter_item_matches(f->items[i], ifname, f->exact);
-	return matched ^ (f->exclude != 0);
+	nccl_list_parse(value && strlen(value) > 1 ? value : NULL, NCCL_LIST_MAX_ITEMS, f);
 }
 
 /*
@@ -272,7 +215,7 @@ struct find_opts {
 static void find_interfaces(const struct nm_node *n, const char *list, const struct find_opts *o,
                             struct nccl_prediction *out)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse(list, &f);
 	out->npicks = 0;
@@ -288,7 +231,7 @@ static void find_interfaces(const struct nm_node *n, const char *list, const str
 		/* only "::1" among IPv6 addresses: link-local stays in */
 		if (text_is_ipv6_loopback(a))
 			continue;
-		if (!nccl_filter_match(&f, a->ifname) || already_picked(out, a->ifname))
+		if (!nccl_list_match(&f, a->ifname, -1) || already_picked(out, a->ifname))
 			continue;
 		predict_pick_from_addr(&out->picks[out->npicks++], a);
 	}

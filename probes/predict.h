@@ -44,6 +44,7 @@
 #ifndef CD_PROBES_PREDICT_H
 #define CD_PROBES_PREDICT_H
 
+#include "nccl_list.h"
 #include "netmodel.h"
 
 #define NCCL_PREDICT_MAX_IFS  16
@@ -59,17 +60,11 @@ int nccl_version_parse(const char *s, struct nccl_version *v);
 /* a < b: -1, equal 0, a > b: 1; an unknown version compares as newest. */
 int nccl_version_cmp(const struct nccl_version *a, const struct nccl_version *b);
 
-struct nccl_filter {
-	int exclude; /* '^' */
-	int exact;   /* '=' */
-	char items[NCCL_FILTER_MAX_ITEMS][NM_NAME];
-	int nitems;
-};
-
-/* Parse as NCCL does (see above). A NULL or 1-character value gives an
- * empty include filter, which matches everything. */
-void nccl_filter_parse(const char *value, struct nccl_filter *f);
-int nccl_filter_match(const struct nccl_filter *f, const char *ifname);
+/* NCCL_SOCKET_IFNAME as ncclFindInterfaces reads it: NCCL's list syntax
+ * (nccl_list.h), at most 16 items (MAX_IFS), ports ignored; a NULL or
+ * 1-character value gives an empty include list, which matches everything.
+ * Match a name with nccl_list_match(f, ifname, -1). */
+void nccl_filter_parse(const char *value, struct nccl_list *f);
 
 /* The variables the predictors read; NULL = unset. */
 struct net_env {

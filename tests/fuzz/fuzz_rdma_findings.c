@@ -19,11 +19,11 @@ static void hca_value(const uint8_t *data, size_t size)
 {
 	static const char *const devs[] = {"mlx5_0", "mlx5_10", "", "irdma1"};
 	char *value = cd_malloc(size + 1);
-	struct nccl_ib_hca l;
+	struct nccl_list l;
 
 	memcpy(value, data, size);
 	value[size] = '\0';
-	nccl_ib_hca_parse(value, &l);
+	nccl_list_parse(value, NCCL_IB_MAX_DEVS, &l);
 	if (l.nitems < 0 || l.nitems > NCCL_IB_MAX_DEVS)
 		abort();
 	for (int e = 0; e < l.nitems; e++) {
@@ -31,7 +31,7 @@ static void hca_value(const uint8_t *data, size_t size)
 		    !l.items[e].prefix[0])
 			abort();
 		for (size_t k = 0; k < sizeof(devs) / sizeof(devs[0]); k++)
-			nccl_ib_hca_item_matches(&l, e, devs[k], (int)k - 1);
+			nccl_list_item_matches(&l, e, devs[k], (int)k - 1);
 	}
 	free(value);
 }

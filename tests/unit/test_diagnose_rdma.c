@@ -478,60 +478,10 @@ static void check_row(void **state)
 	json_decref(f.doc);
 }
 
-/* ---------------------------------------------------------------- NCCL_IB_HCA */
-
-/* NVIDIA/nccl src/misc/utils.cc parseStringList and matchIfList, and the
- * NCCL_IB_HCA entry of docs/env.rst ("^" exclude, then "=" exact, entries
- * "<hca>[:<port>[:<rail>[:<plane>]]]"), as nccl_ib.c's one parser reads
- * them for nccl-ib-hca-stale. */
-static void nccl_ib_hca_values_parse_as_nccl_reads_them(void **state)
-{
-	struct nccl_ib_hca l;
-
-	nccl_ib_hca_parse("", &l);
-	assert_int_equal(l.nitems, 0);
-	nccl_ib_hca_parse("^=mlx5_0:1,,mlx5_1", &l);
-	assert_int_equal(l.nitems, 2);
-	assert_true(l.exclude && l.exact);
-	assert_string_equal(l.items[0].prefix, "mlx5_0");
-	assert_int_equal(l.items[0].port, 1);
-	assert_string_equal(l.items[1].prefix, "mlx5_1");
-	assert_int_equal(l.items[1].port, -1);
-	/* "mlx5_0::0:0": atoi("") is port 0 (parseStringList: atoi(ptr+1));
-	 * ":1": no name, skipped */
-	nccl_ib_hca_parse("mlx5_0::0:0,:1", &l);
-	assert_int_equal(l.nitems, 1);
-	assert_int_equal(l.items[0].port, 0);
-	/* "=^x" is exact with a name "^x": '^' counts only first */
-	nccl_ib_hca_parse("=^x", &l);
-	assert_int_equal(l.nitems, 1);
-	assert_true(l.exact && !l.exclude);
-	assert_string_equal(l.items[0].prefix, "^x");
-	/* atoi: "2x" is 2, "x" is 0; a NUL ends the value */
-	nccl_ib_hca_parse("a:2x,b:x\0,c", &l);
-	assert_int_equal(l.nitems, 2);
-	assert_int_equal(l.items[0].port, 2);
-	assert_int_equal(l.items[1].port, 0);
-}
-
-static void nccl_ib_hca_names_match_by_prefix_unless_exact(void **state)
-{
-	struct nccl_ib_hca l;
-
-	nccl_ib_hca_parse("mlx5_1", &l);
-	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_10", 1));
-	nccl_ib_hca_parse("=mlx5_1", &l);
-	assert_false(nccl_ib_hca_item_matches(&l, 0, "mlx5_10", 1));
-	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 2));
-	nccl_ib_hca_parse("mlx5_1:2", &l);
-	assert_false(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 1));
-	assert_true(nccl_ib_hca_item_matches(&l, 0, "mlx5_1", 2));
-}
-
 int main(void)
 {
 	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
-	struct CMUnitTest *tests = calloc(nrows + 2, sizeof(*tests));
+	struct CMUnitTest *tests = calloc(nrows, sizeof(*tests));
 	int rc;
 
 	assert_non_null(tests);
@@ -540,11 +490,7 @@ int main(void)
 		tests[k].test_func = check_row;
 		tests[k].initial_state = (void *)&rows[k];
 	}
-	tests[nrows] =
-	    (struct CMUnitTest)cmocka_unit_test(nccl_ib_hca_values_parse_as_nccl_reads_them);
-	tests[nrows + 1] =
-	    (struct CMUnitTest)cmocka_unit_test(nccl_ib_hca_names_match_by_prefix_unless_exact);
-	rc = _cmocka_run_group_tests("test_diagnose_rdma", tests, nrows + 2, NULL, NULL);
+	rc = _cmocka_run_group_tests("test_diagnose_rdma", tests, nrows, NULL, NULL);
 	free(tests);
 	return rc;
 }

@@ -165,133 +165,133 @@ static const char *log_line(const struct nccl_prediction *p)
 
 static void filter_caret_excludes_each_prefix(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("^docker,lo", &f);
 	assert_int_equal(f.exclude, 1);
 	assert_int_equal(f.exact, 0);
 	assert_int_equal(f.nitems, 2);
-	assert_string_equal(f.items[0], "docker");
-	assert_string_equal(f.items[1], "lo");
-	assert_true(nccl_filter_match(&f, "eth0"));
-	assert_false(nccl_filter_match(&f, "docker0"));
-	assert_false(nccl_filter_match(&f, "lo"));
-	assert_false(nccl_filter_match(&f, "lo2"));
+	assert_string_equal(f.items[0].prefix, "docker");
+	assert_string_equal(f.items[1].prefix, "lo");
+	assert_true(nccl_list_match(&f, "eth0", -1));
+	assert_false(nccl_list_match(&f, "docker0", -1));
+	assert_false(nccl_list_match(&f, "lo", -1));
+	assert_false(nccl_list_match(&f, "lo2", -1));
 }
 
 static void filter_equals_matches_whole_names(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("=eth0", &f);
 	assert_int_equal(f.exclude, 0);
 	assert_int_equal(f.exact, 1);
 	assert_int_equal(f.nitems, 1);
-	assert_string_equal(f.items[0], "eth0");
-	assert_true(nccl_filter_match(&f, "eth0"));
-	assert_false(nccl_filter_match(&f, "eth0.100"));
-	assert_false(nccl_filter_match(&f, "eth"));
+	assert_string_equal(f.items[0].prefix, "eth0");
+	assert_true(nccl_list_match(&f, "eth0", -1));
+	assert_false(nccl_list_match(&f, "eth0.100", -1));
+	assert_false(nccl_list_match(&f, "eth", -1));
 }
 
 static void filter_caret_equals_excludes_exact_names(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("^=docker0,lo", &f);
 	assert_int_equal(f.exclude, 1);
 	assert_int_equal(f.exact, 1);
 	assert_int_equal(f.nitems, 2);
-	assert_false(nccl_filter_match(&f, "docker0"));
-	assert_false(nccl_filter_match(&f, "lo"));
-	assert_true(nccl_filter_match(&f, "docker1"));
-	assert_true(nccl_filter_match(&f, "lo2"));
-	assert_true(nccl_filter_match(&f, "eth0"));
+	assert_false(nccl_list_match(&f, "docker0", -1));
+	assert_false(nccl_list_match(&f, "lo", -1));
+	assert_true(nccl_list_match(&f, "docker1", -1));
+	assert_true(nccl_list_match(&f, "lo2", -1));
+	assert_true(nccl_list_match(&f, "eth0", -1));
 }
 
 static void filter_equals_before_caret_is_part_of_the_name(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("=^lo", &f);
 	assert_int_equal(f.exclude, 0);
 	assert_int_equal(f.exact, 1);
-	assert_string_equal(f.items[0], "^lo");
-	assert_false(nccl_filter_match(&f, "lo"));
+	assert_string_equal(f.items[0].prefix, "^lo");
+	assert_false(nccl_list_match(&f, "lo", -1));
 }
 
 static void filter_prefix_matches_longer_names(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("eth1", &f);
-	assert_true(nccl_filter_match(&f, "eth1"));
-	assert_true(nccl_filter_match(&f, "eth10"));
-	assert_true(nccl_filter_match(&f, "eth1.100"));
-	assert_false(nccl_filter_match(&f, "eth2"));
-	assert_false(nccl_filter_match(&f, "eth"));
+	assert_true(nccl_list_match(&f, "eth1", -1));
+	assert_true(nccl_list_match(&f, "eth10", -1));
+	assert_true(nccl_list_match(&f, "eth1.100", -1));
+	assert_false(nccl_list_match(&f, "eth2", -1));
+	assert_false(nccl_list_match(&f, "eth", -1));
 }
 
 static void filter_port_suffix_is_dropped(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("eth0:1,ib:2:3,=x", &f);
 	assert_int_equal(f.nitems, 3);
-	assert_string_equal(f.items[0], "eth0");
-	assert_string_equal(f.items[1], "ib");
-	assert_string_equal(f.items[2], "=x");
-	assert_true(nccl_filter_match(&f, "eth0"));
-	assert_true(nccl_filter_match(&f, "eth0:1"));
+	assert_string_equal(f.items[0].prefix, "eth0");
+	assert_string_equal(f.items[1].prefix, "ib");
+	assert_string_equal(f.items[2].prefix, "=x");
+	assert_true(nccl_list_match(&f, "eth0", -1));
+	assert_true(nccl_list_match(&f, "eth0:1", -1));
 }
 
 static void filter_of_one_character_matches_everything(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("e", &f);
 	assert_int_equal(f.nitems, 0);
 	assert_int_equal(f.exclude, 0);
-	assert_true(nccl_filter_match(&f, "docker0"));
+	assert_true(nccl_list_match(&f, "docker0", -1));
 	nccl_filter_parse("^", &f);
 	assert_int_equal(f.exclude, 0);
-	assert_true(nccl_filter_match(&f, "lo"));
+	assert_true(nccl_list_match(&f, "lo", -1));
 	nccl_filter_parse(NULL, &f);
-	assert_true(nccl_filter_match(&f, "lo"));
+	assert_true(nccl_list_match(&f, "lo", -1));
 }
 
 static void filter_empty_items_vanish(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse(",,eth0,,ib0,", &f);
 	assert_int_equal(f.nitems, 2);
-	assert_string_equal(f.items[0], "eth0");
-	assert_string_equal(f.items[1], "ib0");
+	assert_string_equal(f.items[0].prefix, "eth0");
+	assert_string_equal(f.items[1].prefix, "ib0");
 	nccl_filter_parse(":29500,eth1", &f);
 	assert_int_equal(f.nitems, 1);
-	assert_string_equal(f.items[0], "eth1");
+	assert_string_equal(f.items[0].prefix, "eth1");
 }
 
 static void filter_caret_with_no_items_matches_nothing(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("^,", &f);
 	assert_int_equal(f.exclude, 1);
 	assert_int_equal(f.nitems, 0);
-	assert_false(nccl_filter_match(&f, "eth0"));
+	assert_false(nccl_list_match(&f, "eth0", -1));
 	nccl_filter_parse("^=", &f);
-	assert_false(nccl_filter_match(&f, "lo"));
+	assert_false(nccl_list_match(&f, "lo", -1));
 }
 
 static void filter_reads_at_most_sixteen_items(void **state)
 {
-	struct nccl_filter f;
+	struct nccl_list f;
 
 	nccl_filter_parse("a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,eth0", &f);
 	assert_int_equal(f.nitems, 16);
-	assert_string_equal(f.items[15], "a16");
-	assert_false(nccl_filter_match(&f, "eth0"));
+	assert_string_equal(f.items[15].prefix, "a16");
+	assert_false(nccl_list_match(&f, "eth0", -1));
 }
 
 /* ---- versions ---- */
