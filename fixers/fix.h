@@ -221,6 +221,10 @@ struct fixer {
 	const char *title;
 	int by_default;              /* 0: only with --only (port-range) */
 	const char *const *findings; /* the finding ids it answers (NULL-terminated) */
+	/* of those, the findings it answers: NULL = all; else 1 for the ones
+	 * whose cause it changes (env: nccl-ib-fallback only when NCCL_IB_HCA
+	 * is the cause) */
+	int (*answers)(const struct finding *fd);
 	/* add node i's actions and notes to p */
 	void (*plan)(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 
@@ -248,6 +252,9 @@ const struct fixer *fixer_login_stage(void);
 
 /* Whether fixer f answers findings with this id. */
 int fixer_answers(const struct fixer *f, const char *id);
+/* Whether fixer f answers this finding: its id, and the fixer's answers
+ * predicate where it has one. */
+int fixer_answers_finding(const struct fixer *f, const struct finding *fd);
 /* The fixers answering findings with this id, comma-separated in table
  * order ("env,hosts"), into out; returns how many (0: none, fix by hand). */
 size_t fix_fixers_for(const char *id, char *out, size_t len);
