@@ -424,9 +424,28 @@ static int matches_a_port(const json_t *rdma, const struct nccl_ib_hca *f)
 	return 0;
 }
 
+/* The ACTIVE ports no verbs provider serves, by HCA ("mlx5_0, mlx5_1"). */
+struct unserved {
+	int n;
+	char devs[128];
+};
+
+/* Whether libibverbs lists the row's HCA: the agent names the provider
+ * that serves it (rdma_libs.h), null when the HCA's kernel driver is known
+ * and no provider in /etc/libibverbs.d serves it; rdma-core's
+ * ibv_get_device_list leaves such a device out, so NCCL never sees it
+ * ("NET/IB : No device found." when none is left). Rows of an agent that
+ * does not say (no "provider" or no "driver") count as served. */
+static int served(const json_t *row)
+{
+	const json_t *prov = json_object_get(row, "provider");
+
+	return !json_is_null(prov) || !prov || !json_is_string(json_object_get(row, "driver"));
+}
+
 /* One "rdma" row: 1 when NCCL's IB transport takes it as a device. */
 static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
-                       struct nccl_ib_pick *out, int *active)
+                       struct nccl_ib_pick *out, int *active, struct unserved *un)
 {
 	const char *dev = json_string_value(json_object_get(row, "device"));
 	const char *state = json_string_value(json_object_get(row, "state"));
@@ -441,6 +460,15 @@ static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
 	}
 	if (!state || strcmp(state, "ACTIVE") != 0)
 		return 0;
+	if (!served(row)) {
+		size_t n = strlen(un->devs);
+
+		/* one name per HCA: its ports follow each other in the list */
+		if (n < strlen(dev) || strcmp(un->devs + n - strlen(dev), dev) != 0)
+			cd_appendf(un->devs, sizeof(un->devs), "%s%s", n ? ", " : "", dev);
+		un->n++;
+		return 0;
+	}
 	if (!ll || (strcmp(ll, "InfiniBand") != 0 && strcmp(ll, "Ethernet") != 0)) {
 		if (!ll)
 			cd_appendf(out->errors, sizeof(out->errors),
@@ -507,6 +535,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 {
 	struct nccl_version ver;
 	struct nccl_ib_hca f;
+	struct unserved un = {0};
 	int active = 0;
 	size_t i;
 	json_t *row;
@@ -523,7 +552,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 	nccl_ib_hca_parse(e->ib_hca.value, &f);
 	json_array_foreach(rdma, i, row)
 	{
-		if (port_usable(row, i, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)
+		if (port_usable(row, i, &f, out, &active, &un) && out->ndevs < NCCL_IB_MAX_DEVS)
 			add_dev(row, e, &ver, out);
 	}
 	if (out->ndevs > 0) {
@@ -533,6 +562,10 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 			         e->ib_hca.value, source_of(&e->ib_hca));
 		else
 			snprintf(out->reason, sizeof(out->reason), "default: every ACTIVE port");
+		return;
+	}
+	if (active == 0 && un.n) {
+		socket_because(out, "no verbs provider for %s", un.devs);
 		return;
 	}
 	if (active == 0) {
