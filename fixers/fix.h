@@ -255,9 +255,10 @@ int fixer_answers(const struct fixer *f, const char *id);
 /* Whether fixer f answers this finding: its id, and the fixer's answers
  * predicate where it has one. */
 int fixer_answers_finding(const struct fixer *f, const struct finding *fd);
-/* The fixers answering findings with this id, comma-separated in table
- * order ("env,hosts"), into out; returns how many (0: none, fix by hand). */
-size_t fix_fixers_for(const char *id, char *out, size_t len);
+/* The fixers answering this finding (fixer_answers_finding), comma-separated
+ * in table order ("env,hosts"), into out; returns how many (0: none, fix by
+ * hand). */
+size_t fix_fixers_for(const struct finding *fd, char *out, size_t len);
 
 /* What a gather of m's nodes takes (fix_run.h): states[i] initialised,
  * skip[i] for the nodes the check did not probe, and fw_iface[i] the data

@@ -75,13 +75,13 @@ int fixer_answers_finding(const struct fixer *f, const struct finding *fd)
 	return fixer_answers(f, fd->id) && (!f->answers || f->answers(fd));
 }
 
-size_t fix_fixers_for(const char *id, char *out, size_t len)
+size_t fix_fixers_for(const struct finding *fd, char *out, size_t len)
 {
 	size_t n = 0, off = 0;
 
 	out[0] = 0;
 	for (size_t k = 0; k < fixer_table_len; k++) {
-		if (!fixer_answers(&fixer_table[k], id) || off >= len)
+		if (!fixer_answers_finding(&fixer_table[k], fd) || off >= len)
 			continue;
 		off +=
 		    (size_t)snprintf(out + off, len - off, "%s%s", n ? "," : "", fixer_table[k].id);

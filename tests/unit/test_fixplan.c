@@ -620,12 +620,17 @@ static void env_answers_nccl_ib_fallback_only_where_nccl_ib_hca_is_the_cause(voi
 	                                  "no libibverbs"};
 	struct finding stale = {.id = "nccl-ib-hca-stale", .evidence = "node1: mlx5_9"};
 	struct finding gid = {.id = "roce-gid-mismatch", .evidence = ""};
+	char only[64];
 
 	assert_true(fixer_answers_finding(env, &hca));
 	assert_false(fixer_answers_finding(env, &lib));
 	assert_true(fixer_answers_finding(env, &stale));
 	assert_true(fixer_answers_finding(env, &gid));
 	assert_false(fixer_answers_finding(fixer_find("hosts"), &stale));
+	/* what the TUI offers: env for the NCCL_IB_HCA cause, nothing for the other */
+	assert_int_equal(fix_fixers_for(&hca, only, sizeof(only)), 1);
+	assert_string_equal(only, "env");
+	assert_int_equal(fix_fixers_for(&lib, only, sizeof(only)), 0);
 }
 
 static void env_actions_are_env_sh_nccl_conf_then_the_rc_file(void **state)
