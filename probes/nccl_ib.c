@@ -430,13 +430,9 @@ struct unserved {
 	char devs[128];
 };
 
-/* Whether libibverbs lists the row's HCA: the agent names the provider
- * that serves it (rdma_libs.h), null when the HCA's kernel driver is known
- * and no provider in /etc/libibverbs.d serves it; rdma-core's
- * ibv_get_device_list leaves such a device out, so NCCL never sees it
- * ("NET/IB : No device found." when none is left). Rows of an agent that
- * does not say (no "provider" or no "driver") count as served. */
-static int served(const json_t *row)
+/* NCCL never sees an HCA libibverbs does not list ("NET/IB : No device
+ * found." when none is left). */
+int nccl_ib_port_listed(const json_t *row)
 {
 	const json_t *prov = json_object_get(row, "provider");
 
@@ -460,7 +456,7 @@ static int port_usable(const json_t *row, size_t i, const struct nccl_ib_hca *f,
 	}
 	if (!state || strcmp(state, "ACTIVE") != 0)
 		return 0;
-	if (!served(row)) {
+	if (!nccl_ib_port_listed(row)) {
 		size_t n = strlen(un->devs);
 
 		/* one name per HCA: its ports follow each other in the list */

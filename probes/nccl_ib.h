@@ -130,6 +130,13 @@ struct nccl_ib_pick {
 	char ib_line[1024]; /* parsed lines: the NET/IB line as NCCL wrote it */
 };
 
+/* Whether libibverbs lists the HCA of the "rdma" row: not when the agent
+ * found its kernel driver ("driver") but no verbs provider that serves it
+ * ("provider" null; probes/rdma_libs.h), as rdma-core's
+ * ibv_get_device_list leaves such a device out. Rows without those keys
+ * (an older agent) count as listed. */
+int nccl_ib_port_listed(const json_t *row);
+
 /* Predict. rdma is the node's "rdma" array, rdma_node its "rdma_node"
  * object; version is facts' "nccl_version" ("2.21.5") or NULL (newest).
  * An rdma that is not an array gives NCCL_IB_UNKNOWN. Never fails. */
