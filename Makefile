@@ -192,7 +192,7 @@ endif
 FORCE:
 
 # test_launcher.sh: an agent that lies about its node (LD_PRELOAD)
-integration: $(BUILD)/fakes/libback_name_swap.so $(ORACLE_BIN) $(ASAN_HEAD) $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(FAKE_NVML) \
+integration: $(BUILD)/fakes/libback_name_swap.so $(BUILD)/fakes/libmemlock_unlimited.so $(ORACLE_BIN) $(ASAN_HEAD) $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(FAKE_NVML) \
 	$(FAKE_NVML_OLD)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \

@@ -221,6 +221,10 @@ struct fixer {
 	const char *title;
 	int by_default;              /* 0: only with --only (port-range) */
 	const char *const *findings; /* the finding ids it answers (NULL-terminated) */
+	/* of those, the findings it answers: NULL = all; else 1 for the ones
+	 * whose cause it changes (env: nccl-ib-fallback only when NCCL_IB_HCA
+	 * is the cause) */
+	int (*answers)(const struct finding *fd);
 	/* add node i's actions and notes to p */
 	void (*plan)(struct fix_ctx *c, size_t i, struct fix_node_plan *p);
 
@@ -248,9 +252,13 @@ const struct fixer *fixer_login_stage(void);
 
 /* Whether fixer f answers findings with this id. */
 int fixer_answers(const struct fixer *f, const char *id);
-/* The fixers answering findings with this id, comma-separated in table
- * order ("env,hosts"), into out; returns how many (0: none, fix by hand). */
-size_t fix_fixers_for(const char *id, char *out, size_t len);
+/* Whether fixer f answers this finding: its id, and the fixer's answers
+ * predicate where it has one. */
+int fixer_answers_finding(const struct fixer *f, const struct finding *fd);
+/* The fixers answering this finding (fixer_answers_finding), comma-separated
+ * in table order ("env,hosts"), into out; returns how many (0: none, fix by
+ * hand). */
+size_t fix_fixers_for(const struct finding *fd, char *out, size_t len);
 
 /* What a gather of m's nodes takes (fix_run.h): states[i] initialised,
  * skip[i] for the nodes the check did not probe, and fw_iface[i] the data

@@ -14,6 +14,12 @@
  *                                non-interactive shells ssh, pdsh and
  *                                torchrun launchers start
  *
+ * The variables are the job plan's (jobs/jobplan.h): the socket ones and,
+ * where the check verified them against the IB prediction (ib_suggest.h),
+ * NCCL_IB_HCA and NCCL_IB_GID_INDEX. An IB variable goes into ~/.nccl.conf
+ * only when every checked node needs the same value, since a RoCE GID index
+ * is a per-node fact; env.sh always carries it per node.
+ *
  * MASTER_ADDR and MASTER_PORT are a job's, not a node's: they stay on the
  * torchrun line `clusterdoc env` prints.
  */
@@ -26,13 +32,34 @@
 #include "buf.h"
 
 const char *const fix_env_findings[] = {
-    "ipv6-no-route",          "link-local-selected", "iface-unreachable", "stale-ifname-env",
-    "virtual-iface-selected", "gloo-count-mismatch", "hostname-loopback", NULL,
+    "ipv6-no-route",
+    "link-local-selected",
+    "iface-unreachable",
+    "stale-ifname-env",
+    "virtual-iface-selected",
+    "gloo-count-mismatch",
+    "hostname-loopback",
+    "nccl-ib-hca-stale",
+    "roce-gid-mismatch",
+    "nccl-ib-fallback",
+    NULL,
 };
 
+/* nccl-ib-fallback is answered only where NCCL_IB_HCA is the cause (the
+ * prediction's reason, nccl_ib.c, which diagnose_rdma.c puts in the
+ * evidence after "NET/Socket: "): a variable cannot install libibverbs or
+ * bring a port up. */
+int fix_env_answers(const struct finding *fd)
+{
+	if (strcmp(fd->id, "nccl-ib-fallback") != 0)
+		return 1;
+	return fd->evidence && strstr(fd->evidence, "NET/Socket: NCCL_IB_HCA=") != NULL;
+}
+
 static const char *const env_names[] = {"NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY",
-                                        "GLOO_SOCKET_IFNAME"};
-#define ENV_N 3
+                                        "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX"};
+#define ENV_N      5
+#define ENV_IB_HCA 3 /* the first IB variable in env_names */
 
 /* The verified values for node j, as the job plan has them (the values a
  * `clusterdoc run` sets); NULL where none. 0 when node j has none. */
@@ -43,7 +70,9 @@ static int env_values(const struct job_plan *p, size_t j, const char *v[ENV_N])
 	v[0] = n->nccl_ifname[0] ? n->nccl_ifname : NULL;
 	v[1] = v[0] && n->nccl_family[0] ? n->nccl_family : NULL;
 	v[2] = n->gloo_ifname[0] ? n->gloo_ifname : NULL;
-	return v[0] || v[2];
+	v[3] = n->nccl_ib_hca[0] ? n->nccl_ib_hca : NULL;
+	v[4] = n->nccl_ib_gid_index[0] ? n->nccl_ib_gid_index : NULL;
+	return v[0] || v[2] || v[3] || v[4];
 }
 
 /* Characters that are safe unquoted in a case pattern and in single quotes. */
@@ -121,8 +150,9 @@ static char *env_sh_body(const struct fix_ctx *c)
 	return s;
 }
 
-/* ~/.nccl.conf's body, or NULL (with *why) when nodes need different values. */
-static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
+/* The socket lines of ~/.nccl.conf into b: 0, or -1 with *why when nodes
+ * need different values or none was verified. */
+static int nccl_conf_socket(const struct fix_ctx *c, struct buf *b, const char **why)
 {
 	const char *ifname = NULL, *family = NULL;
 	int any = 0;
@@ -136,7 +166,7 @@ static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
 		            strcmp(family ? family : "", v[1] ? v[1] : "") != 0)) {
 			*why = "nodes need different NCCL values and the file has no per-host "
 			       "syntax; env.sh sets them";
-			return NULL;
+			return -1;
 		}
 		ifname = v[0];
 		family = v[1];
@@ -144,13 +174,52 @@ static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
 	}
 	if (!any) {
 		*why = "no NCCL interface was verified";
-		return NULL;
+		return -1;
 	}
-	return cd_asprintf("# The NCCL variables `clusterdoc check` verified. NCCL keeps the "
-	                   "first value it\n# reads and the environment wins over this file.\n"
-	                   "NCCL_SOCKET_IFNAME=%s\n%s%s%s",
-	                   ifname, family ? "NCCL_SOCKET_FAMILY=" : "", family ? family : "",
-	                   family ? "\n" : "");
+	buf_append_strs(b, "NCCL_SOCKET_IFNAME=", ifname, "\n", NULL);
+	if (family)
+		buf_append_strs(b, "NCCL_SOCKET_FAMILY=", family, "\n", NULL);
+	return 0;
+}
+
+/* The IB variable k's line into b when every checked node has the same
+ * value for it; 1 when written. */
+static int nccl_conf_ib(const struct fix_ctx *c, int k, struct buf *b)
+{
+	const char *value = NULL;
+
+	for (size_t j = 0; j < c->m->nnodes; j++) {
+		const char *v[ENV_N];
+
+		if (!c->m->nodes[j].probed)
+			continue;
+		if (!env_values(c->plan, j, v) || !v[k] || (value && strcmp(value, v[k]) != 0))
+			return 0;
+		value = v[k];
+	}
+	if (!value || !value_ok(value))
+		return 0;
+	buf_append_strs(b, env_names[k], "=", value, "\n", NULL);
+	return 1;
+}
+
+/* ~/.nccl.conf's body, or NULL (with *why) when it would set nothing. */
+static char *nccl_conf_body(const struct fix_ctx *c, const char **why)
+{
+	struct buf b;
+	int lines;
+	char *s = NULL;
+
+	buf_init(&b, 1 << 16);
+	buf_append_str(&b, "# The NCCL variables `clusterdoc check` verified. NCCL keeps the "
+	                   "first value it\n# reads and the environment wins over this file.\n");
+	lines = nccl_conf_socket(c, &b, why) == 0;
+	for (int k = ENV_IB_HCA; k < ENV_N; k++)
+		lines += nccl_conf_ib(c, k, &b);
+	if (lines)
+		s = cd_strndup((const char *)b.data, b.len);
+	buf_fini(&b);
+	return s;
 }
 
 static const char rc_body[] =

@@ -13,6 +13,8 @@ extern const char *const fix_env_findings[];
 extern const char *const fix_hosts_findings[];
 extern const char *const fix_firewall_findings[];
 extern const char *const fix_ports_findings[];
+/* env's answers predicate (struct fixer). */
+int fix_env_answers(const struct finding *fd);
 
 /* HCCL's host ports on an Ascend node (its netmodel "ascend" object): from
  * HCCL_IF_BASE_PORT of its login environment (else FIX_HCCL_BASE_PORT), one

@@ -23,6 +23,7 @@ const struct fixer fixer_table[] = {
      .title = "the verified interface variables in every login shell",
      .by_default = 1,
      .findings = fix_env_findings,
+     .answers = fix_env_answers,
      .plan = fix_env_plan},
     {.id = "hosts",
      .title = "the hostname mapped to the data address in /etc/hosts",
@@ -69,13 +70,18 @@ int fixer_answers(const struct fixer *f, const char *id)
 	return 0;
 }
 
-size_t fix_fixers_for(const char *id, char *out, size_t len)
+int fixer_answers_finding(const struct fixer *f, const struct finding *fd)
+{
+	return fixer_answers(f, fd->id) && (!f->answers || f->answers(fd));
+}
+
+size_t fix_fixers_for(const struct finding *fd, char *out, size_t len)
 {
 	size_t n = 0, off = 0;
 
 	out[0] = 0;
 	for (size_t k = 0; k < fixer_table_len; k++) {
-		if (!fixer_answers(&fixer_table[k], id) || off >= len)
+		if (!fixer_answers_finding(&fixer_table[k], fd) || off >= len)
 			continue;
 		off +=
 		    (size_t)snprintf(out + off, len - off, "%s%s", n ? "," : "", fixer_table[k].id);
@@ -102,7 +108,7 @@ void fix_gather_inputs(const struct netmodel *m, const struct diagnosis *d,
 int fixer_applies(const struct fixer *f, const struct diagnosis *d, size_t i)
 {
 	for (size_t k = 0; k < d->nfindings; k++) {
-		if (finding_names(&d->findings[k], i) && fixer_answers(f, d->findings[k].id))
+		if (finding_names(&d->findings[k], i) && fixer_answers_finding(f, &d->findings[k]))
 			return 1;
 	}
 	return 0;

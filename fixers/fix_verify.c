@@ -31,7 +31,8 @@ static void still_found(const struct fixer *fx, const struct diagnosis *after, s
 		const struct finding *fd = &after->findings[k];
 		size_t used = strlen(still);
 
-		if (finding_names(fd, i) && fd->severity == SEV_ERROR && fixer_answers(fx, fd->id))
+		if (finding_names(fd, i) && fd->severity == SEV_ERROR &&
+		    fixer_answers_finding(fx, fd))
 			snprintf(still + used, len - used, "%s%s", still[0] ? ", " : "", fd->id);
 	}
 }

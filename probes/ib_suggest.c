@@ -92,7 +92,9 @@ static int ports_of_dev(const json_t *rdma, const char *dev, int active_only)
 	return count;
 }
 
-/* The ACTIVE IB/RoCE ports of a node, nearest a GPU first (stable). */
+/* The ACTIVE IB/RoCE ports of a node that libibverbs lists (an HCA
+ * without its verbs provider does not exist for NCCL), nearest a GPU first
+ * (stable). */
 static size_t active_ports(const struct ib_suggest_node *n, struct port *p)
 {
 	size_t count = 0, i;
@@ -107,7 +109,7 @@ static size_t active_ports(const struct ib_suggest_node *n, struct port *p)
 
 		if (!dev || !*dev || !json_is_integer(port) || !st || strcmp(st, "ACTIVE") != 0 ||
 		    !ll || (strcmp(ll, "InfiniBand") != 0 && strcmp(ll, "Ethernet") != 0) ||
-		    count == PORTS_MAX)
+		    !nccl_ib_port_listed(row) || count == PORTS_MAX)
 			continue;
 		p[count].dev = dev;
 		p[count].port = (int)json_integer_value(port);

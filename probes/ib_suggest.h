@@ -4,7 +4,8 @@
  * docs/nccl.md) and verified with the IB prediction (nccl_ib.h), as the
  * socket variables are verified with predict.h. Pure: no I/O.
  *
- * NCCL_IB_HCA: per node, "=" and the HCAs whose ports are ACTIVE (an HCA
+ * NCCL_IB_HCA: per node, "=" and the HCAs whose ports are ACTIVE and that
+ * libibverbs lists (nccl_ib_port_listed: a provider serves them) (an HCA
  * with several ports of which not all are ACTIVE as "dev:port" items),
  * those nearest a GPU first where the node's gpu_pci paths and the ports'
  * pci_path are known (gpu_topo.h's distance). Suggested only when, on some

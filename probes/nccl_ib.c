@@ -367,9 +367,24 @@ static int matches_a_port(const json_t *rdma, const struct nccl_list *f)
 	return 0;
 }
 
+/* The ACTIVE ports no verbs provider serves, by HCA ("mlx5_0, mlx5_1"). */
+struct unserved {
+	int n;
+	char devs[128];
+};
+
+/* NCCL never sees an HCA libibverbs does not list ("NET/IB : No device
+ * found." when none is left). */
+int nccl_ib_port_listed(const json_t *row)
+{
+	const json_t *prov = json_object_get(row, "provider");
+
+	return !json_is_null(prov) || !prov || !json_is_string(json_object_get(row, "driver"));
+}
+
 /* One "rdma" row: 1 when NCCL's IB transport takes it as a device. */
 static int port_usable(const json_t *row, size_t i, const struct nccl_list *f,
-                       struct nccl_ib_pick *out, int *active)
+                       struct nccl_ib_pick *out, int *active, struct unserved *un)
 {
 	const char *dev = json_string_value(json_object_get(row, "device"));
 	const char *state = json_string_value(json_object_get(row, "state"));
@@ -384,6 +399,15 @@ static int port_usable(const json_t *row, size_t i, const struct nccl_list *f,
 	}
 	if (!state || strcmp(state, "ACTIVE") != 0)
 		return 0;
+	if (!nccl_ib_port_listed(row)) {
+		size_t n = strlen(un->devs);
+
+		/* one name per HCA: its ports follow each other in the list */
+		if (n < strlen(dev) || strcmp(un->devs + n - strlen(dev), dev) != 0)
+			cd_appendf(un->devs, sizeof(un->devs), "%s%s", n ? ", " : "", dev);
+		un->n++;
+		return 0;
+	}
 	if (!ll || (strcmp(ll, "InfiniBand") != 0 && strcmp(ll, "Ethernet") != 0)) {
 		if (!ll)
 			cd_appendf(out->errors, sizeof(out->errors),
@@ -450,6 +474,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 {
 	struct nccl_version ver;
 	struct nccl_list f;
+	struct unserved un = {0};
 	int active = 0;
 	size_t i;
 	json_t *row;
@@ -466,7 +491,7 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 	nccl_list_parse(e->ib_hca.value, NCCL_IB_MAX_DEVS, &f);
 	json_array_foreach(rdma, i, row)
 	{
-		if (port_usable(row, i, &f, out, &active) && out->ndevs < NCCL_IB_MAX_DEVS)
+		if (port_usable(row, i, &f, out, &active, &un) && out->ndevs < NCCL_IB_MAX_DEVS)
 			add_dev(row, e, &ver, out);
 	}
 	if (out->ndevs > 0) {
@@ -476,6 +501,10 @@ void nccl_ib_predict(const json_t *rdma, const json_t *rdma_node, const struct n
 			         e->ib_hca.value, source_of(&e->ib_hca));
 		else
 			snprintf(out->reason, sizeof(out->reason), "default: every ACTIVE port");
+		return;
+	}
+	if (active == 0 && un.n) {
+		socket_because(out, "no verbs provider for %s", un.devs);
 		return;
 	}
 	if (active == 0) {

@@ -94,14 +94,22 @@ struct nccl_ib_pick {
 	struct nccl_ib_dev devs[NCCL_IB_MAX_DEVS];
 	int ndevs;
 	/* socket: "NCCL_IB_DISABLE=1 (from environment)", "no libibverbs",
-	 * "no ACTIVE port", "NCCL_IB_HCA=mlx5_9 (from environment) matches no
-	 * HCA of the node (mlx5_0, mlx5_1)", "NCCL_NET=Socket ...",
-	 * "NET/IB : No device found."; ib: how the list was made */
+	 * "no verbs provider for mlx5_0" (every ACTIVE port's HCA lacks its
+	 * provider: libibverbs does not list it), "no ACTIVE port", "NCCL_IB_HCA=mlx5_9 (from
+	 * environment) matches no HCA of the node (mlx5_0, mlx5_1)", "NCCL_NET=Socket ...", "NET/IB
+	 * : No device found."; ib: how the list was made */
 	char reason[256];
 	char socket[128];   /* parsed lines: "eth0:10.0.0.1<0>" of NET/Socket */
 	char errors[512];   /* bad input, named per HCA and port; the rest goes on */
 	char ib_line[1024]; /* parsed lines: the NET/IB line as NCCL wrote it */
 };
+
+/* Whether libibverbs lists the HCA of the "rdma" row: not when the agent
+ * found its kernel driver ("driver") but no verbs provider that serves it
+ * ("provider" null; probes/rdma_libs.h), as rdma-core's
+ * ibv_get_device_list leaves such a device out. Rows without those keys
+ * (an older agent) count as listed. */
+int nccl_ib_port_listed(const json_t *row);
 
 /* Predict. rdma is the node's "rdma" array, rdma_node its "rdma_node"
  * object; version is facts' "nccl_version" ("2.21.5") or NULL (newest).

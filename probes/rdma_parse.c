@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <strings.h>
 
 /* text without its leading and trailing whitespace, as [*s, *s + *n). */
 static void span_of(const char *text, const char **s, size_t *n)
@@ -222,5 +223,106 @@ const char *rdma_parse_peermem(const char *text, size_t len)
 				return names[i];
 		}
 	}
+	return NULL;
+}
+
+/* The line [s, s + n) without a comment and surrounding blanks. */
+static void conf_line(const char **s, size_t *n)
+{
+	const char *hash = memchr(*s, '#', *n);
+
+	if (hash)
+		*n = (size_t)(hash - *s);
+	scan_trim(s, n);
+}
+
+/* Printable text or tabs (a conf file's blanks). */
+static int is_conf_text(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\t' && !is_print(s + i, 1))
+			return 0;
+	return 1;
+}
+
+static int starts_word(const char *s, size_t n, const char *word)
+{
+	size_t k = strlen(word);
+
+	return n > k && strncasecmp(s, word, k) == 0 && (s[k] == ' ' || s[k] == '\t');
+}
+
+size_t rdma_parse_ld_so_conf(const char *text, size_t len, json_t *entries)
+{
+	const char *p = text, *end = text + len, *line, *w;
+	size_t n, wn, added = 0;
+
+	while (scan_next_line(&p, end, &line, &n)) {
+		conf_line(&line, &n);
+		if (n == 0 || !is_conf_text(line, n) || starts_word(line, n, "hwcap"))
+			continue;
+		if (starts_word(line, n, "include") && strncmp(line, "include", 7) == 0) {
+			const char *q = line + 7, *qend = line + n;
+
+			while (scan_next_word(&q, qend, &w, &wn)) {
+				json_array_append_new(entries,
+				                      json_pack("{s:s%}", "include", w, wn));
+				added++;
+			}
+			continue;
+		}
+		while (n > 1 && line[n - 1] == '/')
+			n--;
+		if (line[0] != '/' || n >= 4096 || !is_print(line, n))
+			continue;
+		json_array_append_new(entries, json_pack("{s:s%}", "dir", line, n));
+		added++;
+	}
+	return added;
+}
+
+/* Kernel drivers and the rdma-core provider serving their HCAs: the PCI
+ * (or platform) function's driver, and the auxiliary RDMA driver where the
+ * device link leads to one. From rdma-core's providers/<name>/ (each
+ * PROVIDER_DRIVER(name, ...) with its VERBS_PCI_MATCH / VERBS_DRIVER_ID
+ * table) and the kernel's enum rdma_driver_id
+ * (include/uapi/rdma/ib_user_ioctl_verbs.h). */
+static const struct {
+	const char *driver, *provider;
+} providers[] = {
+    {"mlx5_core", "mlx5"},
+    {"mlx5_ib", "mlx5"},
+    {"mlx4_core", "mlx4"},
+    {"mlx4_ib", "mlx4"},
+    {"ib_mthca", "mthca"},
+    {"bnxt_en", "bnxt_re"},
+    {"bnxt_re", "bnxt_re"},
+    {"cxgb4", "cxgb4"},
+    {"iw_cxgb4", "cxgb4"},
+    {"efa", "efa"},
+    {"erdma", "erdma"},
+    {"hfi1", "hfi1verbs"},
+    {"hns3", "hns"},
+    {"hns_roce_hw_v2", "hns"},
+    {"ice", "irdma"},
+    {"i40e", "irdma"},
+    {"irdma", "irdma"},
+    {"ib_qib", "ipathverbs"},
+    {"mana", "mana"},
+    {"mana_ib", "mana"},
+    {"be2net", "ocrdma"},
+    {"ocrdma", "ocrdma"},
+    {"qede", "qedr"},
+    {"qedr", "qedr"},
+    {"vmw_pvrdma", "vmw_pvrdma"},
+    {"rdma_rxe", "rxe"},
+    {"siw", "siw"},
+};
+
+const char *rdma_provider_of_driver(const char *driver)
+{
+	for (size_t i = 0; driver && i < CD_ARRAY_LEN(providers); i++)
+		if (strcmp(providers[i].driver, driver) == 0)
+			return providers[i].provider;
 	return NULL;
 }

@@ -62,6 +62,25 @@ int rdma_parse_lid(const char *text, char *buf, size_t buflen);
  * array. Lines of another shape are skipped. Returns how many it added. */
 size_t rdma_parse_driver_file(const char *text, size_t len, json_t *providers);
 
+/*
+ * One ld.so.conf file (glibc's ldconfig, elf/ldconfig.c parse_conf), in
+ * file order into entries (a JSON array): '#' starts a comment; "include
+ * PATTERN..." (blank-separated glob patterns) appends {"include": PATTERN}
+ * for each; "hwcap ..." lines are ignored; any other line is one directory,
+ * appended as {"dir": DIR} without its trailing '/' when it is absolute and
+ * printable (ldconfig refuses relative ones). Returns how many entries it
+ * appended.
+ */
+size_t rdma_parse_ld_so_conf(const char *text, size_t len, json_t *entries);
+
+/*
+ * The rdma-core provider (its providers/<name>/ directory, the NAME of
+ * "driver NAME" in /etc/libibverbs.d) that serves HCAs bound to the
+ * kernel driver driver (the name of <dev>/device/driver, e.g. "mlx5_core"),
+ * or NULL for a driver no provider serves. Static.
+ */
+const char *rdma_provider_of_driver(const char *driver);
+
 /* /proc/modules text -> "nvidia_peermem" or "nv_peer_mem" (the first of the
  * two that is loaded: a line whose first field is that name), or NULL. */
 const char *rdma_parse_peermem(const char *text, size_t len);

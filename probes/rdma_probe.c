@@ -2,6 +2,7 @@
  * rdma_probe.h). Reads files only; the words in them are parsed by
  * rdma_parse.c. */
 #include "probes/rdma_probe.h"
+#include "probes/rdma_libs.h"
 #include "probes/rdma_parse.h"
 #include "probes/facts.h"
 #include "cd.h"
@@ -104,6 +105,7 @@ struct port {
 	char key[320];       /* "rdma:<dev>/<n>" */
 	int num;             /* n */
 	json_t *errors;
+	const json_t *providers; /* rdma_node's verbs_providers */
 };
 
 /* ports/N/<leaf> read, parsed by parse into a word; null when it cannot be
@@ -388,6 +390,7 @@ static json_t *port_json(struct port *p, const char *device, const char *port)
 	                    v && atoi(v) > 0 ? json_integer(atoi(v)) : json_null());
 	free(v);
 	set_pci(o, p->dev_dir);
+	rdma_libs_set_provider(o, p->dev_dir, device, p->providers);
 	json_object_set_new(o, "numa_node",
 	                    file_int(numa, "device/numa_node", 0, p->errors, p->key));
 	json_object_set_new(o, "gids", gids);
@@ -399,7 +402,7 @@ static json_t *port_json(struct port *p, const char *device, const char *port)
 /* --- devices --------------------------------------------------------------- */
 
 static void add_device(json_t *list, const char *root, const char *class_dir, const char *device,
-                       json_t *errors)
+                       const json_t *providers, json_t *errors)
 {
 	char *dev_dir = cd_asprintf("%s/%s", class_dir, device);
 	char *ports_dir = cd_asprintf("%s/ports", dev_dir),
@@ -409,7 +412,10 @@ static void add_device(json_t *list, const char *root, const char *class_dir, co
 
 	for (int i = 0; i < n; i++) {
 		if (is_number(ports[i]->d_name)) {
-			struct port p = {.root = root, .dev_dir = dev_dir, .errors = errors};
+			struct port p = {.root = root,
+			                 .dev_dir = dev_dir,
+			                 .errors = errors,
+			                 .providers = providers};
 
 			p.dir = cd_asprintf("%s/%s", ports_dir, ports[i]->d_name);
 			p.num = atoi(ports[i]->d_name);
@@ -434,94 +440,25 @@ json_t *rdma_probe_ports(const char *root, json_t *errors)
 {
 	char *class_dir = cd_asprintf("%s/sys/class/infiniband", root);
 	struct dirent **devs = NULL;
-	json_t *list = json_array();
+	json_t *list = json_array(), *scratch = json_object(), *providers;
 	int n = scandir(class_dir, &devs, not_dot, alphasort);
 
 	if (n < 0 && errno != ENOENT)
 		note(errors, "rdma", "cannot list %s: %s", class_dir, strerror(errno));
+	/* rdma_node names the problems of /etc/libibverbs.d */
+	providers = n > 0 ? rdma_libs_providers(root, scratch) : json_array();
 	for (int i = 0; i < n; i++) {
-		add_device(list, root, class_dir, devs[i]->d_name, errors);
+		add_device(list, root, class_dir, devs[i]->d_name, providers, errors);
 		free(devs[i]);
 	}
+	json_decref(providers);
+	json_decref(scratch);
 	free(devs);
 	free(class_dir);
 	return list;
 }
 
 /* --- the node -------------------------------------------------------------- */
-
-/* The directories the dynamic loader searches by default, per machine. */
-static json_t *find_verbs_lib(const char *root)
-{
-	static const struct {
-		const char *dir;
-		int multiarch; /* followed by /<machine>-linux-gnu */
-	} dirs[] = {{"/usr/lib", 1}, {"/usr/lib64", 0}, {"/usr/lib", 0},      {"/lib", 1},
-	            {"/lib64", 0},   {"/lib", 0},       {"/usr/local/lib", 0}};
-	const char *ld = getenv("LD_LIBRARY_PATH");
-	char multiarch[96];
-	struct utsname u;
-	struct stat st;
-	json_t *found = NULL;
-
-	snprintf(multiarch, sizeof(multiarch), "%s-linux-gnu",
-	         uname(&u) == 0 ? u.machine : "x86_64");
-	/* LD_LIBRARY_PATH names the node's own directories: not under a test root */
-	for (const char *s = !*root && ld ? ld : ""; *s && !found;) {
-		size_t n = strcspn(s, ":");
-		char *path = cd_asprintf("%.*s/libibverbs.so.1", (int)n, s);
-
-		if (n && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			found = text(path);
-		free(path);
-		s += n + (s[n] == ':');
-	}
-	for (size_t i = 0; i < CD_ARRAY_LEN(dirs) && !found; i++) {
-		char *path;
-
-		path =
-		    cd_asprintf("%s%s%s%s/libibverbs.so.1", root, dirs[i].dir,
-		                dirs[i].multiarch ? "/" : "", dirs[i].multiarch ? multiarch : "");
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			found = text(path + strlen(root));
-		free(path);
-	}
-	return found ? found : json_null();
-}
-
-static int is_driver_file(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return d->d_name[0] != '.' && n > 7 && strcmp(d->d_name + n - 7, ".driver") == 0;
-}
-
-static json_t *verbs_providers(const char *root, json_t *errors)
-{
-	char *dir = cd_asprintf("%s/etc/libibverbs.d", root), err[CD_ERRLEN];
-	struct dirent **ents = NULL;
-	json_t *list = json_array();
-	int n = scandir(dir, &ents, is_driver_file, alphasort);
-
-	if (n < 0 && errno != ENOENT)
-		note(errors, "rdma_node", "cannot list /etc/libibverbs.d: %s", strerror(errno));
-	for (int i = 0; i < n; i++) {
-		char *path = cd_asprintf("%s/%s", dir, ents[i]->d_name), *data = NULL;
-		size_t len;
-
-		if (scan_read_file(path, SMALL_MAX, SCAN_FILE_TO_EOF, &data, &len, err,
-		                   sizeof(err)) < 0)
-			note(errors, "rdma_node", "%s", err);
-		else
-			rdma_parse_driver_file(data, len, list);
-		free(data);
-		free(path);
-		free(ents[i]);
-	}
-	free(ents);
-	free(dir);
-	return list;
-}
 
 static json_t *peermem(const char *root, json_t *errors)
 {
@@ -562,8 +499,8 @@ json_t *rdma_probe_node(const char *root, char **env, json_t *errors)
 	struct rlimit rl;
 	int ok = getrlimit(RLIMIT_MEMLOCK, &rl) == 0;
 
-	json_object_set_new(o, "verbs_lib", find_verbs_lib(root));
-	json_object_set_new(o, "verbs_providers", verbs_providers(root, errors));
+	json_object_set_new(o, "verbs_lib", rdma_libs_verbs_lib(root, errors));
+	json_object_set_new(o, "verbs_providers", rdma_libs_providers(root, errors));
 	json_object_set_new(o, "peermem", peermem(root, errors));
 	if (!ok)
 		note(errors, "rdma_node", "getrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));

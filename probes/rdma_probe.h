@@ -25,6 +25,11 @@
  *   pci, pci_path       the HCA's PCI address (the last BDF of the realpath of
  *                       <dev>/device) and every BDF from the root to it
  *   numa_node           <dev>/device/numa_node (null when -1)
+ *   driver              the HCA's kernel driver, the name <dev>/device/driver
+ *                       leads to ("mlx5_core"), or null
+ *   provider            the verbs provider of rdma_node's verbs_providers
+ *                       that serves the HCA ("mlx5"), or null: without one
+ *                       libibverbs does not list the HCA (rdma_libs.h)
  *   gids                [{"index", "gid", "type", "ndev", "family",
  *                         "address"}]: the non-zero entries of ports/N/gids/
  *                       in index order, the first RDMA_GIDS_MAX (gid as the
@@ -44,10 +49,11 @@
  * "rdma_node": {"verbs_lib", "verbs_providers", "peermem", "memlock_bytes",
  *   "memlock_unlimited", "nccl_vars"}:
  *   verbs_lib           the first libibverbs.so.1 found (a regular file or a
- *                       link to one) in <root>$LD_LIBRARY_PATH's directories
- *                       (only when root is ""), /usr/lib/<multiarch>,
- *                       /usr/lib64, /usr/lib, /lib/<multiarch>, /lib64, /lib,
- *                       /usr/local/lib; the path without root; or null
+ *                       link to one) where the dynamic loader looks:
+ *                       $LD_LIBRARY_PATH's directories (only when root is
+ *                       ""), those of <root>/etc/ld.so.conf and its
+ *                       includes, then the default ones (rdma_libs.h); the
+ *                       path without root; or null
  *   verbs_providers     the "driver NAME" lines of <root>/etc/libibverbs.d/
  *                       *.driver, files in name order
  *   peermem             "nvidia_peermem" | "nv_peer_mem" (<root>/proc/modules)

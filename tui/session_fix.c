@@ -173,7 +173,7 @@ int session_fix_plan(struct tui_session *s, size_t finding, char *err, size_t er
 	if (s->check_state != TASK_DONE || !s->d || finding >= s->d->nfindings)
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND, "no finding to fix: run the check");
 	fd = &s->d->findings[finding];
-	if (!fix_fixers_for(fd->id, only, sizeof(only)))
+	if (!fix_fixers_for(fd, only, sizeof(only)))
 		return cd_errf(err, errlen, CD_ERR_NOTFOUND,
 		               "no fixer answers %s: the detail says what to do by hand", fd->id);
 	session_fix_close(s);

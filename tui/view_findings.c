@@ -144,10 +144,10 @@ static void fix_text(struct tui *t, const struct finding *f, struct ui_text *x)
 
 	ui_text_add(x, A_BOLD, 0, "Apply with clusterdoc");
 	for (size_t k = 0; k < fixer_table_len; k++)
-		if (fixer_answers(&fixer_table[k], f->id))
+		if (fixer_answers_finding(&fixer_table[k], f))
 			ui_text_add(x, A_NORMAL, 2, "fixer %-9s %s", fixer_table[k].id,
 			            fixer_table[k].title);
-	if (!fix_fixers_for(f->id, only, sizeof(only))) {
+	if (!fix_fixers_for(f, only, sizeof(only))) {
 		ui_text_add(x, ui_attr(t, UI_WARN), 2, "no automatic fix: do it by hand");
 		hostlist_free(hl);
 		return;

@@ -1,7 +1,7 @@
 /*
  * fuzz_rdma.c - libFuzzer harness for the parsers of the RDMA sysfs words
  * (probes/rdma_parse.h): whatever a node's /sys/class/infiniband, its
- * /etc/libibverbs.d or /proc/modules holds must never crash the agent, and
+ * /etc/libibverbs.d, /etc/ld.so.conf or /proc/modules holds must never crash the agent, and
  * what a parser accepts is well formed.
  *
  * The first input byte picks the parser (its low three bits, so the seeds
@@ -10,7 +10,8 @@
  *   0 rdma_parse_state          4 rdma_parse_ndev
  *   1 rdma_parse_rate           5 rdma_parse_lid
  *   2 rdma_parse_gid, then the family and address of what it accepts
- *   3 rdma_parse_gid_type       6 rdma_parse_driver_file, rdma_parse_peermem
+ *   3 rdma_parse_gid_type       6 rdma_parse_driver_file, rdma_parse_peermem,
+ *                               rdma_parse_ld_so_conf
  *   7 all of the above
  * Seeds: tests/fuzz/corpus/rdma/.
  */
@@ -81,6 +82,17 @@ static void run(int which, const char *s, size_t len)
 		t = rdma_parse_peermem(s, len);
 		if (t && strcmp(t, "nvidia_peermem") && strcmp(t, "nv_peer_mem"))
 			abort();
+		a = json_array();
+		if (rdma_parse_ld_so_conf(s, len, a) != json_array_size(a))
+			abort();
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			const char *dir =
+			    json_string_value(json_object_get(json_array_get(a, i), "dir"));
+
+			if (dir && dir[0] != '/')
+				abort();
+		}
+		json_decref(a);
 	}
 }
 

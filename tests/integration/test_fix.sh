@@ -115,6 +115,51 @@ t_a_node_whose_fix_fails_leaves_the_others_fixed() {
 	expect_eq "$rc" 0 "undo of the partial run ($out)"
 }
 
+# The IB variables (issue 36): node1 reads the RoCE tree whose IPv4 v2 GID is at index 3 and its
+# ~/.nccl.conf names an HCA it lacks (nccl-ib-hca-stale), node2 the tree with it at index 1 and its
+# ~/.nccl.conf sets NCCL_IB_GID_INDEX=0, its link-local entry, while node3 (index 3, as it comes)
+# picks the IPv4 one (roce-gid-mismatch on node2). env writes each
+# node's verified NCCL_IB_HCA and NCCL_IB_GID_INDEX into env.sh, the check after it sees them in
+# the login and both findings are gone; undo puts every byte back.
+IBDIR=""
+t_env_writes_the_verified_nccl_ib_variables_and_undo_removes_them() {
+	local before run env_sh
+	IBDIR=$(mktemp -d /tmp/cdfixib.XXXXXX)
+	cp -a "$CD_TOP/tests/fixtures/rdma/." "$IBDIR/" && chmod -R a+rX "$IBDIR" || return 1
+	cluster_node_env 1 "export CLUSTERDOC_SYSFS_ROOT=$IBDIR/roce-v2-idx3" || return 1
+	cluster_node_env 2 "export CLUSTERDOC_SYSFS_ROOT=$IBDIR/roce-v2-idx1" || return 1
+	cluster_node_env 3 "export CLUSTERDOC_SYSFS_ROOT=$IBDIR/roce-v2-idx3" || return 1
+	printf 'NCCL_IB_HCA=mlx5_9\n' >"$CD_RUN/n1/home/.nccl.conf" || return 1
+	printf 'NCCL_IB_GID_INDEX=0\n' >"$CD_RUN/n2/home/.nccl.conf" || return 1
+	local ib='sorted((f["id"], f["nodes"]) for f in d["findings"] if f["id"].startswith(("nccl-ib-", "roce-")))'
+	cd_head check -w 'node[1-3]' --json "${PT[@]}"
+	expect_eq "$(jget "$ib")" "[('nccl-ib-hca-stale', ['node1']), ('roce-gid-mismatch', ['node2'])]" \
+		"the stale NCCL_IB_HCA and the link-local GID index ($err)" || return 1
+	before=$(itest_fix_snapshot)
+	cd_head fix -w 'node[1-3]' --only env --apply --yes --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	run=$(jget 'd["run"]')
+	expect_eq "$(jget '[(v["node"], v["fixer"], v["verified"]) for v in d["verify"]]')" \
+		"[('node1', 'env', True), ('node2', 'env', True)]" "verification" || return 1
+	env_sh=$(cat "$CD_RUN/n1/home/.config/clusterdoc/env.sh")
+	expect_match "$env_sh" "^node1\) export .* NCCL_IB_HCA='=mlx5_0' NCCL_IB_GID_INDEX='3' ;;$" "node1's arm" || return 1
+	expect_match "$env_sh" "^node2\) export .* NCCL_IB_HCA='=mlx5_0' NCCL_IB_GID_INDEX='1' ;;$" "node2's arm" || return 1
+	expect_eq "$(tail -1 "$CD_RUN/n1/home/.nccl.conf")" "NCCL_IB_HCA=mlx5_9" "node1's own line kept, after the block" || return 1
+	cd_head facts -w 'node[1-2]' --json
+	expect_eq "$(jget '[n["rdma_node"]["nccl_vars"] for n in d["nodes"]]')" \
+		"[{'NCCL_IB_HCA': '=mlx5_0', 'NCCL_IB_GID_INDEX': '3'}, {'NCCL_IB_HCA': '=mlx5_0', 'NCCL_IB_GID_INDEX': '1'}]" \
+		"the logins' IB variables after the fix" || return 1
+	cd_head check -w 'node[1-3]' --json "${PT[@]}"
+	expect_eq "$(jget "$ib")" "[]" "no IB finding after the fix" || return 1
+	cd_head fix --undo "$run"
+	expect_eq "$rc" 0 "undo ($out $err)" || return 1
+	expect_eq "$(itest_fix_snapshot)" "$before" "the nodes after undo" || return 1
+	cd_head check -w 'node[1-3]' --json "${PT[@]}"
+	expect_eq "$(jget "$ib")" "[('nccl-ib-hca-stale', ['node1']), ('roce-gid-mismatch', ['node2'])]" \
+		"both again after undo"
+}
+trap '[[ -n $IBDIR ]] && rm -rf "$IBDIR"' EXIT
+
 itest_need_root
 # In file order: each test continues on the cluster and state the previous one left.
 itest_run_all

@@ -2,7 +2,11 @@
 # The journey a user takes, check -> run -> mnist -> hang, on one namespace cluster with every
 # classic trap at once: node1 (the master) drops TCP 29500 and has an IPv6-only second NIC ens6,
 # node2's hostname is on 127.0.1.1, node3's NIC is enp1s0, node4 drops 29500 too, docker0 with
-# one address on every node. What the check proves is what every job gets (jobs/jobplan.h):
+# one address on every node. And RDMA (issue 36): each node reads its own RoCE v2 fixture tree
+# (tests/fixtures/rdma/), the IPv4 v2 GID at index 3 on node1 and node3 and at index 1 on node2
+# and node4, and node3's login names an HCA it lacks (NCCL_IB_HCA=mlx5_9); every login has an
+# unlimited memlock, as limits.conf gives it on an RDMA cluster (tests/fakes/memlock_unlimited.c:
+# the sandbox cannot raise it). What the check proves is what every job gets (jobs/jobplan.h):
 # no command here needs --force, and each prints the values `env` prints.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
@@ -26,7 +30,16 @@ setup_cluster() {
 	cp "$CD_TOP"/tests/fixtures/run/*.py "$CD_TOP"/tests/fixtures/hang/*.py "$JOBS/"
 	DATA="$JOBS/mnist"
 	/usr/bin/python3 "$CD_TOP/tests/fixtures/make_mnist.py" "$DATA" 2000 200 >/dev/null || return 1
+	cp -a "$CD_TOP/tests/fixtures/rdma/." "$JOBS/rdma/" || return 1
 	chmod -R a+rX "$JOBS"
+	local i tree
+	for i in 1 2 3 4; do
+		tree=roce-v2-idx3
+		((i % 2)) || tree=roce-v2-idx1
+		cluster_node_env "$i" "export CLUSTERDOC_SYSFS_ROOT=$JOBS/rdma/$tree" \
+			"export LD_PRELOAD=$CD_TOP/build/fakes/libmemlock_unlimited.so" || return 1
+	done
+	cluster_node_env 3 "export NCCL_IB_HCA=mlx5_9"
 	STATE="$CD_RUN/home/.local/state/clusterdoc/runs"
 }
 
@@ -37,7 +50,7 @@ trap cleanup EXIT
 # "# by hand on NODE:" blocks
 plan_vars() {
 	awk '/^# by hand on /{node=$5; sub(":", "", node); next} /^# node[0-9]+$/{node=$2; next}
-	     /^export (NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|MASTER_ADDR|MASTER_PORT)=/ {
+	     /^export (NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_HCA|NCCL_IB_GID_INDEX|MASTER_ADDR|MASTER_PORT)=/ {
 	         sub("^export ", ""); print node, $0 }' | sort
 }
 
@@ -46,13 +59,19 @@ t_check_names_every_trap_and_the_environment_that_avoids_it() {
 	cd_head check -w 'node[1-4]' --json
 	expect_eq "$rc" 1 "check's exit status (error findings)" || return 1
 	expect_eq "$(jget 'sorted(f["id"] for f in d["findings"] if f["severity"] == "error")')" \
-		"['hostname-loopback', 'ipv6-no-route', 'master-port-blocked']" "the errors" || return 1
+		"['hostname-loopback', 'ipv6-no-route', 'master-port-blocked', 'nccl-ib-hca-stale']" "the errors" || return 1
+	expect_eq "$(jget '[f["avoided_by"] for f in d["findings"] if f["id"] == "nccl-ib-hca-stale"]')" \
+		"['on node3 by NCCL_IB_HCA==mlx5_0']" "nccl-ib-hca-stale's avoided_by" || return 1
+	expect_eq "$(jget 'sorted(f["id"] for f in d["findings"] if f["id"].startswith(("rdma-", "nccl-ib-", "roce-", "gpudirect-")))')" \
+		"['nccl-ib-hca-stale']" "the RDMA findings (index 3 and index 1 are one kind of GID)" || return 1
+	expect_eq "$(jget '[d["suggestions"]["per_node"][h].get("NCCL_IB_GID_INDEX") for h in ("node1", "node2", "node3", "node4")]')" \
+		"['3', '1', '3', '1']" "each node's own GID index" || return 1
 	expect_eq "$(jget '[f["avoided_by"] for f in d["findings"] if f["id"] == "hostname-loopback"]')" \
 		"['on node2 by GLOO_SOCKET_IFNAME=eth0']" "hostname-loopback's avoided_by" || return 1
 	expect_eq "$(jget '[f["avoided_by"] for f in d["findings"] if f["id"] == "master-port-blocked"]')" \
 		"['on node1 by MASTER_PORT=29501 (proved; 29500 is not usable)']" "master-port-blocked's avoided_by" || return 1
 	expect_eq "$(jget '[f["avoided_by"] is not None for f in d["findings"] if f["severity"] == "error"]')" \
-		"[True, True, True]" "every error avoided by the plan" || return 1
+		"[True, True, True, True]" "every error avoided by the plan" || return 1
 	expect_eq "$(jget 'd["suggestions"]["master_port"]')" 29501 "the proved MASTER_PORT"
 }
 
@@ -60,8 +79,10 @@ t_env_and_run_dry_run_print_identical_values_for_every_node() {
 	local env_vars dry_vars
 	cd_head env -w 'node[1-4]'
 	env_vars=$(plan_vars <<<"$out")
-	expect_eq "$(wc -l <<<"$env_vars")" 20 "env's variables (5 on each of 4 nodes)" || return 1
+	expect_eq "$(wc -l <<<"$env_vars")" 28 "env's variables (7 on each of 4 nodes)" || return 1
 	expect_match "$env_vars" "^node1 MASTER_PORT=29501$" "env's MASTER_PORT" || return 1
+	expect_match "$env_vars" "^node3 NCCL_IB_HCA==mlx5_0$" "env's NCCL_IB_HCA on node3" || return 1
+	expect_match "$env_vars" "^node4 NCCL_IB_GID_INDEX=1$" "env's GID index on node4" || return 1
 	# the plan `env`'s check saved: what the run reads with --no-check
 	cd_head run -w 'node[1-4]' --no-check --dry-run --chdir "$JOBS" -- allreduce.py
 	expect_eq "$rc" 0 "dry run's exit status ($err)" || return 1
@@ -73,10 +94,13 @@ t_env_and_run_dry_run_print_identical_values_for_every_node() {
 }
 
 t_a_torchrun_job_starts_without_force_and_finishes() {
-	cd_head run -w 'node[1-4]' --json --chdir "$JOBS" --stall-timeout 60 -- allreduce.py
+	cd_head run -w 'node[1-4]' --json --chdir "$JOBS" --stall-timeout 60 -- allreduce_ib.py
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(grep -c 'rank [0-3]/4 sum 6' <<<"$err")" 4 "ranks with the right sum" || return 1
-	expect_match "$err" "^node3 r2: rank 2/4 sum 6 iface enp1s0$" "node3 on its own NIC" || return 1
+	expect_match "$err" "^node3 r2: rank 2/4 sum 6 iface enp1s0 NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=3$" \
+		"node3 on its own NIC, with the plan's IB variables over its login's stale one" || return 1
+	expect_match "$err" "^node2 r1: rank 1/4 sum 6 iface eth0 NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=1$" \
+		"node2's own GID index" || return 1
 	expect_match "$err" "^# MASTER_PORT=29501: the port the check proved" "the port said" || return 1
 	itest_expect_no_run_left
 }

@@ -238,5 +238,32 @@ t_check_suggests_nccl_ib_hca_on_ib_hdr_8_only_where_it_changes_nccls_pick() {
 		"[]" "nothing suggested ($err)"
 }
 
+# The two ways the verbs library can be missing for NCCL although ports exist (issue 36, second
+# round): no-provider on node3 installs libibverbs only in /opt/rdma-core/lib, which the tree's
+# /etc/ld.so.conf names through an include of ld.so.conf.d/*.conf (found as ldconfig would), and
+# only the rxe provider, none for its mlx5_core HCA: libibverbs lists no device, so NCCL falls back
+# to sockets "no verbs provider for mlx5_0", beside node2's RoCE (an error). node1's ib-hdr-8 HCAs
+# name mlx5_core and mlx5.
+t_verbs_library_through_ld_so_conf_and_a_missing_provider_per_hca() {
+	node3_reads_root3 || return 1
+	echo "$DIR/no-provider" >"$DIR/root3"
+	cd_head facts -w 'node[1-3]' --json
+	local facts=$out
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000
+	rm -f "$DIR/root3"
+	local checked=$out
+	out=$facts
+	expect_eq "$(jget "($(node 3)['rdma_node']['verbs_lib'], $(node 3)['rdma_node']['verbs_providers'])")" \
+		"('/opt/rdma-core/lib/libibverbs.so.1', ['rxe'])" "node3's library and providers ($err)" || return 1
+	expect_eq "$(jget "[(p['device'], p['driver'], p['provider']) for p in $(node 3)['rdma']]")" \
+		"[('mlx5_0', 'mlx5_core', None)]" "node3's HCA without its provider" || return 1
+	expect_eq "$(jget "sorted({(p['driver'], p['provider']) for p in $(node 1)['rdma']})")" \
+		"[('mlx5_core', 'mlx5')]" "node1's HCAs" || return 1
+	out=$checked
+	expect_eq "$(jget "[(f['severity'], f['nodes'], f['evidence']) for f in d['findings'] if f['id'] == 'nccl-ib-fallback']")" \
+		"[('error', ['node3'], ['node3: 1 RDMA port, NCCL will use NET/Socket: no verbs provider for mlx5_0'])]" \
+		"the fallback's reason"
+}
+
 itest_need_root
 itest_run_all

@@ -463,6 +463,176 @@ static void one_home_with_different_bytes_in_a_file_is_not_one_file(void **state
 	unload(&f);
 }
 
+/* ---------------------------------------------------------------- env: IB */
+
+/* A RoCE v2 port mlx5_0:1 on ens1f0 in the contract's shape (rdma_probe.h),
+ * as tests/fixtures/rdma/roce-v2-idx3 and roce-v2-idx1 have it: the IPv4 v2
+ * GID of addr at index v2, a link-local v2 entry before it. */
+static json_t *roce_port(int v2, const char *gid, const char *addr)
+{
+	return json_pack(
+	    "[{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:s, s:i, s:n, s:n, s:n, s:n,"
+	    " s:[{s:i, s:s, s:s, s:s, s:s, s:s}, {s:i, s:s, s:s, s:s, s:s, s:s}]}]",
+	    "device", "mlx5_0", "port", 1, "state", "ACTIVE", "phys_state", "LinkUp", "link_layer",
+	    "Ethernet", "rate", "100 Gb/sec (4X EDR)", "rate_gbps", 100, "width", "4X", "lid",
+	    "sm_lid", "netdev", "ens1f0", "mtu", 9000, "active_mtu", "pci", "pci_path", "numa_node",
+	    "gids", "index", 0, "gid", "fe80:0000:0000:0000:0ac0:ebff:fe12:3456", "type", "RoCE v2",
+	    "ndev", "ens1f0", "family", "link-local", "address", "fe80::ac0:ebff:fe12:3456",
+	    "index", v2, "gid", gid, "type", "RoCE v2", "ndev", "ens1f0", "family", "ipv4",
+	    "address", addr);
+}
+
+/* env-hosts.json with RoCE on every node: the IPv4 v2 GID at index 3 on
+ * node1 and node3 and at index 1 on node2, and node1's login naming an HCA
+ * it lacks (NCCL_IB_HCA=mlx5_9: nccl-ib-hca-stale). gid1 = 1: node2's at
+ * index 3 too. */
+static void load_roce(struct fx *f, int gid1)
+{
+	char err[CD_ERRLEN] = "";
+	json_error_t jerr;
+	json_t *doc = json_load_file(FIXTURES "env-hosts.json", 0, &jerr), *node;
+	size_t i;
+
+	if (!doc)
+		fail_msg("env-hosts.json: %s", jerr.text);
+	memset(f, 0, sizeof(*f));
+	json_array_foreach(json_object_get(doc, "nodes"), i, node)
+	{
+		json_t *pr = json_object_get(node, "probe");
+		int v2 = i == 1 && !gid1 ? 1 : 3;
+		char gid[64], addr[32];
+
+		snprintf(gid, sizeof(gid), "0000:0000:0000:0000:0000:ffff:0a00:0b%02zx", 12 + i);
+		snprintf(addr, sizeof(addr), "10.0.11.%zu", 12 + i);
+		json_object_set_new(pr, "rdma", roce_port(v2, gid, addr));
+		json_object_set_new(pr, "rdma_node",
+		                    json_pack("{s:s, s:[s], s:s, s:n, s:b, s:{}}", "verbs_lib",
+		                              "/usr/lib64/libibverbs.so.1", "verbs_providers",
+		                              "mlx5", "peermem", "nvidia_peermem", "memlock_bytes",
+		                              "memlock_unlimited", 1, "nccl_vars"));
+	}
+	json_object_set_new(
+	    json_object_get(
+	        json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "probe"),
+	        "rdma_node"),
+	    "nccl_vars", json_pack("{s:s}", "NCCL_IB_HCA", "mlx5_9"));
+	f->m = netmodel_load_json(doc, err, sizeof(err));
+	json_decref(doc);
+	if (!f->m)
+		fail_msg("env-hosts.json with RoCE: %s", err);
+	f->d = diagnose(f->m);
+}
+
+#define ENV_SH_IB_BLOCK                                                                      \
+	"# >>> clusterdoc env >>>\n"                                                         \
+	"# The interface variables `clusterdoc check` verified for PyTorch distributed\n"    \
+	"# (NCCL and Gloo), per host as `uname -n` names it.\n"                              \
+	"case \"$(uname -n)\" in\n"                                                          \
+	"node1) export NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' "         \
+	"GLOO_SOCKET_IFNAME='eth0' NCCL_IB_HCA='=mlx5_0' NCCL_IB_GID_INDEX='3' ;;\n"         \
+	"node2) export NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' "         \
+	"GLOO_SOCKET_IFNAME='eth0' NCCL_IB_HCA='=mlx5_0' NCCL_IB_GID_INDEX='1' ;;\n"         \
+	"node3.cluster) export NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' " \
+	"GLOO_SOCKET_IFNAME='eno1' NCCL_IB_HCA='=mlx5_0' NCCL_IB_GID_INDEX='3' ;;\n"         \
+	"esac\n"                                                                             \
+	"# <<< clusterdoc env <<<\n"
+
+/* The verified NCCL_IB_HCA and the GID index of each node (no index holds
+ * the IPv4 v2 GID on every node) are exported per node, in the one env.sh. */
+static void env_sh_exports_the_verified_ib_variables_per_node(void **state)
+{
+	struct fx f;
+
+	load_roce(&f, 0);
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	for (size_t i = 0; i < f.m->nnodes; i++)
+		assert_string_equal(action_for(&f.p->nodes[i], FIX_ENV_SH)->after, ENV_SH_IB_BLOCK);
+	assert_string_equal(action_for(&f.p->nodes[1], FIX_ENV_SH)->summary,
+	                    "NCCL_SOCKET_IFNAME='eth0,eno1' NCCL_SOCKET_FAMILY='AF_INET' "
+	                    "GLOO_SOCKET_IFNAME='eth0' NCCL_IB_HCA='=mlx5_0' "
+	                    "NCCL_IB_GID_INDEX='1' on this host, in " FIX_ENV_SH);
+	unload(&f);
+}
+
+/* ~/.nccl.conf has no per-host syntax: NCCL_IB_HCA, the same on every node,
+ * goes in; the GID index, 3 on two nodes and 1 on one, stays in env.sh. */
+static void nccl_conf_takes_only_the_ib_values_every_node_shares(void **state)
+{
+	struct fx f;
+
+	load_roce(&f, 0);
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	assert_string_equal(action_for(&f.p->nodes[0], FIX_NCCL_CONF)->after,
+	                    "# >>> clusterdoc env >>>\n"
+	                    "# The NCCL variables `clusterdoc check` verified. NCCL keeps the "
+	                    "first value it\n# reads and the environment wins over this file.\n"
+	                    "NCCL_SOCKET_IFNAME=eth0,eno1\nNCCL_SOCKET_FAMILY=AF_INET\n"
+	                    "NCCL_IB_HCA==mlx5_0\n"
+	                    "# <<< clusterdoc env <<<\n");
+	unload(&f);
+}
+
+static void nccl_conf_takes_a_gid_index_every_node_shares(void **state)
+{
+	struct fx f;
+
+	load_roce(&f, 1);
+	gathered(&f, 1000, "/bin/bash");
+	plan(&f, NULL);
+	assert_string_equal(action_for(&f.p->nodes[0], FIX_NCCL_CONF)->after,
+	                    "# >>> clusterdoc env >>>\n"
+	                    "# The NCCL variables `clusterdoc check` verified. NCCL keeps the "
+	                    "first value it\n# reads and the environment wins over this file.\n"
+	                    "NCCL_SOCKET_IFNAME=eth0,eno1\nNCCL_SOCKET_FAMILY=AF_INET\n"
+	                    "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=3\n"
+	                    "# <<< clusterdoc env <<<\n");
+	unload(&f);
+}
+
+/* A line of the rc file after clusterdoc's block that exports NCCL_IB_HCA
+ * wins over env.sh: left as is, said so. */
+static void rc_line_setting_nccl_ib_hca_after_the_block_is_named(void **state)
+{
+	struct fx f;
+
+	load_roce(&f, 0);
+	gathered(&f, 1000, "/bin/bash");
+	put_file(&f.st[0], "~/.bashrc", DEBIAN_BASHRC "export NCCL_IB_HCA=mlx5_9\n");
+	plan(&f, NULL);
+	assert_note(&f.p->nodes[0], "env: left as is: ~/.bashrc line 13 sets NCCL_IB_HCA after "
+	                            "clusterdoc's block and wins over it; remove that line");
+	unload(&f);
+}
+
+/* env answers nccl-ib-hca-stale and roce-gid-mismatch, and nccl-ib-fallback
+ * only when NCCL_IB_HCA is its cause: no variable installs libibverbs. */
+static void env_answers_nccl_ib_fallback_only_where_nccl_ib_hca_is_the_cause(void **state)
+{
+	const struct fixer *env = fixer_find("env");
+	struct finding hca = {.id = "nccl-ib-fallback",
+	                      .evidence = "node1: 1 RDMA port, NCCL will use NET/Socket: "
+	                                  "NCCL_IB_HCA=^mlx5 (from the login environment) "
+	                                  "excludes every ACTIVE port (mlx5_0)"};
+	struct finding lib = {.id = "nccl-ib-fallback",
+	                      .evidence = "node3: 1 RDMA port, NCCL will use NET/Socket: "
+	                                  "no libibverbs"};
+	struct finding stale = {.id = "nccl-ib-hca-stale", .evidence = "node1: mlx5_9"};
+	struct finding gid = {.id = "roce-gid-mismatch", .evidence = ""};
+	char only[64];
+
+	assert_true(fixer_answers_finding(env, &hca));
+	assert_false(fixer_answers_finding(env, &lib));
+	assert_true(fixer_answers_finding(env, &stale));
+	assert_true(fixer_answers_finding(env, &gid));
+	assert_false(fixer_answers_finding(fixer_find("hosts"), &stale));
+	/* what the TUI offers: env for the NCCL_IB_HCA cause, nothing for the other */
+	assert_int_equal(fix_fixers_for(&hca, only, sizeof(only)), 1);
+	assert_string_equal(only, "env");
+	assert_int_equal(fix_fixers_for(&lib, only, sizeof(only)), 0);
+}
+
 static void env_actions_are_env_sh_nccl_conf_then_the_rc_file(void **state)
 {
 	struct fx f;
@@ -2069,6 +2239,11 @@ int main(void)
 	    cmocka_unit_test(separate_homes_each_get_their_own_change),
 	    cmocka_unit_test(one_home_with_different_bytes_in_a_file_is_not_one_file),
 	    cmocka_unit_test(env_actions_are_env_sh_nccl_conf_then_the_rc_file),
+	    cmocka_unit_test(env_sh_exports_the_verified_ib_variables_per_node),
+	    cmocka_unit_test(nccl_conf_takes_only_the_ib_values_every_node_shares),
+	    cmocka_unit_test(nccl_conf_takes_a_gid_index_every_node_shares),
+	    cmocka_unit_test(rc_line_setting_nccl_ib_hca_after_the_block_is_named),
+	    cmocka_unit_test(env_answers_nccl_ib_fallback_only_where_nccl_ib_hca_is_the_cause),
 	    cmocka_unit_test(nccl_conf_block_goes_before_a_stale_setting),
 	    cmocka_unit_test(nccl_conf_writes_the_family_the_check_suggested),
 	    cmocka_unit_test(bashrc_block_goes_above_the_interactive_guard),

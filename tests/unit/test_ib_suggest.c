@@ -72,6 +72,16 @@ static const struct row rows[] = {
      .hca_node = {"=mlx5_0,mlx5_1", "=mlx5_0,mlx5_1"},
      .gid = -1,
      .gid_node = {-1, -1}},
+    {.name = "an_HCA_without_its_verbs_provider_is_left_out_of_NCCL_IB_HCA",
+     .rdma = {"[{\"device\":\"mlx5_0\",\"port\":1,\"state\":\"ACTIVE\",\"link_layer\":"
+              "\"InfiniBand\",\"driver\":\"mlx5_core\",\"provider\":\"mlx5\",\"gids\":[]},"
+              "{\"device\":\"bnxt_re0\",\"port\":1,\"state\":\"ACTIVE\",\"link_layer\":"
+              "\"InfiniBand\",\"driver\":\"bnxt_en\",\"provider\":null,\"gids\":[]}]",
+              TWO_HCAS},
+     .rdma_node = {STALE, STALE},
+     .hca_node = {"=mlx5_0", "=mlx5_0,mlx5_1"},
+     .gid = -1,
+     .gid_node = {-1, -1}},
     {.name = "a_two_port_HCA_with_one_port_down_is_named_with_its_ACTIVE_port",
      .rdma = {"[" IB("mlx5_0", 1, "ACTIVE", PATH("00", "17")) "," IB(
                   "mlx5_0", 2, "DOWN", PATH("00", "17")) "," IB("mlx5_1", 1, "ACTIVE",

@@ -29,6 +29,13 @@
 	"\"index\":0,\"gid\":\"fe80:0000:0000:0000:0c42:a103:0003:0001\",\"type\":null,"           \
 	"\"ndev\":null,\"family\":\"ib\",\"address\":null}]}"
 
+/* An ACTIVE HDR port of an HCA bound to mlx5_core, with the provider the
+ * agent found for it (rdma_libs.h): "\"mlx5\"" or "null". */
+#define IBPORT_PROV(dev, prov)                                                               \
+	"{\"device\":\"" dev "\",\"port\":1,\"state\":\"ACTIVE\",\"phys_state\":\"LinkUp\"," \
+	"\"link_layer\":\"InfiniBand\",\"driver\":\"mlx5_core\",\"provider\":" prov          \
+	",\"gids\":[]}"
+
 #define HDR8                                                                                                              \
 	"[" IBPORT("mlx5_0", 1, "ACTIVE") "," IBPORT("mlx5_1", 1, "ACTIVE") "," IBPORT("mlx5_2", 1, "ACTIVE") "," IBPORT( \
 	    "mlx5_3", 1,                                                                                                  \
@@ -115,6 +122,16 @@ static const struct row rows[] = {
     {"no_libibverbs_falls_back_to_socket",
      "src ncclIbInit: wrap_ibv_symbols fails -> ncclInternalError, NET/Socket", HDR8, NOVERB, NULL,
      NULL, "socket", "", "no libibverbs"},
+    {"hcas_without_their_verbs_provider_are_not_seen_and_nccl_falls_back",
+     "rdma-core libibverbs/init.c: ibv_get_device_list lists only the devices a provider of "
+     "/etc/libibverbs.d claims; src ncclIbInit: no device -> \"NET/IB : No device found.\", "
+     "NET/Socket",
+     "[" IBPORT_PROV("mlx5_0", "null") "," IBPORT_PROV("mlx5_1", "null") "]", VERBS, NULL, NULL,
+     "socket", "", "no verbs provider for mlx5_0, mlx5_1"},
+    {"an_hca_with_its_provider_is_used_beside_one_without",
+     "rdma-core: only the served device is listed; src ncclIbInit: every listed ACTIVE port",
+     "[" IBPORT_PROV("mlx5_0", "\"mlx5\"") "," IBPORT_PROV("mlx5_1", "null") "]", VERBS, NULL, NULL,
+     "ib", "mlx5_0:1", NULL},
     {"nccl_ib_hca_naming_a_missing_hca_falls_back_and_lists_the_node_s_hcas",
      "env NCCL_IB_HCA; src matchIfList: no match, no device",
      "[" IBPORT("mlx5_0", 1, "ACTIVE") "," IBPORT("mlx5_1", 1, "ACTIVE") "]",

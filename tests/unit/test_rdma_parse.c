@@ -184,6 +184,47 @@ static void peermem_is_found_by_the_first_field_of_proc_modules(void **state)
 	assert_null(rdma_parse_peermem("", 0));
 }
 
+/* glibc's ldconfig (elf/ldconfig.c parse_conf): comments, blank lines,
+ * "include" with several blank-separated globs, hwcap ignored, a trailing
+ * '/' dropped, a relative directory refused; entries in file order. */
+static void ld_so_conf_gives_directories_and_includes_in_file_order(void **state)
+{
+	static const char text[] = "# libc default configuration\n"
+	                           "/usr/local/lib\n"
+	                           "include /etc/ld.so.conf.d/*.conf\textra/*.conf\n"
+	                           "\n"
+	                           "hwcap 1 nosegneg\n"
+	                           "  /opt/rdma-core/lib/  # OFED\n"
+	                           "relative/lib\n"
+	                           "includes/lib\n";
+	json_t *a = json_array();
+	char *dump;
+
+	assert_int_equal(rdma_parse_ld_so_conf(text, strlen(text), a), 4);
+	dump = json_dumps(a, JSON_COMPACT);
+	assert_string_equal(dump, "[{\"dir\":\"/usr/local/lib\"},"
+	                          "{\"include\":\"/etc/ld.so.conf.d/*.conf\"},"
+	                          "{\"include\":\"extra/*.conf\"},"
+	                          "{\"dir\":\"/opt/rdma-core/lib\"}]");
+	free(dump);
+	json_decref(a);
+}
+
+/* rdma-core's providers/<name>/ and the kernel drivers their match tables
+ * claim. */
+static void kernel_drivers_map_to_the_rdma_core_provider_that_serves_them(void **state)
+{
+	assert_string_equal(rdma_provider_of_driver("mlx5_core"), "mlx5");
+	assert_string_equal(rdma_provider_of_driver("mlx4_core"), "mlx4");
+	assert_string_equal(rdma_provider_of_driver("bnxt_en"), "bnxt_re");
+	assert_string_equal(rdma_provider_of_driver("ice"), "irdma");
+	assert_string_equal(rdma_provider_of_driver("hfi1"), "hfi1verbs");
+	assert_string_equal(rdma_provider_of_driver("efa"), "efa");
+	assert_string_equal(rdma_provider_of_driver("rdma_rxe"), "rxe");
+	assert_null(rdma_provider_of_driver("e1000e"));
+	assert_null(rdma_provider_of_driver(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +242,8 @@ int main(void)
 	    cmocka_unit_test(lids_are_hex_of_16_bits),
 	    cmocka_unit_test(driver_files_give_their_driver_lines),
 	    cmocka_unit_test(peermem_is_found_by_the_first_field_of_proc_modules),
+	    cmocka_unit_test(ld_so_conf_gives_directories_and_includes_in_file_order),
+	    cmocka_unit_test(kernel_drivers_map_to_the_rdma_core_provider_that_serves_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
  * limit and the NCCL variables of the environment.
  */
 #include "probes/rdma_probe.h"
+#include "probes/rdma_libs.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -225,6 +226,89 @@ static void a_node_with_verbs_names_library_provider_and_peermem(void **state)
 	json_decref(errors);
 }
 
+/* Every port of ib-hdr-8 is on an HCA bound to mlx5_core, which rdma-core's
+ * mlx5 provider serves, and the tree's libibverbs.d names mlx5. */
+static void each_port_names_its_kernel_driver_and_the_provider_that_serves_it(void **state)
+{
+	json_t *errors, *ports = ports_of(FIX "ib-hdr-8", &errors), *p;
+	size_t i;
+
+	json_array_foreach(ports, i, p)
+	{
+		assert_string_equal(str(p, "driver"), "mlx5_core");
+		assert_string_equal(str(p, "provider"), "mlx5");
+	}
+	json_decref(ports);
+	json_decref(errors);
+}
+
+/* no-provider: libibverbs only in the directory ld.so.conf.d/rdma-core.conf
+ * names (through ld.so.conf's include), and only the rxe provider: the
+ * mlx5_core HCA has none. */
+static void no_provider_finds_libibverbs_through_ld_so_conf_and_no_provider_for_mlx5(void **state)
+{
+	json_t *errors = json_object(), *node = rdma_probe_node(FIX "no-provider", NULL, errors);
+	json_t *e2, *ports = ports_of(FIX "no-provider", &e2);
+
+	assert_string_equal(str(node, "verbs_lib"), "/opt/rdma-core/lib/libibverbs.so.1");
+	assert_int_equal(json_array_size(json_object_get(node, "verbs_providers")), 1);
+	assert_int_equal(json_array_size(ports), 1);
+	assert_string_equal(str(json_array_get(ports, 0), "driver"), "mlx5_core");
+	assert_true(json_is_null(json_object_get(json_array_get(ports, 0), "provider")));
+	assert_int_equal(json_object_size(errors), 0);
+	assert_int_equal(json_object_size(e2), 0);
+	json_decref(node);
+	json_decref(errors);
+	json_decref(ports);
+	json_decref(e2);
+}
+
+/* The directories as ldconfig reads them: includes expanded in place and in
+ * name order, a relative pattern against the including file's directory; a
+ * file that includes itself is followed RDMA_LIBS_CONF_DEPTH deep, named. */
+static void ld_so_conf_directories_come_in_ldconfigs_order(void **state)
+{
+	char root[] = "/tmp/rdmaconf.XXXXXX";
+	json_t *dirs = json_array(), *errors = json_object();
+	char *dump;
+
+	assert_non_null(mkdtemp(root));
+	put(root, "etc/ld.so.conf", "/first\ninclude conf.d/*.conf\n/last\n");
+	put(root, "etc/conf.d/b.conf", "/b\n");
+	put(root, "etc/conf.d/a.conf", "/a/\n");
+	put(root, "etc/conf.d/loop.conf", "include /etc/conf.d/loop.conf\n");
+	rdma_libs_conf_dirs(root, dirs, errors);
+	dump = json_dumps(dirs, JSON_COMPACT);
+	assert_string_equal(dump, "[\"/first\",\"/a\",\"/b\",\"/last\"]");
+	assert_string_equal(str(errors, "rdma_node"),
+	                    "/etc/conf.d/loop.conf: includes nested deeper than 8, not followed");
+	free(dump);
+	json_decref(dirs);
+	json_decref(errors);
+	nftw(root, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A soft-RoCE device has no parent device (no driver link): the provider
+ * whose name starts its device name serves it. */
+static void a_device_without_a_driver_link_matches_the_provider_it_is_named_after(void **state)
+{
+	char root[] = "/tmp/rdmarxe.XXXXXX";
+	json_t *errors, *ports, *p;
+
+	assert_non_null(mkdtemp(root));
+	put(root, "sys/class/infiniband/rxe0/ports/1/state", "4: ACTIVE\n");
+	put(root, "sys/class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
+	put(root, "etc/libibverbs.d/mlx5.driver", "driver mlx5\n");
+	put(root, "etc/libibverbs.d/rxe.driver", "driver rxe\n");
+	ports = ports_of(root, &errors);
+	p = json_array_get(ports, 0);
+	assert_true(json_is_null(json_object_get(p, "driver")));
+	assert_string_equal(str(p, "provider"), "rxe");
+	json_decref(ports);
+	json_decref(errors);
+	nftw(root, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static void bad_input_is_named_per_hca_and_port_and_the_rest_stands(void **state)
 {
 	json_t *errors, *ports = ports_of(FIX "bad-input", &errors), *p = json_array_get(ports, 0);
@@ -321,6 +405,11 @@ int main(void)
 	    cmocka_unit_test(port_polling_shows_init_and_polling_beside_an_active_port),
 	    cmocka_unit_test(no_verbs_has_ports_but_no_library_provider_or_peermem),
 	    cmocka_unit_test(a_node_with_verbs_names_library_provider_and_peermem),
+	    cmocka_unit_test(each_port_names_its_kernel_driver_and_the_provider_that_serves_it),
+	    cmocka_unit_test(
+	        no_provider_finds_libibverbs_through_ld_so_conf_and_no_provider_for_mlx5),
+	    cmocka_unit_test(ld_so_conf_directories_come_in_ldconfigs_order),
+	    cmocka_unit_test(a_device_without_a_driver_link_matches_the_provider_it_is_named_after),
 	    cmocka_unit_test(bad_input_is_named_per_hca_and_port_and_the_rest_stands),
 	    cmocka_unit_test(a_root_without_infiniband_gives_no_ports_and_no_error),
 	    cmocka_unit_test(a_two_port_hca_gives_each_port_the_netdev_of_its_dev_port),
