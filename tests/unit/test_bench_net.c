@@ -33,29 +33,36 @@
 #define GID(i, text, type, fam, addr)                                                       \
 	"{\"index\":" #i ",\"gid\":\"" text "\",\"type\":\"" type "\",\"ndev\":\"ens1f0\"," \
 	"\"family\":\"" fam "\",\"address\":" addr "}"
-#define ROCE_PORT(dev)                                                                                                                          \
-	"{\"device\":\"" dev "\",\"port\":1,\"state\":\"ACTIVE\",\"phys_state\":\"LinkUp\","                                                    \
-	"\"link_layer\":\"Ethernet\",\"rate\":\"100 Gb/sec (4X EDR)\",\"netdev\":\"ens1f0\","                                                   \
-	"\"mtu\":9000,\"gids\":[" GID(                                                                                                          \
-	    0, "fe80:0000:0000:0000:a288:c2ff:fe3b:506a", "IB/RoCE v1",                                                                         \
-	    "link-local", "\"fe80::a288:c2ff:fe3b:506a\"") "," GID(1,                                                                           \
-	                                                           "fe80:0000:0000:0000:a288:"                                                  \
-	                                                           "c2ff:fe3b:506a",                                                            \
-	                                                           "RoCE v2", "link-local",                                                     \
-	                                                           "\"fe80::a288:c2ff:fe3b:"                                                    \
-	                                                           "506a\"") "," GID(2,                                                         \
-	                                                                             "0000:0000:"                                               \
-	                                                                             "0000:0000:"                                               \
-	                                                                             "0000:ffff:"                                               \
-	                                                                             "0a00:0b0c",                                               \
-	                                                                             "IB/RoCE v1",                                              \
-	                                                                             "ipv4",                                                    \
-	                                                                             "\"10.0.11."                                               \
-	                                                                             "12\"") "," GID(3,                                         \
-	                                                                                             "0000:0000:0000:0000:0000:ffff:0a00:0b0c", \
-	                                                                                             "RoCE v2",                                 \
-	                                                                                             "ipv4",                                    \
-	                                                                                             "\"10.0.11.12\"") "]}"
+#define ROCE_PORT(dev)                                                                            \
+	"{\"device\":\"" dev "\",\"port\":1,\"state\":\"ACTIVE\",\"phys_state\":\"LinkUp\","      \
+	"\"link_layer\":\"Ethernet\",\"rate\":\"100 Gb/sec (4X EDR)\",\"netdev\":\"ens1f0\","     \
+	"\"mtu\":9000,\"gids\":[" GID(                                                            \
+	    0, "fe80:0000:0000:0000:a288:c2ff:fe3b:506a", "IB/RoCE v1", "link-local",             \
+	    "\"fe80::a288:c2ff:fe3b:506a\"") "," GID(1,                                           \
+	                                             "fe80:0000:0000:0000:a288:"                  \
+	                                             "c2ff:fe3b:506a",                            \
+	                                             "RoCE v2", "link-local",                     \
+	                                             "\"fe80::a288:c2ff:fe3b:"                    \
+	                                             "506a\"") "," GID(2,                         \
+	                                                               "0000:0000:"               \
+	                                                               "0000:0000:"               \
+	                                                               "0000:ffff:"               \
+	                                                               "0a00:0b0c",               \
+	                                                               "IB/RoCE v1", "ipv4",      \
+	                                                               "\"10.0.11."               \
+	                                                               "12\"") "," GID(3,         \
+	                                                                               "0000:"    \
+	                                                                               "0000:"    \
+	                                                                               "0000:"    \
+	                                                                               "0000:"    \
+	                                                                               "0000:"    \
+	                                                                               "ffff:"    \
+	                                                                               "0a00:"    \
+	                                                                               "0b0c",    \
+	                                                                               "RoCE v2", \
+	                                                                               "ipv4",    \
+	                                                                               "\"10.0."  \
+	                                                                               "11.12\"") "]}"
 #define VERBS "{\"verbs_lib\":\"/usr/lib/x86_64-linux-gnu/libibverbs.so.1\",\"nccl_vars\":{}}"
 
 #define NCCL_ID_HEX 256 /* an ncclUniqueId in hex (collectives/nccl.h) */
@@ -126,12 +133,16 @@ static void nccl_using_the_predicted_roce_port_says_the_same(void **state)
 {
 	const char *lines[] = {IB_LINE, "NCCL INFO Using network IB", NULL};
 	struct one_node t;
+	char line[512];
 	json_t *j, *pred;
 
 	one_node_init(&t, "[" ROCE_PORT("mlx5_0") "]");
 	note_lines(&t, lines);
 	assert_int_equal(t.rn.net->agrees, 1);
 	assert_line(&t, "node1: NCCL used NET/IB [0]mlx5_0:1/RoCE (predicted: the same)");
+	/* under the node's own row (the TUI's Bench report): no host */
+	bench_net_line(t.rn.net, NULL, line, sizeof(line));
+	assert_string_equal(line, "NCCL used NET/IB [0]mlx5_0:1/RoCE (predicted: the same)");
 	j = bench_net_json(t.rn.net);
 	pred = json_object_get(j, "predicted");
 	assert_true(json_is_true(json_object_get(j, "agrees")));
