@@ -123,8 +123,7 @@ void bench_net_line(const struct bench_net *net, const char *host_or_null, char 
 	else if (net->used.transport != net->predicted.transport)
 		snprintf(buf, len, "%sNCCL used %s; predicted %s", host, used, pred);
 	else
-		snprintf(buf, len, "%sNCCL used %s; predicted %s: %s", host, used, pred,
-		         net->why);
+		snprintf(buf, len, "%sNCCL used %s; predicted %s: %s", host, used, pred, net->why);
 }
 
 static void set_text(json_t *o, const char *key, const char *s)
