@@ -73,16 +73,22 @@ static int read_int(json_t *obj, const char *key, long long lo, long long hi, lo
 json_t *bench_caps(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char why[CD_ERRLEN] = "", version[32] = "", err[CD_ERRLEN];
+	struct nccl_netlog_scope scope;
 	int gpus = 0;
 	json_t *nccl;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* the first NCCL calls of the process (loading it): NCCL logs nothing
+	 * here, but should a version read its debug variables this early, they
+	 * are the bench's already */
+	nccl_netlog_begin(&scope);
 	if (nccl_backend_available(&gpus, why, sizeof(why)) == 0) {
 		nccl_backend_version(version, sizeof(version), err, sizeof(err));
 		nccl = json_pack("{sbsiss}", "available", 1, "gpus", gpus, "version", version);
 	} else {
 		nccl = json_pack("{sbsssi}", "available", 0, "reason", why, "gpus", 0);
 	}
+	nccl_netlog_end(&scope);
 	return json_pack("{sosi}", "nccl", nccl, "cpus", (int)(cpus > 0 ? cpus : 1));
 }
 

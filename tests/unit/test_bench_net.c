@@ -329,8 +329,8 @@ static void append_line(struct buf *b, json_t *msg_take)
 }
 
 /* The agent on the fakes with env (NULL-terminated, after the fakes'
- * library names): hello, bench_nccl_id, a one-rank NCCL bench_run; the
- * run's result (new reference). */
+ * library names): hello, bench_caps, bench_nccl_id, a one-rank NCCL
+ * bench_run, as the bench sends them; the run's result (new reference). */
 static json_t *agent_nccl_run(const char *const *env)
 {
 	char agent[PATH_MAX + 32], err[CD_ERRLEN], id[NCCL_ID_HEX + 1];
@@ -354,6 +354,7 @@ static json_t *agent_nccl_run(const char *const *env)
 	buf_init(&errout, 65536);
 	json_object_set_new(hello, "protocol", json_integer(PROTO_VERSION));
 	append_line(&in, hello);
+	append_line(&in, proto_request(5, "bench_caps")); /* the probe phase's, first */
 	append_line(&in, proto_request(2, "bench_nccl_id"));
 	memset(id, 'a', NCCL_ID_HEX);
 	id[NCCL_ID_HEX] = '\0'; /* the fake takes any id */
