@@ -158,7 +158,8 @@ $(BUILD)/fakes/lib%.so: tests/fakes/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
 
-$(BUILD)/tests/test_nccl: $(FAKES)
+$(BUILD)/tests/test_nccl $(BUILD)/tests/test_bench_net: $(FAKES)
+$(BUILD)/tests/test_bench_net: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"'
 $(BUILD)/tests/test_nccl: private CPPFLAGS += -DFAKES_DIR='"$(abspath $(BUILD))/fakes"' \
 	$(if $(wildcard $(NCCL_HOME)/include/nccl.h),-isystem $(NCCL_HOME)/include)
 

@@ -285,6 +285,8 @@ static void on_run(struct sshpool_node *pn, json_t *result, const char *code, co
 	if (reply_failed(b, pn, result, code, msg, "bench_run"))
 		return;
 	b->nodes[i].ranks_out = json_incref(json_object_get(result, "ranks"));
+	if (b->r.backend == BENCH_NCCL)
+		bench_note_net(b, i, json_object_get(result, "nccl_net"));
 	sizes_moved(b, i, answered_sizes(b->nodes[i].ranks_out));
 	json_array_foreach(b->nodes[i].ranks_out, k, r)
 	{
@@ -540,6 +542,9 @@ void bench_free(struct bench *b)
 	for (size_t i = 0; i < b->n; i++) {
 		json_decref(b->nodes[i].ranks_out);
 		free(b->nodes[i].listen_answer);
+		if (b->r.nodes[i].net)
+			bench_net_fini(b->r.nodes[i].net);
+		free(b->r.nodes[i].net);
 	}
 	free(b->nodes);
 	free(b->live);

@@ -29,6 +29,7 @@
 #ifndef CD_COLLECTIVES_BENCH_H
 #define CD_COLLECTIVES_BENCH_H
 
+#include "collectives/bench_net.h"
 #include "collectives/coll.h"
 #include "loop.h"
 #include "probes/netmodel.h"
@@ -78,6 +79,9 @@ struct bench_node {
 	int first_rank, nranks; /* its ranks; nranks 0 = not in the ring */
 	int nccl_available, gpus;
 	char nccl_reason[256], nccl_version[32];
+	/* nccl: NCCL's own word on the network it used, against the prediction
+	 * (bench_net.h); NULL until the node's bench_run answered */
+	struct bench_net *net;
 };
 
 /* A node's address for a job or the ring: on iface (IPv4 first, then a global IPv6,

@@ -7,6 +7,7 @@
 #include "collectives/bench_agent.h"
 #include "collectives/coll.h"
 #include "collectives/nccl.h"
+#include "collectives/nccl_netlog.h"
 #include "collectives/ring.h"
 #include "cd.h"
 #include "proto.h"
@@ -72,16 +73,22 @@ static int read_int(json_t *obj, const char *key, long long lo, long long hi, lo
 json_t *bench_caps(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char why[CD_ERRLEN] = "", version[32] = "", err[CD_ERRLEN];
+	struct nccl_netlog_scope scope;
 	int gpus = 0;
 	json_t *nccl;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* the first NCCL calls of the process (loading it): NCCL logs nothing
+	 * here, but should a version read its debug variables this early, they
+	 * are the bench's already */
+	nccl_netlog_begin(&scope);
 	if (nccl_backend_available(&gpus, why, sizeof(why)) == 0) {
 		nccl_backend_version(version, sizeof(version), err, sizeof(err));
 		nccl = json_pack("{sbsiss}", "available", 1, "gpus", gpus, "version", version);
 	} else {
 		nccl = json_pack("{sbsssi}", "available", 0, "reason", why, "gpus", 0);
 	}
+	nccl_netlog_end(&scope);
 	return json_pack("{sosi}", "nccl", nccl, "cpus", (int)(cpus > 0 ? cpus : 1));
 }
 
@@ -133,8 +140,14 @@ json_t *bench_listen(json_t *req, const char **code, char *msg, size_t msglen)
 json_t *bench_nccl_id(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char hex[257], err[CD_ERRLEN];
+	struct nccl_netlog_scope scope;
+	int rc;
 
-	if (nccl_backend_unique_id(hex, sizeof(hex), err, sizeof(err)) < 0)
+	/* NCCL's first log line may be this one's: its debug file is set by then */
+	nccl_netlog_begin(&scope);
+	rc = nccl_backend_unique_id(hex, sizeof(hex), err, sizeof(err));
+	nccl_netlog_end(&scope);
+	if (rc < 0)
 		return proto_handler_fail(code, "unavailable", msg, msglen, "%s", err);
 	return json_pack("{ss}", "id", hex);
 }
@@ -453,6 +466,7 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 	static struct run_params p; /* requests are served one at a time */
 	json_t *ranks = json_object_get(req, "ranks"), *r, *out;
 	struct run_wait w;
+	struct nccl_netlog_scope scope = {0};
 	struct rank_job *jobs;
 	pthread_t *threads;
 	size_t i, n = json_array_size(ranks);
@@ -487,6 +501,8 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 		}
 	}
 	run_wait_init(&w);
+	if (p.nccl)
+		nccl_netlog_begin(&scope); /* until every rank's thread has ended */
 	start_ranks(&w, jobs, threads, n);
 	if (proto_progress_wanted())
 		follow_ranks(&w, &p, jobs, n);
@@ -494,6 +510,7 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 		if (jobs[i].started)
 			pthread_join(threads[i], NULL);
 	}
+	nccl_netlog_end(&scope);
 	run_wait_fini(&w);
 	bench_shutdown();
 	out = json_array();
@@ -501,5 +518,8 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 		json_array_append_new(out, rank_json(&jobs[i]));
 	free(jobs);
 	free(threads);
-	return json_pack("{so}", "ranks", out);
+	out = json_pack("{so}", "ranks", out);
+	if (p.nccl)
+		json_object_set_new(out, "nccl_net", nccl_netlog_read());
+	return out;
 }

@@ -19,7 +19,11 @@
  *                 "scope_id", "port"} (tcp, when nranks > 1)}]}
  *                 -> {"ranks": [{"rank", "results": [{"bytes", "count",
  *                 "time_us", "wrong"}], "error": {"kind", "peer_rank",
- *                 "bytes", "message"} (only when it failed)}]}
+ *                 "bytes", "message"} (only when it failed)}],
+ *                 "nccl_net" (nccl): nccl_netlog_read's object, NCCL's
+ *                 NCCL_DEBUG=INFO lines about its network (nccl_netlog.h:
+ *                 the run, bench_caps and bench_nccl_id set NCCL's debug
+ *                 variables for their NCCL calls)}
  *                 The listeners of bench_listen are closed at its end.
  *                 Returns when every local rank has finished or failed:
  *                 each wait is bounded by stall_ms without progress, and a

@@ -113,5 +113,10 @@ size_t bench_next_round(struct bench *b);
 /* The answers of the round that ended, into the report (the sizes of a
  * full ring, or a link per pair). */
 void bench_gather_round(struct bench *b);
+/* Node i's bench_run answered nccl_net (nccl backend): its net, NCCL's
+ * lines against the prediction from its probe (diagnose_rdma_predict) for
+ * the NCCL version its bench_caps named. A later round's answer replaces
+ * an earlier one. */
+void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "collectives/bench_internal.h"
 #include "cd.h"
+#include "probes/diagnose_rdma.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,4 +298,17 @@ void bench_gather_round(struct bench *b)
 		gather_pairs(b);
 	else
 		gather_full(b);
+}
+
+/* ---------------------------------------------------------------- NCCL's network */
+
+void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net)
+{
+	struct bench_node *n = &b->r.nodes[i];
+
+	if (!n->net)
+		n->net = cd_calloc(1, sizeof(*n->net));
+	diagnose_rdma_predict(&b->m->nodes[i], n->nccl_version[0] ? n->nccl_version : NULL,
+	                      &n->net->predicted);
+	bench_net_judge(nccl_net, n->net);
 }

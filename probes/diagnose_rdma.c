@@ -491,13 +491,17 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	diagnose_note(st, "nccl-ib-hca-stale", sev, key, i, msg, hca_fix, ev);
 }
 
-static void predict_node(const struct nm_node *n, struct nccl_ib_pick *pk)
+void diagnose_rdma_predict(const struct nm_node *n, const char *version, struct nccl_ib_pick *pk)
 {
 	struct nccl_ib_env e;
 
 	env_of(n, &e);
-	nccl_ib_predict(ports_of(n), rnode_of(n), &e, n->nccl_version[0] ? n->nccl_version : NULL,
-	                pk);
+	nccl_ib_predict(ports_of(n), rnode_of(n), &e, version, pk);
+}
+
+static void predict_node(const struct nm_node *n, struct nccl_ib_pick *pk)
+{
+	diagnose_rdma_predict(n, n->nccl_version[0] ? n->nccl_version : NULL, pk);
 }
 
 /* ---------------------------------------------------------------- nccl-ib-fallback */

@@ -32,8 +32,16 @@
 #define RDMA_MEMLOCK_MIN_BYTES (524288LL + 4915200LL + 4194304LL)
 
 struct dstate;
+struct nm_node;
+struct nccl_ib_pick;
 
 /* Note every RDMA finding of the model (diagnose.c's checks[] runs it). */
 void diagnose_check_rdma(struct dstate *st);
+
+/* What NCCL will pick on node n (nccl_ib_predict) as the check predicts it:
+ * its "rdma" facts and NCCL variables (the login environment the RDMA facts
+ * saw, else netmodel's), for NCCL version ("2.21.5", NULL = newest). The
+ * bench compares it with NCCL's own lines. */
+void diagnose_rdma_predict(const struct nm_node *n, const char *version, struct nccl_ib_pick *pk);
 
 #endif

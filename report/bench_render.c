@@ -85,6 +85,24 @@ static void print_links(const struct bench_report *rep, const struct bench_opts 
 		termtext_printf(stdout, "# slow nodes: %s\n", rep->slow_nodes);
 }
 
+/* After the table: what NCCL said of its network on each node, against the
+ * prediction (nccl backend). */
+static void print_networks(const struct bench_report *rep)
+{
+	char line[2048];
+	int any = 0;
+
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		if (!rep->nodes[i].net)
+			continue;
+		if (!any++)
+			termtext_printf(stdout,
+			                "#\n# NCCL's network (its NCCL_DEBUG=INFO lines):\n");
+		bench_net_line(rep->nodes[i].net, rep->nodes[i].host, line, sizeof(line));
+		termtext_printf(stdout, "#  %s\n", line);
+	}
+}
+
 void bench_print_failures(const struct bench_report *rep)
 {
 	for (size_t k = 0; k < rep->nfailures; k++) {
@@ -124,6 +142,8 @@ json_t *bench_report_json(const struct bench_report *rep, const struct bench_opt
 		        ? json_pack("{sbsiss}", "available", 1, "gpus", n->gpus, "version",
 		                    n->nccl_version)
 		        : json_pack("{sbss}", "available", 0, "reason", n->nccl_reason));
+		if (n->net)
+			json_object_set_new(j, "network", bench_net_json(n->net));
 		json_array_append_new(nodes, j);
 	}
 	for (size_t s = 0; s < rep->nsizes; s++) {
@@ -215,4 +235,5 @@ void bench_print_text(const struct bench_report *rep, const struct bench_opts *o
 		print_links(rep, o);
 	else
 		print_table(rep, o);
+	print_networks(rep);
 }

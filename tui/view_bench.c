@@ -489,7 +489,7 @@ static void draw_result(struct tui *t, struct view_state *vs, int y, int h, int 
 /* ---------------------------------------------------------------- report */
 
 /* A node of the report: its ranks and address and why that one, its GPUs
- * and NCCL, or why it was left out. */
+ * and NCCL and the network NCCL used, or why it was left out. */
 static void report_node(struct tui *t, const struct bench_node *n, struct ui_text *x, int w)
 {
 	if (n->error[0]) {
@@ -510,6 +510,13 @@ static void report_node(struct tui *t, const struct bench_node *n, struct ui_tex
 		ui_text_add(x, A_DIM, 15, "gpus %d, nccl %s%s%s%s", n->gpus,
 		            n->nccl_available ? "available " : "unavailable", n->nccl_version,
 		            n->nccl_reason[0] ? ": " : "", n->nccl_reason);
+	if (n->net) { /* NCCL's own word on its network (nccl backend) */
+		char line[2048];
+
+		bench_net_line(n->net, NULL, line, sizeof(line));
+		ui_text_add(x, n->net->agrees == 0 ? ui_attr(t, UI_WARN) : (int)A_DIM, 15, "%s",
+		            line);
+	}
 }
 
 static void report_text(struct tui *t, const struct bench_report *r, struct ui_text *x, int w)

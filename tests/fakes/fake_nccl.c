@@ -15,11 +15,40 @@
  * Environment, read at every call:
  *   FAKE_NCCL_CORRUPT=1  ncclAllReduce flips the lowest bit of the first
  *                        element of its output: one wrong element
+ *
+ * Its log, as NCCL's (src/debug.cc, ncclDebugInit and ncclDebugLog):
+ * NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE are read once, at the
+ * first line logged; with NCCL_DEBUG=INFO (or TRACE) the file (its %h, %p
+ * and %% expanded; stdout without one) is opened with fopen "w",
+ * unbuffered, and each INFO line of a subsystem in NCCL_DEBUG_SUBSYS
+ * (default INIT,BOOTSTRAP,ENV; '^' excludes; ALL) is written as
+ * "host:pid:tid [dev] NCCL INFO msg". The lines, with NCCL's format strings:
+ *   ncclGetUniqueId (bootstrap.cc, bootstrapNetInit; INIT|BOOTSTRAP):
+ *     "Bootstrap : Using eth0:10.0.0.1<0>"
+ *   the process's first communicator (ncclIbInit, net_ib/init.cc, and
+ *   ncclNetSocketInit, net_socket.cc; INIT|NET), from FAKE_NCCL_NET as it
+ *   is then:
+ *     "IB mlx5_0:1/RoCE mlx5_1:1/IB"  "NET/IB : Using%s %s; OOB %s:%s" with
+ *                                    " [%d]%s:%d/%s" per device and "[RO]":
+ *                                    "NET/IB : Using [0]mlx5_0:1/RoCE
+ *                                    [1]mlx5_1:1/IB [RO]; OOB eth0:10.0.0.1<0>"
+ *     "Socket eth0" (and unset)      "NET/IB : No device found." then
+ *                                    "NET/Socket : Using [0]eth0:10.0.0.1<0>"
+ *     "Socket eth0 noverbs"          the same with "Failed to open
+ *                                    libibverbs.so[.1]" (ibvwrap.cc) instead
+ *                                    of "No device found."
+ *   every communicator (net.cc, ncclNetInit; INIT|NET): "Using network IB"
+ *   or "Using network Socket".
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef int ncclResult_t;
 typedef struct fake_comm *ncclComm_t;
@@ -67,6 +96,163 @@ struct fake_comm {
 
 static _Thread_local char last_error[256];
 
+/* ------------------------------------------------ the log (src/debug.cc) */
+
+enum { SUB_INIT = 1, SUB_NET = 2, SUB_BOOTSTRAP = 4, SUB_ENV = 8, SUB_ALL = 0xff };
+
+static struct {
+	pthread_mutex_t mu;
+	int inited, info, mask, net_said;
+	FILE *file;
+	char host[256];
+	char network[16]; /* "IB" or "Socket", from the first communicator */
+} logst = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int subsys_mask(const char *v)
+{
+	static const struct {
+		const char *name;
+		int bit;
+	} subs[] = {{"INIT", SUB_INIT},
+	            {"NET", SUB_NET},
+	            {"BOOTSTRAP", SUB_BOOTSTRAP},
+	            {"ENV", SUB_ENV},
+	            {"ALL", SUB_ALL}};
+	char buf[256], *tok, *save;
+	int mask = 0, invert = 0;
+
+	if (!v)
+		return SUB_INIT | SUB_BOOTSTRAP | SUB_ENV;
+	if (*v == '^') {
+		invert = 1;
+		v++;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
+			if (strcasecmp(tok, subs[k].name) == 0)
+				mask |= subs[k].bit;
+		}
+	}
+	return invert ? SUB_ALL & ~mask : mask;
+}
+
+/* NCCL_DEBUG_FILE with %h, %p and %% expanded. */
+static void expand(const char *v, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; *v && used + 32 < len; v++) {
+		if (*v != '%') {
+			out[used++] = *v;
+			continue;
+		}
+		v++;
+		if (*v == 'h')
+			used += (size_t)snprintf(out + used, len - used, "%s", logst.host);
+		else if (*v == 'p')
+			used += (size_t)snprintf(out + used, len - used, "%d", (int)getpid());
+		else if (*v == '%')
+			out[used++] = '%';
+		else {
+			out[used++] = '%';
+			if (!*v)
+				break;
+			out[used++] = *v;
+		}
+	}
+	out[used] = '\0';
+}
+
+/* ncclDebugInit: once, at the first line (logst.mu held). */
+static void log_init(void)
+{
+	const char *level = getenv("NCCL_DEBUG"), *file = getenv("NCCL_DEBUG_FILE");
+	char path[PATH_MAX];
+
+	logst.inited = 1;
+	if (gethostname(logst.host, sizeof(logst.host)) != 0)
+		snprintf(logst.host, sizeof(logst.host), "unknown");
+	logst.host[sizeof(logst.host) - 1] = '\0';
+	logst.host[strcspn(logst.host, ".")] = '\0';
+	logst.info = level && (strcasecmp(level, "INFO") == 0 || strcasecmp(level, "TRACE") == 0);
+	logst.mask = subsys_mask(getenv("NCCL_DEBUG_SUBSYS"));
+	logst.file = stdout;
+	if (logst.info && file) {
+		FILE *f;
+
+		expand(file, path, sizeof(path));
+		if ((f = fopen(path, "w"))) {
+			setbuf(f, NULL);
+			logst.file = f;
+		}
+	}
+}
+
+static void info(int subsys, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void info(int subsys, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	pthread_mutex_lock(&logst.mu);
+	if (!logst.inited)
+		log_init();
+	if (logst.info && (logst.mask & subsys)) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		fprintf(logst.file, "%s:%d:%ld [0] NCCL INFO %s\n", logst.host, (int)getpid(),
+		        (long)syscall(SYS_gettid), msg);
+		fflush(logst.file);
+	}
+	pthread_mutex_unlock(&logst.mu);
+}
+
+/* " [0]mlx5_0:1/RoCE [1]mlx5_1:1/IB" from "mlx5_0:1/RoCE mlx5_1:1/IB". */
+static void ib_devices(const char *spec, char *out, size_t len)
+{
+	char buf[512], *tok, *save;
+	size_t used = 0;
+	int k = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	out[0] = '\0';
+	for (tok = strtok_r(buf, " ", &save); tok && used < len; tok = strtok_r(NULL, " ", &save))
+		used += (size_t)snprintf(out + used, len - used, " [%d]%s", k++, tok);
+}
+
+/* The network lines of the process's first communicator, then the one of
+ * every communicator. */
+static void log_network(void)
+{
+	const char *spec = getenv("FAKE_NCCL_NET");
+	int ib = spec && strncmp(spec, "IB ", 3) == 0, first;
+	char devs[512], name[64];
+
+	pthread_mutex_lock(&logst.mu);
+	first = !logst.net_said;
+	logst.net_said = 1;
+	if (first)
+		snprintf(logst.network, sizeof(logst.network), "%s", ib ? "IB" : "Socket");
+	pthread_mutex_unlock(&logst.mu);
+	if (first && ib) {
+		ib_devices(spec + 3, devs, sizeof(devs));
+		info(SUB_INIT | SUB_NET, "NET/IB : Using%s [RO]; OOB eth0:10.0.0.1<0>", devs);
+	} else if (first) {
+		const char *ifname = spec && strncmp(spec, "Socket ", 7) == 0 ? spec + 7 : "eth0";
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(ifname, " "), ifname);
+		if (strstr(ifname, " noverbs"))
+			info(SUB_INIT, "Failed to open libibverbs.so[.1]");
+		else
+			info(SUB_INIT | SUB_NET, "NET/IB : No device found.");
+		info(SUB_INIT | SUB_NET, "NET/Socket : Using [0]%s:10.0.0.1<0>", name);
+	}
+	info(SUB_INIT | SUB_NET, "Using network %s", logst.network);
+}
+
 static ncclResult_t fail(ncclResult_t r, const char *msg)
 {
 	snprintf(last_error, sizeof(last_error), "fake NCCL: %s", msg);
@@ -89,6 +275,7 @@ ncclResult_t ncclGetVersion(int *version)
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
+	info(SUB_INIT | SUB_BOOTSTRAP, "Bootstrap : Using eth0:10.0.0.1<0>");
 	/* every byte value, the high ones too, over the 128 bytes */
 	for (int i = 0; i < 128; i++)
 		id->internal[i] = (char)(i * 2 + (i >= 64));
@@ -122,6 +309,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId i
 		return fail(ncclSystemError, "out of memory");
 	*c = (struct fake_comm){.nranks = nranks, .rank = rank, .blocking = cfg.blocking};
 	*comm = c;
+	log_network();
 	if (nranks > 1) {
 		c->state = ncclInProgress;
 		c->polls = -1;

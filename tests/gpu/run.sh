@@ -7,7 +7,9 @@
 #      the RDMA facts (issue 36), or "no RDMA device";
 #   3. `clusterdoc bench --backend nccl` with one rank and with one rank per GPU: every size
 #      must be exact (the bench's own check: "wrong" is 0) and its busbw must be nccl-tests'
-#      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it);
+#      formula, busbw = algbw x 2(n-1)/n (0 for one rank, as nccl-tests prints it); and
+#      NCCL's own network line (its NCCL_DEBUG=INFO NET lines, captured by the agent)
+#      against the prediction from the RDMA facts: they must agree;
 #   4. `clusterdoc mnist --mode torch --backend nccl` with one rank, where torch has CUDA;
 #   5. `clusterdoc run` (torchrun, NCCL, one rank per GPU, no --force; NCCL's NET line against
 #      the RDMA facts: no IB where the facts found no RDMA device) and `clusterdoc hang` on
@@ -210,6 +212,17 @@ EOF
 	else
 		check "$name" FAIL "wrong results or busbw off nccl-tests' formula (see the table)"
 	fi
+	# issue 36: the network NCCL says it used, against the prediction (docs/nccl.md)
+	local net
+	net=$(py '(d["nodes"][0].get("network") or {})' "$out")
+	say "nccl network: $net"
+	py '"\n".join(d["nodes"][0].get("network", {}).get("nccl", {}).get("lines", []))' "$out" | sed 's/^/  /' | tee -a "$RES"
+	case $(py '(d["nodes"][0].get("network") or {}).get("agrees", "absent")' "$out") in
+	True) check "$name-network" OK "$(py '"NCCL used %s, as predicted" % d["nodes"][0]["network"]["nccl"]["transport"]' "$out")" ;;
+	False) check "$name-network" FAIL "$(py 'd["nodes"][0]["network"].get("why")' "$out")" ;;
+	None) check "$name-network" SKIP "$(py 'd["nodes"][0]["network"].get("why") or d["nodes"][0]["network"].get("error")' "$out")" ;;
+	*) check "$name-network" FAIL "the bench's JSON has no network for the node" ;;
+	esac
 }
 if [ "$ngpu" -gt 0 ] && [ "$(py 'd["nodes"][0]["nccl"] is not None' "$WORK/facts.json")" = True ]; then
 	bench_ranks bench-nccl-1 1

@@ -4,7 +4,8 @@
 # exact for 1 to 5 nodes, every size shape and type; the output is nccl-tests'; --progress
 # shows the sizes done while the ring runs; pairs name a slowed node; a killed rank ends the
 # run naming it and leaves no process behind; NCCL says why it cannot run here and auto falls
-# back to tcp.
+# back to tcp; on a node given the fake NCCL (tests/fakes/fake_nccl.c) and a RoCE fixture tree,
+# the bench names the network NCCL said it used against the prediction.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=bench
@@ -144,6 +145,36 @@ t_nccl_is_unavailable_here_and_auto_falls_back_to_tcp() {
 	cd_head bench -w 'node[1-2]' --backend nccl -b 1K -e 1K --json
 	expect_eq "$rc" 2 "exit status with --backend nccl" || return 1
 	expect_match "$(jget 'd["nodes"][0]["error"]')" '^node1: unavailable: ' "error"
+}
+
+# node5 (no later test uses it): the fake NCCL and CUDA runtime, copied where the nodes see
+# them, a RoCE v2 sysfs tree (tests/fixtures/rdma/roce-v2-idx3: mlx5_0 port 1 ACTIVE, a verbs
+# library) and what the fake NCCL says it used, from $dir/net5.
+t_nccl_on_a_node_names_the_network_it_used_against_the_prediction() {
+	local dir
+	dir=$(mktemp -d /tmp/cdbenchnet.XXXXXX) || return 1
+	cp "$CD_TOP/build/fakes/libfake_nccl.so" "$CD_TOP/build/fakes/libfake_cudart.so" "$dir/" &&
+		cp -a "$CD_TOP/tests/fixtures/rdma/roce-v2-idx3" "$dir/root" && chmod -R a+rX "$dir" || return 1
+	echo "IB mlx5_0:1/RoCE" >"$dir/net5"
+	cluster_node_env 5 "export CLUSTERDOC_NCCL_LIB=$dir/libfake_nccl.so" \
+		"export CLUSTERDOC_CUDART_LIB=$dir/libfake_cudart.so" \
+		"export CLUSTERDOC_SYSFS_ROOT=$dir/root" "export FAKE_NCCL_NET=\"\$(cat $dir/net5)\"" || return 1
+	cd_head bench -w node5 --backend nccl --iters 1 --warmup 0 -b 1K -e 1K --json
+	expect_eq "$rc" 0 "exit status ($err)" || { rm -rf "$dir"; return 1; }
+	expect_eq "$(jget 'd["nodes"][0]["network"]["agrees"]')" True "agrees" || { rm -rf "$dir"; return 1; }
+	expect_eq "$(jget 'd["nodes"][0]["network"]["nccl"]["devices"]')" \
+		"[{'device': 'mlx5_0', 'port': 1, 'link_layer': 'RoCE'}]" "NCCL's devices" || { rm -rf "$dir"; return 1; }
+	expect_eq "$(jget 'd["nodes"][0]["network"]["predicted"]["devices"][0]["gid_index"]')" 3 \
+		"the predicted GID index" || { rm -rf "$dir"; return 1; }
+	# NCCL falls back to sockets where IB was predicted: the text says both, after the table
+	echo "Socket eth0" >"$dir/net5"
+	cd_head bench -w node5 --backend nccl --iters 1 --warmup 0 -b 1K -e 1K
+	rm -rf "$dir"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(sed -n '/^# Avg bus bandwidth/,$p' <<<"$out" | tail -n +2)" "#
+# NCCL's network (its NCCL_DEBUG=INFO lines):
+#  node5: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device found.); predicted NET/IB mlx5_0:1/RoCE" \
+		"the lines after the table"
 }
 
 t_a_dead_node_is_left_out_and_the_others_measured() {

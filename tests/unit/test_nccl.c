@@ -5,7 +5,9 @@
  * so the cases about other libraries (the real ones, missing ones) run
  * nccl_backend_available in a fresh copy of this binary (exec'd with
  * --available). Where nccl.h and the CUDA headers are installed at build
- * time, the declarations of nccl_dl.h are checked against them.
+ * time, the declarations of nccl_dl.h are checked against them. NCCL reads
+ * its debug variables once per process too: the capture of its network
+ * lines (nccl_netlog.h) runs in a fresh copy as well (--netlog).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include "collectives/coll.h"
 #include "collectives/nccl.h"
 #include "collectives/nccl_dl.h"
+#include "collectives/nccl_netlog.h"
 
 #if defined(__has_include)
 #if __has_include(<nccl.h>) && __has_include(<cuda_runtime_api.h>)
@@ -103,20 +106,24 @@ static int print_available(void)
 	return 0;
 }
 
+/* What a fresh copy inherits: not the library overrides, the fakes'
+ * variables nor NCCL's debug settings of whoever runs the test. */
 static int inherited(const char *var)
 {
 	return strncmp(var, "CLUSTERDOC_NCCL_LIB=", 20) != 0 &&
-	       strncmp(var, "CLUSTERDOC_CUDART_LIB=", 22) != 0 && strncmp(var, "FAKE_", 5) != 0;
+	       strncmp(var, "CLUSTERDOC_CUDART_LIB=", 22) != 0 && strncmp(var, "FAKE_", 5) != 0 &&
+	       strncmp(var, "NCCL_DEBUG", 10) != 0;
 }
 
-/* nccl_backend_available in a new copy of this binary, whose environment is
- * this one's without the library overrides and the fakes' variables, plus
- * the "NAME=value" strings of env (NULL-terminated). */
-static void available_in_new_process(const char *const *env, struct available *a)
+/* This binary in mode (--available, --netlog), in a new process whose
+ * environment is this one's without the library overrides and the fakes'
+ * variables, plus the "NAME=value" strings of env (NULL-terminated); what it
+ * wrote on stdout into out (len bytes). keep_libs keeps the overrides. */
+static void run_mode(const char *mode, const char *const *env, int keep_libs, char *out,
+                     size_t outlen)
 {
 	extern char **environ;
-	char *argv[] = {"/proc/self/exe", "--available", NULL};
-	char out[CD_ERRLEN + 64], *end;
+	char *argv[] = {"/proc/self/exe", (char *)mode, NULL};
 	size_t n = 0, len = 0;
 	char **envp;
 	int fds[2], status;
@@ -130,7 +137,7 @@ static void available_in_new_process(const char *const *env, struct available *a
 	envp = cd_calloc(n + 1, sizeof(*envp));
 	n = 0;
 	for (char **e = environ; *e; e++) {
-		if (inherited(*e))
+		if (inherited(*e) || (keep_libs && strncmp(*e, "CLUSTERDOC_", 11) == 0))
 			envp[n++] = *e;
 	}
 	for (const char *const *e = env; *e; e++)
@@ -147,18 +154,206 @@ static void available_in_new_process(const char *const *env, struct available *a
 	}
 	free(envp);
 	close(fds[1]);
-	while (len < sizeof(out) - 1 && (got = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+	while (len < outlen - 1 && (got = read(fds[0], out + len, outlen - 1 - len)) > 0)
 		len += (size_t)got;
 	out[len] = '\0';
 	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void available_in_new_process(const char *const *env, struct available *a)
+{
+	char out[CD_ERRLEN + 64], *end;
+
+	run_mode("--available", env, 0, out, sizeof(out));
 	a->rc = (int)strtol(out, &end, 10);
 	a->ngpus = (int)strtol(end, &end, 10);
 	if (*end == ' ')
 		end++;
 	end[strcspn(end, "\n")] = '\0';
 	snprintf(a->why, sizeof(a->why), "%s", end);
+}
+
+/* ------------------------------------------------ NCCL's network lines, in a fresh process */
+
+static json_t *env_value(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? json_string(v) : json_null();
+}
+
+/* The --netlog mode of this binary, on the fakes: the id and one rank's
+ * sweep, each inside a capture scope as bench_agent.c opens them, then one
+ * line of JSON: {"read": nccl_netlog_read's object, "after": the three
+ * variables after the scopes (null: unset), "rc": the sweep's}. */
+static int print_netlog(void)
+{
+	static const size_t sizes[] = {4096};
+	struct coll_sweep p = {.dtype = COLL_FLOAT32, .sizes = sizes, .nsizes = 1, .iters = 1};
+	char hex[NCCL_ID_HEX_LEN + 1], err[CD_ERRLEN];
+	struct nccl_netlog_scope s;
+	struct coll_result res;
+	size_t done;
+	json_t *out;
+	int rc;
+
+	nccl_netlog_begin(&s);
+	rc = nccl_backend_unique_id(hex, sizeof(hex), err, sizeof(err));
+	nccl_netlog_end(&s);
+	nccl_netlog_begin(&s);
+	if (rc == 0)
+		rc = nccl_backend_sweep(hex, 0, 1, 0, 5000, &p, &res, &done, err, sizeof(err));
+	nccl_netlog_end(&s);
+	out = json_pack("{s:o, s:{s:o, s:o, s:o}, s:i}", "read", nccl_netlog_read(), "after",
+	                "NCCL_DEBUG", env_value("NCCL_DEBUG"), "NCCL_DEBUG_SUBSYS",
+	                env_value("NCCL_DEBUG_SUBSYS"), "NCCL_DEBUG_FILE",
+	                env_value("NCCL_DEBUG_FILE"), "rc", rc);
+	fflush(stdout);
+	json_dumpf(out, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(out);
+	return 0;
+}
+
+/* The --netlog answer in a fresh process with env; asserts that stdout is
+ * that one line and nothing else (NCCL's lines never reach stdout). */
+static json_t *netlog_in_new_process(const char *const *env)
+{
+	static char out[1 << 16];
+	json_error_t jerr;
+	json_t *j;
+
+	run_mode("--netlog", env, 1, out, sizeof(out));
+	assert_int_equal(out[0], '{');
+	assert_non_null(strchr(out, '\n'));
+	assert_int_equal(strchr(out, '\n')[1], '\0');
+	j = json_loads(out, 0, &jerr);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "rc")), 0);
+	return j;
+}
+
+static const char *line_of(json_t *j, size_t k)
+{
+	return json_string_value(
+	    json_array_get(json_object_get(json_object_get(j, "read"), "lines"), k));
+}
+
+static void nccls_ib_line_comes_back_from_a_private_debug_file(void **state)
+{
+	const char *env[] = {"FAKE_NCCL_NET=IB mlx5_0:1/RoCE mlx5_1:1/IB", NULL};
+	json_t *j = netlog_in_new_process(env), *read = json_object_get(j, "read");
+
+	assert_string_equal(json_string_value(json_object_get(read, "file")), "private");
+	assert_int_equal(json_array_size(json_object_get(read, "lines")), 2);
+	assert_string_equal(line_of(j, 0), "NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE "
+	                                   "[1]mlx5_1:1/IB [RO]; OOB eth0:10.0.0.1<0>");
+	assert_string_equal(line_of(j, 1), "NCCL INFO Using network IB");
+	/* the scope is closed: the agent's environment is the user's again */
+	assert_true(json_is_null(json_object_get(json_object_get(j, "after"), "NCCL_DEBUG")));
+	assert_true(json_is_null(json_object_get(json_object_get(j, "after"), "NCCL_DEBUG_FILE")));
+	json_decref(j);
+}
+
+static void users_nccl_debug_file_is_kept_and_read_back(void **state)
+{
+	char dir[] = "/tmp/test_nccl_XXXXXX", var[128], want[512], host[256];
+	const char *env[] = {var, "FAKE_NCCL_NET=Socket eth1", "NCCL_DEBUG=WARN", NULL};
+	json_t *j, *read, *after;
+	const char *file;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(var, sizeof(var), "NCCL_DEBUG_FILE=%s/nccl.%%h.%%p", dir);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	host[strcspn(host, ".")] = '\0';
+	snprintf(want, sizeof(want), "%s/nccl.%s.", dir, host);
+	j = netlog_in_new_process(env);
+	read = json_object_get(j, "read");
+	after = json_object_get(j, "after");
+	file = json_string_value(json_object_get(read, "file"));
+	assert_non_null(file);
+	assert_memory_equal(file, want, strlen(want)); /* then the pid */
+	assert_int_equal(access(file, R_OK), 0);
+	assert_string_equal(line_of(j, 0), "NCCL INFO NET/IB : No device found.");
+	assert_string_equal(line_of(j, 1), "NCCL INFO NET/Socket : Using [0]eth1:10.0.0.1<0>");
+	assert_string_equal(line_of(j, 2), "NCCL INFO Using network Socket");
+	assert_string_equal(json_string_value(json_object_get(after, "NCCL_DEBUG")), "WARN");
+	assert_string_equal(json_string_value(json_object_get(after, "NCCL_DEBUG_FILE")), var + 16);
+	unlink(file);
+	rmdir(dir);
+	json_decref(j);
+}
+
+static void users_nccl_debug_info_without_a_file_does_not_reach_stdout(void **state)
+{
+	const char *env[] = {"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=COLL",
+	                     "FAKE_NCCL_NET=Socket eth0 noverbs", NULL};
+	json_t *j = netlog_in_new_process(env), *after = json_object_get(j, "after");
+
+	/* INIT and NET were added to the user's subsystems for the run */
+	assert_string_equal(line_of(j, 0), "NCCL INFO Failed to open libibverbs.so[.1]");
+	assert_string_equal(line_of(j, 1), "NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>");
+	assert_string_equal(json_string_value(json_object_get(after, "NCCL_DEBUG")), "INFO");
+	assert_string_equal(json_string_value(json_object_get(after, "NCCL_DEBUG_SUBSYS")), "COLL");
+	assert_true(json_is_null(json_object_get(after, "NCCL_DEBUG_FILE")));
+	json_decref(j);
+}
+
+/* ------------------------------------------------ the pure parts of nccl_netlog */
+
+static void network_lines_are_picked_without_their_prefix_once_per_text(void **state)
+{
+	static const char log[] =
+	    "gpu1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+	    "gpu1:4242:4250 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)\n"
+	    "gpu1:4242:4250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB "
+	    "eth0:10.0.0.1<0>\r\n"
+	    "gpu1:4242:4250 [0] NCCL INFO Using network IB\n"
+	    "gpu1:4242:4251 [1] NCCL INFO Using network IB\n"
+	    "gpu1:4242:4250 [0] NCCL INFO ncclCommInitRank comm 0x55 rank 0 nranks 2\n"
+	    "NET/Socket : Using [0]eth0:10.0.0.1<0>"; /* no prefix, no newline */
+	json_t *lines = json_array();
+
+	assert_int_equal(nccl_netlog_pick(log, sizeof(log) - 1, lines), 0);
+	assert_int_equal(json_array_size(lines), 4);
+	assert_string_equal(json_string_value(json_array_get(lines, 0)),
+	                    "NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)");
+	assert_string_equal(json_string_value(json_array_get(lines, 1)),
+	                    "NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>");
+	assert_string_equal(json_string_value(json_array_get(lines, 2)),
+	                    "NCCL INFO Using network IB");
+	assert_string_equal(json_string_value(json_array_get(lines, 3)),
+	                    "NET/Socket : Using [0]eth0:10.0.0.1<0>");
+	json_decref(lines);
+}
+
+static void lines_past_the_caps_or_not_utf8_are_counted_as_dropped(void **state)
+{
+	char *log = cd_malloc(64 * 1100), *p = log;
+	json_t *lines = json_array();
+
+	for (int k = 0; k < NCCL_NETLOG_LINES_MAX + 3; k++)
+		p += sprintf(p, "h:1:1 [0] NCCL INFO Using network X%d\n", k);
+	p += sprintf(p, "NET/IB : \xff\xfe\n");
+	memset(p, 'a', NCCL_NETLOG_LINE_MAX + 1);
+	memcpy(p, "NET/", 4);
+	p += NCCL_NETLOG_LINE_MAX + 1;
+	assert_int_equal(nccl_netlog_pick(log, (size_t)(p - log), lines), 5);
+	assert_int_equal(json_array_size(lines), NCCL_NETLOG_LINES_MAX);
+	json_decref(lines);
+	free(log);
+}
+
+static void debug_file_name_is_expanded_as_nccl_does(void **state)
+{
+	char out[64];
+
+	assert_int_equal(nccl_netlog_expand("/l/%h-%p-%%-%x-%", "gpu1", 77, out, sizeof(out)), 0);
+	assert_string_equal(out, "/l/gpu1-77-%-%x-%");
+	assert_int_equal(nccl_netlog_expand("/l/%h.log", "gpu1", 77, out, 9), -1);
+	assert_int_equal(nccl_netlog_expand("/l/%h.log", "gpu1", 77, out, 14), 0);
 }
 
 static void real_libraries_say_why_they_cannot_run_here(void **state)
@@ -495,6 +690,12 @@ int main(int argc, char **argv)
 	    TEST(real_libraries_say_why_they_cannot_run_here),
 	    TEST(missing_nccl_library_is_named),
 	    TEST(missing_cuda_runtime_is_named),
+	    TEST(nccls_ib_line_comes_back_from_a_private_debug_file),
+	    TEST(users_nccl_debug_file_is_kept_and_read_back),
+	    TEST(users_nccl_debug_info_without_a_file_does_not_reach_stdout),
+	    TEST(network_lines_are_picked_without_their_prefix_once_per_text),
+	    TEST(lines_past_the_caps_or_not_utf8_are_counted_as_dropped),
+	    TEST(debug_file_name_is_expanded_as_nccl_does),
 	    TEST(fakes_are_available_with_one_gpu),
 	    TEST(no_device_is_unsupported_with_no_cuda_device),
 	    TEST(version_is_ncclGetVersion_dotted),
@@ -517,6 +718,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--available") == 0)
 		return print_available();
+	if (argc == 2 && strcmp(argv[1], "--netlog") == 0)
+		return print_netlog();
 	setenv("CLUSTERDOC_NCCL_LIB", FAKE_NCCL, 1);
 	setenv("CLUSTERDOC_CUDART_LIB", FAKE_CUDART, 1);
 	clear_fake_env(NULL);
