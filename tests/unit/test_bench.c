@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "built_agent.h"
 #include "child.h"
 #include "collectives/bench_agent.h"
 #include "collectives/bench_internal.h"
@@ -313,30 +314,6 @@ static void bench_run_sends_each_size_done_once_and_at_most_every_100_ms(void **
 
 /* The built agent next to this test's build directory (BUILD/clusterdoc-agent
  * for BUILD/tests/test_bench), $CLUSTERDOC_AGENT, or the top's; "" when none. */
-static void find_agent(char *agent, size_t len)
-{
-	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("CLUSTERDOC_AGENT");
-
-	if (env && access(env, X_OK) == 0) {
-		snprintf(agent, len, "%s", env);
-		return;
-	}
-	if (n > 0) {
-		self[n] = '\0';
-		for (int up = 0; up < 2 && (slash = strrchr(self, '/')); up++)
-			*slash = '\0';
-		snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
-		if (access(cand, X_OK) == 0) {
-			snprintf(agent, len, "%s", cand);
-			return;
-		}
-	}
-	snprintf(agent, len, "%s",
-	         access("./clusterdoc-agent", X_OK) == 0 ? "./clusterdoc-agent" : "");
-}
-
 static void append_line(struct buf *b, json_t *msg_take)
 {
 	char err[CD_ERRLEN];
@@ -353,7 +330,7 @@ static void agent_sends_bench_run_progress_only_to_a_request_that_asks(void **st
 	json_t *hello = proto_request(1, "hello"), *seen = json_array(), *msg, *progress;
 	int status, answered[5] = {0};
 
-	find_agent(agent, sizeof(agent));
+	built_agent_path(agent, sizeof(agent));
 	if (!agent[0])
 		skip(); /* no built clusterdoc-agent: make all first */
 	buf_init(&in, PROTO_MAX_LINE);

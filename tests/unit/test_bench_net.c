@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "built_agent.h"
 #include "child.h"
 #include "collectives/bench_internal.h"
 #include "collectives/bench_net.h"
@@ -294,32 +295,6 @@ static void text_report_says_it_after_the_table(void **state)
 
 /* ---------------------------------------------------------------- the whole path */
 
-/* The built agent next to this test's build directory, $CLUSTERDOC_AGENT,
- * or the top's; "" when none. */
-static void find_agent(char *agent, size_t len)
-{
-	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("CLUSTERDOC_AGENT");
-
-	if (env && access(env, X_OK) == 0) {
-		snprintf(agent, len, "%s", env);
-		return;
-	}
-	if (n > 0) {
-		self[n] = '\0';
-		for (int up = 0; up < 2 && (slash = strrchr(self, '/')); up++)
-			*slash = '\0';
-		snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
-		if (access(cand, X_OK) == 0) {
-			snprintf(agent, len, "%s", cand);
-			return;
-		}
-	}
-	snprintf(agent, len, "%s",
-	         access("./clusterdoc-agent", X_OK) == 0 ? "./clusterdoc-agent" : "");
-}
-
 static void append_line(struct buf *b, json_t *msg_take)
 {
 	char err[CD_ERRLEN];
@@ -343,7 +318,7 @@ static json_t *agent_nccl_run(const char *const *env)
 	size_t n = 4;
 	int status;
 
-	find_agent(agent, sizeof(agent));
+	built_agent_path(agent, sizeof(agent));
 	if (!agent[0])
 		skip(); /* no built clusterdoc-agent: make all first */
 	for (; *env && n < 15; env++)

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "built_agent.h"
 #include "base64.h"
 #include "buf.h"
 #include "cd.h"
@@ -1148,28 +1149,6 @@ static void child_run_input_to_a_child_that_reads_nothing_is_no_sigpipe(void **s
 
 /* The agent next to this test's build directory (build-asan/clusterdoc-agent
  * for build-asan/tests/test_nodefile), else the top's (make's default). */
-static void find_agent(void)
-{
-	char self[PATH_MAX], cand[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("CLUSTERDOC_AGENT");
-	char *slash;
-
-	if (env && access(env, X_OK) == 0 && realpath(env, agent))
-		return;
-	if (n > 0) {
-		self[n] = '\0';
-		for (int up = 0; up < 2 && (slash = strrchr(self, '/')); up++)
-			*slash = '\0';
-		snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
-		if (access(cand, X_OK) == 0 && realpath(cand, agent))
-			return;
-	}
-	if (access("clusterdoc-agent", X_OK) == 0 && realpath("clusterdoc-agent", agent))
-		return;
-	agent[0] = '\0';
-}
-
 static int group_setup(void **state)
 {
 	char tmpl[] = "/tmp/cd-nodefile-XXXXXX";
@@ -1184,7 +1163,7 @@ static int group_setup(void **state)
 		return -1;
 	setenv("HOME", home, 1);
 	saved_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	find_agent();
+	built_agent_path(agent, sizeof(agent));
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "built_agent.h"
 #include "cd.h"
 #include "jobs/runsync.h"
 #include "fsutil.h"
@@ -539,31 +540,6 @@ static void sync_missing_refuses_a_manifest_not_in_the_store(void **state)
 
 /* The built agent: $CLUSTERDOC_AGENT, the one above this test's build
  * directory, or ./clusterdoc-agent; "" when none. */
-static void find_agent(char *agent, size_t len)
-{
-	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("CLUSTERDOC_AGENT");
-
-	if (env && access(env, X_OK) == 0) {
-		snprintf(agent, len, "%s", env);
-		return;
-	}
-	if (n > 0) {
-		self[n] = '\0';
-		for (int up = 0; up < 3 && (slash = strrchr(self, '/')); up++) {
-			*slash = '\0';
-			snprintf(cand, sizeof(cand), "%s/clusterdoc-agent", self);
-			if (access(cand, X_OK) == 0) {
-				snprintf(agent, len, "%s", cand);
-				return;
-			}
-		}
-	}
-	snprintf(agent, len, "%s",
-	         access("./clusterdoc-agent", X_OK) == 0 ? "./clusterdoc-agent" : "");
-}
-
 struct node_run {
 	struct loop *loop;
 	struct sshpool *pool;
@@ -678,7 +654,7 @@ static void agent_gets_every_object_once_then_only_what_changed(void **state)
 	unsigned char *got = NULL;
 	size_t len = 0;
 
-	find_agent(agent, sizeof(agent));
+	built_agent_path(agent, sizeof(agent));
 	if (!agent[0])
 		skip(); /* no built clusterdoc-agent: make all first */
 	for (int i = 0; i < 200; i++) {
@@ -747,7 +723,7 @@ static void agent_refuses_to_replace_a_users_directory_naming_host_and_dir(void 
 	struct runsync *s;
 	int64_t until;
 
-	find_agent(agent, sizeof(agent));
+	built_agent_path(agent, sizeof(agent));
 	if (!agent[0])
 		skip();
 	put("a.py", "pass\n", 0644);
