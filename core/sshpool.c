@@ -9,14 +9,12 @@
 #include "cd.h"
 #include "proto.h"
 #include "sshconfig.h"
-#include "sshkeys.h"
 
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct conn_events node_events;
@@ -404,71 +402,6 @@ static const struct conn_events node_events = {
     .failed = ev_failed,
 };
 
-/* Does the user hold a Kerberos ticket cache (GSSAPI would be tried with
- * it)? KRB5CCNAME, else MIT's default file. */
-static int have_krb5_ticket(void)
-{
-	const char *cc = getenv("KRB5CCNAME");
-	char path[64];
-	struct stat st;
-
-	if (cc && *cc)
-		return 1;
-	snprintf(path, sizeof(path), "/tmp/krb5cc_%u", (unsigned)getuid());
-	return stat(path, &st) == 0;
-}
-
-/* The ssh_config key that sends this node to the openssh transport, or NULL. */
-static const char *switch_key_of(const struct ssh_settings *s)
-{
-	if (s->switch_key)
-		return s->switch_key;
-	if (s->gssapi && have_krb5_ticket())
-		return sshkeys_find("gssapiauthentication", 20)->name;
-	return NULL;
-}
-
-/*
- * Say once per run and key that nodes go through ssh(1): the keys already
- * said are the table's own strings, so pointers compare. Process-wide on
- * purpose: a run that makes several pools (check, then bench) says it once.
- */
-static void announce_switch(struct sshpool_node *node, const char *key)
-{
-	static const char *said[32];
-	static size_t n_said;
-	const struct sshpool_opts *o = &node->pool->opts;
-	char line[CD_ERRLEN];
-
-	for (size_t i = 0; i < n_said; i++)
-		if (said[i] == key)
-			return;
-	if (n_said < CD_ARRAY_LEN(said))
-		said[n_said++] = key;
-	if (!o->notice)
-		return;
-	snprintf(line, sizeof(line), "%s: %s in %s: using the openssh transport for this node",
-	         node->host, key, o->ssh_config ? o->ssh_config : "ssh_config");
-	o->notice(line, o->notice_arg);
-}
-
-/* The node's ssh_config needs what only ssh(1) does: OpenSSH reads it
- * itself, with only our command-line overrides on top. ProxyJump and
- * ProxyCommand are kept for openssh_start (our host key policy reaches the
- * jump host; a ProxyCommand's exit status is reported). */
-static void switch_to_openssh(struct sshpool_node *node, const char *key)
-{
-	struct conn *c = &node->conn;
-
-	if (c->ssh.proxyjump)
-		c->proxy_jump = cd_strdup(c->ssh.proxyjump);
-	else if (c->ssh.proxy_command)
-		c->proxy_command = cd_strdup(c->ssh.proxy_command);
-	announce_switch(node, key);
-	pool_node_reset_to_overrides(node);
-	c->ops = &transport_openssh;
-}
-
 void pool_node_start_transport(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
@@ -487,10 +420,10 @@ void pool_node_start_transport(struct sshpool_node *node)
 		c->ops = &transport_local;
 	} else if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;
-	} else if ((key = switch_key_of(&c->ssh)) != NULL) {
+	} else if ((key = pool_node_switch_key(node)) != NULL) {
 		/* ProxyJump, ProxyCommand, a certificate...: OpenSSH does them
 		 * exactly as the user's own ssh would (sshkeys.h's table). */
-		switch_to_openssh(node, key);
+		pool_node_switch_to_openssh(node, key);
 	} else {
 		c->ops = &transport_ssh;
 	}
