@@ -61,6 +61,129 @@ static int in_list(const char *key, const char *const *list, size_t n)
 	return 0;
 }
 
+static int parse(const char *text, const char *home, struct ssh_settings *s, char *err)
+{
+	return sshconfig_parse_g(text, strlen(text), home, s, err, CD_ERRLEN);
+}
+
+/* The lines of `ssh -G somehost` (OpenSSH 9.2, Debian's /etc/ssh/ssh_config:
+ * SendEnv LANG LC_*, HashKnownHosts yes, GSSAPIAuthentication yes) that
+ * concern the table's switching keys. */
+static const char g_default[] = "host somehost\n"
+                                "user root\n"
+                                "hostname somehost\n"
+                                "port 22\n"
+                                "addressfamily any\n"
+                                "canonicalizehostname false\n"
+                                "controlmaster false\n"
+                                "gssapiauthentication yes\n"
+                                "gssapikeyexchange no\n"
+                                "hashknownhosts yes\n"
+                                "hostbasedauthentication no\n"
+                                "pubkeyauthentication true\n"
+                                "securitykeyprovider internal\n"
+                                "sendenv LANG\n"
+                                "sendenv LC_*\n";
+
+/* The lines of `ssh -F cfg -G n3` (OpenSSH 9.2, HOME=/root) that differ
+ * from g_default's, with
+ *   Host n3
+ *     HostName 10.0.0.3
+ *     User alice
+ *     ProxyCommand ssh -W %h:%p jump
+ *     HostKeyAlias node3-key
+ *     IdentityAgent ~/.ssh/agent.sock
+ *     AddressFamily inet */
+static const char g_n3[] = "host n3\n"
+                           "user alice\n"
+                           "hostname 10.0.0.3\n"
+                           "port 22\n"
+                           "addressfamily inet\n"
+                           "controlmaster false\n"
+                           "gssapiauthentication no\n"
+                           "hostkeyalias node3-key\n"
+                           "identityagent /root/.ssh/agent.sock\n"
+                           "proxycommand ssh -W %h:%p jump\n";
+
+static void test_parse_g_debian_defaults_keep_libssh2(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	/* Debian's ssh_config says GSSAPIAuthentication yes for every host:
+	 * that alone (no Kerberos ticket) must not switch anything */
+	assert_int_equal(parse(g_default, "/root", &s, err), 0);
+	assert_null(s.switch_key);
+	assert_int_equal(s.gssapi, 1);
+	assert_null(s.proxy_command);
+	assert_null(s.host_key_alias);
+	assert_null(s.identity_agent);
+	assert_int_equal(s.address_family, 0);
+	ssh_settings_fini(&s);
+}
+
+static void test_parse_g_proxycommand_sends_node_to_openssh(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse(g_n3, "/root", &s, err), 0);
+	assert_string_equal(s.switch_key, "ProxyCommand");
+	assert_string_equal(s.proxy_command, "ssh -W %h:%p jump");
+	ssh_settings_fini(&s);
+}
+
+static void test_parse_g_reads_hostkeyalias_identityagent_addressfamily(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse(g_n3, "/root", &s, err), 0);
+	assert_string_equal(s.host_key_alias, "node3-key");
+	assert_string_equal(s.identity_agent, "/root/.ssh/agent.sock");
+	assert_int_equal(s.address_family, 4);
+	assert_int_equal(s.gssapi, 0);
+	ssh_settings_fini(&s);
+}
+
+static void test_parse_g_controlpath_sends_node_to_openssh(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse("host a\nuser u\nhostname a\ncontrolmaster false\n"
+	                       "controlpath /root/.ssh/cm-u@a:22\n",
+	                       "/root", &s, err),
+	                 0);
+	assert_string_equal(s.switch_key, "ControlPath");
+	ssh_settings_fini(&s);
+}
+
+static void test_parse_g_first_switching_key_names_the_switch(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse("host a\nuser u\nhostname a\ncertificatefile ~/.ssh/c.pub\n"
+	                       "pkcs11provider /usr/lib/opensc-pkcs11.so\n",
+	                       "/root", &s, err),
+	                 0);
+	assert_string_equal(s.switch_key, "CertificateFile");
+	ssh_settings_fini(&s);
+}
+
+static void test_parse_g_rejects_unknown_addressfamily(void **state)
+{
+	struct ssh_settings s;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse("host a\nuser u\nhostname a\naddressfamily ipx\n", "/root", &s, err),
+	                 CD_ERR_PARSE);
+	assert_non_null(strstr(err, "addressfamily"));
+	assert_null(s.switch_key);
+	ssh_settings_fini(&s);
+}
+
 static void test_every_key_ssh_G_prints_has_a_row(void **state)
 {
 	for (size_t i = 0; i < CD_ARRAY_LEN(keys_9_2); i++) {
@@ -158,6 +281,12 @@ int main(void)
 	    cmocka_unit_test(test_read_rows_are_keys_the_parser_reads),
 	    cmocka_unit_test(test_default_values_keep_libssh2),
 	    cmocka_unit_test(test_harmless_and_read_rows_never_switch),
+	    cmocka_unit_test(test_parse_g_debian_defaults_keep_libssh2),
+	    cmocka_unit_test(test_parse_g_proxycommand_sends_node_to_openssh),
+	    cmocka_unit_test(test_parse_g_reads_hostkeyalias_identityagent_addressfamily),
+	    cmocka_unit_test(test_parse_g_controlpath_sends_node_to_openssh),
+	    cmocka_unit_test(test_parse_g_first_switching_key_names_the_switch),
+	    cmocka_unit_test(test_parse_g_rejects_unknown_addressfamily),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
