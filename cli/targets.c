@@ -39,12 +39,21 @@ const char targets_help[] =
     "                       sbcast first (where --agent is not on a shared path)\n"
     "  --json               machine-readable output\n";
 
+/* The pool's notes (a node sent to the openssh transport) go to stderr,
+ * between the run's own lines. */
+static void say_notice(const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "clusterdoc: %s\n", line);
+}
+
 void targets_init(struct targets *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->hosts = hostlist_new();
 	t->exclude = hostlist_new();
 	sshpool_opts_init(&t->pool);
+	t->pool.notice = say_notice;
 }
 
 void targets_fini(struct targets *t)

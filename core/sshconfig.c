@@ -2,6 +2,7 @@
 #include "sshconfig.h"
 
 #include "cd.h"
+#include "sshkeys.h"
 
 #include <limits.h>
 #include <pwd.h>
@@ -21,6 +22,7 @@ enum opt_kind {
 	OPT_SHK,      /* enum shk_policy */
 	OPT_PATHS,    /* char **, blank-separated, "none" gives none */
 	OPT_IDENTITY, /* char **, one per line, accumulates */
+	OPT_FAMILY,   /* int: any 0, inet 4, inet6 6 */
 };
 
 struct opt {
@@ -55,6 +57,11 @@ static const struct opt opts[] = {
     {.name = "batchmode", .kind = OPT_BOOL, .off = FIELD(batch_mode)},
     {.name = "connecttimeout", .kind = OPT_TIMEOUT, .off = FIELD(connect_timeout_s)},
     {.name = "serveraliveinterval", .kind = OPT_SECONDS, .off = FIELD(server_alive_interval_s)},
+    {.name = "hostkeyalias", .kind = OPT_STRING, .off = FIELD(host_key_alias)},
+    {.name = "identityagent", .kind = OPT_STRING, .off = FIELD(identity_agent)},
+    {.name = "addressfamily", .kind = OPT_FAMILY, .off = FIELD(address_family)},
+    {.name = "gssapiauthentication", .kind = OPT_BOOL, .off = FIELD(gssapi)},
+    {.name = "proxycommand", .kind = OPT_JUMP, .off = FIELD(proxy_command)},
 };
 
 /* OpenSSH's multistate_strict_hostkey table: -G prints the first spelling. */
@@ -98,6 +105,9 @@ void ssh_settings_fini(struct ssh_settings *s)
 	free_list(s->user_known_hosts, s->n_user_known_hosts);
 	free_list(s->global_known_hosts, s->n_global_known_hosts);
 	free(s->proxyjump);
+	free(s->host_key_alias);
+	free(s->identity_agent);
+	free(s->proxy_command);
 	ssh_settings_init(s);
 }
 
@@ -279,6 +289,19 @@ static int set_opt(struct ssh_settings *s, const struct opt *o, const char *v, c
 		}
 		return 0;
 	}
+	case OPT_FAMILY: {
+		static const struct {
+			const char *name;
+			int family;
+		} families[] = {{"any", 0}, {"inet", 4}, {"inet6", 6}};
+
+		for (size_t i = 0; i < CD_ARRAY_LEN(families); i++)
+			if (strcasecmp(v, families[i].name) == 0) {
+				*ip = families[i].family;
+				return 0;
+			}
+		return -1;
+	}
 	case OPT_IDENTITY:
 		if (*v == '\0')
 			return -1;
@@ -296,6 +319,25 @@ static const struct opt *find_opt(const char *key, size_t n)
 		if (strlen(opts[i].name) == n && strncasecmp(opts[i].name, key, n) == 0)
 			return &opts[i];
 	return NULL;
+}
+
+int sshconfig_reads_key(const char *key)
+{
+	return find_opt(key, strlen(key)) != NULL;
+}
+
+/* A key the libssh2 transport cannot honour sends the node to openssh
+ * (sshkeys.h); the first one names why. */
+static void note_switch(struct ssh_settings *s, const char *key, size_t k, int clean)
+{
+	const struct sshkey_rule *r;
+	const char *v = key + k;
+
+	if (s->switch_key || !clean || (r = sshkeys_find(key, k)) == NULL)
+		return;
+	v += strspn(v, " \t");
+	if (*v && sshkeys_switches(r, v))
+		s->switch_key = r->name;
 }
 
 int sshconfig_parse_g(const char *text, size_t len, const char *home, struct ssh_settings *out,
@@ -328,6 +370,7 @@ int sshconfig_parse_g(const char *text, size_t len, const char *home, struct ssh
 		line[n] = '\0';
 		v = line + strspn(line, " \t");
 		k = strcspn(v, " \t");
+		note_switch(out, v, k, strlen(line) == n);
 		if ((o = find_opt(v, k)) == NULL)
 			continue;
 		if (strlen(line) != n) {

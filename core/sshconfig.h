@@ -40,6 +40,16 @@ struct ssh_settings {
 	int batch_mode;
 	int connect_timeout_s; /* 0 = none */
 	int server_alive_interval_s;
+	char *host_key_alias; /* the name known_hosts is searched for; NULL: hostname */
+	/* IdentityAgent verbatim: NULL when absent (then $SSH_AUTH_SOCK),
+	 * "none", "SSH_AUTH_SOCK", "$VARIABLE" or a path */
+	char *identity_agent;
+	int address_family;  /* AddressFamily: 0 any, 4 inet, 6 inet6 */
+	int gssapi;          /* GSSAPIAuthentication yes */
+	char *proxy_command; /* verbatim, %-tokens for ssh(1) to expand; NULL when none */
+	/* The first key (ssh_config's spelling, static) whose value the libssh2
+	 * transport cannot honour (sshkeys.h, SSHKEY_SWITCH); NULL when none. */
+	const char *switch_key;
 };
 
 /* Zero everything, then port 22 and SHK_ASK. */
@@ -70,7 +80,14 @@ void ssh_settings_fini(struct ssh_settings *s);
  *   stricthostkeychecking   true/yes, false/no/off, ask, accept-new;
  *   hashknownhosts, identitiesonly, batchmode  yes/true or no/false;
  *   connecttimeout          "none" or seconds >= 0;
- *   serveraliveinterval     seconds >= 0.
+ *   serveraliveinterval     seconds >= 0;
+ *   hostkeyalias, identityagent, proxycommand  kept verbatim (proxycommand
+ *                           "none" gives NULL);
+ *   addressfamily           any, inet, inet6;
+ *   gssapiauthentication    yes/true or no/false.
+ * Every other key is looked up in sshkeys.h's table: the first whose value
+ * needs the openssh transport (sshkeys_switches) sets switch_key; ProxyJump
+ * and ProxyCommand do too.
  * A key that is absent keeps the ssh_settings_init value. home may be NULL
  * (then "~" and %d are left unexpanded).
  *
@@ -79,6 +96,10 @@ void ssh_settings_fini(struct ssh_settings *s);
  */
 int sshconfig_parse_g(const char *text, size_t len, const char *home, struct ssh_settings *out,
                       char *err, size_t errlen);
+
+/* 1 when sshconfig_parse_g reads this `ssh -G` key into ssh_settings
+ * (sshkeys.h's SSHKEY_READ and SSHKEY_LIBSSH2 rows), else 0. */
+int sshconfig_reads_key(const char *key);
 
 /*
  * Defaults when OpenSSH is not installed: hostname = host, user = the given

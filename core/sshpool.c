@@ -406,6 +406,7 @@ void pool_node_start_transport(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
 	struct conn *c = &node->conn;
+	const char *key;
 
 	c->loop = pool->loop;
 	c->ev = &node_events;
@@ -419,13 +420,10 @@ void pool_node_start_transport(struct sshpool_node *node)
 		c->ops = &transport_local;
 	} else if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;
-	} else if (c->ssh.proxyjump) {
-		/* A jump host: OpenSSH does ProxyJump exactly as the user's own
-		 * ssh would, so such a node goes through the openssh transport
-		 * (with only our command-line overrides, ssh_config does the rest). */
-		c->proxy_jump = cd_strdup(c->ssh.proxyjump);
-		pool_node_reset_to_overrides(node);
-		c->ops = &transport_openssh;
+	} else if ((key = pool_node_switch_key(node)) != NULL) {
+		/* ProxyJump, ProxyCommand, a certificate...: OpenSSH does them
+		 * exactly as the user's own ssh would (sshkeys.h's table). */
+		pool_node_switch_to_openssh(node, key);
 	} else {
 		c->ops = &transport_ssh;
 	}
@@ -581,6 +579,7 @@ void sshpool_free(struct sshpool *pool)
 		buf_fini(&node->conn.errtail);
 		free(node->conn.command);
 		free(node->conn.proxy_jump);
+		free(node->conn.proxy_command);
 		free(node->host);
 		free(node->error_code);
 		free(node->error_msg);

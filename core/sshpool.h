@@ -19,7 +19,9 @@
  * was found running, or could not be looked at), agent-stopped (the same, its
  * agent found stopped: state T), unreachable (also: a fresh connection to a
  * ready node that stopped answering timed out; sshpool_node_end),
- * launcher (the launcher, e.g. srun, could not start the node's agent: its words).
+ * launcher (the launcher, e.g. srun, could not start the node's agent: its words),
+ * proxy (the ProxyCommand of ssh_config ended before the SSH session began:
+ * its exit status and its last line of stderr).
  */
 #ifndef CD_SSHPOOL_H
 #define CD_SSHPOOL_H
@@ -63,6 +65,13 @@ struct sshpool_opts {
 	int launcher;
 	const char *listen;
 	int sbcast; /* srun: sbcast the agent to the nodes' /tmp first */
+	/* One line for the user (no newline), e.g. "node3: ProxyCommand in
+	 * ssh_config: using the openssh transport for this node", given at
+	 * most once per run (process) and ssh_config key: the libssh2
+	 * transport sends a node whose ssh_config it cannot honour to the
+	 * openssh one (sshkeys.h). NULL: not said. */
+	void (*notice)(const char *line, void *arg);
+	void *notice_arg;
 };
 
 void sshpool_opts_init(struct sshpool_opts *o);

@@ -9,10 +9,15 @@
  * node runs it, the nodes that come meanwhile wait for it, and every node
  * takes its output with the "hostname" line made for itself. Should that
  * `ssh -G` fail, each node runs its own, so that each says why.
+ *
+ * A node whose settings libssh2 cannot honour (sshkeys.h) is sent to the
+ * openssh transport here, and the pool's notice hears it once per run and
+ * key.
  */
 #include "sshpool_internal.h"
 #include "cd.h"
 #include "sshconfig.h"
+#include "sshkeys.h"
 
 #include <ctype.h>
 #include <poll.h>
@@ -20,6 +25,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 enum share_mode {
@@ -136,6 +142,70 @@ static void node_apply_overrides(struct sshpool_node *node)
 		s->identity_files[0] = cd_strdup(o->identity);
 		s->n_identity_files = 1;
 	}
+}
+
+/* Does the user hold a Kerberos ticket cache (GSSAPI would be tried with
+ * it)? KRB5CCNAME, else MIT's default file. */
+static int have_krb5_ticket(void)
+{
+	const char *cc = getenv("KRB5CCNAME");
+	char path[64];
+	struct stat st;
+
+	if (cc && *cc)
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/krb5cc_%u", (unsigned)getuid());
+	return stat(path, &st) == 0;
+}
+
+const char *pool_node_switch_key(const struct sshpool_node *node)
+{
+	const struct ssh_settings *s = &node->conn.ssh;
+
+	if (s->switch_key)
+		return s->switch_key;
+	if (s->gssapi && have_krb5_ticket())
+		return sshkeys_find("gssapiauthentication", 20)->name;
+	return NULL;
+}
+
+/*
+ * Say once per run and key that nodes go through ssh(1): the keys already
+ * said are the table's own strings, so pointers compare. Process-wide on
+ * purpose: a run that makes several pools (check, then bench) says it once.
+ */
+static void announce_switch(struct sshpool_node *node, const char *key)
+{
+	static const char *said[32];
+	static size_t n_said;
+	const struct sshpool_opts *o = &node->pool->opts;
+	char line[CD_ERRLEN];
+
+	for (size_t i = 0; i < n_said; i++)
+		if (said[i] == key)
+			return;
+	if (n_said < CD_ARRAY_LEN(said))
+		said[n_said++] = key;
+	if (!o->notice)
+		return;
+	snprintf(line, sizeof(line), "%s: %s in %s: using the openssh transport for this node",
+	         node->host, key, o->ssh_config ? o->ssh_config : "ssh_config");
+	o->notice(line, o->notice_arg);
+}
+
+/* ProxyJump and ProxyCommand are kept for openssh_start: our host key
+ * policy reaches the jump host; a ProxyCommand's exit status is reported. */
+void pool_node_switch_to_openssh(struct sshpool_node *node, const char *key)
+{
+	struct conn *c = &node->conn;
+
+	if (c->ssh.proxyjump)
+		c->proxy_jump = cd_strdup(c->ssh.proxyjump);
+	else if (c->ssh.proxy_command)
+		c->proxy_command = cd_strdup(c->ssh.proxy_command);
+	announce_switch(node, key);
+	pool_node_reset_to_overrides(node);
+	c->ops = &transport_openssh;
 }
 
 /* Settings for a transport that reads ssh_config itself: only what our

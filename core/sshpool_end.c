@@ -224,6 +224,7 @@ void pool_node_end_free(struct sshpool_node *node)
 	buf_fini(&e->conn.errtail);
 	free(e->conn.command);
 	free(e->conn.proxy_jump);
+	free(e->conn.proxy_command);
 	free(e);
 	node->end = NULL;
 }
@@ -427,6 +428,8 @@ int sshpool_node_end(struct sshpool_node *node, const char *why)
 	ssh_settings_init(&node->conn.ssh);
 	c->proxy_jump = node->conn.proxy_jump;
 	node->conn.proxy_jump = NULL;
+	c->proxy_command = node->conn.proxy_command;
+	node->conn.proxy_command = NULL;
 	pool_node_release(node);
 	c->loop = pool->loop;
 	c->ops = ops;

@@ -140,6 +140,15 @@ void pool_node_config_stop(struct sshpool_node *node);
 /* Only the command line's settings (for a transport that reads
  * ssh_config itself). */
 void pool_node_reset_to_overrides(struct sshpool_node *node);
+/* The ssh_config key (its spelling, static) whose value the libssh2
+ * transport cannot honour, so that this node goes through openssh: the
+ * parser's switch_key, or GSSAPIAuthentication when it is yes and the user
+ * holds a Kerberos ticket cache ($KRB5CCNAME, /tmp/krb5cc_UID); NULL. */
+const char *pool_node_switch_key(const struct sshpool_node *node);
+/* Send the node to the openssh transport for key: keep its ProxyJump or
+ * ProxyCommand for it, tell the pool's notice (once per run and key),
+ * keep only the command line's settings. */
+void pool_node_switch_to_openssh(struct sshpool_node *node, const char *key);
 /* Free the shared `ssh -G` answer (the pool is freed). */
 void pool_config_share_free(struct sshpool *pool);
 

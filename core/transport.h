@@ -101,6 +101,9 @@ struct conn {
 	struct ssh_settings ssh; /* hostname, user, port, keys, known_hosts... */
 	char *command;           /* the remote command line */
 	char *proxy_jump;        /* ProxyJump from ssh_config (openssh transport only) */
+	/* ProxyCommand from ssh_config (openssh transport only): run so that
+	 * its exit status is reported when it ends before the session began */
+	char *proxy_command;
 	const char *upload_path; /* the local agent binary ops->upload copies */
 	struct buf in;           /* agent stdout, capped */
 	struct buf out;          /* to agent stdin */

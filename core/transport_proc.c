@@ -61,6 +61,62 @@ static void proc_fail(struct conn *c, const char *code, const char *msg)
 }
 
 /*
+ * The ssh_config's ProxyCommand, run by a shell that prints its exit status
+ * on stderr when it ends, so that one that ends before the session began
+ * can be told from ssh's "Connection closed" (openssh_explain). ssh(1)
+ * still expands its %-tokens (the wrapper has none of its own); the command
+ * runs in a subshell of /bin/sh rather than in $SHELL (docs/ssh.md).
+ */
+#define PROXY_EXIT_MARK "clusterdoc-proxycommand-exit="
+
+static char *proxy_wrap(const char *cmd)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		cd_fatal("out of memory opening a memory stream");
+	/* in a subshell, so that an `exit` in the command still reports */
+	fputs("ProxyCommand=sh -c '(\n", f);
+	for (const char *p = cmd; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*p, f);
+	fputs("\n)\ns=$?; echo " PROXY_EXIT_MARK "$s >&2; exit $s'", f);
+	fclose(f);
+	return text;
+}
+
+/* A ProxyCommand that ended before the session: its exit status (from the
+ * wrapper's line) and the line it printed before it, into msg. Returns 0
+ * when that is what happened, -1 otherwise. */
+static int proxy_explain(struct conn *c, char *msg, size_t len)
+{
+	const char *tail = c->errtail.data, *mark, *end, *start;
+	int status;
+
+	if (!c->proxy_command || !tail || !c->errtail.len ||
+	    !(mark = memmem(tail, c->errtail.len, PROXY_EXIT_MARK, strlen(PROXY_EXIT_MARK))) ||
+	    sscanf(mark + strlen(PROXY_EXIT_MARK), "%d", &status) != 1)
+		return -1;
+	/* the proxy's own last line, before the mark */
+	end = mark;
+	while (end > tail && (end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	start = end;
+	while (start > tail && start[-1] != '\n')
+		start--;
+	snprintf(msg, len,
+	         "ProxyCommand in %s (`%.120s`) exited with status %d before the SSH session "
+	         "began%s%.*s",
+	         c->cfg->ssh_config ? c->cfg->ssh_config : "ssh_config", c->proxy_command, status,
+	         end > start ? ": " : "", (int)(end - start), start);
+	return 0;
+}
+
+/*
  * Map OpenSSH's messages to our failure codes (docs/architecture.md lists
  * them). ssh exits 255 for its own errors; anything else is the remote side.
  */
@@ -84,8 +140,14 @@ static void openssh_explain(struct conn *c, int status)
 	};
 	char last[200], msg[CD_ERRLEN], how[64];
 	const char *tail = c->errtail.data ? c->errtail.data : "";
+	const struct proc *p = c->priv;
 
 	conn_stderr_last_line(c, last, sizeof(last));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 255 && !p->got_data &&
+	    proxy_explain(c, msg, sizeof(msg)) == 0) {
+		proc_fail(c, "proxy", msg);
+		return;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 255) {
 		for (size_t i = 0; i < CD_ARRAY_LEN(map); i++) {
 			if (strstr(tail, map[i].needle)) {
@@ -295,6 +357,11 @@ static int openssh_start(struct conn *c)
 		                    "ssh://%s",
 		                    shk, c->cfg->ssh_config ? " -F " : "",
 		                    c->cfg->ssh_config ? c->cfg->ssh_config : "", c->proxy_jump);
+		argv[n++] = "-o";
+		argv[n++] = proxy;
+	}
+	if (!proxy && c->proxy_command) {
+		proxy = proxy_wrap(c->proxy_command);
 		argv[n++] = "-o";
 		argv[n++] = proxy;
 	}

@@ -136,7 +136,10 @@ static int ssh_start(struct conn *c)
 	}
 	snprintf(s->portstr, sizeof(s->portstr), "%d", c->ssh.port > 0 ? c->ssh.port : 22);
 	s->hints.ai_socktype = SOCK_STREAM;
-	s->hints.ai_family = AF_UNSPEC;
+	/* AddressFamily inet or inet6 limits the addresses tried, as in ssh */
+	s->hints.ai_family = c->ssh.address_family == 4   ? AF_INET
+	                     : c->ssh.address_family == 6 ? AF_INET6
+	                                                  : AF_UNSPEC;
 	s->hints.ai_flags = AI_ADDRCONFIG;
 	s->gai.ar_name = c->ssh.hostname ? c->ssh.hostname : c->label;
 	s->gai.ar_service = s->portstr;

@@ -16,12 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define AGENT_TRY_MAX 3
 
 static size_t known_hosts_files(const struct conn *c, const char **files, size_t max);
+static const char *agent_socket(const struct conn *c);
+
+/* The name and port known_hosts holds the node under: HostKeyAlias, when
+ * set, with no port (as ssh(1) looks it up), else HostName and Port. */
+static const char *kh_name(const struct conn *c, int *port)
+{
+	*port = c->ssh.host_key_alias ? 22 : c->ssh.port;
+	return c->ssh.host_key_alias ? c->ssh.host_key_alias : c->ssh.hostname;
+}
 
 /* Put the host key types known_hosts has for this host first, so a host
  * known by its ed25519 key is not asked for another type (which would look
@@ -35,10 +45,11 @@ void ssh_auth_prepare(struct conn *c, struct sshc *s)
 	size_t nfiles = known_hosts_files(c, files, CD_ARRAY_LEN(files));
 	struct kh_result kr;
 	char pref[256] = "";
+	int port;
+	const char *host = kh_name(c, &port);
 
 	memset(&kr, 0, sizeof(kr));
-	if (knownhosts_check(files, nfiles, c->ssh.hostname, c->ssh.port, "", NULL, 0, &kr, NULL,
-	                     0) < 0)
+	if (knownhosts_check(files, nfiles, host, port, "", NULL, 0, &kr, NULL, 0) < 0)
 		kr.known_types[0] = '\0';
 	for (size_t i = 0; i < CD_ARRAY_LEN(supported); i++) {
 		const char *t = strstr(kr.known_types, supported[i]);
@@ -94,9 +105,9 @@ static size_t known_hosts_files(const struct conn *c, const char **files, size_t
 static int check_hostkey(struct conn *c)
 {
 	struct sshc *s = c->priv;
-	const char *files[16], *name;
+	const char *files[16], *name, *host;
 	size_t keylen, nfiles = known_hosts_files(c, files, CD_ARRAY_LEN(files));
-	int type;
+	int type, port;
 	const char *key = libssh2_session_hostkey(s->session, &keylen, &type);
 	char fp[KH_FP_LEN], err[CD_ERRLEN];
 	struct kh_result kr;
@@ -109,8 +120,9 @@ static int check_hostkey(struct conn *c)
 	knownhosts_fingerprint((const unsigned char *)key, keylen, fp);
 	snprintf(c->hostkey_type, sizeof(c->hostkey_type), "%s", name);
 	snprintf(c->hostkey_fp, sizeof(c->hostkey_fp), "%s", fp);
-	if (knownhosts_check(files, nfiles, c->ssh.hostname, c->ssh.port, name,
-	                     (const unsigned char *)key, keylen, &kr, err, sizeof(err)) < 0) {
+	host = kh_name(c, &port);
+	if (knownhosts_check(files, nfiles, host, port, name, (const unsigned char *)key, keylen,
+	                     &kr, err, sizeof(err)) < 0) {
 		ssh_fail(c, "hostkey-unknown", "cannot check the host key: %s", err);
 		return -1;
 	}
@@ -126,7 +138,7 @@ static int check_hostkey(struct conn *c)
 		    c, "hostkey-changed",
 		    "HOST KEY CHANGED: %s offers %s %s but %s:%d has %s; nothing was run. If the "
 		    "node was reinstalled, verify the new key and run: ssh-keygen -R %s",
-		    c->ssh.hostname, name, fp, kr.file, kr.line, kr.stored_fp, c->ssh.hostname);
+		    host, name, fp, kr.file, kr.line, kr.stored_fp, host);
 		return -1;
 	case KH_NOTFOUND:
 		break;
@@ -142,11 +154,11 @@ static int check_hostkey(struct conn *c)
 		    c, "hostkey-unknown",
 		    "host key unknown: %s offers %s %s, which is in no known_hosts file; verify it "
 		    "and rerun with --accept-new to record it",
-		    c->ssh.hostname, name, fp);
+		    host, name, fp);
 		return -1;
 	}
 	if (!c->ssh.n_user_known_hosts ||
-	    knownhosts_append(c->ssh.user_known_hosts[0], c->ssh.hostname, c->ssh.port, name,
+	    knownhosts_append(c->ssh.user_known_hosts[0], host, port, name,
 	                      (const unsigned char *)key, keylen, c->ssh.hash_known_hosts, err,
 	                      sizeof(err)) < 0) {
 		ssh_fail(c, "hostkey-unknown", "cannot record the new host key %s: %s", fp,
@@ -316,7 +328,7 @@ static const char *auth_user(const struct conn *c)
  * ssh agent's keys, the key files, or (no public key method) a password. */
 enum ssh_next ssh_step_auth_list(struct conn *c, struct sshc *s)
 {
-	const char *user = auth_user(c);
+	const char *user = auth_user(c), *sock;
 	char *list = libssh2_userauth_list(s->session, user, (unsigned)strlen(user));
 
 	if (!list) {
@@ -341,12 +353,14 @@ enum ssh_next ssh_step_auth_list(struct conn *c, struct sshc *s)
 		return SSH_STOP;
 	}
 	s->state = S_AUTH_AGENT;
-	if (c->ssh.identities_only || !getenv("SSH_AUTH_SOCK")) {
+	if (c->ssh.identities_only || !(sock = agent_socket(c))) {
 		s->state = S_AUTH_KEY;
 		return SSH_NEXT;
 	}
 	/* The agent socket is local: connect and list are quick. */
 	s->agent = libssh2_agent_init(s->session);
+	if (s->agent)
+		libssh2_agent_set_identity_path(s->agent, sock);
 	if (!s->agent || libssh2_agent_connect(s->agent) ||
 	    libssh2_agent_list_identities(s->agent)) {
 		s->state = S_AUTH_KEY;
@@ -355,6 +369,27 @@ enum ssh_next ssh_step_auth_list(struct conn *c, struct sshc *s)
 	if (agent_next_identity(s, NULL) != 0)
 		s->state = S_AUTH_KEY;
 	return SSH_NEXT;
+}
+
+/*
+ * The agent socket to ask, as ssh(1) finds it from IdentityAgent: absent or
+ * "SSH_AUTH_SOCK": $SSH_AUTH_SOCK; "none": no agent; "$NAME": that
+ * variable; else the path itself (ssh -G has expanded "~" and %-tokens).
+ * NULL: no agent.
+ */
+static const char *agent_socket(const struct conn *c)
+{
+	const char *v = c->ssh.identity_agent, *sock;
+
+	if (!v || strcmp(v, "SSH_AUTH_SOCK") == 0)
+		sock = getenv("SSH_AUTH_SOCK");
+	else if (strcasecmp(v, "none") == 0)
+		sock = NULL;
+	else if (v[0] == '$')
+		sock = getenv(v + 1);
+	else
+		sock = v;
+	return sock && *sock ? sock : NULL;
 }
 
 enum ssh_next ssh_step_auth_agent(struct conn *c, struct sshc *s)

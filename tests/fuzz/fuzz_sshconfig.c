@@ -12,6 +12,7 @@
 
 #include "cd.h"
 #include "sshconfig.h"
+#include "sshkeys.h"
 
 #define HOME "/home/u"
 
@@ -63,6 +64,22 @@ static void check_settings(const struct ssh_settings *s, int home_given)
 		abort();
 	if (s->proxyjump && (s->proxyjump[0] == '\0' || strcasecmp(s->proxyjump, "none") == 0))
 		abort();
+	if (s->proxy_command &&
+	    (s->proxy_command[0] == '\0' || strcasecmp(s->proxy_command, "none") == 0))
+		abort();
+	if (s->address_family != 0 && s->address_family != 4 && s->address_family != 6)
+		abort();
+	/* a switch names a row of the table that switches */
+	if (s->switch_key) {
+		size_t n;
+		const struct sshkey_rule *t = sshkeys_table(&n), *r = NULL;
+
+		for (size_t i = 0; i < n; i++)
+			if (t[i].name == s->switch_key)
+				r = &t[i];
+		if (!r || r->use != SSHKEY_SWITCH)
+			abort();
+	}
 	check_list(s->identity_files, s->n_identity_files, 0, home_given);
 	check_list(s->user_known_hosts, s->n_user_known_hosts, 1, home_given);
 	check_list(s->global_known_hosts, s->n_global_known_hosts, 1, home_given);
