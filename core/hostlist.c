@@ -162,6 +162,20 @@ static int merge_into(struct hostlist *hl, struct hostlist *add)
 	return 0;
 }
 
+int hostlist_union(struct hostlist *hl, const struct hostlist *add)
+{
+	struct hostlist copy = {0};
+	int rc;
+
+	for (size_t i = 0; i < hostlist_count(add); i++)
+		push_take(&copy, cd_strdup(add->names[i]));
+	hostlist_sort_uniq(&copy);
+	rc = merge_into(hl, &copy);
+	clear_names(&copy);
+	free(copy.names);
+	return rc;
+}
+
 /* ---- the expression parser ---- */
 
 struct parser {
@@ -170,6 +184,7 @@ struct parser {
 	size_t pos;
 	char *err;
 	size_t errlen;
+	const struct hostlist_groups *groups;
 };
 
 /* The expression as quoted in messages: at most SHOW_MAX bytes around off. */
@@ -316,6 +331,31 @@ static void expand_term(const struct parser *p, const struct term *t, struct hos
 	free(idx);
 }
 
+/* "@name" at p->pos: the group's hosts into out, from p->groups. A name
+ * that is not a group is never taken as a host: "@gpu" is no host name. */
+static int parse_group(struct parser *p, struct hostlist *out)
+{
+	size_t start = p->pos++;
+	char *name;
+	int rc;
+
+	/* "@rack[1,3]": a ',' inside brackets belongs to the name */
+	for (int in = 0;
+	     p->expr[p->pos] && !scan_is_space(p->expr[p->pos]) && (in || !is_op(p->expr[p->pos]));
+	     p->pos++)
+		in = p->expr[p->pos] == '[' ? 1 : p->expr[p->pos] == ']' ? 0 : in;
+	if (p->pos == start + 1)
+		return perr(p, start, CD_ERR_PARSE, "'@' without a group name");
+	name = cd_strndup(p->expr + start + 1, p->pos - start - 1);
+	if (!p->groups)
+		rc = perr(p, start, CD_ERR_PARSE,
+		          "@%s is a node group, and no group source is read here", name);
+	else
+		rc = p->groups->resolve(p->groups, name, out, p->err, p->errlen);
+	free(name);
+	return rc < 0 ? rc : 0;
+}
+
 /* Parse the host name or bracket pattern at p->pos and append its hosts to out. */
 static int parse_term(struct parser *p, struct hostlist *out)
 {
@@ -323,6 +363,8 @@ static int parse_term(struct parser *p, struct hostlist *out)
 	size_t text = p->pos, open, close, q, longest;
 	int c, rc = 0;
 
+	if (p->expr[p->pos] == '@')
+		return parse_group(p, out);
 	for (;;) {
 		c = (unsigned char)p->expr[p->pos];
 		if (c == '\0' || scan_is_space((char)c) || is_op(c))
@@ -380,7 +422,6 @@ out:
 	return rc;
 }
 
-/* Evaluate the whole expression, left to right, into acc (sorted, unique). */
 /* Sort pending union terms and merge them into the sorted acc. */
 static void flush_union(struct hostlist *acc, struct hostlist *pending)
 {
@@ -467,7 +508,8 @@ static size_t first_non_utf8(const struct parser *p)
 
 int hostlist_parse(struct hostlist *hl, const char *expr, char *err, size_t errlen)
 {
-	struct parser p = {.expr = expr ? expr : "", .err = err, .errlen = errlen};
+	struct parser p = {
+	    .expr = expr ? expr : "", .err = err, .errlen = errlen, .groups = hl->groups};
 	struct hostlist acc = {0};
 	size_t bad;
 	int rc;
@@ -510,67 +552,6 @@ int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus)
 	hl->count = n;
 	free(sorted);
 	return (int)removed;
-}
-
-/* ---- files and command-line arguments ---- */
-
-int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t errlen)
-{
-	struct hostlist acc = {0};
-	char *data = NULL, *line = NULL, lerr[CD_ERRLEN];
-	const char *p, *end, *l, *nul;
-	size_t len = 0, n, lineno = 0;
-	int fd, rc;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return cd_errf(err, errlen, CD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-	/* To end of file, not to a size: "^/dev/stdin" and "<(...)" are pipes. */
-	rc = scan_read_fd(fd, path, HOSTLIST_FILE_MAX, SCAN_FILE_TO_EOF, &data, &len, err, errlen);
-	close(fd);
-	if (rc < 0)
-		return rc;
-	p = data;
-	end = data + len;
-	while (scan_next_line(&p, end, &l, &n)) {
-		lineno++;
-		/* A NUL byte would end the name there: "no\0de2" read as "no". */
-		if ((nul = memchr(l, '\0', n))) {
-			rc = cd_errf(err, errlen, CD_ERR_PARSE,
-			             "%s:%zu: a NUL byte at column %zu (not a text file?)", path,
-			             lineno, (size_t)(nul - l) + 1);
-			goto out;
-		}
-		free(line);
-		line = cd_strndup(l, n);
-		line[strcspn(line, "#\r")] = '\0';
-		if (line[strspn(line, " \t\v\f")] == '\0')
-			continue;
-		/* The whole line goes to the parser so that columns match the file. */
-		if ((rc = hostlist_parse(&acc, line, lerr, sizeof(lerr))) < 0) {
-			cd_errf(err, errlen, rc, "%s:%zu: %s", path, lineno, lerr);
-			goto out;
-		}
-	}
-	if (merge_into(hl, &acc) < 0)
-		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
-		             "%s: the host list would hold more than %d hosts", path, HOSTLIST_MAX);
-out:
-	free(data);
-	free(line);
-	clear_names(&acc);
-	free(acc.names);
-	return rc;
-}
-
-int hostlist_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen)
-{
-	if (arg && arg[0] == '^') {
-		if (arg[1] == '\0')
-			return cd_errf(err, errlen, CD_ERR_PARSE,
-			               "hostlist \"^\": missing file name after '^'");
-		return hostlist_read_file(hl, arg + 1, err, errlen);
-	}
-	return hostlist_parse(hl, arg, err, errlen);
 }
 
 /* ---- folding ---- */

@@ -35,7 +35,10 @@
  * the hosts product by product, larger first ("a[1-2]p[1-2],a0p0" gives
  * a1p1 a1p2 a2p1 a2p2 a0p0); here the list is sorted all the same.
  *
- * Not supported: ClusterShell @groups and negative indexes, pdsh user@host,
+ *   @group  @src:grp    a node group, resolved by hl->groups (see struct
+ *                       hostlist_groups); without one, an error
+ *
+ * Not supported: ClusterShell negative indexes, pdsh user@host,
  * -host, /regex/ and #include, whitespace inside a host name (ClusterShell
  * keeps "tigrou 0" as one name; here it is two hosts).
  *
@@ -57,6 +60,21 @@
  * hosts of 32 bytes each, so that "--hostfile /dev/zero" fails fast. */
 #define HOSTLIST_FILE_MAX ((size_t)32 << 20)
 
+struct hostlist;
+
+/*
+ * Where "@name" terms are resolved: the caller's table of group sources
+ * (core/nodegroup.h builds one). resolve adds the hosts of the group
+ * spelled name (without the '@', e.g. "gpu" or "sj:1234") to out, which it
+ * need not keep sorted; it returns 0, or a negative enum cd_err with a
+ * message in err that names the group and where it looked.
+ */
+struct hostlist_groups {
+	int (*resolve)(const struct hostlist_groups *g, const char *name, struct hostlist *out,
+	               char *err, size_t errlen);
+	void *ctx;
+};
+
 /*
  * An ordered vector of host names. names[0..count-1] are NUL-terminated
  * strings owned by the hostlist (freed by hostlist_free); capacity is the
@@ -67,6 +85,8 @@ struct hostlist {
 	char **names;
 	size_t count;
 	size_t capacity;
+	/* Borrowed, may be NULL: how this list's parses resolve @groups. */
+	const struct hostlist_groups *groups;
 };
 
 /* A new empty hostlist; never NULL (aborts on out-of-memory). Free with hostlist_free. */
@@ -116,11 +136,21 @@ int hostlist_exclude(struct hostlist *hl, const struct hostlist *minus);
  */
 int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t errlen);
 
+/* hostlist_read_file on an open fd (not closed here), its messages naming
+ * it name (e.g. "<stdin>"): pdsh's "-w -", hosts separated by whitespace,
+ * commas or newlines. */
+int hostlist_read_fd(struct hostlist *hl, int fd, const char *name, char *err, size_t errlen);
+
+/* The name standard input has in messages: "<stdin>:2: ...". */
+#define HOSTLIST_STDIN_NAME "<stdin>"
+
 /*
  * Add the hosts of one command-line target (a -w argument): "^FILE" reads
  * FILE with hostlist_read_file (as pdsh does); anything else is an
- * expression for hostlist_parse. Unlike pdsh, "^FILE" must be the whole
- * argument. Returns as those functions do; "^" alone is CD_ERR_PARSE.
+ * expression for hostlist_parse. "-" is left to the front end (standard
+ * input is its to read: hostlist_read_fd on STDIN_FILENO), so that a host
+ * name handed here is never taken for it. Unlike pdsh, "^FILE" must be the
+ * whole argument. Returns as those functions do; "^" alone is CD_ERR_PARSE.
  */
 int hostlist_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen);
 
@@ -138,6 +168,10 @@ int hostlist_add_arg(struct hostlist *hl, const char *arg, char *err, size_t err
  * frees it with free(). Parsing the result gives back the same set.
  */
 char *hostlist_fold(const struct hostlist *hl);
+
+/* Add every host of add (unchanged, any order) to hl. Returns 0, or
+ * CD_ERR_TOOBIG when hl would pass HOSTLIST_MAX (hl unchanged then). */
+int hostlist_union(struct hostlist *hl, const struct hostlist *add);
 
 /* The number of hosts in hl (0 for NULL). */
 size_t hostlist_count(const struct hostlist *hl);
