@@ -165,6 +165,32 @@ static int started_any(const struct mnist_report *rep)
 	return 0;
 }
 
+/* A host file's slots as --nproc-per-node: mnist runs one count on every
+ * node, so the slots must agree. */
+static int slots_to_nproc(const struct targets *t, struct mnist_opts *o)
+{
+	char why[CD_ERRLEN];
+	int n = targets_common_slots(t, why, sizeof(why));
+
+	if (n < 0 || n > 64) {
+		if (n > 64)
+			snprintf(why, sizeof(why), "%d slots, more than mnist's 64 ranks per node",
+			         n);
+		termtext_printf(
+		    stderr,
+		    "clusterdoc mnist: the slots of %s do not give one rank count (%s): "
+		    "mnist runs the same count on every node; give --nproc-per-node\n",
+		    t->slots_file, why);
+		return -1;
+	}
+	if (n > 0) {
+		o->nproc_per_node = n;
+		termtext_printf(stderr, "clusterdoc mnist: %d ranks per node, the slots of %s\n", n,
+		                t->slots_file);
+	}
+	return 0;
+}
+
 int cmd_mnist(int argc, char **argv)
 {
 	struct mnist_run r = {0};
@@ -182,6 +208,8 @@ int cmd_mnist(int argc, char **argv)
 		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
+	if (!r.o.nproc_given && r.t.slots.count && slots_to_nproc(&r.t, &r.o) < 0)
+		goto out;
 	r.o.request_timeout_ms = r.t.pool.request_timeout_ms;
 	r.loop = loop_new();
 	r.pool = sshpool_new(r.loop, &r.t.pool, err, sizeof(err));

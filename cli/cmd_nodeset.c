@@ -7,9 +7,12 @@
 #include "command.h"
 #include "commands.h"
 #include "hostlist.h"
+#include "nodegroup.h"
+#include "targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct nodeset_cli {
 	int mode; /* 'e', 'f' or 'c' */
@@ -34,7 +37,7 @@ static int parse_own(void *ctx, int opt, const char *arg, const char *shown, cha
 
 	(void)shown;
 	if (opt == 'x')
-		return hostlist_add_arg(c->exclude, arg, err, errlen) < 0 ? CD_ERR_PARSE : 0;
+		return targets_add_arg(c->exclude, arg, err, errlen) < 0 ? CD_ERR_PARSE : 0;
 	if (c->mode && c->mode != opt)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "-%c and -%c do not go together", c->mode,
 		               opt);
@@ -62,12 +65,15 @@ static const struct command_opts opts[] = {
 const struct command command_nodeset = {
     .name = "nodeset",
     .summary = "expand, fold or count a hostlist",
-    .usage = "usage: clusterdoc nodeset -e|-f|-c [-x EXPR]... EXPR...\n"
+    .usage = "usage: clusterdoc nodeset -e|-f|-c [-x EXPR]... [EXPR...]\n"
              "Expand, fold or count hostlists. Several EXPRs are unioned; ^FILE reads one\n"
-             "host or hostlist per line from FILE.\n\n",
+             "host or hostlist per line from FILE; - (or no EXPR, with standard input not a\n"
+             "terminal) reads them from standard input.\n\n",
     .trailer = "\nEXPR: node[01-16,20], rack[1-2]-n[1-4], n[1-9/2]; ',' or whitespace separate\n"
                "hosts; A!B difference, A&B intersection, A^B symmetric difference, applied\n"
-               "left to right. Hosts come out sorted and without duplicates.\n",
+               "left to right. @group and @source:group: ClusterShell's groups.conf and\n"
+               "groups.d, @sj:JOBID and @sp:PARTITION through Slurm. Hosts come out sorted\n"
+               "and without duplicates.\n",
     .shortopts = "efcx:",
     .nodes = COMMAND_NO_NODES,
     .opts = opts,
@@ -99,20 +105,30 @@ int cmd_nodeset(int argc, char **argv)
 {
 	struct nodeset_cli c = {.exclude = hostlist_new()};
 	struct hostlist *hosts = hostlist_new();
-	char err[CD_ERRLEN];
+	struct nodegroups groups;
+	char err[CD_ERRLEN], *dash[] = {"-"};
 	int first, rc = 2, p;
 
+	nodegroups_init(&groups);
+	hosts->groups = c.exclude->groups = &groups.hook;
 	p = command_parse(&command_nodeset, &c, argc, argv, &first);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
-	if (first == argc) {
-		fprintf(stderr, "clusterdoc nodeset: no hostlist given\n");
+	if (first == argc && isatty(STDIN_FILENO)) {
+		fprintf(stderr, "clusterdoc nodeset: no hostlist given (give EXPR, or - and the "
+		                "hosts on standard input)\n");
 		goto out;
 	}
+	/* as ClusterShell's nodeset: no EXPR reads standard input */
+	if (first == argc) {
+		argv = dash;
+		argc = 1;
+		first = 0;
+	}
 	for (int i = first; i < argc; i++)
-		if (hostlist_add_arg(hosts, argv[i], err, sizeof(err)) < 0) {
+		if (targets_add_arg(hosts, argv[i], err, sizeof(err)) < 0) {
 			fprintf(stderr, "clusterdoc nodeset: %s\n", err);
 			goto out;
 		}
@@ -122,5 +138,6 @@ int cmd_nodeset(int argc, char **argv)
 out:
 	hostlist_free(hosts);
 	hostlist_free(c.exclude);
+	nodegroups_fini(&groups);
 	return rc;
 }

@@ -478,6 +478,25 @@ const struct command command_run = {
 
 /* ---------------------------------------------------------------- main */
 
+/* Say where the ranks per node come from when a host file gave slots: run
+ * honours each node's own count, so differing counts are no error. */
+static const struct hostslots *slots_note(const struct targets *t)
+{
+	char why[CD_ERRLEN];
+	int n = targets_common_slots(t, why, sizeof(why));
+
+	if (n > 0)
+		termtext_printf(stderr, "clusterdoc run: %d ranks per node, the slots of %s\n", n,
+		                t->slots_file);
+	else if (n < 0)
+		termtext_printf(stderr,
+		                "clusterdoc run: the slots of %s differ (%s): each node runs as "
+		                "many ranks as its slots (without slots: --nproc-per-node's "
+		                "default)\n",
+		                t->slots_file, why);
+	return &t->slots;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_cli c = {0};
@@ -508,6 +527,8 @@ int cmd_run(int argc, char **argv)
 		rc = p > 0 ? 0 : 2;
 		goto out;
 	}
+	if (!c.o.nproc_given && c.t.slots.count)
+		c.o.slots = slots_note(&c.t);
 	if (dash < 0 || dash + 1 >= argc) {
 		fprintf(stderr, "clusterdoc run: no command: clusterdoc run -w HOSTS [options] -- "
 		                "COMMAND [ARGS...]\n");

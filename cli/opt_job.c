@@ -85,6 +85,7 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 	case JOBOPT_EPOCHS:
 		return opt_int(shown, arg, 1, TRAIN_MAX_EPOCHS, &o->epochs, err, errlen);
 	case JOBOPT_NPROC:
+		o->nproc_given = 1;
 		return opt_int(shown, arg, 1, 64, &o->nproc_per_node, err, errlen);
 	case JOBOPT_BATCH:
 		return opt_int(shown, arg, 1, 4096, &o->batch, err, errlen);

@@ -1,5 +1,6 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
+#include "genders.h"
 #include "termtext.h"
 #include "cd.h"
 #include "transport_back.h"
@@ -14,8 +15,14 @@
 
 const char targets_help[] =
     "Nodes:\n"
-    "  -w HOSTLIST          nodes, e.g. node[01-16,20] or ^FILE (repeatable)\n"
-    "  --hostfile FILE      one node or hostlist per line, # comments\n"
+    "  -w HOSTLIST          nodes, e.g. node[01-16,20], ^FILE, - (standard input),\n"
+    "                       @group or @source:group (ClusterShell's groups.conf,\n"
+    "                       @sj:JOBID, @sp:PARTITION through Slurm) (repeatable)\n"
+    "  --hostfile FILE      one node or hostlist per line, # comments; Open MPI and\n"
+    "                       DeepSpeed's \"host slots=N\", MPICH's \"host:N\" (N: the\n"
+    "                       default --nproc-per-node of run and mnist); - reads stdin\n"
+    "  -g ATTR[=VAL],...    the nodes of /etc/genders with one of these attributes\n"
+    "                       ($CLUSTERDOC_GENDERS names another genders file)\n"
     "  -x HOSTLIST          exclude these nodes\n"
     "                       (default inside a Slurm job: $SLURM_JOB_NODELIST)\n"
     "SSH:\n"
@@ -54,6 +61,10 @@ void targets_init(struct targets *t)
 	t->exclude = hostlist_new();
 	sshpool_opts_init(&t->pool);
 	t->pool.notice = say_notice;
+	nodegroups_init(&t->groups);
+	hostslots_init(&t->slots);
+	t->hosts->groups = &t->groups.hook;
+	t->exclude->groups = &t->groups.hook;
 }
 
 void targets_fini(struct targets *t)
@@ -61,6 +72,36 @@ void targets_fini(struct targets *t)
 	hostlist_free(t->hosts);
 	hostlist_free(t->exclude);
 	free((char *)t->pool.agent_path);
+	nodegroups_fini(&t->groups);
+	hostslots_fini(&t->slots);
+}
+
+int targets_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "-") == 0)
+		return hostlist_read_fd(hl, STDIN_FILENO, HOSTLIST_STDIN_NAME, err, errlen);
+	return hostlist_add_arg(hl, arg, err, errlen);
+}
+
+int targets_common_slots(const struct targets *t, char *err, size_t errlen)
+{
+	return hostslots_common(&t->slots, t->hosts, err, errlen);
+}
+
+/* -g ATTR[=VAL],...: the matching nodes of the genders file; none is an error. */
+static int add_genders(struct targets *t, const char *query, char *err, size_t errlen)
+{
+	struct genders g;
+	const char *path = genders_path();
+	int rc;
+
+	genders_init(&g);
+	rc = genders_read(&g, path, err, errlen);
+	if (rc == 0 && (rc = genders_select(&g, query, t->hosts, err, errlen)) == 0)
+		rc = cd_errf(err, errlen, CD_ERR_NOTFOUND, "-g %s: no node of %s has it", query,
+		             path);
+	genders_fini(&g);
+	return rc < 0 ? rc : 0;
 }
 
 /* Seconds (fractions allowed) to milliseconds; -1 when invalid. */
@@ -106,15 +147,21 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 
 	switch (opt) {
 	case 'w':
-		if (hostlist_add_arg(t->hosts, arg, err, sizeof(err)) < 0)
+		if (targets_add_arg(t->hosts, arg, err, sizeof(err)) < 0)
 			goto bad_hostlist;
 		return 1;
 	case 'x':
-		if (hostlist_add_arg(t->exclude, arg, err, sizeof(err)) < 0)
+		if (targets_add_arg(t->exclude, arg, err, sizeof(err)) < 0)
 			goto bad_hostlist;
 		return 1;
 	case OPT_HOSTFILE:
-		if (hostlist_read_file(t->hosts, arg, err, sizeof(err)) < 0)
+		if (hostfile_read(t->hosts, &t->slots, arg, err, sizeof(err)) < 0)
+			goto bad_hostlist;
+		if (t->slots.count)
+			t->slots_file = arg;
+		return 1;
+	case 'g':
+		if (add_genders(t, arg, err, sizeof(err)) < 0)
 			goto bad_hostlist;
 		return 1;
 	case 'F':
@@ -248,7 +295,7 @@ int targets_finish(struct targets *t, const char *cmd)
 	hostlist_exclude(t->hosts, t->exclude);
 	if (!hostlist_count(t->hosts) && !t->hosts_optional) {
 		fprintf(stderr,
-		        "clusterdoc %s: no nodes: give -w HOSTLIST or --hostfile FILE "
+		        "clusterdoc %s: no nodes: give -w HOSTLIST, --hostfile FILE or -g ATTR "
 		        "(e.g. -w 'node[01-04]')\n",
 		        cmd);
 		return -1;

@@ -1,6 +1,7 @@
 /*
  * targets.h - the options every node-targeting subcommand shares: which
- * nodes (-w, --hostfile, -x, $SLURM_JOB_NODELIST) and how to reach them
+ * nodes (-w, --hostfile, -g, -x, $SLURM_JOB_NODELIST; "@group" through the
+ * group sources of nodegroup.h) and how to reach them
  * (ssh backend, config, user, port, key, fan-out, deadlines, host keys).
  */
 #ifndef CD_TARGETS_H
@@ -8,22 +9,27 @@
 
 #include <getopt.h>
 
+#include "hostfile.h"
 #include "hostlist.h"
+#include "nodegroup.h"
 #include "sshpool.h"
 
 struct targets {
 	struct hostlist *hosts;   /* selected nodes, in hostlist order */
 	struct hostlist *exclude; /* -x */
 	struct sshpool_opts pool; /* how to reach them */
+	struct nodegroups groups; /* resolves "@group" in -w, -x, --hostfile (hosts->groups) */
+	struct hostslots slots;   /* --hostfile's slots=N / host:N, per host */
+	const char *slots_file;   /* the --hostfile that gave slots (for messages) */
 	int json;                 /* --json */
 	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
 };
 
 /* The getopt_long options targets_option understands; append them to a
- * command's own table with TARGETS_LONGOPTS. Short options: "w:x:F:l:p:i:f:t:".
+ * command's own table with TARGETS_LONGOPTS. Short options: "w:x:g:F:l:p:i:f:t:".
  * A command whose -f is its own (bench: the size factor, BENCHOPT_SHORTOPTS)
  * takes TARGETS_SHORTOPTS_NOF; its fan-out stays --fanout. */
-#define TARGETS_SHORTOPTS_NOF "w:x:F:l:p:i:t:"
+#define TARGETS_SHORTOPTS_NOF "w:x:g:F:l:p:i:t:"
 #define TARGETS_SHORTOPTS     TARGETS_SHORTOPTS_NOF "f:"
 enum {
 	OPT_HOSTFILE = 1000,
@@ -65,6 +71,18 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 /* After option parsing: apply -x, fall back to $SLURM_JOB_NODELIST, find the
  * agent binary. Returns 0, or -1 after printing what to do. */
 int targets_finish(struct targets *t, const char *cmd);
+
+/* One -w or -x argument: "-" reads standard input (pdsh's "-w -"), anything
+ * else as hostlist_add_arg. Returns as those do. */
+int targets_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen);
+
+/*
+ * The ranks per node a host file's slots give, for a command whose
+ * --nproc-per-node was not given: N when every node has N slots, 0 when
+ * the host files gave none, -1 when they differ (err says which two:
+ * "n1 has 8 slots, n2 has 4").
+ */
+int targets_common_slots(const struct targets *t, char *err, size_t errlen);
 
 /* The option help shared by every node-targeting command. */
 extern const char targets_help[];

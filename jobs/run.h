@@ -57,6 +57,7 @@
 #include "loop.h"
 #include "jobs/runsync.h"
 #include "jobs/jobplan.h"
+#include "hostfile.h"
 #include "probes/netmodel.h"
 #include "sshpool.h"
 
@@ -75,14 +76,18 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 
 struct run_opts {
 	enum run_launcher launcher;
-	int nproc_per_node;          /* ranks per node; 0: the node's GPU count (at least 1) */
-	int master_port;             /* when the plan has none; default 29500 */
-	const char *python;          /* torchrun: the interpreter (NULL: facts' python3) */
-	const char *iface;           /* NULL: the plan's interface, else NCCL's pick, per node */
-	const struct job_plan *plan; /* the job's plan (jobs/jobplan.h: its hosts are the run's,
-	                                in order), or NULL: each node's own pick, unproved;
-	                                --iface wins */
-	const char *const *argv;     /* COMMAND ARGS..., placeholders unexpanded */
+	int nproc_per_node;            /* ranks per node; 0: the node's GPU count (at least 1) */
+	int nproc_given;               /* --nproc-per-node was given: slots below are not asked */
+	const struct hostslots *slots; /* a host file's slots per host (core/hostfile.h), or
+	                                  NULL: a node with slots runs that many ranks unless
+	                                  --nproc-per-node was given */
+	int master_port;               /* when the plan has none; default 29500 */
+	const char *python;            /* torchrun: the interpreter (NULL: facts' python3) */
+	const char *iface;             /* NULL: the plan's interface, else NCCL's pick, per node */
+	const struct job_plan *plan;   /* the job's plan (jobs/jobplan.h: its hosts are the run's,
+	                                  in order), or NULL: each node's own pick, unproved;
+	                                  --iface wins */
+	const char *const *argv;       /* COMMAND ARGS..., placeholders unexpanded */
 	size_t argc;
 	const char *const *env; /* "NAME=value" added last (--env, --env-file) */
 	size_t nenv;
@@ -257,6 +262,10 @@ int run_check_env(const char *kv, size_t len, char *err, size_t errlen);
 int run_plan_node(const struct run_opts *o, const char *run_id, const struct run_vars *v,
                   const char *python, const char *torch_version, const char *addr, json_t **argv,
                   json_t **env, char *err, size_t errlen);
+
+/* A node's ranks from its host file's slots= (when --nproc-per-node was not
+ * given), else run_plan_nproc. */
+int run_plan_host_nproc(const struct run_opts *o, const char *host, json_t *facts);
 
 /* A node's ranks: o->nproc_per_node, or for 0 (--nproc-per-node gpu) the
  * GPUs in the node's facts ("gpus"), at least 1. */

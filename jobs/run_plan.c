@@ -344,6 +344,13 @@ int run_plan_node(const struct run_opts *o, const char *run_id, const struct run
 	return 0;
 }
 
+int run_plan_host_nproc(const struct run_opts *o, const char *host, json_t *facts)
+{
+	int slots = o->nproc_given ? 0 : hostslots_get(o->slots, host);
+
+	return slots > 0 ? slots : run_plan_nproc(o, facts);
+}
+
 int run_plan_nproc(const struct run_opts *o, json_t *facts)
 {
 	json_t *gpus = json_object_get(facts, "gpus");

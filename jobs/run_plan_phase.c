@@ -95,7 +95,7 @@ void run_plan_phase(struct run *r)
 		    json_string_value(json_object_get(json_object_get(facts, "python"), "path"));
 		n->gpus = gpu_count(facts);
 		n->first_rank = rank;
-		n->nranks = run_plan_nproc(&r->o, facts);
+		n->nranks = run_plan_host_nproc(&r->o, n->host, facts);
 		rank += n->nranks;
 	}
 	r->r.nranks = rank;

@@ -92,6 +92,7 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 	case RUNOPT_LAUNCHER:
 		return parse_launcher(d, arg, err, errlen);
 	case RUNOPT_NPROC:
+		o->nproc_given = 1;
 		if (strcmp(arg, "gpu") == 0) {
 			o->nproc_per_node = 0;
 			return 0;

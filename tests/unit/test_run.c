@@ -477,6 +477,32 @@ static void nproc_gpu_is_the_nodes_gpu_count_at_least_one(void **state)
 	json_decref(unknown);
 }
 
+/* A host file's slots are a node's ranks, unless --nproc-per-node was given. */
+static void a_nodes_slots_are_its_ranks_unless_nproc_per_node_was_given(void **state)
+{
+	static const char file[] = "n1 slots=4\nn2:2\nn3\n";
+	struct hostlist *hl = hostlist_new();
+	json_t *eight = json_pack("{s[{}{}{}{}{}{}{}{}]}", "gpus");
+	struct hostslots slots;
+	struct run_opts o;
+	char err[CD_ERRLEN];
+
+	(void)state;
+	hostslots_init(&slots);
+	assert_int_equal(hostfile_parse(hl, &slots, file, strlen(file), "f", err, sizeof(err)), 0);
+	run_opts_init(&o);
+	o.slots = &slots;
+	assert_int_equal(run_plan_host_nproc(&o, "n1", eight), 4);
+	assert_int_equal(run_plan_host_nproc(&o, "n2", eight), 2);
+	assert_int_equal(run_plan_host_nproc(&o, "n3", eight), 1); /* no slots: the default */
+	o.nproc_per_node = 0;                                      /* --nproc-per-node gpu */
+	o.nproc_given = 1;
+	assert_int_equal(run_plan_host_nproc(&o, "n1", eight), 8);
+	json_decref(eight);
+	hostslots_fini(&slots);
+	hostlist_free(hl);
+}
+
 /* --backend hccl: refused naming each node's reason, each reason once. */
 static void hccl_refusal_names_the_nodes_by_reason(void **state)
 {
@@ -593,6 +619,7 @@ int main(void)
 	    cmocka_unit_test(plan_with_torchrun_puts_the_launcher_first),
 	    cmocka_unit_test(plan_sets_the_ipv6_family_for_an_ipv6_address),
 	    cmocka_unit_test(nproc_gpu_is_the_nodes_gpu_count_at_least_one),
+	    cmocka_unit_test(a_nodes_slots_are_its_ranks_unless_nproc_per_node_was_given),
 	    cmocka_unit_test(plan_tees_torchruns_workers_into_the_run_directory),
 	    cmocka_unit_test(every_run_has_a_directory_of_its_own_under_the_remote_dir),
 	    cmocka_unit_test(hang_ready_chains_a_users_pythonpath_after_its_own),
