@@ -3,6 +3,7 @@
 # everything is already there.
 #
 #   scripts/deps.sh LIST...     LIST: build | cross | test
+#   scripts/deps.sh --print LIST...   print their packages, one a line; install nothing
 #     build   what `make` needs for the head and the native agent (make deps)
 #     cross   the aarch64 agent's cross build: Debian's cross gcc and the arm64
 #             (multiarch) jansson and zlib (make deps-cross)
@@ -20,6 +21,8 @@ prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client mu
 openmpi-bin libopenmpi-dev
 debootstrap binfmt-support sudo qemu-user-static libc6:arm64
 dpkg-dev debhelper fakeroot bash-completion zsh"
+print=0
+[ "${1:-}" = --print ] && print=1 && shift
 [ $# -gt 0 ] || set -- build
 PKGS=""
 for list in "$@"; do
@@ -33,6 +36,10 @@ for list in "$@"; do
 		;;
 	esac
 done
+if [ $print = 1 ]; then
+	printf '%s\n' $PKGS
+	exit 0
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

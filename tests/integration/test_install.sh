@@ -53,6 +53,16 @@ t_make_without_the_aarch64_toolchain_builds_the_rest_and_says_how_to_get_it() {
 	expect_eq "$(grep -c 'aarch64' <<<"$out")" 0 "lines naming aarch64 with AARCH64_AGENT=no"
 }
 
+# debian/control's Build-Depends, against what make deps installs (less build-essential, which
+# Debian's builds always have)
+t_the_package_build_depends_are_what_make_deps_installs() {
+	local bd deps
+	bd=$(awk '/^Build-Depends:/ { on = 1; sub(/^Build-Depends:/, "") } on && /^[A-Z]/ && !/^Build-Depends/ { exit }
+		on { print }' "$CD_TOP/debian/control" | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -v '^debhelper-compat$' | grep . | sort)
+	deps=$("$CD_TOP/scripts/deps.sh" --print build | grep -v '^build-essential$' | sort)
+	expect_eq "$bd" "$deps" "Build-Depends"
+}
+
 # the files of a tree, relative to it, one a line
 tree_files() { (cd "$1" && find . -type f | sed 's|^\./||' | sort); }
 
