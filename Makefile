@@ -352,7 +352,7 @@ uninstall:
 		$(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent $(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent-*
 	[ ! -d $(DESTDIR)$(LIBEXECDIR)/clusterdoc ] || rmdir $(DESTDIR)$(LIBEXECDIR)/clusterdoc
 
-demo: deps all
+demo: deps deps-test all
 	@tests/cluster/demo.sh
 
 bench: all
