@@ -83,6 +83,10 @@ AGENT_BIN := clusterdoc-agent
 # them `make` builds the rest and says once how to get them.
 AARCH64_AGENT ?= auto
 AARCH64_CC    ?= aarch64-linux-gnu-gcc
+# On an aarch64 machine the native agent is the aarch64 one.
+ifeq ($(shell uname -m),aarch64)
+AARCH64_AGENT := native
+endif
 ifeq ($(AARCH64_AGENT),auto)
 AARCH64_HAVE := $(shell command -v $(AARCH64_CC) >/dev/null 2>&1 && \
 	for f in libjansson.a libz.a; do $(AARCH64_CC) -print-file-name=$$f | grep -q / || exit 0; done && \
