@@ -354,7 +354,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/clusterdoc $(DESTDIR)$(MANDIR)/man1/clusterdoc.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/clusterdoc $(DESTDIR)$(ZSHCOMPDIR)/_clusterdoc \
 		$(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent $(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent-*
-	[ ! -d $(DESTDIR)$(LIBEXECDIR)/clusterdoc ] || rmdir $(DESTDIR)$(LIBEXECDIR)/clusterdoc
+	[ ! -d $(DESTDIR)$(LIBEXECDIR)/clusterdoc ] || \
+		rmdir --ignore-fail-on-non-empty $(DESTDIR)$(LIBEXECDIR)/clusterdoc
 
 demo: deps deps-test all
 	@tests/cluster/demo.sh

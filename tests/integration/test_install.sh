@@ -2,8 +2,9 @@
 # Installable by people who are not its developers: the licence and its checker, `make` without
 # the aarch64 cross toolchain, `make install` into the directories asked for and `make uninstall`
 # of exactly that, and the shell completions made from the command table (bash's driven through
-# bash-completion's own loader, as an interactive shell finds it). No cluster: this runs make,
-# bash and zsh on the head. test_deb.sh builds and installs the Debian package.
+# bash-completion's own loader, as an interactive shell finds it; zsh's typed with Tab into an
+# interactive zsh on a pseudo-terminal). No cluster: this runs make, bash and zsh on the head.
+# test_deb.sh builds and installs the Debian package.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=install
@@ -128,6 +129,37 @@ t_bash_completion_completes_a_command_and_one_of_its_options() {
 2: --slurm-prolog
 3: --hostfile
 4: " "bash's answers"
+}
+
+# zsh_complete FPATH_DIR LINE: LINE typed into an interactive zsh (compinit with the installed
+# function first in fpath) on a pseudo-terminal, then Tab; prints the line as it then stands,
+# between @ and @ (to the line's start, "print -r -- @", to its end, "@", Enter)
+zsh_complete() {
+	cat >"$TMP/zdrive.zsh" <<'ZSH'
+zmodload zsh/zpty
+zpty -b z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w -n z "$2"$'\t'$'\x01print -r -- @\x05@\n'
+# what zle draws, until the line print wrote (at most 10 s)
+all=""
+repeat 1000; do
+	zpty -rt z chunk 2>/dev/null && all+=$chunk || sleep 0.01
+	[[ ${all//$'\r'/} == *$'\n'@*@$'\n'* ]] && break
+done
+zpty -d z
+print -r -- "$all" | tr -d '\r' | grep -a '^@' | tail -1
+ZSH
+	PATH=$CD_TOP:$PATH HOME=$TMP zsh -f "$TMP/zdrive.zsh" "$@"
+}
+
+t_zsh_completion_completes_a_command_and_one_of_its_options() {
+	local d=$TMP/zcomp fp
+	install_ready || return
+	command -v zsh >/dev/null || { itest_skip "no zsh (make deps-test installs it)"; return; }
+	make --no-print-directory -C "$CD_TOP" install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
+	fp=$d/srv/cd/share/zsh/site-functions
+	expect_eq "$(zsh_complete "$fp" 'clusterdoc fac')" "@clusterdoc facts@" "clusterdoc fac<Tab>" || return 1
+	expect_eq "$(zsh_complete "$fp" 'clusterdoc check --slurm-pr')" "@clusterdoc check --slurm-prolog@" "check --slurm-pr<Tab>"
 }
 
 # --help's Commands list and each command's --help options, against both scripts
