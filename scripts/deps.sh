@@ -37,6 +37,7 @@ for list in "$@"; do
 	esac
 done
 if [ $print = 1 ]; then
+	# shellcheck disable=SC2086 # one package a word
 	printf '%s\n' $PKGS
 	exit 0
 fi
