@@ -96,13 +96,8 @@ AARCH64_HAVE := $(filter yes,$(AARCH64_AGENT))
 endif
 ifeq ($(AARCH64_HAVE),yes)
 AGENT_CROSS := clusterdoc-agent-aarch64
-else ifeq ($(AARCH64_AGENT)$(MAKELEVEL),auto0)
-ifneq ($(filter-out deps deps-cross deps-test clean check-style format uninstall,$(or $(MAKECMDGOALS),all)),)
-$(info clusterdoc: not building clusterdoc-agent-aarch64 (the agent for aarch64 nodes): $(AARCH64_CC) \
-or the arm64 jansson/zlib is missing. On Debian: `make deps-cross`, which runs \
-dpkg --add-architecture arm64 and installs gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-libjansson-dev:arm64 zlib1g-dev:arm64. AARCH64_AGENT=no says nothing.)
-endif
+else ifeq ($(AARCH64_AGENT),auto)
+AARCH64_NOTICE := aarch64-notice
 endif
 endif
 
@@ -110,8 +105,15 @@ endif
 COMPLETIONS := $(BUILD)/completion/clusterdoc $(BUILD)/completion/_clusterdoc
 
 .PHONY: FORCE all deps deps-cross deps-test test check check-integration unit integration fuzz-smoke \
-        replay fuzz asan check-style format install uninstall demo bench clean
-all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS)
+        replay fuzz asan check-style format install uninstall demo bench clean aarch64-notice
+all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS) $(AARCH64_NOTICE)
+
+# Said once by each make that builds all without the aarch64 agent.
+aarch64-notice:
+	@echo "clusterdoc: not building clusterdoc-agent-aarch64 (the agent for aarch64 nodes):" \
+		"$(AARCH64_CC) or the arm64 jansson/zlib is missing. On Debian: 'make deps-cross'," \
+		"which runs dpkg --add-architecture arm64 and installs gcc-aarch64-linux-gnu" \
+		"libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64. AARCH64_AGENT=no says nothing." >&2
 
 $(BUILD)/completion/clusterdoc: $(HEAD_BIN)
 	@mkdir -p $(dir $@)
@@ -341,7 +343,7 @@ format:
 # What install puts, uninstall removes: the head, the agents (every
 # clusterdoc-agent* of $(LIBEXECDIR)/clusterdoc, a folder of their own), the
 # man page, the two completions; never a folder but that one.
-install: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS)
+install: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS) $(AARCH64_NOTICE)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/clusterdoc $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(HEAD_BIN) $(DESTDIR)$(BINDIR)/clusterdoc

@@ -12,6 +12,9 @@ TMP=$(mktemp -d /tmp/cd-install.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 
+# mk ARGS...: make in the tree, as a user runs it (not as a sub-make of make test's)
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$CD_TOP" "$@"; }
+
 t_license_is_mit_for_the_clusterdoc_authors() {
 	expect_eq "$(head -1 "$CD_TOP/LICENSE")" "MIT License" "LICENSE's first line" || return 1
 	expect_eq "$(grep -c '^Copyright (c) 2026 The clusterdoc authors$' "$CD_TOP/LICENSE")" 1 "its copyright line"
@@ -42,15 +45,17 @@ t_every_source_file_carries_the_mit_spdx_line() {
 	return "${PIPESTATUS[0]}"
 }
 
-# `make -n`: what make would run, with no aarch64 cross compiler (a name that is nowhere)
+# make all with no aarch64 cross compiler (a name that is nowhere), on the built tree: it
+# says once how to get one, builds nothing of the cross agent, and succeeds
 t_make_without_the_aarch64_toolchain_builds_the_rest_and_says_how_to_get_it() {
 	local out rc=0
-	out=$(make -n --no-print-directory -C "$CD_TOP" AARCH64_CC=cd-no-such-gcc all 2>&1) || rc=$?
+	install_ready || return
+	out=$(mk AARCH64_CC=cd-no-such-gcc all 2>&1) || rc=$?
 	expect_eq "$rc" 0 "make's exit status ($(tail -3 <<<"$out"))" || return 1
 	expect_eq "$(grep -c 'not building clusterdoc-agent-aarch64' <<<"$out")" 1 "lines saying the aarch64 agent is left out" || return 1
-	expect_match "$out" 'make deps-cross.*gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64' "how to get it" || return 1
-	expect_eq "$(grep -E 'cd-no-such-gcc|-o clusterdoc-agent-aarch64' <<<"$out" | grep -v 'not building' | head -3)" "" "commands of the cross build" || return 1
-	out=$(make -n --no-print-directory -C "$CD_TOP" AARCH64_CC=cd-no-such-gcc AARCH64_AGENT=no all 2>&1)
+	expect_match "$out" "'make deps-cross'.*gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64" "how to get it" || return 1
+	expect_eq "$(grep -E 'cd-no-such-gcc|aarch64' <<<"$out" | grep -v 'not building' | head -3)" "" "commands of the cross build" || return 1
+	out=$(mk -n AARCH64_CC=cd-no-such-gcc AARCH64_AGENT=no all 2>&1)
 	expect_eq "$(grep -c 'aarch64' <<<"$out")" 0 "lines naming aarch64 with AARCH64_AGENT=no"
 }
 
@@ -78,7 +83,7 @@ install_ready() {
 t_install_puts_each_file_in_the_directory_asked_for() {
 	local d=$TMP/root want out
 	install_ready || return
-	out=$(make --no-print-directory -C "$CD_TOP" install DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
+	out=$(mk install DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
 		{ echo "    make install failed: $(tail -5 <<<"$out")"; return 1; }
 	want="srv/cd/bin/clusterdoc
 srv/cd/man/man1/clusterdoc.1
@@ -99,9 +104,9 @@ t_uninstall_removes_exactly_what_install_put() {
 	echo other >"$d/srv/cd/bin/other"
 	echo other >"$d/srv/cd/share/bash-completion/completions/other"
 	echo other >"$d/usr/local/libexec/other"
-	out=$(make --no-print-directory -C "$CD_TOP" install DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
+	out=$(mk install DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
 		{ echo "    make install failed: $(tail -5 <<<"$out")"; return 1; }
-	out=$(make --no-print-directory -C "$CD_TOP" uninstall DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
+	out=$(mk uninstall DESTDIR="$d" "${INSTALL_VARS[@]}" 2>&1) ||
 		{ echo "    make uninstall failed: $(tail -5 <<<"$out")"; return 1; }
 	expect_eq "$(tree_files "$d" | tr '\n' ' ')" \
 		"srv/cd/bin/other srv/cd/share/bash-completion/completions/other usr/local/libexec/other " "what is left" || return 1
@@ -115,7 +120,7 @@ t_bash_completion_completes_a_command_and_one_of_its_options() {
 	local d=$TMP/comp out
 	install_ready || return
 	[[ -f $BASH_COMPLETION ]] || { itest_skip "no $BASH_COMPLETION (make deps-test installs bash-completion)"; return; }
-	make --no-print-directory -C "$CD_TOP" install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
+	mk install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
 	out=$(XDG_DATA_DIRS="$d/srv/cd/share" HOME=$TMP bash --norc --noprofile -i -c '
 		. '"$BASH_COMPLETION"'
 		__load_completion clusterdoc || echo "not loaded"
@@ -156,7 +161,7 @@ t_zsh_completion_completes_a_command_and_one_of_its_options() {
 	local d=$TMP/zcomp fp
 	install_ready || return
 	command -v zsh >/dev/null || { itest_skip "no zsh (make deps-test installs it)"; return; }
-	make --no-print-directory -C "$CD_TOP" install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
+	mk install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
 	fp=$d/srv/cd/share/zsh/site-functions
 	expect_eq "$(zsh_complete "$fp" 'clusterdoc fac')" "@clusterdoc facts@" "clusterdoc fac<Tab>" || return 1
 	expect_eq "$(zsh_complete "$fp" 'clusterdoc check --slurm-pr')" "@clusterdoc check --slurm-prolog@" "check --slurm-pr<Tab>"
