@@ -1,17 +1,30 @@
 # clusterdoc - hand-written Makefile.
 #
-#   make              build ./clusterdoc (head), ./clusterdoc-agent and ./clusterdoc-agent-aarch64
-#   make deps         install the Debian packages the project needs (idempotent)
+#   make              build ./clusterdoc (head), ./clusterdoc-agent and, where the aarch64
+#                     cross toolchain is installed, ./clusterdoc-agent-aarch64
+#   make deps         install the Debian packages building needs (idempotent)
+#   make deps-cross   ... and those of the aarch64 agent's cross build
+#   make deps-test    install what the tests need (cross build included)
 #   make test         unit tests, integration tests on the namespace test cluster, fuzz smoke
 #   make asan         the tests under AddressSanitizer + UBSan
 #   make check-style  clang-format check
 #   make fuzz         run each libFuzzer harness for FUZZ_SECONDS
 #   make demo         4-node demo cluster with the classic traps, then clusterdoc against it
-#   make install PREFIX=/usr/local
+#   make install      PREFIX=/usr/local; also DESTDIR, BINDIR, LIBEXECDIR, DATADIR, MANDIR,
+#                     BASHCOMPDIR, ZSHCOMPDIR (README.md, "Install")
+#   make uninstall    the same variables: removes what install put there
 #
 # WERROR=1 (set by CI) turns warnings into errors. SANITIZE=1 builds with ASan+UBSan.
+# AARCH64_AGENT=auto|yes|no: build the aarch64 agent when its toolchain is here (auto),
+# always (yes: an error without it), never (no).
 
-PREFIX    ?= /usr/local
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+LIBEXECDIR  ?= $(PREFIX)/libexec
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
 CC        ?= cc
 BUILD     ?= build
 FUZZ_SECONDS ?= 30
@@ -65,13 +78,59 @@ else
 HEAD_BIN  := clusterdoc
 AGENT_BIN := clusterdoc-agent
 # The agents for other architectures, beside the native one (the head pushes P
-# and every P-* beside it, choosing by the ELF header's e_machine).
+# and every P-* beside it, choosing by the ELF header's e_machine). The aarch64
+# one needs Debian's cross compiler and the arm64 jansson and zlib; without
+# them `make` builds the rest and says once how to get them.
+AARCH64_AGENT ?= auto
+AARCH64_CC    ?= aarch64-linux-gnu-gcc
+# On an aarch64 machine the native agent is the aarch64 one.
+ifeq ($(shell uname -m),aarch64)
+AARCH64_AGENT := native
+endif
+ifeq ($(AARCH64_AGENT),auto)
+AARCH64_HAVE := $(shell command -v $(AARCH64_CC) >/dev/null 2>&1 && \
+	for f in libjansson.a libz.a; do $(AARCH64_CC) -print-file-name=$$f | grep -q / || exit 0; done && \
+	echo yes)
+else
+AARCH64_HAVE := $(filter yes,$(AARCH64_AGENT))
+endif
+ifeq ($(AARCH64_HAVE),yes)
 AGENT_CROSS := clusterdoc-agent-aarch64
+else ifeq ($(AARCH64_AGENT),auto)
+AARCH64_NOTICE := aarch64-notice
+endif
 endif
 
-.PHONY: FORCE all deps test check check-integration unit integration fuzz-smoke replay fuzz asan check-style format install \
-        demo bench clean
-all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
+# The shell completions, made by the built head from its command table (cli/completion.h).
+COMPLETIONS := $(BUILD)/completion/clusterdoc $(BUILD)/completion/_clusterdoc
+
+.PHONY: FORCE all deps deps-cross deps-test test check check-integration unit integration fuzz-smoke \
+        replay fuzz asan check-style format install uninstall demo bench clean aarch64-notice
+all: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS) $(AARCH64_NOTICE)
+
+# Said once by each make that builds all without the aarch64 agent.
+aarch64-notice:
+	@echo "clusterdoc: not building clusterdoc-agent-aarch64 (the agent for aarch64 nodes):" \
+		"$(AARCH64_CC) or the arm64 jansson/zlib is missing. On Debian: 'make deps-cross'," \
+		"which runs dpkg --add-architecture arm64 and installs gcc-aarch64-linux-gnu" \
+		"libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64. AARCH64_AGENT=no says nothing." >&2
+
+$(BUILD)/completion/clusterdoc: $(HEAD_BIN)
+	@mkdir -p $(dir $@)
+	./$(HEAD_BIN) completion bash >$@.tmp && mv $@.tmp $@
+$(BUILD)/completion/_clusterdoc: $(HEAD_BIN)
+	@mkdir -p $(dir $@)
+	./$(HEAD_BIN) completion zsh >$@.tmp && mv $@.tmp $@
+
+# The installed head finds its agents beside itself, in ../libexec/clusterdoc,
+# then in $(LIBEXECDIR)/clusterdoc (for a BINDIR elsewhere): that path is
+# compiled into cli/targets.o, which is rebuilt when it changes.
+AGENT_DIR_STAMP := $(BUILD)/gen/agent-dir
+$(AGENT_DIR_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LIBEXECDIR)/clusterdoc' | cmp -s - $@ || echo '$(LIBEXECDIR)/clusterdoc' >$@
+$(BUILD)/cli/targets.o: $(AGENT_DIR_STAMP)
+$(BUILD)/cli/targets.o: private CPPFLAGS += -DCD_AGENT_DIR='"$(LIBEXECDIR)/clusterdoc"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -131,7 +190,11 @@ $(BUILD)/fuzz/fuzz_netprobe: tests/fuzz/fuzz_netprobe.c $(NETPROBE_PARSE_OBJ)
 -include $(FUZZ_OBJ:.o=.d)
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+deps-cross:
+	@scripts/deps.sh cross
+deps-test:
+	@scripts/deps.sh test cross
 
 unit: $(UNIT_BIN) $(AGENT_BIN) $(AGENT_CROSS)
 	@tests/run-unit.sh $(UNIT_BIN)
@@ -242,7 +305,7 @@ STAGE = tests/stage.sh $(1) $(MAKE) --no-print-directory -j$(NPROC) $(1)
 ASAN_BUILD = nice -n 19 tests/stage.sh --quiet asan-build \
 	$(MAKE) --no-print-directory -j$(NPROC) SANITIZE=1 build-asan/clusterdoc replay
 
-test: deps
+test: deps deps-test
 	@mkdir -p $(BUILD) && rm -f $(RESULTS) $(RESULTS:.txt=-stages.txt)
 	@tests/stage.sh build $(MAKE) --no-print-directory -j$(NPROC) all
 	@$(ASAN_BUILD) & $(call STAGE,unit); wait
@@ -264,7 +327,7 @@ check-integration: $(HEAD_BIN) $(AGENT_BIN)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		bash tests/integration/test_options.sh
 
-asan: deps
+asan: deps deps-test
 	@mkdir -p build && rm -f build/test-results.txt
 	@$(MAKE) --no-print-directory SANITIZE=1 all
 	@$(MAKE) --no-print-directory SANITIZE=1 unit || echo "FAIL stage/asan-unit" >>build/test-results.txt
@@ -277,14 +340,26 @@ check-style:
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-install: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/clusterdoc \
-		$(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(HEAD_BIN) $(DESTDIR)$(PREFIX)/bin/clusterdoc
-	install -m 0755 $(AGENT_BIN) $(AGENT_CROSS) $(DESTDIR)$(PREFIX)/libexec/clusterdoc/
-	install -m 0644 docs/clusterdoc.1 $(DESTDIR)$(PREFIX)/share/man/man1/clusterdoc.1
+# What install puts, uninstall removes: the head, the agents (every
+# clusterdoc-agent* of $(LIBEXECDIR)/clusterdoc, a folder of their own), the
+# man page, the two completions; never a folder but that one.
+install: $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(COMPLETIONS) $(AARCH64_NOTICE)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/clusterdoc $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(HEAD_BIN) $(DESTDIR)$(BINDIR)/clusterdoc
+	install -m 0755 $(AGENT_BIN) $(AGENT_CROSS) $(DESTDIR)$(LIBEXECDIR)/clusterdoc/
+	install -m 0644 docs/clusterdoc.1 $(DESTDIR)$(MANDIR)/man1/clusterdoc.1
+	install -m 0644 $(BUILD)/completion/clusterdoc $(DESTDIR)$(BASHCOMPDIR)/clusterdoc
+	install -m 0644 $(BUILD)/completion/_clusterdoc $(DESTDIR)$(ZSHCOMPDIR)/_clusterdoc
 
-demo: deps all
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/clusterdoc $(DESTDIR)$(MANDIR)/man1/clusterdoc.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/clusterdoc $(DESTDIR)$(ZSHCOMPDIR)/_clusterdoc \
+		$(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent $(DESTDIR)$(LIBEXECDIR)/clusterdoc/clusterdoc-agent-*
+	[ ! -d $(DESTDIR)$(LIBEXECDIR)/clusterdoc ] || \
+		rmdir --ignore-fail-on-non-empty $(DESTDIR)$(LIBEXECDIR)/clusterdoc
+
+demo: deps deps-test all
 	@tests/cluster/demo.sh
 
 bench: all

@@ -4,6 +4,7 @@
  */
 #include "cd.h"
 #include "commands.h"
+#include "completion.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -113,6 +114,9 @@ static int run(int argc, char **argv)
 	}
 	if (argv[1][0] == '-' && argv[1][1])
 		return run_tui_or_explain(argc, argv);
+	/* not a row of the table: it prints the table itself (completion.h) */
+	if (strcmp(argv[1], "completion") == 0)
+		return cmd_completion(argc - 1, argv + 1);
 	if ((cmd = command_named(argv[1])))
 		return cmd->run(argc - 1, argv + 1);
 	fprintf(stderr, "clusterdoc: unknown command \"%s\"\n\n", argv[1]);

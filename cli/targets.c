@@ -255,7 +255,14 @@ bad_value:
 	return -1;
 }
 
-/* The agent next to this executable, or in ../libexec/clusterdoc/ once installed. */
+/* Where `make install` put the agents (LIBEXECDIR/clusterdoc): the Makefile
+ * says it; a build by other means looks in the default place. */
+#ifndef CD_AGENT_DIR
+#define CD_AGENT_DIR "/usr/local/libexec/clusterdoc"
+#endif
+
+/* The agent next to this executable, or in ../libexec/clusterdoc/ once
+ * installed, or in CD_AGENT_DIR (installed with a BINDIR elsewhere). */
 static char *find_agent(void)
 {
 	char self[PATH_MAX], *dir, *path;
@@ -274,6 +281,10 @@ static char *find_agent(void)
 		return path;
 	free(path);
 	path = cd_asprintf("%s/../libexec/clusterdoc/clusterdoc-agent", dir);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	path = cd_strdup(CD_AGENT_DIR "/clusterdoc-agent");
 	if (access(path, X_OK) == 0)
 		return path;
 	free(path);

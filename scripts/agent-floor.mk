@@ -14,13 +14,13 @@
 #                                   and --wrap=__libc_start_main
 #
 # The aarch64 agent is cross-built with Debian's aarch64-linux-gnu-gcc and the
-# arm64 multiarch jansson and zlib (make deps installs them). Its library objects
+# arm64 multiarch jansson and zlib (make deps-cross installs them); the
+# Makefile builds it only where they are (AARCH64_AGENT). Its library objects
 # live in $(BUILD)/aarch64/, and only those the native agent pulls from
 # libclusterdoc.a are built (the rest need head-only libraries that have no
 # arm64 package here).
 
 GLIBC_FLOOR  ?= 2.17
-AARCH64_CC   ?= aarch64-linux-gnu-gcc
 AARCH64_AR   ?= aarch64-linux-gnu-ar
 READELF      ?= readelf
 AARCH64_BUILD := $(BUILD)/aarch64
@@ -74,10 +74,11 @@ endef
 
 NATIVE_ARCH := $(shell uname -m)
 $(eval $(call agent_floor_rules,$(NATIVE_ARCH),$(CC),$(AGENT_OBJ),$(LIB),$(AGENT_BIN)))
-$(eval $(call agent_floor_rules,aarch64,$(AARCH64_CC),$(AARCH64_AGENT_OBJ),$(AARCH64_LIB),clusterdoc-agent-aarch64))
-
 $(AGENT_BIN): $(BUILD)/abi/$(NATIVE_ARCH)/ctor-probe
+ifneq ($(AGENT_CROSS),)
+$(eval $(call agent_floor_rules,aarch64,$(AARCH64_CC),$(AARCH64_AGENT_OBJ),$(AARCH64_LIB),clusterdoc-agent-aarch64))
 clusterdoc-agent-aarch64: $(BUILD)/abi/aarch64/ctor-probe
+endif
 
 # The cross objects. Generated sources (build/gen/) are shared with the native build.
 $(AARCH64_BUILD)/gen/%.o: $(BUILD)/gen/%.c | aarch64-toolchain
@@ -102,10 +103,10 @@ aarch64-lib-members: $(AARCH64_LIB_OBJ)
 
 aarch64-toolchain:
 	@command -v $(AARCH64_CC) >/dev/null || { \
-		echo "clusterdoc: $(AARCH64_CC) not found: the aarch64 agent needs it; run 'make deps'" >&2; exit 1; }
+		echo "clusterdoc: $(AARCH64_CC) not found: the aarch64 agent needs it; run 'make deps-cross'" >&2; exit 1; }
 	@for f in libjansson.a libz.a; do \
 		[ -n "$$($(AARCH64_CC) -print-file-name=$$f | grep /)" ] || { \
-		echo "clusterdoc: the arm64 $$f is missing (libjansson-dev:arm64, zlib1g-dev:arm64); run 'make deps'" >&2; \
+		echo "clusterdoc: the arm64 $$f is missing (libjansson-dev:arm64, zlib1g-dev:arm64); run 'make deps-cross'" >&2; \
 		exit 1; }; done
 
 -include $(AARCH64_AGENT_OBJ:.o=.d) $(wildcard $(LIB_OBJ:$(BUILD)/%.o=$(AARCH64_BUILD)/%.d)) \

@@ -1,15 +1,46 @@
 #!/bin/sh
-# Install the Debian packages clusterdoc needs to build and test. Idempotent,
-# and quiet when everything is already there.
+# Install the Debian packages of the named lists. Idempotent, and quiet when
+# everything is already there.
+#
+#   scripts/deps.sh LIST...     LIST: build | cross | test
+#   scripts/deps.sh --print LIST...   print their packages, one a line; install nothing
+#     build   what `make` needs for the head and the native agent (make deps)
+#     cross   the aarch64 agent's cross build: Debian's cross gcc and the arm64
+#             (multiarch) jansson and zlib (make deps-cross)
+#     test    what `make test` needs beyond them: the namespace cluster (sshd,
+#             nft, sudo, Slurm, munge, Open MPI), Prometheus, the debootstrapped
+#             roots run by qemu, cmocka, clang, the .deb build (make deps-test,
+#             with cross: the tests run the aarch64 agent)
 set -eu
-PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
-zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
-python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
+BUILD_PKGS="build-essential libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
+zlib1g-dev libjansson-dev python3"
+CROSS_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64"
+TEST_PKGS="clang libcmocka-dev clang-format openssh-client openssh-server nftables iproute2 iputils-ping
+python3-torch iperf3 tmux pdsh clustershell procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client munge
 openmpi-bin libopenmpi-dev
-debootstrap binfmt-support sudo
-gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
-libjansson-dev:arm64 zlib1g-dev:arm64 libc6:arm64"
+debootstrap binfmt-support sudo qemu-user-static libc6:arm64
+dpkg-dev debhelper fakeroot bash-completion zsh"
+print=0
+[ "${1:-}" = --print ] && print=1 && shift
+[ $# -gt 0 ] || set -- build
+PKGS=""
+for list in "$@"; do
+	case $list in
+	build) PKGS="$PKGS $BUILD_PKGS" ;;
+	cross) PKGS="$PKGS $CROSS_PKGS" ;;
+	test) PKGS="$PKGS $TEST_PKGS" ;;
+	*)
+		echo "scripts/deps.sh: unknown list '$list' (build, cross, test)" >&2
+		exit 2
+		;;
+	esac
+done
+if [ $print = 1 ]; then
+	# shellcheck disable=SC2086 # one package a word
+	printf '%s\n' $PKGS
+	exit 0
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -5,6 +5,7 @@
 # sudo) from the Debian mirror apt uses here, and kept in a cache directory that every later run
 # reuses read-only (the nodes mount it as the lower layer of an overlay with a per-run upper dir):
 #     ${CD_ROOT_CACHE:-/var/cache/clusterdoc-test}/NAME       NAME = bullseye-amd64 | bookworm-arm64
+#                                                             | bookworm-amd64 (test_deb.sh's)
 #     NAME/.clusterdoc-root    written last: "suite arch seconds-to-build date"; a root without it
 #                              is never used
 # A build runs in NAME's lock (flock on .NAME.lock: two tests never build it at once), in a temp
@@ -52,7 +53,8 @@ _cd_root_spec() { # NAME -> "suite arch"
 	case $1 in
 	bullseye-amd64) echo "bullseye amd64" ;;
 	bookworm-arm64) echo "bookworm arm64" ;;
-	*) _cd_root_err "unknown root '$1' (bullseye-amd64 | bookworm-arm64)"; return 2 ;;
+	bookworm-amd64) echo "bookworm amd64" ;;
+	*) _cd_root_err "unknown root '$1' (bullseye-amd64 | bookworm-arm64 | bookworm-amd64)"; return 2 ;;
 	esac
 }
 

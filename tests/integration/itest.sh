@@ -1,7 +1,7 @@
 # itest.sh - helpers for integration tests. Source it after tests/lib.sh.
 #   CLUSTERDOC / CLUSTERDOC_AGENT: the binaries under test (set by make).
-#   run_test NAME: runs the function t_NAME, records PASS/FAIL and how long it took;
-#   itest_run_all runs them all.
+#   run_test NAME: runs the function t_NAME, records PASS/FAIL (SKIP when it returns 77:
+#   itest_skip) and how long it took; itest_run_all runs them all.
 #   Assertions print what differed and return 1.
 source "$CD_TOP/tests/cluster/cluster.sh"
 CLUSTERDOC=${CLUSTERDOC:-$CD_TOP/clusterdoc}
@@ -41,12 +41,23 @@ expect_match() { # text regex what
 	return 1
 }
 
+# itest_skip REASON: from a test, `itest_skip "..."; return`: the test is
+# recorded as skipped with REASON (what it lacks, and how to get it).
+itest_skip() {
+	echo "$*"
+	return 77
+}
+
+# (its status is not in a variable a test may set: tests set rc, out and err of their callers)
 run_test() {
-	local name=$1 log t0
+	local name=$1 log t0 _run_test_status=0
 	log=$(mktemp)
 	t0=$(cd_now_ms)
-	if "t_$name" >"$log" 2>&1; then
+	"t_$name" >"$log" 2>&1 || _run_test_status=$?
+	if ((_run_test_status == 0)); then
 		result_took $(($(cd_now_ms) - t0)) PASS "$ITEST_FILE/$name"
+	elif ((_run_test_status == 77)); then
+		result_took $(($(cd_now_ms) - t0)) SKIP "$ITEST_FILE/$name" "$(tail -1 "$log")"
 	else
 		result_took $(($(cd_now_ms) - t0)) FAIL "$ITEST_FILE/$name"
 		sed 's/^/    /' "$log" | tail -25
