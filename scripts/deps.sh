@@ -6,7 +6,7 @@ PKGS="build-essential clang libssh2-1-dev libssl-dev libncurses-dev libcurl4-ope
 zlib1g-dev libjansson-dev libcmocka-dev openssh-client openssh-server nftables iproute2 iputils-ping
 python3 python3-torch iperf3 tmux pdsh clustershell clang-format procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client munge
-openmpi-bin libopenmpi-dev
+openmpi-bin libopenmpi-dev libibverbs-dev
 debootstrap binfmt-support sudo
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 libjansson-dev:arm64 zlib1g-dev:arm64 libc6:arm64"
