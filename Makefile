@@ -183,7 +183,7 @@ FAKE_IBVERBS := $(BUILD)/fakes/ibverbs/libibverbs.so.1
 FAKE_IBVERBS_SRC := tests/fakes/fake_ibverbs.c tests/fakes/fake_ibverbs_wire.c
 $(FAKE_IBVERBS): $(FAKE_IBVERBS_SRC) tests/fakes/fake_ibverbs.h probes/verbs_abi.h
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE -I. $(CFLAGS) -shared -fPIC -Wl,-soname,libibverbs.so.1 $(LDFLAGS) -o $@ $(FAKE_IBVERBS_SRC)
+	$(CC) -D_GNU_SOURCE -I. $(CFLAGS) -shared -fPIC -Wl,-soname,libibverbs.so.1 -Wl,-z,nodelete $(LDFLAGS) -o $@ $(FAKE_IBVERBS_SRC)
 
 $(BUILD)/tests/test_reach_rdma: $(FAKE_IBVERBS)
 $(BUILD)/tests/test_reach_rdma: private CPPFLAGS += -DFAKE_IBVERBS='"$(abspath $(FAKE_IBVERBS))"'
