@@ -310,9 +310,12 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 		a->port = t->port;
 		a->fixed_port = t->fixed;
 		attempt_set_result(a, r);
-		if (t->rdma)
+		if (t->rdma) {
 			rdma_matrix_set(a, r);
-		else if (t->rdma_skip[0])
+			if (!a->rdma[0]) /* an agent that does not know the proof */
+				rdma_matrix_not_tested(a,
+				                       "the agent did not answer the RDMA proof");
+		} else if (t->rdma_skip[0])
 			rdma_matrix_not_tested(a, t->rdma_skip);
 		c->stats.attempts++;
 	}

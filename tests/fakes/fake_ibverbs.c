@@ -47,7 +47,8 @@
  * writes end in IBV_WC_RETRY_EXC_ERR.
  *
  * FAKE_IBVERBS_CRASH_ON_OPEN=1 makes ibv_open_device abort, as a broken
- * provider might.
+ * provider might; FAKE_IBVERBS_NO_COMPLETION=1 makes a write never
+ * complete (no completion is ever queued), as a wedged HCA might.
  */
 #include "fake_ibverbs.h"
 
@@ -636,6 +637,13 @@ static int run_job(struct fake_qp *q, const struct job *j)
 	return fake_wire_write(q, j, fake_now_us() + retry_budget_us(q));
 }
 
+static int no_completion(void)
+{
+	const char *v = getenv("FAKE_IBVERBS_NO_COMPLETION");
+
+	return v && strcmp(v, "1") == 0;
+}
+
 static void *requester(void *arg)
 {
 	struct fake_qp *q = arg;
@@ -666,7 +674,7 @@ static void *requester(void *arg)
 			q->state = q->qp.state = CD_IBV_QPS_ERR;
 			pthread_mutex_unlock(&fake_lock);
 		}
-		if (j->signaled || wc.status != CD_IBV_WC_SUCCESS)
+		if ((j->signaled || wc.status != CD_IBV_WC_SUCCESS) && !no_completion())
 			cq_push(q->qp.send_cq, &wc);
 		free(j);
 	}

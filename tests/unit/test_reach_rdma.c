@@ -112,7 +112,7 @@ static json_t *rdma_spec(void)
 
 /* Listen on 127.0.0.1 with the proof's side, connect to it asking for
  * the proof; the one result row. */
-static json_t *prove(int listener_rdma)
+static json_t *prove_within(int listener_rdma, int timeout_ms)
 {
 	const char *code = NULL;
 	char msg[256];
@@ -129,9 +129,9 @@ static json_t *prove(int listener_rdma)
 	    json_object_get(json_array_get(json_object_get(ans, "listeners"), 0), "port"));
 	json_decref(ans);
 	json_decref(req);
-	req = json_pack("{sssisisIs[{sisisssisb}]}", "token", TOKEN, "node", 1, "timeout_ms", 5000,
-	                "rdma_bytes", (json_int_t)65536, "targets", "id", 0, "node", 2, "address",
-	                "127.0.0.1", "port", port, "rdma", 1);
+	req = json_pack("{sssisisIs[{sisisssisb}]}", "token", TOKEN, "node", 1, "timeout_ms",
+	                timeout_ms, "rdma_bytes", (json_int_t)65536, "targets", "id", 0, "node", 2,
+	                "address", "127.0.0.1", "port", port, "rdma", 1);
 	json_object_set_new(req, "rdma", rdma_spec());
 	ans = reach_connect(req, &code, msg, sizeof(msg));
 	assert_non_null(ans);
@@ -139,6 +139,11 @@ static json_t *prove(int listener_rdma)
 	row = json_incref(json_array_get(json_object_get(ans, "results"), 0));
 	json_decref(ans);
 	return row;
+}
+
+static json_t *prove(int listener_rdma)
+{
+	return prove_within(listener_rdma, 5000);
 }
 
 static const char *field(json_t *row, const char *key)
@@ -217,6 +222,21 @@ static void provider_that_crashes_on_open_is_named(void **state)
 	json_decref(row);
 }
 
+static void write_that_never_completes_fails_at_the_deadline(void **state)
+{
+	json_t *row;
+
+	make_tree("4: ACTIVE");
+	setenv("FAKE_IBVERBS_NO_COMPLETION", "1", 1);
+	row = prove_within(1, 1500);
+	unsetenv("FAKE_IBVERBS_NO_COMPLETION");
+	assert_string_equal(field(row, "result"), "ok");
+	assert_string_equal(field(row, "rdma"), "failed");
+	assert_string_equal(field(row, "rdma_why"),
+	                    "the RDMA write did not complete within 1500 ms");
+	json_decref(row);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +246,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(port_not_active_is_not_tested, setup, teardown),
 	    cmocka_unit_test_setup_teardown(no_libibverbs_is_not_tested, setup, teardown),
 	    cmocka_unit_test_setup_teardown(provider_that_crashes_on_open_is_named, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(write_that_never_completes_fails_at_the_deadline, setup,
 	                                    teardown),
 	};
 
