@@ -9,10 +9,11 @@
 # its file $DIR/rootI names, none when the file is absent (the node's own /sys: no RDMA here).
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
 ITEST_FILE=rdma_pairs
 
 DIR="" # the trees, in the /tmp the nodes share
-trap '[[ -n $DIR ]] && rm -rf "$DIR"' EXIT
+trap 'tui_stop; [[ -n $DIR ]] && rm -rf "$DIR"' EXIT
 
 FAKE=$CD_TOP/build/fakes/ibverbs/libibverbs.so.1
 CHECK=(check -w 'node[1-3]' --json --probe-timeout 3000)
@@ -136,6 +137,20 @@ t_a_node_without_a_tree_has_no_rdma_device() {
 	expect_eq "$(jget "$PAIRS")" \
 		"[('node1', 'node2', 'ok', None), ('node1', 'node3', 'not tested', 'peer has no RDMA device'), ('node2', 'node3', 'not tested', 'peer has no RDMA device')]" \
 		"node3's pairs ($err)"
+}
+
+# The TUI's Network grid sums up the selected pair with its RDMA proof.
+t_the_tui_grid_shows_the_selected_pairs_rdma_proof() {
+	tui_start -- -w 'node[1-3]' --probe-timeout 3000 || return 1
+	tui_wait 'check done: 3 node\(s\)' 60 || return 1
+	tui_keys 2 m
+	tui_wait 'REACHABILITY from row to column' 5 || return 1
+	tui_keys l
+	tui_wait 'node1 -> node2: ok' 5 || return 1
+	tui_wait '^   RDMA ok [0-9.]+ MiB in [0-9.]+ ms \([0-9]+ MB/s\), mlx5_0:1 gid 3 -> mlx5_0:1 gid 3' 5 ||
+		return 1
+	tui_keys q
+	tui_stop
 }
 
 itest_need_root
