@@ -197,7 +197,8 @@ static void self_targets(struct netcheck *c, size_t i, size_t *cap)
 
 /* The RDMA proof goes with the bulk proof, once per pair: on node i's
  * first bulk target toward each peer, where both ends can take part; the
- * others are marked with why not (rdma_matrix.h). seen is scratch of n. */
+ * others are marked with why not (rdma_matrix.h), unless neither node has
+ * an RDMA port. seen is scratch of n. */
 static void rdma_targets(struct netcheck *c, size_t i, unsigned char *seen)
 {
 	struct netcheck_node_state *ns = &c->nodes[i];
@@ -206,7 +207,8 @@ static void rdma_targets(struct netcheck *c, size_t i, unsigned char *seen)
 	for (size_t k = 0; k < ns->ntargets; k++) {
 		struct netcheck_target *t = &ns->targets[k];
 
-		if (!t->bulk || seen[t->node])
+		if (!t->bulk || seen[t->node] ||
+		    !rdma_matrix_relevant(&ns->rdma, &c->nodes[t->node].rdma))
 			continue;
 		seen[t->node] = 1;
 		if (!rdma_matrix_why_not(&ns->rdma, &c->nodes[t->node].rdma, t->rdma_skip,

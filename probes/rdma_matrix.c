@@ -53,6 +53,7 @@ void rdma_matrix_end(const struct nm_node *n, struct rdma_end *e)
 	memset(e, 0, sizeof(*e));
 	e->gid_index = -1;
 	json_array_foreach(ports, k, p) active += port_active(p);
+	e->has_ports = json_array_size(ports) > 0;
 	if (!json_is_object(rnode) || !str_of(rnode, "verbs_lib"))
 		snprintf(e->why, sizeof(e->why), "no libibverbs");
 	else if (json_array_size(ports) == 0)
@@ -91,6 +92,11 @@ const char *rdma_matrix_why_not(const struct rdma_end *from, const struct rdma_e
 	else
 		return NULL;
 	return buf;
+}
+
+int rdma_matrix_relevant(const struct rdma_end *from, const struct rdma_end *to)
+{
+	return from->has_ports || to->has_ports;
 }
 
 json_t *rdma_matrix_spec(const struct rdma_end *e)

@@ -23,6 +23,7 @@ struct rdma_end {
 	int gid_index; /* RoCE: NCCL's GID index; -1 on InfiniBand */
 	int roce;      /* the port's link layer is Ethernet */
 	char why[96];  /* !ok: "no libibverbs", "no RDMA device", "no ACTIVE port", ... */
+	int has_ports; /* the facts list an RDMA port */
 };
 
 /* Node n's end, from its RDMA facts ("rdma", "rdma_node") and NCCL's
@@ -32,6 +33,11 @@ void rdma_matrix_end(const struct nm_node *n, struct rdma_end *e);
 /* Why the pair from -> to is not tested ("no libibverbs" for from's own
  * lack, "peer has no ACTIVE port" for to's, "link layers differ"), into
  * buf; NULL when both ends can take part. */
+
+/* Whether the pair concerns RDMA at all: one of its nodes has a port (a
+ * cluster without RDMA gets no proof and no "not tested" rows). */
+int rdma_matrix_relevant(const struct rdma_end *from, const struct rdma_end *to);
+
 const char *rdma_matrix_why_not(const struct rdma_end *from, const struct rdma_end *to, char *buf,
                                 size_t len);
 

@@ -139,6 +139,19 @@ t_a_node_without_a_tree_has_no_rdma_device() {
 		"node3's pairs ($err)"
 }
 
+# Without an RDMA port on any node the matrix carries no proof and no "not tested" row, and the
+# text has no RDMA section: a cluster without RDMA reads as before.
+t_a_cluster_without_rdma_ports_carries_no_proof() {
+	rm -f "$DIR"/root[123]
+	cd_head "${CHECK[@]}"
+	local json=$out
+	cd_head check -w 'node[1-3]' --probe-timeout 3000
+	for i in 1 2 3; do echo "$DIR/n$i" >"$DIR/root$i"; done
+	expect_eq "$(grep -c 'RDMA PAIRS' <<<"$out")" 0 "the text's RDMA section" || return 1
+	out=$json
+	expect_eq "$(jget "$PAIRS")" "[]" "no row with rdma ($err)"
+}
+
 # The TUI's Network grid sums up the selected pair with its RDMA proof.
 t_the_tui_grid_shows_the_selected_pairs_rdma_proof() {
 	tui_start -- -w 'node[1-3]' --probe-timeout 3000 || return 1

@@ -124,6 +124,22 @@ static void why_a_pair_is_not_tested_names_the_side_that_lacks(void **state)
 	assert_string_equal(rdma_matrix_why_not(&ok, &ib, buf, sizeof(buf)), "link layers differ");
 }
 
+static void a_pair_without_any_rdma_port_is_left_alone(void **state)
+{
+	struct nm_node n;
+	struct rdma_end plain, roce;
+
+	node_with(&n, json_array(), LIB, NULL);
+	rdma_matrix_end(&n, &plain);
+	json_decref(n.rdma);
+	node_with(&n, json_pack("[o]", roce_port("mlx5_0", "ACTIVE")), LIB, NULL);
+	rdma_matrix_end(&n, &roce);
+	json_decref(n.rdma);
+	assert_false(rdma_matrix_relevant(&plain, &plain));
+	assert_true(rdma_matrix_relevant(&plain, &roce));
+	assert_true(rdma_matrix_relevant(&roce, &plain));
+}
+
 static void write_bytes_shrink_with_the_number_of_pairs(void **state)
 {
 	assert_int_equal(rdma_matrix_bytes(1), 4 * 1024 * 1024);
@@ -227,6 +243,7 @@ int main(void)
 	    cmocka_unit_test(nccl_ib_hca_chooses_the_port_of_the_proof),
 	    cmocka_unit_test(a_node_that_cannot_take_part_says_why),
 	    cmocka_unit_test(why_a_pair_is_not_tested_names_the_side_that_lacks),
+	    cmocka_unit_test(a_pair_without_any_rdma_port_is_left_alone),
 	    cmocka_unit_test(write_bytes_shrink_with_the_number_of_pairs),
 	    cmocka_unit_test(results_go_from_the_row_to_the_report_and_the_text),
 	    cmocka_unit_test(an_attempt_without_the_proof_adds_nothing),
