@@ -52,22 +52,31 @@ int reach_cut_rdma_suffix(char *line)
 	return 1;
 }
 
-int reach_rdma_read_line(int fd, char *buf, size_t cap, size_t *len)
+int reach_rdma_read_line(int fd, struct rdma_linebuf *lb, size_t *len)
 {
-	ssize_t n = recv(fd, buf, cap - 1, MSG_PEEK | MSG_DONTWAIT);
-	char *nl;
+	size_t room, take;
+	ssize_t n;
+	char *at, *nl;
 
+	if (lb->len >= sizeof(lb->buf) - 1)
+		lb->len = 0; /* the last call gave a whole line: start anew */
+	at = lb->buf + lb->len;
+	room = sizeof(lb->buf) - 1 - lb->len;
+	n = recv(fd, at, room, MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
 	if (n == 0)
 		return -1;
-	nl = memchr(buf, '\n', (size_t)n);
-	if (!nl)
-		return (size_t)n == cap - 1 ? -1 : 0;
-	*len = (size_t)(nl - buf);
-	if (recv(fd, buf, *len + 1, MSG_DONTWAIT) != (ssize_t)(*len + 1))
+	nl = memchr(at, '\n', (size_t)n);
+	take = nl ? (size_t)(nl - at) + 1 : (size_t)n;
+	if (recv(fd, at, take, MSG_DONTWAIT) != (ssize_t)take)
 		return -1;
-	buf[*len] = '\0';
+	lb->len += take;
+	if (!nl)
+		return lb->len == sizeof(lb->buf) - 1 ? -1 : 0;
+	*len = lb->len - 1;
+	lb->buf[*len] = '\0';
+	lb->len = sizeof(lb->buf) - 1; /* the next call starts a new line */
 	return 1;
 }
 

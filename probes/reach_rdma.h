@@ -37,11 +37,19 @@ int reach_rdma_spec_read(json_t *req, struct rdma_spec *s, char *msg, size_t msg
 /* Cut a trailing REACH_RDMA_SUFFIX off line (in place): 1 when it had one. */
 int reach_cut_rdma_suffix(char *line);
 
-/* Read one line from a non-blocking socket without taking a byte past its
- * newline (what follows may be a bulk transfer). 1: a line (newline cut,
- * NUL-terminated, *len its length), 0: not complete yet, -1: the peer
- * closed, failed, or sent RDMA_LINE_MAX bytes without a newline. */
-int reach_rdma_read_line(int fd, char *buf, size_t cap, size_t *len);
+/* A line being read: the bytes of it that came so far. */
+struct rdma_linebuf {
+	char buf[RDMA_LINE_MAX];
+	size_t len;
+};
+
+/* Read one line from a non-blocking socket into lb without taking a byte
+ * past its newline (what follows may be a bulk transfer); the bytes of an
+ * incomplete line are taken and kept, so poll does not wake for them
+ * again. 1: a line in lb->buf (newline cut, NUL-terminated, *len its
+ * length; the next call starts a new one), 0: not complete yet, -1: the
+ * peer closed, failed, or sent RDMA_LINE_MAX bytes without a newline. */
+int reach_rdma_read_line(int fd, struct rdma_linebuf *lb, size_t *len);
 
 /* Send a whole short line (MSG_DONTWAIT: a fresh line always fits the
  * socket's buffer). 0, or -1 when the peer went away. */

@@ -37,6 +37,7 @@ struct rdma_try {
 	size_t bytes;
 	int64_t posted_us, done_us;
 	int completed, status; /* set by the side's poll */
+	struct rdma_linebuf in;
 };
 
 static void try_end(struct rdma_try *t, const char *result)
@@ -290,14 +291,13 @@ int reach_rdma_start(struct rdma_try *t, int fd)
 
 int reach_rdma_advance(struct rdma_try *t, int fd, short revents)
 {
-	char line[RDMA_LINE_MAX], reply[RDMA_LINE_MAX];
+	char reply[RDMA_LINE_MAX];
 	size_t len, rlen = 0;
 	int rc = 1;
 
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		while (!rdma_try_done(t) &&
-		       (rc = reach_rdma_read_line(fd, line, sizeof(line), &len)) > 0) {
-			rdma_try_on_line(t, line, len, reply, sizeof(reply), &rlen);
+		while (!rdma_try_done(t) && (rc = reach_rdma_read_line(fd, &t->in, &len)) > 0) {
+			rdma_try_on_line(t, t->in.buf, len, reply, sizeof(reply), &rlen);
 			send_or_stop(t, fd, reply, rlen);
 		}
 		if (rc < 0)
@@ -318,6 +318,7 @@ struct rdma_serve {
 	unsigned char *buf;
 	size_t bytes;
 	int answered; /* our endpoint went out: now "done" or "failed" */
+	struct rdma_linebuf in;
 };
 
 static int serves; /* alive with a buffer; the listener thread's only */
@@ -417,12 +418,12 @@ int rdma_serve_on_line(struct rdma_serve *p, const char *line, size_t n, const c
 
 int reach_rdma_serve_turn(struct rdma_serve *p, int fd, const char *token)
 {
-	char line[RDMA_LINE_MAX], reply[RDMA_LINE_MAX];
+	char reply[RDMA_LINE_MAX];
 	size_t len, rlen;
-	int rc, over = 0;
+	int rc = 0, over = 0;
 
-	while (!over && (rc = reach_rdma_read_line(fd, line, sizeof(line), &len)) > 0) {
-		over = rdma_serve_on_line(p, line, len, token, reply, sizeof(reply), &rlen);
+	while (!over && (rc = reach_rdma_read_line(fd, &p->in, &len)) > 0) {
+		over = rdma_serve_on_line(p, p->in.buf, len, token, reply, sizeof(reply), &rlen);
 		if (over < 0 || (rlen && reach_rdma_send_line(fd, reply, rlen) < 0))
 			return -1;
 	}

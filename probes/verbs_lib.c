@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -223,14 +224,32 @@ static int check_in_child(const char *path, const char *device, char *why, size_
 	return 0;
 }
 
+/* The last library and device the child opened: once a provider has
+ * opened a device, it is trusted in this process (the listener's side and
+ * then the connector's open the same one; a fork after memory is
+ * registered is what verbs programs avoid). Under checked_lock: the
+ * listener and the connector may open at once. */
+static pthread_mutex_t checked_lock = PTHREAD_MUTEX_INITIALIZER;
+static char checked[1024];
+
 int verbs_lib_open(struct verbs_lib *v, const char *path, const char *device, char *why, size_t len)
 {
+	char key[sizeof(checked)];
+	int known;
+
 	memset(v, 0, sizeof(*v));
 	if (!path) {
 		snprintf(why, len, "no libibverbs");
 		return -1;
 	}
-	if (check_in_child(path, device, why, len) < 0)
+	snprintf(key, sizeof(key), "%s\n%s", path, device);
+	pthread_mutex_lock(&checked_lock);
+	known = strcmp(checked, key) == 0;
+	pthread_mutex_unlock(&checked_lock);
+	if (!known && check_in_child(path, device, why, len) < 0)
 		return -1;
+	pthread_mutex_lock(&checked_lock);
+	snprintf(checked, sizeof(checked), "%s", key);
+	pthread_mutex_unlock(&checked_lock);
 	return load(v, path, why, len);
 }

@@ -7,7 +7,9 @@
  * A verbs provider runs inside the process that opens a device, and a
  * broken one can crash or hang there. So the library is first loaded and
  * the device opened in a child process under a deadline; only when that
- * child says the device opens is the library loaded in the agent.
+ * child says the device opens is the library loaded in the agent. The
+ * last library and device that opened so are not checked again in the
+ * same agent.
  */
 #ifndef CD_PROBES_VERBS_LIB_H
 #define CD_PROBES_VERBS_LIB_H

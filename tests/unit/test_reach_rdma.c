@@ -7,6 +7,7 @@
  * one, so concurrent tests do not meet.
  */
 #include "probes/reach.h"
+#include "probes/reach_rdma.h"
 #include "cd.h"
 
 #include <stdarg.h>
@@ -237,9 +238,35 @@ static void write_that_never_completes_fails_at_the_deadline(void **state)
 	json_decref(row);
 }
 
+static void a_line_read_in_pieces_leaves_what_follows_in_the_socket(void **state)
+{
+	struct rdma_linebuf lb = {.len = 0};
+	char rest[8] = "";
+	size_t len = 0;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	assert_int_equal(reach_rdma_read_line(sv[0], &lb, &len), 0); /* nothing yet */
+	assert_int_equal(write(sv[1], "CDRDMA1 ver", 11), 11);
+	assert_int_equal(reach_rdma_read_line(sv[0], &lb, &len), 0); /* taken, not complete */
+	assert_int_equal(write(sv[1], "ified\nBULK", 10), 10);
+	assert_int_equal(reach_rdma_read_line(sv[0], &lb, &len), 1);
+	assert_string_equal(lb.buf, "CDRDMA1 verified");
+	assert_int_equal(len, 16);
+	assert_int_equal(read(sv[0], rest, sizeof(rest)), 4); /* the bulk bytes stay */
+	assert_memory_equal(rest, "BULK", 4);
+	assert_int_equal(write(sv[1], "CDRDMA1 failed\n", 15), 15);
+	assert_int_equal(reach_rdma_read_line(sv[0], &lb, &len), 1); /* a new line */
+	assert_string_equal(lb.buf, "CDRDMA1 failed");
+	close(sv[1]);
+	assert_int_equal(reach_rdma_read_line(sv[0], &lb, &len), -1);
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(a_line_read_in_pieces_leaves_what_follows_in_the_socket),
 	    cmocka_unit_test_setup_teardown(write_between_two_active_ports_is_ok, setup, teardown),
 	    cmocka_unit_test_setup_teardown(listener_without_its_side_makes_the_pair_not_tested,
 	                                    setup, teardown),
