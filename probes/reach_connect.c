@@ -633,6 +633,7 @@ static struct rdma_side *start_rdma_tries(json_t *req, struct attempt *attempts,
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	long long node, timeout_ms = REACH_TIMEOUT_MS, bulk_bytes = 0, fulls_before, fulls_after;
+	long long rdma_bytes;
 	struct rdma_spec spec;
 	struct rdma_side *side;
 	struct attempt *attempts;
@@ -650,8 +651,10 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	if (proto_field_int(req, "bulk_bytes", 0, REACH_BULK_MAX, &bulk_bytes) < 0)
 		return proto_handler_fail(code, "bad-request", msg, msglen,
 		                          "\"bulk_bytes\" must be 0 to %d", REACH_BULK_MAX);
-	if (reach_rdma_spec_read(req, &spec, msg, msglen) < 0 ||
-	    proto_field_int(req, "rdma_bytes", 1, RDMA_BYTES_MAX, &fulls_before) < 0) {
+	if (proto_field_int(req, "rdma_bytes", 1, RDMA_BYTES_MAX, &rdma_bytes) < 0)
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"rdma_bytes\" must be 1 to %d", RDMA_BYTES_MAX);
+	if (reach_rdma_spec_read(req, &spec, msg, msglen) < 0) {
 		*code = "bad-request";
 		return NULL;
 	}

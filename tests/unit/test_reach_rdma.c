@@ -263,9 +263,36 @@ static void a_line_read_in_pieces_leaves_what_follows_in_the_socket(void **state
 	close(sv[0]);
 }
 
+static void malformed_rdma_fields_are_a_bad_request(void **state)
+{
+	static const char *const bad[] = {
+	    "{\"token\": \"" TOKEN "\", \"node\": 1, \"targets\": [], \"rdma_bytes\": 0}",
+	    "{\"token\": \"" TOKEN "\", \"node\": 1, \"targets\": [], \"rdma_bytes\": 4194305}",
+	    "{\"token\": \"" TOKEN "\", \"node\": 1, \"targets\": [], \"rdma\": {\"device\": 5}}",
+	    "{\"token\": \"" TOKEN "\", \"node\": 1, \"targets\": [], \"rdma\": {\"device\": "
+	    "\"mlx5_0\", \"port\": 0, \"gid_index\": 3}}",
+	};
+	char msg[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *req = json_loads(bad[i], 0, NULL);
+		const char *code = NULL;
+		json_t *ans;
+
+		assert_non_null(req);
+		msg[0] = '\0';
+		ans = reach_connect(req, &code, msg, sizeof(msg));
+		assert_null(ans);
+		assert_string_equal(code, "bad-request");
+		assert_true(msg[0] != '\0');
+		json_decref(req);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(malformed_rdma_fields_are_a_bad_request),
 	    cmocka_unit_test(a_line_read_in_pieces_leaves_what_follows_in_the_socket),
 	    cmocka_unit_test_setup_teardown(write_between_two_active_ports_is_ok, setup, teardown),
 	    cmocka_unit_test_setup_teardown(listener_without_its_side_makes_the_pair_not_tested,
