@@ -220,8 +220,8 @@ static int kind_body(struct cursor *c, const char *w, size_t n, struct rdma_line
 		out->kind = RDMA_LINE_EP;
 		return endpoint_words(c, &out->ep);
 	}
-	if (is_word(w, n, "no")) {
-		out->kind = RDMA_LINE_NO;
+	if (is_word(w, n, "no") || is_word(w, n, "error")) {
+		out->kind = is_word(w, n, "no") ? RDMA_LINE_NO : RDMA_LINE_ERROR;
 		return why_words(c, out);
 	}
 	if (is_word(w, n, "done")) {

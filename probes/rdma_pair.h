@@ -9,7 +9,9 @@
  * socket, after the CDREACH1 answer (the connector's line ends in " rdma"):
  *   connector -> listener  "CDRDMA1 write <bytes> <endpoint>"
  *   listener  -> connector "CDRDMA1 ep <endpoint>" (its buffer of <bytes>
- *                          registered, its QP at RTR) or "CDRDMA1 no <why>"
+ *                          registered, its QP at RTR), "CDRDMA1 no <why>"
+ *                          (it cannot take part: not tested) or
+ *                          "CDRDMA1 error <why>" (its setup failed)
  *   connector: QP to RTR and RTS, one RDMA WRITE of <bytes>, its completion
  *   connector -> listener  "CDRDMA1 done <bytes>" (or "CDRDMA1 failed")
  *   listener  -> connector "CDRDMA1 verified" or "CDRDMA1 bad <offset>"
@@ -47,7 +49,8 @@ struct rdma_endpoint {
 enum rdma_line_kind {
 	RDMA_LINE_WRITE,    /* "write <bytes> <endpoint>" */
 	RDMA_LINE_EP,       /* "ep <endpoint>" */
-	RDMA_LINE_NO,       /* "no <why>" */
+	RDMA_LINE_NO,       /* "no <why>": the listener cannot take part */
+	RDMA_LINE_ERROR,    /* "error <why>": its setup failed */
 	RDMA_LINE_DONE,     /* "done <bytes>" */
 	RDMA_LINE_FAILED,   /* "failed" */
 	RDMA_LINE_VERIFIED, /* "verified" */
@@ -59,7 +62,7 @@ struct rdma_line {
 	struct rdma_endpoint ep; /* WRITE, EP */
 	long bytes;              /* WRITE, DONE: 1..RDMA_BYTES_MAX */
 	long offset;             /* BAD: 0..RDMA_BYTES_MAX - 1 */
-	char why[128];           /* NO: the words, printable ASCII */
+	char why[128];           /* NO, ERROR: the words, printable ASCII */
 };
 
 /* Writes "<endpoint>" (no magic, no newline) into buf. Returns the length,

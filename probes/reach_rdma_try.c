@@ -163,6 +163,9 @@ void rdma_try_on_line(struct rdma_try *t, const char *line, size_t n, char *repl
 		post_write(t, reply, cap, rlen);
 	} else if (t->state == TRY_WAIT_EP && l.kind == RDMA_LINE_NO) {
 		peer_not_tested(t, l.why);
+	} else if (t->state == TRY_WAIT_EP && l.kind == RDMA_LINE_ERROR) {
+		snprintf(t->why, sizeof(t->why), "peer: %s", l.why);
+		try_end(t, "failed");
 	} else if (t->state == TRY_WAIT_VERDICT && l.kind == RDMA_LINE_VERIFIED) {
 		try_end(t, "ok");
 	} else if (t->state == TRY_WAIT_VERDICT && l.kind == RDMA_LINE_BAD) {
@@ -348,20 +351,22 @@ void rdma_serve_free(struct rdma_serve *p)
 }
 
 /* A buffer of the bytes asked for, registered for the peer's write, and a
- * QP at RTR/RTS toward its endpoint; 0, or -1 with why. */
+ * QP at RTR/RTS toward its endpoint, its endpoint's words in why: 0. Or
+ * why it cannot take part (-1: "no room...", "link layers differ") or what
+ * failed (-2: "ibv_reg_mr: ..."). */
 static int serve_setup(struct rdma_serve *p, const struct rdma_line *l, char *why, size_t len)
 {
 	struct rdma_endpoint self;
 
 	if (serves >= REACH_RDMA_SERVES_MAX) {
-		snprintf(why, len, "room: %d RDMA proofs already under way here",
+		snprintf(why, len, "no room: %d RDMA proofs already under way there",
 		         REACH_RDMA_SERVES_MAX);
 		return -1;
 	}
 	p->bytes = (size_t)l->bytes;
 	p->buf = calloc(1, p->bytes);
 	if (!p->buf) {
-		snprintf(why, len, "memory for %zu bytes", p->bytes);
+		snprintf(why, len, "no memory for %zu bytes", p->bytes);
 		return -1;
 	}
 	serves++;
@@ -369,15 +374,33 @@ static int serve_setup(struct rdma_serve *p, const struct rdma_line *l, char *wh
 	                       CD_IBV_ACCESS_LOCAL_WRITE | CD_IBV_ACCESS_REMOTE_WRITE);
 	if (!p->mr) {
 		snprintf(why, len, "ibv_reg_mr: %s", strerror(errno));
-		return -1;
+		return -2;
 	}
 	p->qp = rdma_qp_new(p->s, why, len);
 	if (!p->qp)
-		return -1;
+		return -2;
 	rdma_local_endpoint(p->s, p->qp, (uintptr_t)p->buf, p->mr->rkey, &self);
 	if (rdma_qp_connect(p->s, p->qp, &self, &l->ep, why, len) < 0)
-		return -1;
-	return rdma_endpoint_format(&self, why, len) < 0 ? -1 : 0;
+		return strcmp(why, "link layers differ") == 0 ? -1 : -2;
+	return rdma_endpoint_format(&self, why, len) < 0 ? -2 : 0;
+}
+
+/* The listener's answer to a write line: "ep ...", "no ..." or "error ...". */
+static void answer_write(struct rdma_serve *p, const struct rdma_line *l, char *text, size_t len)
+{
+	static const char *const kinds[] = {"ep ", "no ", "error "};
+	int rc;
+	size_t k;
+
+	if (!p->s) {
+		snprintf(text, len, "no %s", p->why_not);
+		return;
+	}
+	rc = serve_setup(p, l, text + 6, len - 6);
+	k = (size_t)-rc;
+	memmove(text + strlen(kinds[k]), text + 6, strlen(text + 6) + 1);
+	memcpy(text, kinds[k], strlen(kinds[k]));
+	p->answered = rc == 0;
 }
 
 int rdma_serve_on_line(struct rdma_serve *p, const char *line, size_t n, const char *token,
@@ -391,14 +414,7 @@ int rdma_serve_on_line(struct rdma_serve *p, const char *line, size_t n, const c
 	if (rdma_line_parse(line, n, &l) != 0)
 		return -1;
 	if (!p->answered && l.kind == RDMA_LINE_WRITE) {
-		if (!p->s) {
-			snprintf(text, sizeof(text), "no %s", p->why_not);
-		} else if (serve_setup(p, &l, text + 3, sizeof(text) - 3) < 0) {
-			memcpy(text, "no ", 3);
-		} else {
-			memcpy(text, "ep ", 3);
-			p->answered = 1;
-		}
+		answer_write(p, &l, text, sizeof(text));
 		reply_line(reply, cap, rlen, text);
 		return p->answered ? 0 : 1;
 	}

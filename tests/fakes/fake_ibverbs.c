@@ -48,7 +48,9 @@
  *
  * FAKE_IBVERBS_CRASH_ON_OPEN=1 makes ibv_open_device abort, as a broken
  * provider might; FAKE_IBVERBS_NO_COMPLETION=1 makes a write never
- * complete (no completion is ever queued), as a wedged HCA might.
+ * complete (no completion is ever queued), as a wedged HCA might;
+ * FAKE_IBVERBS_MEMLOCK=1 refuses to register memory for remote writes
+ * with ENOMEM, as a locked-memory limit too small for the buffer does.
  */
 #include "fake_ibverbs.h"
 
@@ -348,6 +350,11 @@ struct cd_ibv_mr *ibv_reg_mr(struct cd_ibv_pd *pd, void *addr, size_t length, in
 	if (!addr || !length ||
 	    ((access & CD_IBV_ACCESS_REMOTE_WRITE) && !(access & CD_IBV_ACCESS_LOCAL_WRITE))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if ((access & CD_IBV_ACCESS_REMOTE_WRITE) && getenv("FAKE_IBVERBS_MEMLOCK") &&
+	    strcmp(getenv("FAKE_IBVERBS_MEMLOCK"), "1") == 0) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));

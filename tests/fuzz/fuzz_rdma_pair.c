@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_endpoint(&l.ep);
 		break;
 	case RDMA_LINE_NO:
+	case RDMA_LINE_ERROR:
 		if (!l.why[0] || strlen(l.why) >= sizeof(l.why))
 			abort();
 		break;

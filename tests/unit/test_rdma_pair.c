@@ -83,6 +83,9 @@ static void short_lines_carry_their_one_field(void **state)
 	assert_int_equal(parse("CDRDMA1 no no ACTIVE port", &l), 0);
 	assert_int_equal(l.kind, RDMA_LINE_NO);
 	assert_string_equal(l.why, "no ACTIVE port");
+	assert_int_equal(parse("CDRDMA1 error ibv_reg_mr: Cannot allocate memory", &l), 0);
+	assert_int_equal(l.kind, RDMA_LINE_ERROR);
+	assert_string_equal(l.why, "ibv_reg_mr: Cannot allocate memory");
 	assert_int_equal(parse("CDRDMA1 done 65536", &l), 0);
 	assert_int_equal(l.kind, RDMA_LINE_DONE);
 	assert_int_equal(l.bytes, 65536);

@@ -223,6 +223,20 @@ static void provider_that_crashes_on_open_is_named(void **state)
 	json_decref(row);
 }
 
+static void listener_that_cannot_register_its_buffer_fails_the_pair(void **state)
+{
+	json_t *row;
+
+	make_tree("4: ACTIVE");
+	setenv("FAKE_IBVERBS_MEMLOCK", "1", 1);
+	row = prove(1);
+	unsetenv("FAKE_IBVERBS_MEMLOCK");
+	assert_string_equal(field(row, "result"), "ok");
+	assert_string_equal(field(row, "rdma"), "failed");
+	assert_string_equal(field(row, "rdma_why"), "peer: ibv_reg_mr: Cannot allocate memory");
+	json_decref(row);
+}
+
 static void write_that_never_completes_fails_at_the_deadline(void **state)
 {
 	json_t *row;
@@ -303,6 +317,8 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(write_that_never_completes_fails_at_the_deadline, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(listener_that_cannot_register_its_buffer_fails_the_pair,
+	                                    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
