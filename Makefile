@@ -240,6 +240,17 @@ $(FAKE_NVML_OLD): $(FAKE_NVML_SRC) tests/fakes/fake_nvml.h
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -DFAKE_NVML_OLD $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $(FAKE_NVML_SRC)
 
+# The stand-in HCA (tests/fakes/fake_ibverbs.c), named as the real library;
+# test_rdma_pairs.sh puts it where each node's fixture tree has libibverbs.
+FAKE_IBVERBS := $(BUILD)/fakes/ibverbs/libibverbs.so.1
+FAKE_IBVERBS_SRC := tests/fakes/fake_ibverbs.c tests/fakes/fake_ibverbs_wire.c
+$(FAKE_IBVERBS): $(FAKE_IBVERBS_SRC) tests/fakes/fake_ibverbs.h probes/verbs_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -I. $(CFLAGS) -shared -fPIC -Wl,-soname,libibverbs.so.1 -Wl,-z,nodelete $(LDFLAGS) -o $@ $(FAKE_IBVERBS_SRC)
+
+$(BUILD)/tests/test_reach_rdma: $(FAKE_IBVERBS)
+$(BUILD)/tests/test_reach_rdma: private CPPFLAGS += -DFAKE_IBVERBS='"$(abspath $(FAKE_IBVERBS))"'
+
 NVML_TESTS := $(BUILD)/tests/test_hang_agent $(BUILD)/tests/test_facts $(BUILD)/tests/test_gpu_health
 $(NVML_TESTS): $(FAKE_NVML) $(FAKE_NVML_OLD)
 $(NVML_TESTS): private CPPFLAGS += \
@@ -257,7 +268,7 @@ FORCE:
 
 # test_launcher.sh: an agent that lies about its node (LD_PRELOAD)
 integration: $(BUILD)/fakes/libback_name_swap.so $(BUILD)/fakes/libmemlock_unlimited.so $(ORACLE_BIN) $(ASAN_HEAD) $(HEAD_BIN) $(AGENT_BIN) $(AGENT_CROSS) $(FAKE_NVML) \
-	$(FAKE_NVML_OLD)
+	$(FAKE_NVML_OLD) $(FAKE_IBVERBS)
 	@CLUSTERDOC=$(abspath $(HEAD_BIN)) CLUSTERDOC_AGENT=$(abspath $(AGENT_BIN)) \
 		CLUSTERDOC_ASAN=$(abspath $(ASAN_HEAD)) \
 		NCCL_ORACLE=$(if $(ORACLE_BIN),$(abspath $(ORACLE_BIN))) tests/run-integration.sh

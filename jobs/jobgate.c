@@ -100,6 +100,8 @@ static const struct job_gate_rule rules[] = {
     {"nccl-ib-fallback", 1, AVOID_NONE},
     /* the plan's verified per-node NCCL_IB_GID_INDEX picks a RoCE v2 GID of one family */
     {"roce-gid-mismatch", 1, AVOID_IB_GID},
+    /* the pair's RDMA write failed: nothing in the environment mends the fabric */
+    {"rdma-pair-failed", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

@@ -91,6 +91,7 @@ const struct finding_def finding_catalogue[] = {
     {"nccl-ib-fallback", SEV_ERROR, "NCCL will use sockets on a node that has RDMA ports"},
     {"roce-gid-mismatch", SEV_ERROR,
      "the RoCE GID NCCL would use differs in type or address family across nodes"},
+    {"rdma-pair-failed", SEV_ERROR, "an RDMA write between two nodes failed"},
 };
 const size_t finding_catalogue_len = CD_ARRAY_LEN(finding_catalogue);
 
@@ -361,6 +362,7 @@ static void (*const checks[])(struct dstate *st) = {
     diagnose_check_gpu,
     /* InfiniBand and RoCE */
     diagnose_check_rdma,
+    diagnose_check_rdma_pairs,
 };
 
 struct diagnosis *diagnose(const struct netmodel *m)

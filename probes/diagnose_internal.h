@@ -137,6 +137,9 @@ int diagnose_addr_refused(const struct netmodel *m, size_t i, const struct nm_ad
  * diagnose_network_of: "10.0.0.0/24" for an address and its prefix. */
 int diagnose_bulk_failed(const struct netmodel *m, size_t i, const char *addr);
 void diagnose_check_bulk(struct dstate *st);
+
+/* diagnose_rdma_pair.c: rdma-pair-failed, from the matrix's RDMA proof. */
+void diagnose_check_rdma_pairs(struct dstate *st);
 const struct nm_addr *diagnose_addr_find(const struct nm_node *n, const char *addr);
 void diagnose_network_of(const struct nm_addr *a, char *buf, size_t len);
 

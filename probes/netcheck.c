@@ -219,6 +219,9 @@ static json_t *listen_request(struct netcheck *c, size_t i)
 	json_object_set_new(req, "ports", ports);
 	json_object_set_new(req, "duration_ms",
 	                    json_integer(c->o.probe_timeout_ms * 4 + c->o.request_timeout_ms));
+	rdma_matrix_end(n, &c->nodes[i].rdma);
+	if (c->nodes[i].rdma.ok)
+		json_object_set_new(req, "rdma", rdma_matrix_spec(&c->nodes[i].rdma));
 	return req;
 }
 

@@ -9,6 +9,7 @@
 #include "fanout.h"
 #include "netcheck.h"
 #include "netmodel.h"
+#include "probes/rdma_matrix.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -33,6 +34,10 @@ struct netcheck_target {
 	unsigned scope_id;
 	int port;
 	unsigned char fixed, bulk, pmtu, retry;
+	/* the RDMA proof (rdma_matrix.h): asked for, or why the pair is not
+	 * tested ("" when the target carries no proof) */
+	unsigned char rdma;
+	char rdma_skip[96];
 };
 
 /* What the check holds of one node between its phases. */
@@ -48,6 +53,8 @@ struct netcheck_node_state {
 	 * toward them, so a sampled matrix keeps the route data O(N x sample) */
 	size_t *peers;
 	size_t npeers;
+	/* the node's end of the RDMA proof, set with its listen request */
+	struct rdma_end rdma;
 };
 
 struct netcheck {

@@ -113,6 +113,8 @@ static json_t *targets_json(const struct netcheck_node_state *ns)
 			json_object_set_new(o, "fixed", json_boolean(t->fixed));
 			json_object_set_new(o, "bulk", json_boolean(t->bulk));
 			json_object_set_new(o, "pmtu", json_boolean(t->pmtu));
+			if (t->rdma)
+				json_object_set_new(o, "rdma", json_true());
 		}
 		json_array_append_new(out, o);
 	}
@@ -193,6 +195,28 @@ static void self_targets(struct netcheck *c, size_t i, size_t *cap)
 	}
 }
 
+/* The RDMA proof goes with the bulk proof, once per pair: on node i's
+ * first bulk target toward each peer, where both ends can take part; the
+ * others are marked with why not (rdma_matrix.h), unless neither node has
+ * an RDMA port. seen is scratch of n. */
+static void rdma_targets(struct netcheck *c, size_t i, unsigned char *seen)
+{
+	struct netcheck_node_state *ns = &c->nodes[i];
+
+	memset(seen, 0, c->n);
+	for (size_t k = 0; k < ns->ntargets; k++) {
+		struct netcheck_target *t = &ns->targets[k];
+
+		if (!t->bulk || seen[t->node] ||
+		    !rdma_matrix_relevant(&ns->rdma, &c->nodes[t->node].rdma))
+			continue;
+		seen[t->node] = 1;
+		if (!rdma_matrix_why_not(&ns->rdma, &c->nodes[t->node].rdma, t->rdma_skip,
+		                         sizeof(t->rdma_skip)))
+			t->rdma = 1;
+	}
+}
+
 /* Node i's targets: every listener of the peers it tests; the master's
  * also its own MASTER_PORT candidates. */
 static void connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
@@ -235,6 +259,7 @@ static void connect_targets(struct netcheck *c, size_t i, unsigned char *pick)
 	}
 	if (i == c->o.master)
 		self_targets(c, i, &cap);
+	rdma_targets(c, i, pick);
 }
 
 /* Copy one connect result (reach.h) into an attempt. */
@@ -287,6 +312,13 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 		a->port = t->port;
 		a->fixed_port = t->fixed;
 		attempt_set_result(a, r);
+		if (t->rdma) {
+			rdma_matrix_set(a, r);
+			if (!a->rdma[0]) /* an agent that does not know the proof */
+				rdma_matrix_not_tested(a,
+				                       "the agent did not answer the RDMA proof");
+		} else if (t->rdma_skip[0])
+			rdma_matrix_not_tested(a, t->rdma_skip);
 		c->stats.attempts++;
 	}
 	fanout_settle(c->fan, i);
@@ -309,12 +341,19 @@ static long bulk_bytes(const struct netcheck_node_state *ns)
 static void send_connect(struct netcheck *c, size_t i, int timeout_ms)
 {
 	json_t *req = proto_request(0, "connect");
+	size_t rdmas = 0;
 
 	json_object_set_new(req, "token", json_string(c->token));
 	json_object_set_new(req, "node", json_integer((json_int_t)i));
 	json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
 	json_object_set_new(req, "bulk_bytes", json_integer(bulk_bytes(&c->nodes[i])));
 	json_object_set_new(req, "targets", targets_json(&c->nodes[i]));
+	for (size_t k = 0; k < c->nodes[i].ntargets; k++)
+		rdmas += c->nodes[i].targets[k].rdma;
+	if (rdmas) {
+		json_object_set_new(req, "rdma", rdma_matrix_spec(&c->nodes[i].rdma));
+		json_object_set_new(req, "rdma_bytes", json_integer(rdma_matrix_bytes(rdmas)));
+	}
 	sshpool_request(c->nodes[i].pn, req, timeout_ms * 2 + 10000, on_connect, c);
 }
 

@@ -6,6 +6,7 @@
  * numbers are range-checked, entries of the wrong shape are skipped.
  */
 #include "netmodel.h"
+#include "probes/rdma_matrix.h"
 #include "fwrules.h"
 
 #include <arpa/inet.h>
@@ -518,6 +519,7 @@ static void load_matrix(struct netmodel *m, json_t *matrix)
 		rtt = json_object_get(v, "rtt_us");
 		a->rtt_us = json_is_integer(rtt) ? json_integer_value(rtt) : -1;
 		netmodel_attempt_set_bulk(a, v);
+		rdma_matrix_set(a, v);
 	}
 	m->matrix_done =
 	    json_array_size(matrix) > 0 || json_is_true(json_object_get(matrix, "done"));

@@ -169,6 +169,18 @@ struct nm_attempt {
 	 * with Don't Fragment, 0 when no size was echoed, -1 when not probed;
 	 * pmtu_max the largest size tried (the route's MTU at the sender). */
 	int pmtu, pmtu_max;
+	/* The RDMA proof (reach.h, probes/rdma_matrix.h): "" when not asked
+	 * for, else "ok", "failed" or "not tested" with why; the bytes written
+	 * and the time, each end's port and GID index, the path's MTU. */
+	char rdma[12];
+	char rdma_why[192];
+	int64_t rdma_bytes;
+	double rdma_ms;
+	struct nm_rdma_end {
+		char device[64];
+		int port, gid_index;
+	} rdma_local, rdma_peer;
+	int active_mtu;
 };
 
 struct nm_listener {

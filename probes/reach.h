@@ -12,6 +12,10 @@
  *   listener  -> connector  "CDREACH1 <token> <listener-node>\n", then both
  *                           send <bytes> and read as many, at once; the
  *                           connector closes when done or at its deadline
+ * or, asking for the RDMA proof (a target's "rdma", reach_rdma.h), the
+ * line ends in " rdma" (before any bulk suffix) and, after the answer,
+ * the CDRDMA1 exchange of rdma_pair.h runs on the connection before the
+ * bulk transfer.
  * The token is the head's random per-run hex string (16..64 chars). A
  * listener that reads a line with another token (or garbage, or nothing
  * within 2 s) closes the connection without answering, so a stray client
@@ -56,10 +60,14 @@
  *                IPV6_V6ONLY off (what PyTorch's TCPStore does), or
  *                "0.0.0.0" when IPv6 is unavailable
  *   duration_ms  integer 1..3600000, optional
+ *   rdma         {"device", "port", "gid_index"}, optional: the RDMA
+ *                proof's port, opened for the listener's life
+ *                (reach_rdma_listen_side)
  * result: {"listeners": [{"address", "scope_id", "port"} or
  *                        {"address", "scope_id", "error", "errno_name"}],
  *          "fixed": [{"port", "bound": "::"|"0.0.0.0"} or
- *                    {"port", "error", "errno_name", "held_by" (optional)}]}
+ *                    {"port", "error", "errno_name", "held_by" (optional)}],
+ *          "rdma": the port, {"not_tested": why}, or null}
  * in request order; "error" is strerror's text. An address or port that
  * cannot be bound is reported in its row (an unparseable address as
  * EINVAL), never as a failed request. A fixed port already in use
@@ -125,6 +133,12 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen);
  * closed or reset; "bulk_errno_name"), "bulk_bytes", "bulk_ms",
  * "bulk_sent", "bulk_received". One REACH_BULK_CHUNK buffer serves all
  * attempts, whatever their number.
+ * With "rdma": {"device", "port", "gid_index"} in the request and "rdma":
+ * true on a target, an answered attempt then proves RDMA to the listener
+ * (reach_rdma.h: one RDMA WRITE of "rdma_bytes", 1..4 MiB, default 1 MiB,
+ * under the same deadline, before any bulk proof); its row adds "rdma"
+ * ("ok", "failed" or "not tested"), "rdma_why", "rdma_bytes", "rdma_ms",
+ * "rdma_local", "rdma_peer" and "active_mtu" (rdma_try_json).
  * With "pmtu": true on a target, an answered attempt first probes the path
  * MTU over UDP (reach_pmtu.c: Don't Fragment, echoed by the listener's UDP
  * socket on the same address and port; "pmtu_echo" in its listen row), in

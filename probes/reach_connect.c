@@ -6,6 +6,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "probes/reach_rdma.h"
 #include "proto.h"
 #include "sockaddr.h"
 #include "probes/netprobe.h"
@@ -29,6 +30,7 @@ enum phase {
 	PHASE_SENDING,    /* connected, our line not all sent */
 	PHASE_READING,    /* waiting for the answer line */
 	PHASE_PMTU,       /* answered: the path-MTU probe over UDP (reach_pmtu.c) */
+	PHASE_RDMA,       /* answered: the RDMA proof's exchange (reach_rdma.h) */
 	PHASE_BULK,       /* answered: the bulk proof in both directions */
 	PHASE_DONE,
 };
@@ -51,6 +53,7 @@ struct attempt {
 	int bad_address; /* EINVAL: the address or port cannot be used */
 	int bulk_wanted; /* the target asks for the bulk proof */
 	int pmtu_wanted; /* the target asks for the path-MTU probe */
+	int rdma_wanted; /* the target asks for the RDMA proof */
 
 	/* progress */
 	enum phase phase;
@@ -71,14 +74,14 @@ struct attempt {
 	int bulk_err;                      /* broken: the errno, 0 when the peer closed */
 	int pmtu_probed;                   /* the probe ran: pmtu.lo is its answer */
 	struct reach_pmtu pmtu;
+	struct rdma_try *rdma; /* the RDMA proof; NULL when not asked for */
 };
 
-/* What each attempt sends: "CDREACH1 <token> <our node>\n". */
+/* What each attempt sends: "CDREACH1 <token> <our node>\n", with
+ * REACH_RDMA_SUFFIX (bit 1 of the index) and REACH_BULK_SUFFIX (bit 0). */
 struct hello {
-	char line[REACH_LINE_MAX];
-	size_t len;
-	char bulk_line[REACH_LINE_MAX]; /* the line with REACH_BULK_SUFFIX */
-	size_t bulk_len;
+	char lines[4][REACH_LINE_MAX];
+	size_t lens[4];
 	size_t bulk_bytes; /* each way; 0: no bulk proof */
 	const char *token;
 	int timeout_ms;
@@ -106,6 +109,7 @@ static int read_target(json_t *t, struct attempt *a)
 	a->phase = PHASE_WAITING;
 	a->bulk_wanted = json_is_true(json_object_get(t, "bulk"));
 	a->pmtu_wanted = json_is_true(json_object_get(t, "pmtu"));
+	a->rdma_wanted = json_is_true(json_object_get(t, "rdma"));
 	a->bad_address = json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
 	                 cd_sockaddr_from_text(address, scope_id, (int)json_integer_value(port),
 	                                       &a->addr, &a->addrlen) != 0;
@@ -175,9 +179,17 @@ static void finish_no_answer(struct attempt *a, enum no_answer reason, int err)
 	finish(a, "bad-answer", err);
 }
 
-/* After the answer (and the path-MTU probe): the bulk proof, or done. */
+static void start_rdma(struct attempt *a);
+
+/* After the answer (and the path-MTU probe): the RDMA proof, then the bulk
+ * proof, or done. */
 static void after_pmtu(struct attempt *a)
 {
+	if (a->rdma && !rdma_try_done(a->rdma) && a->phase != PHASE_RDMA) {
+		start_rdma(a);
+		if (a->phase == PHASE_RDMA)
+			return;
+	}
 	if (a->bulk_to_send || a->bulk_to_recv) {
 		a->phase = PHASE_BULK;
 		a->bulk_us = reach_now_us();
@@ -235,10 +247,24 @@ static void judge_answer(struct attempt *a, const struct hello *h)
 
 static const char *hello_line(const struct attempt *a, const struct hello *h, size_t *len)
 {
-	int bulk = a->bulk_wanted && h->bulk_bytes;
+	int k = (a->bulk_wanted && h->bulk_bytes) | (a->rdma && !rdma_try_done(a->rdma)) << 1;
 
-	*len = bulk ? h->bulk_len : h->len;
-	return bulk ? h->bulk_line : h->line;
+	*len = h->lens[k];
+	return h->lines[k];
+}
+
+static void start_rdma(struct attempt *a)
+{
+	if (reach_rdma_start(a->rdma, a->fd))
+		a->phase = PHASE_RDMA;
+	if (rdma_try_done(a->rdma))
+		after_pmtu(a);
+}
+
+static void advance_rdma(struct attempt *a, short revents)
+{
+	if (reach_rdma_advance(a->rdma, a->fd, revents))
+		after_pmtu(a);
 }
 
 /* The bulk proof ends: the connection stays "ok" (the handshake passed);
@@ -357,6 +383,8 @@ static int start_attempt(struct attempt *a, const struct hello *h, int others_op
 
 static void advance_attempt(struct attempt *a, short revents, const struct hello *h)
 {
+	if (!revents && a->phase == PHASE_RDMA && rdma_try_polling(a->rdma))
+		advance_rdma(a, 0);
 	if (!revents)
 		return;
 	switch (a->phase) {
@@ -375,6 +403,9 @@ static void advance_attempt(struct attempt *a, short revents, const struct hello
 		break;
 	case PHASE_BULK:
 		advance_bulk(a, revents);
+		break;
+	case PHASE_RDMA:
+		advance_rdma(a, revents);
 		break;
 	default:
 		break;
@@ -396,6 +427,11 @@ static void expire_attempt(struct attempt *a, const struct hello *h, int64_t now
 		if (a->phase == PHASE_DONE)
 			return;
 	}
+	if (a->phase == PHASE_RDMA) {
+		rdma_try_expire(a->rdma, h->timeout_ms);
+		finish(a, "ok", 0);
+		return;
+	}
 	if (a->phase == PHASE_CONNECTING)
 		finish(a, "timeout", ETIMEDOUT);
 	else if (a->phase == PHASE_BULK)
@@ -408,7 +444,7 @@ static short events_for(const struct attempt *a)
 {
 	if (a->phase == PHASE_BULK)
 		return POLLIN | (a->bulk_to_send ? POLLOUT : 0);
-	if (a->phase == PHASE_PMTU)
+	if (a->phase == PHASE_PMTU || a->phase == PHASE_RDMA)
 		return POLLIN;
 	return a->phase == PHASE_READING ? POLLIN : POLLOUT;
 }
@@ -461,6 +497,11 @@ static int64_t earliest_deadline(const struct attempt *attempts, const struct fl
 	for (size_t i = 0; i < f->n; i++) {
 		const struct attempt *a = &attempts[f->idx[i]];
 		int64_t at = a->phase == PHASE_PMTU ? reach_pmtu_wake(&a->pmtu) : a->deadline;
+
+		/* a write's completion has no fd here: look every millisecond */
+		if (a->phase == PHASE_RDMA && rdma_try_polling(a->rdma) &&
+		    reach_now_us() + 1000 < at)
+			at = reach_now_us() + 1000;
 
 		if (at < when)
 			when = at;
@@ -547,6 +588,10 @@ static json_t *attempt_json(const struct attempt *a, const struct hello *h)
 		json_object_set_new(row, "pmtu", json_integer(a->pmtu.lo));
 		json_object_set_new(row, "pmtu_max", json_integer(a->pmtu.max));
 	}
+	if (a->rdma) {
+		rdma_try_stop(a->rdma, "not tested", "the TCP connection did not get that far");
+		rdma_try_json(a->rdma, row);
+	}
 	if (strcmp(a->result, "ok") == 0)
 		return row;
 	if (a->err)
@@ -564,9 +609,33 @@ static json_t *attempt_json(const struct attempt *a, const struct hello *h)
 	return row;
 }
 
+/* A try per target that asks for the RDMA proof, on one verbs side for
+ * the request (reach_rdma_connect_side); the side is returned. */
+static struct rdma_side *start_rdma_tries(json_t *req, struct attempt *attempts, size_t count,
+                                          const char *token)
+{
+	struct rdma_side *side;
+	size_t wanted = 0;
+	char why[192];
+
+	for (size_t i = 0; i < count; i++)
+		wanted += attempts[i].rdma_wanted;
+	if (!wanted)
+		return NULL;
+	side = reach_rdma_connect_side(req, wanted, token, why, sizeof(why));
+	for (size_t i = 0; i < count; i++) {
+		if (attempts[i].rdma_wanted)
+			attempts[i].rdma = rdma_try_new(side, why);
+	}
+	return side;
+}
+
 json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	long long node, timeout_ms = REACH_TIMEOUT_MS, bulk_bytes = 0, fulls_before, fulls_after;
+	long long rdma_bytes;
+	struct rdma_spec spec;
+	struct rdma_side *side;
 	struct attempt *attempts;
 	struct hello h;
 	json_t *results;
@@ -582,6 +651,13 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	if (proto_field_int(req, "bulk_bytes", 0, REACH_BULK_MAX, &bulk_bytes) < 0)
 		return proto_handler_fail(code, "bad-request", msg, msglen,
 		                          "\"bulk_bytes\" must be 0 to %d", REACH_BULK_MAX);
+	if (proto_field_int(req, "rdma_bytes", 1, RDMA_BYTES_MAX, &rdma_bytes) < 0)
+		return proto_handler_fail(code, "bad-request", msg, msglen,
+		                          "\"rdma_bytes\" must be 1 to %d", RDMA_BYTES_MAX);
+	if (reach_rdma_spec_read(req, &spec, msg, msglen) < 0) {
+		*code = "bad-request";
+		return NULL;
+	}
 	attempts = read_targets(json_object_get(req, "targets"), &count, msg, msglen);
 	if (!attempts) {
 		*code = "bad-request";
@@ -590,15 +666,20 @@ json_t *reach_connect(json_t *req, const char **code, char *msg, size_t msglen)
 	reach_raise_fd_limit_once();
 	fulls_before = netprobe_neigh_table_fulls();
 	h.timeout_ms = (int)timeout_ms;
-	h.len = (size_t)snprintf(h.line, sizeof(h.line), REACH_MAGIC " %s %lld\n", h.token, node);
 	h.bulk_bytes = (size_t)bulk_bytes;
-	h.bulk_len = (size_t)snprintf(h.bulk_line, sizeof(h.bulk_line),
-	                              REACH_MAGIC " %s %lld" REACH_BULK_SUFFIX "%lld\n", h.token,
-	                              node, bulk_bytes);
+	for (int k = 0; k < 4; k++)
+		h.lens[k] = (size_t)snprintf(
+		    h.lines[k], sizeof(h.lines[k]), REACH_MAGIC " %s %lld%s%s%.0lld\n", h.token,
+		    node, k & 2 ? REACH_RDMA_SUFFIX : "", k & 1 ? REACH_BULK_SUFFIX : "",
+		    k & 1 ? bulk_bytes : 0);
+	side = start_rdma_tries(req, attempts, count, h.token);
 	run_attempts(attempts, count, &h);
 	results = json_array();
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
 		json_array_append_new(results, attempt_json(&attempts[i], &h));
+		rdma_try_free(attempts[i].rdma);
+	}
+	rdma_side_free(side);
 	free(attempts);
 	fulls_after = netprobe_neigh_table_fulls();
 	return json_pack("{soso}", "results", results, "neigh_table_fulls",

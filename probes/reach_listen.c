@@ -9,6 +9,7 @@
  */
 #include "probes/reach.h"
 #include "probes/reach_internal.h"
+#include "probes/reach_rdma.h"
 #include "proto.h"
 #include "sockaddr.h"
 #include "cd.h"
@@ -47,6 +48,9 @@ struct peer {
 	/* the bulk proof, once answered: bytes still to send and to read */
 	int bulk;
 	size_t bulk_send, bulk_recv;
+	/* the RDMA proof (reach_rdma.h), before any bulk: bulk_after bytes */
+	struct rdma_serve *rdma;
+	long bulk_after;
 };
 
 struct server {
@@ -60,6 +64,9 @@ struct server {
 	long long node;
 	int64_t end;  /* µs: the thread stops here (duration_ms) */
 	int finished; /* set by the thread as it ends; under server_lock */
+	/* the RDMA proof's verbs side (request "rdma"), or why there is none */
+	struct rdma_side *rdma;
+	char rdma_why[192];
 
 	/* the thread's own */
 	struct peer *peers;
@@ -313,6 +320,8 @@ static void add_peer(struct server *s, int fd, int64_t now)
 	p->len = 0;
 	p->bulk = 0;
 	p->bulk_send = p->bulk_recv = 0;
+	p->rdma = NULL;
+	p->bulk_after = 0;
 }
 
 static void accept_peers(struct server *s, int listen_fd, int64_t now)
@@ -349,8 +358,12 @@ static void answer_peer(struct server *s, struct peer *p)
 	long bulk = 0;
 	int n;
 
-	if (strncmp(p->line, who, sizeof(who) - 1) != 0)
+	int rdma = 0;
+
+	if (strncmp(p->line, who, sizeof(who) - 1) != 0) {
 		bulk = reach_cut_bulk_suffix(p->line);
+		rdma = reach_cut_rdma_suffix(p->line);
+	}
 	if (bulk < 0)
 		return;
 	if (strncmp(p->line, who, sizeof(who) - 1) == 0)
@@ -363,10 +376,32 @@ static void answer_peer(struct server *s, struct peer *p)
 	else
 		return;
 	/* A failure means the connector went away: nobody to tell. */
-	if (send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && bulk > 0) {
+	if (send(p->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
+		return;
+	if (rdma) {
+		p->rdma = rdma_serve_new(s->rdma, s->rdma_why);
+		p->bulk_after = bulk;
+	} else if (bulk > 0) {
 		p->bulk = 1;
 		p->bulk_send = p->bulk_recv = (size_t)bulk;
 	}
+}
+
+/* The RDMA proof's turn; then the bulk proof, if asked for. 1 when the
+ * peer is done with. */
+static int serve_rdma(struct server *s, struct peer *p)
+{
+	int rc = reach_rdma_serve_turn(p->rdma, p->fd, s->token);
+
+	if (rc == 0)
+		return 0;
+	rdma_serve_free(p->rdma);
+	p->rdma = NULL;
+	if (rc < 0 || p->bulk_after <= 0)
+		return 1;
+	p->bulk = 1;
+	p->bulk_send = p->bulk_recv = (size_t)p->bulk_after;
+	return 0;
 }
 
 /* One turn of a bulk peer: send what the socket takes, read what came. 1
@@ -383,9 +418,12 @@ static int serve_bulk(struct server *s, struct peer *p, short revents)
  * dropped), 0 while its line is incomplete. */
 static int read_peer(struct server *s, struct peer *p)
 {
-	ssize_t n = recv(p->fd, p->line + p->len, sizeof(p->line) - 1 - p->len, 0);
+	ssize_t n;
 	char *newline;
 
+	if (p->rdma)
+		return serve_rdma(s, p);
+	n = recv(p->fd, p->line + p->len, sizeof(p->line) - 1 - p->len, 0);
 	if (n < 0)
 		return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 	if (n == 0)
@@ -397,6 +435,10 @@ static int read_peer(struct server *s, struct peer *p)
 		return p->len == sizeof(p->line) - 1; /* too long: not a CDREACH1 line */
 	*newline = '\0';
 	answer_peer(s, p);
+	if (p->rdma) {
+		p->deadline = reach_now_us() + REACH_BULK_WAIT_US;
+		return 0;
+	}
 	if (!p->bulk)
 		return 1;
 	/* The connector sends its bulk only after our answer: nothing of it
@@ -452,6 +494,7 @@ static void serve_peers(struct server *s, size_t first, int64_t now)
 		int done = !revents ? 0 : p->bulk ? serve_bulk(s, p, revents) : read_peer(s, p);
 
 		if (done || now >= p->deadline) {
+			rdma_serve_free(p->rdma);
 			close(p->fd);
 			continue;
 		}
@@ -464,8 +507,10 @@ static void serve_peers(struct server *s, size_t first, int64_t now)
 
 static void close_server_sockets(struct server *s)
 {
-	for (size_t i = 0; i < s->npeers; i++)
+	for (size_t i = 0; i < s->npeers; i++) {
+		rdma_serve_free(s->peers[i].rdma);
 		close(s->peers[i].fd);
+	}
 	for (size_t i = 0; i < s->nlisten; i++)
 		close(s->listen_fds[i]);
 	for (size_t i = 0; i < s->necho; i++)
@@ -541,6 +586,7 @@ static void free_server(struct server *s)
 		close(s->wake[1]);
 	free(s->listen_fds);
 	free(s->echo_fds);
+	rdma_side_free(s->rdma);
 	free(s);
 }
 
@@ -589,7 +635,7 @@ static struct server *new_server(const char *token, long long node, long long du
 json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	long long node, duration_ms = REACH_DURATION_MS;
-	json_t *listeners, *fixed;
+	json_t *listeners, *fixed, *rdma;
 	const char *token;
 	struct server *s;
 	int rc;
@@ -610,6 +656,7 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
 		free_server(s);
 		return proto_handler_fail(code, "failed", msg, msglen, "pipe: %s", strerror(errno));
 	}
+	rdma = reach_rdma_listen_side(req, s->token, &s->rdma, s->rdma_why, sizeof(s->rdma_why));
 	listeners = listen_on_addresses(s, json_object_get(req, "addresses"));
 	fixed = listen_on_fixed_ports(s, json_object_get(req, "ports"));
 	rc = start_server_thread(s);
@@ -621,7 +668,7 @@ json_t *reach_listen(json_t *req, const char **code, char *msg, size_t msglen)
 		                          "cannot start the listener thread: %s", strerror(rc));
 	}
 	server = s;
-	return json_pack("{soso}", "listeners", listeners, "fixed", fixed);
+	return json_pack("{sososo}", "listeners", listeners, "fixed", fixed, "rdma", rdma);
 }
 
 json_t *reach_unlisten(json_t *req, const char **code, char *msg, size_t msglen)

@@ -10,6 +10,7 @@
 #include "jobs/jobgate.h"
 #include "jobs/jobplan.h"
 #include "probes/predict.h"
+#include "probes/rdma_matrix.h"
 #include "report/report.h"
 
 #include <jansson.h>
@@ -296,6 +297,7 @@ void check_print_json(const struct check_result *r)
 			json_object_update_new(
 			    json_array_get(matrix, k),
 			    json_pack("{sisi}", "pmtu", a->pmtu, "pmtu_max", a->pmtu_max));
+		rdma_matrix_json(a, json_array_get(matrix, k));
 	}
 	json_object_set_new(doc, "matrix", matrix);
 	plan = plan_of(r);
@@ -466,6 +468,27 @@ static void print_suggestions(const struct check_result *r)
 	termtext_printf(stdout, "  (`clusterdoc env -w ...` prints these as export lines)\n");
 }
 
+/* The RDMA proof per pair, beside its TCP result, where a node has RDMA
+ * ports (rdma_matrix.h). */
+static void print_rdma_pairs(const struct netmodel *m)
+{
+	char text[512];
+
+	if (!rdma_matrix_any_port(m))
+		return;
+	termtext_printf(stdout,
+	                "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
+	for (size_t k = 0; k < m->nattempts; k++) {
+		const struct nm_attempt *a = &m->attempts[k];
+
+		if (a->rdma[0])
+			termtext_printf(stdout, "  %s -> %s  TCP %s  RDMA %s\n",
+			                m->nodes[a->from].host, m->nodes[a->to].host, a->result,
+			                rdma_matrix_text(a, text, sizeof(text)));
+	}
+	termtext_printf(stdout, "\n");
+}
+
 void check_print_text(const struct check_result *r, int checked)
 {
 	int partial = count_partial(r->m);
@@ -482,6 +505,7 @@ void check_print_text(const struct check_result *r, int checked)
 	print_deadline(&r->stats);
 	report_check_head_load_note(stdout, &r->stats.loop);
 	print_predictions(r);
+	print_rdma_pairs(r->m);
 	print_findings(r);
 	print_suggestions(r);
 }

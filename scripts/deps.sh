@@ -18,7 +18,7 @@ CROSS_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 zli
 TEST_PKGS="clang libcmocka-dev clang-format openssh-client openssh-server nftables iproute2 iputils-ping
 python3-torch iperf3 tmux pdsh clustershell procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client munge
-openmpi-bin libopenmpi-dev
+openmpi-bin libopenmpi-dev libibverbs-dev
 debootstrap binfmt-support sudo qemu-user-static libc6:arm64
 dpkg-dev debhelper fakeroot bash-completion zsh"
 print=0

@@ -5,6 +5,7 @@
  * is this file's (h/l).
  */
 #include "view_network.h"
+#include "probes/rdma_matrix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ int netview_tested(const struct nm_attempt *a)
 struct pair {
 	size_t tried, failed, used, used_failed;
 	const struct nm_attempt *used_bad, *other_bad; /* the first failures */
+	const struct nm_attempt *rdma;                 /* the one carrying the RDMA proof */
 };
 
 static void pair_add(const struct tui *t, struct pair *p, const struct nm_attempt *a)
@@ -81,6 +83,8 @@ static void pair_add(const struct tui *t, struct pair *p, const struct nm_attemp
 
 	p->tried++;
 	p->failed += !ok;
+	if (a->rdma[0])
+		p->rdma = a;
 	if (used) {
 		p->used++;
 		p->used_failed += !ok;
@@ -254,8 +258,23 @@ static int print_two_rows(int y, int x, int w, int attr, const char *text)
 	return 2;
 }
 
+/* The pair's RDMA proof (rdma_matrix.h) on row y, when it is not past
+ * last (the summary's three rows). */
+static void rdma_row(struct tui *t, const struct nm_attempt *a, int y, int last, int w)
+{
+	char text[512];
+	enum ui_color c = strcmp(a->rdma, "ok") == 0       ? UI_OK
+	                  : strcmp(a->rdma, "failed") == 0 ? UI_FAIL
+	                                                   : UI_DIM;
+
+	if (y <= last)
+		ui_print(y, 3, w - 4, ui_attr(t, c), "RDMA %s",
+		         rdma_matrix_text(a, text, sizeof(text)));
+}
+
 /* Up to three rows under the grid about the selected pair: the addresses
- * NCCL/Gloo would use (one or two rows), then the others. */
+ * NCCL/Gloo would use (one or two rows), the others, then the RDMA proof
+ * where a row is left. */
 static void grid_summary(struct tui *t, const struct pair *p, size_t from, size_t to, int y, int w)
 {
 	const char *a = t->s.hosts[from], *b = t->s.hosts[to];
@@ -284,6 +303,8 @@ static void grid_summary(struct tui *t, const struct pair *p, size_t from, size_
 		ui_print(y, 1, w - 1, ui_attr(t, UI_DIM),
 		         "%s -> %s: no attempt to an address NCCL/Gloo would use", a, b);
 	}
+	if (p->rdma)
+		rdma_row(t, p->rdma, y + used_rows + (other ? 1 : 0), y + 2, w);
 	if (!other)
 		return;
 	if (!other_failed) {

@@ -101,6 +101,10 @@ declare -A STARTS_PROCESSES=(
 	# a detached finisher runs a C function (the torch import and its cache store) that
 	# outlives the request: a double fork, no program to run
 	[probes/facts_torch_bg.c]=daemon
+	# the RDMA proof opens a verbs device first in a forked child (C code: dlopen and the
+	# provider's open, no program to run) under a deadline, so a provider that crashes or
+	# hangs costs the child, not the agent
+	[probes/verbs_lib.c]=verbs-check
 )
 
 t_only_the_child_runner_starts_programs() {

@@ -1,0 +1,72 @@
+/*
+ * rdma_matrix.h - the head's half of the matrix's RDMA proof (reach.h, "the
+ * RDMA proof"): which HCA port and GID index each node proves with (the
+ * ones NCCL would use there, nccl_ib.h), which pairs are tested and why
+ * the others are not, and the results in the model, the report and the
+ * text. Head side; pure but for the jansson it reads and writes.
+ */
+#ifndef CD_PROBES_RDMA_MATRIX_H
+#define CD_PROBES_RDMA_MATRIX_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct nm_node;
+struct nm_attempt;
+struct netmodel;
+
+/* One node's end of the proof. */
+struct rdma_end {
+	int ok;          /* 1: the node can take part */
+	char device[64]; /* the port NCCL would use first, else the first ACTIVE one */
+	int port;
+	int gid_index; /* RoCE: NCCL's GID index; -1 on InfiniBand */
+	int roce;      /* the port's link layer is Ethernet */
+	char why[96];  /* !ok: "no libibverbs", "no RDMA device", "no ACTIVE port", ... */
+	int has_ports; /* the facts list an RDMA port */
+};
+
+/* Node n's end, from its RDMA facts ("rdma", "rdma_node") and NCCL's
+ * prediction there (diagnose_rdma_predict). */
+void rdma_matrix_end(const struct nm_node *n, struct rdma_end *e);
+
+/* Why the pair from -> to is not tested ("no libibverbs" for from's own
+ * lack, "peer has no ACTIVE port" for to's, "link layers differ"), into
+ * buf; NULL when both ends can take part. */
+
+/* Whether the pair concerns RDMA at all: one of its nodes has a port (a
+ * cluster without RDMA gets no proof and no "not tested" rows). */
+int rdma_matrix_relevant(const struct rdma_end *from, const struct rdma_end *to);
+
+const char *rdma_matrix_why_not(const struct rdma_end *from, const struct rdma_end *to, char *buf,
+                                size_t len);
+
+/* The `listen`/`connect` request's "rdma": {"device", "port", "gid_index"}. */
+json_t *rdma_matrix_spec(const struct rdma_end *e);
+
+/* Each write's bytes for a connect request with n tests: 4 MiB, less when
+ * one node proves many pairs at once (a listener holds a buffer per
+ * connector), never below 256 KiB. */
+long rdma_matrix_bytes(size_t n);
+
+/* An attempt's proof from a connect row or a report's matrix row ("rdma",
+ * "rdma_why", "rdma_bytes", "rdma_ms", "rdma_local", "rdma_peer",
+ * "active_mtu"; absent: not asked for). */
+void rdma_matrix_set(struct nm_attempt *a, json_t *row);
+
+/* The pair was not tested, for why. */
+void rdma_matrix_not_tested(struct nm_attempt *a, const char *why);
+
+/* The same fields onto a report's matrix row (nothing when not asked). */
+void rdma_matrix_json(const struct nm_attempt *a, json_t *row);
+
+/* "ok 4.0 MiB in 2.1 ms (1997 MB/s), mlx5_0:1 gid 3 -> mlx5_0:1 gid 3,
+ * MTU 1024" / "failed: transport retry counter exceeded (...)" / "not
+ * tested: peer has no RDMA device", into buf. */
+const char *rdma_matrix_text(const struct nm_attempt *a, char *buf, size_t len);
+
+/* Whether a node of m has RDMA facts with a port (the text's RDMA section
+ * is printed then). */
+int rdma_matrix_any_port(const struct netmodel *m);
+
+#endif
