@@ -24,9 +24,7 @@ int longopt_next(int argc, char *const argv[], int from, int permute)
 	return -1;
 }
 
-/* The edit distance of a[0..al) and b, capped: names longer than
- * NAME_MAX_CMP are never near. */
-static size_t distance(const char *a, size_t al, const char *b)
+size_t longopt_distance(const char *a, size_t al, const char *b)
 {
 	size_t bl = strlen(b), row[NAME_MAX_CMP + 1];
 
@@ -86,7 +84,7 @@ int longopt_check(const struct option *opts, const char *arg, char *msg, size_t 
 		}
 	}
 	for (const struct option *o = opts; !by_prefix && o->name && nnear < SUGGEST_MAX; o++) {
-		if (distance(name, nl, o->name) <= 2)
+		if (longopt_distance(name, nl, o->name) <= 2)
 			near[nnear++] = o->name;
 	}
 	/* in the alphabet's order, whatever the table's */

@@ -39,4 +39,9 @@ int longopt_check(const struct option *opts, const char *arg, char *msg, size_t 
  * name). */
 const struct option *longopt_named(const struct option *opts, const char *arg);
 
+/* The edit distance of a[0..al) and b (insertions, deletions, changes),
+ * or (size_t)-1 when either is longer than 64 bytes: what "did you mean"
+ * messages measure nearness with (here, and config.c's keys). */
+size_t longopt_distance(const char *a, size_t al, const char *b);
+
 #endif
