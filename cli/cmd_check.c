@@ -182,7 +182,11 @@ static int finish_own(void *ctx, const struct optset *s, char *err, size_t errle
 }
 
 static const struct optgroup own_group = {
-    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+    .defs = own_defs,
+    .ndefs = CD_ARRAY_LEN(own_defs),
+    .parse = parse_own,
+    .finish = finish_own,
+    .cmdline_only = (const int[]){OPT_SLURM_PROLOG, OPT_NODE, OPT_DRAIN, OPT_UNDRAIN, 0}};
 
 /* env takes --node alone, in its own words */
 static const struct optuse env_own[] = {

@@ -164,7 +164,11 @@ static int finish_own(void *ctx, const struct optset *s, char *err, size_t errle
 }
 
 static const struct optgroup own_group = {
-    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+    .defs = own_defs,
+    .ndefs = CD_ARRAY_LEN(own_defs),
+    .parse = parse_own,
+    .finish = finish_own,
+    .cmdline_only = (const int[]){OPT_APPLY, 'y', OPT_UNDO, OPT_LIST, OPT_SUDOERS, 0}};
 
 static const struct optuse own_first[] = {{.id = OPT_APPLY}, {.id = 'y'},      {.id = OPT_ONLY},
                                           {.id = OPT_UNDO},  {.id = OPT_LIST}, {0}};

@@ -132,8 +132,10 @@ static int parse_own(void *ctx, int opt, const char *arg, const char *shown, cha
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of mnist", shown);
 }
 
-static const struct optgroup own_group = {
-    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
+static const struct optgroup own_group = {.defs = own_defs,
+                                          .ndefs = CD_ARRAY_LEN(own_defs),
+                                          .parse = parse_own,
+                                          .cmdline_only = (const int[]){OPT_FORCE, 0}};
 
 static const struct command_opts opts[] = {
     {.g = &jobopt_group, .dst = offsetof(struct mnist_run, o)},

@@ -54,8 +54,11 @@ static int finish_own(void *ctx, const struct optset *s, char *err, size_t errle
 	return 0;
 }
 
-static const struct optgroup own_group = {
-    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own, .finish = finish_own};
+static const struct optgroup own_group = {.defs = own_defs,
+                                          .ndefs = CD_ARRAY_LEN(own_defs),
+                                          .parse = parse_own,
+                                          .finish = finish_own,
+                                          .cmdline_only = (const int[]){'e', 'f', 'c', 0}};
 
 static const struct command_opts opts[] = {
     {.g = &own_group},

@@ -448,8 +448,10 @@ static int parse_own(void *ctx, int opt, const char *arg, const char *shown, cha
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of run", shown);
 }
 
-static const struct optgroup own_group = {
-    .defs = own_defs, .ndefs = CD_ARRAY_LEN(own_defs), .parse = parse_own};
+static const struct optgroup own_group = {.defs = own_defs,
+                                          .ndefs = CD_ARRAY_LEN(own_defs),
+                                          .parse = parse_own,
+                                          .cmdline_only = (const int[]){OPT_FORCE, 0}};
 
 /* The job's options first: their --launcher (torchrun, none, mpirun, or the
  * agents' ssh, srun, local-connect) is the one getopt_long finds */

@@ -1,10 +1,18 @@
 /* command.c - one parser and one --help for every command of the table (command.h). */
 #include "command.h"
 #include "cd.h"
+#include "settings.h"
 #include "targets.h"
 #include "termtext.h"
 
 #include <string.h>
+
+/* -O KEY=VALUE: every command's, read by the loop's `other`. */
+#define O_SHORTOPT "O:"
+#define O_MAX      64
+static const char o_help[] = "Configuration:\n"
+                             "  -O KEY=VALUE         a configuration key for this run (see "
+                             "`clusterdoc config`)\n";
 
 static const struct option targets_longopts[] = {
     TARGETS_LONGOPTS,
@@ -15,19 +23,60 @@ static const struct option help_longopts[] = {
     {0},
 };
 
-/* What the loop hands to the targets: the options no group took. */
+/* What the loop hands to the targets (the options no group took), the -O
+ * values, and which options the words gave. */
 struct targets_arg {
 	struct targets *t;
-	const char *name;
+	const struct command *c;
+	char *o[O_MAX];
+	size_t no;
+	int given[OPTSET_MAX * 2];
+	size_t ngiven;
 };
 
 static int targets_other(void *arg, int opt, const char *val, char *err, size_t errlen)
 {
 	struct targets_arg *a = arg;
 
-	(void)errlen;
+	if (opt == 'O') {
+		if (a->no == O_MAX)
+			return cd_errf(err, errlen, CD_ERR_TOOBIG, "more than %d -O", O_MAX);
+		a->o[a->no++] = (char *)val;
+		return 1;
+	}
 	err[0] = '\0'; /* targets_option says its own errors */
-	return targets_option(a->t, opt, val, a->name);
+	return a->t ? targets_option(a->t, opt, val, a->c->name) : 0;
+}
+
+/* The words gave option opt: a configuration file's value for it, or for
+ * the other spelling of the same choice, is not used. */
+static void mark_given(void *arg, int opt)
+{
+	struct targets_arg *a = arg;
+	/* -f is --fanout where the command leaves -f to the targets; the nodes
+	 * are -w or --hostfile, whichever the words used */
+	static const int same[][2] = {{'f', OPT_FANOUT}, {'w', OPT_HOSTFILE}};
+	int own_f = a->c->shortopts && strchr(a->c->shortopts, 'f');
+
+	if (a->ngiven + 2 > CD_ARRAY_LEN(a->given))
+		return;
+	a->given[a->ngiven++] = opt;
+	for (size_t i = 0; i < CD_ARRAY_LEN(same); i++) {
+		if (same[i][0] == 'f' && own_f)
+			continue;
+		if (opt == same[i][0])
+			a->given[a->ngiven++] = same[i][1];
+		else if (opt == same[i][1])
+			a->given[a->ngiven++] = same[i][0];
+	}
+}
+
+static int was_given(const struct targets_arg *a, int opt)
+{
+	for (size_t i = 0; i < a->ngiven; i++)
+		if (a->given[i] == opt)
+			return 1;
+	return 0;
 }
 
 /* The set of c's options: its groups first (so that a group's option named
@@ -36,7 +85,10 @@ static void build_set(const struct command *c, void *ctx, struct optset *s)
 {
 	optset_init(s);
 	for (const struct command_opts *o = c->opts; o && o->g; o++)
-		optset_add_group(s, o->g, o->uses, o->refused ? NULL : (char *)ctx + o->dst);
+		optset_add_group(s, o->g, o->uses,
+		                 o->refused ? NULL
+		                 : ctx      ? (char *)ctx + o->dst
+		                            : (void *)c); /* a set only read (command_keys) */
 	if (c->nodes != COMMAND_NO_NODES)
 		optset_add(s, targets_longopts);
 	optset_add(s, help_longopts);
@@ -50,25 +102,103 @@ static void build_shortopts(const struct command *c, char *out, size_t len)
 
 	if (c->nodes != COMMAND_NO_NODES)
 		targets = strchr(own, 'f') ? TARGETS_SHORTOPTS_NOF : TARGETS_SHORTOPTS;
-	snprintf(out, len, "%s%s%sh", plus ? "+" : "", targets, own + plus);
+	snprintf(out, len, "%s%s%s" O_SHORTOPT "h", plus ? "+" : "", targets, own + plus);
+}
+
+/* Whether entry i of s is the first of its name (a group's option named as
+ * a targets' one hides that one, as getopt_long does). */
+static int first_of_name(const struct optset *s, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (strcmp(s->longopts[k].name, s->longopts[i].name) == 0)
+			return 0;
+	return 1;
+}
+
+size_t command_keys(const struct command *c, struct option *out, size_t max)
+{
+	struct optset s;
+	size_t n = 0;
+
+	build_set(c, NULL, &s);
+	for (size_t i = 0; i < s.n && n < max; i++) {
+		/* refused: known only to say that the command does not take it */
+		int refused = s.entries[i].g && !s.entries[i].dst;
+
+		if (s.longopts[i].val == 'h' || refused || !optset_configurable(&s, i) ||
+		    !first_of_name(&s, i))
+			continue;
+		out[n++] = s.longopts[i];
+	}
+	memset(&out[n], 0, sizeof(*out));
+	return n;
+}
+
+/* One configuration value into the option of entry i: as the command line
+ * would give it. 0, or < 0 after printing the error with the line it came
+ * from. */
+static int apply_one(const struct optset *s, size_t i, struct targets_arg *a,
+                     const struct config_entry *e)
+{
+	const struct option *o = &s->longopts[i];
+	const char *arg = e->value;
+	char err[CD_ERRLEN] = "", where[CD_ERRLEN];
+	int rc;
+
+	if (o->has_arg == no_argument) {
+		if (config_bool(e->value) == 0)
+			return 0;
+		arg = NULL;
+	}
+	rc = optset_option(s, o->val, arg, err, sizeof(err));
+	if (rc == 0 && a->t)
+		rc = targets_set(a->t, o->val, arg, err, sizeof(err));
+	if (rc >= 0)
+		return 0;
+	if (e->file)
+		snprintf(where, sizeof(where), "%s:%d: %s = %s", e->file, e->line, e->key,
+		         e->value);
+	else
+		snprintf(where, sizeof(where), "-O %s=%s", e->key, e->value);
+	termtext_printf(stderr, "clusterdoc %s: %s: %s\n", a->c->name, where, err);
+	return -1;
+}
+
+/* The configuration's values for every option of s the words did not give. */
+static int apply_config(const struct optset *s, struct targets_arg *a)
+{
+	char err[CD_ERRLEN];
+
+	if (settings_load(a->o, a->no, err, sizeof(err)) < 0) {
+		termtext_printf(stderr, "clusterdoc %s: %s\n", a->c->name, err);
+		return -1;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct config_entry *e;
+
+		if (s->longopts[i].val == 'h' || !optset_configurable(s, i) ||
+		    !first_of_name(s, i) || was_given(a, s->longopts[i].val))
+			continue;
+		e = config_get(settings_config(), a->c->name, s->longopts[i].name);
+		if (e && apply_one(s, i, a, e) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int command_parse(const struct command *c, void *ctx, int argc, char **argv, int *first)
 {
 	struct targets *t =
 	    c->nodes != COMMAND_NO_NODES ? (void *)((char *)ctx + c->targets) : NULL;
-	struct targets_arg ta = {.t = t, .name = c->name};
+	struct targets_arg ta = {.t = t, .c = c};
 	char shortopts[64], err[CD_ERRLEN];
 	struct optset s;
-	struct optset_loop l = {.shortopts = shortopts};
+	struct optset_loop l = {
+	    .shortopts = shortopts, .other = targets_other, .ctx = &ta, .given = mark_given};
 	int rc, at;
 
 	build_set(c, ctx, &s);
 	build_shortopts(c, shortopts, sizeof(shortopts));
-	if (t) {
-		l.other = targets_other;
-		l.ctx = &ta;
-	}
 	rc = optset_getopt(&s, &l, argc, argv, &at, err, sizeof(err));
 	if (rc == OPTSET_HELP) {
 		command_help(c, stdout);
@@ -79,6 +209,8 @@ int command_parse(const struct command *c, void *ctx, int argc, char **argv, int
 		                argv[at]);
 		return -1;
 	}
+	if (rc == 0 && apply_config(&s, &ta) < 0)
+		return -1;
 	if (rc == 0)
 		rc = optset_finish(&s, err, sizeof(err));
 	if (rc == OPTSET_USAGE) {
@@ -114,4 +246,5 @@ void command_help(const struct command *c, FILE *f)
 		fputs(c->trailer, f);
 	if (c->nodes != COMMAND_NO_NODES)
 		fputs(targets_help, f);
+	fputs(o_help, f);
 }

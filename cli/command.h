@@ -71,7 +71,14 @@ struct command {
  */
 int command_parse(const struct command *c, void *ctx, int argc, char **argv, int *first);
 
-/* The command's --help: usage, each block of options, trailer, targets. */
+/*
+ * The keys a configuration file may set for c (cli/settings.h): its long
+ * options but --help and those marked cmdline_only, each name once, into
+ * out (max entries and a {0} after them). Returns how many.
+ */
+size_t command_keys(const struct command *c, struct option *out, size_t max);
+
+/* The command's --help: usage, each block of options, trailer, targets, -O. */
 void command_help(const struct command *c, FILE *f);
 
 /* Every command, in `clusterdoc --help`'s order (cli/main.c). */

@@ -10,7 +10,7 @@
 
 extern const struct command command_facts, command_check, command_env, command_fix, command_bench,
     command_mnist, command_run, command_hang, command_gpuburn, command_mpicheck, command_tui,
-    command_nodeset;
+    command_nodeset, command_config;
 
 int cmd_nodeset(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
@@ -24,5 +24,6 @@ int cmd_hang(int argc, char **argv);
 int cmd_gpuburn(int argc, char **argv);
 int cmd_mpicheck(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
 #endif

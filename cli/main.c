@@ -15,9 +15,9 @@
 
 /* The command table: every row is defined beside its command (cli/cmd_*.c). */
 const struct command *const commands[] = {
-    &command_facts,   &command_check,    &command_env, &command_fix,
-    &command_bench,   &command_mnist,    &command_run, &command_hang,
-    &command_gpuburn, &command_mpicheck, &command_tui, &command_nodeset,
+    &command_facts, &command_check,   &command_env,    &command_fix,     &command_bench,
+    &command_mnist, &command_run,     &command_hang,   &command_gpuburn, &command_mpicheck,
+    &command_tui,   &command_nodeset, &command_config,
 };
 const size_t commands_len = CD_ARRAY_LEN(commands);
 

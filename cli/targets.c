@@ -15,7 +15,7 @@
 
 const char targets_help[] =
     "Nodes:\n"
-    "  -w HOSTLIST          nodes, e.g. node[01-16,20], ^FILE, - (standard input),\n"
+    "  -w, --nodes HOSTLIST nodes, e.g. node[01-16,20], ^FILE, - (standard input),\n"
     "                       @group or @source:group (ClusterShell's groups.conf,\n"
     "                       @sj:JOBID, @sp:PARTITION through Slurm) (repeatable)\n"
     "  --hostfile FILE      one node or hostlist per line, # comments; Open MPI and\n"
@@ -23,12 +23,14 @@ const char targets_help[] =
     "                       default --nproc-per-node of run and mnist); - reads stdin\n"
     "  -g ATTR[=VAL],...    the nodes of /etc/genders with one of these attributes\n"
     "                       ($CLUSTERDOC_GENDERS names another genders file)\n"
-    "  -x HOSTLIST          exclude these nodes\n"
+    "  -x, --exclude HOSTLIST  exclude these nodes\n"
     "                       (default inside a Slurm job: $SLURM_JOB_NODELIST)\n"
     "SSH:\n"
     "  --ssh libssh2|openssh  transport (default libssh2; openssh runs the ssh binary)\n"
-    "  -F FILE              ssh_config file      -l USER   remote user\n"
-    "  -p PORT              remote port          -i KEY    identity file\n"
+    "  -F, --ssh-config FILE  ssh_config file\n"
+    "  -l, --login USER     remote user\n"
+    "  -p, --ssh-port PORT  remote port\n"
+    "  -i, --identity KEY   identity file\n"
     "  --accept-new         record unknown host keys (changed keys are always refused)\n"
     "  -f N, --fanout N     nodes connecting at once (default 64)\n"
     "  --connect-timeout S  TCP connect deadline (default 10)\n"
@@ -129,7 +131,7 @@ static int parse_int(const char *s, int lo, int hi)
 	return (int)v;
 }
 
-/* The long name of the targets' option id (a value from 1000 up). */
+/* The long name of the targets' option id, or "?" (-f: --fanout is another id). */
 static const char *long_name(int opt)
 {
 	static const struct option opts[] = {TARGETS_LONGOPTS, {0}};
@@ -140,28 +142,27 @@ static const char *long_name(int opt)
 	return "?";
 }
 
-int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
+int targets_set(struct targets *t, int opt, const char *arg, char *err, size_t errlen)
 {
-	char err[CD_ERRLEN];
 	int v;
 
 	switch (opt) {
 	case 'w':
-		if (targets_add_arg(t->hosts, arg, err, sizeof(err)) < 0)
+		if (targets_add_arg(t->hosts, arg, err, errlen) < 0)
 			goto bad_hostlist;
 		return 1;
 	case 'x':
-		if (targets_add_arg(t->exclude, arg, err, sizeof(err)) < 0)
+		if (targets_add_arg(t->exclude, arg, err, errlen) < 0)
 			goto bad_hostlist;
 		return 1;
 	case OPT_HOSTFILE:
-		if (hostfile_read(t->hosts, &t->slots, arg, err, sizeof(err)) < 0)
+		if (hostfile_read(t->hosts, &t->slots, arg, err, errlen) < 0)
 			goto bad_hostlist;
 		if (t->slots.count)
 			t->slots_file = arg;
 		return 1;
 	case 'g':
-		if (add_genders(t, arg, err, sizeof(err)) < 0)
+		if (add_genders(t, arg, err, errlen) < 0)
 			goto bad_hostlist;
 		return 1;
 	case 'F':
@@ -205,10 +206,8 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		} else if (strcmp(arg, "openssh") == 0) {
 			t->pool.backend = SSHPOOL_BACKEND_OPENSSH;
 		} else {
-			fprintf(stderr,
-			        "clusterdoc %s: --ssh takes libssh2 or openssh, not \"%s\"\n", cmd,
-			        arg);
-			return -1;
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "--ssh takes libssh2 or openssh, not \"%s\"", arg);
 		}
 		return 1;
 	case OPT_ACCEPT_NEW:
@@ -216,11 +215,9 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 1;
 	case OPT_AGENT_LAUNCHER:
 		if ((v = launcher_parse(arg)) < 0) {
-			fprintf(stderr,
-			        "clusterdoc %s: --launcher takes ssh, srun or local-connect, not "
-			        "\"%s\"\n",
-			        cmd, arg);
-			return -1;
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "--launcher takes ssh, srun or local-connect, not \"%s\"",
+			               arg);
 		}
 		t->pool.launcher = v;
 		return 1;
@@ -241,18 +238,29 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 		return 0;
 	}
 bad_hostlist:
-	termtext_printf(stderr, "clusterdoc %s: %s\n", cmd, err);
-	return -1;
+	return CD_ERR_PARSE;
 bad_value:
 	if (opt == OPT_FANOUT)
 		opt = 'f'; /* as the message has always named it */
+	if (opt < 256 && strcmp(long_name(opt), "?") != 0)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "invalid value \"%s\" for -%c/--%s", arg,
+		               opt, long_name(opt));
 	if (opt < 256)
-		termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for -%c\n", cmd, arg,
-		                opt);
-	else
-		termtext_printf(stderr, "clusterdoc %s: invalid value \"%s\" for --%s\n", cmd, arg,
-		                long_name(opt));
-	return -1;
+		return cd_errf(err, errlen, CD_ERR_PARSE, "invalid value \"%s\" for -%c", arg, opt);
+	return cd_errf(err, errlen, CD_ERR_PARSE, "invalid value \"%s\" for --%s", arg,
+	               long_name(opt));
+}
+
+int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
+{
+	char err[CD_ERRLEN];
+	int rc = targets_set(t, opt, arg, err, sizeof(err));
+
+	if (rc < 0) {
+		termtext_printf(stderr, "clusterdoc %s: %s\n", cmd, err);
+		return -1;
+	}
+	return rc;
 }
 
 /* Where `make install` put the agents (LIBEXECDIR/clusterdoc): the Makefile

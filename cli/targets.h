@@ -45,19 +45,23 @@ enum {
 	OPT_SBCAST,         /* --sbcast: srun's agent copied to the nodes' /tmp first */
 	OPT_TARGETS_END,    /* commands number their own long options from here */
 };
-#define TARGETS_LONGOPTS                                                                          \
-	{"hostfile", required_argument, NULL, OPT_HOSTFILE},                                      \
-	    {"ssh", required_argument, NULL, OPT_SSH},                                            \
-	    {"accept-new", no_argument, NULL, OPT_ACCEPT_NEW},                                    \
-	    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                    \
-	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                          \
-	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT}, \
-	    {"fanout", required_argument, NULL, OPT_FANOUT},                                      \
-	    {"launcher", required_argument, NULL, OPT_AGENT_LAUNCHER},                            \
-	    {"listen", required_argument, NULL, OPT_LISTEN},                                      \
-	    {"sbcast", no_argument, NULL, OPT_SBCAST},                                            \
-	{                                                                                         \
-		"timeout", required_argument, NULL, 't'                                           \
+#define TARGETS_LONGOPTS                                                                           \
+	{"nodes", required_argument, NULL, 'w'}, {"exclude", required_argument, NULL, 'x'},        \
+	    {"ssh-config", required_argument, NULL, 'F'}, {"login", required_argument, NULL, 'l'}, \
+	    {"ssh-port", required_argument, NULL, 'p'},                                            \
+	    {"identity", required_argument, NULL, 'i'},                                            \
+	    {"hostfile", required_argument, NULL, OPT_HOSTFILE},                                   \
+	    {"ssh", required_argument, NULL, OPT_SSH},                                             \
+	    {"accept-new", no_argument, NULL, OPT_ACCEPT_NEW},                                     \
+	    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},                     \
+	    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},                           \
+	    {"json", no_argument, NULL, OPT_JSON}, {"agent", required_argument, NULL, OPT_AGENT},  \
+	    {"fanout", required_argument, NULL, OPT_FANOUT},                                       \
+	    {"launcher", required_argument, NULL, OPT_AGENT_LAUNCHER},                             \
+	    {"listen", required_argument, NULL, OPT_LISTEN},                                       \
+	    {"sbcast", no_argument, NULL, OPT_SBCAST},                                             \
+	{                                                                                          \
+		"timeout", required_argument, NULL, 't'                                            \
 	}
 
 void targets_init(struct targets *t);
@@ -67,6 +71,10 @@ void targets_fini(struct targets *t);
  * returns 1 when it was a targets option, 0 when not ours, or -1 after
  * printing an error naming the option. */
 int targets_option(struct targets *t, int opt, const char *arg, const char *cmd);
+
+/* targets_option with the error in err ("invalid value \"0\" for -f"), not
+ * printed: 1, 0, or < 0. A configuration file's value goes through here. */
+int targets_set(struct targets *t, int opt, const char *arg, char *err, size_t errlen);
 
 /* After option parsing: apply -x, fall back to $SLURM_JOB_NODELIST, find the
  * agent binary. Returns 0, or -1 after printing what to do. */

@@ -112,6 +112,18 @@ int optset_finish(const struct optset *s, char *err, size_t errlen)
 	return 0;
 }
 
+int optset_configurable(const struct optset *s, size_t i)
+{
+	const struct optset_entry *e = &s->entries[i];
+
+	if (!e->g || !e->g->cmdline_only)
+		return 1;
+	for (const int *id = e->g->cmdline_only; *id; id++)
+		if (*id == e->id)
+			return 0;
+	return 1;
+}
+
 const char *optset_shown(const struct optset *s, int id)
 {
 	const struct optset_entry *e = find_entry(s, id);
@@ -198,6 +210,8 @@ int optset_getopt(const struct optset *s, const struct optset_loop *l, int argc,
 			return OPTSET_USAGE;
 		if (rc < 0)
 			return CD_ERR_PARSE;
+		if (l->given)
+			l->given(l->ctx, opt);
 	}
 	*first = optind;
 	return 0;

@@ -59,6 +59,11 @@ struct optgroup {
 	 * check). 0, or < 0 with err; s names the options as the front end
 	 * spells them (optset_shown). */
 	int (*finish)(void *dst, const struct optset *s, char *err, size_t errlen);
+	/* The ids ({0}-ended, NULL: none) of the options taken from the
+	 * command line only: an action, a consent or a mode (--apply, --yes,
+	 * --drain). No configuration file gives them a default; every other
+	 * long option is a key there (cli/settings.h). */
+	const int *cmdline_only;
 };
 
 /* The getopt_long table of one front end: its groups' options, and any it
@@ -105,6 +110,10 @@ int optset_option(const struct optset *s, int opt, const char *arg, char *err, s
 /* After option parsing: each group's finish. 0, or < 0 with err. */
 int optset_finish(const struct optset *s, char *err, size_t errlen);
 
+/* Whether the option of s's entry i is one a configuration file may set:
+ * a group's, not in its cmdline_only, or one added by optset_add. */
+int optset_configurable(const struct optset *s, size_t i);
+
 /* How the errors name option id ("--bench-min"); "?" when s has no such
  * option. */
 const char *optset_shown(const struct optset *s, int id);
@@ -130,6 +139,10 @@ struct optset_loop {
 	 * said in err (a prompt); 0: it prints its own message (a command
 	 * line, as getopt has always done there). */
 	int quiet;
+	/* Told of every option the words gave, after it was taken (the
+	 * command line's own values win over a configuration file's, which
+	 * fill in the others). NULL: none. */
+	void (*given)(void *ctx, int opt);
 };
 
 enum {

@@ -1,0 +1,129 @@
+/* settings.c - the configuration files of this run, and their schema from the command table
+ * (settings.h). */
+#include "settings.h"
+#include "cd.h"
+#include "command.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct config cfg;
+static int loaded, load_rc;
+static char load_err[CD_ERRLEN];
+
+static struct config_schema schema;
+static struct config_section *sections;
+
+/* The keys of the top section: every command's, each name once. */
+static struct option *union_keys(const struct config_section *secs, size_t n)
+{
+	struct option *all = NULL;
+	size_t nall = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (const struct option *o = secs[i].keys; o->name; o++) {
+			size_t k = 0;
+
+			while (k < nall && strcmp(all[k].name, o->name) != 0)
+				k++;
+			if (k < nall)
+				continue;
+			all = cd_realloc(all, (nall + 2) * sizeof(*all));
+			all[nall++] = *o;
+		}
+	}
+	all = cd_realloc(all, (nall + 1) * sizeof(*all));
+	memset(&all[nall], 0, sizeof(*all));
+	return all;
+}
+
+const struct config_schema *settings_schema(void)
+{
+	if (sections)
+		return &schema;
+	/* the top section, then one per command */
+	sections = cd_calloc(commands_len + 1, sizeof(*sections));
+	for (size_t i = 0; i < commands_len; i++) {
+		struct option *keys = cd_calloc(OPTSET_MAX + 1, sizeof(*keys));
+
+		command_keys(commands[i], keys, OPTSET_MAX);
+		sections[i + 1] = (struct config_section){commands[i]->name, keys};
+	}
+	sections[0] = (struct config_section){"", union_keys(sections + 1, commands_len)};
+	schema = (struct config_schema){sections, commands_len + 1};
+	return &schema;
+}
+
+const struct config *settings_config(void)
+{
+	return &cfg;
+}
+
+static char *user_path(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	/* as the XDG base directory specification says: a relative one is ignored */
+	if (xdg && xdg[0] == '/')
+		return cd_asprintf("%s/clusterdoc/config", xdg);
+	if (home && *home)
+		return cd_asprintf("%s/.config/clusterdoc/config", home);
+	return NULL;
+}
+
+static int read_files(char *err, size_t errlen)
+{
+	const char *sys = getenv("CLUSTERDOC_SYSTEM_CONFIG"), *env = getenv("CLUSTERDOC_CONFIG");
+	const struct config_schema *s = settings_schema();
+	char *user = user_path();
+	int rc;
+
+	if (!sys || !*sys)
+		sys = "/etc/clusterdoc/config";
+	rc = config_read_file(&cfg, s, sys, CONFIG_SYSTEM, 0, err, errlen);
+	if (rc == 0 && user)
+		rc = config_read_file(&cfg, s, user, CONFIG_USER, 0, err, errlen);
+	if (rc == 0 && env && *env) {
+		rc = config_read_file(&cfg, s, env, CONFIG_ENV, 1, err, errlen);
+		if (rc == CD_ERR_NOTFOUND) {
+			char why[CD_ERRLEN];
+
+			snprintf(why, sizeof(why), "%s", err);
+			rc = cd_errf(err, errlen, rc, "$CLUSTERDOC_CONFIG: %s", why);
+		}
+	}
+	free(user);
+	return rc;
+}
+
+int settings_load(char *const *opts, size_t nopts, char *err, size_t errlen)
+{
+	if (loaded) {
+		snprintf(err, errlen, "%s", load_err);
+		return load_rc;
+	}
+	loaded = 1;
+	config_init(&cfg);
+	load_rc = read_files(load_err, sizeof(load_err));
+	for (size_t i = 0; load_rc == 0 && i < nopts; i++)
+		load_rc =
+		    config_add_option(&cfg, settings_schema(), opts[i], load_err, sizeof(load_err));
+	snprintf(err, errlen, "%s", load_rc < 0 ? load_err : "");
+	return load_rc;
+}
+
+int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen)
+{
+	const struct config_entry *e;
+	char why[CD_ERRLEN];
+
+	if (settings_load(NULL, 0, err, errlen) < 0)
+		return CD_ERR_PARSE;
+	e = config_group(&cfg, name);
+	if (!e)
+		return 0;
+	if (hostlist_parse(out, e->value, why, sizeof(why)) < 0)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "%s:%d: group %s: %s", e->file, e->line,
+		               name, why);
+	return 1;
+}
