@@ -63,7 +63,9 @@ const struct command command_config = {
              "a command's own options win over all of them. Keys are the long options\n"
              "(nodes, login, ssh, fanout, timeout, python, expect-gpus...); [COMMAND]\n"
              "sections hold one command's, [groups] named node groups. See clusterdoc(1).\n"
-             "Exit status: 0, or 2 when a file has a bad line (FILE:LINE says which).\n\n"
+             "Every value is checked as each command that takes it would check it.\n"
+             "Exit status: 0, or 2 when a file has a bad line or value (FILE:LINE says\n"
+             "which).\n\n"
              "Options:\n",
     .nodes = COMMAND_NO_NODES,
     .opts = opts,
@@ -199,6 +201,9 @@ int cmd_config(int argc, char **argv)
 
 	if (p != 0)
 		return p > 0 ? 0 : 2;
+	/* a value no command would take is as bad a line as an unknown key */
+	if (command_check_config(command_config.name) < 0)
+		return 2;
 	if (c.json)
 		print_json(settings_config(), c.all);
 	else

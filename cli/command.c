@@ -23,6 +23,10 @@ static const struct option help_longopts[] = {
     {0},
 };
 
+/* command_check_config: the name errors are said under, or NULL (a run of
+ * the command itself). */
+static const char *checking_for;
+
 /* What the loop hands to the targets (the options no group took), the -O
  * values, and which options the words gave. */
 struct targets_arg {
@@ -115,6 +119,23 @@ static int first_of_name(const struct optset *s, size_t i)
 	return 1;
 }
 
+int command_check_config(const char *name)
+{
+	char arg0[64];
+	int rc = 0;
+
+	checking_for = name;
+	for (size_t i = 0; i < commands_len && rc == 0; i++) {
+		char *argv[] = {arg0, NULL};
+
+		snprintf(arg0, sizeof(arg0), "%s", commands[i]->name);
+		if (strcmp(commands[i]->name, name) != 0)
+			rc = commands[i]->run(1, argv);
+	}
+	checking_for = NULL;
+	return rc == 0 ? 0 : -1;
+}
+
 size_t command_keys(const struct command *c, struct option *out, size_t max)
 {
 	struct optset s;
@@ -160,7 +181,8 @@ static int apply_one(const struct optset *s, size_t i, struct targets_arg *a,
 		         e->value);
 	else
 		snprintf(where, sizeof(where), "-O %s=%s", e->key, e->value);
-	termtext_printf(stderr, "clusterdoc %s: %s: %s\n", a->c->name, where, err);
+	termtext_printf(stderr, "clusterdoc %s: %s: %s\n", checking_for ? checking_for : a->c->name,
+	                where, err);
 	return -1;
 }
 
@@ -170,7 +192,8 @@ static int apply_config(const struct optset *s, struct targets_arg *a)
 	char err[CD_ERRLEN];
 
 	if (settings_load(a->o, a->no, err, sizeof(err)) < 0) {
-		termtext_printf(stderr, "clusterdoc %s: %s\n", a->c->name, err);
+		termtext_printf(stderr, "clusterdoc %s: %s\n",
+		                checking_for ? checking_for : a->c->name, err);
 		return -1;
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -211,6 +234,8 @@ int command_parse(const struct command *c, void *ctx, int argc, char **argv, int
 	}
 	if (rc == 0 && apply_config(&s, &ta) < 0)
 		return -1;
+	if (rc == 0 && checking_for)
+		return 1; /* the values are read: the command stops there, as after --help */
 	if (rc == 0)
 		rc = optset_finish(&s, err, sizeof(err));
 	if (rc == OPTSET_USAGE) {

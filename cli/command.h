@@ -78,6 +78,16 @@ int command_parse(const struct command *c, void *ctx, int argc, char **argv, int
  */
 size_t command_keys(const struct command *c, struct option *out, size_t max);
 
+/*
+ * Check the configuration's value of every key against every command (but
+ * the one named name) that takes it: each command's run parses its
+ * options from the configuration alone (no words: every key applies) and
+ * stops there, as after --help; nothing else runs (no finish, no nodes).
+ * 0, or -1 after the first bad value was said on stderr under "clusterdoc
+ * NAME: FILE:LINE: KEY = VALUE: ...".
+ */
+int command_check_config(const char *name);
+
 /* The command's --help: usage, each block of options, trailer, targets, -O. */
 void command_help(const struct command *c, FILE *f);
 

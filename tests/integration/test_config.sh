@@ -124,6 +124,15 @@ $(printf '%-40s# %s' "gpu = node[1-2]" "$(user_cfg):4")"
 		"[('system', True), ('user', True), ('\$CLUSTERDOC_CONFIG', True), ('\$CLUSTERDOC_CONFIG', True)]" "the JSON's files"
 }
 
+t_config_refuses_a_value_the_command_that_takes_it_would_refuse() {
+	cfg_write "$CFG/probe" "fanout = 8" "[check]" "probe-timeout = soon"
+	cdx CLUSTERDOC_CONFIG="$CFG/probe" config
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_eq "$err" "clusterdoc config: $CFG/probe:3: probe-timeout = soon: --probe-timeout wants a number from 50 to 600000, not \"soon\"" \
+		"the error" || return 1
+	expect_eq "$out" "" "stdout"
+}
+
 # bad_config NAME EXPECTED-ERROR LINES...: facts with that file (its nodes: node[1-2]) exits 2
 # with exactly that error, after no SSH handshake with any node
 bad_config() {
