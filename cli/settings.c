@@ -8,7 +8,7 @@
 #include <string.h>
 
 static struct config cfg;
-static int loaded, load_rc;
+static int loaded, opts_added, load_rc;
 static char load_err[CD_ERRLEN];
 
 static struct config_schema schema;
@@ -98,16 +98,18 @@ static int read_files(char *err, size_t errlen)
 
 int settings_load(char *const *opts, size_t nopts, char *err, size_t errlen)
 {
-	if (loaded) {
-		snprintf(err, errlen, "%s", load_err);
-		return load_rc;
+	/* the files once; the -O values once, when a command gives them (a
+	 * group looked up while -w is read comes before the -O are all known) */
+	if (!loaded) {
+		loaded = 1;
+		config_init(&cfg);
+		load_rc = read_files(load_err, sizeof(load_err));
 	}
-	loaded = 1;
-	config_init(&cfg);
-	load_rc = read_files(load_err, sizeof(load_err));
-	for (size_t i = 0; load_rc == 0 && i < nopts; i++)
+	for (size_t i = 0; load_rc == 0 && !opts_added && i < nopts; i++)
 		load_rc =
 		    config_add_option(&cfg, settings_schema(), opts[i], load_err, sizeof(load_err));
+	if (opts)
+		opts_added = 1;
 	snprintf(err, errlen, "%s", load_rc < 0 ? load_err : "");
 	return load_rc;
 }

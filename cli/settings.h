@@ -24,8 +24,9 @@
 #include "hostlist.h"
 
 /*
- * Read the files and the -O values (opts[0..nopts), "KEY=VALUE") once per
- * process; a second call returns what the first did. 0, or < 0 with
+ * Read the files once per process, and the -O values (opts[0..nopts),
+ * "KEY=VALUE"; opts NULL: none yet) at the first call that gives opts;
+ * later calls return what was read. 0, or < 0 with
  * "FILE:LINE: ..." (or "-O ARG: ...") in err: the run must stop there,
  * before anything reaches a node.
  */
