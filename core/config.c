@@ -200,15 +200,24 @@ static int bad(const struct reader *r, char *err, size_t errlen, const char *fmt
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s:%d: %s", r->path, r->line, what);
 }
 
-static int name_ok(const char *s, int group)
+/* A group's name: what "@name" may spell (core/nodegroup.c, as ClusterShell). */
+static int group_name_ok(const char *s)
 {
 	if (!*s)
 		return 0;
 	for (; *s; s++)
-		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '-' ||
-		      (group && (isupper((unsigned char)*s) || *s == '_' || *s == '.'))))
+		if (!isalnum((unsigned char)*s) && !strchr("._+-/", *s))
 			return 0;
 	return 1;
+}
+
+/* While a file is read, "@other" in a group's hosts is only spelled: the
+ * group is looked up when the hosts are (config_group's caller). */
+static int any_group(const struct hostlist_groups *g, const char *name, struct hostlist *out,
+                     char *err, size_t errlen)
+{
+	(void)g, (void)name, (void)out, (void)err, (void)errlen;
+	return 0;
 }
 
 static int read_section(struct reader *r, char *s, char *err, size_t errlen)
@@ -264,14 +273,16 @@ static int check_option(const struct reader *r, const char *section, const char 
 static int check_group(const struct reader *r, const char *name, const char *value, char *err,
                        size_t errlen)
 {
+	static const struct hostlist_groups spelled = {.resolve = any_group};
 	struct hostlist *hl;
 	char herr[CD_ERRLEN];
 	int rc;
 
-	if (!name_ok(name, 1))
-		return bad(r, err, errlen,
-		           "group name \"%s\": letters, digits, '-', '_' and '.' only", name);
+	if (!group_name_ok(name))
+		return bad(r, err, errlen, "group name \"%s\": letters, digits and . _ + - / only",
+		           name);
 	hl = hostlist_new();
+	hl->groups = &spelled;
 	rc = hostlist_parse(hl, value, herr, sizeof(herr));
 	hostlist_free(hl);
 	if (rc < 0)

@@ -55,6 +55,9 @@ static const struct good_case {
      "groups|CPU_nodes.2|c1,c2|3"},
     {"[group]\nall = n[1-9]\n[ check ]\nfanout = 4\n", 2, "groups|all|n[1-9]|2",
      "check|fanout|4|4"},
+    /* a group may name others: they are looked up with its hosts, not when read */
+    {"[groups]\nall = @gpu,@sp:batch,c1\n", 1, "groups|all|@gpu,@sp:batch,c1|2",
+     "groups|all|@gpu,@sp:batch,c1|2"},
     {"login = a#b\n", 1, "|login|a#b|1", "|login|a#b|1"},
     {"", 0, NULL, NULL},
 };
@@ -107,8 +110,7 @@ static const struct bad_case {
     {"[groups]\ngpu = n[5-3]\n",
      "site.conf:2: group gpu = n[5-3]: hostlist \"n[5-3]\": range 5-3 goes backwards (at column "
      "3)"},
-    {"[groups]\ng@x = n1\n",
-     "site.conf:2: group name \"g@x\": letters, digits, '-', '_' and '.' only"},
+    {"[groups]\ng@x = n1\n", "site.conf:2: group name \"g@x\": letters, digits and . _ + - / only"},
     {"[expect]\n", "site.conf:1: section [expect] is reserved for the expectations of the "
                    "node-local check (GPUs, IB rate, MTU, driver); no key is read from it yet: "
                    "set expect-gpus in [check]"},
