@@ -114,17 +114,29 @@ int settings_load(char *const *opts, size_t nopts, char *err, size_t errlen)
 	return load_rc;
 }
 
-int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen)
+int config_group_text(const char *name, const char **text, char *err, size_t errlen)
 {
 	const struct config_entry *e;
-	char why[CD_ERRLEN];
 
 	if (settings_load(NULL, 0, err, errlen) < 0)
 		return CD_ERR_PARSE;
-	e = config_group(&cfg, name);
-	if (!e)
+	if (!(e = config_group(&cfg, name)))
 		return 0;
-	if (hostlist_parse(out, e->value, why, sizeof(why)) < 0)
+	*text = e->value;
+	return 1;
+}
+
+int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen)
+{
+	const struct config_entry *e;
+	const char *text;
+	char why[CD_ERRLEN];
+	int rc = config_group_text(name, &text, err, errlen);
+
+	if (rc <= 0)
+		return rc;
+	e = config_group(&cfg, name);
+	if (hostlist_parse(out, text, why, sizeof(why)) < 0)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "%s:%d: group %s: %s", e->file, e->line,
 		               name, why);
 	return 1;

@@ -41,10 +41,19 @@ const struct config_schema *settings_schema(void);
 
 /*
  * A named node group of the configuration ([groups] NAME = HOSTLIST): 1
- * with its hosts added to out; 0 when no file names it; < 0 with err
- * ("FILE:LINE: ...") when the configuration cannot be read. Reads the
- * files (without -O) when settings_load has not run yet. For a table of
- * group sources: `{.name = "config", .lookup = config_group_lookup}`.
+ * with its hosts text in *text (borrowed, valid for the process's life;
+ * it may name other groups, "@other", already checked as a hostlist); 0
+ * when no file names it; < 0 with err ("FILE:LINE: ...") when the
+ * configuration cannot be read. Reads the files (without -O) when
+ * settings_load has not run yet. What a row of core/nodegroup.c's group
+ * sources needs (its add_text resolves "@other" with the same sources).
+ */
+int config_group_text(const char *name, const char **text, char *err, size_t errlen);
+
+/*
+ * config_group_text, its hosts added to out (parsed with out's own group
+ * hook: "@other" in them resolves only when out has one). 1, 0 or < 0 as
+ * above; a parse error names the group's FILE:LINE.
  */
 int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen);
 
