@@ -94,6 +94,27 @@ t_the_command_line_and_minus_o_win_over_the_files() {
 	agent_in_home_of 1 root || { echo "    -l root did not win over login = cdplain"; return 1; }
 }
 
+t_the_user_file_is_under_xdg_config_home_when_it_is_set() {
+	cfg_write "$CFG/xdg/clusterdoc/config" "nodes = node2"
+	cfg_write "$(user_cfg)" "nodes = node1"
+	cdx XDG_CONFIG_HOME="$CFG/xdg" facts --json
+	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node2']" "with \$XDG_CONFIG_HOME" || return 1
+	# a relative one is ignored, as the XDG base directory specification says
+	cdx XDG_CONFIG_HOME=relative facts --json
+	rm -f "$(user_cfg)"
+	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node1']" "with a relative \$XDG_CONFIG_HOME"
+}
+
+t_a_command_section_holds_for_that_command_alone() {
+	cfg_write "$CFG/section" "nodes = node1" "[facts]" "nodes = node2" "[check]" "nodes = node3"
+	cdx CLUSTERDOC_CONFIG="$CFG/section" facts --json
+	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node2']" "facts' nodes" || return 1
+	# another command's section is not facts'
+	cfg_write "$CFG/section" "nodes = node1" "[check]" "nodes = node3"
+	cdx CLUSTERDOC_CONFIG="$CFG/section" facts --json
+	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node1']" "the top nodes, with only [check]'s"
+}
+
 t_config_prints_each_setting_with_the_file_and_line_it_comes_from() {
 	cfg_write "$CFG/system" "fanout = 8" "ssh = openssh" "[check]" "expect-gpus = 8"
 	cfg_write "$(user_cfg)" "" "fanout = 16" "[groups]" "gpu = node[1-2]"
