@@ -186,7 +186,8 @@ static const struct optgroup own_group = {
     .ndefs = CD_ARRAY_LEN(own_defs),
     .parse = parse_own,
     .finish = finish_own,
-    .cmdline_only = (const int[]){OPT_SLURM_PROLOG, OPT_NODE, OPT_DRAIN, OPT_UNDRAIN, 0}};
+    .cmdline_only =
+        (const int[]){OPT_SLURM_PROLOG, OPT_NODE, OPT_DRAIN, OPT_UNDRAIN, OPT_WATCH, 0}};
 
 /* env takes --node alone, in its own words */
 static const struct optuse env_own[] = {

@@ -115,10 +115,19 @@ int optset_finish(const struct optset *s, char *err, size_t errlen)
 int optset_configurable(const struct optset *s, size_t i)
 {
 	const struct optset_entry *e = &s->entries[i];
+	const struct optdef *d;
 
-	if (!e->g || !e->g->cmdline_only)
+	if (!e->g)
 		return 1;
-	for (const int *id = e->g->cmdline_only; *id; id++)
+	/* the def of this very name: an alias shares its option's id */
+	d = find_def(e->g, e->id);
+	for (size_t k = 0; k < e->g->ndefs; k++)
+		if (e->g->defs[k].id == e->id &&
+		    strcmp(e->g->defs[k].name, s->longopts[i].name) == 0)
+			d = &e->g->defs[k];
+	if (!d->help)
+		return 0; /* an alias, or an option --help does not list */
+	for (const int *id = e->g->cmdline_only; id && *id; id++)
 		if (*id == e->id)
 			return 0;
 	return 1;

@@ -111,7 +111,8 @@ int optset_option(const struct optset *s, int opt, const char *arg, char *err, s
 int optset_finish(const struct optset *s, char *err, size_t errlen);
 
 /* Whether the option of s's entry i is one a configuration file may set:
- * a group's, not in its cmdline_only, or one added by optset_add. */
+ * a group's that --help lists (its help is not NULL) and that is not in
+ * its cmdline_only, or one added by optset_add. */
 int optset_configurable(const struct optset *s, size_t i);
 
 /* How the errors name option id ("--bench-min"); "?" when s has no such

@@ -115,6 +115,31 @@ t_a_command_section_holds_for_that_command_alone() {
 	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node1']" "the top nodes, with only [check]'s"
 }
 
+# The keys are the command table's long options, never a second list: every long option a
+# command's --help lists is a key, but --help and the actions and consents below, and no other
+# key than those is one.
+t_every_long_option_of_every_commands_help_is_a_key_but_the_actions() {
+	local actions=" --help --apply --yes --undo --list --sudoers --fix --force --run --drain --undrain --slurm-prolog --node --watch --expand --fold --count --all "
+	local c o keys listed=" " bad=
+	cdx config --all --json
+	keys=" $(jget '" ".join(sorted(set(s["key"] for s in d["settings"])))') "
+	for c in $("$CLUSTERDOC" --help | awk '/^Commands:/ { on = 1; next } on && !NF { exit } on { print $1 }'); do
+		for o in $("$CLUSTERDOC" "$c" --help | grep -oE '^ {1,8}(-[a-zA-Z]( [A-Z]+)?, )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+$' | sort -u); do
+			listed+=" ${o#--} "
+			[[ $keys == *" ${o#--} "* || $actions == *" $o "* ]] || bad+=" $c $o: no key;"
+			# an action is no key (check's --count, with --watch, is one: nodeset's is not)
+			[[ $actions == *" $o "* && $keys == *" ${o#--} "* && $o != --count ]] && bad+=" $c $o: a key;"
+		done
+	done
+	[[ -z $bad ]] || { echo "   $bad"; return 1; }
+	# and nothing else: the keys not listed are long names --help gives by their short form
+	# (bench's -b, -e, -f: nccl-tests' --minbytes, --maxbytes, --stepfactor)
+	for o in $keys; do
+		[[ $listed == *" $o "* ]] || bad+=" $o"
+	done
+	expect_eq "$bad" " maxbytes minbytes stepfactor" "keys no --help lists by their long name"
+}
+
 t_config_prints_each_setting_with_the_file_and_line_it_comes_from() {
 	cfg_write "$CFG/system" "fanout = 8" "ssh = openssh" "[check]" "expect-gpus = 8"
 	cfg_write "$(user_cfg)" "" "fanout = 16" "[groups]" "gpu = node[1-2]"
