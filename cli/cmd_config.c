@@ -103,7 +103,8 @@ static void print_line(const char *key, const char *value, const char *source)
 {
 	int w = termtext_printf(stdout, "%s = %s", key, value);
 
-	printf("%*s# %s\n", w < 39 ? 40 - w : 1, "", source);
+	printf("%*s", w < 39 ? 40 - w : 1, "");
+	termtext_printf(stdout, "# %s\n", source);
 }
 
 /* The sections in the order printed: the top, each command's, the groups. */

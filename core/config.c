@@ -3,6 +3,7 @@
 #include "cd.h"
 #include "fsutil.h"
 #include "longopt.h"
+#include "utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -328,10 +329,20 @@ static int read_line(struct reader *r, char *s, char *err, size_t errlen)
 
 /* ---------------------------------------------------------------- files */
 
+/* The column (from 1) of the first byte of s[0..n) that is not UTF-8 text,
+ * or 0: what is read is said in JSON, which takes nothing else. */
+static size_t not_utf8(const char *s, size_t n)
+{
+	for (size_t k = 0, l; k < n; k += l)
+		if (!(l = utf8_seq_len((const unsigned char *)s + k, n - k)))
+			return k + 1;
+	return 0;
+}
+
 static int parse_text(struct reader *r, const char *buf, size_t len, char *err, size_t errlen)
 {
 	char line[CONFIG_LINE_MAX + 1];
-	size_t at = 0;
+	size_t at = 0, col;
 	int rc;
 
 	while (at < len) {
@@ -341,6 +352,9 @@ static int parse_text(struct reader *r, const char *buf, size_t len, char *err, 
 		r->line++;
 		if (memchr(buf + at, '\0', n))
 			return bad(r, err, errlen, "a NUL byte (not a text file?)");
+		if ((col = not_utf8(buf + at, n)))
+			return bad(r, err, errlen, "byte 0x%02x is not UTF-8 text (at column %zu)",
+			           (unsigned char)buf[at + col - 1], col);
 		if (n > CONFIG_LINE_MAX)
 			return cd_errf(err, errlen, CD_ERR_TOOBIG,
 			               "%s:%d: a line longer than %d bytes", r->path, r->line,
@@ -466,6 +480,9 @@ int config_add_option(struct config *c, const struct config_schema *schema, cons
 
 	if (!eq || eq == arg)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "-O %s: expected KEY=VALUE", arg);
+	if (not_utf8(arg, strlen(arg)))
+		return cd_errf(err, errlen, CD_ERR_PARSE, "-O %s: byte 0x%02x is not UTF-8 text",
+		               arg, (unsigned char)arg[not_utf8(arg, strlen(arg)) - 1]);
 	key = cd_strndup(arg, (size_t)(eq - arg));
 	if ((dot = strchr(key, '.'))) {
 		*dot = '\0';

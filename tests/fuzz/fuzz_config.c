@@ -7,6 +7,7 @@
 
 #include "cd.h"
 #include "config.h"
+#include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!e->key[0] || !e->value[0] || e->line < 1 || strcmp(e->file, "fuzz.conf") != 0)
 			abort();
+		for (size_t k = 0, l; e->value[k]; k += l) /* JSON takes it: UTF-8 only */
+			if (!(l = utf8_seq_len((const unsigned char *)e->value + k,
+			                       strlen(e->value + k))))
+				abort();
 		if (!strcmp(e->section, CONFIG_GROUPS) ? !config_group(&c, e->key)
 		                                       : !config_get(&c, e->section, e->key))
 			abort();

@@ -116,6 +116,7 @@ static const struct bad_case {
                    "set expect-gpus in [check]"},
     {"include other.conf\n", "site.conf:1: include other.conf: no include here"},
     {"nodes = n1\0x\n", "site.conf:1: a NUL byte (not a text file?)"},
+    {"login = caf\xe9\n", "site.conf:1: byte 0xe9 is not UTF-8 text (at column 12)"},
 };
 
 static void each_bad_line_is_an_error_naming_the_file_the_line_and_the_value(void **state)
@@ -357,6 +358,7 @@ static const struct {
     {"fanout=", "-O fanout=: fanout has no value"},
     {"accept-new=sure", "-O accept-new=sure: accept-new = sure: the value is yes or no"},
     {"chekc.fanout=3", "-O chekc.fanout=3: unknown section [chekc]"},
+    {"login=caf\xe9", "-O login=caf\xe9: byte 0xe9 is not UTF-8 text"},
 };
 
 static void a_bad_minus_o_is_an_error_quoting_it(void **state)
