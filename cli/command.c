@@ -57,22 +57,26 @@ static int targets_other(void *arg, int opt, const char *val, char *err, size_t 
 static void mark_given(void *arg, int opt)
 {
 	struct targets_arg *a = arg;
-	/* -f is --fanout where the command leaves -f to the targets; the nodes
-	 * are -w or --hostfile, whichever the words used */
-	static const int same[][2] = {{'f', OPT_FANOUT}, {'w', OPT_HOSTFILE}};
+	/* One choice, several spellings: -f is --fanout where the command
+	 * leaves -f to the targets; the nodes are -w, --hostfile or -g,
+	 * whichever the words used (a file's nodes are not added to them). */
+	static const int same[][3] = {{'f', OPT_FANOUT}, {'w', OPT_HOSTFILE, 'g'}};
 	int own_f = a->c->shortopts && strchr(a->c->shortopts, 'f');
 
-	if (a->ngiven + 2 > CD_ARRAY_LEN(a->given))
-		return;
-	a->given[a->ngiven++] = opt;
 	for (size_t i = 0; i < CD_ARRAY_LEN(same); i++) {
-		if (same[i][0] == 'f' && own_f)
+		int in = 0;
+
+		for (size_t k = 0; k < 3; k++)
+			in |= same[i][k] && same[i][k] == opt;
+		if (!in || (same[i][0] == 'f' && own_f))
 			continue;
-		if (opt == same[i][0])
-			a->given[a->ngiven++] = same[i][1];
-		else if (opt == same[i][1])
-			a->given[a->ngiven++] = same[i][0];
+		for (size_t k = 0; k < 3 && a->ngiven < CD_ARRAY_LEN(a->given); k++)
+			if (same[i][k])
+				a->given[a->ngiven++] = same[i][k];
+		return;
 	}
+	if (a->ngiven < CD_ARRAY_LEN(a->given))
+		a->given[a->ngiven++] = opt;
 }
 
 static int was_given(const struct targets_arg *a, int opt)

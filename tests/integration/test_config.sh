@@ -89,8 +89,11 @@ t_the_command_line_and_minus_o_win_over_the_files() {
 	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node1']" "-w's nodes" || return 1
 	printf 'node2\n' >"$CFG/hosts"
 	cdx facts --hostfile "$CFG/hosts" --login root --json
-	rm -f "$(user_cfg)"
 	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node2']" "--hostfile's nodes" || return 1
+	printf 'node2 gpu\nnode3 cpu\n' >"$CFG/genders"
+	cdx CLUSTERDOC_GENDERS="$CFG/genders" facts -g gpu --login root --json
+	rm -f "$(user_cfg)"
+	expect_eq "$(jget '[n["host"] for n in d["nodes"]]')" "['node2']" "-g's nodes" || return 1
 	agent_in_home_of 1 root || { echo "    -l root did not win over login = cdplain"; return 1; }
 }
 
