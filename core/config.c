@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -427,24 +428,13 @@ int config_read_file(struct config *c, const struct config_schema *schema, const
 	return read_chained(c, schema, path, origin, must_exist, NULL, 0, NULL, err, errlen);
 }
 
-static int read_include(struct reader *r, const char *arg, char *err, size_t errlen)
+/* Read the file at path (arg as the line spelt it) where r includes it. */
+static int include_one(struct reader *r, const char *arg, const char *path, char *err,
+                       size_t errlen)
 {
-	char real[PATH_MAX], *dir, *path, *chain = NULL;
+	char real[PATH_MAX], *chain = NULL;
 	int rc;
 
-	if (!r->include_ok)
-		return bad(r, err, errlen, "include %s: no include here", arg);
-	if (!*arg)
-		return bad(r, err, errlen, "include without a file");
-	if (arg[0] == '/') {
-		path = cd_strdup(arg);
-	} else {
-		char *copy = cd_strdup(r->path);
-
-		dir = dirname(copy);
-		path = cd_asprintf("%s/%s", dir, arg);
-		free(copy);
-	}
 	if (realpath(path, real)) {
 		for (size_t i = 0; i < r->depth; i++) {
 			if (strcmp(r->chain[i], real) != 0)
@@ -453,17 +443,44 @@ static int read_include(struct reader *r, const char *arg, char *err, size_t err
 				cd_strcatf(&chain, "%s -> ", r->chain[k]);
 			rc =
 			    bad(r, err, errlen, "include %s: include loop: %s%s", arg, chain, real);
-			goto out;
+			free(chain);
+			return rc;
 		}
 	}
-	if (r->depth >= CONFIG_INCLUDE_MAX) {
-		rc = bad(r, err, errlen, "include %s: more than %d files deep", arg,
-		         CONFIG_INCLUDE_MAX);
-		goto out;
+	if (r->depth >= CONFIG_INCLUDE_MAX)
+		return bad(r, err, errlen, "include %s: more than %d files deep", arg,
+		           CONFIG_INCLUDE_MAX);
+	return read_chained(r->c, r->schema, path, r->origin, 1, r->chain, r->depth, r, err,
+	                    errlen);
+}
+
+static int read_include(struct reader *r, const char *arg, char *err, size_t errlen)
+{
+	char *path, *copy;
+	glob_t g;
+	int rc = 0, gr;
+
+	if (!r->include_ok)
+		return bad(r, err, errlen, "include %s: no include here", arg);
+	if (!*arg)
+		return bad(r, err, errlen, "include without a file");
+	copy = cd_strdup(r->path);
+	path = arg[0] == '/' ? cd_strdup(arg) : cd_asprintf("%s/%s", dirname(copy), arg);
+	free(copy);
+	if (!strpbrk(arg, "*?[")) {
+		rc = include_one(r, arg, path, err, errlen);
+		free(path);
+		return rc;
 	}
-	rc = read_chained(r->c, r->schema, path, r->origin, 1, r->chain, r->depth, r, err, errlen);
-out:
-	free(chain);
+	/* a pattern (*.conf in conf.d): each file it matches, in the
+	 * alphabet's order; none is no error, as in ssh_config's Include */
+	gr = glob(path, 0, NULL, &g);
+	if (gr != 0 && gr != GLOB_NOMATCH)
+		rc = bad(r, err, errlen, "include %s: cannot read the folder", arg);
+	for (size_t i = 0; gr == 0 && rc == 0 && i < g.gl_pathc; i++)
+		rc = include_one(r, arg, g.gl_pathv[i], err, errlen);
+	if (gr == 0)
+		globfree(&g);
 	free(path);
 	return rc;
 }

@@ -6,7 +6,9 @@
  *	ssh = openssh                  KEY = VALUE: KEY is a long option's name
  *	nodes = node[01-16]            the default of -w
  *	accept-new = yes               an option without a value: yes/no
- *	include /etc/clusterdoc/site   another file, read here (relative: to this file's folder)
+ *	include /etc/clusterdoc/site   another file, read here (relative: to this file's
+ *	                               folder; a pattern, such as conf.d/NAME.conf with NAME
+ *	                               a '*': each match in order, none is no error)
  *	[check]                        what follows holds for `clusterdoc check` only
  *	expect-gpus = 8
  *	[groups]                       named node groups (also [group]): NAME = HOSTLIST

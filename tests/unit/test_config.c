@@ -223,6 +223,25 @@ static void an_include_reads_the_file_beside_it_in_its_place(void **state)
 	config_fini(&c);
 }
 
+static void an_include_pattern_reads_each_match_in_order_and_none_is_no_error(void **state)
+{
+	struct config c;
+	char err[CD_ERRLEN], sub[128];
+
+	snprintf(sub, sizeof(sub), "%s/conf.d", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	write_file("conf.d/20-b.conf", "fanout = 20\n");
+	write_file("conf.d/10-a.conf", "fanout = 10\nlogin = a\n");
+	write_file("conf.d/notes.txt", "not = read\n");
+	write_file("globbed", "include conf.d/*.conf\ninclude none.d/*.conf\n");
+	config_init(&c);
+	assert_int_equal(read_in(&c, "globbed", 1, err), 0);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(config_get(&c, NULL, "fanout")->value, "20");
+	assert_string_equal(config_get(&c, NULL, "login")->value, "a");
+	config_fini(&c);
+}
+
 static void a_loop_of_includes_is_an_error_naming_the_chain(void **state)
 {
 	struct config c;
@@ -400,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(a_line_over_the_cap_is_refused_not_cut),
 	    cmocka_unit_test(yes_and_no_have_their_usual_spellings),
 	    cmocka_unit_test(an_include_reads_the_file_beside_it_in_its_place),
+	    cmocka_unit_test(an_include_pattern_reads_each_match_in_order_and_none_is_no_error),
 	    cmocka_unit_test(a_loop_of_includes_is_an_error_naming_the_chain),
 	    cmocka_unit_test(a_file_including_itself_is_a_loop),
 	    cmocka_unit_test(a_missing_include_names_the_line_that_asks_for_it),
