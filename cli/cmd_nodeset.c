@@ -112,7 +112,7 @@ int cmd_nodeset(int argc, char **argv)
 	char err[CD_ERRLEN], *dash[] = {"-"};
 	int first, rc = 2, p;
 
-	nodegroups_init(&groups);
+	targets_groups_init(&groups);
 	hosts->groups = c.exclude->groups = &groups.hook;
 	p = command_parse(&command_nodeset, &c, argc, argv, &first);
 	if (p != 0) {

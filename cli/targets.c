@@ -1,5 +1,7 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
+
+#include "settings.h"
 #include "genders.h"
 #include "termtext.h"
 #include "cd.h"
@@ -56,6 +58,12 @@ static void say_notice(const char *line, void *arg)
 	fprintf(stderr, "clusterdoc: %s\n", line);
 }
 
+void targets_groups_init(struct nodegroups *g)
+{
+	nodegroups_init(g);
+	g->config_text = config_group_text;
+}
+
 void targets_init(struct targets *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -63,7 +71,7 @@ void targets_init(struct targets *t)
 	t->exclude = hostlist_new();
 	sshpool_opts_init(&t->pool);
 	t->pool.notice = say_notice;
-	nodegroups_init(&t->groups);
+	targets_groups_init(&t->groups);
 	hostslots_init(&t->slots);
 	t->hosts->groups = &t->groups.hook;
 	t->exclude->groups = &t->groups.hook;

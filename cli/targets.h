@@ -65,6 +65,10 @@ enum {
 	}
 
 void targets_init(struct targets *t);
+/* The head's node group sources: core/nodegroup.h's rows, with the
+ * configuration files' [groups] (cli/settings.h) as the first. targets_init
+ * calls it; so does any command that expands hostlists without targets. */
+void targets_groups_init(struct nodegroups *g);
 void targets_fini(struct targets *t);
 
 /* Handle one option (cli/command.c hands it every option no group took);

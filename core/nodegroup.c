@@ -200,8 +200,31 @@ static void slurm_describe(struct nodegroups *g, char *buf, size_t len)
 	snprintf(buf, len, "Slurm (@sj:JOBID, @sp:PARTITION)");
 }
 
-/* The group sources, asked in this order. */
+/* clusterdoc's configuration files' [groups]: "@name" or "@config:name". */
+static int config_find(struct nodegroups *g, const char *source, const char *group,
+                       struct hostlist *out, char *err, size_t errlen)
+{
+	const char *text = NULL;
+	int rc, r;
+
+	if ((source && strcmp(source, "config") != 0) || !g->config_text)
+		return 0;
+	rc = g->config_text(group, &text, err, errlen);
+	if (rc <= 0)
+		return rc;
+	r = add_text(g, "config", group, text, out, err, errlen);
+	return r < 0 ? r : 1;
+}
+
+static void config_describe(struct nodegroups *g, char *buf, size_t len)
+{
+	(void)g;
+	snprintf(buf, len, "clusterdoc config ([groups] of its files)");
+}
+
+/* The group sources, asked in this order: clusterdoc's own first. */
 static const struct nodegroup_source nodegroup_sources[] = {
+    {.name = "config", .find = config_find, .describe = config_describe},
     {.name = "clustershell", .find = cs_find, .describe = cs_describe},
     {.name = "slurm", .find = slurm_find, .describe = slurm_describe},
 };

@@ -41,6 +41,11 @@ struct nodegroups {
 	int timeout_ms;
 	int depth;
 	const char *cur_source; /* the source whose group is being expanded */
+	/* clusterdoc's own configuration's [groups] (set by the head's
+	 * targets, cli/settings.h config_group_text: core reads no config
+	 * file): 1 with the group's hosts text, 0 when no file names it, < 0
+	 * with err. NULL: no such source. */
+	int (*config_text)(const char *name, const char **text, char *err, size_t errlen);
 };
 
 /* One group source (a row). find: 1 when it knows source:group (NULL source:

@@ -74,6 +74,17 @@ t_a_timeout_from_the_config_is_the_deadline_the_nodes_get() {
 	((elapsed_ms < 5000)) || { echo "    took ${elapsed_ms} ms: the 1 s of the file was not the deadline (default 10 s)"; return 1; }
 }
 
+t_a_named_group_of_the_config_is_a_node_group_for_w() {
+	cfg_write "$(user_cfg)" "[groups]" "pair = node[1-2]" "all = @pair,node3"
+	cdx facts -w @pair --json
+	expect_eq "$rc" 0 "exit status of -w @pair ($err)" || return 1
+	expect_eq "$(jget '[n["hostname"] for n in d["nodes"]]')" "['node1', 'node2']" "@pair" || return 1
+	cdx nodeset -f @config:all -x @pair
+	rm -f "$(user_cfg)"
+	expect_eq "$rc" 0 "exit status of nodeset ($err)" || return 1
+	expect_eq "$out" "node3" "@config:all less @pair (a group naming another)"
+}
+
 t_the_command_line_and_minus_o_win_over_the_files() {
 	cfg_write "$(user_cfg)" "nodes = node[1-2]" "login = cdplain"
 	cfg_write "$CFG/env" "nodes = node1"

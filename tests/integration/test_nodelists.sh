@@ -86,7 +86,7 @@ EOF
 t_an_unknown_group_is_an_error_naming_it_and_where_it_looked() {
 	cd_local facts -w 'node1,@nosuch' --connect-timeout 1
 	expect_eq "$rc" 2 "exit status" || return 1
-	expect_match "$err" "^clusterdoc facts: unknown node group @nosuch; looked in: ClusterShell \(default source roles; sources .*from $CS/groups.conf.*\), Slurm \(@sj:JOBID, @sp:PARTITION\)$" "the message" || return 1
+	expect_match "$err" "^clusterdoc facts: unknown node group @nosuch; looked in: clusterdoc config \\(\\[groups\\] of its files\\), ClusterShell \(default source roles; sources .*from $CS/groups.conf.*\), Slurm \(@sj:JOBID, @sp:PARTITION\)$" "the message" || return 1
 	if grep -q ssh_config <<<"$err"; then
 		echo "    the message blames ssh_config: $err"
 		return 1
