@@ -218,8 +218,8 @@ static int config_find(struct nodegroups *g, const char *source, const char *gro
 
 static void config_describe(struct nodegroups *g, char *buf, size_t len)
 {
-	(void)g;
-	snprintf(buf, len, "clusterdoc config ([groups] of its files)");
+	if (g->config_text)
+		snprintf(buf, len, "clusterdoc config ([groups] of its files)");
 }
 
 /* The group sources, asked in this order: clusterdoc's own first. */
@@ -235,8 +235,11 @@ static int unknown(struct nodegroups *g, const char *name, char *err, size_t err
 	size_t n = 0;
 
 	for (size_t i = 0; i < CD_ARRAY_LEN(nodegroup_sources) && n < sizeof(where); i++) {
+		one[0] = '\0';
 		nodegroup_sources[i].describe(g, one, sizeof(one));
-		n += (size_t)snprintf(where + n, sizeof(where) - n, "%s%s", i ? ", " : "", one);
+		if (one[0]) /* a source this front end does not have says nothing */
+			n += (size_t)snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "",
+			                      one);
 	}
 	return cd_errf(err, errlen, CD_ERR_NOTFOUND, "unknown node group @%s; looked in: %s", name,
 	               where);

@@ -51,7 +51,8 @@ struct nodegroups {
 /* One group source (a row). find: 1 when it knows source:group (NULL source:
  * a bare "@group") and added its hosts to out; 0 when it does not; or a
  * negative enum cd_err with err set (an upcall that failed). describe:
- * append where it looked, for the unknown-group message. */
+ * where it looked, for the unknown-group message (nothing when the source
+ * is not there). */
 struct nodegroup_source {
 	const char *name;
 	int (*find)(struct nodegroups *g, const char *source, const char *group,
