@@ -168,7 +168,7 @@ t_config_prints_each_setting_with_the_file_and_line_it_comes_from() {
 # \$CLUSTERDOC_CONFIG $CFG/env.d
 $(printf '%-40s# %s\n' "ssh = openssh" "$CFG/system:2" "fanout = 16" "$(user_cfg):2" \
 		"timeout = 45" "$CFG/env:2" "login = cdplain" "-O" "nodes = n[1-3]" "environment (\$SLURM_JOB_NODELIST)")
-agent = $CLUSTERDOC_AGENT # environment (\$CLUSTERDOC_AGENT)
+$(printf '%-39s # %s' "agent = $CLUSTERDOC_AGENT" "environment (\$CLUSTERDOC_AGENT)")
 [check]
 $(printf '%-40s# %s' "expect-gpus = 8" "$CFG/system:4")
 [groups]
