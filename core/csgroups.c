@@ -108,19 +108,6 @@ static char *trim(char *s)
 	return s;
 }
 
-struct cline {
-	const char *path;
-	size_t no;
-	char *err;
-	size_t errlen;
-};
-
-static int cerr(const struct cline *l, const char *value, const char *why)
-{
-	return cd_errf(l->err, l->errlen, CD_ERR_PARSE, "%s:%zu: \"%s\": %s", l->path, l->no, value,
-	               why);
-}
-
 /* ---- groups.conf ---- */
 
 #define CONT_NONE    (-1)
@@ -146,30 +133,30 @@ static void section_clear(struct conf_state *st)
 	st->cont = CONT_NONE;
 }
 
-static int conf_section(struct csgroups *c, struct conf_state *st, const struct cline *l,
+static int conf_section(struct csgroups *c, struct conf_state *st, const struct scan_file_line *l,
                         char *line, int main)
 {
 	char *end = strchr(line, ']'), *save = NULL;
 
 	section_clear(st);
 	if (!end || *trim(end + 1))
-		return cerr(l, line, "a section header is [name] or [name,alias]");
+		return scan_file_bad(l, line, "a section header is [name] or [name,alias]");
 	*end = '\0';
 	if (strcmp(trim(line + 1), "Main") == 0) {
 		if (!main)
-			return cerr(l, "[Main]",
-			            "[Main] belongs in groups.conf, not in a confdir file");
+			return scan_file_bad(
+			    l, "[Main]", "[Main] belongs in groups.conf, not in a confdir file");
 		st->is_main = 1;
 		return 0;
 	}
 	for (char *n = strtok_r(line + 1, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
 		n = trim(n);
 		if (!*n || strpbrk(n, " \t@") || st->nnames == SECTION_NAMES_MAX)
-			return cerr(l, n, "a group source name without spaces or '@'");
+			return scan_file_bad(l, n, "a group source name without spaces or '@'");
 		st->names[st->nnames++] = cd_strdup(n);
 	}
 	if (!st->nnames)
-		return cerr(l, "[]", "a section needs a name");
+		return scan_file_bad(l, "[]", "a section needs a name");
 	(void)c;
 	return 0;
 }
@@ -197,8 +184,8 @@ static void conf_main_key(struct csgroups *c, struct conf_state *st, const char 
 }
 
 /* A key of a source section: map, for every name of the section. */
-static void conf_source_key(struct csgroups *c, struct conf_state *st, const struct cline *l,
-                            const char *key, const char *val)
+static void conf_source_key(struct csgroups *c, struct conf_state *st,
+                            const struct scan_file_line *l, const char *key, const char *val)
 {
 	st->cont = CONT_NONE;
 	if (strcmp(key, "map") != 0)
@@ -216,8 +203,8 @@ static void conf_source_key(struct csgroups *c, struct conf_state *st, const str
 	}
 }
 
-static int conf_line(struct csgroups *c, struct conf_state *st, const struct cline *l, char *raw,
-                     int main)
+static int conf_line(struct csgroups *c, struct conf_state *st, const struct scan_file_line *l,
+                     char *raw, int main)
 {
 	char *line = trim(raw), *sep, *key, *val;
 
@@ -235,14 +222,15 @@ static int conf_line(struct csgroups *c, struct conf_state *st, const struct cli
 		return conf_section(c, st, l, line, main);
 	sep = line + strcspn(line, ":=");
 	if (!*sep)
-		return cerr(l, line, "a groups.conf line is [section], key: value or a comment");
+		return scan_file_bad(l, line,
+		                     "a groups.conf line is [section], key: value or a comment");
 	*sep = '\0';
 	key = trim(line);
 	val = trim(sep + 1);
 	if (!*key)
-		return cerr(l, val, "a value without a key");
+		return scan_file_bad(l, val, "a value without a key");
 	if (!st->is_main && !st->nnames)
-		return cerr(l, key, "a key before any [section]");
+		return scan_file_bad(l, key, "a key before any [section]");
 	if (st->is_main)
 		conf_main_key(c, st, key, val);
 	else
@@ -254,22 +242,15 @@ int csgroups_parse_conf(struct csgroups *c, const char *buf, size_t len, const c
                         const char *cfgdir, int main, char *err, size_t errlen)
 {
 	struct conf_state st = {.cfgdir = cfgdir, .cont = CONT_NONE};
-	struct cline l = {.path = path, .err = err, .errlen = errlen};
-	const char *p = buf, *end = buf + len, *s;
-	char *line;
-	size_t n;
-	int rc = 0;
+	struct scan_file_line l = {.path = path, .err = err, .errlen = errlen};
+	const char *p = buf, *end = buf + len;
+	char *line = NULL;
+	int rc;
 
-	while (rc == 0 && scan_next_line(&p, end, &s, &n)) {
-		l.no++;
-		if (memchr(s, '\0', n)) {
-			rc = cerr(&l, "\\0", "a NUL byte (not a text file?)");
-			break;
-		}
-		line = cd_strndup(s, n);
-		rc = conf_line(c, &st, &l, line, main);
-		free(line);
-	}
+	while ((rc = scan_file_next(&p, end, &l, &line)) > 0 &&
+	       (rc = conf_line(c, &st, &l, line, main)) == 0)
+		;
+	free(line);
 	section_clear(&st);
 	return rc;
 }
@@ -338,16 +319,16 @@ static void add_group(struct yaml_state *st, const char *name, char *nodes)
 }
 
 /* "- item" of a block list: the item joins the group's nodes with ','. */
-static int yaml_item(struct yaml_state *st, const struct cline *l, char *line)
+static int yaml_item(struct yaml_state *st, const struct scan_file_line *l, char *line)
 {
 	char *v, *joined;
 
 	if (!st->seen || !st->list)
-		return cerr(l, line, "a list item with no group above it");
+		return scan_file_bad(l, line, "a list item with no group above it");
 	v = yaml_scalar(trim(line + 1));
 	if (!v || !*v) {
 		free(v);
-		return cerr(l, line, "an empty or unterminated list item");
+		return scan_file_bad(l, line, "an empty or unterminated list item");
 	}
 	joined = **st->list ? cd_asprintf("%s,%s", *st->list, v) : cd_strdup(v);
 	free(*st->list);
@@ -356,7 +337,8 @@ static int yaml_item(struct yaml_state *st, const struct cline *l, char *line)
 	return 0;
 }
 
-static int yaml_line(struct csgroups *c, struct yaml_state *st, const struct cline *l, char *raw)
+static int yaml_line(struct csgroups *c, struct yaml_state *st, const struct scan_file_line *l,
+                     char *raw)
 {
 	char *line, *colon, *key, *val;
 	int indented = raw[0] == ' ' || raw[0] == '\t';
@@ -368,18 +350,19 @@ static int yaml_line(struct csgroups *c, struct yaml_state *st, const struct cli
 	if (*line == '-' && indented && line[1] != '-')
 		return yaml_item(st, l, line);
 	if (!(colon = strchr(line, ':')))
-		return cerr(l, line, "a groups.d line is \"source:\" or \"  group: nodes\"");
+		return scan_file_bad(l, line,
+		                     "a groups.d line is \"source:\" or \"  group: nodes\"");
 	*colon = '\0';
 	key = trim(line);
 	val = trim(colon + 1);
 	if (strlen(key) >= 2 && (key[0] == '\'' || key[0] == '"') && key[strlen(key) - 1] == key[0])
 		key[strlen(key) - 1] = '\0', key++;
 	if (!*key || strchr(key, '@'))
-		return cerr(l, key, "a source or group name, without '@'");
+		return scan_file_bad(l, key, "a source or group name, without '@'");
 	if (!indented) {
 		if (*val)
-			return cerr(l, val,
-			            "a source takes its groups on the indented lines below it");
+			return scan_file_bad(
+			    l, val, "a source takes its groups on the indented lines below it");
 		st->cur = source_get(c, key, l->path, l->no);
 		st->seen = 1;
 		st->list = NULL;
@@ -388,13 +371,13 @@ static int yaml_line(struct csgroups *c, struct yaml_state *st, const struct cli
 		return 0;
 	}
 	if (!st->seen)
-		return cerr(l, key, "a group before any \"source:\" line");
+		return scan_file_bad(l, key, "a group before any \"source:\" line");
 	if (!*val) {
 		add_group(st, key, cd_strdup("")); /* a block list follows */
 		return 0;
 	}
 	if (!(val = yaml_scalar(val)))
-		return cerr(l, colon + 1, "an unterminated quote or list");
+		return scan_file_bad(l, colon + 1, "an unterminated quote or list");
 	add_group(st, key, val);
 	st->list = NULL;
 	return 0;
@@ -403,21 +386,16 @@ static int yaml_line(struct csgroups *c, struct yaml_state *st, const struct cli
 int csgroups_parse_yaml(struct csgroups *c, const char *buf, size_t len, const char *path,
                         char *err, size_t errlen)
 {
-	struct cline l = {.path = path, .err = err, .errlen = errlen};
+	struct scan_file_line l = {.path = path, .err = err, .errlen = errlen};
 	struct yaml_state st = {0};
-	const char *p = buf, *end = buf + len, *s;
-	char *line;
-	size_t n;
-	int rc = 0;
+	const char *p = buf, *end = buf + len;
+	char *line = NULL;
+	int rc;
 
-	while (rc == 0 && scan_next_line(&p, end, &s, &n)) {
-		l.no++;
-		if (memchr(s, '\0', n))
-			return cerr(&l, "\\0", "a NUL byte (not a text file?)");
-		line = cd_strndup(s, n);
-		rc = yaml_line(c, &st, &l, line);
-		free(line);
-	}
+	while ((rc = scan_file_next(&p, end, &l, &line)) > 0 &&
+	       (rc = yaml_line(c, &st, &l, line)) == 0)
+		;
+	free(line);
 	return rc;
 }
 

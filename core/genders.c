@@ -47,41 +47,28 @@ static void push(struct genders *g, const char *node, const char *attr, size_t a
 	e->line = line;
 }
 
-struct gline {
-	const char *path;
-	size_t no;
-	char *err;
-	size_t errlen;
-};
-
-static int gerr(const struct gline *l, const char *value, const char *why)
-{
-	return cd_errf(l->err, l->errlen, CD_ERR_PARSE, "%s:%zu: \"%s\": %s", l->path, l->no, value,
-	               why);
-}
-
 /* One attr or attr=value of ATTRS: checked; pushed for every node of nodes. */
-static int add_attr(struct genders *g, const struct gline *l, const char *a,
+static int add_attr(struct genders *g, const struct scan_file_line *l, const char *a,
                     const struct hostlist *nodes)
 {
 	const char *eq = strchr(a, '=');
 	size_t alen = eq ? (size_t)(eq - a) : strlen(a);
 
 	if (alen == 0)
-		return gerr(l, a, "an attribute with no name");
+		return scan_file_bad(l, a, "an attribute with no name");
 	if (strspn(a, ATTR_CHARS) < alen)
-		return gerr(l, a,
-		            "an attribute name holds letters, digits and . _ - : + / only "
-		            "(is it a genders file?)");
+		return scan_file_bad(l, a,
+		                     "an attribute name holds letters, digits and . _ - : + / only "
+		                     "(is it a genders file?)");
 	if (eq && eq[1] == '\0')
-		return gerr(l, a, "attr= with no value");
+		return scan_file_bad(l, a, "attr= with no value");
 	for (size_t i = 0; i < nodes->count; i++)
 		push(g, nodes->names[i], a, alen, eq ? eq + 1 : NULL, l->no);
 	return 0;
 }
 
 /* NODES [ATTRS] of one line (comment cut). */
-static int parse_line(struct genders *g, const struct gline *l, char *line)
+static int parse_line(struct genders *g, const struct scan_file_line *l, char *line)
 {
 	char *fields[3], *save = NULL, *a, herr[CD_ERRLEN];
 	struct hostlist nodes = {0};
@@ -102,18 +89,18 @@ static int parse_line(struct genders *g, const struct gline *l, char *line)
 		         "a genders line is NODES [ATTRS]; this one has %zu fields "
 		         "(is it a genders file?)",
 		         n);
-		return gerr(l, fields[2], why);
+		return scan_file_bad(l, fields[2], why);
 	}
 	if (strspn(fields[0], NODE_CHARS) != strlen(fields[0]))
-		return gerr(l, fields[0],
-		            "a node name holds letters, digits, . _ - and ranges only "
-		            "(is it a genders file?)");
+		return scan_file_bad(l, fields[0],
+		                     "a node name holds letters, digits, . _ - and ranges only "
+		                     "(is it a genders file?)");
 	if ((rc = hostlist_parse(&nodes, fields[0], herr, sizeof(herr))) < 0)
 		return cd_errf(l->err, l->errlen, rc, "%s:%zu: %s", l->path, l->no, herr);
 	if (n == 2) {
 		if (fields[1][0] == ',' || fields[1][strlen(fields[1]) - 1] == ',' ||
 		    strstr(fields[1], ",,"))
-			rc = gerr(l, fields[1], "an empty attribute in the list");
+			rc = scan_file_bad(l, fields[1], "an empty attribute in the list");
 		for (a = strtok_r(fields[1], ",", &save); a && rc == 0;
 		     a = strtok_r(NULL, ",", &save))
 			rc = add_attr(g, l, a, &nodes);
@@ -153,22 +140,12 @@ static int check_duplicates(struct genders *g, const char *path, char *err, size
 int genders_parse(struct genders *g, const char *buf, size_t len, const char *path, char *err,
                   size_t errlen)
 {
-	struct gline l = {.path = path, .err = err, .errlen = errlen};
-	const char *p = buf, *end = buf + len, *s, *nul;
+	struct scan_file_line l = {.path = path, .err = err, .errlen = errlen};
+	const char *p = buf, *end = buf + len;
 	char *line = NULL;
-	size_t n;
-	int rc = 0;
+	int rc;
 
-	while (scan_next_line(&p, end, &s, &n)) {
-		l.no++;
-		if ((nul = memchr(s, '\0', n))) {
-			rc = cd_errf(err, errlen, CD_ERR_PARSE,
-			             "%s:%zu: a NUL byte at column %zu (not a text file?)", path,
-			             l.no, (size_t)(nul - s) + 1);
-			break;
-		}
-		free(line);
-		line = cd_strndup(s, n);
+	while ((rc = scan_file_next(&p, end, &l, &line)) > 0) {
 		line[strcspn(line, "#\r")] = '\0';
 		if ((rc = parse_line(g, &l, line)) < 0)
 			break;

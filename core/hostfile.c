@@ -141,19 +141,6 @@ static int slots_sort(struct hostslots *s, const char *path, char *err, size_t e
 
 /* ---- one line ---- */
 
-struct line {
-	const char *path;
-	size_t no;
-	char *err;
-	size_t errlen;
-};
-
-static int lerr(const struct line *l, const char *value, const char *why)
-{
-	return cd_errf(l->err, l->errlen, CD_ERR_PARSE, "%s:%zu: \"%s\": %s", l->path, l->no, value,
-	               why);
-}
-
 /* A slot count: 1 to HOSTFILE_SLOTS_MAX in decimal digits, nothing else. */
 static int parse_count(const char *s)
 {
@@ -178,7 +165,7 @@ static const struct hostfile_key {
 };
 
 /* The key=value words after the host: into vals[KEY_SLOTS], vals[KEY_MAX_SLOTS]. */
-static int parse_keys(const struct line *l, char **words, size_t n, int vals[2])
+static int parse_keys(const struct scan_file_line *l, char **words, size_t n, int vals[2])
 {
 	static const char usage[] = "slots=N and max_slots=N (N from 1 to 1024)";
 	char why[160];
@@ -191,7 +178,7 @@ static int parse_keys(const struct line *l, char **words, size_t n, int vals[2])
 		if (!eq) {
 			snprintf(why, sizeof(why),
 			         "after the host, a line takes only key=value words: %s", usage);
-			return lerr(l, words[i], why);
+			return scan_file_bad(l, words[i], why);
 		}
 		for (size_t j = 0; j < CD_ARRAY_LEN(hostfile_keys); j++)
 			if ((size_t)(eq - words[i]) == strlen(hostfile_keys[j].name) &&
@@ -199,21 +186,21 @@ static int parse_keys(const struct line *l, char **words, size_t n, int vals[2])
 				k = &hostfile_keys[j];
 		if (!k) {
 			snprintf(why, sizeof(why), "unknown key; a host file line takes %s", usage);
-			return lerr(l, words[i], why);
+			return scan_file_bad(l, words[i], why);
 		}
 		if ((v = parse_count(eq + 1)) < 0) {
 			snprintf(why, sizeof(why), "%s takes a whole number from 1 to %d", k->name,
 			         HOSTFILE_SLOTS_MAX);
-			return lerr(l, words[i], why);
+			return scan_file_bad(l, words[i], why);
 		}
 		if (vals[k->id]) {
 			snprintf(why, sizeof(why), "%s is given twice on this line", k->name);
-			return lerr(l, words[i], why);
+			return scan_file_bad(l, words[i], why);
 		}
 		vals[k->id] = v;
 	}
 	if (vals[KEY_MAX_SLOTS] && vals[KEY_SLOTS] > vals[KEY_MAX_SLOTS])
-		return lerr(l, words[0], "slots is more than max_slots");
+		return scan_file_bad(l, words[0], "slots is more than max_slots");
 	return 0;
 }
 
@@ -227,7 +214,8 @@ static char *mpich_colon(char *word)
 	return c;
 }
 
-static int add_names(struct hostlist *hl, const struct hostlist *from, const struct line *l)
+static int add_names(struct hostlist *hl, const struct hostlist *from,
+                     const struct scan_file_line *l)
 {
 	if (hostlist_union(hl, from) < 0)
 		return cd_errf(l->err, l->errlen, CD_ERR_TOOBIG,
@@ -237,7 +225,7 @@ static int add_names(struct hostlist *hl, const struct hostlist *from, const str
 }
 
 /* A line with slots: its host (expression) and counts into acc and slots. */
-static int slots_line(const struct line *l, char **words, size_t n, struct hostlist *acc,
+static int slots_line(const struct scan_file_line *l, char **words, size_t n, struct hostlist *acc,
                       struct hostslots *slots)
 {
 	struct hostlist hosts = {.groups = acc->groups};
@@ -246,20 +234,21 @@ static int slots_line(const struct line *l, char **words, size_t n, struct hostl
 	char *shown = cd_strdup(words[0]);
 
 	if (strchr(words[0], '=')) {
-		rc = lerr(l, words[0], "a key=value with no host before it");
+		rc = scan_file_bad(l, words[0], "a key=value with no host before it");
 		goto out;
 	}
 	if (colon) {
 		*colon = '\0';
 		if ((vals[KEY_SLOTS] = parse_count(colon + 1)) < 0) {
-			rc = lerr(l, shown, "host:N takes a whole number N from 1 to 1024");
+			rc =
+			    scan_file_bad(l, shown, "host:N takes a whole number N from 1 to 1024");
 			goto out;
 		}
 	}
 	if ((rc = parse_keys(l, words + 1, n - 1, vals)) < 0)
 		goto out;
 	if (colon && n > 1 && vals[KEY_SLOTS] && strstr(words[1], "slots=") == words[1]) {
-		rc = lerr(l, shown, "slots given both as host:N and slots=N");
+		rc = scan_file_bad(l, shown, "slots given both as host:N and slots=N");
 		goto out;
 	}
 	if ((rc = hostlist_parse(&hosts, words[0], herr, sizeof(herr))) < 0) {
@@ -289,7 +278,7 @@ static size_t split_words(char *line, char **words)
 	return n;
 }
 
-static int parse_line(const struct line *l, char *line, struct hostlist *acc,
+static int parse_line(const struct scan_file_line *l, char *line, struct hostlist *acc,
                       struct hostslots *slots)
 {
 	char *copy = cd_strdup(line), *words[WORDS_MAX + 1], herr[CD_ERRLEN];
@@ -299,7 +288,7 @@ static int parse_line(const struct line *l, char *line, struct hostlist *acc,
 	for (size_t i = 0; i < n; i++)
 		has_keys |= strchr(words[i], '=') != NULL;
 	if (n > WORDS_MAX && has_keys)
-		rc = lerr(l, words[WORDS_MAX], "too many words for a host and its slots");
+		rc = scan_file_bad(l, words[WORDS_MAX], "too many words for a host and its slots");
 	else if (has_keys || (n >= 1 && mpich_colon(words[0])))
 		rc = slots_line(l, words, n, acc, slots);
 	else if ((rc = hostlist_parse(acc, line, herr, sizeof(herr))) < 0)
@@ -314,33 +303,25 @@ int hostfile_parse(struct hostlist *hl, struct hostslots *slots, const char *buf
 {
 	struct hostlist *acc = hostlist_new();
 	struct hostslots got;
-	struct line l = {.path = path, .err = err, .errlen = errlen};
-	const char *p = buf, *end = buf + len, *s, *nul;
+	struct scan_file_line l = {.path = path, .err = err, .errlen = errlen};
+	const char *p = buf, *end = buf + len;
 	char *line = NULL;
-	size_t n;
-	int rc = 0;
+	int rc;
 
 	acc->groups = hl->groups;
 	hostslots_init(&got);
 	/* a host twice across files is the same mistake as twice in one */
 	for (size_t i = 0; i < slots->count; i++)
 		slots_push(&got, slots->names[i], slots->slots[i], slots->lines[i]);
-	while (scan_next_line(&p, end, &s, &n)) {
-		l.no++;
-		if ((nul = memchr(s, '\0', n))) {
-			rc = cd_errf(err, errlen, CD_ERR_PARSE,
-			             "%s:%zu: a NUL byte at column %zu (not a text file?)", path,
-			             l.no, (size_t)(nul - s) + 1);
-			goto out;
-		}
-		free(line);
-		line = cd_strndup(s, n);
+	while ((rc = scan_file_next(&p, end, &l, &line)) > 0) {
 		line[strcspn(line, "#\r")] = '\0';
 		if (line[strspn(line, " \t\v\f")] == '\0')
 			continue;
 		if ((rc = parse_line(&l, line, acc, &got)) < 0)
 			goto out;
 	}
+	if (rc < 0)
+		goto out;
 	if ((rc = slots_sort(&got, path, err, errlen)) < 0 || (rc = add_names(hl, acc, &l)) < 0)
 		goto out;
 	hostslots_fini(slots);

@@ -24,9 +24,10 @@ int hostlist_read_file(struct hostlist *hl, const char *path, char *err, size_t 
 int hostlist_read_fd(struct hostlist *hl, int fd, const char *path, char *err, size_t errlen)
 {
 	struct hostlist acc = {.groups = hl->groups};
+	struct scan_file_line fl = {.path = path, .err = err, .errlen = errlen};
 	char *data = NULL, *line = NULL, lerr[CD_ERRLEN];
-	const char *p, *end, *l, *nul;
-	size_t len = 0, n, lineno = 0;
+	const char *p, *end;
+	size_t len = 0;
 	int rc;
 
 	/* To end of file, not to a size: "^/dev/stdin" and "<(...)" are pipes. */
@@ -35,17 +36,8 @@ int hostlist_read_fd(struct hostlist *hl, int fd, const char *path, char *err, s
 		return rc;
 	p = data;
 	end = data + len;
-	while (scan_next_line(&p, end, &l, &n)) {
-		lineno++;
-		/* A NUL byte would end the name there: "no\0de2" read as "no". */
-		if ((nul = memchr(l, '\0', n))) {
-			rc = cd_errf(err, errlen, CD_ERR_PARSE,
-			             "%s:%zu: a NUL byte at column %zu (not a text file?)", path,
-			             lineno, (size_t)(nul - l) + 1);
-			goto out;
-		}
-		free(line);
-		line = cd_strndup(l, n);
+	/* A NUL byte would end the name there ("no\0de2" read as "no"): an error. */
+	while ((rc = scan_file_next(&p, end, &fl, &line)) > 0) {
 		line[strcspn(line, "#\r")] = '\0';
 		/* "n1,\nn2": ',' and the newline are both separators (pdsh's -w -) */
 		for (size_t k = strlen(line);
@@ -55,10 +47,12 @@ int hostlist_read_fd(struct hostlist *hl, int fd, const char *path, char *err, s
 			continue;
 		/* The whole line goes to the parser so that columns match the file. */
 		if ((rc = hostlist_parse(&acc, line, lerr, sizeof(lerr))) < 0) {
-			cd_errf(err, errlen, rc, "%s:%zu: %s", path, lineno, lerr);
+			cd_errf(err, errlen, rc, "%s:%zu: %s", path, fl.no, lerr);
 			goto out;
 		}
 	}
+	if (rc < 0)
+		goto out;
 	if (hostlist_union(hl, &acc) < 0)
 		rc = cd_errf(err, errlen, CD_ERR_TOOBIG,
 		             "%s: the host list would hold more than %d hosts", path, HOSTLIST_MAX);

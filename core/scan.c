@@ -32,6 +32,30 @@ int scan_next_line(const char **p, const char *end, const char **line, size_t *n
 	return 1;
 }
 
+int scan_file_next(const char **p, const char *end, struct scan_file_line *l, char **line)
+{
+	const char *s, *nul;
+	size_t n;
+
+	free(*line);
+	*line = NULL;
+	if (!scan_next_line(p, end, &s, &n))
+		return 0;
+	l->no++;
+	if ((nul = memchr(s, '\0', n)))
+		return cd_errf(l->err, l->errlen, CD_ERR_PARSE,
+		               "%s:%zu: a NUL byte at column %zu (not a text file?)", l->path,
+		               l->no, (size_t)(nul - s) + 1);
+	*line = cd_strndup(s, n);
+	return 1;
+}
+
+int scan_file_bad(const struct scan_file_line *l, const char *value, const char *why)
+{
+	return cd_errf(l->err, l->errlen, CD_ERR_PARSE, "%s:%zu: \"%s\": %s", l->path, l->no, value,
+	               why);
+}
+
 void scan_trim(const char **s, size_t *n)
 {
 	while (*n && scan_is_space(**s))

@@ -30,6 +30,27 @@ int scan_is_space(char c);
  */
 int scan_next_line(const char **p, const char *end, const char **line, size_t *n);
 
+/* A line of a user's file (a hostfile, genders, groups.conf), for the
+ * errors that name it: "PATH:LINE: ...". */
+struct scan_file_line {
+	const char *path;
+	size_t no; /* 1-based; scan_file_next counts it */
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * The next line of [*p, end) (as scan_next_line) as a NUL-terminated copy
+ * in *line: the previous *line is freed, the caller frees the last (start
+ * with NULL). Returns 1 with l->no counted; 0 at the end; CD_ERR_PARSE with
+ * l->err "PATH:N: a NUL byte at column C (not a text file?)" for a line
+ * holding a NUL byte, which would otherwise end its text there.
+ */
+int scan_file_next(const char **p, const char *end, struct scan_file_line *l, char **line);
+
+/* CD_ERR_PARSE with l->err "PATH:N: \"VALUE\": WHY". */
+int scan_file_bad(const struct scan_file_line *l, const char *value, const char *why);
+
 /* Narrow [*s, *s + *n) to leave out leading and trailing whitespace. */
 void scan_trim(const char **s, size_t *n);
 
