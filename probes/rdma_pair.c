@@ -4,6 +4,7 @@
  * allocation.
  */
 #include "probes/rdma_pair.h"
+#include "probes/verbs_abi.h"
 #include "cd.h"
 
 #include <stdio.h>
@@ -274,40 +275,11 @@ int rdma_mtu_enum(int bytes)
 
 /* --------------------------------------------------------------- status */
 
-/* rdma-core libibverbs/enum_strs.c, ibv_wc_status_str, in enum ibv_wc_status
- * order (verbs.h) */
-static const char *const wc_status_names[] = {
-    "success",
-    "local length error",
-    "local QP operation error",
-    "local EE context operation error",
-    "local protection error",
-    "Work Request Flushed Error",
-    "memory management operation error",
-    "bad response error",
-    "local access error",
-    "remote invalid request error",
-    "remote access error",
-    "remote operation error",
-    "transport retry counter exceeded",
-    "RNR retry counter exceeded",
-    "local RDD violation error",
-    "remote invalid RD request",
-    "aborted error",
-    "invalid EE context number",
-    "invalid EE context state",
-    "fatal error",
-    "response timeout error",
-    "general error",
-    "TM error",
-    "TM software rendezvous",
-};
-
 const char *rdma_wc_status_name(int status)
 {
-	if (status < 0 || (size_t)status >= CD_ARRAY_LEN(wc_status_names))
+	if (status < 0 || status >= CD_IBV_WC_STATUS_COUNT)
 		return "unknown";
-	return wc_status_names[status];
+	return cd_ibv_wc_status_words[status];
 }
 
 /* -------------------------------------------------------------- pattern */

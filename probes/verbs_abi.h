@@ -389,6 +389,36 @@ enum {
 	CD_IBV_WC_STATUS_COUNT
 };
 
+/* What ibv_wc_status_str says of each status (rdma-core
+ * libibverbs/enum_strs.c), in the enum's order: the words clusterdoc reports
+ * and the stand-in HCA gives back. */
+static const char *const cd_ibv_wc_status_words[CD_IBV_WC_STATUS_COUNT] = {
+    "success",
+    "local length error",
+    "local QP operation error",
+    "local EE context operation error",
+    "local protection error",
+    "Work Request Flushed Error",
+    "memory management operation error",
+    "bad response error",
+    "local access error",
+    "remote invalid request error",
+    "remote access error",
+    "remote operation error",
+    "transport retry counter exceeded",
+    "RNR retry counter exceeded",
+    "local RDD violation error",
+    "remote invalid RD request",
+    "aborted error",
+    "invalid EE context number",
+    "invalid EE context state",
+    "fatal error",
+    "response timeout error",
+    "general error",
+    "TM error",
+    "TM software rendezvous",
+};
+
 /* enum ibv_wc_opcode: RDMA_WRITE's completion */
 enum { CD_IBV_WC_RDMA_WRITE = 1 };
 

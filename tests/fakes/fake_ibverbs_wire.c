@@ -255,33 +255,7 @@ int fake_wire_write(struct fake_qp *q, const struct job *j, int64_t deadline)
 
 const char *ibv_wc_status_str(int status)
 {
-	/* rdma-core libibverbs/enum_strs.c */
-	static const char *const names[] = {"success",
-	                                    "local length error",
-	                                    "local QP operation error",
-	                                    "local EE context operation error",
-	                                    "local protection error",
-	                                    "Work Request Flushed Error",
-	                                    "memory management operation error",
-	                                    "bad response error",
-	                                    "local access error",
-	                                    "remote invalid request error",
-	                                    "remote access error",
-	                                    "remote operation error",
-	                                    "transport retry counter exceeded",
-	                                    "RNR retry counter exceeded",
-	                                    "local RDD violation error",
-	                                    "remote invalid RD request",
-	                                    "aborted error",
-	                                    "invalid EE context number",
-	                                    "invalid EE context state",
-	                                    "fatal error",
-	                                    "response timeout error",
-	                                    "general error",
-	                                    "TM error",
-	                                    "TM software rendezvous"};
-
-	if (status < 0 || status >= (int)(sizeof(names) / sizeof(names[0])))
+	if (status < 0 || status >= CD_IBV_WC_STATUS_COUNT)
 		return "unknown";
-	return names[status];
+	return cd_ibv_wc_status_words[status];
 }
