@@ -5,6 +5,7 @@
  * answered, 2 otherwise.
  */
 #include "cd.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "command.h"
 #include "commands.h"
@@ -288,7 +289,7 @@ static void print_json(struct facts_run *r)
 		}
 		json_array_append_new(arr, o);
 	}
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	jsondoc_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	putchar('\n');
 	json_decref(doc);
 }

@@ -5,12 +5,14 @@
 #include "cd.h"
 #include "commands.h"
 #include "completion.h"
+#include "jsondoc.h"
 
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The command table: every row is defined beside its command (cli/cmd_*.c). */
@@ -128,6 +130,8 @@ int main(int argc, char **argv)
 {
 	int rc;
 
+	/* every JSON document says when its command started (jsondoc.h) */
+	jsondoc_set_start_time((long long)time(NULL));
 	/* A node that goes away mid-write must be an error on that node, not
 	 * the end of the head; a reader of stdout that goes away is an error
 	 * of the run (finish_output), not a silent death. */
