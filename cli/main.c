@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "completion.h"
 #include "jsondoc.h"
+#include "version.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -110,10 +111,9 @@ static int run(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("clusterdoc %s\n", CLUSTERDOC_VERSION);
-		return 0;
-	}
+	/* --version anywhere before "--", after a command too (version.h) */
+	if (version_asked(argc, argv))
+		return version_print(stdout);
 	if (argv[1][0] == '-' && argv[1][1])
 		return run_tui_or_explain(argc, argv);
 	/* not a row of the table: it prints the table itself (completion.h) */

@@ -279,7 +279,7 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 
 /* The agent next to this executable, or in ../libexec/clusterdoc/ once
  * installed, or in CD_AGENT_DIR (installed with a BINDIR elsewhere). */
-static char *find_agent(void)
+char *targets_find_agent(void)
 {
 	char self[PATH_MAX], *dir, *path;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -340,7 +340,7 @@ int targets_finish(struct targets *t, const char *cmd)
 			    getenv("SLURM_JOB_ID"), launcher_name(t->pool.launcher));
 	}
 	if (!t->pool.agent_path)
-		t->pool.agent_path = find_agent();
+		t->pool.agent_path = targets_find_agent();
 	if (!t->pool.agent_path) {
 		fprintf(stderr,
 		        "clusterdoc %s: cannot find clusterdoc-agent next to clusterdoc; "
