@@ -114,6 +114,18 @@ static int run(int argc, char **argv)
 	/* --version anywhere before "--", after a command too (version.h) */
 	if (version_asked(argc, argv))
 		return version_print(stdout);
+	/* -v, -vv and --verbose before the command count as after it (command.h) */
+	while (argc >= 2 && (strcmp(argv[1], "-v") == 0 || strcmp(argv[1], "-vv") == 0 ||
+	                     strcmp(argv[1], "--verbose") == 0)) {
+		command_verbose += argv[1][1] == 'v' && argv[1][2] == 'v' ? 2 : 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
 	if (argv[1][0] == '-' && argv[1][1])
 		return run_tui_or_explain(argc, argv);
 	/* not a row of the table: it prints the table itself (completion.h) */

@@ -62,4 +62,66 @@ t_version_is_taken_after_any_command() {
 	done
 }
 
+# ---------------------------------------------------------------- -v and -vv on a cluster
+
+PASSWORD='trace-secret 7f3a9c'
+
+t_minus_v_traces_each_ssh_step_and_request_per_node_with_elapsed_ms() {
+	local i node
+	CD_QUIET=1 cluster_up 2 >/dev/null || return 1
+	cd_head facts -w 'node[1-2]' -v --json
+	expect_eq "$rc" 0 "exit status: $err" || return 1
+	expect_eq "$(jget 'len(d["nodes"])')" 2 "the JSON on stdout" || return 1
+	for i in 1 2; do
+		node=node$i
+		for line in "TCP connect to $(cluster_node_ip $i) port 22" "TCP connected; SSH handshake" \
+			"host key ssh-ed25519 SHA256:[A-Za-z0-9+/]+ accepted; asking the server's auth methods" \
+			"auth: publickey with the (key files|ssh agent's keys) \(the server offers: [a-z,-]+\)" \
+			"auth: (the key file [^ ]+|the ssh agent's key [0-9]+) accepted" \
+			"agent start: running the bootstrap" "request 1 hello answered in [0-9]+ ms: ok" \
+			"the agent is ready" "request [0-9]+ facts sent \([0-9]+ bytes\)" \
+			"request [0-9]+ facts answered in [0-9]+ ms: ok"; do
+			expect_match "$err" "^clusterdoc: $node \+[0-9]+ms: $line\$" "$node's trace" || return 1
+		done
+	done
+	[[ $err != *keepalive* ]] || { echo "    -v traced a keepalive: $err"; return 1; }
+}
+
+t_minus_vv_before_or_after_the_command_adds_keepalives() {
+	# a job of a second outlives a few keepalives of 200 ms
+	CLUSTERDOC_KEEPALIVE_MS=200 cd_head -vv run -w node1 --launcher none -- sleep 1
+	expect_eq "$rc" 0 "exit status: $err" || return 1
+	expect_match "$err" "^clusterdoc: node1 \+[0-9]+ms: request 0 keepalive sent \([0-9]+ bytes\)\$" "-vv's keepalive" || return 1
+	CLUSTERDOC_KEEPALIVE_MS=200 cd_head facts -w node1 -v
+	expect_match "$err" "^clusterdoc: node1 \+[0-9]+ms: the agent is ready\$" "-v after the command" || return 1
+	[[ $err != *keepalive* ]] || { echo "    -v traced a keepalive"; return 1; }
+}
+
+t_without_v_nothing_is_traced() {
+	cd_head facts -w node1
+	expect_eq "$rc" 0 "exit status" || return 1
+	expect_eq "$err" "" "stderr"
+}
+
+t_a_node_that_does_not_answer_is_traced_to_its_failure() {
+	cluster_node_stop_sshd 2 || return 1
+	cd_head facts -w 'node[1-2]' -v
+	cluster_node_start_sshd 2
+	expect_eq "$rc" 2 "exit status" || return 1
+	expect_match "$err" "^clusterdoc: node2 \+[0-9]+ms: TCP connect to $(cluster_node_ip 2) port 22\$" "node2's connect" || return 1
+	expect_match "$err" "^clusterdoc: node2 \+[0-9]+ms: failed \(refused\): .*Connection refused\$" "node2's failure"
+}
+
+t_the_trace_never_holds_the_password() {
+	printf '%s\n' '#!/bin/sh' "printf '%s\\n' '$PASSWORD'" >"$CD_RUN/askpass" && chmod 700 "$CD_RUN/askpass" || return 1
+	cluster_node_password 1 "$PASSWORD" password || return 1
+	SSH_ASKPASS=$CD_RUN/askpass SSH_ASKPASS_REQUIRE=force cd_head fix -w node1 --only ssh-key --apply --yes -vv --probe-timeout 1000
+	expect_match "$err" "^clusterdoc: node1 \+[0-9]+ms: auth: the password was accepted\$" "the password step" || return 1
+	if grep -qF -- "$PASSWORD" <<<"$err$out"; then
+		echo "    the password is in the output: $(grep -F -- "$PASSWORD" <<<"$err$out" | head -3)"
+		return 1
+	fi
+}
+
+itest_need_root
 itest_run_all
