@@ -3,6 +3,7 @@
 #include "cd.h"
 #include "settings.h"
 #include "targets.h"
+#include "progress.h"
 #include "termtext.h"
 #include "trace.h"
 
@@ -41,6 +42,7 @@ static const char global_help[] =
 static void trace_to_stderr(const char *line, void *arg)
 {
 	(void)arg;
+	progress_hide(); /* the progress line comes back at its next redraw */
 	termtext_printf(stderr, "clusterdoc: %s\n", line);
 }
 

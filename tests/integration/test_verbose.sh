@@ -112,6 +112,97 @@ t_a_node_that_does_not_answer_is_traced_to_its_failure() {
 	expect_match "$err" "^clusterdoc: node2 \+[0-9]+ms: failed \(refused\): .*Connection refused\$" "node2's failure"
 }
 
+# ---------------------------------------------------------------- progress on a terminal
+
+# pty_head FILE ARGS...: clusterdoc ARGS in the head namespace with its stderr on a
+# pseudo-terminal of 200 columns (stdin /dev/null, stdout into $out); every byte the terminal
+# received goes into FILE; sets rc
+pty_head() {
+	local file=$1 of
+	shift
+	of=$(mktemp)
+	cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" "$CD_PY" -c '
+import fcntl, os, pty, struct, subprocess, sys, termios
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+with open(sys.argv[2], "wb") as out:
+    p = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=s)
+os.close(s)
+got = b""
+while True:
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    got += d
+open(sys.argv[1], "wb").write(got)
+sys.exit(p.wait())' "$file" "$of" "$CLUSTERDOC" "$@"
+	rc=$?
+	out=$(cat "$of")
+	rm -f "$of"
+}
+
+# progress_lines FILE: each state the line was drawn in, one a line (the text between a
+# carriage return and the erase to the end of the line)
+progress_lines() {
+	"$CD_PY" -c 'import re, sys; [print(m.decode()) for m in re.findall(rb"\r([^\r\x1b]+)\x1b\[K", open(sys.argv[1], "rb").read())]' "$1"
+}
+
+# what the terminal shows last: the progress line erased ("\r\e[K" at the very end)
+ends_erased() {
+	[[ $(tail -c 4 "$1" | od -An -c | tr -d ' ') == '\r033[K' ]] ||
+		{ echo "    the terminal's last bytes are not an erase: $(tail -c 80 "$1" | od -An -c | tr -s ' ' | head -3)"; return 1; }
+}
+
+t_facts_on_a_terminal_shows_the_phase_the_count_and_the_node_waited_for_then_erases_it() {
+	local f=$CD_RUN/facts.pty lines
+	{
+		printf 'Host silent\n  HostName node2\n  Port 2222\n\n'
+		cat "$CD_SSH_CONFIG"
+	} >"$CD_SSH_CONFIG.new" && mv "$CD_SSH_CONFIG.new" "$CD_SSH_CONFIG"
+	cluster_node_silent 2 2222 || return 1
+	pty_head "$f" facts -w node1,silent --auth-timeout 2 --json
+	cluster_node_silent_stop 2 2222
+	expect_eq "$rc" 2 "exit status (silent never answers)" || return 1
+	expect_eq "$(jget 'len(d["nodes"])')" 2 "the JSON on stdout" || return 1
+	lines=$(progress_lines "$f")
+	expect_match "$lines" '^clusterdoc facts: connecting, 0/2 nodes answered, waiting [0-9.]+ s for (node1|silent) \(' "the first line" || return 1
+	expect_match "$lines" '^clusterdoc facts: connecting, 1/2 nodes answered, waiting [0-9.]+ s for silent \(authenticating\)$' "the line while silent is waited for" || return 1
+	expect_match "$lines" 'waiting 1\.[0-9] s for silent' "the time waited, updated in place" || return 1
+	ends_erased "$f"
+}
+
+t_check_on_a_terminal_names_its_phases_and_counts() {
+	local f=$CD_RUN/check.pty lines
+	pty_head "$f" check -w 'node[1-2]'
+	lines=$(progress_lines "$f")
+	expect_match "$lines" '^clusterdoc check: probe, [0-2]/2 nodes answered' "the probe phase" || return 1
+	expect_match "$lines" '^clusterdoc check: (listen|connect|confirm), [0-2]/2 nodes answered' "a later phase" || return 1
+	ends_erased "$f"
+}
+
+t_bench_on_a_terminal_names_its_phases_and_sizes() {
+	local f=$CD_RUN/bench.pty lines
+	pty_head "$f" bench -w 'node[1-2]' -e 64K --iters 2 --json
+	expect_eq "$rc" 0 "exit status" || return 1
+	lines=$(progress_lines "$f")
+	expect_match "$lines" '^clusterdoc bench: probe, [0-2]/2 nodes answered' "the probe phase" || return 1
+	expect_match "$lines" '^clusterdoc bench: run, [0-2]/2 nodes answered, sizes [0-9]+/[0-9]+' "the run phase" || return 1
+	ends_erased "$f"
+}
+
+t_without_a_terminal_facts_check_and_bench_print_no_progress() {
+	local cmd
+	for cmd in facts check "bench -e 64K --iters 2"; do
+		# shellcheck disable=SC2086
+		cd_head $cmd -w 'node[1-2]' --json
+		[[ $err != *"nodes answered"* && $err != *$'\r'* ]] ||
+			{ echo "    $cmd printed progress without a terminal: $(head -c 300 <<<"$err")"; return 1; }
+	done
+}
+
 t_the_trace_never_holds_the_password() {
 	printf '%s\n' '#!/bin/sh' "printf '%s\\n' '$PASSWORD'" >"$CD_RUN/askpass" && chmod 700 "$CD_RUN/askpass" || return 1
 	cluster_node_password 1 "$PASSWORD" password || return 1
