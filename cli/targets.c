@@ -1,6 +1,7 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
 
+#include "progress.h"
 #include "settings.h"
 #include "genders.h"
 #include "termtext.h"
@@ -55,6 +56,7 @@ const char targets_help[] =
 static void say_notice(const char *line, void *arg)
 {
 	(void)arg;
+	progress_hide(); /* on its own line, not after the progress line */
 	fprintf(stderr, "clusterdoc: %s\n", line);
 }
 
