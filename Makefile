@@ -132,6 +132,17 @@ $(AGENT_DIR_STAMP): FORCE
 $(BUILD)/cli/targets.o: $(AGENT_DIR_STAMP)
 $(BUILD)/cli/targets.o: private CPPFLAGS += -DCD_AGENT_DIR='"$(LIBEXECDIR)/clusterdoc"'
 
+# `clusterdoc --version` names the commit it was built from ("unknown" outside
+# a git tree): compiled into cli/version.o, which is rebuilt when it changes.
+CD_COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=12 2>/dev/null),)
+CD_COMMIT := $(or $(CD_COMMIT),unknown)
+COMMIT_STAMP := $(BUILD)/gen/commit
+$(COMMIT_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CD_COMMIT)' | cmp -s - $@ || echo '$(CD_COMMIT)' >$@
+$(BUILD)/cli/version.o: $(COMMIT_STAMP)
+$(BUILD)/cli/version.o: private CPPFLAGS += -DCD_COMMIT='"$(CD_COMMIT)"'
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "commands.h"
 #include "loop.h"
+#include "progress.h"
 #include "optgroups.h"
 #include "report/bench_render.h"
 #include "report/report.h"
@@ -45,6 +46,31 @@ struct bench_run {
 static void on_done(void *arg)
 {
 	loop_stop(((struct bench_run *)arg)->loop);
+}
+
+static void poke(void *arg)
+{
+	progress_poke(arg);
+}
+
+/* The progress line on a terminal: the bench's phase, its answers, the
+ * sizes every rank has completed (bench.h's bench_progress). */
+static void bench_sample(void *arg, struct progress_sample *s)
+{
+	struct bench_run *r = arg;
+	struct bench_progress p;
+
+	bench_progress(r->b, &p);
+	if (strcmp(p.phase, "done") == 0)
+		return;
+	s->phase = p.phase;
+	s->answered = p.answered;
+	s->total = p.nodes;
+	if (strcmp(p.phase, "run") == 0 && r->o.pairs)
+		snprintf(s->extra, sizeof(s->extra), "round %d/%d, sizes %zu/%zu", p.round,
+		         p.rounds, p.sizes_done, p.nsizes);
+	else if (strcmp(p.phase, "run") == 0)
+		snprintf(s->extra, sizeof(s->extra), "sizes %zu/%zu", p.sizes_done, p.nsizes);
 }
 
 /* --progress: one line on stderr each time the sizes every rank has
@@ -213,6 +239,7 @@ int cmd_bench(int argc, char **argv)
 	int64_t started_ms = cd_now_ms();
 	struct job_plan *plan = NULL;
 	const char **proved = NULL; /* into plan */
+	struct progress *prog = NULL;
 
 	targets_init(&r.t);
 	bench_opts_init(&r.o);
@@ -247,7 +274,10 @@ int cmd_bench(int argc, char **argv)
 	                  hostlist_count(r.t.hosts), &r.o, on_done, &r);
 	if (r.progress)
 		bench_on_progress(r.b, on_progress, &r);
+	else if ((prog = progress_start(r.loop, "bench", bench_sample, &r)))
+		bench_on_progress(r.b, poke, prog); /* --progress prints lines instead */
 	loop_run(r.loop);
+	progress_end(prog);
 	rep = bench_report(r.b);
 	if (r.t.json)
 		bench_print_json(rep, &r.o);

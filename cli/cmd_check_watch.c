@@ -22,6 +22,7 @@
  * findings and the exit status.
  */
 #include "cmd_check_watch.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "hostlist.h"
 #include "report/check_render.h"
@@ -165,7 +166,7 @@ static void print_round_text(const struct check_watch_round *r)
 
 static void print_json_line(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s = jsondoc_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	if (s)
 		puts(s);

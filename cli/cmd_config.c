@@ -6,6 +6,7 @@
 #include "cd.h"
 #include "command.h"
 #include "commands.h"
+#include "jsondoc.h"
 #include "settings.h"
 #include "termtext.h"
 
@@ -190,7 +191,7 @@ static void print_json(const struct config *c, int all)
 			json_array_append_new(set,
 			                      json_pack("{sssssnss}", "section", "", "key", o->name,
 			                                "value", "source", "default"));
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	jsondoc_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);
 }

@@ -5,10 +5,12 @@
  * answered, 2 otherwise.
  */
 #include "cd.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "command.h"
 #include "commands.h"
 #include "loop.h"
+#include "progress.h"
 #include "proto.h"
 #include "targets.h"
 #include "probes/facts_gpu_summary.h"
@@ -34,6 +36,7 @@ struct facts_run {
 	char **codes;   /* per node error code for a failed request */
 	int64_t *skew_ms;
 	size_t n, done;
+	struct progress *progress; /* on a terminal: the line on stderr */
 };
 
 static int64_t wall_ms(void)
@@ -53,6 +56,42 @@ static void node_finished(struct facts_run *r)
 {
 	if (++r->done == r->n)
 		loop_stop(r->loop);
+	progress_poke(r->progress);
+}
+
+/* Where a node still waited for is, in the progress line's words. */
+static const char *const waiting_at[] = {
+    [SSHPOOL_NODE_QUEUED] = "queued",
+    [SSHPOOL_NODE_CONFIG] = "reading its ssh settings",
+    [SSHPOOL_NODE_CONNECTING] = "connecting",
+    [SSHPOOL_NODE_AUTHENTICATING] = "authenticating",
+    [SSHPOOL_NODE_STARTING] = "starting the agent",
+    [SSHPOOL_NODE_READY] = "asked for its facts",
+    [SSHPOOL_NODE_CLOSED] = "closed",
+    [SSHPOOL_NODE_FAILED] = "failed",
+};
+
+/* The progress line: "connecting" while a node waited for has no agent yet,
+ * then "facts"; the node waited for is the least advanced one. */
+static void facts_sample(void *arg, struct progress_sample *s)
+{
+	struct facts_run *r = arg;
+	enum sshpool_node_state least = SSHPOOL_NODE_CLOSED;
+
+	if (r->done >= r->n)
+		return;
+	s->answered = r->done;
+	s->total = r->n;
+	for (size_t i = 0; i < r->n; i++) {
+		enum sshpool_node_state st = sshpool_node_state(r->nodes[i]);
+
+		if (r->facts[i] || r->errors[i] || st >= SSHPOOL_NODE_CLOSED || st >= least)
+			continue;
+		least = st;
+		s->waiting = sshpool_node_host(r->nodes[i]);
+		s->waiting_at = waiting_at[st];
+	}
+	s->phase = least < SSHPOOL_NODE_READY ? "connecting" : "facts";
 }
 
 static void on_facts(struct sshpool_node *node, json_t *result, const char *code, const char *msg,
@@ -288,7 +327,7 @@ static void print_json(struct facts_run *r)
 		}
 		json_array_append_new(arr, o);
 	}
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	jsondoc_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	putchar('\n');
 	json_decref(doc);
 }
@@ -363,8 +402,10 @@ int cmd_facts(int argc, char **argv)
 		sshpool_node_set_data(r.nodes[i], (void *)(uintptr_t)i);
 	}
 	sshpool_start(r.pool, &handlers, &r);
+	r.progress = progress_start(r.loop, "facts", facts_sample, &r);
 	if (r.done < r.n)
 		loop_run(r.loop);
+	progress_end(r.progress);
 
 	if (r.t.json)
 		print_json(&r);

@@ -10,6 +10,7 @@
  * 143 (128 + the signal) once the answers in flight are recorded.
  */
 #include "cd.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "check_once.h"
 #include "cmd_fix_undo.h"
@@ -401,7 +402,7 @@ static void print_json(const struct fix_flow_report *r, const struct netmodel *m
 		json_object_set_new(o, "applied", json_true());
 		json_object_set_new(o, "verify", ver);
 	}
-	json_dumpf(o, stdout, JSON_INDENT(2));
+	jsondoc_dumpf(o, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(o);
 }

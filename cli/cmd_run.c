@@ -7,6 +7,7 @@
  * 2 it could not start (options, nodes, the command missing on a node).
  */
 #include "cd.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "jobs/rdzvwatch.h"
 #include "jobs/run.h"
@@ -314,7 +315,7 @@ static void logs_close(struct run_cli *c, size_t n, const struct run_report *rep
 	}
 	json_decref(j);
 	j = run_report_json(rep);
-	text = json_dumps(j, JSON_INDENT(2));
+	text = jsondoc_dumps(j, JSON_INDENT(2));
 	snprintf(path, sizeof(path), "%s/summary.json", c->logdir);
 	if (text && cd_write_file_atomic(path, text, strlen(text), 0600, err, sizeof(err)) < 0)
 		termtext_printf(stderr, "clusterdoc run: %s\n", err);
@@ -610,7 +611,7 @@ int cmd_run(int argc, char **argv)
 	} else if (c.t.json) {
 		json_t *j = run_report_json(rep);
 
-		json_dumpf(j, stdout, JSON_INDENT(2));
+		jsondoc_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {

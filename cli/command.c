@@ -3,7 +3,9 @@
 #include "cd.h"
 #include "settings.h"
 #include "targets.h"
+#include "progress.h"
 #include "termtext.h"
+#include "trace.h"
 
 #include <string.h>
 
@@ -20,12 +22,29 @@ static const struct option targets_longopts[] = {
 };
 static const struct option help_longopts[] = {
     {"help", no_argument, NULL, 'h'},
+    {"verbose", no_argument, NULL, 'v'},
     {0},
 };
 
 /* command_check_config: the name errors are said under, or NULL (a run of
  * the command itself). */
 static const char *checking_for;
+
+int command_verbose;
+
+static const char global_help[] =
+    "\nGlobal options (every command):\n"
+    "  -v, --verbose        trace each SSH step and agent request per node on stderr,\n"
+    "                       with the elapsed ms (-vv: also keepalives and progress)\n"
+    "      --version        the version, commit, libraries and agents' build ids\n";
+
+/* The trace's lines (trace.h) on stderr, node text made safe for a terminal. */
+static void trace_to_stderr(const char *line, void *arg)
+{
+	(void)arg;
+	progress_hide(); /* the progress line comes back at its next redraw */
+	termtext_printf(stderr, "clusterdoc: %s\n", line);
+}
 
 /* What the loop hands to the targets (the options no group took), the -O
  * values, and which options the words gave. */
@@ -110,7 +129,7 @@ static void build_shortopts(const struct command *c, char *out, size_t len)
 
 	if (c->nodes != COMMAND_NO_NODES)
 		targets = strchr(own, 'f') ? TARGETS_SHORTOPTS_NOF : TARGETS_SHORTOPTS;
-	snprintf(out, len, "%s%s%s" O_SHORTOPT "h", plus ? "+" : "", targets, own + plus);
+	snprintf(out, len, "%s%s%s" O_SHORTOPT "vh", plus ? "+" : "", targets, own + plus);
 }
 
 /* Whether entry i of s is the first of its name (a group's option named as
@@ -150,8 +169,9 @@ size_t command_keys(const struct command *c, struct option *out, size_t max)
 		/* refused: known only to say that the command does not take it */
 		int refused = s.entries[i].g && !s.entries[i].dst;
 
-		if (s.longopts[i].val == 'h' || refused || !optset_configurable(&s, i) ||
-		    !first_of_name(&s, i))
+		/* --help and -v are the command line's alone */
+		if (s.longopts[i].val == 'h' || s.longopts[i].val == 'v' || refused ||
+		    !optset_configurable(&s, i) || !first_of_name(&s, i))
 			continue;
 		out[n++] = s.longopts[i];
 	}
@@ -203,8 +223,9 @@ static int apply_config(const struct optset *s, struct targets_arg *a)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct config_entry *e;
 
-		if (s->longopts[i].val == 'h' || !optset_configurable(s, i) ||
-		    !first_of_name(s, i) || was_given(a, s->longopts[i].val))
+		if (s->longopts[i].val == 'h' || s->longopts[i].val == 'v' ||
+		    !optset_configurable(s, i) || !first_of_name(s, i) ||
+		    was_given(a, s->longopts[i].val))
 			continue;
 		e = config_get(settings_config(), a->c->name, s->longopts[i].name);
 		if (e && apply_one(s, i, a, e) < 0)
@@ -220,8 +241,11 @@ int command_parse(const struct command *c, void *ctx, int argc, char **argv, int
 	struct targets_arg ta = {.t = t, .c = c};
 	char shortopts[64], err[CD_ERRLEN];
 	struct optset s;
-	struct optset_loop l = {
-	    .shortopts = shortopts, .other = targets_other, .ctx = &ta, .given = mark_given};
+	struct optset_loop l = {.shortopts = shortopts,
+	                        .other = targets_other,
+	                        .ctx = &ta,
+	                        .given = mark_given,
+	                        .verbose = &command_verbose};
 	int rc, at;
 
 	build_set(c, ctx, &s);
@@ -242,6 +266,9 @@ int command_parse(const struct command *c, void *ctx, int argc, char **argv, int
 		return 1; /* the values are read: the command stops there, as after --help */
 	if (rc == 0)
 		rc = optset_finish(&s, err, sizeof(err));
+	/* the TUI owns the terminal: a trace would write over its screen */
+	if (rc == 0 && command_verbose && strcmp(c->name, "tui") != 0)
+		trace_init(command_verbose, trace_to_stderr, NULL);
 	if (rc == OPTSET_USAGE) {
 		command_help(c, stderr);
 		return -1;
@@ -276,4 +303,5 @@ void command_help(const struct command *c, FILE *f)
 	if (c->nodes != COMMAND_NO_NODES)
 		fputs(targets_help, f);
 	fputs(o_help, f);
+	fputs(global_help, f);
 }

@@ -71,9 +71,14 @@ struct command {
  */
 int command_parse(const struct command *c, void *ctx, int argc, char **argv, int *first);
 
+/* -v given before the command (`clusterdoc -vv facts`, cli/main.c) and
+ * among its options: 1 or 2 turns the trace on (trace.h), on stderr, for
+ * every command but the TUI. */
+extern int command_verbose;
+
 /*
  * The keys a configuration file may set for c (cli/settings.h): its long
- * options but --help and those marked cmdline_only, each name once, into
+ * options but --help, -v and those marked cmdline_only, each name once, into
  * out (max entries and a {0} after them). Returns how many.
  */
 size_t command_keys(const struct command *c, struct option *out, size_t max);
@@ -88,7 +93,7 @@ size_t command_keys(const struct command *c, struct option *out, size_t max);
  */
 int command_check_config(const char *name);
 
-/* The command's --help: usage, each block of options, trailer, targets, -O. */
+/* The command's --help: usage, each block of options, trailer, targets, -O, the global options. */
 void command_help(const struct command *c, FILE *f);
 
 /* Every command, in `clusterdoc --help`'s order (cli/main.c). */

@@ -80,6 +80,9 @@ static size_t command_compopts(const struct command *c, struct compopt *v)
 		for (const struct option *t = targets_longopts; t->name; t++)
 			add(v, &n, t->name, t->has_arg);
 	add(v, &n, "help", no_argument);
+	/* the global options every command's --help lists (command.c) */
+	add(v, &n, "verbose", no_argument);
+	add(v, &n, "version", no_argument);
 	return n;
 }
 

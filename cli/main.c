@@ -5,12 +5,15 @@
 #include "cd.h"
 #include "commands.h"
 #include "completion.h"
+#include "jsondoc.h"
+#include "version.h"
 
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The command table: every row is defined beside its command (cli/cmd_*.c). */
@@ -108,9 +111,20 @@ static int run(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("clusterdoc %s\n", CLUSTERDOC_VERSION);
-		return 0;
+	/* --version anywhere before "--", after a command too (version.h) */
+	if (version_asked(argc, argv))
+		return version_print(stdout);
+	/* -v, -vv and --verbose before the command count as after it (command.h) */
+	while (argc >= 2 && (strcmp(argv[1], "-v") == 0 || strcmp(argv[1], "-vv") == 0 ||
+	                     strcmp(argv[1], "--verbose") == 0)) {
+		command_verbose += argv[1][1] == 'v' && argv[1][2] == 'v' ? 2 : 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
 	}
 	if (argv[1][0] == '-' && argv[1][1])
 		return run_tui_or_explain(argc, argv);
@@ -128,6 +142,8 @@ int main(int argc, char **argv)
 {
 	int rc;
 
+	/* every JSON document says when its command started (jsondoc.h) */
+	jsondoc_set_start_time((long long)time(NULL));
 	/* A node that goes away mid-write must be an error on that node, not
 	 * the end of the head; a reader of stdout that goes away is an error
 	 * of the run (finish_output), not a silent death. */

@@ -1,6 +1,7 @@
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
 
+#include "progress.h"
 #include "settings.h"
 #include "genders.h"
 #include "termtext.h"
@@ -55,6 +56,7 @@ const char targets_help[] =
 static void say_notice(const char *line, void *arg)
 {
 	(void)arg;
+	progress_hide(); /* on its own line, not after the progress line */
 	fprintf(stderr, "clusterdoc: %s\n", line);
 }
 
@@ -279,7 +281,7 @@ int targets_option(struct targets *t, int opt, const char *arg, const char *cmd)
 
 /* The agent next to this executable, or in ../libexec/clusterdoc/ once
  * installed, or in CD_AGENT_DIR (installed with a BINDIR elsewhere). */
-static char *find_agent(void)
+char *targets_find_agent(void)
 {
 	char self[PATH_MAX], *dir, *path;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -340,7 +342,7 @@ int targets_finish(struct targets *t, const char *cmd)
 			    getenv("SLURM_JOB_ID"), launcher_name(t->pool.launcher));
 	}
 	if (!t->pool.agent_path)
-		t->pool.agent_path = find_agent();
+		t->pool.agent_path = targets_find_agent();
 	if (!t->pool.agent_path) {
 		fprintf(stderr,
 		        "clusterdoc %s: cannot find clusterdoc-agent next to clusterdoc; "

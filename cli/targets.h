@@ -84,6 +84,11 @@ int targets_set(struct targets *t, int opt, const char *arg, char *err, size_t e
  * agent binary. Returns 0, or -1 after printing what to do. */
 int targets_finish(struct targets *t, const char *cmd);
 
+/* The agent the head would push when no --agent is given: $CLUSTERDOC_AGENT,
+ * else clusterdoc-agent beside the head, in ../libexec/clusterdoc, or in the
+ * installed libexec directory. A new string (the caller frees it), or NULL. */
+char *targets_find_agent(void);
+
 /* One -w or -x argument: "-" reads standard input (pdsh's "-w -"), anything
  * else as hostlist_add_arg. Returns as those do. */
 int targets_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen);

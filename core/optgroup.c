@@ -208,6 +208,10 @@ int optset_getopt(const struct optset *s, const struct optset_loop *l, int argc,
 			break;
 		if (opt == 'h')
 			return OPTSET_HELP;
+		if (opt == 'v' && l->verbose) {
+			++*l->verbose;
+			continue;
+		}
 		if (opt == '?' || opt == ':')
 			return l->quiet ? refused(s, next >= 0 ? argv[next] : NULL, opt == ':', err,
 			                          errlen)

@@ -144,6 +144,9 @@ struct optset_loop {
 	 * command line's own values win over a configuration file's, which
 	 * fill in the others). NULL: none. */
 	void (*given)(void *ctx, int opt);
+	/* Where -v (--verbose) is counted, each time it is given ("-vv": twice);
+	 * NULL: -v is no option of this front end. */
+	int *verbose;
 };
 
 enum {

@@ -9,6 +9,7 @@
 #include "cd.h"
 #include "proto.h"
 #include "sshconfig.h"
+#include "trace.h"
 
 #include <pwd.h>
 #include <stdarg.h>
@@ -162,7 +163,7 @@ struct sshpool_node *sshpool_add(struct sshpool *pool, const char *host)
 
 	node->pool = pool;
 	node->host = cd_strdup(host);
-	node->state = SSHPOOL_NODE_QUEUED;
+	pool_node_set_state(node, SSHPOOL_NODE_QUEUED);
 	node->next_id = 1;
 	node->ssh_g.pid = 0;
 	node->ssh_g.in_fd = node->ssh_g.out_fd = node->ssh_g.err_fd = node->ssh_g.pid_fd = -1;
@@ -247,10 +248,11 @@ void pool_node_fail(struct sshpool_node *node, const char *code, const char *fmt
 	va_end(ap);
 	if (node->state == SSHPOOL_NODE_READY && strcmp(code, "request-timeout") == 0)
 		code = say_slow(node, msg, sizeof(msg));
+	trace_node(TRACE_STEPS, node->host, "failed (%s): %s", code, msg);
 	if (node->role == UP_SENDING)
 		pool_node_release_waiters(node, 0);
 	node->role = UP_NONE;
-	node->state = SSHPOOL_NODE_FAILED;
+	pool_node_set_state(node, SSHPOOL_NODE_FAILED);
 	node->error_code = cd_strdup(code);
 	node->error_msg = cd_strdup(msg);
 	pool_node_release(node);
@@ -304,6 +306,36 @@ static void on_deadline(struct loop *loop, void *arg)
 	pool_node_fail(node, node->deadline_code, "%s: %s within the deadline", node->host, what);
 }
 
+static const char *const state_names[] = {
+    [SSHPOOL_NODE_QUEUED] = "queued",
+    [SSHPOOL_NODE_CONFIG] = "reading its ssh settings",
+    [SSHPOOL_NODE_CONNECTING] = "connecting",
+    [SSHPOOL_NODE_AUTHENTICATING] = "connected; authenticating",
+    [SSHPOOL_NODE_STARTING] = "logged in; starting the agent",
+    [SSHPOOL_NODE_READY] = "the agent is ready",
+    [SSHPOOL_NODE_CLOSED] = "closed",
+    [SSHPOOL_NODE_FAILED] = "failed",
+};
+
+void pool_node_set_state(struct sshpool_node *node, enum sshpool_node_state state)
+{
+	const struct conn *c = &node->conn;
+	int same = node->state == state;
+
+	node->state = state;
+	if (same || state == SSHPOOL_NODE_FAILED) /* pool_node_fail says why */
+		return;
+	if (state != SSHPOOL_NODE_CONNECTING || !c->ops)
+		trace_node(TRACE_STEPS, node->host, "%s", state_names[state]);
+	else if (c->ops == &transport_local || c->ops == &transport_back)
+		trace_node(TRACE_STEPS, node->host, "connecting: the %s transport", c->ops->name);
+	else
+		trace_node(TRACE_STEPS, node->host,
+		           "connecting: the %s transport to %s%s%s port %d", c->ops->name,
+		           c->ssh.user ? c->ssh.user : "", c->ssh.user ? "@" : "",
+		           c->ssh.hostname ? c->ssh.hostname : node->host, c->ssh.port);
+}
+
 void pool_node_set_deadline(struct sshpool_node *node, int ms, const char *code)
 {
 	pool_node_cancel_deadline(node);
@@ -324,7 +356,7 @@ static void ev_connected(struct conn *c)
 {
 	struct sshpool_node *node = c->owner;
 
-	node->state = SSHPOOL_NODE_AUTHENTICATING;
+	pool_node_set_state(node, SSHPOOL_NODE_AUTHENTICATING);
 	pool_node_set_deadline(node, node->pool->opts.auth_timeout_ms, "handshake-timeout");
 }
 
@@ -340,7 +372,7 @@ static void ev_authenticated(struct conn *c)
 {
 	struct sshpool_node *node = c->owner;
 
-	node->state = SSHPOOL_NODE_STARTING;
+	pool_node_set_state(node, SSHPOOL_NODE_STARTING);
 	pool_node_set_deadline(node, node->pool->opts.request_timeout_ms, "request-timeout");
 	/* A connected-back agent has proven the run's secret: it runs. */
 	if (c->ops == &transport_back)
@@ -451,12 +483,12 @@ void pool_node_connect(struct sshpool_node *node)
 	buf_init(&c->errtail, 4096);
 	if (c->ops == &transport_local) {
 		node->booted = 1; /* no bootstrap: the agent itself runs */
-		node->state = SSHPOOL_NODE_CONNECTING;
+		pool_node_set_state(node, SSHPOOL_NODE_CONNECTING);
 	} else if (c->ops == &transport_back) {
 		/* The launcher runs the agent itself; it has until the connect
 		 * and the handshake deadlines to connect back. */
 		node->booted = 1;
-		node->state = SSHPOOL_NODE_CONNECTING;
+		pool_node_set_state(node, SSHPOOL_NODE_CONNECTING);
 		pool_node_set_deadline(node,
 		                       pool->opts.connect_timeout_ms + pool->opts.auth_timeout_ms,
 		                       "connect-timeout");
@@ -472,7 +504,7 @@ void pool_node_connect(struct sshpool_node *node)
 		free(node->boot_tmp);
 		node->boot_tmp = NULL;
 		node->boot_tmp_failed = 0;
-		node->state = SSHPOOL_NODE_CONNECTING;
+		pool_node_set_state(node, SSHPOOL_NODE_CONNECTING);
 		/* openssh reports no phases: one deadline covers connect to login. */
 		if (c->ops == &transport_openssh)
 			pool_node_set_deadline(
@@ -498,7 +530,7 @@ void pool_fill_window(struct sshpool *pool)
 			continue;
 		if (pool->back) {
 			/* the launcher reaches the node: no ssh settings to find */
-			node->state = SSHPOOL_NODE_CONFIG;
+			pool_node_set_state(node, SSHPOOL_NODE_CONFIG);
 			pool->active++;
 			pool_node_start_transport(node);
 		} else {
@@ -531,7 +563,7 @@ static void pool_launch(struct sshpool *pool)
 	for (size_t i = 0; i < pool->n; i++) {
 		struct sshpool_node *node = pool->nodes[i];
 
-		node->state = SSHPOOL_NODE_FAILED;
+		pool_node_set_state(node, SSHPOOL_NODE_FAILED);
 		node->error_code = cd_strdup("launcher");
 		node->error_msg = cd_asprintf("%s: %s", node->host, err);
 	}
@@ -555,7 +587,7 @@ void sshpool_close_node(struct sshpool_node *node)
 		return;
 	if (node_in_window(node))
 		node->pool->active--;
-	node->state = SSHPOOL_NODE_CLOSED;
+	pool_node_set_state(node, SSHPOOL_NODE_CLOSED);
 	pool_node_release(node);
 	pool_node_fail_pending(node, "closed", "the node was closed");
 	pool_fill_window(node->pool);
@@ -570,7 +602,7 @@ void sshpool_free(struct sshpool *pool)
 	for (size_t i = 0; i < pool->n; i++) {
 		struct sshpool_node *node = pool->nodes[i];
 
-		node->state = SSHPOOL_NODE_CLOSED;
+		pool_node_set_state(node, SSHPOOL_NODE_CLOSED);
 		pool_node_release(node);
 		pool_node_fail_pending(node, "closed", "the pool was freed");
 		ssh_settings_fini(&node->conn.ssh);

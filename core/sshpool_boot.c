@@ -75,7 +75,7 @@ void pool_node_reboot(struct sshpool_node *node)
 		free(p);
 	}
 	node->pending_tail = NULL;
-	node->state = SSHPOOL_NODE_CONNECTING;
+	pool_node_set_state(node, SSHPOOL_NODE_CONNECTING);
 	node->reboot_timer = loop_timer_add(node->pool->loop, 0, on_reboot, node);
 }
 

@@ -381,7 +381,7 @@ void pool_node_config_begin(struct sshpool_node *node)
 	struct sshpool *pool = node->pool;
 	struct ssh_g_share *sh;
 
-	node->state = SSHPOOL_NODE_CONFIG;
+	pool_node_set_state(node, SSHPOOL_NODE_CONFIG);
 	pool->active++;
 	if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH || !pool->have_openssh ||
 	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {

@@ -45,6 +45,8 @@ struct pending {
 	sshpool_progress_cb progress_cb; /* NULL: progress not asked for */
 	void *arg;
 	uint64_t timer;
+	char type[24];   /* the request's type, for the -v trace */
+	int64_t sent_ms; /* when it was queued for the agent (cd_now_ms) */
 	struct pending *next;
 };
 
@@ -110,6 +112,9 @@ struct sshpool {
 };
 
 /* sshpool.c */
+/* Move the node to state: the one place a node's state changes, and the
+ * -v trace's line for it (trace.h). */
+void pool_node_set_state(struct sshpool_node *node, enum sshpool_node_state state);
 /* Start nodes from the queue while the window has room. */
 void pool_fill_window(struct sshpool *pool);
 /* Fail the node once (code, message): release it, fail its requests, tell

@@ -6,6 +6,7 @@
 #include "sshpool_internal.h"
 #include "cd.h"
 #include "proto.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,11 @@ static int keepalive_ms(void)
 	return v >= 100 && v <= 600000 ? (int)v : KEEPALIVE_MS;
 }
 
+static const char *str_or(const char *s, const char *otherwise)
+{
+	return s ? s : otherwise;
+}
+
 /* Fail every pending request, without touching the node's state. */
 void pool_node_fail_pending(struct sshpool_node *node, const char *code, const char *msg)
 {
@@ -38,12 +44,22 @@ void pool_node_fail_pending(struct sshpool_node *node, const char *code, const c
 	node->pending_tail = NULL;
 }
 
-/* Queue msg for the agent; a message over the cap fails the node. */
+/* Queue msg for the agent; a message over the cap fails the node. The -v
+ * trace's line for every request (keepalives only with -vv): its id and
+ * type, never its body. */
 static void node_write(struct sshpool_node *node, json_t *msg)
 {
 	char err[CD_ERRLEN];
+	const char *type = json_string_value(json_object_get(msg, "type"));
+	size_t before = node->conn.out.len;
+	int rc = proto_write(&node->conn.out, msg, err, sizeof(err));
 
-	if (proto_write(&node->conn.out, msg, err, sizeof(err)) < 0)
+	if (rc == 0)
+		trace_node(type && strcmp(type, "keepalive") == 0 ? TRACE_ALL : TRACE_STEPS,
+		           node->host, "request %lld %s sent (%zu bytes)",
+		           (long long)json_integer_value(json_object_get(msg, "id")),
+		           type ? type : "?", node->conn.out.len - before);
+	if (rc < 0)
 		pool_node_fail(node, "protocol", "%s: %s", node->host, err);
 	else
 		node->conn.ops->flush(&node->conn);
@@ -65,6 +81,13 @@ static void node_on_reply(struct sshpool_node *node, json_t *msg)
 	if (!node->pending)
 		node->pending_tail = NULL;
 	loop_timer_cancel(node->pool->loop, p->timer);
+	trace_node(
+	    TRACE_STEPS, node->host, "request %lld %s answered in %lld ms: %s", p->id, p->type,
+	    (long long)(cd_now_ms() - p->sent_ms),
+	    json_is_true(json_object_get(msg, "ok"))
+	        ? "ok"
+	        : str_or(json_string_value(json_object_get(json_object_get(msg, "error"), "code")),
+	                 "error"));
 	if (json_is_true(json_object_get(msg, "ok"))) {
 		p->cb(node, json_object_get(msg, "result"), NULL, NULL, p->arg);
 	} else {
@@ -84,6 +107,8 @@ static void node_on_progress(struct sshpool_node *node, json_t *msg, json_t *pro
 	for (struct pending *p = node->pending; p; p = p->next) {
 		if (p->id != id)
 			continue;
+		trace_node(TRACE_ALL, node->host, "request %lld %s: progress after %lld ms", p->id,
+		           p->type, (long long)(cd_now_ms() - p->sent_ms));
 		if (p->progress_cb)
 			p->progress_cb(node, progress, p->arg);
 		return;
@@ -235,7 +260,7 @@ static void on_hello(struct sshpool_node *node, json_t *result, const char *code
 	node->hello = json_incref(result);
 	pool_keepalive_start(pool);
 	pool_node_cancel_deadline(node);
-	node->state = SSHPOOL_NODE_READY;
+	pool_node_set_state(node, SSHPOOL_NODE_READY);
 	pool->active--;
 	if (pool->h && pool->h->ready)
 		pool->h->ready(pool, node, pool->harg);
@@ -264,6 +289,8 @@ static void on_request_timeout(struct loop *loop, void *arg)
 
 	p->timer = 0;
 	snprintf(why, sizeof(why), "the agent did not answer request %lld in time", p->id);
+	trace_node(TRACE_STEPS, node->host, "request %lld %s: no answer after %lld ms", p->id,
+	           p->type, (long long)(cd_now_ms() - p->sent_ms));
 	/* Its agent may be stopped, wedged or cut off: find out which, and end
 	 * it and its job, through a fresh session where the transport has one. */
 	if (node->state == SSHPOOL_NODE_READY && sshpool_node_end(node, why) == 0)
@@ -294,6 +321,9 @@ int sshpool_request_progress(struct sshpool_node *node, json_t *req_take, int ti
 	p->cb = cb;
 	p->progress_cb = progress_cb;
 	p->arg = arg;
+	snprintf(p->type, sizeof(p->type), "%s",
+	         str_or(json_string_value(json_object_get(req_take, "type")), "?"));
+	p->sent_ms = cd_now_ms();
 	if (node->pending_tail)
 		node->pending_tail->next = p;
 	else

@@ -11,10 +11,12 @@
  * own files.
  */
 #include "cd.h"
+#include "trace.h"
 #include "transport_ssh.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -226,6 +228,14 @@ static void connect_next(struct conn *c)
 			last_err = errno;
 			continue;
 		}
+		if (trace_on(TRACE_STEPS)) {
+			char addr[64] = "?";
+
+			getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr), NULL, 0,
+			            NI_NUMERICHOST);
+			trace_node(TRACE_STEPS, c->label, "TCP connect to %s port %s", addr,
+			           s->portstr);
+		}
 		if (connect(s->fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
 			ssh_wait(c, POLLOUT);
 			return;
@@ -313,6 +323,49 @@ static const ssh_step_fn steps[S_COUNT] = {
     [S_DONE] = step_idle,
 };
 
+/* The -v trace's line for each step the machine enters (-vv: the inner
+ * ones too). Never a password or a remote command: names and public facts. */
+static const struct {
+	int level;
+	const char *what;
+} step_trace[S_COUNT] = {
+    [S_HANDSHAKE] = {TRACE_STEPS, "TCP connected; SSH handshake"},
+    [S_HOSTKEY] = {TRACE_ALL, "host key check against known_hosts"},
+    [S_AUTH_LIST] = {TRACE_STEPS, "host key accepted; asking the server's auth methods"},
+    [S_AUTH_AGENT] = {TRACE_STEPS, "auth: publickey with the ssh agent's keys"},
+    [S_AUTH_KEY] = {TRACE_STEPS, "auth: publickey with the key files"},
+    [S_AUTH_PASSWORD] = {TRACE_STEPS, "auth: password"},
+    [S_AUTH_KBDINT] = {TRACE_STEPS, "auth: keyboard-interactive"},
+    [S_CHANNEL_OPEN] = {TRACE_STEPS, "authenticated; opening a session channel"},
+    [S_EXEC] = {TRACE_STEPS, "agent start: running the bootstrap"},
+    [S_RUNNING] = {TRACE_ALL, "the remote command runs"},
+    [S_CHANNEL_CLOSE] = {TRACE_ALL, "the channel closes"},
+    [S_SFTP_INIT] = {TRACE_STEPS, "agent upload by SFTP"},
+    [S_SFTP_OPEN] = {TRACE_ALL, "SFTP: opening the temporary file"},
+    [S_SFTP_WRITE] = {TRACE_ALL, "SFTP: writing"},
+    [S_SFTP_CLOSE] = {TRACE_ALL, "SFTP: closing the file"},
+    [S_SFTP_SHUTDOWN] = {TRACE_ALL, "SFTP: done"},
+    [S_HOLD] = {TRACE_STEPS, "waiting for a node that shares the agent directory to upload"},
+};
+
+static void trace_step(struct conn *c, struct sshc *s)
+{
+	int level = step_trace[s->state].level;
+
+	if (s->traced == (int)s->state + 1 || !step_trace[s->state].what || !trace_on(level))
+		return;
+	s->traced = (int)s->state + 1;
+	if (s->state == S_AUTH_LIST)
+		trace_node(level, c->label,
+		           "host key %s %s accepted; asking the server's auth methods",
+		           c->hostkey_type, c->hostkey_fp);
+	else if ((s->state == S_AUTH_AGENT || s->state == S_AUTH_KEY) && s->auth_methods)
+		trace_node(level, c->label, "%s (the server offers: %s)", step_trace[s->state].what,
+		           s->auth_methods);
+	else
+		trace_node(level, c->label, "%s", step_trace[s->state].what);
+}
+
 /* Run the state machine until it must wait. Callbacks into the owner may
  * close this conn: after any of them, only s->reported/s->dead are read. */
 static void ssh_run(struct conn *c, struct sshc *s)
@@ -322,6 +375,7 @@ static void ssh_run(struct conn *c, struct sshc *s)
 
 		if (s->reported || s->dead)
 			return;
+		trace_step(c, s);
 		next = steps[s->state](c, s);
 		if (next == SSH_STOP)
 			return;

@@ -80,8 +80,9 @@ struct sshc {
 	char *auth_methods;
 	int out_eof;
 	int reported;
-	int depth; /* > 0 while the machine runs: close must not free under it */
-	int dead;  /* closed while running: freed when the machine unwinds */
+	int depth;  /* > 0 while the machine runs: close must not free under it */
+	int dead;   /* closed while running: freed when the machine unwinds */
+	int traced; /* 1 + the state the -v trace named last (0: none yet) */
 	/* what happens when the running command's channel closes */
 	char *remote_tmp;   /* the SFTP upload's remote name while one is asked for */
 	int upload_pending; /* at the channel's close: upload (remote_tmp), or hold */

@@ -11,6 +11,7 @@
 #include "cd.h"
 #include "knownhosts.h"
 #include "scan.h"
+#include "trace.h"
 #include "transport_ssh.h"
 
 #include <stdio.h>
@@ -399,6 +400,8 @@ enum ssh_next ssh_step_auth_agent(struct conn *c, struct sshc *s)
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return SSH_WAIT;
 	s->agent_tries++;
+	trace_node(TRACE_STEPS, c->label, "auth: the ssh agent's key %d %s", s->agent_tries,
+	           rc == 0 ? "accepted" : "refused");
 	if (rc == 0)
 		return auth_done(c, s);
 	/* Cap agent keys: sshd drops us after MaxAuthTries (6). */
@@ -443,6 +446,8 @@ enum ssh_next ssh_step_auth_key(struct conn *c, struct sshc *s)
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return SSH_WAIT;
 	s->keys_tried++;
+	trace_node(TRACE_STEPS, c->label, "auth: the key file %s %s",
+	           c->ssh.identity_files[s->key_index], rc == 0 ? "accepted" : "refused");
 	s->key_index++;
 	if (rc == 0)
 		return auth_done(c, s);
@@ -459,6 +464,8 @@ enum ssh_next ssh_step_auth_password(struct conn *c, struct sshc *s)
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return SSH_WAIT;
 	s->password_tried = 1;
+	trace_node(TRACE_STEPS, c->label, "auth: %s",
+	           rc == 0 ? "the password was accepted" : "the password was refused");
 	if (rc == 0)
 		return auth_done(c, s);
 	auth_failed(c);
@@ -474,6 +481,8 @@ enum ssh_next ssh_step_auth_kbdint(struct conn *c, struct sshc *s)
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return SSH_WAIT;
 	s->password_tried = 1;
+	trace_node(TRACE_STEPS, c->label, "auth: %s",
+	           rc == 0 ? "the password was accepted" : "the password was refused");
 	if (rc == 0)
 		return auth_done(c, s);
 	auth_failed(c);

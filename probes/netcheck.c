@@ -335,6 +335,12 @@ static void on_unlisten(struct sshpool_node *pn, json_t *result, const char *cod
 	(void)pn, (void)result, (void)code, (void)msg, (void)arg;
 }
 
+void netcheck_on_phase(struct netcheck *c, void (*moved)(void *arg), void *arg)
+{
+	c->moved = moved;
+	c->moved_arg = arg;
+}
+
 static void start_phase(struct netcheck *c, enum netcheck_phase p)
 {
 	int64_t now = cd_now_ms();
@@ -350,6 +356,8 @@ static void start_phase(struct netcheck *c, enum netcheck_phase p)
 	listen_stop(c); /* every live node failed before its requests went out */
 	c->phase = p;
 	c->phase_start = now;
+	if (c->moved)
+		c->moved(c->moved_arg);
 	if (p == PHASE_ASCEND)
 		netcheck_phase_ascend(c);
 	else if (p == PHASE_LISTEN)

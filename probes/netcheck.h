@@ -129,6 +129,11 @@ const char *netcheck_stage_name(enum netcheck_stage s);
 /* The phase the check is in: "probe", "listen", "connect", "confirm", "done". */
 const char *netcheck_phase_name(const struct netcheck *c);
 
+/* Call moved(arg) from the loop each time the check enters a phase (before
+ * the phase's first request), "done" included; NULL stops it. For a display
+ * that is not redrawn on its own (the CLI's progress line). */
+void netcheck_on_phase(struct netcheck *c, void (*moved)(void *arg), void *arg);
+
 /* How many attempts phase 3 made, how long each phase took (ms), and what
  * the deadline cut short. */
 struct netcheck_stats {

@@ -69,6 +69,8 @@ struct netcheck {
 	char token[33];
 	void (*done)(void *arg);
 	void *arg;
+	void (*moved)(void *arg); /* netcheck_on_phase */
+	void *moved_arg;
 	/* the listen phase while its requests go out: the predictions the route
 	 * requests are built from, the next node, the next turn's timer */
 	struct diagnosis *listen_pred;

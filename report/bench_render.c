@@ -1,5 +1,6 @@
 /* bench_render.c - the text and JSON renderings of a bench run (see bench_render.h). */
 #include "bench_render.h"
+#include "jsondoc.h"
 #include "termtext.h"
 
 #include "collectives/bench_agent.h"
@@ -208,7 +209,7 @@ void bench_print_json(const struct bench_report *rep, const struct bench_opts *o
 {
 	json_t *j = bench_report_json(rep, o);
 
-	json_dumpf(j, stdout, JSON_INDENT(2));
+	jsondoc_dumpf(j, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(j);
 }

@@ -4,6 +4,7 @@
  * (see check_render.h).
  */
 #include "check_render.h"
+#include "jsondoc.h"
 #include "termtext.h"
 
 #include "cd.h"
@@ -329,7 +330,7 @@ void check_print_json(const struct check_result *r)
 	              (json_int_t)st.connect_ms, "confirm", (json_int_t)st.confirm_ms, "retried",
 	              (json_int_t)st.retried));
 	json_object_set_new(doc, "head_load", report_check_head_load_json(&st.loop));
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	jsondoc_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);
 }

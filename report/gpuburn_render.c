@@ -3,6 +3,7 @@
  */
 #include "report/gpuburn_render.h"
 #include "cd.h"
+#include "jsondoc.h"
 #include "termtext.h"
 
 #include <stdarg.h>
@@ -143,6 +144,6 @@ void gpuburn_print_text(const json_t *rep, FILE *f)
 
 void gpuburn_print_json(const json_t *rep, FILE *f)
 {
-	json_dumpf(rep, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	jsondoc_dumpf(rep, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 	fputc('\n', f);
 }

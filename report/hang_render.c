@@ -3,6 +3,7 @@
  * (hang_render.h).
  */
 #include "report/hang_render.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "hang/hang_analyze.h"
 #include "hang/hang_rankset.h"
@@ -35,7 +36,7 @@ static void gpu_words(const json_t *gpu, char *out, size_t len)
 
 void hang_print_json(const json_t *v, FILE *f)
 {
-	json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	jsondoc_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
 }
 

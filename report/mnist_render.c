@@ -1,5 +1,6 @@
 /* mnist_render.c - the text and JSON renderings of an MNIST job (see mnist_render.h). */
 #include "mnist_render.h"
+#include "jsondoc.h"
 #include "termtext.h"
 #include "report/rdzv_render.h"
 
@@ -170,7 +171,7 @@ void mnist_print_json(const struct mnist_report *rep)
 {
 	json_t *j = mnist_report_json(rep);
 
-	json_dumpf(j, stdout, JSON_INDENT(2));
+	jsondoc_dumpf(j, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(j);
 }

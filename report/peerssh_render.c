@@ -2,6 +2,7 @@
  * peerssh_render.c - the node-to-node SSH report (peerssh_render.h).
  */
 #include "peerssh_render.h"
+#include "jsondoc.h"
 #include "termtext.h"
 
 #include <string.h>
@@ -96,7 +97,7 @@ void peerssh_print_json(const struct peerssh_matrix *m, int exit_status, json_t 
 	if (fix_take)
 		json_object_set_new(o, "fix", fix_take);
 
-	json_dumpf(o, f, JSON_COMPACT);
+	jsondoc_dumpf(o, f, JSON_COMPACT);
 	fputc('\n', f);
 	json_decref(o);
 }

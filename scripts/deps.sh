@@ -16,7 +16,7 @@ BUILD_PKGS="build-essential libssh2-1-dev libssl-dev libncurses-dev libcurl4-ope
 zlib1g-dev libjansson-dev python3"
 CROSS_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 zlib1g-dev:arm64"
 TEST_PKGS="clang libcmocka-dev clang-format openssh-client openssh-server nftables iproute2 iputils-ping
-python3-torch iperf3 tmux pdsh clustershell procps openssl
+python3-torch python3-jsonschema iperf3 tmux pdsh clustershell procps openssl
 prometheus prometheus-pushgateway libxml2-utils slurmctld slurmd slurm-client munge
 openmpi-bin libopenmpi-dev libibverbs-dev
 debootstrap binfmt-support sudo qemu-user-static libc6:arm64

@@ -25,6 +25,9 @@ fi
 
 work=$(mktemp -d /tmp/cd-itest.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# the JSON documents every file prints, validated once at the end (tests/integration/itest.sh)
+export CD_JSON_SPOOL=$work/json
+mkdir -p "$CD_JSON_SPOOL"
 
 # The torch facts, warmed once for the whole run: every node of every test cluster runs this
 # host's /usr/bin/python3 and torch, so one answer (probes/facts_python.c's cache file, whose key
@@ -119,6 +122,21 @@ run_files "$jobs" "${pool[@]}"
 run_files $((jobs < 2 ? jobs : 2)) "${quiet[@]}"
 run_files 1 "${alone[@]}"
 
+# every file's JSON documents against docs/schema/, one Python start for them all
+if compgen -G "$CD_JSON_SPOOL/*.json" >/dev/null; then
+	t0=$(cd_now_ms)
+	if "$CD_PY" -c 'import jsonschema' 2>/dev/null; then
+		if log=$("$CD_PY" "$CD_TOP/tests/schema_check.py" "$CD_TOP/docs/schema" "$CD_JSON_SPOOL" 2>&1); then
+			result_took $(($(cd_now_ms) - t0)) PASS "integration/json_output_matches_its_schema"
+		else
+			result_took $(($(cd_now_ms) - t0)) FAIL "integration/json_output_matches_its_schema"
+			tail -40 <<<"$log"
+			status=1
+		fi
+	else
+		result SKIP "integration/json_output_matches_its_schema" "python3-jsonschema is not installed (make deps-test)"
+	fi
+fi
 [[ -s $work/failed ]] && status=1
 # keep the durations for the next run's order
 [[ -s $work/file-times ]] && sort -rn "$work/file-times" >"$FILE_TIMES"

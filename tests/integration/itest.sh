@@ -19,7 +19,58 @@ cd_head() {
 	err=$(cat "$ef")
 	rm -f "$ef"
 	elapsed_ms=$(((t1 - t0) / 1000000))
+	itest_json_keep "$@"
 }
+
+# Every JSON document a command prints through cd_head is kept and validated against its
+# schema in docs/schema/ (tests/schema_check.py), with one Python start for many documents:
+# tests/run-integration.sh sets CD_JSON_SPOOL and validates once after every file; a file run
+# by itself keeps its own and validates them when it takes its cluster down (below).
+ITEST_JSON_OWN=
+if [[ -z ${CD_JSON_SPOOL:-} ]]; then
+	CD_JSON_SPOOL=/tmp/cd-json.$$ # made by the first document kept, removed by cluster_down
+	ITEST_JSON_OWN=1
+fi
+ITEST_JSON_N=0
+# itest_json_keep ARGS...: keep $out when ARGS asked a command for --json (the kind is the
+# command's name; check --watch prints one document a line)
+itest_json_keep() {
+	local a kind= json= watch= where=${ITEST_FILE:-${0##*/}}
+	[[ $out == '{'* ]] || return 0
+	for a in "$@"; do
+		case $a in
+		--json) json=1 ;;
+		--watch) watch=1 ;;
+		facts | check | bench | gpu-burn | run | mnist | fix | hang | mpi-check | config) [[ $kind ]] || kind=$a ;;
+		esac
+	done
+	[[ $json && $kind ]] || return 0
+	[[ $kind == check && $watch ]] && kind=check-watch-lines
+	for a in "${FUNCNAME[@]}"; do [[ $a == t_* ]] && where+=:${a#t_} && break; done
+	ITEST_JSON_N=$((ITEST_JSON_N + 1))
+	mkdir -p "$CD_JSON_SPOOL"
+	printf '%s\n' "$out" >"$CD_JSON_SPOOL/$kind.${where//./_}.$BASHPID-$ITEST_JSON_N.json"
+}
+
+# itest_json_check: validate what CD_JSON_SPOOL holds (python3-jsonschema, make deps-test)
+itest_json_check() {
+	"$CD_PY" -c 'import jsonschema' 2>/dev/null ||
+		itest_skip "python3-jsonschema is not installed (make deps-test)" || return
+	"$CD_PY" "$CD_TOP/tests/schema_check.py" "$CD_TOP/docs/schema" "$CD_JSON_SPOOL"
+}
+t_json_output_matches_its_schema() { itest_json_check; }
+# A file run by itself validates what it kept each time it takes its cluster down (every file
+# ends so, whether by itest_run_all or by its own loop), then starts afresh.
+if [[ $ITEST_JSON_OWN ]]; then
+	eval "itest_cluster_down_only() $(declare -f cluster_down | tail -n +2)"
+	cluster_down() {
+		if compgen -G "$CD_JSON_SPOOL/*.json" >/dev/null; then
+			run_test json_output_matches_its_schema
+			rm -rf "$CD_JSON_SPOOL"
+		fi
+		itest_cluster_down_only "$@"
+	}
+fi
 
 # jq-like queries without jq: Python ($CD_PY) reads $out
 # (when $out is not JSON, the command's stderr is shown: what it said instead)
