@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # clusterdoc - hand-written Makefile.
 #
 #   make              build ./clusterdoc (head), ./clusterdoc-agent and, where the aarch64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agent.c - clusterdoc-agent: runs on every node, started over SSH (or
  * fork/exec for localhost), and answers the head's requests on stdin/stdout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* connect_back.c - the agent's --connect mode (connect_back.h). */
 #include "connect_back.h"
 #include "backauth.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_back.h - the agent's --connect mode: started by a launcher (srun,
  * or the head itself for local-connect), it connects to the head, proves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_once.c - the network check run once from the CLI (check_once.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_once.h - run the network check once, to the end, from the CLI:
  * the SSH pool, netcheck's phases in a loop of their own, the deadline,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_slurm.c - the Prolog verdict, --drain and --undrain (check_slurm.h). */
 #include "check_slurm.h"
 #include "termtext.h"

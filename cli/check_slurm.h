@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_slurm.h - what `clusterdoc check` does for Slurm (docs/slurm.md):
  *   --slurm-prolog  the verdict for the node the Prolog runs on: quiet, and

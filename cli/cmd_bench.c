@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_bench.c - `clusterdoc bench`: the allreduce bandwidth test between
  * the nodes (collectives/bench.h), printed as nccl-tests prints it, or as

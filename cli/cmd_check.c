@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_check.c - `clusterdoc check` and `clusterdoc env`: run the network
  * check (probes/netcheck.h), diagnose it (probes/diagnose.h), and render

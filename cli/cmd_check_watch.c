@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_check_watch.c - `clusterdoc check --watch` (cmd_check_watch.h): the
  * lines it prints and the loop it runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_check_watch.h - `clusterdoc check --watch SECONDS [--count N]`: the
  * check in rounds over agents kept connected (probes/check_watch.h),

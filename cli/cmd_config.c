@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_config.c - `clusterdoc config`: the settings the configuration files
  * and -O give (cli/settings.h), each with where it came from. Exit 0, or 2

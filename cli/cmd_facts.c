@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_facts.c - `clusterdoc facts`: one row per node with what its agent
  * reports (OS, CPUs, memory, Python/torch, NCCL, GPUs, clock skew), or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_fix.c - `clusterdoc fix`: check, gather, plan; with --apply, confirm,
  * apply, journal and check again; --undo RUN restores what a run changed.

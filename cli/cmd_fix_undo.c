@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_fix_undo.c - `clusterdoc fix --undo RUN` and `fix --list`
  * (cmd_fix_undo.h): a run's journal undone on its nodes, and the runs with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_fix_undo.h - the undo and list of `clusterdoc fix` (cmd_fix.c parses
  * the options and calls these).

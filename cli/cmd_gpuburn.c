@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_gpuburn.c - `clusterdoc gpu-burn`: a short stress of every GPU of
  * every node at once through the node's torch, and the GPUs slower than

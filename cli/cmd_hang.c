@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_hang.c - `clusterdoc hang`: inspect a running job on the nodes and
  * say where it hangs (hang/hang.h). Exit status: 0 the job makes

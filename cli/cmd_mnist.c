@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_mnist.c - `clusterdoc mnist`: the short DDP MNIST job across the nodes
  * (jobs/mnist.h), torch mode or embedded, with every rank's output

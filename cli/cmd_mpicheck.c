@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_mpicheck.c - `clusterdoc mpi-check`: can every node log in to every
  * other by SSH without a password and with a known host key, as `mpirun`'s

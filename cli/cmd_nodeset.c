@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_nodeset.c - `clusterdoc nodeset`: expand, fold or count hostlists, in
  * the manner of ClusterShell's nodeset. Exit 0 on success, 2 on a usage

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_run.c - `clusterdoc run -w HOSTS [options] -- COMMAND [ARGS...]`: the
  * user's own command on every node at once (jobs/run.h), every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_tui.c - `clusterdoc tui`: the options of the interactive TUI (the
  * nodes and how to reach them, as for every command; the check's, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* command.c - one parser and one --help for every command of the table (command.h). */
 #include "command.h"
 #include "cd.h"

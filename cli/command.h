@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * command.h - the subcommands as data, as tmux's command table is: each
  * command's name, what it does, its usage, whether it takes nodes and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * commands.h - each subcommand's row of the command table (command.h) and
  * its function, which returns the exit status. The rows are defined beside

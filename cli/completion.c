@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* completion.c - bash and zsh completion scripts from the command table (completion.h). */
 #include "completion.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * completion.h - shell completion scripts made from the command table
  * (command.h): every command's name and summary, and the long options its

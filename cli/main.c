@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - the clusterdoc command line: one row per subcommand in
  * `commands` (command.h), as tmux does with its command table.

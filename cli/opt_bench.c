@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opt_bench.c - the bench's option group (optgroups.h): the knobs of
  * collectives/bench.h as `clusterdoc bench` and the TUI take them.

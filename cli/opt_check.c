@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opt_check.c - the check's option group (optgroups.h): the knobs of
  * probes/netcheck.h as check, env, fix and the TUI take them.

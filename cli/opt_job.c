@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opt_job.c - the MNIST job's option group (optgroups.h): the knobs of
  * jobs/mnist.h as `clusterdoc mnist` and the TUI take them.

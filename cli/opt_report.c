@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opt_report.c - the reports' option group (optgroups.h): --prom, --push
  * and --junit, where check and bench send their results besides the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * optgroups.h - the option groups commands share (core/optgroup.h): the check's
  * knobs (probes/netcheck.h: check, env, fix, tui), the bench's

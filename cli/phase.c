@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * phase.c - phase_done, phase_wait and phase_say (phase.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * phase.h - run the event loop until one asynchronous phase (a gather, an
  * apply) calls back: pass phase_done and the phase as done/arg.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress.c - see progress.h. */
 #include "progress.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * progress.h - the one line of progress `facts`, `check` and `bench` keep
  * on stderr while they wait, on a terminal only: the phase, how many nodes

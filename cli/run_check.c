@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_check.c - the check `clusterdoc run` and `mnist` do first
  * (run_check.h): a fresh check made into the job's plan, or the saved plan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_check.h - the first phase of `clusterdoc run` and `clusterdoc mnist`
  * (cli/cmd_run.c, cli/cmd_mnist.c): a fresh `check` of the nodes

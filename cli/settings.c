@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.c - the configuration files of this run, and their schema from the command table
  * (settings.h). */
 #include "settings.h"

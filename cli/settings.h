@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * settings.h - the configuration of this run: the files clusterdoc reads
  * (core/config.h), in order, and what they say.

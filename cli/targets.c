@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* targets.c - node selection and SSH options shared by subcommands (see targets.h). */
 #include "targets.h"
 

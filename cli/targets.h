@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * targets.h - the options every node-targeting subcommand shares: which
  * nodes (-w, --hostfile, -g, -x, $SLURM_JOB_NODELIST; "@group" through the

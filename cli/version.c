@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* version.c - see version.h. */
 #include "version.h"
 

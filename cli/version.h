@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * version.h - what `clusterdoc --version` says (after any command too:
  * `clusterdoc facts --version`): the version, the commit it was built from,

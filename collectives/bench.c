@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.c - `clusterdoc bench` on the head (see bench.h): the phases over
  * the SSH pool, one ring (or, with --pairs, one round of 2-rank rings) at a

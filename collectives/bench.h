@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h - `clusterdoc bench` from the head's event loop: the allreduce
  * bandwidth test between the agents (ranks), over the SSH pool. The head

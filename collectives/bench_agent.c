@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_agent.c - the agent's side of `clusterdoc bench` (see bench_agent.h):
  * request parsing, the listeners kept between bench_listen and bench_run,

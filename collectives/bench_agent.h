@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_agent.h - the agent's side of `clusterdoc bench`: the requests that
  * open the ring's listeners and run the sweep on this node's ranks (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_internal.h - what the head's bench phases (bench.c), its plan and
  * results of each round (bench_round.c) and its pure planning and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_net.c - NCCL's network lines of a bench node against the prediction
  * (see bench_net.h). */
 #include "collectives/bench_net.h"

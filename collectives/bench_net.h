@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_net.h - NCCL's own word on its network in `clusterdoc bench
  * --backend nccl`, on the head: the NCCL_DEBUG=INFO lines a node's

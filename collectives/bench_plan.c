@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_plan.c - the head's pure part of `clusterdoc bench` (see
  * bench_internal.h): which address each node's ranks use, the rounds of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_round.c - what the bench computes on the head between its network
  * phases (bench_internal.h): the plan from the probe answers (the backend,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coll.c - element types, the exact inputs and their check, and the sums
  * every backend reduces with (see coll.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coll.h - what every allreduce backend shares: element types, the inputs
  * each rank contributes (chosen so that every sum is exact), the check of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn.c - the `clusterdoc gpu-burn` flow on the head (gpuburn.h):
  * connect, one gpu_burn per node at once, the verdict.

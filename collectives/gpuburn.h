@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn.h - `clusterdoc gpu-burn` on the head: every GPU of every node
  * at once runs a bf16 (fp16) matrix product and a device-memory copy for N

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gpuburn.py - the node side of `clusterdoc gpu-burn` (collectives/gpuburn_agent.h):
 # on every GPU torch sees, at once (one thread per GPU), a bf16 matrix product
 # (fp16 where torch.cuda.is_bf16_supported() says no) and a device-memory copy,

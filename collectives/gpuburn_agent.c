@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn_agent.c - the gpu_burn request (gpuburn_agent.h): the embedded
  * script through the node's torch, one child on a private loop under the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn_agent.h - the agent's side of `clusterdoc gpu-burn`: run the
  * stress (collectives/gpuburn.py, compiled in) through the node's torch,

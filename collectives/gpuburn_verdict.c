@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn_verdict.c - the gpu-burn report from the nodes' answers
  * (gpuburn_verdict in gpuburn.h): medians per GPU model over every node,

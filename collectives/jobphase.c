@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobphase.c - the probe phase and the failed-request rule that the bench
  * and the MNIST job share (jobphase.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobphase.h - what the bench (bench.c) and the MNIST job (mnist.c) do
  * alike on the head: put the nodes on the SSH pool, probe each one as soon

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl.c - the NCCL backend (see nccl.h): whether it can run here, the
  * unique id, and one rank's sweep, every wait polled against a deadline. */
 #include "collectives/nccl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl.h - the NCCL backend: allreduce over NCCL on this node's GPUs, one
  * rank per GPU, with the same sweep and check as every backend (coll.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_dl.c - NCCL and the CUDA runtime through dlopen (see nccl_dl.h). */
 #include "collectives/nccl_dl.h"
 #include "cd.h"

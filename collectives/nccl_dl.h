@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_dl.h - the slice of NCCL and of the CUDA runtime that the NCCL
  * backend (nccl.h) calls, declared here and resolved with dlopen/dlsym, so

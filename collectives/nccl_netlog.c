@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_netlog.c - NCCL's network lines captured on the node (see
  * nccl_netlog.h). The expansion of NCCL_DEBUG_FILE and the file's handling
  * follow ncclDebugInit (NVIDIA/nccl src/debug.cc); the host name is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_netlog.h - NCCL's own word on its network, on the node (agent side):
  * the NCCL_DEBUG settings the bench's NCCL runs under, and the lines about

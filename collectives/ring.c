@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.c - the allreduce engine (see ring.h) and what the ring's modules
  * share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.h - the TCP backend: ranks in a ring, each connected to its right
  * neighbour ((rank + 1) % nranks) and accepting from its left one, running

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring_establish.c - forming the ring (see ring.h): the listener, then one
  * poll() loop that connects o->conns sockets to the right neighbour and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring_gather.c - the small allreduce of more than 2 ranks (ring_internal.h):
  * every rank's whole input travels both ways round the ring, so after

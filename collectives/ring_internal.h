@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring_internal.h - what the ring's modules share: struct ring, filled by
  * ring_establish (ring_establish.c), driven by ring_allreduce (ring.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring_sweep.c - a size sweep on the ring (see coll.h, struct coll_sweep):
  * per size one checked call on a poisoned output, the warmup calls, a

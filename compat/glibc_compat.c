@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * glibc_compat.c - what the agent takes from glibc above GLIBC_2.17, made of
  * what glibc 2.17 already had.

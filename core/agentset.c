@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agentset.c - see agentset.h.
  */

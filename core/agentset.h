@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * agentset.h - the agent binaries the head can push, one per architecture,
  * and what the head must know of each: the architecture its ELF header

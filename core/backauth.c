@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backauth.c - the connect-back handshake's messages and proofs (backauth.h). */
 #include "backauth.h"
 #include "sha256.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backauth.h - the connect-back handshake (docs/protocol.md, "Connect-back
  * handshake"): an agent started by a launcher (srun, or local processes)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base64.h - RFC 4648 base64 (standard alphabet, '=' padding), for binary
  * data inside the agent protocol's JSON lines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bootstrap.h - the remote command that starts the agent on a node: plain
  * POSIX sh, handed to the user's login shell in single quotes.

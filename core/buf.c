@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buf.c - bounded byte buffer (see buf.h). */
 #include "buf.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cd.c - error codes, fatal errors and allocation helpers (see cd.h). */
 #include "cd.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cd.h - conventions shared by every clusterdoc module: error codes,
  * the caller-supplied error buffer, and allocation that never returns NULL.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* child.c - child processes with pipes and a pidfd (see child.h). */
 #include "child.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.h - start a child process with non-blocking pipes for stdin, stdout
  * and stderr, and learn of its exit through a pollable pidfd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * childrun.c - a child process watched by the loop (childrun.h), and
  * child_run/child_run_input (child.h) as one on a private loop.

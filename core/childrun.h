@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * childrun.h - a child process on the event loop: start a short command,
  * collect its stdout and stderr into bounded buffers and learn how it ended,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c - clusterdoc's configuration files, read line by line into layers (config.h). */
 #include "config.h"
 #include "cd.h"

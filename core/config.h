@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config.h - clusterdoc's configuration files: defaults for the long
  * options, and named node groups (docs/clusterdoc.1, FILES; docs/config.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* csgroups.c - parse ClusterShell's groups.conf and groups.d files (see csgroups.h). */
 #include "csgroups.h"
 

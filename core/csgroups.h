@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * csgroups.h - ClusterShell's node group configuration, parsed as
  * groups.conf(5) documents it:

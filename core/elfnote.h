@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * elfnote.h - the GNU build id among an ELF file's notes. One walker for
  * both sides: the head reads it from an agent binary's bytes (agentset.c),

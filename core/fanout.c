@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fanout.c - the barrier of one phase over many members (fanout.h).
  */

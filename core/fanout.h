@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fanout.h - the barrier of one phase over many members (a pool's nodes,
  * and whatever else the phase waits on, such as a download on the head).

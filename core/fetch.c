@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch.c - downloads with libcurl's multi interface on our loop (see fetch.h). */
 #include "fetch.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fetch.h - HTTP(S) downloads to files, on the event loop, with retries.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filerecv.c - receive files pushed by the head (see filerecv.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filerecv.h - the agent's side of pushing a file from the head over the
  * agent protocol (docs/protocol.md): one mechanism for every transport

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fsutil.h - the file-system chores several modules share: creating a
  * directory path, reading a whole bounded file, replacing a file atomically.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* genders.c - parse genders(5) files and select nodes by attribute (see genders.h). */
 #include "genders.h"
 

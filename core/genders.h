@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * genders.h - genders(5) files, as pdsh's -g reads them (through
  * libgenders): each line names nodes and their attributes,

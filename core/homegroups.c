@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * homegroups.c - the home-id token and the groups of nodes sharing a home
  * (homegroups.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * homegroups.h - which nodes share a home directory, found by a token file
  * in the home (CD_HOME_ID): a token written through one node's home and

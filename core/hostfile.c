@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostfile.c - pdsh, Open MPI, DeepSpeed and MPICH host files (see hostfile.h). */
 #include "hostfile.h"
 

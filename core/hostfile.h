@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostfile.h - the host files users already have, read as their tools read
  * them:

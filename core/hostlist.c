@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostlist.c - parse, expand, combine and fold host list expressions (see hostlist.h). */
 #include "hostlist.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostlist.h - host list expressions: parse "node[01-16,20],gpu[1-4]!gpu3",
  * expand them into host names, fold host names back into an expression.

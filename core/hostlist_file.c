@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostlist_file.c - host lists from files, standard input and -w arguments (see hostlist.h). */
 #include "hostlist.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idx.c - validating parser for MNIST IDX files (see idx.h). */
 #include "idx.h"
 #include "cd.h"

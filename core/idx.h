@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idx.h - a pure parser for the IDX files of the MNIST dataset.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * job.c - the agent's background job and its log (see job.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * job.h - the agent's one background job: work that outlives the request
  * that started it (a torchrun process tree, the embedded trainer's threads),

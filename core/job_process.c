@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * job_process.c - a process tree as the agent's job (see job_process.h).
  *

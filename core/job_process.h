@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * job_process.h - a process tree as the agent's background job (job.h),
  * for `clusterdoc mnist --mode torch` (torchrun and its workers).

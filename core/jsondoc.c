@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jsondoc.c - see jsondoc.h. */
 #include "jsondoc.h"
 

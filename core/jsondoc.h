@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsondoc.h - what every JSON document clusterdoc prints carries beside its
  * "version": the tool's version ("clusterdoc_version") and when the command

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * junit.c - JUnit XML reports (see junit.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * junit.h - JUnit XML reports for CI systems (the de-facto schema Jenkins,
  * GitLab and GitHub's test reporters read):

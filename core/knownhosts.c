@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* knownhosts.c - OpenSSH known_hosts lookup and append (see knownhosts.h). */
 #include "knownhosts.h"
 #include "base64.h"

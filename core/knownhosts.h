@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * knownhosts.h - our own reader and appender for OpenSSH known_hosts files.
  *

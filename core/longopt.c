@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * longopt.c - long options taken by their exact names only (longopt.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.c - poll() event loop with timers (see loop.h). */
 #include "loop.h"
 #include "cd.h"

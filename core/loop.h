@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loop.h - the one poll() event loop: fd watchers and one-shot timers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nodegroup.c - resolve "@group" through the table of group sources (see nodegroup.h). */
 #include "nodegroup.h"
 

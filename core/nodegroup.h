@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nodegroup.h - "@group" and "@source:group" in host lists: a table of group
  * sources, asked in order, the first that knows the group giving its nodes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optgroup.c - building, reading and dispatching a front end's options from its groups (see
  * optgroup.h). */
 #include "optgroup.h"

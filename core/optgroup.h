@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * optgroup.h - options as data: a group of options (the check's knobs, the
  * bench's, a job's, one command's own) is defined once, as a table of long

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prom.c - Prometheus text exposition, built in memory (see prom.h).
  */

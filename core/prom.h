@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prom.h - metrics in Prometheus' text exposition format (0.0.4), built in
  * memory, then written atomically for node_exporter's textfile collector or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prom_push.c - PUT a struct prom to a Pushgateway, one request per group
  * (see prom_push in prom.h). Blocking, with a deadline per request: it runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto.c - agent protocol framing (see proto.h and docs/protocol.md). */
 #include "proto.h"
 #include "cd.h"

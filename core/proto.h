@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * proto.h - the agent protocol: JSON lines over the agent's stdin/stdout.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rangeset.c - bracket range lists and the indexes in host names (see rangeset.h). */
 #include "rangeset.h"
 

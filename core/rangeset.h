@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rangeset.h - the numeric part of hostlists: the range lists written
  * between brackets ("1-3,08-10,20-30/5") and the folding of a set of

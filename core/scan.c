@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scan.c - line and word cursors, trimming, bounded integers, the bounded
  * file reader and its first-line form (see scan.h). */
 #include "scan.h"

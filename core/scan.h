@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scan.h - the text scanning every parser of captured node text shares: a
  * line cursor, trimming, a word cursor, bounded unsigned integers, and one

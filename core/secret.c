@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * secret.c - secret_ask: the askpass program or the terminal, echo off.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * secret.h - ask the user for a secret (an SSH password) so that it never
  * reaches argv, the environment, a log or a file, and wipe it after use.

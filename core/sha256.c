@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.c - SHA-256 per FIPS 180-4 (see sha256.h). */
 #include "sha256.h"
 #include "cd.h"

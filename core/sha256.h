@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sha256.h - SHA-256 (FIPS 180-4) without dependencies, so the agent (libc
  * only) and the head compute the same content address for the agent binary.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shellwords.c - split a typed command line into words (shellwords.h).
  */

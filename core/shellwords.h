@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shellwords.h - a command line typed by a person, split into words as a
  * POSIX shell splits them, without any expansion: the TUI's `R` prompt

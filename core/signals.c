@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * signals.c - signals as loop events through a signalfd (signals.h).
  */

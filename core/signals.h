@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * signals.h - signals as events of the loop (loop.h): the signals asked
  * for are blocked and read from a signalfd the loop watches, so a SIGINT

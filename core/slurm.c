@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slurm.c - scontrol calls for --drain and --undrain (see slurm.h). */
 #include "slurm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slurm.h - drain and resume Slurm nodes through `scontrol`, the way a
  * HealthCheckProgram does it, marking what clusterdoc did so that it never

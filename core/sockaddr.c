@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sockaddr.c - see sockaddr.h. */
 #include "sockaddr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sockaddr.h - socket addresses from and to the text the protocol carries
  * ("10.0.0.1", "fe80::1" plus an interface index). libc only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sshconfig.c - parse `ssh -G` output; defaults without OpenSSH (see sshconfig.h). */
 #include "sshconfig.h"
 

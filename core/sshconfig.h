@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshconfig.h - the OpenSSH client settings clusterdoc needs, read from the
  * output of `ssh -G HOST` (so ~/.ssh/config, /etc/ssh/ssh_config, Include,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sshconfig_scan.c - can an ssh_config give two hosts different settings?
  * (see sshconfig.h) */
 #include "sshconfig.h"

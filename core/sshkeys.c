@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sshkeys.c - the table of `ssh -G` keys and their treatment (see sshkeys.h). */
 #include "sshkeys.h"
 

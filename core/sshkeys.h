@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshkeys.h - what clusterdoc does with each key that `ssh -G` prints: one
  * row per key, so that no setting that changes where or how ssh connects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool.c - fan-out of agent sessions over the transports (see
  * sshpool.h): the pool, the window, each node's life from the queue to

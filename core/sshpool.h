@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool.h - reach many nodes' agents at once: a fan-out window, per-phase
  * deadlines, the agent bootstrap (upload when missing), and request/response

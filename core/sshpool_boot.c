@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool_boot.c - a node's bootstrap (bootstrap.h), from the transport's
  * login to the agent's first protocol line (sshpool_internal.h): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool_config.c - a node's SSHPOOL_NODE_CONFIG phase (sshpool_internal.h): its
  * ssh settings, from `ssh -G` (run as a loop child, under the connect

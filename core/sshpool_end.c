@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool_end.c - ending a node whose agent stopped answering
  * (sshpool.h: sshpool_node_end), through a fresh SSH session.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool_internal.h - the inside of sshpool (sshpool.h), shared by its
  * files and by nothing else:

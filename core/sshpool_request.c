@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sshpool_request.c - the agent protocol on a pool's node
  * (sshpool_internal.h): requests and their deadlines, the replies and

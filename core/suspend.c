@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suspend.c - Ctrl-Z without losing the agents (suspend.h).
  */

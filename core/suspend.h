@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suspend.h - job control for a head that drives agents: a Ctrl-Z
  * (SIGTSTP) does not count as a dead head.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* termtext.c - text from nodes made safe for a terminal (see termtext.h). */
 #include "termtext.h"
 

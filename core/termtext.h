@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * termtext.h - text from nodes made safe to write to a terminal.
  *

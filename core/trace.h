@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace.h - the trace of `-v` and `-vv`: each SSH step, each agent request
  * and its timing, per node, for the day a node does not answer. Library code

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport.h - how the head reaches one node's agent: a struct of
  * operations per transport, as tmux does with its modes.

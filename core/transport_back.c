@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back.c - the connect-back transport (transport_back.h): a
  * node's conn, pumping the agent's socket like transport_proc.c pumps

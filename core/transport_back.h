@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back.h - the connect-back transport: the head listens on a TCP
  * port, a launcher starts one agent per node (`srun`, or local processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back_accept.c - the connect-back listener
  * (transport_back_internal.h): the listening socket, a bounded queue of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back_internal.h - what the files of the connect-back transport
  * share (transport_back.h): the listener's state, the unproven connections,

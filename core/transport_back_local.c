@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back_local.c - the local-connect launcher
  * (transport_back_internal.h): the head spawns one local agent per node, a

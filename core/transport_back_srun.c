@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_back_srun.c - the srun launcher (transport_back_internal.h):
  * one `srun` step starts every node's agent inside the Slurm allocation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_proc.c - the two transports that run a child process and pump
  * its pipes: `openssh` (the system ssh binary) and `local` (the agent

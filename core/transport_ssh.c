@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_ssh.c - the libssh2 transport: one non-blocking session per
  * node, every session driven from the one event loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_ssh.h - the inside of the libssh2 transport (transport.h's
  * `transport_ssh`), shared by its files and by nothing else:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_ssh_auth.c - the libssh2 transport's handshake, host key check
  * and authentication (see transport_ssh.h): from S_HANDSHAKE to a session

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_ssh_channel.c - the libssh2 transport's channel (see
  * transport_ssh.h): open it, exec the command, move bytes between it and

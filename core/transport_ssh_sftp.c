@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport_ssh_sftp.c - the libssh2 transport's upload of the agent (see
  * transport_ssh.h): on the same session, after the bootstrap's channel

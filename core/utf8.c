@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.c - UTF-8 validation (see utf8.h). */
 #include "utf8.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * utf8.h - UTF-8 validation for text that leaves clusterdoc in formats that
  * refuse invalid bytes (Prometheus' exposition, XML).

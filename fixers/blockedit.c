@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * blockedit.c - find, set and remove clusterdoc's marked block in a text
  * (see blockedit.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * blockedit.h - edit a user's text file only inside a marked block that
  * clusterdoc owns, the way conda and pyenv edit ~/.bashrc:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix.h - what `clusterdoc fix` would change on each node, as plain data:
  * the fixers' table, the state gathered from a node, and the plan.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_action.c - what every fixer uses to make its part of a plan (fix.h,
  * fix_internal.h): the nodes' gathered state, a file to change ("this block

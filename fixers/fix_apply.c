@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_apply.c - apply a plan and undo a journal in a fix run
  * (fix_run.h): each node's changes in order, after the sudo pre-check,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_env.c - the env fixer: the interface variables `clusterdoc check`
  * verified, written where every way of starting a job reads them.

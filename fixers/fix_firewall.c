@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_firewall.c - the firewall fixer: allow TCP from the cluster's subnets
  * on the node's data interface, through whichever tool owns the ruleset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_flow.c - plan, login stage, apply, journal and verify, once
  * (fix_flow.h). The fix run's phases (fix_run.h) and the login stage

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_flow.h - the fix flow, once for both front ends: after a check, plan
  * (the login stage's key, the gather, the plan), then on the user's word

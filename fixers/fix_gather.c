@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_gather.c - the gather of a fix run (fix_run.h): on every node,
  * who logs in, the home's token, the files the fixers edit and, where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_hosts.c - the hosts fixer: the node's hostname resolves to its data
  * address (hostname-loopback).

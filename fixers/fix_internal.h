@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_internal.h - the fixers, for fix_plan.c's table. Each plans one
  * node's actions from the check's model and diagnosis and the gathered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_journal.c - the undo journal of `clusterdoc fix` (fix_journal.h).
  */

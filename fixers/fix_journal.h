@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_journal.h - the undo journal of `clusterdoc fix --apply`, kept on the
  * head: one JSON file per run, $XDG_STATE_HOME/clusterdoc/runs/RUN.json

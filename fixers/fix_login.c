@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_login.c - the ssh-key stage of `clusterdoc fix` (fix_login.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_login.h - the ssh-key fixer's own stage of `clusterdoc fix`: nodes
  * the check could not log in to (they refused every key of the head, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_peerssh.c - the peer-ssh fixer's plan and the head's side of it
  * (fix_peerssh.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_peerssh.h - the peer-ssh fixer of `clusterdoc mpi-check --fix`:
  * node-to-node SSH set up the way mpirun's rsh launcher needs it, in the

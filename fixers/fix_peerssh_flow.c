@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_peerssh_flow.c - check, key, gather, plan and apply of `clusterdoc
  * mpi-check --fix`, one phase after the other from the loop's callbacks

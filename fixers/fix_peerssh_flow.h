@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_peerssh_flow.h - `clusterdoc mpi-check [--fix [--apply]]` as one
  * chain of phases driven by the loop, the way fix_flow.h drives `clusterdoc

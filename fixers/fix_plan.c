@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_plan.c - the fixers' table and the planning driver (fix.h): which
  * fixers act on which node and in which order. The helpers the fixers make

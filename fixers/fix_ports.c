@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_ports.c - the port-range fixer (fix_internal.h), only with --only
  * port-range: for sites whose firewall must list the ports it opens.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_run.c - the fix run over the SSH pool (fix_run.h): its nodes, the
  * phase's barrier (fanout.h), the requests every step sends, and the sudo

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_run.h - the head's side of `clusterdoc fix`: through the SSH pool,
  * gather what the fixers need from each node, apply a plan, and undo a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_run_internal.h - what fix_run.c, fix_gather.c and fix_apply.c share:
  * the session and its nodes, and the steps and requests of each phase.

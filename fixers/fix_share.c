@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_share.c - shared home directories in a plan (fix.h's
  * fix_plan_share_homes): one action, on the first node, for a "~/" file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_sshkey.c - the ssh-key fixer: nodes that refused every key of the
  * head get the head's public key in a marked block at the end of the login

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_sshkey.h - the head's side of the ssh-key fixer: which key the head
  * logs in with (and creating one when there is none), and whether a node's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_verify.c - the second check's verdicts (fix_verify.h).
  */

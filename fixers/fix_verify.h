@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_verify.h - the verdicts of `clusterdoc fix`'s second check, as data:
  * per node and fixer, whether the new check shows the fix held. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nodefile.c - the agent's fixer requests (see nodefile.h): whoami,
  * file_read and file_write as the agent's own user, and the reading, link

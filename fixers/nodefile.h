@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nodefile.h - the agent's side of `clusterdoc fix` reading and changing
  * files on a node (docs/protocol.md, "Fixer requests"): who the agent runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nodefile_internal.h - what nodefile.c (the requests as the agent's own
  * user) and nodefile_sudo.c (the same requests with "sudo": true) share:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nodefile_sudo.c - file_read and file_write with "sudo": true (see
  * nodefile.h): reading by re-executing the agent under `sudo -n`, and

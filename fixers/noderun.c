@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * noderun.c - run a command for a fixer (see noderun.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * noderun.h - the agent's side of `clusterdoc fix` running a command on a
  * node (docs/protocol.md, "Fixer requests"), and the sudo helpers that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sudocmd.c - the root commands of `clusterdoc fix` and their sudoers lines
  * (sudocmd.h).

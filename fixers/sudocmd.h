@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sudocmd.h - every command `clusterdoc fix` runs as root through `sudo -n`
  * when the login user is not root, and the sudoers lines that allow exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * textdiff.c - minimal line diffs and their unified rendering (see
  * textdiff.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * textdiff.h - line diffs of two texts, for showing what `clusterdoc fix`
  * would change in a file before it changes it.

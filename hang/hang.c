@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang.c - the `clusterdoc hang` flow on the head (hang.h): connect,
  * sample N times, analyse.

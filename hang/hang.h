@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang.h - `clusterdoc hang` from the head's event loop: inspect a running
  * job on every node and say where it hangs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent.c - one sample of the job's processes on this node for
  * `clusterdoc hang` (hang_agent.h): /proc read, nothing changed. The

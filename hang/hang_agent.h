@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent.h - the agent's side of `clusterdoc hang`: one sample of the
  * job's processes on this node, read from /proc (procscan.h). Nothing is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent_gpu.c - the GPU part of `hang_sample` (hang_agent.h): each
  * GPU's utilisation through NVML (probes/nvml.h) and the GPU each rank's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent_internal.h - what hang_agent.c and hang_agent_stacks.c share:
  * the stacks, NCCL and GPU parts of `hang_sample` (hang_agent.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent_nccl.c - the NCCL parts of `hang_sample` (hang_agent.h): the
  * NCCL RAS query of this node and the Flight Recorder dumps of its ranks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_agent_stacks.c - the Python stacks of `hang_sample` (hang_agent.h):
  * the hang-ready dump signal of a `clusterdoc run` rank and its stacks file,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_analyze.c - the verdict of `clusterdoc hang` (hang_analyze.h): ranks
  * matched across samples, connections matched across nodes, suspects first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_analyze.h - the verdict of `clusterdoc hang` from its samples: pure,
  * JSON in, JSON out, so that it is tested on synthetic samples.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_fr.c - a Flight Recorder dump read into clusterdoc's shape, the
  * ranks' dumps compared, and a rank asked for its dump (hang_fr.h).

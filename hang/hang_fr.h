@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_fr.h - PyTorch's NCCL Flight Recorder, read by clusterdoc in C for
  * `clusterdoc hang`: trigger a rank's dump through its pipe file, read the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_fr_pickle.c - a bounded reader of the pickles a Flight Recorder
  * dump is (hang_fr.h): the opcodes of Python's pickle protocols 2-5 that

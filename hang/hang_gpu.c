@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_gpu.c - the ranks' GPU utilisation in the verdict of `clusterdoc
  * hang` (hang_gpu.h).

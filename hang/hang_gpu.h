@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_gpu.h - the GPU part of `clusterdoc hang`'s verdict: each rank's GPU
  * utilisation through NVML across the samples (the agents' "gpu" of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_nccl.c - the NCCL RAS and Flight Recorder parts of the verdict (see
  * hang_nccl.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_nccl.h - the NCCL parts of `clusterdoc hang`'s verdict: the NCCL RAS
  * answers of the nodes compared across samples (hang/hang_ras.h)

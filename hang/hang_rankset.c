@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_rankset.c - see hang_rankset.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_rankset.h - ranks as the verdicts write them: a sorted list of rank
  * numbers folded into ranges ("0-3,5,7-8"), as hostlists fold node names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_ras.c - the RAS client (hang_ras.h): one TCP connection to a local
  * NCCL process's RAS thread, under one deadline for all of it. The

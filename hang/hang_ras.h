@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_ras.h - a client of NCCL's RAS service (NCCL >= 2.24), for
  * `clusterdoc hang`: the agent asks the RAS thread of a local NCCL process

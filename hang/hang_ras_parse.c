@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_ras_parse.c - the two status formats of NCCL's RAS service read into
  * one shape, and two statuses compared (hang_ras.h). Pure: bytes in, JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hangready.c - the hang-ready files and environment of a run (see
  * hangready.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hangready.h - what makes a job started by `clusterdoc run` ready for a
  * later hang inspection (docs/run.md, "Ready for a hang"): PyTorch's NCCL

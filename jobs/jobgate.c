@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobgate.c - the gate of a job: which findings its plan avoids (jobgate.h).
  */

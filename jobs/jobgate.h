@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobgate.h - which of a check's findings would still break a job started
  * with the plan's environment (jobplan.h).

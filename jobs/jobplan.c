@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobplan.c - the one plan of a job (jobplan.h): built from a check or from
  * the probes, read by every flow that prints or starts a job.

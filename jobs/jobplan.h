@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobplan.h - the one plan every job clusterdoc starts reads: the master
  * (node, address, MASTER_PORT) and, per node, the data interface, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobplan_pick.c - a job plan's nodes from their probes where the check left
  * them open, and the interfaces a plan proved as the bench takes them

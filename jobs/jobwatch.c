@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobwatch.c - poll and stop the jobs on every node (jobwatch.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobwatch.h - the watch phase of a job that runs on every node as the
  * agent's background job (job.h: proc_start, mnist_start), shared by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlp.c - the MNIST model in float32 (see mlp.h). */
 #include "jobs/mlp.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp.h - the MNIST model the agent trains: PyTorch's
  *     nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10),

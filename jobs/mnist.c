@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist.c - `clusterdoc mnist` on the head: the phases of mnist.h over the
  * SSH pool. The pure parts (job output, the torchrun command) are in

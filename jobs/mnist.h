@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist.h - `clusterdoc mnist` from the head's event loop: the last step of
  * onboarding, a short data-parallel MNIST training job across the nodes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_agent.c - the embedded trainer's ranks on one node (see
  * mnist_agent.h).

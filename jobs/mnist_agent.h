@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_agent.h - the agent's side of `clusterdoc mnist --mode embedded`:
  * this node's ranks train the MLP of mlp.h data-parallel (train.h), their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mnist_data.c - MNIST on the head: cache, download, inflate, validate (see mnist_data.h). */
 #include "jobs/mnist_data.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_data.h - the MNIST dataset on the head, for `clusterdoc mnist`.
  *

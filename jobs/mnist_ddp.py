@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mnist_ddp.py - the DDP MNIST job that `clusterdoc mnist --mode torch` starts on
 # every node through torchrun (or torch.distributed.launch on old torch).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_internal.h - what the head's mnist phases (mnist.c) share with the
  * file push (mnist_push.c) and the pure reading of job output

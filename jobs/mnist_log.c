@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_log.c - pure helpers of the head's mnist run: reading the jobs'
  * output and writing the training script's command and environment on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_plan.c - the plan of the MNIST job (mnist_plan in mnist_internal.h):
  * torch or embedded mode, the backend, and each node's address and ranks,

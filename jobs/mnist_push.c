@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_push.c - put files on one node over the agent protocol
  * (core/filerecv.h): stat, then compressed chunks a few at a time, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_watch.c - the last phase of `clusterdoc mnist` on the head, on the
  * shared watch (jobwatch.h): pass every node's lines on, read the progress

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzv_agent.c - the rendezvous state of this node's job (rdzv_agent.h):
  * /proc read once per request, one optional connect, nothing changed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzv_agent.h - the agent's side of the rendezvous watch of `clusterdoc
  * run` and `clusterdoc mnist --mode torch` (jobs/rdzvwatch.h): has

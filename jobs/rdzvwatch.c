@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzvwatch.c - the rendezvous watch on the head (rdzvwatch.h).
  */

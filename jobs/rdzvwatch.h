@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzvwatch.h - the rendezvous watch of `clusterdoc run` and `clusterdoc
  * mnist --mode torch`, on the head: has every node's job joined the

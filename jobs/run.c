@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - `clusterdoc run` on the head: the phases of run.h over the SSH
  * pool, on the phases mnist and bench share (jobphase.h: connect and probe;

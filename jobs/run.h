@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.h - `clusterdoc run` from the head's event loop: the user's own
  * command started on every node at once, with the environment clusterdoc

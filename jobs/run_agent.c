@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_agent.c - the orphan check of `clusterdoc run` on a node
  * (run_agent.h): /proc read once, nothing changed.

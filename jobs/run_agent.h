@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_agent.h - the agent's side of `clusterdoc run`'s orphan check: the
  * processes of this user on this node that still belong to a run.

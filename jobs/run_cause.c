@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_cause.c - the root cause of a failed job (run_cause.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_cause.h - which node of a failed job is the root cause (run.c, and
  * mnist's headline), as pure functions over what the job's lines said.

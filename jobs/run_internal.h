@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_internal.h - what the phases of `clusterdoc run` (run.h) share: the
  * run itself, and the helpers its phases record failures with. run.c holds

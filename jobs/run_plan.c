@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_plan.c - the pure part of `clusterdoc run` (run.h): run ids,
  * placeholders, --env values, each node's argv and environment.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_plan_phase.c - the plan phase of `clusterdoc run` (run.h's phase 2):
  * from the probes' answers and the job's plan, each node's address, ranks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_put.c - the run's files on its nodes, once per shared home (see
  * run_put.h): the home token's two passes, a runsync or a push on the

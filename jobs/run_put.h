@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_put.h - the files a `clusterdoc run` puts on its nodes before the
  * job starts, once per shared home: the --sync tree (runsync.h, hang-ready's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_trust.c - is a run's directory the user's alone? (see run_trust.h)
  */

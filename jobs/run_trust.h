@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_trust.h - the agent's check, before a run starts, that no other user
  * can change the code the job runs: its run directory (the --sync tree,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_watch.c - the watch phase of `clusterdoc run` (run.h's phase 5), as
  * jobwatch's and rdzvwatch's callbacks: each line kept in the node's tail

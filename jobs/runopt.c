@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runopt.c - the options of a job both front ends take (runopt.h).
  */

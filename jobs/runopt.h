@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runopt.h - the options of a job that `clusterdoc run` (cli/cmd_run.c) and
  * the TUI's run line (tui/session_run.c) both take, as one option group

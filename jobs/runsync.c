@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runsync.c - put a manifest's tree on one node (runsync_start, see
  * runsync.h): the manifest object, then sync_missing, the missing objects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runsync.h - `clusterdoc run --sync DIR`: put a directory of the user's
  * code on nodes, content-addressed, so that a node (or a shared home) that

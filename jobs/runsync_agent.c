@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runsync_agent.c - the agent's side of --sync (see runsync.h): which
  * objects the content store lacks, and the tree made from it. Nothing here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runsync_walk.c - the head's walk of a --sync directory into a manifest
  * (runsync_manifest_build, runsync.h): .gitignore rules as git applies

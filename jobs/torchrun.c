@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * torchrun.c - the torchrun command line, the interface variables and the
  * error lines of a job's output, shared by mnist and run (torchrun.h).

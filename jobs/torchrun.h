@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * torchrun.h - what every job clusterdoc starts with PyTorch on the nodes
  * shares (`clusterdoc mnist --mode torch`, `clusterdoc run`): the torchrun

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train.c - one rank of data-parallel MNIST training (see train.h). */
 #include "jobs/train.h"
 #include "cd.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * train.h - one rank of data-parallel training of the MNIST model (mlp.h),
  * as PyTorch's DistributedDataParallel with a DistributedSampler would run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ascend_agent.c - hccn_tool per device on the node (ascend_agent.h): every
  * call is a childrun on a private loop, so all devices' calls run at once
  * and each has its own deadline. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ascend_agent.h - the agent's Ascend requests (docs/protocol.md,
  * "ascend_probe" and "ascend_netdetect"): hccn_tool per device, every call a

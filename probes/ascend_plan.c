@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ascend_plan.c - the device IP plan rules (ascend_plan.h). */
 #include "probes/ascend_plan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ascend_plan.h - the device IP plan rules of Ascend training servers, as
  * Huawei's multi-server PyTorch training guide states them (configuring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_watch.c - the network check in rounds over a pool kept connected
  * (check_watch.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_watch.h - the network check in rounds over agents that stay
  * connected (`clusterdoc check --watch`): the first round connects every

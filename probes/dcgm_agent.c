@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dcgm_agent.c - the agent's dcgm_diag request (dcgm_agent.h). */
 #include "probes/dcgm_agent.h"
 #include "probes/facts_ascend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcgm_agent.h - the agent's "dcgm_diag" request (docs/protocol.md): DCGM's
  * GPU diagnostic, `dcgmi diag -r LEVEL -j`, as one child under a deadline.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dcgm_parse.c - `dcgmi diag -j` into results (dcgm_parse.h). */
 #include "probes/dcgm_parse.h"
 

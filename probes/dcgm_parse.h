@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dcgm_parse.h - the parser of `dcgmi diag -r N -j` (DCGM's GPU diagnostic,
  * JSON output) into the results that are not a pass.

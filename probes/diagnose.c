@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose.c - findings and verified suggestions from the network model;
  * this file holds the catalogue, the accumulation and merging of findings,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose.h - diagnose(model) -> findings + suggestions: a pure function of
  * the network model (netmodel.h), unit tested on fixture clusters.

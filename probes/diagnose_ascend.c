@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_ascend.c - the Ascend NPU findings (docs/ascend.md,
  * docs/findings.md): the device IP plan against the guide's rules, links,
  * net_health and netdetect, TLS settings across devices, duplicated device

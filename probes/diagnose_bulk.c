@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_bulk.c - what the matrix's bulk proof (reach.h) says about each
  * network: a path that opens connections but does not carry a transfer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_checks.c - the checks of what NCCL and Gloo would use: unreachable
  * nodes, every picked address against the matrix, virtual interfaces, the

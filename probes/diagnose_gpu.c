@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_gpu.c - the NVIDIA GPU findings (docs/findings.md, gpu-*): a
  * missing GPU, uncorrectable ECC errors, pending and failed row remaps and
  * pending retired pages, Xids from the kernel log, PCIe links trained below

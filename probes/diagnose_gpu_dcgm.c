@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_gpu_dcgm.c - DCGM's GPU diagnostic (`check --dcgm-level`): each
  * FAIL result of `dcgmi diag -j` is gpu-dcgm-fail (an error), each WARN
  * gpu-dcgm-warn, keyed NODE/gpuN (NODE for a test of all its GPUs) with

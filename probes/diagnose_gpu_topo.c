@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_gpu_topo.c - gpu-nic-far: every GPU of a node across the CPU
  * interconnect (SYS, as `nvidia-smi topo -m` says it) from every NIC a job's
  * inter-node traffic would take, so GPUDirect RDMA cannot be used and every

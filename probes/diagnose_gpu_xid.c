@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_gpu_xid.c - gpu-xid: the Xid events of a node's kernel log since
  * boot (its facts' "xid": docs/protocol.md), each tied to the GPU whose PCI
  * address the line names, with NVIDIA's meaning and action (gpu_xid.h). An

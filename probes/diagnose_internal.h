@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_internal.h - what the files of diagnose() share and nothing else
  * uses: the state a diagnosis is built in, how a check notes a finding, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_master.c - the MASTER_PORT checks (see diagnose.h): the master's
  * bind of the port, every node's path to it, and the master's own path to

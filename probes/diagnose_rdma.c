@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diagnose_rdma.c - the RDMA findings (diagnose_rdma.h, docs/findings.md):
  * ports not ACTIVE/LinkUp, rates and MTUs that differ, a memlock limit
  * below what NCCL's IB transport registers, no peer-memory module, a stale

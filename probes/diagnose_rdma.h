@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_rdma.h - the RDMA findings (docs/findings.md): rdma-port-down,
  * rdma-rate-mismatch, rdma-mtu-mismatch, rdma-memlock-low,

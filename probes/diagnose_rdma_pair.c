@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_rdma_pair.c - rdma-pair-failed: the matrix's RDMA proof
  * (reach.h, rdma_matrix.h) wrote between two nodes and the write failed,

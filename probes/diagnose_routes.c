@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_routes.c - the checks of each node's own routing (see
  * diagnose.h): a route that sends peer traffic out of another NIC than the

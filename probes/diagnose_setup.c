@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_setup.c - the checks of each node's setup and its agreement with
  * the other nodes: firewall rules inside the ephemeral port range,

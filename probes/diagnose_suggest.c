@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_suggest.c - the data interface chosen for each node, and the
  * suggested environment, re-verified with the predictors against the matrix

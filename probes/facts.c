@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts.c - node facts: the collection on the node (see facts.h); the
  * parsers it feeds are in facts_parse.c. */
 #include "probes/facts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts.h - the node-facts probe: what the agent answers to a `facts` request.
  *

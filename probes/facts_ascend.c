@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_ascend.c - the Ascend NPU facts on the node (facts_ascend.h): npu-smi
  * under a deadline, and file lookups for the versions (no Python start). */
 #include "probes/facts_ascend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_ascend.h - the Ascend NPU part of the node facts, and the pure
  * parsers of what Huawei's tools print (npu-smi, hccn_tool) and of the files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_ascend_parse.c - the pure parsers of facts_ascend.h: what npu-smi
  * and hccn_tool print and the key=value files of an Ascend install. */
 #include "probes/facts_ascend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_gpu.c - GPUs through NVML (probes/nvml.h) and the NCCL version, both
  * dlopen()ed (see facts_gpu.h). */
 #include "probes/facts_gpu.h"

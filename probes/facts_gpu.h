@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_gpu.h - GPUs (NVML) and NCCL for the node facts.
  *

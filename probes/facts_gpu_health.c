@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_gpu_health.c - one GPU's health through NVML (see facts_gpu_health.h):
  * one step per key, each a few optional NVML queries. */
 #include "probes/facts_gpu_health.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_gpu_health.h - what a node's GPUs and their kernel log say about
  * their health, for the node facts (issue 35; the findings that judge it are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_gpu_node.c - the node's half of the GPU health facts (see
  * facts_gpu_health.h): NVIDIA PCI devices and NIC paths from sysfs, the Xid
  * lines of the kernel log. */

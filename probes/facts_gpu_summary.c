@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_gpu_summary.c - the facts table's GPU health word (see
  * facts_gpu_summary.h). */
 #include "probes/facts_gpu_summary.h"

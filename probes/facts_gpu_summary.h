@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_gpu_summary.h - one short word for a node's GPU health, for the
  * facts table's HEALTH column (pure: facts JSON in, text out).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_os.c - the short name of a node's distribution (facts.h,
  * facts_os_short): "Debian 12" where PRETTY_NAME says "Debian GNU/Linux 12

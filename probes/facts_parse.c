@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_parse.c - the node-facts probe's pure parsers (see facts.h): text as
  * JSON, /proc/cpuinfo, /proc/meminfo, os-release, and the environment
  * filter. No file and no system call: they are unit tested and fuzzed on

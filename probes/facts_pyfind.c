@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_pyfind.c - the usual places of conda and virtualenv interpreters
  * (facts_pyfind.h). Only globbing and access(2): running the candidates is

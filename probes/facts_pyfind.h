@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_pyfind.h - where to look for a Python that has torch when the login
  * python3 has none: conda's and virtualenv's usual places.

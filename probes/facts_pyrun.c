@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_pyrun.c - run an interpreter as a child under a deadline, with capped
  * output (see facts_pyrun.h): one childrun (core/childrun.h) on a private
  * loop. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_pyrun.h - run an interpreter (or any program) as a child process of
  * the Python probe (facts_python.h), under a deadline and with capped output.

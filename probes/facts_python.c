@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_python.c - the Python/torch probe and its per-node cache (see
  * facts_python.h). */
 #include "probes/facts_python.h"

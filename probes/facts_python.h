@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_python.h - the Python/torch part of the node facts.
  *

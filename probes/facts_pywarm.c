@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_pywarm.c - the warm key of the Python/torch facts (see facts_pywarm.h). */
 #include "probes/facts_pywarm.h"
 #include "probes/facts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_pywarm.h - the warm key of the Python/torch facts: everything that
  * can change what the Python probe answers, computed in the agent from

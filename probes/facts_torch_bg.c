@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* facts_torch_bg.c - the detached finisher of a torch import and its lock
  * (see facts_torch_bg.h). */
 #include "probes/facts_torch_bg.h"

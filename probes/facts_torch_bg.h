@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facts_torch_bg.h - a torch import that outlives the request, in a detached
  * finisher process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwrules.c - the input-path TCP drop/reject rules in a node's firewall
  * evidence: `nft -j list ruleset` JSON and iptables-save text (fwrules.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwrules.h - read the firewall evidence a node's agent collected
  * (netprobe.h "firewall") into the rules that matter for a training job:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwrules_internal.h - what the readers of firewall evidence (fwrules.c,
  * fwrules_nft.c, fwrules_iptables.c) share. Not a public interface: include

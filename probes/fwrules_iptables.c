@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwrules_iptables.c - the input-path TCP drop/reject rules in iptables-save
  * text (fwrules_from_iptables_save; see fwrules.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwrules_nft.c - the input-path TCP drop/reject rules in `nft -j list
  * ruleset` JSON (fwrules_from_nft_json; see fwrules.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_topo.c - PCI distances from sysfs paths (gpu_topo.h).
  */

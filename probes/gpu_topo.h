@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_topo.h - pure: how far apart two PCI devices of a node are, from
  * their sysfs paths, in the words of `nvidia-smi topo -m` (and NCCL's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_xid.c - the common Xids (gpu_xid.h). Each row is NVIDIA's Xid catalog
  * row (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,

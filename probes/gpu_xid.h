@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_xid.h - what an NVIDIA Xid number means, for the gpu-xid finding
  * (probes/diagnose_gpu.c, docs/findings.md): the common Xids' mnemonic,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ib_suggest.c - NCCL_IB_HCA and NCCL_IB_GID_INDEX chosen from the RDMA
  * facts and verified with nccl_ib_predict (ib_suggest.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ib_suggest.h - the suggested NCCL_IB_HCA and NCCL_IB_GID_INDEX, chosen
  * from the nodes' RDMA facts (netprobe's "rdma" and "rdma_node",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_ib.c - the prediction of NCCL's IB transport (nccl_ib.h has the
  * rules and their sources). Each function names the NCCL function whose

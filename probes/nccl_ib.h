@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_ib.h - what NCCL's network layer will pick on one node: its IB
  * transport (which "dev:port" list, which RoCE GID index) or the socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_ib_log.c - NCCL's own NCCL_DEBUG=INFO lines about its network, read
  * into a struct nccl_ib_pick, and their comparison with the prediction

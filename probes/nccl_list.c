@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nccl_list.c - NCCL's list syntax (see nccl_list.h). */
 #include "nccl_list.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_list.h - the list syntax NCCL reads in NCCL_SOCKET_IFNAME and
  * NCCL_IB_HCA: parseStringList and matchIfList of NVIDIA/nccl

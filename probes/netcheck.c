@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netcheck.c - the network check's phases over the SSH pool (netcheck.h):
  * the probe and listen phases, the driver and the deadline; the connect

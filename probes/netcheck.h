@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netcheck.h - run the network check on many nodes from the head's event
  * loop: facts and netprobe on every node, then listeners on every candidate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netcheck_ascend.c - the check's Ascend steps (docs/ascend.md): on a node
  * whose facts list NPUs, `ascend_probe` (hccn_tool's answers per device)
  * during the probe phase; then, once every node's device addresses are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netcheck_dcgm.c - the check's DCGM step (--dcgm-level, issue 35): on a
  * node whose facts list NVIDIA GPUs, `dcgm_diag` during the probe phase,
  * sent behind facts and netprobe. The agent bounds dcgmi by the level's

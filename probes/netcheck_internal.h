@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netcheck_internal.h - what the network check's phases (netcheck.c) and
  * its connect matrix (netcheck_matrix.c) share. Not a public interface:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netcheck_matrix.c - the network check's connect matrix (phases 3 and 4 of
  * netcheck.h): which peers each node tests, the `connect` requests and

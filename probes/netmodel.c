@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netmodel.c - the cluster's network model: parse the agents' JSON answers
  * into plain structs, once, for the predictors and the diagnosis.

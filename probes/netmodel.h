@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netmodel.h - the cluster's network as plain data, on the head: what each
  * node's agent reported (netprobe.h, facts.h) and what the reachability

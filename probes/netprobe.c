@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netprobe.c - the agent's network probe (see netprobe.h): netprobe_collect,
  * which gathers every part of the answer, and the parts that need no module of
  * their own: addresses, hostname resolution and bindability, /etc/hosts, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netprobe.h - the agent's network probe: what a node's kernel says about its
  * interfaces, addresses, routes, name resolution and firewall. Runs on the

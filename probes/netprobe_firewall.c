@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netprobe_firewall.c - the network probe's "firewall" object (see
  * netprobe.h): nft, iptables-save, ip6tables-save and firewall-cmd run at
  * once as children (core/childrun.h, on a private loop) under one deadline,

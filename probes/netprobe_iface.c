@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netprobe_iface.c - the network probe's interface list (see netprobe.h):
  * links in if_nameindex order, their flags, what /sys/class/net says about
  * them, and the kind of each link (netprobe_iface_kind). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * netprobe_internal.h - what the files of the network probe share and nothing
  * else uses: small JSON and file helpers (defined in netprobe.c) and the parts

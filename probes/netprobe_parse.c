@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netprobe_parse.c - the network probe's pure parsers (see netprobe.h): the
  * local port range, /etc/hosts lines naming the host, nccl.conf files, and
  * the scope of an address. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* netprobe_route.c - the network probe's route queries (see netprobe.h):
  * netprobe_routes asks the kernel over netlink (RTM_GETROUTE) which device,
  * source and gateway it would use toward each address. */

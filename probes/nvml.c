@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvml.c - NVML loaded with dlopen() (see nvml.h). */
 #include "probes/nvml.h"
 #include "cd.h"

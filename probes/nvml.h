@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nvml.h - the slice of NVIDIA's NVML that clusterdoc uses, loaded with
  * dlopen() at run time (the agent never links it): the node facts' GPUs

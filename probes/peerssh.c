@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh.c - the agent's side of the node-to-node SSH check (peerssh.h):
  * one `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes PEER true` per

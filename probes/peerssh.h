@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh.h - the node-to-node SSH check that `mpirun`'s rsh launcher
  * needs: can node A log in to node B without a password and with a host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh_matrix.c - the head's side of the node-to-node SSH check
  * (peerssh_matrix.h): one peer_ssh request per node, naming every other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh_matrix.h - the head's side of the node-to-node SSH check
  * (peerssh.h): every node's agent is asked, at once, to log in to every

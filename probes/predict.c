@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * predict.c - emulate NCCL's network interface selection on one node of the
  * model (predict.h has the rules and their sources), and the helpers the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * predict.h - what NCCL and Gloo will pick on a node, emulated from the
  * node's interfaces (getifaddrs order) and effective variables. Pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * predict_gloo.c - emulate Gloo's network interface selection (PyTorch's
  * ProcessGroupGloo) on one node of the model; predict.h has the rules and

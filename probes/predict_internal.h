@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * predict_internal.h - what the NCCL emulation (predict.c) and the Gloo one
  * (predict_gloo.c) share: small text helpers and the picking of an address.

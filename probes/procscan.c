@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procscan.c - the /proc parsers of `clusterdoc hang` (procscan.h): pure,
  * bounded, every field checked.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procscan.h - pure parsers of the /proc files `clusterdoc hang` reads on a
  * node (hang/hang_agent.c): a process's stat line, a thread's syscall

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rdma_libs.c - the node's verbs library and providers, as files (see
  * rdma_libs.h). The words of the files are parsed by rdma_parse.c. */
 #include "probes/rdma_libs.h"

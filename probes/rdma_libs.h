@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_libs.h - where a node's verbs library and its providers are, for the
  * RDMA facts (rdma_probe.h): files only, nothing is loaded.

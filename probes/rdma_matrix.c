@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_matrix.c - each node's end of the RDMA proof, the pairs not tested
  * and why, and the proof's results in the model and the report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_matrix.h - the head's half of the matrix's RDMA proof (reach.h, "the
  * RDMA proof"): which HCA port and GID index each node proves with (the

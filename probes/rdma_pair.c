@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_pair.c - the CDRDMA1 lines, the write's pattern and the status
  * names (rdma_pair.h). Pure: a cursor parser over the bytes given, no

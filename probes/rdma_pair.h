@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_pair.h - the pure parts of the matrix's RDMA proof (reach.h, "the
  * RDMA proof"): the CDRDMA1 lines two agents exchange over the matrix's TCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rdma_parse.c - the pure parsers of the RDMA sysfs words (see rdma_parse.h).
  * The shapes are those drivers/infiniband/core/sysfs.c writes: state_show
  * and phys_state_show "%u: %s", rate_show "%d%s Gb/sec (%dX%s)", show_port_gid

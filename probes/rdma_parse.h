@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_parse.h - pure parsers of the words the kernel writes under
  * /sys/class/infiniband/<dev>/ports/<n>/ (Documentation/ABI/stable/

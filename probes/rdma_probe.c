@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rdma_probe.c - the RDMA facts of a node from sysfs and procfs (see
  * rdma_probe.h). Reads files only; the words in them are parsed by
  * rdma_parse.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdma_probe.h - the RDMA facts of a node, read from sysfs and procfs only
  * (the agent stays libc-only: libibverbs is looked for as a file, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach.c - the reachability matrix, agent side (see reach.h): the helpers
  * its two halves use: the clock, errno names, the open-files limit, request

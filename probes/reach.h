@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach.h - the agent's half of the reachability matrix: listen on a node's
  * candidate addresses, connect to the other nodes' listeners, classify every

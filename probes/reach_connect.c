@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_connect.c - the connector half of the reachability matrix (see
  * reach.h): reach_connect runs in the request's thread, every target a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_internal.h - what the listener (reach_listen.c) and the connector
  * (reach_connect.c) share, all defined in reach.c. Not a public interface:

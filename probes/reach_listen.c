@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_listen.c - the listener half of the reachability matrix (see
  * reach.h): reach_listen opens the sockets in the request's thread, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_pmtu.c - the matrix's path-MTU probe (reach.h), both halves: the
  * listener's UDP echo (one UDP socket per address listener, on the TCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_rdma.c - one end's verbs context, its queue pairs, and the line
  * helpers of the RDMA proof (reach_rdma.h). The connector's and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_rdma.h - the matrix's RDMA proof, agent side (reach.h, "the RDMA
  * proof"; the lines are rdma_pair.h's): one verbs context per `listen` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_rdma_internal.h - what reach_rdma.c (the verbs context and its
  * queue pairs) and reach_rdma_try.c (the two halves of the exchange)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reach_rdma_try.c - the two halves of the RDMA proof's exchange
  * (rdma_pair.h gives the lines, reach_rdma.h the contract): the

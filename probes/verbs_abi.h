@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verbs_abi.h - the part of libibverbs' ABI that the matrix's RDMA proof
  * (probes/reach_rdma.c) uses, declared by clusterdoc itself so that the

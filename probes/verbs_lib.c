@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verbs_lib.c - libibverbs through dlopen, checked in a child first (see
  * verbs_lib.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verbs_lib.h - libibverbs through dlopen, for the matrix's RDMA proof
  * (probes/reach_rdma.c). Agent side: the agent links libc only, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xid_parse.c - Xid lines of the kernel log (see xid_parse.h). */
 #include "probes/xid_parse.h"
 #include "probes/facts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xid_parse.h - the NVIDIA driver's Xid lines in the kernel log, parsed
  * (pure: text in, events out; no file, no system call).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_render.c - the text and JSON renderings of a bench run (see bench_render.h). */
 #include "bench_render.h"
 #include "jsondoc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_render.h - what `clusterdoc bench` prints from a finished run
  * (collectives/bench.h): the text report as nccl-tests prints it, the JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_render.c - what `clusterdoc check` and `clusterdoc env` print: the
  * text report, the JSON report (docs/report-format.md) and the export lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_render.h - what `clusterdoc check` and `clusterdoc env` print from a
  * finished check: the text report (predictions, findings worst first, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_render.c - the text and JSON of `clusterdoc fix` (fix_render.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_render.h - what `clusterdoc fix` prints: the plan (per node, the
  * commands and the diffs), the results of applying or undoing it, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn_render.c - the gpu-burn table and JSON (gpuburn_render.h).
  */

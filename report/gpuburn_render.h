@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpuburn_render.h - what `clusterdoc gpu-burn` prints from its report
  * (collectives/gpuburn.h): a table as nccl-tests prints one ("#" header

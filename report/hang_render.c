@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_render.c - the text and JSON reports of `clusterdoc hang`
  * (hang_render.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_render.h - what `clusterdoc hang` prints from its verdict
  * (hang/hang_analyze.h): the suspects first, in words, then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mnist_render.c - the text and JSON renderings of an MNIST job (see mnist_render.h). */
 #include "mnist_render.h"
 #include "jsondoc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mnist_render.h - what `clusterdoc mnist` prints from a finished job
  * (jobs/mnist.h): the text summary and the JSON report. The ranks'

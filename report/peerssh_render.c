@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh_render.c - the node-to-node SSH report (peerssh_render.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peerssh_render.h - the node-to-node SSH check's report
  * (probes/peerssh_matrix.h): the matrix as text, the failing pairs with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzv_render.c - the rendezvous watch in words and JSON (rdzv_render.h).
  */

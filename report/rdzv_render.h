@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdzv_render.h - the rendezvous watch's outcome (jobs/rdzvwatch.h)
  * as `clusterdoc run` and `clusterdoc mnist` print it: one summary line, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - what --prom, --push and --junit ask for: writing or pushing
  * what report_check.c and report_bench.c built.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.h - where `check` and `bench` results land besides the terminal:
  * a Prometheus textfile (--prom FILE), a Pushgateway (--push URL) and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report_bench.c - `clusterdoc bench` results as Prometheus metrics and as
  * JUnit test cases (docs/report-format.md, "Metrics" and "JUnit").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report_check.c - `clusterdoc check` results as Prometheus metrics and as
  * JUnit test cases (docs/report-format.md, "Metrics" and "JUnit"), and

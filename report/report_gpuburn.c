@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report_gpuburn.c - `clusterdoc gpu-burn` results as Prometheus metrics
  * (docs/report-format.md, "Metrics"): per GPU its TFLOP/s, its bytes per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_render.c - the summary, JSON report and dry-run plan of
  * `clusterdoc run` (run_render.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run_render.h - what `clusterdoc run` prints from a finished run
  * (jobs/run.h): the summary (root cause first), the JSON report

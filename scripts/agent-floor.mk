@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # agent-floor.mk - the release agents, linked to start on glibc 2.17 and newer.
 # Included by the Makefile (not under SANITIZE=1). docs/architecture.md, "The
 # agent's glibc floor", says why; in short, for each architecture ARCH:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fail when a source file lacks its licence line: every tracked .c, .h, .sh,
 # .py, .mk and Makefile (and the CI script .ci/run, debian/rules) of the
 # source folders must say `SPDX-License-Identifier: MIT` in its first 3

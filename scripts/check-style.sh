@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fail when any C file differs from what clang-format (.clang-format) makes of it.
 # `make format` fixes them.
 set -eu

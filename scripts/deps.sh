@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install the Debian packages of the named lists. Idempotent, and quiet when
 # everything is already there.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # embed.sh NAME FILE - print a C file defining `const unsigned char NAME[]`
 # (FILE's bytes) and `const size_t NAME_len`, so the head can carry files it
 # ships to nodes (the training script of `clusterdoc mnist`).

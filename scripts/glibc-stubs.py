@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """glibc-stubs.py - link-time stub libraries that hold the agent to a glibc floor.
 
 The agent is built on a new glibc (Debian 12: 2.36) but must start on every

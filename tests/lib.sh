@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib.sh - shared by the test runners. Source it.
 # Every result line goes to $CD_RESULTS ("PASS name" / "FAIL name" / "SKIP name")
 # and tests/summary.sh prints the totals.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-fuzz.sh smoke|long FUZZER...
 #   smoke: replay each harness's seed corpus (tests/fuzz/corpus/<name>/) once (the
 #          harnesses linked with tests/fuzz/replay.c; REPLAY_SELFTEST: its self-test).

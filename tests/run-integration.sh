@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every tests/integration/test_*.sh. Each file brings up its own namespace test cluster
 # (a random prefix, its own /24, its own $CD_RUN) and tears it down, so files run
 # CD_TEST_JOBS at a time (default: twice the CPUs + 1, at most 8: most of a file's time is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run the cmocka unit test binaries given as arguments, CD_TEST_JOBS at a time (default: the
 # CPUs + 1; several wait on purpose, for a deadline or a Python child); record one result per
 # test case and each binary's duration, the longest first. Each binary's report is printed whole

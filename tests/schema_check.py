@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """schema_check.py SCHEMA_DIR SPOOL_DIR: validate every JSON document the tests captured.
 
 Each file in SPOOL_DIR is one command's standard output, named KIND.WHERE.N.json, where

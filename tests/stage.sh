@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # stage.sh [--quiet] NAME CMD...: one stage of `make test`. Runs CMD; a CMD that fails is
 # recorded as "FAIL stage/NAME" (the stages after it still run), and the stage's duration as
 # "MS NAME" in $CD_STAGES, which tests/summary.sh prints. --quiet: CMD's output goes to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Print the totals of the last test run, the 10 slowest tests and how long each stage took,
 # then reset the results and the durations files.
 source "$(dirname "$0")/lib.sh"

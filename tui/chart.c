@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chart.c - ASCII bar charts and meters for the TUI (chart.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chart.h - ASCII charts for the TUI, without curses: values in, rows of
  * characters out. The Bench view draws the bus bandwidth by size with it,

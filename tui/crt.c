@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crt.c - curses for the TUI (ui.h): start and end, colours, stderr kept
  * in a memory file while the screen is ours, and the drawing helpers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_panel.c - the Findings view's fix panel (fix_panel.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fix_panel.h - the Findings view's fix panel: `f` on a finding plans the
  * fix of the fixers that answer it (session_fix.h) and shows the plan as

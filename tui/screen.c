@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * screen.c - the TUI's screen manager (tui.h, ui.h): the terminal is one
  * more fd on the head's event loop, next to every SSH socket of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.c - the TUI's tasks on the head's event loop (session.h).
  */

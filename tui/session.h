@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.h - the work the TUI runs on the head's event loop and what it
  * has produced so far: the network check (probes/netcheck.h, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session_fix.c - applying a fix from the TUI (session_fix.h): the fix flow
  * (fixers/fix_flow.h) on the session's loop, answered from the screen; here

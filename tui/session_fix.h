@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session_fix.h - applying a fix from the TUI: the fix flow of `clusterdoc
  * fix --only FIXERS --apply` (fixers/fix_flow.h) on the session's loop and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session_gpuburn.c - the Bench view's GPU stress (g): `clusterdoc
  * gpu-burn` (collectives/gpuburn.h) on the session's nodes, on its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session_hang.c - the TUI's live hang inspection (session.h): the flow of
  * `clusterdoc hang` (hang/hang.h) run in rounds on the session's

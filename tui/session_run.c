@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session_run.c - the TUI's `clusterdoc run` job (session.h): the command
  * line typed in the Job view, split into words (shellwords.h), started

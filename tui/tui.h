@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tui.h - the interactive terminal UI: `clusterdoc tui -w HOSTLIST`, or
  * `clusterdoc` alone on a terminal. One screen from discovery to bandwidth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ui.c - the services every view uses (ui.h): a message on the status bar,
  * a prompt, the filter, the colour of a stage or a task, the "no check yet"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ui.h - what the TUI's screen manager (screen.c) and its views share: the
  * TUI's state, the view interface, and the drawing helpers (crt.c).

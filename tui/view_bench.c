@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_bench.c - the Bench view: what `r` runs (the allreduce bench over
  * the sizes of --bench-min .. --bench-max), its live progress (the phase,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_env.c - the Env view: the environment the check verified for each
  * node, as the export lines `clusterdoc env` prints (check_write_env),

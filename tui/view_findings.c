@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_findings.c - the Findings view: what the diagnosis found, worst
  * first, one row each (severity, id, the nodes it names, its message).

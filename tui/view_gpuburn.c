@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_gpuburn.c - the Bench view's GPU stress (b, session_gpuburn.c):
  * while it runs, its phase, the nodes and the time; then the table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_hang.c - the Hang view (view_hang.h): the live verdict of the
  * session's hang inspection (session_hang.c), drawn from the verdict

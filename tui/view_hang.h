@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_hang.h - the Hang view (view_hang.c): `h` from any view opens it
  * over the current one; while it is open the session inspects the job on

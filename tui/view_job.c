@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_job.c - the Job view: what `r` runs (a short data-parallel MNIST
  * job across the nodes), its live progress (the phase, the dataset's

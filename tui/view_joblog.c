@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_joblog.c - the Job view's log, shared by both job kinds (the MNIST
  * job, view_job.c; a run, view_run.c): the nodes' lines as they come,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_network.c - the Network view: each node's interfaces and addresses
  * with what NCCL and Gloo would pick on it, picks the reachability matrix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_network.h - what the Network view (view_network.c), its matrix
  * (view_network_grid.c) and its drill-down texts (view_network_detail.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_network_detail.c - the Network view's drill-down texts: a pair of
  * nodes (every attempt of the matrix between them, the routes, the

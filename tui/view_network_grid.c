@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_network_grid.c - the Network view's matrix (`m`): the reachability
  * attempts as a grid of from -> to cells, the selected pair summed up under

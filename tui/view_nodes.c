@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_nodes.c - the Nodes view: one row per node with its live state
  * (queued, connecting, auth, starting, probing, matrix, ok, failed and

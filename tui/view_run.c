@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_run.c - the Job view of a `clusterdoc run` job (view_run.h): the
  * command as typed, the run id (hang-ready or not), the phase (probe,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view_run.h - the Job view's two halves (view_job.c): the MNIST job, and
  * a `clusterdoc run` job of the user's own command (view_run.c). The view

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctor_probe.c - linked exactly as the release agents are (scripts/agent-floor.mk),
  * it prints how often its constructor ran before main, then its destructor

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # agents_2000.sh - one head, N agents that connect back to it (`--launcher local-connect`:
 # plain local processes, no SSH, no namespaces; docs/scale.md). For `facts` and a sampled
 # `check` (above --full-matrix-max 64 nodes check tests a sample of the pairs), the head

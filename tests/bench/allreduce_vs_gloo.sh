@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # allreduce_vs_gloo.sh - clusterdoc's TCP ring allreduce next to PyTorch's Gloo all_reduce, Open
 # MPI's MPI_Allreduce over its TCP BTL, iperf3 and a plain copy ring, in one run, on the same
 # namespace test cluster (tests/cluster/cluster.sh: one network namespace and one real sshd per

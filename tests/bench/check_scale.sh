@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_scale.sh - how long `clusterdoc check` takes next to `clusterdoc facts` on the same
 # namespace cluster (tests/cluster/cluster.sh: one network namespace and one real sshd per
 # node, all on one bridge), and how many TCP attempts the matrix makes.

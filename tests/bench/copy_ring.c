@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * copy_ring.c - the path's own ceiling for a ring allreduce, for
  * tests/bench/allreduce_vs_gloo.sh: one process per node, each with one TCP

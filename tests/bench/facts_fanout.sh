@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # facts_fanout.sh - `clusterdoc facts` fan-out, side by side with pdsh and clush on the
 # same "nodes" (see docs/performance.md for what it measures and the results).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """One rank of a PyTorch Gloo all_reduce timing, for tests/bench/allreduce_vs_gloo.sh.
 
 Reads RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and GLOO_SOCKET_IFNAME) from the

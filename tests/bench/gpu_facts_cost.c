@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_facts_cost.c - what the GPU health facts (issue 35) add to a node's
  * `facts` answer, for docs/performance.md: facts_gpu_collect (NVML's GPUs

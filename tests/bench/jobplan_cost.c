@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobplan_cost.c - what the job plan adds to a check, for docs/performance.md:
  * a fixture cluster (tests/fixtures/clusters/ib0-link-local.json) grown to N

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # mnist_modes.sh DIR [N] - `clusterdoc mnist` on real MNIST, both modes side by side on the same
 # namespace test cluster of N nodes (default 2), 2 epochs, one rank per node: test accuracy,
 # seconds per epoch and the whole job, for docs/performance.md.

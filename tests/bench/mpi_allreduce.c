@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mpi_allreduce.c - one rank of an MPI_Allreduce timing, for
  * tests/bench/allreduce_vs_gloo.sh (Open MPI over its TCP BTL there).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # recheck.sh - how long a re-check over connected agents takes (`clusterdoc check --watch`,
 # the TUI's r), side by side with a fresh `clusterdoc check` of the same nodes, on a namespace
 # cluster (tests/cluster/cluster.sh: one network namespace and one real sshd per node).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_start.sh [RUNS] [N] - what `clusterdoc run` adds to starting a torchrun job, for
 # docs/performance.md: on one namespace test cluster of N nodes (default 4), RUNS rounds
 # (default 5), each round timing, one after the other on the same warm nodes:

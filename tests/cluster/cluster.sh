@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cluster/cluster.sh - a throw-away test cluster of N "nodes" made of network namespaces,
 # each running a real OpenSSH sshd, plus a "head" namespace to run clusterdoc from.
 #

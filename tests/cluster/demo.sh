@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - `make demo`: a local 4-node cluster of network namespaces with the
 # classic traps of distributed training built in, and clusterdoc run against it:
 # the TUI on a terminal, else (or with DEMO_TEXT=1) `facts` and `check` as text.

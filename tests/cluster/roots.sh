@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cluster/roots.sh - whole Debian root file systems for test nodes (sourced by cluster.sh).
 #
 # A root is built once with debootstrap (minbase + openssh-server, python3, iproute2, procps,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cluster/selftest.sh [N] - self-test of tests/cluster/cluster.sh (needs root).
 # Brings up N (default 4, min 4) nodes, checks the cluster and every failure/trap helper,
 # tears down, checks nothing is left. Then the root cache (tests/cluster/selftest_roots.sh, no

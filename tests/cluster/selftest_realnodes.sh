@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # tests/cluster/selftest_realnodes.sh - the real-node options of cluster.sh, sourced by
 # selftest.sh (uses its ok/bad/down_and_check): a 4-node cluster with --shared-home --users,

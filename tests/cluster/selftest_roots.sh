@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # (runs under selftest.sh's set -euo pipefail)
 # tests/cluster/selftest_roots.sh - the root cache of tests/cluster/roots.sh, sourced by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cluster/slurm.sh - a real Slurm for tests (Debian 12: Slurm 22.05's slurmctld, slurmd,
 # slurm-client, munge), everything in a directory of the caller. Two set-ups:
 #

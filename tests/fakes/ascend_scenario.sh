@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/fakes/ascend_scenario.sh - sourced by the npu-smi and hccn_tool stand-ins:
 # reads the scenario file named by $CD_FAKE_ASCEND (one "key=value" per line, '#' comments) into
 # the associative array SC. Keys (all optional):

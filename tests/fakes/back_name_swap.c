@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * back_name_swap.c - an LD_PRELOAD library for tests/integration/test_launcher.sh
  * (fault-run-3 case 20): a connect-back agent that lies about its node. In a

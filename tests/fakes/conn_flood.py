@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """conn_flood.py HOST PORT COUNT [DELAY] - open COUNT idle TCP connections to
 HOST:PORT after DELAY seconds (default 1) and hold them until killed (at most
 two minutes): what anyone who reaches a connect-back head's port can do

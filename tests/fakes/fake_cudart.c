@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_cudart.c - a CUDA runtime for the unit tests, loaded by the NCCL
  * backend through CLUSTERDOC_CUDART_LIB: only the functions it calls

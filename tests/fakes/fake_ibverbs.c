@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_ibverbs.c - a stand-in HCA for the matrix's RDMA proof, built as
  * libibverbs.so.1 (an HCA cannot exist on the test machines: their kernel

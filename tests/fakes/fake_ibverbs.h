@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_ibverbs.h - what the two halves of the stand-in HCA share
  * (tests/fakes/fake_ibverbs.c: devices, ports, objects and the verbs calls;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_ibverbs_wire.c - the stand-in HCA's wire (fake_ibverbs.c says what
  * it stands in for): one TCP connection per RDMA WRITE to port 4791 of the

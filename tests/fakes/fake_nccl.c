@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_nccl.c - NCCL for the unit tests, loaded by the NCCL backend through
  * CLUSTERDOC_NCCL_LIB: only the functions it calls (collectives/nccl_dl.h),

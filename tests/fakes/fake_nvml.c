@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_nvml.c - a stand-in libnvidia-ml.so.1 for the tests, loaded through
  * CLUSTERDOC_NVML_LIB (probes/nvml.h): only the functions clusterdoc calls,

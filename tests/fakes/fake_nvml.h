@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_nvml.h - what the two halves of the stand-in NVML share
  * (fake_nvml.c: devices, processes, utilisation; fake_nvml_health.c: the

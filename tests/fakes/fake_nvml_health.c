@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_nvml_health.c - the stand-in NVML's health queries (the other half
  * of tests/fakes/fake_nvml.c), each with the signature, the enum values and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fake_srun.py - a stand-in for Slurm's srun in tests/integration/test_launcher.sh.
 
 Why it stays: the real Slurm runs only in the namespace test cluster

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memlock_unlimited.c - an LD_PRELOAD library for tests/integration/
  * test_journey.sh: the login of a node whose RLIMIT_MEMLOCK is unlimited, as

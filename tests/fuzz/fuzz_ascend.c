@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ascend.c - libFuzzer harness for the Ascend parsers
  * (probes/facts_ascend.h, probes/ascend_plan.h): whatever npu-smi, hccn_tool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_blockedit.c - libFuzzer harness for the marked block clusterdoc fix
  * writes into users' files (fixers/blockedit.h) and the diffs that show it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_config.c - libFuzzer harness for the configuration files (core/config.h): any text
  * either reads, every entry with a key, a value and the line it came from, or fails with a
  * message naming the file and a line; nothing reads past the text. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_csgroups.c - libFuzzer harness for ClusterShell's groups.conf and
  * groups.d files (core/csgroups.h): the input is parsed both ways; whatever
  * parses gives sources with names and groups with nodes, whatever fails

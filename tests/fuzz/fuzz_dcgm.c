@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_dcgm.c - libFuzzer harness for the `dcgmi diag -j` parser
  * (probes/dcgm_parse.h): whatever dcgmi prints on a node must never crash

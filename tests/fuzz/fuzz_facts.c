@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_facts.c - libFuzzer harness for the pure parsers of the node-facts
  * probe (probes/facts.h, probes/facts_python.h): what /proc, os-release or a

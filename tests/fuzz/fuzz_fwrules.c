@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_fwrules.c - libFuzzer harness for the firewall evidence reader
  * (probes/fwrules.h): whatever nft or iptables-save printed on a node, or a

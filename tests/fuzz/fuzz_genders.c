@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_genders.c - libFuzzer harness for genders files (core/genders.h):
  * whatever parses gives entries with a node and an attribute, and every
  * node an attribute selects is one the file named; whatever fails fails

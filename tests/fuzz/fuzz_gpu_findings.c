@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_gpu_findings.c - libFuzzer harness for the GPU findings
  * (probes/diagnose_gpu*.c, probes/gpu_topo.h): whatever GPU facts a node's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_gpuburn.c - libFuzzer harness for the reader of the gpu-burn
  * script's lines (collectives/gpuburn_agent.h, gpuburn_parse_output) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_hang_fr.c - libFuzzer harness for the Flight Recorder dump reader
  * (hang_fr_parse and its pickle reader, hang/hang_fr.h) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_hang_ras.c - libFuzzer harness for the two NCCL RAS status parsers
  * (hang_ras_parse_json, hang_ras_parse_text, hang/hang_ras.h) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hostfile.c - libFuzzer harness for host files (core/hostfile.h):
  * whatever parses gives hosts each of which has the slots the file gave it
  * (or none) within 1..HOSTFILE_SLOTS_MAX; whatever fails fails with a

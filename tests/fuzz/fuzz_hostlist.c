@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hostlist.c - libFuzzer harness for hostlist expressions: whatever
  * parses must fold to an expression that parses back to the same hosts,
  * and whatever fails must fail with a parse or size error and a message. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_idx.c - libFuzzer harness for the MNIST IDX parser: any bytes, read
  * as images and as labels, either parse to a result that accounts for every
  * byte, or fail with a parse error and a message. */

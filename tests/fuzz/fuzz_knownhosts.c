@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_knownhosts.c - libFuzzer harness for the known_hosts line parser and
  * for knownhosts_check on a whole file (the input, served from a memfd so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_nccl_ib.c - libFuzzer harness for the NCCL IB prediction and the
  * reader of NCCL's network lines (probes/nccl_ib.h): whatever a node's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_nccl_netlog.c - libFuzzer harness for NCCL's network lines on their
  * way from a node's debug file to the bench's report: the agent's pick

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_netprobe.c - libFuzzer harness for the pure parsers of the network
  * probe (probes/netprobe.h): whatever a node's /proc, /etc/hosts or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_peerssh.c - libFuzzer harness for the node-to-node SSH check's two
  * parsers: ssh's stderr (peerssh_classify: any bytes, any wait status) must
  * give a reason in range and a detail of printable ASCII that fits; an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_procscan.c - libFuzzer harness for the /proc parsers of `clusterdoc
  * hang` (probes/procscan.h): whatever the bytes, each answers without a

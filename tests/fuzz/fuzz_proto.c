@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_proto.c - libFuzzer harness for the agent protocol reader: arbitrary
  * bytes from a node must never crash the head or slip past the caps. */
 #include <stdint.h>

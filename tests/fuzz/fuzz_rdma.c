@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_rdma.c - libFuzzer harness for the parsers of the RDMA sysfs words
  * (probes/rdma_parse.h): whatever a node's /sys/class/infiniband, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_rdma_findings.c - libFuzzer harness for the RDMA findings
  * (probes/diagnose_rdma.c): whatever RDMA facts a node's agent sends (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_rdma_pair.c - libFuzzer harness for the CDRDMA1 line parser
  * (probes/rdma_pair.h): a peer's line reaches it from the network, so no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_rdzv.c - libFuzzer harness for the rendezvous watch's readers: the
  * job's sockets in /proc/net/tcp{,6} against MASTER_ADDR:PORT

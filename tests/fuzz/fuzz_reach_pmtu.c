@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_reach_pmtu.c - libFuzzer harness for the matrix's path-MTU probe
  * (probes/reach_pmtu.c): whatever datagram reaches a listener's UDP echo or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_run_expand.c - libFuzzer harness for `clusterdoc run`'s placeholders
  * (run_expand) and --env values (run_check_env): whatever expands has no
  * placeholder left and checks alike without values; whatever fails says why. */

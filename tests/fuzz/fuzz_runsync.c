@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_runsync.c - libFuzzer harness for the manifest parser the agent runs
  * on what the head stored (runsync_manifest_parse, jobs/runsync.h):

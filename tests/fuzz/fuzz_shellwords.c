@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_shellwords.c - libFuzzer harness for typed command lines: whatever
  * splits gives between 1 and SHELLWORDS_MAX words, none longer than the
  * line; whatever fails fails with a parse error and a message. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_slurm.c - libFuzzer harness for the `scontrol show node -o` parser:
  * any line either parses to NUL-terminated fields whose flags agree with the
  * state, or is refused as a parse error. */

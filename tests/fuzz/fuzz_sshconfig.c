@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_sshconfig.c - libFuzzer harness for the `ssh -G` output parser and the
  * ProxyJump spec splitter (see sshconfig.h). Every input goes through

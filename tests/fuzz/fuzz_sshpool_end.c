@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_sshpool_end.c - libFuzzer harness for the end script's parser
  * (core/sshpool_end.c, pool_end_parse): whatever a node's login prints
  * around the CDEND lines either parses complete or is incomplete, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_xid.c - libFuzzer harness for the kernel log's Xid parser
  * (probes/xid_parse.h): whatever /dev/kmsg or journalctl prints on a node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c - run a harness's seed inputs once each, without libFuzzer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.h - the entry point every harness in tests/fuzz/ defines, as libFuzzer
  * calls it. Force-included (-include) when a harness is built for replay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_selftest.c - a harness that breaks on purpose, to prove that the seed
  * replay (tests/fuzz/replay.c) fails where libFuzzer would: the input "past"

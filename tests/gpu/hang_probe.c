@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hang_probe.c - tests/gpu/run.sh's way to call clusterdoc hang's NCCL
  * RAS and Flight Recorder modules (hang/hang_ras.h, hang_fr.h) on a

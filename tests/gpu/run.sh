@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
 #   1. build (make all; or the binaries already in the tree when the build deps are missing);
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fabric_gloo.sh - sourced by the test_fabric_*.sh files (after itest.sh): the job's own traffic
 # as the judge of a suggestion, a real Gloo allreduce with Debian's torch across the nodes'
 # namespaces.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # itest.sh - helpers for integration tests. Source it after tests/lib.sh.
 #   CLUSTERDOC / CLUSTERDOC_AGENT: the binaries under test (set by make).
 #   run_test NAME: runs the function t_NAME, records PASS/FAIL (SKIP when it returns 77:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_hostname.c - each rank prints "rank R of N on HOST" (test_mpi_ssh.sh
  * starts it with mpirun across the namespace nodes). */
 #include <mpi.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The agents start on glibc 2.17 and newer: every agent binary (the native one,
 # $CLUSTERDOC_AGENT, and each $CLUSTERDOC_AGENT-* beside it) needs no symbol
 # version above GLIBC_2.17, runs its constructors exactly once, and answers.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The agent cache on nodes that share it, or cannot write it: 8 nodes whose ~/.cache is one
 # directory (bound over each node's own cache inside its mount namespace, until the cluster
 # has --shared-home), a planted broken agent, full and read-only caches, unknown architectures.

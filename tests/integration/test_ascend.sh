@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Ascend NPU facts and check on a namespace cluster of two real sshd nodes ("servers" of eight
 # devices each). No NPU can exist here: npu-smi and hccn_tool are the stand-ins of tests/fakes
 # (they replay the tools' documented output; sources cited in them), copied to a directory first

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # itest: quiet (its pairs test names the slowest link by timing: a node limited to 200 Mbit/s)
 # `clusterdoc bench` on namespace clusters of real sshd nodes: the TCP ring's results are
 # exact for 1 to 5 nodes, every size shape and type; the output is nccl-tests'; --progress

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc check` and `clusterdoc env` on namespace clusters of real sshd nodes: a clean
 # cluster, each trap alone, and all of them together. For the traps an environment can fix,
 # the suggested environment is written into every node's login shell and the check is run

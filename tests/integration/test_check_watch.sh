@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # itest: quiet (its rounds are timed against the watch interval)
 # `clusterdoc check --watch SECONDS [--count N]` on a namespace cluster of real sshd nodes: the
 # agents stay connected across rounds (no new TCP connection to any node's sshd, counted by an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The test cluster's Slurm (cluster_up --slurm: tests/cluster/slurm.sh, slurm_cluster_up): a real
 # slurmctld in the head's namespace and one real slurmd per namespace node. srun, salloc and
 # sinfo run from the head namespace and every task runs on its node: its hostname, its network

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The configuration files (clusterdoc(1), CONFIGURATION; cli/settings.h) on a namespace cluster
 # of real sshd nodes: the nodes, the login, the transport and a timeout come from a file alone;
 # `clusterdoc config` says where each setting comes from; -O and the command line win; each

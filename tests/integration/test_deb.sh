@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian package: `dpkg-buildpackage -us -uc -b` on a copy of the tree builds a .deb, whose
 # dependencies come from the libraries the head links (${shlibs:Depends}); apt installs it, with
 # them, into a clean Debian 12 root (debootstrap minbase, cached by tests/cluster/roots.sh as

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Bad input for the matrix's bulk proof and path-MTU probe, on namespace clusters: an MTU changed
 # again and again while the check runs, and a stale job on the master that accepts connections on
 # MASTER_PORT and never reads them (the agent's question to the port's holder goes unanswered).

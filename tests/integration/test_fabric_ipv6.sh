@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # An IPv6-only cluster is healthy: on a cluster whose head and nodes have only IPv6 (ULA)
 # addresses between them, reached over IPv6 SSH (cluster_up --ipv6-only), `check` exits 0 with
 # no finding and suggests the master's IPv6 address (bare in MASTER_ADDR and torchrun's

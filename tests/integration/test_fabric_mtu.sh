@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Path-MTU black holes on namespace clusters: the half-done jumbo-frame set-up (MTU 9000 on two
 # nodes' NICs, a bridge that passes only 1500-byte frames between them and sends no ICMP:
 # cluster_trap_jumbo_blackhole) is found by the matrix's bulk proof on exactly those nodes, with

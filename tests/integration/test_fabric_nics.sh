@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Several data NICs and the traps together on namespace clusters: when the first data NIC is a
 # jumbo black hole (cluster_trap_jumbo_blackhole) and a second one carries bulk traffic
 # (cluster_trap_second_data_nic), the second is suggested on every node, the notes say why, and

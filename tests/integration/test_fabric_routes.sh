@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Routes and several NICs on namespace clusters of real sshd nodes: a stale more specific route
 # through another NIC, two NICs in one subnet with strict rp_filter, two same-metric routes to one
 # subnet ordered differently on one node (NVIDIA/nccl#1581) - each alone and all together. Each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Faults during `clusterdoc bench` and `mnist` on namespace clusters of real sshd nodes: the
 # run ends at its stall deadline (stall + BENCH_GRACE_MS 3 s; mnist: stall + job_stop's 3 s
 # grace + 2 s), the sizes done are reported and the size it stopped at names the node, no

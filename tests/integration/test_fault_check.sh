@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Faults during `clusterdoc check` and `clusterdoc env` on a namespace cluster of real sshd nodes
 # (node4's firewall drops TCP to 29500, so the connect phase lasts a whole --probe-timeout):
 #   - a --deadline shorter than --probe-timeout: the phases are shortened to fit, the check ends

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Ctrl-C during `clusterdoc fix --apply` never loses a change. On a namespace cluster with
 # test_fix.sh's three traps (node1 IPv6-only NIC: env files, node2 127.0.1.1 hostname:
 # /etc/hosts and env files, node3 an nft drop: a rule), the head of a real

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Faults of input and output: a report that cannot be written (a full disk, a closed pipe) is an
 # error with exit status 2 and a message; every file the head reads is capped (an endless
 # stream fails fast, in bounded memory); a NUL byte in a host file is refused naming the line;

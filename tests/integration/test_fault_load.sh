@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # itest: alone (it judges the head's own event-loop lag)
 # Faults of load and concurrency on a namespace cluster of real sshd nodes:
 # - two checks of the same nodes at once: the run that finds MASTER_PORT held by the other

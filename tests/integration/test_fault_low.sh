@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The low cases of fault run 3 (research/fault-run-3.md, "Failures, low") that need nodes: a run's
 # logs whatever the umask, mpi-check's question and sizes, fix --list beside a run's files, and
 # the messages that said something untrue. Two namespace nodes.

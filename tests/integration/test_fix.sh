@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc fix` on a namespace cluster of real sshd nodes, for each fix: break it, `check`
 # reports it, `fix` plans it and changes nothing, `fix --apply --yes` fixes it and `check`
 # passes, a second apply changes nothing, `fix --undo` puts every byte back and `check`

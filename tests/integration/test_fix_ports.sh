@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc fix --only port-range,firewall` on a namespace cluster of real sshd nodes: node 3
 # has real nft rules dropping its ephemeral ports; the fix narrows every node's
 # ip_local_port_range (sysctl -w, and a block in /etc/sysctl.d for boot) and opens exactly that

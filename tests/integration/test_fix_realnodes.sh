@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc fix` as non-root logins and on a shared home, on 4 real sshd nodes:
 #   - as cdadmin (sudo for exactly tests/cluster/sudoers.cdadmin): --apply fixes node2's
 #     127.0.1.1 hostname through sudo and `fix --undo` restores every byte;

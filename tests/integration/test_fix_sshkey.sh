@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc fix`'s ssh-key fixer on a namespace cluster of real sshd nodes: nodes that refuse
 # the head's key are reached once by password (node1, PasswordAuthentication) or
 # keyboard-interactive (node2, through PAM, and its host key is unknown), get the head's key

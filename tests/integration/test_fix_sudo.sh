@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The sudoers fragment that `clusterdoc fix --sudoers` prints is not root: on 3 real sshd nodes
 # with real sudo, cdadmin (tests/cluster/sudoers.cdadmin, the fragment verbatim) logs in to
 # node3, which has real nft rules dropping its ephemeral ports, and tries each escape of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc gpu-burn` on a namespace cluster of 3 real sshd nodes. node3 has only Debian's
 # python3-torch, which has no CUDA: that node is named and says why, for real (and an interpreter
 # without torch, one that does not exist, and the discovery of ~/.venv past a login python3

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check --dcgm-level (issue 35, "DCGM where it exists") on a namespace cluster of 3 real sshd
 # nodes. No GPU or DCGM can exist here: NVML is the stand-in of tests/fakes (two healthy GPUs per
 # node), and dcgmi is tests/fakes/dcgmi, on the PATH of node1 and node3 only, printing the

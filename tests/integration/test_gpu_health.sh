@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The GPU findings (docs/findings.md, gpu-*) on a namespace cluster of 3 real sshd nodes. No GPU can
 # exist here: NVML is the stand-in of tests/fakes (fake_nvml.c and fake_nvml_health.c, selected by
 # CLUSTERDOC_NVML_LIB in each node's login environment), each node answering from its own scenario

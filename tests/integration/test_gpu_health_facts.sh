@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # GPU health in `clusterdoc facts` (issue 35) on a namespace cluster whose nodes load NVML's
 # stand-in (tests/fakes/fake_nvml*.c, selected by CLUSTERDOC_NVML_LIB in each node's login
 # environment; one scenario file per node in CLUSTERDOC_FAKE_NVML_SCENARIO) and read a kernel log

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc hang` on a namespace cluster of 3 real sshd nodes, 2 ranks each, with Debian's torch
 # over Gloo started by `clusterdoc run` (and once by torchrun by hand on every node): a rank asleep
 # before an allreduce is named with its node and its Python stack from the run's hang-ready dump

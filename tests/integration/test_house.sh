@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The house as docs/architecture.md draws it, held against the code: every include between
 # folders points down the layers the document lists ("Layers"), and the "in" column of its
 # module tables says what the links really pull (the agent's link map,

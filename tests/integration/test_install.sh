@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installable by people who are not its developers: the licence and its checker, `make` without
 # the aarch64 cross toolchain, `make install` into the directories asked for and `make uninstall`
 # of exactly that, and the shell completions made from the command table (bash's driven through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The journey a user takes, check -> run -> mnist -> hang, on one namespace cluster with every
 # classic trap at once: node1 (the master) drops TCP 29500 and has an IPv6-only second NIC ens6,
 # node2's hostname is on 127.0.1.1, node3's NIC is enp1s0, node4 drops 29500 too, docker0 with

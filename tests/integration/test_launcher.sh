@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The connect-back launchers (core/transport_back.c): `--launcher local-connect` starts
 # local agents that connect back to the head and prove the run's secret, and its facts
 # are the local transport's; `--launcher srun` gives srun the command line of `man srun`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The master's own path to MASTER_ADDR:MASTER_PORT on a namespace cluster of real sshd nodes.
 # torchrun's rank-0 agent connects to its own MASTER_ADDR; that connection comes in on `lo`. The
 # master (node1) drops TCP 29500 on every interface (cluster_trap_firewall_port): `check` names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc mnist` on namespace clusters of real sshd nodes, with a dataset in MNIST's format
 # made by the test and served over HTTP from the head's loopback: both modes train and the loss
 # drops; the second run downloads and pushes nothing; a wrong checksum, a 404, a truncated file

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc mpi-check` and its peer-ssh fixer on a namespace cluster of real sshd nodes: the
 # agent on every node runs `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes PEER true`
 # toward every other node, as mpirun's rsh launcher does. Broken (the nodes know neither each

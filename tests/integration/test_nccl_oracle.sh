@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The NCCL predictor against the real NCCL: on a test node, run tests/oracle/nccl_bootstrap
 # (ncclGetUniqueId with NCCL_DEBUG=INFO; no GPU needed) under an environment, and compare the
 # interface and address NCCL logs ("Bootstrap: Using eth0:10.0.0.1<0>") with what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The node lists users already have (issue 37, item 3): Open MPI/DeepSpeed hostfiles with slots=
 # and MPICH's host:N, ClusterShell's @groups (groups.conf, groups.d, map upcalls), -w - and
 # nodeset reading standard input, pdsh's -g from a genders file. First the parsing, with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ClusterShell's Slurm group sources (its slurm.conf.example: @sp:PARTITION through sinfo -p,
 # @sj:JOBID through squeue -j) answered by the test cluster's real Slurm: a real slurmctld in
 # the head's namespace, a real slurmd per node (cluster_up --slurm). A job's group is its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The command table (cli/command.h) and its option groups (cli/optgroups.h): every command that takes an option of a group parses it
 # the same way, with the same bounds and the same error. Only the head runs: no cluster, no
 # nodes are reached (each case fails, or is taken, before any connection).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # --python and the search for an interpreter with torch, on a namespace cluster of real sshd
 # nodes whose login python3 has no torch: on every node it is a virtualenv made without the
 # system site-packages (as a conda base or a bare venv without torch is), first in the PATH of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The RDMA facts of `clusterdoc facts` (issue 36) on a namespace cluster whose nodes read their
 # own sysfs fixture tree (tests/fixtures/rdma/, the kernel's documented layout), named by
 # CLUSTERDOC_SYSFS_ROOT in each node's login environment; the tree a node reads is the one its

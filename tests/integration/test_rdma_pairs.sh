@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The RDMA proof between every pair of nodes (issue 36, item 4), inside check's reachability
 # matrix (docs/protocol.md, "The RDMA proof"), on a namespace cluster whose nodes have the stand-in
 # HCA (tests/fakes/fake_ibverbs.c, built as libibverbs.so.1): each node reads its own fixture tree

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Real nodes: `clusterdoc facts`, `check` and `bench` on one namespace cluster that has what
 # real GPU clusters have and the other tests' nodes lack: a home directory shared by every
 # node (root's and each user's), two non-root accounts (cdadmin with sudo for the fixers'

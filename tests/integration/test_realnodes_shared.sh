@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shared home on 8 nodes: every node's ~ (and so ~/.cache/clusterdoc) is one directory, as on
 # an HPC cluster's NFS/Lustre/GPFS home. `clusterdoc facts` from an empty cache must answer on
 # all 8 nodes every time (they all upload and start the agent at once), then `check` and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Reports and schedulers on namespace clusters of real sshd nodes: --prom checked by Debian's
 # promtool, --push received by a real prometheus-pushgateway on the head's loopback, --junit
 # validated against tests/fixtures/junit.xsd, --drain/--undrain through a stand-in scontrol

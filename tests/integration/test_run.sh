@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc run` on namespace clusters of real sshd nodes whose NICs have different names
 # (eth0, ens5), with Debian's torch over Gloo: a torchrun script, the seed-002 style (--launcher
 # none, the rendezvous in placeholders), the seed-000 style (rank from argv, NIC from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc run` when things go wrong, on namespace nodes: a rank exiting 3 mid-run stops every
 # node within --kill-grace + 5 s with exit 3, that node named first, nothing left; a job that
 # prints nothing is stopped at --stall-timeout; Ctrl-C on the head stops every node; a command

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The rendezvous watch of `clusterdoc run` and the root cause of a torchrun job, on a
 # namespace cluster of two real sshd nodes with Debian's torch over Gloo: a job whose master
 # drops MASTER_PORT (torchrun, and --launcher none with the rendezvous in placeholders) is

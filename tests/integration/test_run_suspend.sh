@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc run` whose head is suspended, on namespace nodes: a head stopped by Ctrl-Z
 # (SIGTSTP) or by `kill -STOP` (a suspended laptop) for longer than the agents' silence bound is
 # not a dead head: the job runs on every node throughout, and once the head is continued the run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc run --sync` and hang-ready on namespace nodes sharing one home: the tree's objects
 # are sent once for the three nodes (runsync's count in --json), the job sees its files and not
 # the .gitignore'd one, a second run sends nothing, then only a changed file, a tree over

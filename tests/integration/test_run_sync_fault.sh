@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc run --sync` and the run directory against the faults of fault-run-3.md cases 3, 4
 # and 5, on two namespace nodes with separate homes: a second run into one --remote-dir keeps
 # what the first job wrote; a run started while another runs there leaves the running job's

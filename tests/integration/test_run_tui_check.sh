@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The TUI's R refuses, as `clusterdoc run` does, to start a run on nodes whose check found
 # errors the job's plan cannot avoid: with every MASTER_PORT candidate (29500, 29501, 29510)
 # blocked on node1 (the master), R asks "Start anyway?"; n starts nothing, y starts it;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # One `ssh -G` for every node when no ssh_config can tell the nodes apart (core/sshconfig_scan.c),
 # one per node otherwise. `ssh` in PATH is a wrapper that logs its arguments and runs the real
 # one; the nodes are loopback addresses on port 1, where nothing listens, so every node fails

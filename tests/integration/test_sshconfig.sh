@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ssh_config as ssh reads it, under the default libssh2 transport (core/sshkeys.c): a
 # ProxyCommand through a jump host to a node the head cannot reach, one that exits at once,
 # an IdentityAgent socket, HostKeyAlias. Each node reads one -F file written here.

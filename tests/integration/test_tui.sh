@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # itest: quiet (its scripted sessions wait on the screen with fixed deadlines, the ASan head the slowest: five files beside it once made it wait past one)
 # The TUI, driven through tmux (send-keys, capture-pane) on a namespace cluster of real sshd
 # nodes: node3's firewall drops MASTER_PORT (29500), and "ghost" does not resolve. Screens are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fixing from the TUI's Findings view, driven through tmux on a namespace cluster of real sshd
 # nodes: node1 refuses the head's key (password only), node2's host key is unknown, node3's
 # firewall drops MASTER_PORT (29500). `f` plans the fix and changes nothing, Esc cancels it,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The TUI's Bench view runs `clusterdoc gpu-burn` (b), driven through tmux on a namespace cluster
 # of three real sshd nodes. node1 and node2 put the torch stand-in (tests/fakes/torch: torch's
 # documented CUDA API with the timings a scenario file chooses) first on PYTHONPATH, as

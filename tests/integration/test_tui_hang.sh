@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The TUI's Hang view (h from any view), driven through tmux on a namespace cluster of three real
 # sshd nodes with Debian's torch over Gloo: a job started with `clusterdoc run` from the Job view
 # (R), 2 ranks per node, where rank 5 sleeps in load_batch before an allreduce the others wait in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # itest: alone (it times key handling against a 50 ms bound)
 # The TUI answers keys within 50 ms while 100 nodes connect: it is one more client of the head's
 # event loop, so a key waits at most for the longest turn of that loop before it is read.

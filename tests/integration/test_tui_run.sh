@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The TUI's Job view runs `clusterdoc run` jobs, driven through tmux on a namespace cluster of
 # three real sshd nodes with Debian's torch (node2's NIC is ens5, the others' eth0): R takes a
 # command line ("none: ..." for the command alone, else torchrun's script); the view shows the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Saying what it does (issue 37, item 5): --version names the commit, the libraries the head
 # runs with and each agent's build id, after any command too; -v and -vv trace each SSH step
 # and agent request per node on stderr, with no secret in it; facts, check and bench show their

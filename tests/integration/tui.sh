@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tui.sh - drive the real TUI inside tmux for screen tests. Source it after itest.sh.
 #
 #   tui_start [ENV=VAL...] -- ARGS...   clusterdoc ARGS in the head namespace, in a detached

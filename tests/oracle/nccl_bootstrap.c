@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nccl_bootstrap.c - ask the real NCCL which interface its bootstrap picks
  * on this machine, to compare with nccl_predict (probes/predict.h).

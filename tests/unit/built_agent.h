@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * built_agent.h - for the unit tests that run the built agent: its absolute
  * path, "" when there is none. $CLUSTERDOC_AGENT first; else the

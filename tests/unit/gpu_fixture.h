@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_fixture.h - the GPU findings' test fixture (test_diagnose_gpu.c,
  * test_diagnose_gpu_far.c): three nodes p, q, r of routes-clean.json (eth0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * open_fds.h - for tests that must leave no file descriptor behind: how many
  * this process has open now (/proc/self/fd), -1 when it cannot tell.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_agentjobs.c - what the agent does for the mnist run: base64, receiving
  * pushed files (file_stat, file_put, file_commit) and the background process
  * job (proc_start, job_poll, job_stop). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_agentset.c - reading an agent's architecture and build id from its ELF header, the set
  * of agents beside the configured one, and the bootstrap that picks one and installs it. */
 #include <setjmp.h>

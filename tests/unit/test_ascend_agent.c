@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ascend_agent.c - the agent's ascend_probe and ascend_netdetect
  * requests (probes/ascend_agent.h) against the hccn_tool stand-in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ascend_plan.c - the device IP plan rules of Ascend servers
  * (probes/ascend_plan.h) on the guide's own 2 x 8 plan and on plans that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_backauth.c - the connect-back handshake (core/backauth.h): HMAC-SHA256
  * against RFC 4231's vectors, a full exchange, and the ways it must fail:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bench.c - the head's pure part of `clusterdoc bench`: the sizes of
  * -b/-e/-f, the rounds of --pairs, busbw, the slow links, and the ring's

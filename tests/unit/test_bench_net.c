@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bench_net.c - NCCL's own word on its network in `bench --backend
  * nccl`, on the head (collectives/bench_net.h): a node's "nccl_net" lines

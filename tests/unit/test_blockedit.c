@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_blockedit.c - clusterdoc's marked block in users' files (find, set,
  * remove, body) and the unified diffs that show the change, compared with
  * GNU diff where it is installed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_catalogue.c - the finding catalogue and the fixer table agree: every
  * finding id a fixer answers is a finding clusterdoc can report, every
  * catalogue id is documented in docs/findings.md, and ids are unique. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_check_watch.c - which nodes a round of `check --watch` raised and cleared, per finding. */
 #include <setjmp.h>
 #include <stdarg.h>

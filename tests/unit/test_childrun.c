@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_childrun.c - a child process watched by the loop (core/childrun.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_coll.c - what every allreduce backend shares: element type names
  * and sizes, inputs whose sums are exact in every type for any rank count,

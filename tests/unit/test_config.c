@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_config.c - the configuration files (core/config.h): what each kind of line gives, the
  * exact error of each bad line (file, line, value), includes and their loops, and which layer
  * wins. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_core.c - bounded buffers, the event loop's timers and fds, SHA-256. */
 #include <setjmp.h>
 #include <stdarg.h>

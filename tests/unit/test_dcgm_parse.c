@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dcgm_parse.c - dcgm_parse on the documented shapes of `dcgmi diag -j`
  * (DCGM's nvvs/src/JsonOutput.cpp comment; the fixtures in tests/fixtures/dcgm/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_diagnose.c - diagnose() on fixture clusters (tests/fixtures/clusters/):
  * the layouts of the failure catalogue, each with the findings it must

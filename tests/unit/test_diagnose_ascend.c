@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_diagnose_ascend.c - the Ascend findings (probes/diagnose_ascend.c) on
  * models built from fixtures: two servers of eight devices with the guide's

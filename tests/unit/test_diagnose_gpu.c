@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_diagnose_gpu.c - the NVIDIA GPU findings (probes/diagnose_gpu*.c) on
  * models built from facts JSON in the format of docs/protocol.md (gpus[] with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_diagnose_gpu_far.c - gpu-nic-far (probes/diagnose_gpu_topo.c) on the
  * GPU fixture (gpu_fixture.h): every GPU of a node SYS from its data NIC,

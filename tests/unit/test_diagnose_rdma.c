@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_diagnose_rdma.c - the RDMA findings (probes/diagnose_rdma.c) on
  * models built from netprobe answers in the shape of the issue 36 contract

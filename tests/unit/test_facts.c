@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_facts.c - the node-facts probe: parsers on text captured from real
  * machines, the environment filter, the Python/torch probe against the real

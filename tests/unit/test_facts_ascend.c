@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_facts_ascend.c - the Ascend facts' parsers (probes/facts_ascend.h) on
  * the tools' documented output (the layouts tests/fakes/npu-smi and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_facts_python_warm.c - the warm key of the Python/torch facts
  * (facts_pywarm.h): a warm request starts no Python at all, and each thing

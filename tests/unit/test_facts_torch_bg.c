@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_facts_torch_bg.c - a torch import slower than the request's deadline
  * goes on in a detached finisher (facts_torch_bg.h) and warms the cache: the

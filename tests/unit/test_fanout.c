@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fanout.c - the phase barrier: one counting rule, done on the loop's next turn. */
 #include <setjmp.h>
 #include <stdarg.h>

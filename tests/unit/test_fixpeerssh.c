@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fixpeerssh.c - the peer-ssh fixer's plan (fixers/fix_peerssh.h):
  * what it writes into each of the login user's ~/.ssh files, what it leaves
  * alone, and the host key lines it takes from the head's known_hosts. */

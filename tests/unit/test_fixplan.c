@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fixplan.c - `clusterdoc fix`'s pure planning (fixers/fix.h:
  * fix_plan_build with the env, hosts, firewall and port-range fixers) on fixture

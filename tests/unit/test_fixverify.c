@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fixverify.c - the second check's verdicts as data (fixers/fix_verify.h)
  * and the fixers' roles in the table (fixers/fix.h). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fwrules.c - the firewall evidence reader (probes/fwrules.h) on
  * output captured from the real tools, in a throwaway network namespace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_gpu_health.c - the GPU health facts (issue 35): the Xid parser on the
  * driver's documented lines, each health key through the NVML stand-in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_gpu_topo.c - the pure parts of the GPU findings: PCI distances from
  * sysfs paths as `nvidia-smi topo -m` names them, PCI addresses as NVML,

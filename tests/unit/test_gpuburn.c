@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gpuburn.c - the pure parts of `clusterdoc gpu-burn`: the median,
  * the verdict per GPU model (collectives/gpuburn_verdict.c), the reading of
  * the node script's lines (gpuburn_parse_output) and the table's rows. */

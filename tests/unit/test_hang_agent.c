@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hang_agent.c - the agent's hang_sample on this machine's own
  * processes: a rank found by its environment, what its main thread blocks
  * in, the TCP connection it waits on, the run filter, and stacks through

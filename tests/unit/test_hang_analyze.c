@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hang_analyze.c - the verdict of `clusterdoc hang` on synthetic
  * samples shaped as the agents' hang_sample answers (hang/hang_agent.h). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hang_fr.c - the Flight Recorder reader (hang/hang_fr.h): the
  * pickle reader on dumps of the structure torch writes (made by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hang_ras.c - the NCCL RAS client (hang/hang_ras.h): its two
  * parsers on statuses in the documented formats (tests/fixtures/hang/,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hangready.c - the hang-ready environment, and its sitecustomize run
  * by this machine's python3: stacks dumped on the signal with the process
  * going on, and a sitecustomize further down the path still run. */

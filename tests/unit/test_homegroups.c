@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_homegroups.c - which nodes share a home: the token read from an
  * answer, what a mark may replace, and the groups the tokens make. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hostlist.c - hostlist expressions: expansion, operators, errors, the
  * size cap, folding, exclusion, host files.

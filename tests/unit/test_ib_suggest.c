@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ib_suggest.c - the suggested NCCL_IB_HCA and NCCL_IB_GID_INDEX
  * (probes/ib_suggest.h), chosen from hand-written "rdma"/"rdma_node" JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jobgate.c - the job plan (jobs/jobplan.h) and its gate
  * (jobs/jobgate.h): the plan a check proves, the variables every job gets

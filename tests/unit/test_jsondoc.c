@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_jsondoc.c - every JSON document carries clusterdoc_version and start_time (RFC 3339
  * UTC) right after its "version", without its own keys moving or changing. */
 #include <setjmp.h>

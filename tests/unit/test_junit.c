@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_junit.c - JUnit XML reports: the document, counts, times, escaping,
  * the file (checked by xmllint where installed). */
 #include <setjmp.h>

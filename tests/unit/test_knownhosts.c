@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_knownhosts.c - known_hosts parsing, lookup and append. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_longopt.c - long options by their exact names only: which element getopt_long reads
  * next, and the error for a name that is not an option's in full. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mnist_data.c - the MNIST files on the head: the IDX parser, downloads
  * on the loop (against a small HTTP server on 127.0.0.1 in a thread), and the
  * dataset from a mirror, the cache or a local folder. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mnist_log.c - the pure side of the torch mnist run (mnist_log.c):
  * reading the jobs' output, writing torchrun's command and environment. */
 #include <setjmp.h>

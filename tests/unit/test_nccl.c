@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nccl.c - the NCCL backend (collectives/nccl.h) on the fake NCCL and
  * CUDA runtime of tests/fakes/ (a world of one rank on the host), which this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nccl_ib.c - the prediction of NCCL's IB transport (probes/nccl_ib.h)
  * from hand-written "rdma"/"rdma_node" JSON in the agent's shape

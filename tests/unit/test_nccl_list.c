@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nccl_list.c - NCCL's list syntax (probes/nccl_list.h), the one parser
  * of NCCL_SOCKET_IFNAME and NCCL_IB_HCA. The socket variable's own rules

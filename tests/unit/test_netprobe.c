@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_netprobe.c - the agent's network probe: the pure parsers, interface
  * classification on a fake sysfs tree, netprobe_collect with fake sysfs/etc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_nodefile.c - the agent's fixer requests (fixers/nodefile.h: whoami,
  * file_read, file_write; fixers/noderun.h: run), their way through sudo
  * (the stand-in tests/fakes/sudo and the built agent's --one-request), and

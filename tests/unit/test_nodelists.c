@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_nodelists.c - the node lists users already have: host files with
  * slots (core/hostfile.h), genders files (core/genders.h), ClusterShell's
  * groups.conf and groups.d (core/csgroups.h) and "@group" in host lists

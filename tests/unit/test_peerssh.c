@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_peerssh.c - the node-to-node SSH check: the reason read from ssh's
  * own stderr (OpenSSH 9.2's words, as captured from `ssh -o BatchMode=yes
  * -o StrictHostKeyChecking=yes PEER true` on the namespace cluster), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_predict.c - NCCL's and Gloo's interface choice, emulated from a
  * node's getifaddrs order, flags and variables (probes/predict.h).

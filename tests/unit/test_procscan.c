@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_procscan.c - the /proc parsers of `clusterdoc hang` on text captured
  * from a Linux 6.x x86_64 machine (little-endian: /proc/net/tcp prints the
  * address words as they lie in memory). */

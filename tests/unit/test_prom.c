@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_prom.c - the Prometheus exposition: rendering, names, series, the
  * textfile (checked by promtool where installed) and the push to a
  * Pushgateway (a small HTTP server on 127.0.0.1 in a thread). */

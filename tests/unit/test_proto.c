@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_proto.c - agent protocol framing: caps, malformed lines, round trips;
  * interim progress: its builder and decoder, the agent's emitter, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_push.c - the head's file push (jobs/mnist_push.c) against the agent's
  * real file_stat/file_put/file_commit (core/filerecv.c), through a stand-in
  * for sshpool_request: its answers come either while the request is being

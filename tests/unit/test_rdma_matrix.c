@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rdma_matrix.c - the head's half of the matrix's RDMA proof
  * (probes/rdma_matrix.h): each node's end (the port and GID index NCCL

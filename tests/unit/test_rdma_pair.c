@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rdma_pair.c - the CDRDMA1 lines, the write's pattern and the status
  * names of the matrix's RDMA proof (probes/rdma_pair.h).

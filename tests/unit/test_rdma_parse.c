@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rdma_parse.c - the parsers of the RDMA sysfs words (probes/
  * rdma_parse.h), on the texts drivers/infiniband/core/sysfs.c writes and on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rdma_probe.c - the RDMA facts collector (probes/rdma_probe.h) on the
  * fixture trees of tests/fixtures/rdma/ (the kernel's documented sysfs

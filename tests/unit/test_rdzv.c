@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_rdzv.c - the rendezvous watch's pure parts: the endpoint text, the
  * reading of /proc/net/tcp{,6} against MASTER_ADDR:PORT (on text captured
  * from Linux 6.1 x86_64, in a network namespace where 10.1.2.11 is a local

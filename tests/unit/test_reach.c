@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_reach.c - the reachability probe on loopback only: the listener
  * thread against reach_connect in the same process (as a node connecting to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_reach_rdma.c - the matrix's RDMA proof (reach.h, reach_rdma.h) on
  * loopback, in one process: the listener thread and reach_connect, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ring.c - the TCP ring on loopback: every rank a thread of this
  * process, each with its own listener on 127.0.0.1 (one test on ::1).

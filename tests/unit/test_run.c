@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_run.c - the pure side of `clusterdoc run`: placeholders, --env
  * values, each node's argv and environment, the exit status, the shell
  * quoting of --dry-run and the orphan check's reading of an environ. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_run_cause.c - the root cause of a failed job (jobs/run_cause.h)
  * on lines as torch 1.13's torchrun printed them on a two-node namespace
  * cluster (rank 3, node2's second worker, exits 3; its peers then fail with

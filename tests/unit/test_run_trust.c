@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_run_trust.c - the node's check that a run's directory (and its hang/,
  * first on PYTHONPATH) is its user's alone, on real directories in /tmp. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_runopt.c - the job options `clusterdoc run` and the TUI's run line share
  * (jobs/runopt.h), read through the one option loop (core/optgroup.h): every
  * option of the group has its bounds tested here, both ends taken and one past

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_runsync.c - the --sync manifest (the walk, .gitignore as git applies
  * it, the cap, symlinks, the hash) and the agent's sync_missing and
  * sync_tree requests. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_scan.c - the line and word cursors, trimming, bounded integers, the
  * bounded file reader and its first-line form (core/scan.h). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_shellwords.c - a typed command line split into words as a POSIX
  * shell splits it (no expansion): the cases are what `sh -c 'printf

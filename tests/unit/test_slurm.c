@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_slurm.c - parsing `scontrol show node -o`, and the scontrol calls
  * against a stand-in script (tests/fakes/scontrol); child_run's deadline. */
 #include <setjmp.h>

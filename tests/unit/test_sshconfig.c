@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sshconfig.c - parsing `ssh -G` output, defaults, ProxyJump specs. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sshkey.c - the ssh-key fixer's head side and plan (fixers/fix_sshkey.h)
  * and asking for a password (core/secret.h).

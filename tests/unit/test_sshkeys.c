@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sshkeys.c - the table of `ssh -G` keys: every key OpenSSH prints has
  * a treatment, and what the table says is what the parser does. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sshpool_end.c - ending a node whose agent stopped answering
  * (core/sshpool_end.c): the end script's words parsed among login noise,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sudocmd.c - the root commands of `clusterdoc fix` and their sudoers
  * lines (fixers/sudocmd.h). Run from the top of the tree, as `make unit`
  * does: the test cluster's sudoers fragment must be what --sudoers prints. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_termtext.c - node text made safe for a terminal: escape sequences,
  * C1 controls, DEL and invalid UTF-8 become \xHH; valid UTF-8 text is kept.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_train.c - the MNIST model (initialization, gradient, loss, argmax
  * ties, SGD with momentum, libm-free exp/log) and data-parallel training:

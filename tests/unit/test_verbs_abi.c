@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_verbs_abi.c - clusterdoc's own declarations of the verbs ABI
  * (probes/verbs_abi.h) against rdma-core's <infiniband/verbs.h>, where that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A stand-in for PyTorch's CUDA side, for `clusterdoc gpu-burn`'s tests on
 machines without a GPU (tests/integration/test_gpu_burn.sh puts this folder
 first on a node's PYTHONPATH). Only what collectives/gpuburn.py calls exists,
