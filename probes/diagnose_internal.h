@@ -150,4 +150,7 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d);
 /* d->sugg, re-verified against the matrix (diagnose_suggest.c). */
 void diagnose_suggest(const struct netmodel *m, struct diagnosis *d);
 
+/* diagnose_expect.c: the configuration's [expect] on each node checked */
+void diagnose_check_expect(struct dstate *st);
+
 #endif
