@@ -348,6 +348,7 @@ static void (*const checks[])(struct dstate *st) = {
     diagnose_check_master_bind,
     diagnose_check_fixed_ports,
     diagnose_check_master_self,
+    diagnose_check_master_alone,
     /* each node's setup */
     diagnose_check_fw_rules,
     diagnose_check_bulk,
