@@ -28,6 +28,7 @@
 #include "run_check.h"
 #include "settings.h"
 #include "targets.h"
+#include "transport_back.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -188,6 +189,15 @@ static int set_local(struct check_run *r, char *err, size_t errlen)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 
+	if (r->t.hosts_given)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--local checks this node alone: not with -w, --hostfile, -g or -x "
+		               "(--node NAME names it)");
+	if (r->t.pool.launcher != LAUNCHER_SSH)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--local starts this node's agent itself: not with --launcher");
+	if (r->watch_ms)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--local runs once: not with --watch");
 	if (r->only)
 		snprintf(r->local_name, sizeof(r->local_name), "%s", r->only);
 	else if (env && *env)

@@ -81,6 +81,18 @@ t_a_bad_expect_value_names_the_file_the_line_and_the_value_and_nothing_runs() {
 	expect_eq "$out" "" "stdout"
 }
 
+t_local_with_nodes_a_launcher_or_watch_is_refused_and_nothing_runs() {
+	on_node 1 "" -w node2
+	expect_eq "$rc:$out" "2:" "the exit status and stdout of -w node2" || return 1
+	expect_eq "$err" "clusterdoc check: --local checks this node alone: not with -w, --hostfile, -g or -x (--node NAME names it)" "the error" || return 1
+	on_node 1 "" --launcher srun
+	expect_eq "$rc:$err" "2:clusterdoc check: --local starts this node's agent itself: not with --launcher" "--launcher srun" || return 1
+	on_node 1 "" --watch 1
+	expect_eq "$rc:$err" "2:clusterdoc check: --local runs once: not with --watch" "--watch 1" || return 1
+	on_node 1 "" --dry-run
+	expect_eq "$rc:$err" "2:clusterdoc check: --dry-run says what --drain would do; give --drain with it" "--dry-run alone"
+}
+
 t_drain_dry_run_prints_the_scontrol_command_and_leaves_the_node_alone() {
 	conf mtu '[expect]' 'mtu = 9000'
 	on_node 2 "$DIR/mtu.conf" --drain --dry-run
