@@ -78,7 +78,12 @@ t_a_bad_expect_value_names_the_file_the_line_and_the_value_and_nothing_runs() {
 	expect_eq "$rc" 2 "the exit status" || return 1
 	expect_eq "$err" "clusterdoc check: $DIR/bad.conf:3: mtu = jumbo: a whole number of bytes from 68 to 65536" \
 		"the error" || return 1
-	expect_eq "$out" "" "stdout"
+	expect_eq "$out" "" "stdout" || return 1
+	# clusterdoc config checks it as check reads it
+	err=$(CLUSTERDOC_SYSTEM_CONFIG=/nonexistent XDG_CONFIG_HOME="$DIR/home" CLUSTERDOC_CONFIG="$DIR/bad.conf" \
+		"$CLUSTERDOC" config 2>&1 >/dev/null)
+	expect_eq "$?:$err" "2:clusterdoc config: $DIR/bad.conf:3: mtu = jumbo: a whole number of bytes from 68 to 65536" \
+		"clusterdoc config"
 }
 
 t_local_with_nodes_a_launcher_or_watch_is_refused_and_nothing_runs() {
