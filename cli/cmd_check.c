@@ -500,6 +500,10 @@ static int run(int argc, char **argv, int env)
 	complete = once.checked - once.partial;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};
 	res.stats = once.stats;
+	if (r.local) {
+		res.needs_peers = needs_peers;
+		res.nneeds_peers = CD_ARRAY_LEN(needs_peers);
+	}
 	/* the job plan, for `run --no-check` (the master first, as run orders the nodes) */
 	if (!r.prolog && r.m->master == 0 && checked) {
 		struct job_plan *plan = job_plan_from_check(r.m, r.d, r.o.master_port, NULL);

@@ -58,6 +58,9 @@ t_a_healthy_node_checks_itself_without_ssh_and_exits_0() {
 	expect_match "$out" "clusterdoc check: 1 node\(s\), 1 checked" "the summary line" || return 1
 	expect_match "$out" "node1 was checked alone \(--local\); these checks need its peers" \
 		"the checks left to the peers" || return 1
+	on_node 1 "" --json
+	expect_eq "$rc" 0 "the exit status with --json ($err)" || return 1
+	expect_match "$(jget 'd["needs_peers"][0]')" "^TCP between the nodes" "the JSON's needs_peers" || return 1
 	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
 }
 
