@@ -335,7 +335,8 @@ static int prolog_status(const struct check_run *r)
 /* --local: what one node alone cannot show. Each row is a check that needs
  * the node's peers; `check -w HOSTLIST` from a login node runs them. */
 static const char *const needs_peers[] = {
-    "TCP between the nodes on every candidate address (NCCL's and Gloo's choice)",
+    "TCP between the nodes on every candidate address (NCCL's and Gloo's choice; "
+    "ipv6-no-route, route-egress-mismatch)",
     "the master's port and address as the other nodes reach them",
     "the nodes' hostnames and /etc/hosts agreeing",
     "path MTU and bulk transfers between the nodes",
