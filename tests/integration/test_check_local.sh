@@ -33,6 +33,7 @@ on_node() {
 	rc=$?
 	out=$(cat "$of") err=$(cat "$ef")
 	rm -f "$of" "$ef"
+	itest_json_keep check "$@" # its JSON against docs/schema/check.json (itest.sh)
 }
 
 # conf NAME LINES...: a configuration file $DIR/NAME.conf
