@@ -98,15 +98,14 @@ static int any_checked(const struct netmodel *m)
 
 /* What --drain --dry-run prints for one node: the command, quoted for a
  * shell (the reason holds a blank). */
-static void print_would_drain(const char *host, const char *reason)
+static void print_would_drain(FILE *f, const char *host, const char *reason)
 {
-	termtext_printf(stdout,
-	                "would drain %s: scontrol update NodeName=%s State=DRAIN Reason='%s'\n",
+	termtext_printf(f, "would drain %s: scontrol update NodeName=%s State=DRAIN Reason='%s'\n",
 	                host, host, reason);
 }
 
 int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet,
-                      int dry_run)
+                      FILE *dry_run)
 {
 	int rc = 0;
 
@@ -125,7 +124,7 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 			continue;
 		snprintf(reason, sizeof(reason), "%s %s", SLURM_REASON_PREFIX, ids);
 		if (dry_run) {
-			print_would_drain(host, reason);
+			print_would_drain(dry_run, host, reason);
 			continue;
 		}
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {

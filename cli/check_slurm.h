@@ -12,6 +12,8 @@
 #ifndef CD_CHECK_SLURM_H
 #define CD_CHECK_SLURM_H
 
+#include <stdio.h>
+
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
 
@@ -40,12 +42,13 @@ int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis 
  * each node left alone is printed on stderr (unless quiet). Nothing is
  * drained when no node could be checked: then the failure is the head's,
  * not the nodes'. Returns 0, or -1 when an scontrol call failed or draining
- * was refused. dry_run (drain only): each drain is one line on stdout,
- * "would drain NODE: scontrol update NodeName=NODE State=DRAIN
- * Reason='clusterdoc: IDS'", and Slurm is neither asked nor changed.
+ * was refused. dry_run non-NULL (drain only): each drain is one line on
+ * it (stdout; stderr when stdout holds JSON), "would drain NODE: scontrol
+ * update NodeName=NODE State=DRAIN Reason='clusterdoc: IDS'", and Slurm is
+ * neither asked nor changed.
  */
 int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet,
-                      int dry_run);
+                      FILE *dry_run);
 int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet);
 
 #endif

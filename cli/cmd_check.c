@@ -389,7 +389,10 @@ static int finish_check(struct check_run *r, int checked, int complete)
 		}
 	}
 	if (r->drain && (!r->only || local >= 0) &&
-	    check_slurm_drain(r->m, r->d, local, r->prolog, r->dry_run) < 0)
+	    check_slurm_drain(r->m, r->d, local, r->prolog,
+	                      !r->dry_run ? NULL
+	                      : r->t.json ? stderr
+	                                  : stdout) < 0)
 		failed = 1;
 	if (r->undrain && (!r->only || local >= 0) &&
 	    check_slurm_undrain(r->m, r->d, local, r->prolog) < 0)

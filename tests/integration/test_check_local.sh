@@ -108,7 +108,14 @@ t_drain_dry_run_prints_the_scontrol_command_and_leaves_the_node_alone() {
 	expect_eq "$rc" 1 "the exit status ($err)" || return 1
 	expect_match "$out" "^would drain node2: scontrol update NodeName=node2 State=DRAIN Reason='clusterdoc: expect-mtu'$" \
 		"the line printed" || return 1
-	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 in Slurm"
+	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 in Slurm" || return 1
+	# with --json, stdout is the document alone and the line goes to stderr
+	on_node 2 "$DIR/mtu.conf" --drain --dry-run --json
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" "['expect-mtu']" \
+		"the JSON's errors" || return 1
+	expect_match "$err" "^would drain node2: scontrol update NodeName=node2 State=DRAIN Reason='clusterdoc: expect-mtu'$" \
+		"stderr with --json" || return 1
+	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 in Slurm after --json"
 }
 
 t_drain_drains_the_node_in_slurm_with_the_finding_as_reason() {
