@@ -97,7 +97,16 @@ static int any_checked(const struct netmodel *m)
 	return 0;
 }
 
-int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet)
+/* What --drain --dry-run prints for one node: the command, quoted for a
+ * shell (the reason holds a blank). */
+static void print_would_drain(FILE *f, const char *host, const char *reason)
+{
+	termtext_printf(f, "would drain %s: scontrol update NodeName=%s State=DRAIN Reason='%s'\n",
+	                host, host, reason);
+}
+
+int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet,
+                      FILE *dry_run)
 {
 	int rc = 0;
 
@@ -115,6 +124,10 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 		if ((only >= 0 && (size_t)only != i) || !check_error_ids(d, i, ids, sizeof(ids)))
 			continue;
 		snprintf(reason, sizeof(reason), "%s %s", SLURM_REASON_PREFIX, ids);
+		if (dry_run) {
+			print_would_drain(dry_run, host, reason);
+			continue;
+		}
 		if (slurm_node_get(host, &sn, err, sizeof(err)) < 0) {
 			termtext_printf(stderr, "clusterdoc check: --drain: %s: %s\n", host, err);
 			rc = -1;

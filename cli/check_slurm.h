@@ -7,9 +7,13 @@
  *                   "clusterdoc: <finding ids>"
  *   --undrain       resume the nodes that pass now and whose reason starts
  *                   with "clusterdoc:"; a drain by anyone else is left alone
+ *   --dry-run       with --drain: print the scontrol command each drain
+ *                   would run, on stdout, and run none (NHC's MARK_OFFLINE=0)
  */
 #ifndef CD_CHECK_SLURM_H
 #define CD_CHECK_SLURM_H
+
+#include <stdio.h>
 
 #include "probes/diagnose.h"
 #include "probes/netmodel.h"
@@ -39,9 +43,13 @@ int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis 
  * each node left alone is printed on stderr (unless quiet). Nothing is
  * drained when no node could be checked: then the failure is the head's,
  * not the nodes'. Returns 0, or -1 when an scontrol call failed or draining
- * was refused.
+ * was refused. dry_run non-NULL (drain only): each drain is one line on
+ * it (stdout; stderr when stdout holds JSON), "would drain NODE: scontrol
+ * update NodeName=NODE State=DRAIN Reason='clusterdoc: IDS'", and Slurm is
+ * neither asked nor changed.
  */
-int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet);
+int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet,
+                      FILE *dry_run);
 int check_slurm_undrain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet);
 
 #endif

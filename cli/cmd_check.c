@@ -27,7 +27,12 @@
 #include "probes/diagnose.h"
 #include "report/report.h"
 #include "run_check.h"
+#include "settings.h"
 #include "targets.h"
+#include "transport_back.h"
+
+#include <errno.h>
+#include <unistd.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -43,6 +48,8 @@ enum {
 	OPT_UNDRAIN,
 	OPT_WATCH,
 	OPT_COUNT,
+	OPT_LOCAL,
+	OPT_DRY_RUN,
 };
 
 /* The Prolog's default bound on the whole check, in seconds. */
@@ -58,6 +65,10 @@ struct check_run {
 	const char *only;       /* env --node HOST; check --slurm-prolog: the local node */
 	int prolog;             /* --slurm-prolog */
 	int drain, undrain;     /* --drain, --undrain */
+	int local;              /* --local: this node alone, through the local transport */
+	int dry_run;            /* --dry-run: print the drains, run none */
+	char local_name[256];   /* --local: the node's name (--node, $SLURMD_NODENAME,
+	                           the hostname) */
 	int deadline_s;         /* --deadline; 0 = none */
 	int deadline_hit;
 	struct netcheck_stats stats; /* what the deadline cut, among others */
@@ -110,6 +121,13 @@ static const struct optdef own_defs[] = {
      "                           the last state\n"},
     {"count", required_argument, OPT_COUNT, "--count",
      "      --count N            with --watch: stop after N rounds\n"},
+    {"local", no_argument, OPT_LOCAL, "--local",
+     "      --local              check this node itself, with no SSH: its agent runs\n"
+     "                           here; the checks between nodes are skipped (a Slurm\n"
+     "                           Prolog or HealthCheckProgram: docs/slurm.md)\n"},
+    {"dry-run", no_argument, OPT_DRY_RUN, "--dry-run",
+     "      --dry-run            with --drain: print the scontrol command of each\n"
+     "                           drain, run none\n"},
 };
 
 /* --watch SECONDS (a decimal, at least 0.1 s) and --count N. */
@@ -148,6 +166,12 @@ static int parse_own(void *ctx, int opt, const char *val, const char *shown, cha
 	case OPT_WATCH:
 	case OPT_COUNT:
 		return parse_watch(r, opt, val, err, errlen);
+	case OPT_LOCAL:
+		r->local = 1;
+		return 0;
+	case OPT_DRY_RUN:
+		r->dry_run = 1;
+		return 0;
 	case OPT_SLURM_PROLOG:
 	case OPT_DRAIN:
 	case OPT_UNDRAIN:
@@ -159,6 +183,38 @@ static int parse_own(void *ctx, int opt, const char *val, const char *shown, cha
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option here", shown);
 }
 
+/* --local: the one node checked is this one, by the name Slurm knows it
+ * by, and it runs through the local transport (no SSH, no upload); the
+ * nodes -w or the configuration gave are not used. */
+static int set_local(struct check_run *r, char *err, size_t errlen)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (r->t.hosts_given)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--local checks this node alone: not with -w, --hostfile, -g or -x "
+		               "(--node NAME names it)");
+	if (r->t.pool.launcher != LAUNCHER_SSH)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--local starts this node's agent itself: not with --launcher");
+	if (r->watch_ms)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--local runs once: not with --watch");
+	if (r->only)
+		snprintf(r->local_name, sizeof(r->local_name), "%s", r->only);
+	else if (env && *env)
+		snprintf(r->local_name, sizeof(r->local_name), "%s", env);
+	else if (gethostname(r->local_name, sizeof(r->local_name) - 1) < 0)
+		return cd_errf(err, errlen, CD_ERR_IO, "--local: gethostname: %s", strerror(errno));
+	hostlist_free(r->t.hosts);
+	r->t.hosts = hostlist_new();
+	if (hostlist_parse(r->t.hosts, r->local_name, err, errlen) < 0 ||
+	    hostlist_count(r->t.hosts) != 1)
+		return cd_errf(err, errlen, CD_ERR_PARSE, "--local: \"%s\" is not a node name",
+		               r->local_name);
+	r->t.pool.local_host = r->t.hosts->names[0];
+	return 0;
+}
+
 /* What check's own options say together. */
 static int finish_own(void *ctx, const struct optset *s, char *err, size_t errlen)
 {
@@ -167,10 +223,17 @@ static int finish_own(void *ctx, const struct optset *s, char *err, size_t errle
 	(void)s;
 	if (r->env)
 		return 0;
-	if (r->only && !r->prolog && !r->drain && !r->undrain)
+	if (r->only && !r->prolog && !r->drain && !r->undrain && !r->local)
 		return cd_errf(err, errlen, CD_ERR_PARSE,
-		               "--node names the local node of --slurm-prolog, --drain or "
+		               "--node names the local node of --local, --slurm-prolog, --drain or "
 		               "--undrain; without them, every node given is checked");
+	if (r->dry_run && !r->drain)
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "--dry-run says what --drain would do; give --drain with it");
+	if (settings_expect(&r->o.expect, err, errlen) < 0)
+		return -1;
+	if (r->local && set_local(r, err, errlen) < 0)
+		return -1;
 	if (r->count && !r->watch_ms)
 		return cd_errf(err, errlen, CD_ERR_PARSE,
 		               "--count N is the number of rounds of --watch");
@@ -187,8 +250,8 @@ static const struct optgroup own_group = {
     .ndefs = CD_ARRAY_LEN(own_defs),
     .parse = parse_own,
     .finish = finish_own,
-    .cmdline_only =
-        (const int[]){OPT_SLURM_PROLOG, OPT_NODE, OPT_DRAIN, OPT_UNDRAIN, OPT_WATCH, 0}};
+    .cmdline_only = (const int[]){OPT_SLURM_PROLOG, OPT_NODE, OPT_DRAIN, OPT_UNDRAIN, OPT_WATCH,
+                                  OPT_LOCAL, OPT_DRY_RUN, 0}};
 
 /* env takes --node alone, in its own words */
 static const struct optuse env_own[] = {
@@ -270,6 +333,26 @@ static int prolog_status(const struct check_run *r)
 	return check_slurm_prolog_verdict(r->m, r->d, (size_t)local);
 }
 
+/* --local: what one node alone cannot show. Each row is a check that needs
+ * the node's peers; `check -w HOSTLIST` from a login node runs them. */
+static const char *const needs_peers[] = {
+    "TCP between the nodes on every candidate address (NCCL's and Gloo's choice; "
+    "ipv6-no-route, route-egress-mismatch)",
+    "the master's port and address as the other nodes reach them",
+    "the nodes' hostnames and /etc/hosts agreeing",
+    "path MTU and bulk transfers between the nodes",
+    "the RDMA pair test and rates, MTUs and versions agreeing across nodes",
+};
+
+static void print_local_note(const struct check_run *r)
+{
+	printf("\n%s was checked alone (--local); these checks need its peers "
+	       "(clusterdoc check -w HOSTLIST):\n",
+	       r->local_name);
+	for (size_t i = 0; i < CD_ARRAY_LEN(needs_peers); i++)
+		printf("  - %s\n", needs_peers[i]);
+}
+
 /* After the check: the exit status, Slurm's part and the reports. checked:
  * the nodes probed; complete: those of them checked to the end (a partial
  * node could not be checked everything: 2). */
@@ -307,7 +390,10 @@ static int finish_check(struct check_run *r, int checked, int complete)
 		}
 	}
 	if (r->drain && (!r->only || local >= 0) &&
-	    check_slurm_drain(r->m, r->d, local, r->prolog) < 0)
+	    check_slurm_drain(r->m, r->d, local, r->prolog,
+	                      !r->dry_run ? NULL
+	                      : r->t.json ? stderr
+	                                  : stdout) < 0)
 		failed = 1;
 	if (r->undrain && (!r->only || local >= 0) &&
 	    check_slurm_undrain(r->m, r->d, local, r->prolog) < 0)
@@ -419,6 +505,10 @@ static int run(int argc, char **argv, int env)
 	complete = once.checked - once.partial;
 	res = (struct check_result){.m = r.m, .d = r.d, .started_ms = r.started_ms};
 	res.stats = once.stats;
+	if (r.local) {
+		res.needs_peers = needs_peers;
+		res.nneeds_peers = CD_ARRAY_LEN(needs_peers);
+	}
 	/* the job plan, for `run --no-check` (the master first, as run orders the nodes) */
 	if (!r.prolog && r.m->master == 0 && checked) {
 		struct job_plan *plan = job_plan_from_check(r.m, r.d, r.o.master_port, NULL);
@@ -435,6 +525,8 @@ static int run(int argc, char **argv, int env)
 		check_print_json(&res);
 	else
 		check_print_text(&res, checked);
+	if (r.local && !env && !r.prolog && !r.t.json)
+		print_local_note(&r);
 	if (!env)
 		rc = finish_check(&r, checked, complete);
 	else if (!checked)

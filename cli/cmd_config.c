@@ -200,6 +200,8 @@ static void print_json(const struct config *c, int all)
 int cmd_config(int argc, char **argv)
 {
 	struct config_cli c = {0};
+	struct expect want; /* [expect], checked as check reads it */
+	char err[CD_ERRLEN];
 	int p = command_parse(&command_config, &c, argc, argv, NULL);
 
 	if (p != 0)
@@ -207,6 +209,10 @@ int cmd_config(int argc, char **argv)
 	/* a value no command would take is as bad a line as an unknown key */
 	if (command_check_config(command_config.name) < 0)
 		return 2;
+	if (settings_expect(&want, err, sizeof(err)) < 0) {
+		termtext_printf(stderr, "clusterdoc config: %s\n", err);
+		return 2;
+	}
 	if (c.json)
 		print_json(settings_config(), c.all);
 	else

@@ -83,6 +83,9 @@ static void mark_given(void *arg, int opt)
 	static const int same[][3] = {{'f', OPT_FANOUT}, {'w', OPT_HOSTFILE, 'g'}};
 	int own_f = a->c->shortopts && strchr(a->c->shortopts, 'f');
 
+	if (a->t && (opt == 'w' || opt == OPT_HOSTFILE || opt == 'g' || opt == 'x'))
+		a->t->hosts_given = 1;
+
 	for (size_t i = 0; i < CD_ARRAY_LEN(same); i++) {
 		int in = 0;
 

@@ -4,6 +4,7 @@
 #include "settings.h"
 #include "cd.h"
 #include "command.h"
+#include "probes/expect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,8 @@ const struct config_schema *settings_schema(void)
 {
 	if (sections)
 		return &schema;
-	/* the top section, then one per command */
-	sections = cd_calloc(commands_len + 1, sizeof(*sections));
+	/* the top section, then one per command, then [expect] (probes/expect.h) */
+	sections = cd_calloc(commands_len + 2, sizeof(*sections));
 	for (size_t i = 0; i < commands_len; i++) {
 		struct option *keys = cd_calloc(OPTSET_MAX + 1, sizeof(*keys));
 
@@ -51,7 +52,8 @@ const struct config_schema *settings_schema(void)
 		sections[i + 1] = (struct config_section){commands[i]->name, keys};
 	}
 	sections[0] = (struct config_section){"", union_keys(sections + 1, commands_len)};
-	schema = (struct config_schema){sections, commands_len + 1};
+	sections[commands_len + 1] = (struct config_section){EXPECT_SECTION, expect_options()};
+	schema = (struct config_schema){sections, commands_len + 2};
 	return &schema;
 }
 
@@ -141,4 +143,24 @@ int config_group_lookup(const char *name, struct hostlist *out, char *err, size_
 		return cd_errf(err, errlen, CD_ERR_PARSE, "%s:%d: group %s: %s", e->file, e->line,
 		               name, why);
 	return 1;
+}
+
+int settings_expect(struct expect *e, char *err, size_t errlen)
+{
+	char why[CD_ERRLEN];
+
+	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < cfg.n; i++) {
+		const struct config_entry *c = &cfg.entries[i];
+
+		if (strcmp(c->section, EXPECT_SECTION) != 0 ||
+		    expect_set(e, c->key, c->value, why, sizeof(why)) == 0)
+			continue;
+		if (c->file)
+			return cd_errf(err, errlen, CD_ERR_PARSE, "%s:%d: %s", c->file, c->line,
+			               why);
+		return cd_errf(err, errlen, CD_ERR_PARSE, "-O " EXPECT_SECTION ".%s=%s: %s", c->key,
+		               c->value, why);
+	}
+	return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "hostlist.h"
+#include "probes/expect.h"
 
 /*
  * Read the files once per process, and the -O values (opts[0..nopts),
@@ -57,5 +58,12 @@ int config_group_text(const char *name, const char **text, char *err, size_t err
  * above; a parse error names the group's FILE:LINE.
  */
 int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen);
+
+/*
+ * The [expect] section of what settings_load read into e (zeroed first;
+ * the last line of a key wins). 0, or CD_ERR_PARSE with "FILE:LINE: KEY =
+ * VALUE: WHY" (or "-O expect.KEY=VALUE: WHY") in err.
+ */
+int settings_expect(struct expect *e, char *err, size_t errlen);
 
 #endif

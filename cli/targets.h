@@ -24,6 +24,8 @@ struct targets {
 	const char *slots_file;   /* the --hostfile that gave slots (for messages) */
 	int json;                 /* --json */
 	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
+	int hosts_given;          /* -w, --hostfile, -g or -x was on the command line
+	                             (command_parse), not only in the configuration */
 };
 
 /* The getopt_long options targets_option understands; append them to a

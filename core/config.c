@@ -236,12 +236,6 @@ static int read_section(struct reader *r, char *s, char *err, size_t errlen)
 		snprintf(r->section, sizeof(r->section), "%s", CONFIG_GROUPS);
 		return 0;
 	}
-	if (strcmp(s, CONFIG_RESERVED_EXP) == 0)
-		return bad(r, err, errlen,
-		           "section [%s] is reserved for the expectations of the node-local check "
-		           "(GPUs, IB rate, MTU, driver); no key is read from it yet: set "
-		           "expect-gpus in [check]",
-		           s);
 	if (!*s || strlen(s) >= sizeof(r->section) || !section_named(r->schema, s)) {
 		near = nearest(r->schema, NULL, s);
 		return bad(r, err, errlen, "unknown section [%s]%s%s%s", s,

@@ -12,6 +12,8 @@
  *	                               a '*': each match in order, none is no error)
  *	[check]                        what follows holds for `clusterdoc check` only
  *	expect-gpus = 8
+ *	[expect]                       what the node should have (probes/expect.h;
+ *	mtu = 9000                     the front end gives its keys in the schema)
  *	[groups]                       named node groups (also [group]): NAME = HOSTLIST
  *	gpu = node[01-08]
  *
@@ -33,12 +35,11 @@
 
 #include "hostlist.h"
 
-#define CONFIG_FILE_MAX     (1024 * 1024) /* bytes of one file */
-#define CONFIG_LINE_MAX     4096          /* bytes of one line */
-#define CONFIG_INCLUDE_MAX  16            /* files open at once through include */
-#define CONFIG_ENTRIES_MAX  4096          /* lines with a key, all layers together */
-#define CONFIG_GROUPS       "groups"      /* the named node groups' section */
-#define CONFIG_RESERVED_EXP "expect"      /* reserved: the node-local check's expectations */
+#define CONFIG_FILE_MAX    (1024 * 1024) /* bytes of one file */
+#define CONFIG_LINE_MAX    4096          /* bytes of one line */
+#define CONFIG_INCLUDE_MAX 16            /* files open at once through include */
+#define CONFIG_ENTRIES_MAX 4096          /* lines with a key, all layers together */
+#define CONFIG_GROUPS      "groups"      /* the named node groups' section */
 
 /* Where a layer comes from, in the order they are read. */
 enum config_origin {

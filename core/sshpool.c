@@ -435,6 +435,14 @@ static const struct conn_events node_events = {
     .failed = ev_failed,
 };
 
+int pool_node_is_local(const struct sshpool_node *node)
+{
+	const struct sshpool_opts *o = &node->pool->opts;
+
+	return (o->local_localhost && strcmp(node->host, "localhost") == 0) ||
+	       (o->local_host && strcmp(node->host, o->local_host) == 0);
+}
+
 void pool_node_start_transport(struct sshpool_node *node)
 {
 	struct sshpool *pool = node->pool;
@@ -449,7 +457,7 @@ void pool_node_start_transport(struct sshpool_node *node)
 	cd_random_token(node->token, sizeof(node->token));
 	if (pool->back) {
 		c->ops = &transport_back;
-	} else if (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0) {
+	} else if (pool_node_is_local(node)) {
 		c->ops = &transport_local;
 	} else if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {
 		c->ops = &transport_openssh;

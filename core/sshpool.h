@@ -52,6 +52,8 @@ struct sshpool_opts {
 	int accept_new;         /* --accept-new */
 	const char *agent_path; /* the clusterdoc-agent binary to run/upload */
 	int local_localhost;    /* run "localhost" through the local transport */
+	const char *local_host; /* this node name too (check --local: the node the
+	                           check runs on, by its Slurm name); NULL: none */
 	/* libssh2 only (transport.h's conn_config says how they are used): a
 	 * password for nodes that refuse every key, and consent for unknown
 	 * host keys. The strings are borrowed for the pool's life. */

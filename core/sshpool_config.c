@@ -385,7 +385,7 @@ void pool_node_config_begin(struct sshpool_node *node)
 	pool_node_set_state(node, SSHPOOL_NODE_CONFIG);
 	pool->active++;
 	if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH || !pool->have_openssh ||
-	    (pool->opts.local_localhost && strcmp(node->host, "localhost") == 0)) {
+	    pool_node_is_local(node)) {
 		/* The openssh backend reads ssh_config itself; without OpenSSH we
 		 * fall back to the defaults it would use. */
 		if (pool->opts.backend == SSHPOOL_BACKEND_OPENSSH) {

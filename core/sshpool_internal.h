@@ -131,6 +131,9 @@ void pool_node_set_deadline(struct sshpool_node *node, int ms, const char *code)
 void pool_node_cancel_deadline(struct sshpool_node *node);
 /* Choose the node's transport (its settings are known), then connect. */
 void pool_node_start_transport(struct sshpool_node *node);
+/* Whether the node runs through the local transport: "localhost" (unless
+ * local_localhost is 0) or the pool's local_host. */
+int pool_node_is_local(const struct sshpool_node *node);
 /* Connect and run the bootstrap: the first time, and again on a fresh
  * connection after a fallback or a bad cached agent. */
 void pool_node_connect(struct sshpool_node *node);

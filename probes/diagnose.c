@@ -61,6 +61,10 @@ const struct finding_def finding_catalogue[] = {
     {"ascend-tls-mismatch", SEV_ERROR, "TLS settings differ across devices"},
     {"ascend-hccl-settings", SEV_INFO, "HCCL settings verified for the Ascend nodes"},
     {"gpu-missing", SEV_ERROR, "a node has fewer GPUs than it should"},
+    {"expect-gpus", SEV_ERROR, "a node's GPU count is not the [expect] gpus"},
+    {"expect-ib-rate", SEV_ERROR, "an ACTIVE RDMA port is slower than the [expect] ib-rate"},
+    {"expect-mtu", SEV_ERROR, "an interface's MTU is not the [expect] mtu"},
+    {"expect-driver", SEV_ERROR, "the NVIDIA driver is not the [expect] driver"},
     {"gpu-ecc-uncorrectable", SEV_ERROR, "a GPU has uncorrectable ECC errors"},
     {"gpu-row-remap-pending", SEV_ERROR, "a GPU needs a reset to remap a memory row"},
     {"gpu-retired-pages-pending", SEV_ERROR, "a GPU needs a reset to retire a memory page"},
@@ -345,6 +349,7 @@ static void (*const checks[])(struct dstate *st) = {
     diagnose_check_master_bind,
     diagnose_check_fixed_ports,
     diagnose_check_master_self,
+    diagnose_check_master_alone,
     /* each node's setup */
     diagnose_check_fw_rules,
     diagnose_check_bulk,
@@ -364,6 +369,8 @@ static void (*const checks[])(struct dstate *st) = {
     /* InfiniBand and RoCE */
     diagnose_check_rdma,
     diagnose_check_rdma_pairs,
+    /* what the configuration declares the node has ([expect]) */
+    diagnose_check_expect,
 };
 
 struct diagnosis *diagnose(const struct netmodel *m)

@@ -83,6 +83,8 @@ void diagnose_check_duplicates(struct dstate *st);
 void diagnose_check_master_bind(struct dstate *st);
 void diagnose_check_fixed_ports(struct dstate *st);
 void diagnose_check_master_self(struct dstate *st);
+/* diagnose_master.c: one node alone: its rules against MASTER_PORT */
+void diagnose_check_master_alone(struct dstate *st);
 /* diagnose_setup.c: each node's setup */
 void diagnose_check_fw_rules(struct dstate *st);
 void diagnose_check_mtu(struct dstate *st);
@@ -150,5 +152,8 @@ void diagnose_choose_data_ifaces(const struct netmodel *m, struct diagnosis *d);
 
 /* d->sugg, re-verified against the matrix (diagnose_suggest.c). */
 void diagnose_suggest(const struct netmodel *m, struct diagnosis *d);
+
+/* diagnose_expect.c: the configuration's [expect] on each node checked */
+void diagnose_check_expect(struct dstate *st);
 
 #endif

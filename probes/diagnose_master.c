@@ -206,3 +206,41 @@ void diagnose_check_master_self(struct dstate *st)
 	              "`clusterdoc fix` adds both), or use the MASTER_PORT suggested below.",
 	              ev);
 }
+
+/*
+ * One node checked alone (check --local, or -w with one host): no peer
+ * tries its MASTER_PORT candidate, and its own connection comes in on lo,
+ * which a rule for the data interface does not see. Its firewall rules
+ * are what is left to judge: one that drops or rejects the port (a policy
+ * over every port is left out: without the peers, what it accepts is not
+ * known) blocks the workers of a job whose master it is.
+ */
+void diagnose_check_master_alone(struct dstate *st)
+{
+	const struct netmodel *m = st->m;
+	const struct nm_node *n = m->nnodes == 1 ? &m->nodes[0] : NULL;
+	char ev[512];
+
+	if (!n || !n->probed || !m->master_port)
+		return;
+	for (size_t q = 0; q < n->nfwrules; q++) {
+		const struct nm_fwrule *r = &n->fwrules[q];
+
+		if (r->port_lo > m->master_port || m->master_port > r->port_hi ||
+		    (r->port_lo == 0 && r->port_hi == 65535))
+			continue;
+		snprintf(ev, sizeof(ev), "%s: %s %s TCP %d-%d, the MASTER_PORT candidate %d: %s",
+		         n->host, r->tool, r->verdict, r->port_lo, r->port_hi, m->master_port,
+		         r->text);
+		diagnose_note(
+		    st, "master-port-blocked", SEV_ERROR, "", 0,
+		    "%N (the master, checked alone): a firewall rule drops or rejects "
+		    "MASTER_PORT, so the workers of a job it leads cannot join the "
+		    "rendezvous (\"The client socket has timed out ... while trying to "
+		    "connect\")",
+		    "Open MASTER_PORT for the cluster's nodes (a least-privilege rule: TCP "
+		    "from the data subnet to that port, on the data interface and lo), or "
+		    "use another MASTER_PORT (--port).",
+		    ev);
+	}
+}

@@ -401,6 +401,7 @@ static struct netcheck *netcheck_new(struct loop *loop, struct sshpool *pool, st
 	m->master = c->o.master;
 	m->master_port = c->o.master_port ? c->o.master_port : 29500;
 	m->expect_gpus = c->o.expect_gpus;
+	m->expect = c->o.expect;
 	c->done = done;
 	c->arg = arg;
 	c->rng = o->seed ? o->seed : 1;

@@ -50,6 +50,8 @@ struct netcheck_opts {
 	                           netcheck_again (their listeners are closed) */
 	int expect_gpus;        /* --expect-gpus: the GPUs each node should have (the
 	                           model's expect_gpus, gpu-missing); 0 = not said */
+	struct expect expect;   /* the configuration's [expect]: the model's expect,
+	                           probes/diagnose_expect.c's findings */
 	int dcgm_level;         /* --dcgm-level: run `dcgmi diag -r N` on every GPU
 	                           node (dcgm_agent.h); 0 = not */
 };

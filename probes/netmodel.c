@@ -292,7 +292,7 @@ static void ascend_from_facts(struct netmodel *m, size_t i, json_t *facts)
 /* The NVIDIA GPU facts the findings read, kept as the agent sent them. */
 static void nvidia_from_facts(struct nm_node *n, json_t *facts)
 {
-	static const char *const keys[] = {"gpus", "gpu_pci", "xid"};
+	static const char *const keys[] = {"gpus", "gpu_driver", "gpu_pci", "xid"};
 
 	for (size_t k = 0; k < CD_ARRAY_LEN(keys); k++) {
 		json_t *v = json_object_get(facts, keys[k]);

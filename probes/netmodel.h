@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cd.h"
+#include "probes/expect.h"
 
 #define NM_NAME 64 /* interface names (IFNAMSIZ is 16; input is not trusted) */
 #define NM_ADDR 64 /* an address in text, without "%scope" */
@@ -128,7 +129,7 @@ struct nm_node {
 	json_t *ascend;
 
 	/* NVIDIA GPUs (probes/diagnose_gpu.c): the facts' "gpus" array and
-	 * "gpu_pci" and "xid" objects as the agent sent them (docs/protocol.md),
+	 * "gpu_driver", "gpu_pci" and "xid" as the agent sent them (docs/protocol.md),
 	 * under those keys, each absent when the facts lack it, and
 	 * "gpus_error" (errors["gpus"]) when set; NULL when the facts have
 	 * none of the three; "dcgm", the dcgm_diag answer (or {"error": ...})
@@ -205,7 +206,8 @@ struct netmodel {
 	size_t nlisteners;
 	struct nm_attempt *attempts;
 	size_t nattempts;
-	int expect_gpus; /* --expect-gpus: GPUs every node should have; 0 = not said */
+	int expect_gpus;      /* --expect-gpus: GPUs every node should have; 0 = not said */
+	struct expect expect; /* the configuration's [expect] (probes/expect.h) */
 };
 
 /* Allocate a model for n nodes named hosts[i] (copied); master is node 0. */

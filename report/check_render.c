@@ -321,6 +321,13 @@ void check_print_json(const struct check_result *r)
 		                                    : json_null()));
 	}
 	json_object_set_new(doc, "findings", findings);
+	if (r->needs_peers) {
+		json_t *left = json_array();
+
+		for (size_t k = 0; k < r->nneeds_peers; k++)
+			json_array_append_new(left, json_string(r->needs_peers[k]));
+		json_object_set_new(doc, "needs_peers", left);
+	}
 	json_object_set_new(doc, "suggestions", suggestions_json(r, plan));
 	job_plan_free(plan);
 	json_object_set_new(doc, "deadline", deadline_json(&st));

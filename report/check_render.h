@@ -20,6 +20,10 @@ struct check_result {
 	const struct diagnosis *d;
 	struct netcheck_stats stats;
 	int64_t started_ms; /* cd_now_ms() when the check started */
+	/* check --local: the checks left out because they need the peers (the
+	 * JSON's "needs_peers"); NULL otherwise. Borrowed. */
+	const char *const *needs_peers;
+	size_t nneeds_peers;
 };
 
 void check_print_json(const struct check_result *r);

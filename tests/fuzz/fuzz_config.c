@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_config.c - libFuzzer harness for the configuration files (core/config.h): any text
  * either reads, every entry with a key, a value and the line it came from, or fails with a
- * message naming the file and a line; nothing reads past the text. */
+ * message naming the file and a line; nothing reads past the text. The [expect] values go
+ * through their rows' parsers (probes/expect.h): taken, or an error naming the key and value. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cd.h"
 #include "config.h"
+#include "probes/expect.h"
 #include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,8 +24,24 @@ static const struct option top_keys[] = {
     {"expect-gpus", required_argument, NULL, 4},
     {0},
 };
-static const struct config_section sections[] = {{"", top_keys}, {"check", top_keys}};
-static const struct config_schema schema = {sections, 2};
+static struct config_section sections[] = {
+    {"", top_keys}, {"check", top_keys}, {EXPECT_SECTION, NULL}};
+static const struct config_schema schema = {sections, 3};
+
+/* An [expect] line: its row's parser takes it or names the key and the value. */
+static void check_expect(const struct config_entry *e)
+{
+	struct expect x = {0};
+	char err[CD_ERRLEN] = "", want[CD_ERRLEN];
+
+	if (strcmp(e->section, EXPECT_SECTION) != 0)
+		return;
+	snprintf(want, sizeof(want), "%s = %s: ", e->key, e->value);
+	if (expect_set(&x, e->key, e->value, err, sizeof(err)) == 0
+	        ? !expect_declared(&x)
+	        : strncmp(err, want, strlen(want)) != 0)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	memcpy(buf, data, size);
+	sections[2].keys = expect_options();
 	config_init(&c);
 	rc = config_parse(&c, &schema, buf, size, "fuzz.conf", CONFIG_USER, 0, err, sizeof(err));
 	if (rc < 0 && strncmp(err, "fuzz.conf:", 10) != 0)
@@ -47,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!(l = utf8_seq_len((const unsigned char *)e->value + k,
 			                       strlen(e->value + k))))
 				abort();
+		check_expect(e);
 		if (!strcmp(e->section, CONFIG_GROUPS) ? !config_group(&c, e->key)
 		                                       : !config_get(&c, e->section, e->key))
 			abort();

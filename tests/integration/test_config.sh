@@ -135,7 +135,7 @@ t_a_command_section_holds_for_that_command_alone() {
 # command's --help lists is a key, but --help and the actions and consents below, and no other
 # key than those is one.
 t_every_long_option_of_every_commands_help_is_a_key_but_the_actions() {
-	local actions=" --help --apply --yes --undo --list --sudoers --fix --force --run --drain --undrain --slurm-prolog --node --watch --expand --fold --count --all --verbose --version "
+	local actions=" --help --apply --yes --undo --list --sudoers --fix --force --run --drain --undrain --slurm-prolog --local --node --watch --expand --fold --count --all --verbose --version "
 	local c o keys listed=" " bad=
 	cdx config --all --json
 	keys=" $(jget '" ".join(sorted(set(s["key"] for s in d["settings"])))') "

@@ -28,8 +28,11 @@ static const struct option check_keys[] = {
     {"expect-gpus", required_argument, NULL, 4},
     {0},
 };
-static const struct config_section sections[] = {{"", top_keys}, {"check", check_keys}};
-static const struct config_schema schema = {sections, 2};
+static const struct option expect_keys_cut[] = {
+    {"gpus", required_argument, NULL, 0}, {"mtu", required_argument, NULL, 0}, {0}};
+static const struct config_section sections[] = {
+    {"", top_keys}, {"check", check_keys}, {"expect", expect_keys_cut}};
+static const struct config_schema schema = {sections, 3};
 
 static int parse(struct config *c, const char *text, char *err)
 {
@@ -112,9 +115,7 @@ static const struct bad_case {
      "site.conf:2: group gpu = n[5-3]: hostlist \"n[5-3]\": range 5-3 goes backwards (at column "
      "3)"},
     {"[groups]\ng@x = n1\n", "site.conf:2: group name \"g@x\": letters, digits and . _ + - / only"},
-    {"[expect]\n", "site.conf:1: section [expect] is reserved for the expectations of the "
-                   "node-local check (GPUs, IB rate, MTU, driver); no key is read from it yet: "
-                   "set expect-gpus in [check]"},
+    {"[expect]\nmtx = 1\n", "site.conf:2: unknown key \"mtx\" in [expect]; did you mean mtu?"},
     {"include other.conf\n", "site.conf:1: include other.conf: no include here"},
     {"nodes = n1\0x\n", "site.conf:1: a NUL byte (not a text file?)"},
     {"login = caf\xe9\n", "site.conf:1: byte 0xe9 is not UTF-8 text (at column 12)"},

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# `clusterdoc check --local` as a Slurm Prolog or HealthCheckProgram runs it (docs/slurm.md): on
+# the node itself (cluster_node_exec: its network namespace, hostname and mount namespace), with
+# no SSH key and no SSH at all (an nft counter of the SYNs to port 22 on every node stays 0),
+# against the configuration's [expect] (probes/expect.h), draining the node in the test
+# cluster's real Slurm (slurmctld in the head namespace, one slurmd per node) or, with
+# --dry-run, printing the scontrol command only. GPUs through the NVML stand-in
+# (tests/fakes/fake_nvml.c), the IB rate through an RDMA sysfs fixture (tests/fixtures/rdma/).
+source "$(dirname "$0")/../lib.sh"
+source "$CD_TOP/tests/integration/itest.sh"
+ITEST_FILE=check_local
+itest_need_root
+if ! slurm_available || ! command -v slurmd >/dev/null; then
+	result SKIP "$ITEST_FILE" "slurmd, slurmctld or munged is missing: make deps"
+	exit 0
+fi
+
+DIR="" # the configuration files and an empty HOME, in the /tmp the nodes share
+trap '[[ -n $DIR ]] && rm -rf "$DIR"' EXIT
+
+# on_node I CONF ARGS...: `clusterdoc check --local ARGS` on node I, its configuration the
+# file CONF alone ("" for none), HOME an empty folder (no key, no ssh_config); the variables
+# of $NODE_ENV (VAR=VALUE words) added. Sets $out, $err, $rc.
+on_node() {
+	local i=$1 conf=$2 of ef
+	shift 2
+	of=$(mktemp) ef=$(mktemp)
+	# shellcheck disable=SC2086
+	cluster_node_exec "$i" env HOME="$DIR/home" CLUSTERDOC_SYSTEM_CONFIG=/nonexistent \
+		XDG_CONFIG_HOME="$DIR/home" ${conf:+CLUSTERDOC_CONFIG=$conf} SLURM_CONF="$SLURM_CONF" \
+		CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" ${NODE_ENV:-} timeout 60 "$CLUSTERDOC" check --local "$@" \
+		>"$of" 2>"$ef"
+	rc=$?
+	out=$(cat "$of") err=$(cat "$ef")
+	rm -f "$of" "$ef"
+	itest_json_keep check "$@" # its JSON against docs/schema/check.json (itest.sh)
+}
+
+# conf NAME LINES...: a configuration file $DIR/NAME.conf
+conf() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" >"$DIR/$name.conf"
+}
+
+node_show() { cluster_head_exec scontrol show node "$1"; }
+
+t_setup_cluster_with_slurm_and_no_ssh_key_on_the_nodes() {
+	CD_QUIET=1 cluster_up 2 --slurm >/dev/null || return 1
+	DIR=$(mktemp -d /tmp/cdlocal.XXXXXX)
+	mkdir -p "$DIR/home" && chmod -R a+rX "$DIR" || return 1
+	cp -a "$CD_TOP/tests/fixtures/rdma/ib-hdr-8" "$DIR/" || return 1
+	cluster_ssh_syns_start
+}
+
+t_a_healthy_node_checks_itself_without_ssh_and_exits_0() {
+	on_node 1 ""
+	expect_eq "$rc" 0 "the exit status (stderr: $err; stdout: $(tail -c 600 <<<"$out"))" || return 1
+	expect_match "$out" "clusterdoc check: 1 node\(s\), 1 checked" "the summary line" || return 1
+	expect_match "$out" "node1 was checked alone \(--local\); these checks need its peers" \
+		"the checks left to the peers" || return 1
+	on_node 1 "" --json
+	expect_eq "$rc" 0 "the exit status with --json ($err)" || return 1
+	expect_match "$(jget 'd["needs_peers"][0]')" "^TCP between the nodes" "the JSON's needs_peers" || return 1
+	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
+}
+
+t_an_unmet_mtu_fails_with_expect_mtu_and_its_evidence() {
+	conf mtu '[expect]' 'mtu = 9000'
+	on_node 1 "$DIR/mtu.conf" --json
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" \
+		"['expect-mtu']" "the error findings" || return 1
+	expect_eq "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "expect-mtu"][0]')" \
+		"['node1: [expect] mtu = 9000; eth0 mtu 1500']" "the evidence" || return 1
+	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
+}
+
+t_a_bad_expect_value_names_the_file_the_line_and_the_value_and_nothing_runs() {
+	conf bad '[expect]' 'gpus = 8' 'mtu = jumbo'
+	on_node 1 "$DIR/bad.conf"
+	expect_eq "$rc" 2 "the exit status" || return 1
+	expect_eq "$err" "clusterdoc check: $DIR/bad.conf:3: mtu = jumbo: a whole number of bytes from 68 to 65536" \
+		"the error" || return 1
+	expect_eq "$out" "" "stdout" || return 1
+	# clusterdoc config checks it as check reads it
+	err=$(CLUSTERDOC_SYSTEM_CONFIG=/nonexistent XDG_CONFIG_HOME="$DIR/home" CLUSTERDOC_CONFIG="$DIR/bad.conf" \
+		"$CLUSTERDOC" config 2>&1 >/dev/null)
+	expect_eq "$?:$err" "2:clusterdoc config: $DIR/bad.conf:3: mtu = jumbo: a whole number of bytes from 68 to 65536" \
+		"clusterdoc config"
+}
+
+t_local_with_nodes_a_launcher_or_watch_is_refused_and_nothing_runs() {
+	on_node 1 "" -w node2
+	expect_eq "$rc:$out" "2:" "the exit status and stdout of -w node2" || return 1
+	expect_eq "$err" "clusterdoc check: --local checks this node alone: not with -w, --hostfile, -g or -x (--node NAME names it)" "the error" || return 1
+	on_node 1 "" --launcher srun
+	expect_eq "$rc:$err" "2:clusterdoc check: --local starts this node's agent itself: not with --launcher" "--launcher srun" || return 1
+	on_node 1 "" --watch 1
+	expect_eq "$rc:$err" "2:clusterdoc check: --local runs once: not with --watch" "--watch 1" || return 1
+	on_node 1 "" --dry-run
+	expect_eq "$rc:$err" "2:clusterdoc check: --dry-run says what --drain would do; give --drain with it" "--dry-run alone"
+}
+
+t_drain_dry_run_prints_the_scontrol_command_and_leaves_the_node_alone() {
+	conf mtu '[expect]' 'mtu = 9000'
+	on_node 2 "$DIR/mtu.conf" --drain --dry-run
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_match "$out" "^would drain node2: scontrol update NodeName=node2 State=DRAIN Reason='clusterdoc: expect-mtu'$" \
+		"the line printed" || return 1
+	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 in Slurm" || return 1
+	# with --json, stdout is the document alone and the line goes to stderr
+	on_node 2 "$DIR/mtu.conf" --drain --dry-run --json
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" "['expect-mtu']" \
+		"the JSON's errors" || return 1
+	expect_match "$err" "^would drain node2: scontrol update NodeName=node2 State=DRAIN Reason='clusterdoc: expect-mtu'$" \
+		"stderr with --json" || return 1
+	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 in Slurm after --json"
+}
+
+t_drain_drains_the_node_in_slurm_with_the_finding_as_reason() {
+	conf mtu '[expect]' 'mtu = 9000'
+	on_node 2 "$DIR/mtu.conf" --drain
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_match "$err" "drained node2: clusterdoc: expect-mtu" "what it said" || return 1
+	expect_match "$(node_show node2)" " State=IDLE\+DRAIN " "node2's state" || return 1
+	expect_match "$(node_show node2)" "Reason=clusterdoc: expect-mtu " "node2's reason" || return 1
+	expect_match "$(node_show node1)" " State=IDLE(\+NOT_RESPONDING)? " "node1 (not checked) in Slurm" || return 1
+	# the node made to meet it: --undrain brings it back
+	on_node 2 "" --undrain
+	expect_eq "$rc" 0 "--undrain's exit status ($err)" || return 1
+	expect_match "$(node_show node2)" " State=IDLE(\+NOT_RESPONDING)? " "node2 after --undrain" || return 1
+	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
+}
+
+t_slurm_prolog_exits_1_on_an_unmet_expectation_and_prints_nothing() {
+	conf mtu '[expect]' 'mtu = 9000'
+	SLURMD_NODENAME=node1 on_node 1 "$DIR/mtu.conf" --slurm-prolog
+	expect_eq "$rc" 1 "the exit status" || return 1
+	expect_eq "$out" "" "stdout" || return 1
+	expect_match "$err" "node1: expect-mtu: " "stderr"
+}
+
+t_the_gpu_count_and_driver_come_from_nvml() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1
+	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+	cp "$lib" "$DIR/libnvidia-ml.so.1" && printf 'count 2\n' >"$DIR/nvml.sc" && : >"$DIR/kmsg" || return 1
+	local NODE_ENV="CLUSTERDOC_NVML_LIB=$DIR/libnvidia-ml.so.1 CLUSTERDOC_FAKE_NVML_SCENARIO=$DIR/nvml.sc CLUSTERDOC_KMSG=$DIR/kmsg"
+	conf gpus2 '[expect]' 'gpus = 2'
+	on_node 1 "$DIR/gpus2.conf" --json
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["id"].startswith("expect-")]')" "[]" \
+		"the expect findings of 2 GPUs declared 2 ($err)" || return 1
+	conf gpus8 '[expect]' 'gpus = 8' 'driver = 550.54.15'
+	on_node 1 "$DIR/gpus8.conf" --json
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_eq "$(jget 'sorted((f["id"], f["evidence"]) for f in d["findings"] if f["id"].startswith("expect-"))')" \
+		"[('expect-driver', ['node1: NVIDIA driver 550.54.fake, [expect] driver = 550.54.15']), ('expect-gpus', ['node1: NVML lists 2 GPUs, [expect] gpus = 8'])]" \
+		"the expect findings"
+}
+
+t_the_ib_rate_is_every_active_ports() {
+	local NODE_ENV="CLUSTERDOC_SYSFS_ROOT=$DIR/ib-hdr-8"
+	conf hdr '[expect]' 'ib-rate = 200'
+	on_node 1 "$DIR/hdr.conf" --json
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["id"].startswith("expect-")]')" "[]" \
+		"the expect findings of 8 HDR ports declared 200 ($err)" || return 1
+	conf ndr '[expect]' 'ib-rate = 400'
+	on_node 1 "$DIR/ndr.conf" --json
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_match "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "expect-ib-rate"][0][0]')" \
+		"^node1: \[expect\] ib-rate = 400 Gb/s; mlx5_0/1 at 200 Gb/s mlx5_1/1 at 200 Gb/s .* mlx5_7/1 at 200 Gb/s$" \
+		"the evidence"
+}
+
+# The node's own firewall against the job's ports, without any peer: an nft rule that drops
+# MASTER_PORT's candidate on the data NIC (the node's own connection, over lo, still passes).
+t_a_firewall_rule_on_master_port_fails_the_node_alone() {
+	cluster_trap_firewall_port 1 29500 || return 1
+	on_node 1 "" --json
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" \
+		"['master-port-blocked']" "the error findings" || return 1
+	expect_match "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "master-port-blocked"][0][0]')" \
+		"^node1: nft drop TCP 29500-29500, the MASTER_PORT candidate 29500: .*tcp dport 29500.* drop" \
+		"the evidence" || return 1
+	on_node 1 "" --json --port 29600
+	expect_eq "$rc" 0 "the exit status with --port 29600 ($err)" || return 1
+	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
+}
+
+# The node's own name resolution: its hostname mapped to 127.0.1.1 in its /etc/hosts.
+t_a_hostname_on_loopback_fails_the_node_alone() {
+	cluster_trap_hostname_loopback 2 || return 1
+	on_node 2 "" --json
+	expect_eq "$rc" 1 "the exit status ($err)" || return 1
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" \
+		"['hostname-loopback']" "the error findings"
+}
+
+itest_run_all
