@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diagnose_expect.c - the configuration's [expect] (probes/expect.h) against
  * each node checked: expect-gpus, expect-ib-rate, expect-mtu and

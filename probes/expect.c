@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* expect.c - the [expect] keys and their parsers (expect.h). */
 #include "expect.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * expect.h - what a node declares it should have (the configuration's
  * [expect] section, docs/slurm.md; as NHC's nhc.conf declares a node's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `clusterdoc check --local` as a Slurm Prolog or HealthCheckProgram runs it (docs/slurm.md): on
 # the node itself (cluster_node_exec: its network namespace, hostname and mount namespace), with
 # no SSH key and no SSH at all (an nft counter of the SYNs to port 22 on every node stays 0),

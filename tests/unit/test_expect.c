@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_expect.c - the [expect] keys (probes/expect.h): each row's parser on
  * good and bad values, an unknown key, and each row's finding
