@@ -327,15 +327,19 @@ int sshconfig_reads_key(const char *key)
 	return find_opt(key, strlen(key)) != NULL;
 }
 
-/* A key the libssh2 transport cannot honour sends the node to openssh
- * (sshkeys.h); the first one names why. */
+/* A key the libssh2 transport cannot honour, or one the table does not
+ * know, sends the node to openssh (sshkeys.h); the first one names why. */
 static void note_switch(struct ssh_settings *s, const char *key, size_t k, int clean)
 {
 	const struct sshkey_rule *r;
 	const char *v = key + k;
 
-	if (s->switch_key || !clean || (r = sshkeys_find(key, k)) == NULL)
+	if (s->switch_key || !clean)
 		return;
+	if ((r = sshkeys_find(key, k)) == NULL) {
+		s->switch_key = sshkeys_unknown_name(key, k);
+		return;
+	}
 	v += strspn(v, " \t");
 	if (*v && sshkeys_switches(r, v))
 		s->switch_key = r->name;

@@ -4,6 +4,9 @@
 
 #include "cd.h"
 
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -178,6 +181,31 @@ const struct sshkey_rule *sshkeys_find(const char *key, size_t n)
 		if (strlen(rules[i].key) == n && strncasecmp(rules[i].key, key, n) == 0)
 			return &rules[i];
 	return NULL;
+}
+
+const char *sshkeys_unknown_name(const char *key, size_t n)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char *names[32];
+	static size_t count;
+	const char *found = NULL;
+	char *name;
+
+	if (n > 64)
+		n = 64;
+	name = cd_asprintf("%.*s (a key clusterdoc does not know)", (int)n, key);
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < count && !found; i++)
+		if (strcmp(names[i], name) == 0)
+			found = names[i];
+	if (!found && count < CD_ARRAY_LEN(names)) {
+		names[count] = name;
+		found = names[count++];
+		name = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	free(name);
+	return found;
 }
 
 int sshkeys_switches(const struct sshkey_rule *r, const char *value)

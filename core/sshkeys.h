@@ -42,6 +42,15 @@ struct sshkey_rule {
 /* The row for a key (n bytes, compared without case), or NULL. */
 const struct sshkey_rule *sshkeys_find(const char *key, size_t n);
 
+/*
+ * A key `ssh -G` printed that no row names (a newer OpenSSH's): it may change
+ * where or how ssh connects, so the node goes through ssh(1), which honours
+ * it. Returns "KEY (a key clusterdoc does not know)" for the notice: one
+ * string per key for the process's life, so that pointers compare as the
+ * table's names do; NULL past 32 such keys (then the first is kept).
+ */
+const char *sshkeys_unknown_name(const char *key, size_t n);
+
 /* 1 when value, for row r, sends the node to the openssh transport
  * (SSHKEY_SWITCH and value not in keep); else 0. */
 int sshkeys_switches(const struct sshkey_rule *r, const char *value);

@@ -173,6 +173,23 @@ static void test_parse_g_first_switching_key_names_the_switch(void **state)
 	ssh_settings_fini(&s);
 }
 
+/* A key a newer OpenSSH prints and no row names is not left out silently:
+ * the node goes through ssh(1), named once per key. */
+static void test_parse_g_a_key_no_row_knows_sends_node_to_openssh(void **state)
+{
+	struct ssh_settings s, t;
+	char err[CD_ERRLEN] = "";
+
+	assert_int_equal(parse("host a\nuser u\nhostname a\nfuturehopkey yes\n", "/root", &s, err),
+	                 0);
+	assert_string_equal(s.switch_key, "futurehopkey (a key clusterdoc does not know)");
+	assert_int_equal(parse("host b\nuser u\nhostname b\nfuturehopkey no\n", "/root", &t, err),
+	                 0);
+	assert_ptr_equal(s.switch_key, t.switch_key);
+	ssh_settings_fini(&s);
+	ssh_settings_fini(&t);
+}
+
 static void test_parse_g_rejects_unknown_addressfamily(void **state)
 {
 	struct ssh_settings s;
@@ -288,6 +305,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_g_controlpath_sends_node_to_openssh),
 	    cmocka_unit_test(test_parse_g_first_switching_key_names_the_switch),
 	    cmocka_unit_test(test_parse_g_rejects_unknown_addressfamily),
+	    cmocka_unit_test(test_parse_g_a_key_no_row_knows_sends_node_to_openssh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
