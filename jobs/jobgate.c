@@ -103,6 +103,12 @@ static const struct job_gate_rule rules[] = {
     {"roce-gid-mismatch", 1, AVOID_IB_GID},
     /* the pair's RDMA write failed: nothing in the environment mends the fabric */
     {"rdma-pair-failed", 1, AVOID_NONE},
+    /* a node unlike what the site declared ([expect]): its GPUs and driver
+     * break a job on it alone; the IB rate and the MTU matter between nodes */
+    {"expect-gpus", 0, AVOID_NONE},
+    {"expect-driver", 0, AVOID_NONE},
+    {"expect-ib-rate", 1, AVOID_NONE},
+    {"expect-mtu", 1, AVOID_NONE},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
     {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
     {"peer-ssh-hostkey-changed", 1, AVOID_NONE},

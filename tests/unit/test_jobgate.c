@@ -124,6 +124,8 @@ static const char *const gate_a_one_node_job[] = {
     "gpu-dcgm-fail",
     "gpu-dcgm-warn",
     "gpu-dcgm-absent",
+    "expect-gpus",
+    "expect-driver",
 };
 
 static int listed(const char *const *list, size_t n, const char *id)
