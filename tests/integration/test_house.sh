@@ -163,4 +163,12 @@ t_no_function_over_150_lines() {
 	[[ -z $long ]] || { echo "$long"; return 1; }
 }
 
+# A merge's conflict markers left in a tracked file (a man page or a table is not compiled, so
+# nothing else would fail on them). The test fixtures are data and may hold anything.
+t_no_tracked_file_holds_a_merge_conflict_marker() {
+	local hits
+	hits=$(git grep -n -E '^(<{7}|>{7})( |$)' -- . ':!tests/fixtures' ':!tests/fuzz' | head -5)
+	[[ -z $hits ]] || { echo "    conflict markers: $hits"; return 1; }
+}
+
 itest_run_all
