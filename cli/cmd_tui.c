@@ -182,6 +182,7 @@ int cmd_tui(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	r.o.session.pool = &r.t.pool;
+	r.o.session.groups = &r.t.groups.hook;
 	r.t.pool.notice = NULL; /* stderr is under the screen */
 	if (hostlist_count(r.t.hosts)) {
 		hosts = hostlist_fold(r.t.hosts);

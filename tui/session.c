@@ -417,6 +417,7 @@ int session_set_hosts(struct tui_session *s, const char *expr, char *err, size_t
 		return cd_errf(err, errlen, CD_ERR_REFUSED,
 		               "a task is running: wait for it before changing the nodes");
 	hl = hostlist_new();
+	hl->groups = s->o.groups;
 	rc = hostlist_add_arg(hl, expr, err, errlen);
 	if (rc == 0 && !hostlist_count(hl))
 		rc = cd_errf(err, errlen, CD_ERR_NOTFOUND, "no nodes in \"%s\"", expr);

@@ -63,6 +63,9 @@ struct tui_session_opts {
 	struct bench_opts bench;         /* bench_opts_init'ed */
 	struct gpuburn_opts burn;        /* gpuburn_opts_init'ed (python: the check's) */
 	struct mnist_opts mnist;         /* mnist_opts_init'ed */
+	/* borrowed: how "@group" resolves in a hostlist typed in the TUI (the
+	 * command line's group sources); NULL: a group is an error */
+	struct hostlist_groups *groups;
 };
 
 /* One line of a node's job output, as mnist's and run's events give it. */

@@ -227,15 +227,26 @@ t_options_without_a_command_open_the_tui_and_name_commands_without_a_terminal() 
 	expect_match "$err" "^  clusterdoc facts -w 'node\[1-3\]'$" "the command to run instead"
 }
 
-t_alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist() {
+# the prompt, then a node group of the user's configuration typed as -w takes it
+prompt_then_a_group() {
 	tui_start -- || return 1
 	tui_wait '^Nodes \(hostlist\):$' 10 || return 1
 	tui_expect hosts_prompt || return 1
 	tui_keys 'node[3-1]' Enter
 	tui_wait 'range 3-1 goes backwards' 5 || return 1
 	expect_match "$(tui_screen)" '^Nodes \(hostlist\): node\[3-1\]$' "the prompt, again with the text" || return 1
-	tui_keys C-u 'node[1-2]' Enter
+	tui_keys C-u '@pair' Enter
 	tui_wait 'check: ' 10 || return 1
+	expect_match "$(tui_screen)" 'node2' "the group's second node on the screen"
+}
+
+t_alone_on_a_terminal_it_asks_for_the_nodes_and_refuses_a_bad_hostlist() {
+	local cfg=$CD_HOME/.config/clusterdoc/config rc=0
+	# read as the TUI starts
+	mkdir -p "$(dirname "$cfg")" && printf '[groups]\npair = node[1-2]\n' >"$cfg"
+	prompt_then_a_group || rc=$?
+	rm -f "$cfg"
+	return "$rc"
 }
 
 t_q_while_the_check_runs_asks_again_before_quitting() {
