@@ -182,6 +182,8 @@ int cmd_tui(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	r.o.session.pool = &r.t.pool;
+	/* the prompt runs on the screen's loop: no group that waits on a program */
+	r.t.groups.no_programs = 1;
 	r.o.session.groups = &r.t.groups.hook;
 	r.t.pool.notice = NULL; /* stderr is under the screen */
 	if (hostlist_count(r.t.hosts)) {

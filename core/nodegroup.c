@@ -46,6 +46,11 @@ static int run_source(struct nodegroups *g, char *const argv[], const char *what
 	char why[CD_ERRLEN], how[64];
 	int status = 0, rc;
 
+	if (g->no_programs)
+		return cd_errf(err, errlen, CD_ERR_REFUSED,
+		               "%s runs a program, which is not waited for here: give the group "
+		               "with -w on the command line",
+		               what);
 	buf_init(&errout, 64 << 10);
 	rc = child_run(argv, out, &errout, g->timeout_ms, &status, why, sizeof(why));
 	if (rc < 0) {

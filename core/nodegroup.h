@@ -40,6 +40,10 @@ struct nodegroups {
 	int cs_loaded, cs_rc;
 	char cs_err[256];
 	int timeout_ms;
+	/* 1: a group whose source runs a program (a map upcall, squeue, sinfo)
+	 * is an error instead: for a caller on an event loop, which must not
+	 * wait up to timeout_ms on it (the TUI's node prompt) */
+	int no_programs;
 	int depth;
 	const char *cur_source; /* the source whose group is being expanded */
 	/* clusterdoc's own configuration's [groups] (set by the head's

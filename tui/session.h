@@ -64,7 +64,8 @@ struct tui_session_opts {
 	struct gpuburn_opts burn;        /* gpuburn_opts_init'ed (python: the check's) */
 	struct mnist_opts mnist;         /* mnist_opts_init'ed */
 	/* borrowed: how "@group" resolves in a hostlist typed in the TUI (the
-	 * command line's group sources); NULL: a group is an error */
+	 * command line's group sources, none that runs a program: this is the
+	 * loop); NULL: a group is an error */
 	struct hostlist_groups *groups;
 };
 

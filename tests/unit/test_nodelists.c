@@ -420,6 +420,27 @@ static void a_map_upcall_past_its_deadline_is_an_error(void **state)
 	hostlist_free(hl);
 }
 
+/* On an event loop (the TUI's prompt) a source that would run a program is
+ * refused at once; the groups of files still resolve. */
+static void a_caller_on_a_loop_gets_no_group_that_runs_a_program(void **state)
+{
+	struct hostlist *hl = hostlist_new();
+	struct nodegroups g;
+	char err[CD_ERRLEN] = "", *folded;
+
+	nodegroups_init(&g);
+	g.no_programs = 1;
+	hl->groups = &g.hook;
+	assert_int_equal(hostlist_parse(hl, "@slow:x", err, sizeof(err)), CD_ERR_REFUSED);
+	assert_non_null(strstr(err, "the map upcall of [slow] for @x runs a program"));
+	assert_int_equal(hostlist_parse(hl, "@gpu", err, sizeof(err)), 0);
+	folded = hostlist_fold(hl);
+	assert_string_equal(folded, "g[1-4]");
+	free(folded);
+	nodegroups_fini(&g);
+	hostlist_free(hl);
+}
+
 static void a_group_without_sources_is_never_a_host(void **state)
 {
 	struct hostlist *hl = hostlist_new();
@@ -442,6 +463,7 @@ int main(void)
 	    cmocka_unit_test(csgroups_first_file_wins),
 	    cmocka_unit_test(group_expressions_resolve_through_the_sources),
 	    cmocka_unit_test(a_map_upcall_past_its_deadline_is_an_error),
+	    cmocka_unit_test(a_caller_on_a_loop_gets_no_group_that_runs_a_program),
 	    cmocka_unit_test(a_group_without_sources_is_never_a_host),
 	};
 
