@@ -3,6 +3,8 @@
  * (see bench_net.h). */
 #include "collectives/bench_net.h"
 
+#include "buf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,34 +15,25 @@ void bench_net_fini(struct bench_net *net)
 	net->lines = NULL;
 }
 
-/* The lines, one per '\n', as NCCL wrote them, for nccl_ib_parse_log. */
-static char *joined(const json_t *lines, size_t *len)
+/* The lines, one per '\n', as NCCL wrote them, into b for nccl_ib_parse_log
+ * (the agent bounds them: 32 lines of 1024 bytes). */
+static void joined(const json_t *lines, struct buf *b)
 {
-	size_t k, cap = 1, used = 0;
+	size_t k;
 	json_t *v;
-	char *buf;
 
-	json_array_foreach(lines, k, v) cap += json_string_length(v) + 1;
-	buf = cd_malloc(cap);
 	json_array_foreach(lines, k, v)
 	{
-		if (!json_is_string(v))
-			continue;
-		memcpy(buf + used, json_string_value(v), json_string_length(v));
-		used += json_string_length(v);
-		buf[used++] = '\n';
+		if (json_is_string(v))
+			buf_append_strs(b, json_string_value(v), "\n", NULL);
 	}
-	buf[used] = '\0';
-	*len = used;
-	return buf;
 }
 
 void bench_net_judge(const json_t *nccl_net, struct bench_net *net)
 {
 	const json_t *lines = json_object_get(nccl_net, "lines");
 	const char *err = json_string_value(json_object_get(nccl_net, "error"));
-	size_t len;
-	char *text;
+	struct buf text;
 	int rc;
 
 	bench_net_fini(net);
@@ -57,9 +50,10 @@ void bench_net_judge(const json_t *nccl_net, struct bench_net *net)
 		return;
 	}
 	net->lines = json_deep_copy(lines);
-	text = joined(lines, &len);
-	nccl_ib_parse_log(text, len, &net->used);
-	free(text);
+	buf_init(&text, (size_t)1 << 20);
+	joined(lines, &text);
+	nccl_ib_parse_log(text.data ? text.data : "", text.len, &net->used);
+	buf_fini(&text);
 	rc = nccl_ib_compare(&net->predicted, &net->used, net->why, sizeof(net->why));
 	net->agrees = rc == 0 ? 1 : rc == 1 ? 0 : -1;
 }
