@@ -24,6 +24,7 @@
 #include "command.h"
 #include "commands.h"
 #include "optgroups.h"
+#include "probes/dcgm_agent.h"
 #include "probes/diagnose.h"
 #include "report/report.h"
 #include "run_check.h"
@@ -52,7 +53,8 @@ enum {
 	OPT_DRY_RUN,
 };
 
-/* The Prolog's default bound on the whole check, in seconds. */
+/* The Prolog's default bound on the whole check, in seconds; with
+ * --dcgm-level, the level's own bound on dcgmi is added to it. */
 #define PROLOG_DEADLINE_S 30
 
 struct check_run {
@@ -241,7 +243,7 @@ static int finish_own(void *ctx, const struct optset *s, char *err, size_t errle
 		return cd_errf(err, errlen, CD_ERR_PARSE,
 		               "--watch runs alone: not with --slurm-prolog, --drain or --undrain");
 	if (r->prolog && !r->deadline_s)
-		r->deadline_s = PROLOG_DEADLINE_S;
+		r->deadline_s = PROLOG_DEADLINE_S + dcgm_level_ms(r->o.dcgm_level) / 1000;
 	return 0;
 }
 

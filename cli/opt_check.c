@@ -26,7 +26,9 @@ static const struct optdef defs[] = {
      "      --expect-gpus N      a node with fewer GPUs is gpu-missing (an error)\n"},
     {"dcgm-level", required_argument, CHECKOPT_DCGM_LEVEL, "--dcgm-level",
      "      --dcgm-level 1|2     run DCGM's diagnostic (dcgmi diag) at this level on\n"
-     "                           every GPU node that has dcgmi\n"},
+     "                           every GPU node that has dcgmi (with\n"
+     "                           --slurm-prolog, the default deadline grows by\n"
+     "                           the level's own: 60 s, 300 s)\n"},
     {"seed", required_argument, CHECKOPT_SEED, "--seed", NULL},
 };
 

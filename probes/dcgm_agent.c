@@ -16,6 +16,7 @@ struct diag {
 	struct loop *loop;
 	json_t *out;
 	int timeout_ms;
+	int cut; /* the request's timeout_ms (the check's deadline) set it */
 };
 
 static void diag_done(const struct childrun_result *r, void *arg)
@@ -33,8 +34,9 @@ static void diag_done(const struct childrun_result *r, void *arg)
 			snprintf(why, sizeof(why), "dcgmi printed more than %d bytes",
 			         DCGM_OUT_MAX);
 		else
-			snprintf(why, sizeof(why), "dcgmi did not finish in %d s: %s",
-			         d->timeout_ms / 1000, r->error);
+			snprintf(why, sizeof(why), "dcgmi did not finish in %d s%s: %s",
+			         d->timeout_ms / 1000,
+			         d->cut ? " (what the check's --deadline left it)" : "", r->error);
 		json_object_set_new(d->out, "error", json_string(why));
 	} else if (r->spawn_errno) {
 		json_object_set_new(d->out, "error", json_stringn(r->err->data, r->err->len));
@@ -42,17 +44,17 @@ static void diag_done(const struct childrun_result *r, void *arg)
 	loop_stop(d->loop);
 }
 
-/* The deadline: the request's, else the node's test override, else the level's. */
+/* The deadline: the level's, or the node's test override; shortened to the
+ * request's when that is shorter (what the check's --deadline leaves). */
 static int diag_timeout(json_t *req, int level)
 {
 	json_t *t = json_object_get(req, "timeout_ms");
 	const char *env = getenv("CLUSTERDOC_DCGM_TIMEOUT_MS");
+	int ms = env && atoi(env) > 0 ? atoi(env) : dcgm_level_ms(level);
 
-	if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) <= 3600000)
+	if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) < ms)
 		return (int)json_integer_value(t);
-	if (env && atoi(env) > 0)
-		return atoi(env);
-	return level == 1 ? DCGM_L1_MS : DCGM_L2_MS;
+	return ms;
 }
 
 json_t *dcgm_agent_diag(json_t *req, const char **code, char *msg, size_t msglen)
@@ -78,6 +80,7 @@ json_t *dcgm_agent_diag(json_t *req, const char **code, char *msg, size_t msglen
 		return json_pack("{s:b}", "present", 0);
 	snprintf(level, sizeof(level), "%d", (int)json_integer_value(lv));
 	d.timeout_ms = o.timeout_ms = diag_timeout(req, (int)json_integer_value(lv));
+	d.cut = json_integer_value(json_object_get(req, "timeout_ms")) == d.timeout_ms;
 	d.out = json_pack("{s:b, s:s, s:I, s:i, s:n}", "present", 1, "path", path, "level",
 	                  json_integer_value(lv), "timeout_ms", d.timeout_ms, "exit");
 	d.loop = loop_new();

@@ -17,9 +17,16 @@
 #define DCGM_L2_MS   300000       /* of level 2 (DCGM: "about two minutes") */
 #define DCGM_OUT_MAX (512 * 1024) /* dcgmi's JSON kept; more is an error */
 
+/* The level's deadline in ms: DCGM_L1_MS, DCGM_L2_MS; 0 for no level. */
+static inline int dcgm_level_ms(int level)
+{
+	return level == 1 ? DCGM_L1_MS : level == 2 ? DCGM_L2_MS : 0;
+}
+
 /*
- * {"type": "dcgm_diag", "level": 1|2, "timeout_ms": N (optional; the level's
- * deadline by default, $CLUSTERDOC_DCGM_TIMEOUT_MS on the node for tests)}
+ * {"type": "dcgm_diag", "level": 1|2, "timeout_ms": N (optional: what the
+ * check's --deadline leaves, when that is shorter than the level's deadline,
+ * or than $CLUSTERDOC_DCGM_TIMEOUT_MS on the node, the tests' override)}
  * -> {"present": false} when dcgmi is not on PATH; else {"present": true,
  *    "path", "level", "timeout_ms", "exit": N | null, "output": stdout
  *    (bounded), "stderr": its last bytes, "error": "..." (only when dcgmi did

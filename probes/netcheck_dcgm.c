@@ -33,12 +33,18 @@ static void on_diag(struct sshpool_node *pn, json_t *result, const char *code, c
 void netcheck_dcgm_facts(struct netcheck *c, size_t i, json_t *facts)
 {
 	json_t *req;
-	int ms = c->o.dcgm_level == 1 ? DCGM_L1_MS : DCGM_L2_MS;
+	int room, ms = dcgm_level_ms(c->o.dcgm_level);
 
 	if (!c->o.dcgm_level || json_array_size(json_object_get(facts, "gpus")) == 0)
 		return;
 	req = proto_request(0, "dcgm_diag");
 	json_object_set_new(req, "level", json_integer(c->o.dcgm_level));
+	/* under --deadline, dcgmi is cut on the node in time for its answer
+	 * (gpu-dcgm's probe-incomplete) rather than the node by the check */
+	if (netcheck_fit_timeout(c, ms, 1, &room) < ms) {
+		ms = room > 1000 ? room : 1000;
+		json_object_set_new(req, "timeout_ms", json_integer(ms));
+	}
 	fanout_expect(c->fan, i, 1);
 	sshpool_request(c->nodes[i].pn, req, ms + 3 * c->o.request_timeout_ms, on_diag, c);
 }

@@ -6,7 +6,8 @@
 # documented `dcgmi diag -j` JSON of tests/fixtures/dcgm/ as each node's scenario file says
 # ($CLUSTERDOC_FAKE_DCGM_SCENARIO: "print FILE" or "hang"). A FAIL must land on its node and GPU,
 # a node without dcgmi is named absent and never fails, a dcgmi that hangs is cut at its deadline
-# ($CLUSTERDOC_DCGM_TIMEOUT_MS on the nodes: 3 s) and named.
+# ($CLUSTERDOC_DCGM_TIMEOUT_MS on the nodes, from n*/dcgm.ms: 3 s) and named, and a check's
+# --deadline shorter than dcgmi's own cuts dcgmi on the node in time to hear the node's answer.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 ITEST_FILE=gpu_dcgm
@@ -34,11 +35,12 @@ t_setup_cluster_with_dcgmi_on_node1_and_node3() {
 		echo "count 2" >"$CD_RUN/n$i/nvml.sc"
 		echo "6,1,0,-;Linux version 6.1.0 (gcc) #1 SMP" >"$CD_RUN/n$i/kmsg"
 		dcgm "$i" "print $FIX/r1_pass.json"
+		echo 3000 >"$CD_RUN/n$i/dcgm.ms"
 		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$CD_RUN/libnvidia-ml.so.1" \
 			"export CLUSTERDOC_FAKE_NVML_SCENARIO=$CD_RUN/n$i/nvml.sc" \
 			"export CLUSTERDOC_KMSG=$CD_RUN/n$i/kmsg" \
 			"export CLUSTERDOC_FAKE_DCGM_SCENARIO=$CD_RUN/n$i/dcgm.sc" \
-			"export CLUSTERDOC_DCGM_TIMEOUT_MS=3000" || return 1
+			"export CLUSTERDOC_DCGM_TIMEOUT_MS=\$(cat $CD_RUN/n$i/dcgm.ms)" || return 1
 	done
 	for i in 1 3; do
 		cluster_node_env "$i" "export PATH=$CD_RUN/dcgmbin:\$PATH" || return 1
@@ -89,6 +91,23 @@ t_a_dcgmi_that_hangs_is_cut_at_its_deadline_and_named() {
 	expect_eq "$((took < 40))" 1 "the check ended ($took s) soon after dcgmi's 3 s deadline" || return 1
 	# the stand-in's child too: the deadline kills dcgmi's whole process group
 	expect_eq "$(pgrep -f "sleep 3599" || true)" "" "a process of the hung dcgmi left running"
+}
+
+t_a_deadline_shorter_than_dcgmi_cuts_dcgmi_on_the_node_and_keeps_the_nodes_answer() {
+	local t0 took
+	dcgm 3 "hang"
+	echo 60000 >"$CD_RUN/n3/dcgm.ms"
+	t0=$(date +%s)
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1 --deadline 8
+	took=$(($(date +%s) - t0))
+	dcgm 3 "print $FIX/r1_pass.json"
+	echo 3000 >"$CD_RUN/n3/dcgm.ms"
+	expect_eq "$(gpu_findings | grep node3 | sed 's/in [0-9]* s (/in N s (/; s/left it): .*/left it): .../')" \
+		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi did not finish in N s (what the check's --deadline left it): ..." \
+		"node3's dcgmi cut by what the deadline left it" || return 1
+	expect_eq "$(jget '",".join(f["id"] for f in d["findings"] if "node3" in f["nodes"] and f["id"] == "node-unreachable")')" \
+		"" "node3 reported unreachable: the check's deadline cut the node, not dcgmi" || return 1
+	expect_eq "$((took < 20))" 1 "the check ended ($took s) soon after its 8 s deadline"
 }
 
 itest_need_root
