@@ -35,10 +35,23 @@ int xid_parse_text(const char *msg, size_t len, struct xid_event *ev)
 	for (q = p; q < end && (isxdigit((unsigned char)*q) || *q == ':' || *q == '.'); q++)
 		;
 	n = (size_t)(q - p);
-	if (n == 0 || n >= sizeof(ev->pci) || q >= end || *q != ')')
+	if (n == 0 || n >= sizeof(ev->pci) || q >= end)
 		return CD_ERR_NOTFOUND;
 	memcpy(ev->pci, p, n);
 	ev->pci[n] = '\0';
+	ev->gpu_instance = -1;
+	if ((size_t)(end - q) > 7 && memcmp(q, " GPU-I:", 7) == 0) {
+		long gi = 0;
+		int gd = 0;
+
+		for (q += 7; q < end && isdigit((unsigned char)*q) && gd < 4; q++, gd++)
+			gi = gi * 10 + (*q - '0');
+		if (!gd)
+			return CD_ERR_NOTFOUND;
+		ev->gpu_instance = (int)gi;
+	}
+	if (q >= end || *q != ')')
+		return CD_ERR_NOTFOUND;
 	p = q + 1;
 	if (p < end && *p == ':')
 		p++;
@@ -68,6 +81,8 @@ static void keep(json_t *events, const struct xid_event *ev, double time_s, size
 	json_object_set_new(o, "time_s", json_real(time_s));
 	json_object_set_new(o, "xid", json_integer(ev->xid));
 	json_object_set_new(o, "pci", json_string(ev->pci));
+	if (ev->gpu_instance >= 0)
+		json_object_set_new(o, "gpu_instance", json_integer(ev->gpu_instance));
 	json_object_set_new(o, "text", facts_json_text(ev->text, strlen(ev->text)));
 	json_array_append_new(events, o);
 	if (json_array_size(events) > XID_EVENTS_MAX) {

@@ -98,12 +98,39 @@ static void test_xid_line_of_drivers_before_r450_without_pci_prefix_parses(void 
 	assert_string_equal(ev.pci, "0000:03:00");
 }
 
+/* A MIG-enabled GPU's line names the GPU instance (NVIDIA's "A100 GPU
+ * Memory Error Management", "User Visible Statistics", MIG enabled). */
+static const char xid94_mig[] = "NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: "
+                                "CE User Channel (0x9). RST: No, D-RST: No";
+
+static void test_xid_line_of_a_mig_gpu_gives_its_pci_and_gpu_instance(void **state)
+{
+	struct xid_event ev;
+	json_t *events = json_array();
+	size_t dropped;
+	char rec[256];
+
+	assert_int_equal(xid_parse_text(xid94_mig, strlen(xid94_mig), &ev), 0);
+	assert_int_equal(ev.xid, 94);
+	assert_string_equal(ev.pci, "0000:01:00");
+	assert_int_equal(ev.gpu_instance, 5);
+	assert_int_equal(xid_parse_text(xid79, strlen(xid79), &ev), 0);
+	assert_int_equal(ev.gpu_instance, -1);
+	snprintf(rec, sizeof(rec), "4,7,9000000,-;%s\n", xid94_mig);
+	assert_int_equal(xid_parse_kmsg(rec, strlen(rec), events, &dropped), 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_array_get(events, 0), "gpu_instance")), 5);
+	json_decref(events);
+}
+
 static void test_xid_malformed_or_other_lines_are_not_events(void **state)
 {
 	static const char *const bad[] = {
 	    "NVRM: Xid (PCI:zz:18:00): 79, GPU has fallen off the bus.",
 	    "NVRM: Xid (PCI:0000:18:00): , no number",
 	    "NVRM: Xid (PCI:0000:18:00",
+	    "NVRM: Xid (PCI:0000:18:00 GPU-I:): 94, no instance number",
+	    "NVRM: Xid (PCI:0000:18:00 GPU-I:05: 94, unclosed",
 	    "NVRM: Xid (PCI:0000:18:00): 1234567, too long a number",
 	    "NVRM: GPU at PCI:0000:18:00: GPU-1234",
 	    "",
@@ -610,6 +637,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xid_line_from_nvidias_document_gives_number_pci_and_text),
 	    cmocka_unit_test(test_xid_line_of_drivers_before_r450_without_pci_prefix_parses),
+	    cmocka_unit_test(test_xid_line_of_a_mig_gpu_gives_its_pci_and_gpu_instance),
 	    cmocka_unit_test(test_xid_malformed_or_other_lines_are_not_events),
 	    cmocka_unit_test(test_kmsg_records_give_each_xid_with_its_time_since_boot),
 	    cmocka_unit_test(test_journal_lines_give_each_xid_with_its_time_since_boot),
