@@ -126,18 +126,19 @@ static nvml_return step_ecc(struct hq *q)
 	return 0;
 }
 
-/* The pages retired for one cause: the count alone (a count of 0 and no
- * buffer asks for it; NVML answers INSUFFICIENT_SIZE when there are some). */
+/* The pages retired for one cause: the count alone (a count of 0 asks for
+ * it; NVML answers INSUFFICIENT_SIZE when there are some). The buffers are
+ * given all the same: NVML's return codes name a NULL one INVALID_ARGUMENT. */
 static nvml_return retired_count(struct hq *q, int cause, unsigned int *count)
 {
-	unsigned long long none = 0;
+	unsigned long long addresses[1] = {0}, timestamps[1] = {0};
 	nvml_return r;
 
 	*count = 0;
 	if (q->h->retired_pages_v2)
-		r = q->h->retired_pages_v2(q->dev, cause, count, NULL, NULL);
+		r = q->h->retired_pages_v2(q->dev, cause, count, addresses, timestamps);
 	else
-		r = q->h->retired_pages(q->dev, cause, count, &none);
+		r = q->h->retired_pages(q->dev, cause, count, addresses);
 	return r == NVML_ERROR_INSUFFICIENT_SIZE ? 0 : r;
 }
 
@@ -193,16 +194,19 @@ static nvml_return step_pcie(struct hq *q)
 	return 0;
 }
 
-/* One link's error counters; those NVML does not keep are left out. */
+/* One link's error counters, by nvmlNvLinkErrorCounter_t; those the GPU
+ * does not keep (NOT_SUPPORTED, or INVALID_ARGUMENT: "counter is invalid";
+ * Hopper keeps ECC_DATA and not CRC_DATA) are left out. */
 static nvml_return nvlink_counters(struct hq *q, unsigned int link, json_t *o)
 {
-	static const char *const names[] = {"replay", "recovery", "crc_flit", "crc_data"};
+	static const char *const names[] = {"replay", "recovery", "crc_flit", "crc_data",
+	                                    "ecc_data"};
 
 	for (int c = 0; q->h->nvlink_errors && c < (int)CD_ARRAY_LEN(names); c++) {
 		unsigned long long v = 0;
 		nvml_return r = q->h->nvlink_errors(q->dev, link, c, &v);
 
-		if (r == NVML_ERROR_NOT_SUPPORTED)
+		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT)
 			continue;
 		q->fn = "nvmlDeviceGetNvLinkErrorCounter";
 		if (r != 0)
@@ -223,7 +227,7 @@ static nvml_return step_nvlink(struct hq *q)
 	q->fn = "nvmlDeviceGetNvLinkState";
 	if (!q->h->nvlink_state)
 		r = NVML_ERROR_FUNCTION_NOT_FOUND;
-	for (l = 0; r == 0 && l < NVML_NVLINK_MAX_LINKS; l++) {
+	for (l = 0; r == 0 && l < CD_NVLINK_PROBE_MAX; l++) {
 		json_t *o;
 		int up = 0;
 
@@ -295,6 +299,25 @@ static nvml_return step_temperature(struct hq *q)
 {
 	unsigned int c;
 
+	if (q->h->temperature_v) {
+		struct nvml_temperature t = {.version = NVML_TEMPERATURE_V1,
+		                             .sensor_type = NVML_TEMPERATURE_GPU};
+		nvml_return r = q->h->temperature_v(q->dev, &t);
+
+		/* a library that knows the name but not this version of the
+		 * struct, or not the query on this GPU: the older query decides */
+		if (r == 0) {
+			json_object_set_new(q->health, "temperature_c",
+			                    json_integer(t.temperature));
+			return 0;
+		}
+		if (r == NVML_ERROR_GPU_IS_LOST || !q->h->temperature ||
+		    (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
+		     r != NVML_ERROR_FUNCTION_NOT_FOUND)) {
+			q->fn = "nvmlDeviceGetTemperatureV";
+			return r;
+		}
+	}
 	NEED(q, temperature, "nvmlDeviceGetTemperature");
 	ASK(q, "nvmlDeviceGetTemperature", q->h->temperature(q->dev, NVML_TEMPERATURE_GPU, &c));
 	json_object_set_new(q->health, "temperature_c", json_integer(c));

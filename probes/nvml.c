@@ -70,6 +70,7 @@ static const struct nvml_hsym {
     {{"nvmlDeviceGetMaxClockInfo"}, H(clock_max)},
     {{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
      H(clock_reasons)},
+    {{"nvmlDeviceGetTemperatureV"}, H(temperature_v)},
     {{"nvmlDeviceGetTemperature"}, H(temperature)},
     {{"nvmlDeviceGetTemperatureThreshold"}, H(temperature_threshold)},
     {{"nvmlDeviceGetPowerUsage"}, H(power_usage)},

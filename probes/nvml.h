@@ -73,7 +73,24 @@ struct nvml_utilization { /* nvmlUtilization_t: percent of the last sample perio
 #define NVML_NVLINK_ERROR_DL_RECOVERY                             1
 #define NVML_NVLINK_ERROR_DL_CRC_FLIT                             2
 #define NVML_NVLINK_ERROR_DL_CRC_DATA                             3
-#define NVML_NVLINK_MAX_LINKS                                     18
+#define NVML_NVLINK_ERROR_DL_ECC_DATA                             4
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH                      25 /* nvmlReturn_t */
+
+/* The links asked for, 0.. until one answers that there is no such link:
+ * NVML_NVLINK_MAX_LINKS is 18 in the headers of CUDA 12.x and 13.0 (H100,
+ * H200, GB200 have 18) and 36 from CUDA 13.3's; the larger bound costs a
+ * GPU with fewer links nothing. */
+#define CD_NVLINK_PROBE_MAX 36
+
+/* nvmlTemperature_t (v1) of nvmlDeviceGetTemperatureV (NVML 12.8 and later,
+ * which deprecates nvmlDeviceGetTemperature in 13.0): its version is
+ * NVML_STRUCT_VERSION(Temperature, 1), the struct's size | 1 << 24. */
+struct nvml_temperature {
+	unsigned int version;
+	int sensor_type; /* nvmlTemperatureSensors_t */
+	int temperature; /* degrees C, signed */
+};
+#define NVML_TEMPERATURE_V1 ((unsigned int)(sizeof(struct nvml_temperature) | 1u << 24))
 
 /* nvmlPciInfo_t as nvmlDeviceGetPciInfo_v2 and _v3 fill it: busId is
  * "DDDDDDDD:BB:DD.F" (NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32). */
@@ -118,6 +135,8 @@ struct nvml_health {
 	nvml_return (*clock_max)(nvml_device dev, int type, unsigned int *mhz);
 	/* nvmlDeviceGetCurrentClocksEventReasons, else ...ClocksThrottleReasons */
 	nvml_return (*clock_reasons)(nvml_device dev, unsigned long long *reasons);
+	/* nvmlDeviceGetTemperatureV, else nvmlDeviceGetTemperature */
+	nvml_return (*temperature_v)(nvml_device dev, struct nvml_temperature *t);
 	nvml_return (*temperature)(nvml_device dev, int sensor, unsigned int *celsius);
 	nvml_return (*temperature_threshold)(nvml_device dev, int threshold, unsigned int *celsius);
 	nvml_return (*power_usage)(nvml_device dev, unsigned int *milliwatts);

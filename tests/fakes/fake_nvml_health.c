@@ -11,20 +11,26 @@
  *   ECC:      nvmlDeviceGetEccMode, nvmlDeviceGetTotalEccErrors (nvmlMemoryErrorType_t,
  *             nvmlEccCounterType_t)
  *   Page Retirement: nvmlDeviceGetRetiredPages / _v2 (nvmlPageRetirementCause_t;
- *             INSUFFICIENT_SIZE with the count when the array is too small),
+ *             INSUFFICIENT_SIZE with the count when the array is too small;
+ *             INVALID_ARGUMENT for a NULL pageCount, addresses or timestamps,
+ *             as the header's return codes list them),
  *             nvmlDeviceGetRetiredPagesPendingStatus
  *   Row Remapping: nvmlDeviceGetRemappedRows
  *   NvLink:   nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter
- *             (nvmlNvLinkErrorCounter_t; a link past the last: INVALID_ARGUMENT)
+ *             (nvmlNvLinkErrorCounter_t 0..4, DL_REPLAY to DL_ECC_DATA; a link past
+ *             the last, or a counter the GPU does not keep: INVALID_ARGUMENT)
  *   Clocks:   nvmlDeviceGetClockInfo, nvmlDeviceGetMaxClockInfo (nvmlClockType_t),
  *             nvmlDeviceGetCurrentClocksEventReasons / ...ClocksThrottleReasons
- *   Temperature: nvmlDeviceGetTemperature, nvmlDeviceGetTemperatureThreshold
+ *   Temperature: nvmlDeviceGetTemperatureV (nvmlTemperature_t v1; another
+ *             version: ARGUMENT_VERSION_MISMATCH), nvmlDeviceGetTemperature,
+ *             nvmlDeviceGetTemperatureThreshold
  *   Power:    nvmlDeviceGetPowerUsage, nvmlDeviceGetEnforcedPowerLimit (milliwatts)
  *   Modes:    nvmlDeviceGetPersistenceMode, nvmlDeviceGetComputeMode,
  *             nvmlDeviceGetMigMode ("Multi Instance GPU Management")
  * Built with -DFAKE_NVML_OLD it is an older driver's library: no _v3 PCI
  * query, no NUMA node, no _v2 retired pages, no remapped rows, no
- * ClocksEventReasons (only ClocksThrottleReasons), no MIG mode.
+ * ClocksEventReasons (only ClocksThrottleReasons), no MIG mode, no
+ * TemperatureV.
  *
  * The answers: a healthy H200-like GPU, changed per GPU by the scenario file
  * $CLUSTERDOC_FAKE_NVML_SCENARIO (read at nvmlInit_v2), one directive a
@@ -32,7 +38,8 @@
  *   count N                          N GPUs when FAKE_NVML_DEVICES/FILE say none
  *   gpu I KEY VALUE                  a value (keys below)
  *   gpu I nvlink L up|down           link L's state
- *   gpu I nvlink L COUNTER N         replay, recovery, crc_flit or crc_data
+ *   gpu I nvlink L COUNTER N         replay, recovery, crc_flit, crc_data or ecc_data
+ *   gpu I nvlink_invalid COUNTER     COUNTER answers INVALID_ARGUMENT on every link
  *   gpu I lost [AFTER]               NVML_ERROR_GPU_IS_LOST from the device's call
  *                                    AFTER on (0: every call)
  *   gpu I unsupported FAMILY         the family's functions answer NOT_SUPPORTED
@@ -51,7 +58,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_LINKS 18 /* NVML_NVLINK_MAX_LINKS */
+#define MAX_LINKS  36 /* NVML_NVLINK_MAX_LINKS of CUDA 13.3's header */
+#define H200_LINKS 18 /* an H200 SXM's NVLink links */
+#define NCOUNTERS  5  /* nvmlNvLinkErrorCounter_t: DL_REPLAY .. DL_ECC_DATA */
 
 typedef struct {
 	char busIdLegacy[16];
@@ -81,7 +90,7 @@ static const struct val {
     {"pcie.gen_max", "pcie", 5},
     {"pcie.width", "pcie", 16},
     {"pcie.width_max", "pcie", 16},
-    {"nvlink.links", "nvlink", MAX_LINKS},
+    {"nvlink.links", "nvlink", H200_LINKS},
     {"clocks_mhz.sm", "clocks_mhz", 1980},
     {"clocks_mhz.mem", "clocks_mhz", 3201},
     {"clocks_mhz.sm_max", "clocks_mhz", 1980},
@@ -141,7 +150,8 @@ struct hgpu {
 	int err_code;
 	unsigned hang_s;
 	int link_down[MAX_LINKS];
-	unsigned long long link_err[MAX_LINKS][4];
+	unsigned long long link_err[MAX_LINKS][NCOUNTERS];
+	unsigned counter_invalid; /* bit C: counter C answers INVALID_ARGUMENT */
 };
 
 static struct hgpu hg[MAX_GPUS];
@@ -164,7 +174,8 @@ static double parse_value(const char *s)
 	return strtod(s, NULL);
 }
 
-static const char *const counters[] = {"replay", "recovery", "crc_flit", "crc_data"};
+static const char *const counters[NCOUNTERS] = {"replay", "recovery", "crc_flit", "crc_data",
+                                                "ecc_data"};
 
 /* One "gpu I ..." directive, w[0..n) its words after "gpu". */
 static void gpu_line(char **w, int n)
@@ -191,9 +202,13 @@ static void gpu_line(char **w, int n)
 
 		if (!strcmp(w[3], "up") || !strcmp(w[3], "down"))
 			g->link_down[l] = !strcmp(w[3], "down");
-		for (unsigned c = 0; c < 4 && n > 4; c++)
+		for (unsigned c = 0; c < NCOUNTERS && n > 4; c++)
 			if (!strcmp(w[3], counters[c]))
 				g->link_err[l][c] = strtoull(w[4], NULL, 0);
+	} else if (!strcmp(w[1], "nvlink_invalid") && n > 2) {
+		for (unsigned c = 0; c < NCOUNTERS; c++)
+			if (!strcmp(w[2], counters[c]))
+				g->counter_invalid |= 1u << c;
 	} else if (n > 2) {
 		for (unsigned k = 0; k < NVALS; k++)
 			if (!strcmp(w[1], vals[k].key))
@@ -339,6 +354,8 @@ static nvmlReturn_t retired(nvmlDevice_t device, const char *fn, int cause, unsi
 	unsigned int have;
 
 	CALL(device, "retired_pages", fn, count);
+	if (!addresses)
+		return NVML_ERROR_INVALID_ARGUMENT;
 	have = cause == 1 ? (unsigned int)V(device, V_RP_COUNT) : 0;
 	if (*count < have) {
 		*count = have;
@@ -366,8 +383,11 @@ nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, int cause, unsign
                                           unsigned long long *addresses,
                                           unsigned long long *timestamps)
 {
-	nvmlReturn_t r =
-	    retired(device, "nvmlDeviceGetRetiredPages_v2", cause, pageCount, addresses);
+	nvmlReturn_t r;
+
+	if (!timestamps)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	r = retired(device, "nvmlDeviceGetRetiredPages_v2", cause, pageCount, addresses);
 
 	for (unsigned int i = 0; r == NVML_SUCCESS && timestamps && i < *pageCount; i++)
 		timestamps[i] = 1700000000ull + i;
@@ -431,16 +451,17 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, in
 	return NVML_SUCCESS;
 }
 
-/* counter: 0 DL_REPLAY, 1 DL_RECOVERY, 2 DL_CRC_FLIT, 3 DL_CRC_DATA */
+/* counter: 0 DL_REPLAY, 1 DL_RECOVERY, 2 DL_CRC_FLIT, 3 DL_CRC_DATA, 4 DL_ECC_DATA */
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, int counter,
                                              unsigned long long *counterValue);
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, int counter,
                                              unsigned long long *counterValue)
 {
 	CALL(device, "nvlink", "nvmlDeviceGetNvLinkErrorCounter", counterValue);
-	if (link >= V(device, V_LINKS) || counter < 0)
+	if (link >= V(device, V_LINKS) || counter < 0 ||
+	    (counter < NCOUNTERS && hg[device->index].counter_invalid & 1u << counter))
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (counter > 3)
+	if (counter >= NCOUNTERS)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*counterValue = hg[device->index].link_err[link][counter];
 	return NVML_SUCCESS;
@@ -501,6 +522,28 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensorType, unsig
 	*temp = (unsigned int)V(device, V_TEMP);
 	return NVML_SUCCESS;
 }
+
+#ifndef FAKE_NVML_OLD
+/* nvmlTemperature_t v1: {version, sensorType, temperature (signed)} */
+typedef struct {
+	unsigned int version;
+	int sensorType;
+	int temperature;
+} nvmlTemperature_t;
+#define nvmlTemperature_v1 ((unsigned int)(sizeof(nvmlTemperature_t) | 1u << 24))
+
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature);
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature)
+{
+	CALL(device, "temperature_c", "nvmlDeviceGetTemperatureV", temperature);
+	if (temperature->version != nvmlTemperature_v1)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (temperature->sensorType != 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	temperature->temperature = (int)V(device, V_TEMP);
+	return NVML_SUCCESS;
+}
+#endif
 
 /* thresholdType: 1 NVML_TEMPERATURE_THRESHOLD_SLOWDOWN (0 SHUTDOWN: +5 here) */
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, int thresholdType,

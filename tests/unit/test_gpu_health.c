@@ -360,6 +360,55 @@ static void test_health_other_nvml_errors_are_named_with_their_function(void **s
 	json_decref(errors);
 }
 
+/* Hopper keeps DL_ECC_DATA and not DL_CRC_DATA: a counter the GPU does not
+ * keep answers INVALID_ARGUMENT ("counter is invalid" in NVML's header),
+ * which leaves that counter out and keeps the links. */
+static void test_nvlink_counter_the_gpu_does_not_keep_is_left_out_and_ecc_data_is_read(void **state)
+{
+	static const char scenario[] = "count 1\n"
+	                               "gpu 0 nvlink_invalid crc_data\n"
+	                               "gpu 0 nvlink 2 ecc_data 4\n";
+	json_t *errors, *facts = gpus_of(FAKE_NVML, scenario, &errors), *h = health(facts, 0);
+	json_t *link2 = json_array_get(json_object_get(h, "nvlink"), 2);
+
+	assert_int_equal(json_array_size(json_object_get(h, "nvlink")), 18);
+	assert_int_equal(num(link2, "ecc_data"), 4);
+	assert_int_equal(num(link2, "replay"), 0);
+	assert_null(json_object_get(link2, "crc_data"));
+	assert_int_equal(json_object_size(json_object_get(h, "errors")), 0);
+	json_decref(facts);
+	json_decref(errors);
+}
+
+/* CUDA 13.3's header raises NVML_NVLINK_MAX_LINKS from 18 to 36. */
+static void test_nvlink_links_beyond_eighteen_are_read(void **state)
+{
+	static const char scenario[] = "count 1\ngpu 0 nvlink.links 36\ngpu 0 nvlink 30 down\n";
+	json_t *errors, *facts = gpus_of(FAKE_NVML, scenario, &errors), *h = health(facts, 0);
+	json_t *links = json_object_get(h, "nvlink");
+
+	assert_int_equal(json_array_size(links), 36);
+	assert_true(json_is_false(json_object_get(json_array_get(links, 30), "up")));
+	json_decref(facts);
+	json_decref(errors);
+}
+
+/* nvmlDeviceGetTemperatureV first (NVML 12.8+; the old query is deprecated
+ * in 13.0): with the old query failing, the temperature still comes. */
+static void test_temperature_is_read_through_the_versioned_query_first(void **state)
+{
+	static const char scenario[] = "count 1\n"
+	                               "gpu 0 temperature_c 61\n"
+	                               "gpu 0 error nvmlDeviceGetTemperature 3\n";
+	json_t *errors, *facts = gpus_of(FAKE_NVML, scenario, &errors), *h = health(facts, 0);
+
+	assert_int_equal(num(h, "temperature_c"), 61);
+	assert_int_equal(json_object_size(json_object_get(h, "errors")), 0);
+	assert_int_equal(json_array_size(json_object_get(h, "unsupported")), 0);
+	json_decref(facts);
+	json_decref(errors);
+}
+
 static void test_health_with_an_older_nvml_takes_older_versions_and_names_the_missing(void **state)
 {
 	json_t *errors,
@@ -378,6 +427,8 @@ static void test_health_with_an_older_nvml_takes_older_versions_and_names_the_mi
 	/* no NUMA query (and no PCI device 0000:fe:00.0 in this machine's sysfs), no remapped rows,
 	 * no MIG mode */
 	assert_string_equal(names, "numa_node row_remap mig ");
+	/* no TemperatureV: the older query */
+	assert_int_equal(num(h, "temperature_c"), 35);
 	json_decref(facts);
 	json_decref(errors);
 }
@@ -647,6 +698,10 @@ int main(void)
 	    cmocka_unit_test(test_health_not_supported_is_named_per_gpu_and_the_others_go_on),
 	    cmocka_unit_test(test_health_of_a_lost_gpu_stops_its_queries_and_the_next_gpu_answers),
 	    cmocka_unit_test(test_health_other_nvml_errors_are_named_with_their_function),
+	    cmocka_unit_test(
+	        test_nvlink_counter_the_gpu_does_not_keep_is_left_out_and_ecc_data_is_read),
+	    cmocka_unit_test(test_nvlink_links_beyond_eighteen_are_read),
+	    cmocka_unit_test(test_temperature_is_read_through_the_versioned_query_first),
 	    cmocka_unit_test(
 	        test_health_with_an_older_nvml_takes_older_versions_and_names_the_missing),
 	    cmocka_unit_test(test_numa_node_not_supported_by_nvml_comes_from_sysfs),
