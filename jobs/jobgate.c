@@ -79,6 +79,7 @@ static const struct job_gate_rule rules[] = {
     {"gpu-row-remap-pending", 0, AVOID_NONE},
     {"gpu-retired-pages-pending", 0, AVOID_NONE},
     {"gpu-row-remap-failure", 0, AVOID_NONE},
+    {"gpu-row-remap-unknown", 0, AVOID_NONE},
     {"gpu-xid", 0, AVOID_NONE},
     {"gpu-pcie-degraded", 0, AVOID_NONE},
     {"gpu-nvlink-down", 0, AVOID_NONE},

@@ -69,6 +69,7 @@ const struct finding_def finding_catalogue[] = {
     {"gpu-row-remap-pending", SEV_ERROR, "a GPU needs a reset to remap a memory row"},
     {"gpu-retired-pages-pending", SEV_ERROR, "a GPU needs a reset to retire a memory page"},
     {"gpu-row-remap-failure", SEV_ERROR, "a GPU could not remap a memory row"},
+    {"gpu-row-remap-unknown", SEV_INFO, "a MIG-enabled GPU's remapped rows cannot be read"},
     {"gpu-xid", SEV_ERROR, "the kernel log has Xid errors of a GPU"},
     {"gpu-pcie-degraded", SEV_WARNING, "a GPU's PCIe link runs below its maximum"},
     {"gpu-nvlink-down", SEV_WARNING, "an NVLink link of a GPU is down"},

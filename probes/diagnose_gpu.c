@@ -246,6 +246,23 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 		         id);
 		diagnose_note(st, "gpu-row-remap-pending", SEV_ERROR, key, i, msg, fix, ev);
 	}
+	/* NVML does not report remapped rows while MIG is on (its header:
+	 * "NOT_SUPPORTED If MIG is enabled"): say that the gate is blind there */
+	if (!rr && has_string(json_object_get(h, "unsupported"), "row_remap") &&
+	    strcmp(json_string_value(json_object_get(h, "mig")) ?: "", "on") == 0) {
+		snprintf(ev, sizeof(ev),
+		         "%s: MIG is on, and NVML reports no remapped rows while it is; a pending "
+		         "remap or a remap failure would go unseen",
+		         key);
+		snprintf(msg, sizeof(msg), "the remapped rows of GPU %lld of %%N cannot be read",
+		         index_of(g, k));
+		diagnose_note(
+		    st, "gpu-row-remap-unknown", SEV_INFO, key, i, msg,
+		    "Read them with MIG off, in a maintenance window (nvidia-smi -mig 0 "
+		    "once no instance is left, then clusterdoc check). Until then an Xid 63 "
+		    "or 64 in the kernel log (gpu-xid) still shows a remap or its failure.",
+		    ev);
+	}
 	if (json_is_true(json_object_get(rr, "failure"))) {
 		snprintf(ev, sizeof(ev),
 		         "%s: row remapping failed (%lld rows remapped for "

@@ -177,6 +177,31 @@ static void a_row_remap_failure_is_an_error_on_its_gpu(void **state)
 	done(&f);
 }
 
+/* NVML reports no remapped rows while MIG is on: the check says it cannot
+ * see them there (info), and says nothing for a GPU without MIG whose NVML
+ * lacks the query. */
+static void remapped_rows_unread_while_mig_is_on_are_named_unknown(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	json_object_del(health(&f, 1, 0), "row_remap");
+	json_array_append_new(json_object_get(health(&f, 1, 0), "unsupported"),
+	                      json_string("row_remap"));
+	set(health(&f, 1, 0), "mig", json_string("on"));
+	json_object_del(health(&f, 2, 1), "row_remap");
+	json_array_append_new(json_object_get(health(&f, 2, 1), "unsupported"),
+	                      json_string("row_remap"));
+	run(&f);
+	x = only(&f, "gpu-row-remap-unknown", 1, SEV_INFO);
+	assert_string_equal(x->evidence, "q/gpu0: MIG is on, and NVML reports no remapped rows "
+	                                 "while it is; a pending remap or a remap failure would go "
+	                                 "unseen");
+	assert_int_equal(count(&f, "gpu-row-remap-unknown"), 1);
+	done(&f);
+}
+
 static void a_pending_page_retirement_is_an_error_on_its_gpu(void **state)
 {
 	struct fx f;
@@ -483,6 +508,7 @@ int main(void)
 	    cmocka_unit_test(a_lifetime_uncorrectable_count_alone_warns),
 	    cmocka_unit_test(a_pending_row_remap_is_an_error_on_its_gpu),
 	    cmocka_unit_test(a_row_remap_failure_is_an_error_on_its_gpu),
+	    cmocka_unit_test(remapped_rows_unread_while_mig_is_on_are_named_unknown),
 	    cmocka_unit_test(a_pending_page_retirement_is_an_error_on_its_gpu),
 	    cmocka_unit_test(xid_79_is_an_error_on_the_gpu_of_its_pci_address),
 	    cmocka_unit_test(repeated_xid_13_warns_once_with_its_count),

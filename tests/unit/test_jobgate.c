@@ -115,6 +115,7 @@ static const char *const gate_a_one_node_job[] = {
     "gpu-row-remap-pending",
     "gpu-retired-pages-pending",
     "gpu-row-remap-failure",
+    "gpu-row-remap-unknown",
     "gpu-xid",
     "gpu-pcie-degraded",
     "gpu-nvlink-down",
