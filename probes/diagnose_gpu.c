@@ -15,6 +15,7 @@
  * replaced is an error (the node fails --slurm-prolog and is drained by
  * --drain), the rest warns. */
 #include "probes/diagnose_internal.h"
+#include "probes/facts_gpu_watch.h"
 #include "probes/gpu_topo.h"
 #include "probes/gpu_xid.h"
 #include "cd.h"
@@ -88,18 +89,26 @@ static int has_string(json_t *arr, const char *s)
 	return 0;
 }
 
-/* Whether NVML answered GPU_IS_LOST for one of the GPU's queries. */
+/* Whether NVML answered GPU_IS_LOST for one of the GPU's queries, or one
+ * never answered (facts_gpu_watch.h): the query's own error before the
+ * "not asked" of the others. */
 static const char *lost_error(json_t *health)
 {
-	const char *key;
+	const char *key, *found = NULL;
 	json_t *v;
 
 	json_object_foreach(json_object_get(health, "errors"), key, v)
 	{
-		if (json_is_string(v) && strstr(json_string_value(v), NVML_LOST))
-			return json_string_value(v);
+		const char *s = json_string_value(v);
+
+		if (!s || (!strstr(s, NVML_LOST) && !strstr(s, FACTS_NVML_NO_ANSWER)))
+			continue;
+		if (strncmp(s, "not asked: ", 11) != 0)
+			return s;
+		if (!found)
+			found = s;
 	}
-	return NULL;
+	return found;
 }
 
 /* ---------------------------------------------------------------- gpu-missing */
@@ -174,8 +183,15 @@ static void check_missing(struct dstate *st, size_t i)
 		if (!lost)
 			continue;
 		gpu_key(key, sizeof(key), st->m, i, index_of(g, k));
-		snprintf(ev, sizeof(ev), "%s: NVML lost the GPU: %s", key, lost);
-		snprintf(msg, sizeof(msg), "GPU %lld of %%N is lost", index_of(g, k));
+		if (strstr(lost, FACTS_NVML_NO_ANSWER)) {
+			snprintf(ev, sizeof(ev), "%s: NVML does not answer for the GPU: %s", key,
+			         lost);
+			snprintf(msg, sizeof(msg), "GPU %lld of %%N does not answer",
+			         index_of(g, k));
+		} else {
+			snprintf(ev, sizeof(ev), "%s: NVML lost the GPU: %s", key, lost);
+			snprintf(msg, sizeof(msg), "GPU %lld of %%N is lost", index_of(g, k));
+		}
 		diagnose_note(st, "gpu-missing", SEV_ERROR, key, i, msg, missing_fix, ev);
 	}
 }
@@ -226,6 +242,7 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 {
 	json_t *h = health_of(g), *rr = json_object_get(h, "row_remap"),
 	       *rp = json_object_get(h, "retired_pages");
+	const char *mig = json_string_value(json_object_get(h, "mig"));
 	long long corr = 0, unc = 0, count = 0;
 	char ev[EV], msg[MSG], fix[EV], id[64];
 
@@ -248,8 +265,8 @@ static void check_remap(struct dstate *st, size_t i, json_t *g, size_t k, const 
 	}
 	/* NVML does not report remapped rows while MIG is on (its header:
 	 * "NOT_SUPPORTED If MIG is enabled"): say that the gate is blind there */
-	if (!rr && has_string(json_object_get(h, "unsupported"), "row_remap") &&
-	    strcmp(json_string_value(json_object_get(h, "mig")) ?: "", "on") == 0) {
+	if (!rr && has_string(json_object_get(h, "unsupported"), "row_remap") && mig &&
+	    strcmp(mig, "on") == 0) {
 		snprintf(ev, sizeof(ev),
 		         "%s: MIG is on, and NVML reports no remapped rows while it is; a pending "
 		         "remap or a remap failure would go unseen",

@@ -4,6 +4,7 @@
 #include "probes/facts_gpu.h"
 #include "probes/facts.h"
 #include "probes/facts_gpu_health.h"
+#include "probes/facts_gpu_watch.h"
 #include "probes/nvml.h"
 #include "cd.h"
 
@@ -14,8 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Append "msg" to errors[field], so that one bad GPU does not hide another. */
-static void add_error(json_t *errors, const char *field, const char *msg)
+void facts_gpu_add_error(json_t *errors, const char *field, const char *msg)
 {
 	const char *old = json_string_value(json_object_get(errors, field));
 	char *joined;
@@ -29,7 +29,16 @@ static void add_error(json_t *errors, const char *field, const char *msg)
 	free(joined);
 }
 
-static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors)
+/* Name the query about to be made to the watcher (the GPU's own facts:
+ * no health key yet). */
+static void asking(const struct gpu_watch *w, const char *fn)
+{
+	if (w && w->asking)
+		w->asking(w->arg, "", fn);
+}
+
+json_t *facts_gpu_one(const struct nvml *n, unsigned int index, json_t *errors,
+                      const struct gpu_watch *w)
 {
 	char name[NVML_NAME_LEN] = "", uuid[NVML_UUID_LEN] = "", msg[CD_ERRLEN], why[128];
 	json_t *gpu = json_object();
@@ -38,72 +47,70 @@ static json_t *nvml_gpu(const struct nvml *n, unsigned int index, json_t *errors
 	nvml_return r;
 
 	json_object_set_new(gpu, "index", json_integer(index));
+	asking(w, "nvmlDeviceGetHandleByIndex");
 	if ((r = n->get_handle(index, &dev)) != 0) {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetHandleByIndex: %s", index,
 		         nvml_error(n, r, why, sizeof(why)));
-		add_error(errors, "gpus", msg);
+		facts_gpu_add_error(errors, "gpus", msg);
 		return gpu;
 	}
+	asking(w, "nvmlDeviceGetName");
 	if ((r = n->get_name(dev, name, sizeof(name))) == 0) {
 		name[sizeof(name) - 1] = '\0';
 		json_object_set_new(gpu, "name", facts_json_text(name, strlen(name)));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetName: %s", index,
 		         nvml_error(n, r, why, sizeof(why)));
-		add_error(errors, "gpus", msg);
+		facts_gpu_add_error(errors, "gpus", msg);
 	}
+	asking(w, "nvmlDeviceGetMemoryInfo");
 	if ((r = n->get_memory(dev, &mem)) == 0) {
 		json_object_set_new(gpu, "memory_bytes", json_integer((json_int_t)mem.total));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetMemoryInfo: %s", index,
 		         nvml_error(n, r, why, sizeof(why)));
-		add_error(errors, "gpus", msg);
+		facts_gpu_add_error(errors, "gpus", msg);
 	}
+	asking(w, "nvmlDeviceGetUUID");
 	if ((r = n->get_uuid(dev, uuid, sizeof(uuid))) == 0) {
 		uuid[sizeof(uuid) - 1] = '\0';
 		json_object_set_new(gpu, "uuid", facts_json_text(uuid, strlen(uuid)));
 	} else {
 		snprintf(msg, sizeof(msg), "GPU %u: nvmlDeviceGetUUID: %s", index,
 		         nvml_error(n, r, why, sizeof(why)));
-		add_error(errors, "gpus", msg);
+		facts_gpu_add_error(errors, "gpus", msg);
 	}
-	json_object_set_new(gpu, "health", facts_gpu_health(n, dev));
+	json_object_set_new(gpu, "health", facts_gpu_health(n, dev, w));
 	return gpu;
+}
+
+json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors)
+{
+	char msg[CD_ERRLEN], why[128], driver[NVML_DRIVER_LEN] = "";
+	json_t *drv = json_null();
+	nvml_return r;
+
+	*count = 0;
+	if ((r = n->get_driver(driver, sizeof(driver))) == 0) {
+		driver[sizeof(driver) - 1] = '\0';
+		drv = facts_json_text(driver, strlen(driver));
+	} else {
+		snprintf(msg, sizeof(msg), "nvmlSystemGetDriverVersion: %s",
+		         nvml_error(n, r, why, sizeof(why)));
+		facts_set_error(errors, "gpu_driver", msg);
+	}
+	if ((r = n->get_count(count)) != 0) {
+		snprintf(msg, sizeof(msg), "nvmlDeviceGetCount: %s",
+		         nvml_error(n, r, why, sizeof(why)));
+		facts_set_error(errors, "gpus", msg);
+		*count = 0;
+	}
+	return drv;
 }
 
 void facts_gpu_collect(json_t *facts, json_t *errors)
 {
-	char msg[CD_ERRLEN], why[128], driver[NVML_DRIVER_LEN] = "";
-	json_t *gpus = json_array(), *drv = json_null();
-	struct nvml n;
-	unsigned int count = 0;
-	nvml_return r;
-
-	if (nvml_open(&n, msg, sizeof(msg)) < 0)
-		facts_set_error(errors, "gpus", msg);
-	if (!n.lib)
-		goto out;
-	if ((r = n.get_driver(driver, sizeof(driver))) == 0) {
-		driver[sizeof(driver) - 1] = '\0';
-		json_decref(drv);
-		drv = facts_json_text(driver, strlen(driver));
-	} else {
-		snprintf(msg, sizeof(msg), "nvmlSystemGetDriverVersion: %s",
-		         nvml_error(&n, r, why, sizeof(why)));
-		facts_set_error(errors, "gpu_driver", msg);
-	}
-	if ((r = n.get_count(&count)) != 0) {
-		snprintf(msg, sizeof(msg), "nvmlDeviceGetCount: %s",
-		         nvml_error(&n, r, why, sizeof(why)));
-		facts_set_error(errors, "gpus", msg);
-		count = 0;
-	}
-	for (unsigned int i = 0; i < count; i++)
-		json_array_append_new(gpus, nvml_gpu(&n, i, errors));
-out:
-	nvml_close(&n);
-	json_object_set_new(facts, "gpus", gpus);
-	json_object_set_new(facts, "gpu_driver", drv);
+	facts_gpu_watch_collect(facts, errors);
 	facts_gpu_node_collect("/sys", facts, errors);
 }
 

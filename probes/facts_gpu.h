@@ -14,6 +14,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "probes/facts_gpu_health.h"
+#include "probes/nvml.h"
+
 /*
  * Set facts["gpus"] to an array of {"index", "name", "memory_bytes", "uuid",
  * "health"} (one per device NVML sees; a field NVML cannot give is left out
@@ -22,9 +25,26 @@
  * string or null, and facts["gpu_pci"] and facts["xid"] as
  * facts_gpu_node_collect (facts_gpu_health.h) reads them on this node. Without libnvidia-ml.so.1
  * that is [] and null, with no error; when the library is there but nvmlInit fails (no driver
- * loaded), errors["gpus"] carries NVML's message.
+ * loaded), errors["gpus"] carries NVML's message. NVML is asked in a child
+ * process under deadlines (facts_gpu_watch.h): a query that never returns
+ * costs its GPU, named, not the node's facts.
  */
 void facts_gpu_collect(json_t *facts, json_t *errors);
+
+/*
+ * What the watched child asks, with NVML open in n. facts_gpu_driver: the
+ * driver version string (or null, with errors["gpu_driver"]) and *count,
+ * the GPUs NVML sees (0, with errors["gpus"], when it cannot count).
+ * facts_gpu_one: GPU index's object as above; errors["gpus"] gains what NVML
+ * would not say of it; w (may be NULL) hears each query before it is made.
+ */
+json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors);
+json_t *facts_gpu_one(const struct nvml *n, unsigned int index, json_t *errors,
+                      const struct gpu_watch *w);
+
+/* Append msg to errors[field] ("; " between), so that one bad GPU does not
+ * hide another. */
+void facts_gpu_add_error(json_t *errors, const char *field, const char *msg);
 
 /*
  * Set facts["nccl"] to {"version": "2.28.3", "library": path} from

@@ -18,8 +18,18 @@ struct hq {
 	nvml_device dev;
 	json_t *health;
 	const char *fn;
-	char bdf[16]; /* sysfs's "0000:18:00.0", from pci_bus_id; "" when unknown */
+	const char *key; /* the step's key */
+	char bdf[16];    /* sysfs's "0000:18:00.0", from pci_bus_id; "" when unknown */
+	const struct gpu_watch *watch;
 };
+
+/* Name the query about to be made, to whoever watches for one that hangs. */
+static void asking(struct hq *q, const char *fn)
+{
+	q->fn = fn;
+	if (q->watch && q->watch->asking)
+		q->watch->asking(q->watch->arg, q->key, fn);
+}
 
 /* The function a step needs, or NVML_ERROR_FUNCTION_NOT_FOUND naming it. */
 #define NEED(q, f, name)                                      \
@@ -30,11 +40,11 @@ struct hq {
 	} while (0)
 
 /* Run one query: name it, and hand its result on unless it succeeded. */
-#define ASK(q, name, call)                                   \
-	do {                                                 \
-		nvml_return r_ = ((q)->fn = (name), (call)); \
-		if (r_ != 0)                                 \
-			return r_;                           \
+#define ASK(q, name, call)                                      \
+	do {                                                    \
+		nvml_return r_ = (asking((q), (name)), (call)); \
+		if (r_ != 0)                                    \
+			return r_;                              \
 	} while (0)
 
 static const char *on_off(int v)
@@ -84,7 +94,7 @@ static nvml_return step_numa(struct hq *q)
 	size_t len;
 	long v;
 
-	q->fn = "nvmlDeviceGetNumaNodeId";
+	asking(q, "nvmlDeviceGetNumaNodeId");
 	if (q->h->numa_node && (r = q->h->numa_node(q->dev, &node)) == 0) {
 		json_object_set_new(q->health, "numa_node", json_integer(node));
 		return 0;
@@ -204,11 +214,12 @@ static nvml_return nvlink_counters(struct hq *q, unsigned int link, json_t *o)
 
 	for (int c = 0; q->h->nvlink_errors && c < (int)CD_ARRAY_LEN(names); c++) {
 		unsigned long long v = 0;
-		nvml_return r = q->h->nvlink_errors(q->dev, link, c, &v);
+		nvml_return r;
 
+		asking(q, "nvmlDeviceGetNvLinkErrorCounter");
+		r = q->h->nvlink_errors(q->dev, link, c, &v);
 		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT)
 			continue;
-		q->fn = "nvmlDeviceGetNvLinkErrorCounter";
 		if (r != 0)
 			return r;
 		json_object_set_new(o, names[c], json_integer((json_int_t)v));
@@ -231,7 +242,7 @@ static nvml_return step_nvlink(struct hq *q)
 		json_t *o;
 		int up = 0;
 
-		q->fn = "nvmlDeviceGetNvLinkState";
+		asking(q, "nvmlDeviceGetNvLinkState");
 		r = q->h->nvlink_state(q->dev, l, &up);
 		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT) {
 			r = l ? 0 : NVML_ERROR_NOT_SUPPORTED;
@@ -302,7 +313,10 @@ static nvml_return step_temperature(struct hq *q)
 	if (q->h->temperature_v) {
 		struct nvml_temperature t = {.version = NVML_TEMPERATURE_V1,
 		                             .sensor_type = NVML_TEMPERATURE_GPU};
-		nvml_return r = q->h->temperature_v(q->dev, &t);
+		nvml_return r;
+
+		asking(q, "nvmlDeviceGetTemperatureV");
+		r = q->h->temperature_v(q->dev, &t);
 
 		/* a library that knows the name but not this version of the
 		 * struct, or not the query on this GPU: the older query decides */
@@ -314,7 +328,6 @@ static nvml_return step_temperature(struct hq *q)
 		if (r == NVML_ERROR_GPU_IS_LOST || !q->h->temperature ||
 		    (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
 		     r != NVML_ERROR_FUNCTION_NOT_FOUND)) {
-			q->fn = "nvmlDeviceGetTemperatureV";
 			return r;
 		}
 	}
@@ -416,9 +429,14 @@ static const struct hstep {
     {"mig", step_mig},
 };
 
-json_t *facts_gpu_health(const struct nvml *n, nvml_device dev)
+const char *facts_gpu_health_key(size_t i)
 {
-	struct hq q = {.n = n, .h = &n->h, .dev = dev, .health = json_object()};
+	return i < CD_ARRAY_LEN(steps) ? steps[i].key : NULL;
+}
+
+json_t *facts_gpu_health(const struct nvml *n, nvml_device dev, const struct gpu_watch *watch)
+{
+	struct hq q = {.n = n, .h = &n->h, .dev = dev, .health = json_object(), .watch = watch};
 	json_t *unsupported = json_array(), *errors = json_object();
 	char why[128], msg[CD_ERRLEN];
 	int lost = 0;
@@ -432,6 +450,7 @@ json_t *facts_gpu_health(const struct nvml *n, nvml_device dev)
 			continue;
 		}
 		q.fn = NULL;
+		q.key = steps[i].key;
 		r = steps[i].run(&q);
 		if (r == 0)
 			continue;

@@ -16,6 +16,7 @@
 #define CD_PROBES_FACTS_GPU_HEALTH_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "probes/nvml.h"
 
@@ -34,10 +35,19 @@
  * left is errors[key] = "not asked: the GPU is lost". "ecc" may keep its
  * "mode" when only its counters failed. Returns a new reference.
  *
- * NVML calls are synchronous: a query that never returns holds the whole
- * facts answer (docs/reliability.md says what bounds it).
+ * NVML calls are synchronous: watch->asking (when watch is not NULL) is
+ * called with the step's key and the function before each query, so that a
+ * watcher can name the one that never returns (facts_gpu_watch.h).
  */
-json_t *facts_gpu_health(const struct nvml *n, nvml_device dev);
+struct gpu_watch {
+	void (*asking)(void *arg, const char *key, const char *fn);
+	void *arg;
+};
+json_t *facts_gpu_health(const struct nvml *n, nvml_device dev, const struct gpu_watch *watch);
+
+/* The i-th key of the "health" object, in the order they are asked; NULL
+ * past the last. */
+const char *facts_gpu_health_key(size_t i);
 
 /*
  * The node's half: facts["gpu_pci"] from sysfs_root ("/sys" on a node;

@@ -45,6 +45,10 @@
  *   gpu I unsupported FAMILY         the family's functions answer NOT_SUPPORTED
  *   gpu I error FUNCTION CODE        FUNCTION answers nvmlReturn_t CODE
  *   gpu I hang FUNCTION [SECONDS]    FUNCTION sleeps SECONDS (3600) first
+ *   gpu I crash FUNCTION             FUNCTION dies of SIGSEGV (a crashing driver library)
+ *   wedge                            once a hang has begun, the driver stays stuck: a
+ *                                    later nvmlInit_v2 (another process) sleeps too
+ *                                    (the file SCENARIO.wedged says it has begun)
  * FAMILY is a key of the facts' "health" object (pci_bus_id, numa_node, ecc,
  * retired_pages, row_remap, pcie, nvlink, clocks_mhz, throttle,
  * temperature_c, temperature_slowdown_c, power_w, power_limit_w,
@@ -53,6 +57,7 @@
  */
 #include "fake_nvml.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +151,7 @@ struct hgpu {
 	unsigned calls;
 	char unsupported[16][32];
 	unsigned nunsupported;
-	char err_fn[64], hang_fn[64];
+	char err_fn[64], hang_fn[64], crash_fn[64];
 	int err_code;
 	unsigned hang_s;
 	int link_down[MAX_LINKS];
@@ -156,6 +161,8 @@ struct hgpu {
 
 static struct hgpu hg[MAX_GPUS];
 static unsigned int scenario_count;
+static int wedge;             /* the scenario's "wedge" */
+static char wedged_path[600]; /* SCENARIO.wedged */
 
 static double parse_value(const char *s)
 {
@@ -194,6 +201,8 @@ static void gpu_line(char **w, int n)
 	} else if (!strcmp(w[1], "error") && n > 3) {
 		snprintf(g->err_fn, sizeof(g->err_fn), "%s", w[2]);
 		g->err_code = atoi(w[3]);
+	} else if (!strcmp(w[1], "crash") && n > 2) {
+		snprintf(g->crash_fn, sizeof(g->crash_fn), "%s", w[2]);
 	} else if (!strcmp(w[1], "hang") && n > 2) {
 		snprintf(g->hang_fn, sizeof(g->hang_fn), "%s", w[2]);
 		g->hang_s = n > 3 ? (unsigned)atoi(w[3]) : 3600;
@@ -223,6 +232,7 @@ void fake_scenario_load(void)
 	FILE *f;
 
 	memset(hg, 0, sizeof(hg));
+	wedge = 0;
 	scenario_count = 0;
 	for (unsigned i = 0; i < MAX_GPUS; i++)
 		for (unsigned k = 0; k < NVALS; k++)
@@ -238,10 +248,15 @@ void fake_scenario_load(void)
 			w[n++] = t;
 		if (n == 2 && !strcmp(w[0], "count"))
 			scenario_count = (unsigned)atoi(w[1]);
+		else if (n == 1 && !strcmp(w[0], "wedge"))
+			wedge = 1;
 		else if (n > 1 && !strcmp(w[0], "gpu"))
 			gpu_line(w + 1, n - 1);
 	}
 	fclose(f);
+	snprintf(wedged_path, sizeof(wedged_path), "%s.wedged", path);
+	if (wedge && access(wedged_path, F_OK) == 0)
+		sleep(3600); /* nvmlInit_v2 of a driver that a hang left stuck */
 }
 
 unsigned int fake_scenario_count(void)
@@ -260,8 +275,17 @@ nvmlReturn_t fake_gpu_call(nvmlDevice_t dev, const char *fam, const char *fn)
 	g = &hg[dev->index];
 	if (g->lost && g->calls++ >= g->lost_after)
 		return NVML_ERROR_GPU_IS_LOST;
-	if (g->hang_fn[0] && !strcmp(g->hang_fn, fn))
+	if (g->crash_fn[0] && !strcmp(g->crash_fn, fn)) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
+	if (g->hang_fn[0] && !strcmp(g->hang_fn, fn)) {
+		FILE *m = wedge ? fopen(wedged_path, "w") : NULL;
+
+		if (m)
+			fclose(m);
 		sleep(g->hang_s);
+	}
 	for (unsigned i = 0; fam && i < g->nunsupported; i++)
 		if (!strcmp(g->unsupported[i], fam))
 			return NVML_ERROR_NOT_SUPPORTED;

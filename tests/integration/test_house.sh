@@ -106,6 +106,9 @@ declare -A STARTS_PROCESSES=(
 	# provider's open, no program to run) under a deadline, so a provider that crashes or
 	# hangs costs the child, not the agent
 	[probes/verbs_lib.c]=verbs-check
+	# NVML's GPU facts are asked in a forked child (C code: dlopen and NVML's calls, no program
+	# to run) under per-GPU deadlines, so a query that never returns costs that GPU, named
+	[probes/facts_gpu_watch.c]=nvml-watch
 )
 
 t_only_the_child_runner_starts_programs() {

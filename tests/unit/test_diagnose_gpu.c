@@ -99,6 +99,28 @@ static void a_gpu_nvml_lost_is_gpu_missing_on_that_gpu(void **state)
 	done(&f);
 }
 
+/* A query that never answered (facts_gpu_watch.h): the GPU does not
+ * answer, gpu-missing, named by that query and not by the others' "not
+ * asked", whatever their order. */
+static void a_gpu_whose_nvml_query_never_answered_is_gpu_missing(void **state)
+{
+	struct fx f;
+	const struct finding *x;
+
+	setup_fx(&f);
+	set(health(&f, 2, 0), "errors",
+	    json_pack("{s:s, s:s}", "ecc",
+	              "not asked: nvmlDeviceGetPowerUsage: no answer within 5 s", "power_w",
+	              "nvmlDeviceGetPowerUsage: no answer within 5 s"));
+	run(&f);
+	x = only(&f, "gpu-missing", 2, SEV_ERROR);
+	assert_string_equal(x->message, "GPU 0 of r does not answer");
+	assert_string_equal(x->evidence, "r/gpu0: NVML does not answer for the GPU: "
+	                                 "nvmlDeviceGetPowerUsage: no answer within 5 s");
+	assert_int_equal(count(&f, "probe-incomplete"), 0);
+	done(&f);
+}
+
 static void another_nvml_error_is_probe_incomplete_naming_the_gpu(void **state)
 {
 	struct fx f;
@@ -503,6 +525,7 @@ int main(void)
 	    cmocka_unit_test(fewer_gpus_than_pci_devices_names_the_node_and_the_absent_address),
 	    cmocka_unit_test(fewer_gpus_than_expect_gpus_is_gpu_missing),
 	    cmocka_unit_test(a_gpu_nvml_lost_is_gpu_missing_on_that_gpu),
+	    cmocka_unit_test(a_gpu_whose_nvml_query_never_answered_is_gpu_missing),
 	    cmocka_unit_test(another_nvml_error_is_probe_incomplete_naming_the_gpu),
 	    cmocka_unit_test(volatile_uncorrectable_ecc_is_an_error_on_its_gpu),
 	    cmocka_unit_test(a_lifetime_uncorrectable_count_alone_warns),

@@ -195,7 +195,7 @@ static void test_xid_keeps_the_newest_events_and_counts_the_dropped(void **state
 /* The facts of GPUs described by scenario (a file written here) through lib. */
 static json_t *gpus_of(const char *lib, const char *scenario, json_t **errors)
 {
-	char path[] = "/tmp/cd-gpuhealth-XXXXXX";
+	char path[64] = "/tmp/cd-gpuhealth-XXXXXX";
 	int fd = mkstemp(path);
 	json_t *facts = json_object();
 
@@ -210,6 +210,8 @@ static json_t *gpus_of(const char *lib, const char *scenario, json_t **errors)
 	unsetenv("CLUSTERDOC_NVML_LIB");
 	unsetenv("CLUSTERDOC_FAKE_NVML_SCENARIO");
 	unsetenv("CLUSTERDOC_KMSG");
+	unlink(path);
+	strcat(path, ".wedged"); /* the stand-in's "wedge" mark, when a hang left one */
 	unlink(path);
 	return facts;
 }
@@ -473,6 +475,77 @@ static void test_hang_directive_holds_the_named_query_for_its_seconds(void **sta
 	json_decref(errors);
 }
 
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* NVML's calls cannot be cut: a query that never returns costs its GPU,
+ * named with the query, and the GPUs after it are asked by a new process. */
+static void test_a_hung_query_names_its_gpu_and_function_and_the_other_gpus_answer(void **state)
+{
+	json_t *errors, *facts, *h;
+	struct timespec t0;
+
+	setenv("CLUSTERDOC_NVML_TIMEOUT_MS", "1000", 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	facts = gpus_of(FAKE_NVML, "count 3\ngpu 1 hang nvmlDeviceGetPowerUsage 60\n", &errors);
+	unsetenv("CLUSTERDOC_NVML_TIMEOUT_MS");
+	assert_true(since(&t0) < 5.0);
+	assert_int_equal(json_array_size(json_object_get(facts, "gpus")), 3);
+	h = health(facts, 1);
+	assert_string_equal(str(json_object_get(h, "errors"), "power_w"),
+	                    "nvmlDeviceGetPowerUsage: no answer within 1 s");
+	assert_string_equal(str(json_object_get(h, "errors"), "mig"),
+	                    "not asked: nvmlDeviceGetPowerUsage: no answer within 1 s");
+	assert_true(num(health(facts, 0), "power_w") == 75.0);
+	assert_true(num(health(facts, 2), "power_w") == 75.0);
+	assert_int_equal(json_object_size(json_object_get(health(facts, 2), "errors")), 0);
+	assert_string_equal(str(facts, "gpu_driver"), "550.54.fake");
+	json_decref(facts);
+	json_decref(errors);
+}
+
+/* A driver that a hang leaves stuck: the next process's nvmlInit does not
+ * answer either, and every GPU left is named so. */
+static void test_a_driver_left_stuck_by_a_hang_names_every_gpu_left(void **state)
+{
+	json_t *errors, *facts;
+	struct timespec t0;
+
+	setenv("CLUSTERDOC_NVML_TIMEOUT_MS", "1000", 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	facts = gpus_of(FAKE_NVML, "count 4\nwedge\ngpu 1 hang nvmlDeviceGetEccMode 60\n", &errors);
+	unsetenv("CLUSTERDOC_NVML_TIMEOUT_MS");
+	assert_true(since(&t0) < 6.0);
+	assert_int_equal(json_array_size(json_object_get(facts, "gpus")), 4);
+	assert_int_equal(json_object_size(json_object_get(health(facts, 0), "errors")), 0);
+	assert_string_equal(str(json_object_get(health(facts, 1), "errors"), "ecc"),
+	                    "nvmlDeviceGetEccMode: no answer within 1 s");
+	for (size_t i = 2; i < 4; i++)
+		assert_string_equal(str(json_object_get(health(facts, i), "errors"), "pcie"),
+		                    "not asked: nvmlInit_v2: no answer within 1 s (after GPU 1)");
+	json_decref(facts);
+	json_decref(errors);
+}
+
+/* A driver library that crashes in a query costs that GPU, named. */
+static void test_a_crash_in_nvml_names_its_gpu_and_the_other_gpus_answer(void **state)
+{
+	json_t *errors,
+	    *facts = gpus_of(FAKE_NVML, "count 2\ngpu 0 crash nvmlDeviceGetEccMode\n", &errors);
+
+	assert_int_equal(json_array_size(json_object_get(facts, "gpus")), 2);
+	assert_string_equal(str(json_object_get(health(facts, 0), "errors"), "ecc"),
+	                    "nvmlDeviceGetEccMode: NVML's process died of signal 11 in it");
+	assert_int_equal(json_object_size(json_object_get(health(facts, 1), "errors")), 0);
+	json_decref(facts);
+	json_decref(errors);
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
 	char path[512];
@@ -706,6 +779,10 @@ int main(void)
 	        test_health_with_an_older_nvml_takes_older_versions_and_names_the_missing),
 	    cmocka_unit_test(test_numa_node_not_supported_by_nvml_comes_from_sysfs),
 	    cmocka_unit_test(test_hang_directive_holds_the_named_query_for_its_seconds),
+	    cmocka_unit_test(
+	        test_a_hung_query_names_its_gpu_and_function_and_the_other_gpus_answer),
+	    cmocka_unit_test(test_a_driver_left_stuck_by_a_hang_names_every_gpu_left),
+	    cmocka_unit_test(test_a_crash_in_nvml_names_its_gpu_and_the_other_gpus_answer),
 	    cmocka_unit_test(test_gpu_pci_counts_nvidia_display_devices_and_resolves_paths),
 	    cmocka_unit_test(test_gpu_pci_without_sysfs_says_why),
 	    cmocka_unit_test(test_xid_from_kmsg_gives_source_and_events),
