@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
-#   1. build (make all; or the binaries already in the tree when the build deps are missing);
+#   1. build (make all; or, when the build deps are missing, the binaries already in the tree
+#      or the head $CLUSTERDOC names with the agent beside it, as ../shared/tools/gpu-carry.sh
+#      carries them);
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
 #      driver and memory, the NCCL library, torch and its CUDA; each GPU's health (issue 35:
 #      every key read or NOT_SUPPORTED, none failed), the NVIDIA PCI devices and the Xid log;
@@ -38,8 +40,16 @@ RES=${RES:-$CD_TOP/build/gpu-results.txt}
 mkdir -p "$(dirname "$RES")"
 : >"$RES"
 CD=${CLUSTERDOC:-$CD_TOP/clusterdoc}
+# A head carried to a machine without the build deps (../shared/tools/gpu-carry.sh: .gpu/bin/
+# clusterdoc, its libraries in .gpu/lib) has its agent beside it and, in its lib folder, the
+# library tests/gpu/hang_probe.c links: the tree's own (ignored, so not carried) are absent there.
+CD_DIR=$(dirname "$CD")
 AGENT=${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}
+[ -z "${CLUSTERDOC_AGENT:-}" ] && [ ! -x "$AGENT" ] && [ -x "$CD_DIR/clusterdoc-agent" ] &&
+	AGENT=$CD_DIR/clusterdoc-agent
 export CLUSTERDOC_AGENT=$AGENT
+LIBCD=$CD_TOP/build/libclusterdoc.a
+[ ! -e "$LIBCD" ] && [ -e "$CD_DIR/../lib/libclusterdoc.a" ] && LIBCD=$CD_DIR/../lib/libclusterdoc.a
 BENCH_MAX=${GPU_BENCH_MAX:-256M}
 BENCH_ITERS=${GPU_BENCH_ITERS:-20}
 WORK=$(mktemp -d)
@@ -93,12 +103,15 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 if ((${#missing[@]})); then
 	say "MISSING build deps: ${missing[*]} (Debian: scripts/deps.sh lists the packages)"
 fi
-if make -j"${GPU_JOBS:-$(nproc)}" all >"$WORK/build.log" 2>&1; then
+# make cannot build the head without its deps: with the binaries at hand, spend no time on it
+if ((${#missing[@]})) && [ -x "$CD" ] && [ -x "$AGENT" ]; then
+	check build SKIP "no build deps; using $CD and $AGENT"
+elif make -j"${GPU_JOBS:-$(nproc)}" all >"$WORK/build.log" 2>&1; then
 	check build OK
 elif [ -x "$CD" ] && [ -x "$AGENT" ]; then
 	check build SKIP "make failed ($(grep -m1 -E 'error|fatal' "$WORK/build.log")); using the binaries already here"
 else
-	check build FAIL "$(grep -m1 -E 'error|fatal' "$WORK/build.log")"
+	check build FAIL "$(grep -m1 -E 'error|fatal' "$WORK/build.log"); no head at $CD or no agent at $AGENT"
 	exit 1
 fi
 if ldd "$CD" 2>/dev/null | grep -q 'not found'; then
@@ -339,7 +352,7 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 	check hang-fr SKIP "no torch with CUDA to run an NCCL job"
 	check hang-gpu SKIP "no torch with CUDA to run an NCCL job"
 elif ! cc -D_GNU_SOURCE -Icore -I. -std=c11 -O1 -o "$WORK/hang_probe" tests/gpu/hang_probe.c \
-	build/libclusterdoc.a -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
+	"$LIBCD" -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
 	check hang-probe FAIL "$(head -3 "$WORK/probe.err")"
 else
 	say "## hang: RAS and Flight Recorder on a 1-GPU NCCL job"
