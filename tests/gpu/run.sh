@@ -119,26 +119,30 @@ if ldd "$CD" 2>/dev/null | grep -q 'not found'; then
 	exit 1
 fi
 
-# --- NCCL and the CUDA runtime: the system's, else the ones a pip torch brings
-# (nvidia/nccl/lib, nvidia/cuda_runtime/lib); the agent inherits LD_LIBRARY_PATH
-# over the local transport.
-if command -v python3 >/dev/null 2>&1; then
-	extra=$(python3 - <<'EOF' 2>/dev/null
+# --- NCCL and the CUDA runtime: the system's, else the ones a pip torch brings (nvidia/nccl/lib;
+# the runtime in nvidia/cuda_runtime/lib, or nvidia/cu13/lib from CUDA 13's wheels on); the agent
+# inherits LD_LIBRARY_PATH over the local transport. torch_libs PY: those of PY's torch.
+torch_libs() {
+	local want=() extra
+	ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 ' || want+=(libnccl.so.2)
+	ldconfig -p 2>/dev/null | grep -qE 'libcudart\.so\.1[0-9.]* ' || want+=(libcudart.so.1)
+	((${#want[@]})) || return 0
+	extra=$("$1" - "${want[@]}" <<'EOF' 2>/dev/null
 import glob, os, site, sys
+sps = getattr(site, "getsitepackages", lambda: [])() + [site.getusersitepackages()]
 dirs = []
-for sp in site.getsitepackages() + [site.getusersitepackages()]:
-    for sub in ("nvidia/nccl/lib", "nvidia/cuda_runtime/lib"):
-        d = os.path.join(sp, sub)
-        if glob.glob(os.path.join(d, "lib*.so*")):
+for sp in sps:
+    for d in sorted(glob.glob(os.path.join(sp, "nvidia", "*", "lib"))):
+        if d not in dirs and any(glob.glob(os.path.join(d, w + "*")) for w in sys.argv[1:]):
             dirs.append(d)
 print(":".join(dirs))
 EOF
 )
-	if [ -n "$extra" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-		export LD_LIBRARY_PATH=$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-		say "(no system libnccl.so.2: using torch's, LD_LIBRARY_PATH=$extra)"
-	fi
-fi
+	[ -n "$extra" ] || return 0
+	export LD_LIBRARY_PATH=$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	say "(no system ${want[*]}: the pip wheels beside $1's torch, LD_LIBRARY_PATH=$extra)"
+}
+command -v python3 >/dev/null 2>&1 && torch_libs python3
 
 # --- facts
 say "## facts -w localhost"
@@ -182,6 +186,7 @@ else
 	if [ -n "$found" ]; then
 		PYARGS=(--python "$found")
 		say "## facts --python $found (the login python3 has no torch)"
+		torch_libs "$found"
 		"$CD" facts -w localhost -t 120 "${PYARGS[@]}" --json >"$WORK/facts.json" 2>>"$WORK/facts.err"
 		say "torch: $(py 'd["nodes"][0]["torch"]' "$WORK/facts.json")"
 	fi
