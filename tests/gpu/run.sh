@@ -24,11 +24,11 @@
 #      matmul and device copy timed here with CUDA events (GPU 0 must be within 10 %), and no
 #      gpu-slow on a healthy machine.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
-# build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
-# loading in the agent) it prints SKIP and exits 0: `make test` runs it (through
-# tests/run-integration.sh), so CI proves that it skips cleanly. Nothing is installed and
-# nothing leaves the machine; what is missing (build deps, NCCL, torch with CUDA) is said
-# and the rest still runs.
+# build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or, where there
+# is no nvidia-smi, NVML not loading in the agent) it prints SKIP and exits 0: `make test` runs
+# it (through tests/run-integration.sh), so CI proves that it skips cleanly. Nothing is
+# installed and nothing leaves the machine; what is missing (build deps, NCCL, torch with CUDA)
+# is said and the rest still runs.
 # Exit status: 0 everything that could run passed (or SKIP); 1 a check failed.
 # Env: GPU_BENCH_MAX (largest bench size, default 256M), GPU_BENCH_ITERS (default 20),
 #      GPU_JOBS (make -j, default: the CPUs).
@@ -156,7 +156,11 @@ if [ $rc -ne 0 ] || ! command -v python3 >/dev/null 2>&1; then
 	check facts FAIL "exit status $rc"
 else
 	ngpu=$(py 'len(d["nodes"][0]["gpus"])' "$WORK/facts.json")
-	if [ "$ngpu" = 0 ]; then
+	if [ "$ngpu" = 0 ] && [ -n "${smi:-}" ]; then
+		# nvidia-smi reads the same libnvidia-ml.so.1: the agent's NVML is at fault
+		check facts FAIL "nvidia-smi lists GPUs, NVML through the agent none: $(py 'd["nodes"][0]["errors"].get("gpus", "no error given")' "$WORK/facts.json")"
+		exit 1
+	elif [ "$ngpu" = 0 ]; then
 		skip_all "NVML found no GPU: $(py 'd["nodes"][0]["errors"].get("gpus", "no error given")' "$WORK/facts.json")"
 	fi
 	py '"\n".join("gpu %d: %s, %.1f GiB, %s" % (g["index"], g["name"], g["memory_bytes"] / 2**30, g["uuid"]) for g in d["nodes"][0]["gpus"])' "$WORK/facts.json" | tee -a "$RES"
