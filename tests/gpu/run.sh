@@ -209,9 +209,10 @@ bench_ranks() {
 		check "$name" SKIP "no python3 to read the results (exit status $rc)"
 		return
 	fi
-	if [ $rc -ne 0 ] && ! py 'len(d.get("results", []))' "$out" >/dev/null 2>&1; then
+	# no size measured (a node that could not run: fewer GPUs, no NCCL, init failed): its error
+	if [ "$(py 'len(d.get("results") or [])' "$out" 2>/dev/null)" = 0 ] || ! py 1 "$out" >/dev/null 2>&1; then
 		cat "$WORK/$name.err" "$out" | head -40 >>"$RES"
-		check "$name" FAIL "exit status $rc"
+		check "$name" FAIL "exit status $rc, no results: $(py '[n.get("error") for n in d["nodes"] if n.get("error")] or d.get("failures")' "$out" 2>/dev/null)"
 		return
 	fi
 	# the table, as nccl-tests prints it, with the formula next to the bench's busbw
