@@ -497,7 +497,7 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 		check gpu-burn FAIL "exit status $rc, no figures for GPU 0"
 	else
 		py '"\n".join("gpu-burn gpu %d %s %s: %.1f TFLOP/s, %.1f GB/s" % (g["index"], g.get("name"), g.get("dtype"), g.get("tflops", 0), g.get("gbps", 0)) for g in d["nodes"][0]["gpus"])' "$WORK/burn.json" | tee -a "$RES"
-		"${found:-python3}" - >"$WORK/torch_ref.txt" 2>&1 <<'EOF'
+		timeout 180 "${found:-python3}" - >"$WORK/torch_ref.txt" 2>&1 <<'EOF'
 import torch
 dev = torch.device("cuda", 0)
 dt = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -544,5 +544,5 @@ EOF
 else
 	check gpu-burn SKIP "no torch with CUDA"
 fi
-say "# results in $RES"
+say "# results in $RES; the run took $SECONDS s"
 exit $status
