@@ -385,6 +385,8 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 	check hang-ras SKIP "no torch with CUDA to run an NCCL job"
 	check hang-fr SKIP "no torch with CUDA to run an NCCL job"
 	check hang-gpu SKIP "no torch with CUDA to run an NCCL job"
+elif ! command -v cc >/dev/null 2>&1; then
+	check hang-probe SKIP "no C compiler (cc) to build tests/gpu/hang_probe.c"
 elif ! cc -D_GNU_SOURCE -Icore -I. -std=c11 -O1 -o "$WORK/hang_probe" tests/gpu/hang_probe.c \
 	"$LIBCD" -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
 	check hang-probe FAIL "$(head -3 "$WORK/probe.err")"
