@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
-#   1. build (make all; or the binaries already in the tree when the build deps are missing);
+#   1. build (make all; or, when the build deps are missing, the binaries already in the tree
+#      or the head $CLUSTERDOC names with the agent beside it, as ../shared/tools/gpu-carry.sh
+#      carries them);
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
 #      driver and memory, the NCCL library, torch and its CUDA; each GPU's health (issue 35:
 #      every key read or NOT_SUPPORTED, none failed), the NVIDIA PCI devices and the Xid log;
@@ -22,11 +24,11 @@
 #      matmul and device copy timed here with CUDA events (GPU 0 must be within 10 %), and no
 #      gpu-slow on a healthy machine.
 # Every figure goes to ONE file: $OUT/gpu-results.txt when $OUT is set, else
-# build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or NVML not
-# loading in the agent) it prints SKIP and exits 0: `make test` runs it (through
-# tests/run-integration.sh), so CI proves that it skips cleanly. Nothing is installed and
-# nothing leaves the machine; what is missing (build deps, NCCL, torch with CUDA) is said
-# and the rest still runs.
+# build/gpu-results.txt. Without a GPU (no /dev/nvidia0, nvidia-smi failing, or, where there
+# is no nvidia-smi, NVML not loading in the agent) it prints SKIP and exits 0: `make test` runs
+# it (through tests/run-integration.sh), so CI proves that it skips cleanly. Nothing is
+# installed and nothing leaves the machine; what is missing (build deps, NCCL, torch with CUDA)
+# is said and the rest still runs.
 # Exit status: 0 everything that could run passed (or SKIP); 1 a check failed.
 # Env: GPU_BENCH_MAX (largest bench size, default 256M), GPU_BENCH_ITERS (default 20),
 #      GPU_JOBS (make -j, default: the CPUs).
@@ -38,8 +40,16 @@ RES=${RES:-$CD_TOP/build/gpu-results.txt}
 mkdir -p "$(dirname "$RES")"
 : >"$RES"
 CD=${CLUSTERDOC:-$CD_TOP/clusterdoc}
+# A head carried to a machine without the build deps (../shared/tools/gpu-carry.sh: .gpu/bin/
+# clusterdoc, its libraries in .gpu/lib) has its agent beside it and, in its lib folder, the
+# library tests/gpu/hang_probe.c links: the tree's own (ignored, so not carried) are absent there.
+CD_DIR=$(dirname "$CD")
 AGENT=${CLUSTERDOC_AGENT:-$CD_TOP/clusterdoc-agent}
+[ -z "${CLUSTERDOC_AGENT:-}" ] && [ ! -x "$AGENT" ] && [ -x "$CD_DIR/clusterdoc-agent" ] &&
+	AGENT=$CD_DIR/clusterdoc-agent
 export CLUSTERDOC_AGENT=$AGENT
+LIBCD=$CD_TOP/build/libclusterdoc.a
+[ ! -e "$LIBCD" ] && [ -e "$CD_DIR/../lib/libclusterdoc.a" ] && LIBCD=$CD_DIR/../lib/libclusterdoc.a
 BENCH_MAX=${GPU_BENCH_MAX:-256M}
 BENCH_ITERS=${GPU_BENCH_ITERS:-20}
 WORK=$(mktemp -d)
@@ -60,6 +70,18 @@ skip_all() {
 	say "SKIP gpu: $1"
 	result SKIP "gpu" "$1"
 	exit 0
+}
+# stop_job PID: SIGINT (the run passes it to its ranks), then TERM and KILL, 30 s at most
+stop_job() {
+	local sig t
+	for sig in INT TERM KILL; do
+		kill -"$sig" "$1" 2>/dev/null || break
+		for t in $(seq 20); do
+			kill -0 "$1" 2>/dev/null || break 2
+			sleep 0.5
+		done
+	done
+	wait "$1" 2>/dev/null
 }
 # py EXPR FILE: evaluate a Python expression on the JSON document d read from FILE
 py() { python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$1" "$2"; }
@@ -93,12 +115,15 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 if ((${#missing[@]})); then
 	say "MISSING build deps: ${missing[*]} (Debian: scripts/deps.sh lists the packages)"
 fi
-if make -j"${GPU_JOBS:-$(nproc)}" all >"$WORK/build.log" 2>&1; then
+# make cannot build the head without its deps: with the binaries at hand, spend no time on it
+if ((${#missing[@]})) && [ -x "$CD" ] && [ -x "$AGENT" ]; then
+	check build SKIP "no build deps; using $CD and $AGENT"
+elif make -j"${GPU_JOBS:-$(nproc)}" all >"$WORK/build.log" 2>&1; then
 	check build OK
 elif [ -x "$CD" ] && [ -x "$AGENT" ]; then
 	check build SKIP "make failed ($(grep -m1 -E 'error|fatal' "$WORK/build.log")); using the binaries already here"
 else
-	check build FAIL "$(grep -m1 -E 'error|fatal' "$WORK/build.log")"
+	check build FAIL "$(grep -m1 -E 'error|fatal' "$WORK/build.log"); no head at $CD or no agent at $AGENT"
 	exit 1
 fi
 if ldd "$CD" 2>/dev/null | grep -q 'not found'; then
@@ -106,26 +131,30 @@ if ldd "$CD" 2>/dev/null | grep -q 'not found'; then
 	exit 1
 fi
 
-# --- NCCL and the CUDA runtime: the system's, else the ones a pip torch brings
-# (nvidia/nccl/lib, nvidia/cuda_runtime/lib); the agent inherits LD_LIBRARY_PATH
-# over the local transport.
-if command -v python3 >/dev/null 2>&1; then
-	extra=$(python3 - <<'EOF' 2>/dev/null
+# --- NCCL and the CUDA runtime: the system's, else the ones a pip torch brings (nvidia/nccl/lib;
+# the runtime in nvidia/cuda_runtime/lib, or nvidia/cu13/lib from CUDA 13's wheels on); the agent
+# inherits LD_LIBRARY_PATH over the local transport. torch_libs PY: those of PY's torch.
+torch_libs() {
+	local want=() extra
+	ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 ' || want+=(libnccl.so.2)
+	ldconfig -p 2>/dev/null | grep -qE 'libcudart\.so\.1[0-9.]* ' || want+=(libcudart.so.1)
+	((${#want[@]})) || return 0
+	extra=$("$1" - "${want[@]}" <<'EOF' 2>/dev/null
 import glob, os, site, sys
+sps = getattr(site, "getsitepackages", lambda: [])() + [site.getusersitepackages()]
 dirs = []
-for sp in site.getsitepackages() + [site.getusersitepackages()]:
-    for sub in ("nvidia/nccl/lib", "nvidia/cuda_runtime/lib"):
-        d = os.path.join(sp, sub)
-        if glob.glob(os.path.join(d, "lib*.so*")):
+for sp in sps:
+    for d in sorted(glob.glob(os.path.join(sp, "nvidia", "*", "lib"))):
+        if d not in dirs and any(glob.glob(os.path.join(d, w + "*")) for w in sys.argv[1:]):
             dirs.append(d)
 print(":".join(dirs))
 EOF
 )
-	if [ -n "$extra" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-		export LD_LIBRARY_PATH=$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-		say "(no system libnccl.so.2: using torch's, LD_LIBRARY_PATH=$extra)"
-	fi
-fi
+	[ -n "$extra" ] || return 0
+	export LD_LIBRARY_PATH=$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	say "(no system ${want[*]}: the pip wheels beside $1's torch, LD_LIBRARY_PATH=$extra)"
+}
+command -v python3 >/dev/null 2>&1 && torch_libs python3
 
 # --- facts
 say "## facts -w localhost"
@@ -139,7 +168,11 @@ if [ $rc -ne 0 ] || ! command -v python3 >/dev/null 2>&1; then
 	check facts FAIL "exit status $rc"
 else
 	ngpu=$(py 'len(d["nodes"][0]["gpus"])' "$WORK/facts.json")
-	if [ "$ngpu" = 0 ]; then
+	if [ "$ngpu" = 0 ] && [ -n "${smi:-}" ]; then
+		# nvidia-smi reads the same libnvidia-ml.so.1: the agent's NVML is at fault
+		check facts FAIL "nvidia-smi lists GPUs, NVML through the agent none: $(py 'd["nodes"][0]["errors"].get("gpus", "no error given")' "$WORK/facts.json")"
+		exit 1
+	elif [ "$ngpu" = 0 ]; then
 		skip_all "NVML found no GPU: $(py 'd["nodes"][0]["errors"].get("gpus", "no error given")' "$WORK/facts.json")"
 	fi
 	py '"\n".join("gpu %d: %s, %.1f GiB, %s" % (g["index"], g["name"], g["memory_bytes"] / 2**30, g["uuid"]) for g in d["nodes"][0]["gpus"])' "$WORK/facts.json" | tee -a "$RES"
@@ -169,6 +202,7 @@ else
 	if [ -n "$found" ]; then
 		PYARGS=(--python "$found")
 		say "## facts --python $found (the login python3 has no torch)"
+		torch_libs "$found"
 		"$CD" facts -w localhost -t 120 "${PYARGS[@]}" --json >"$WORK/facts.json" 2>>"$WORK/facts.err"
 		say "torch: $(py 'd["nodes"][0]["torch"]' "$WORK/facts.json")"
 	fi
@@ -187,9 +221,10 @@ bench_ranks() {
 		check "$name" SKIP "no python3 to read the results (exit status $rc)"
 		return
 	fi
-	if [ $rc -ne 0 ] && ! py 'len(d.get("results", []))' "$out" >/dev/null 2>&1; then
+	# no size measured (a node that could not run: fewer GPUs, no NCCL, init failed): its error
+	if [ "$(py 'len(d.get("results") or [])' "$out" 2>/dev/null)" = 0 ] || ! py 1 "$out" >/dev/null 2>&1; then
 		cat "$WORK/$name.err" "$out" | head -40 >>"$RES"
-		check "$name" FAIL "exit status $rc"
+		check "$name" FAIL "exit status $rc, no results: $(py '[n.get("error") for n in d["nodes"] if n.get("error")] or d.get("failures")' "$out" 2>/dev/null)"
 		return
 	fi
 	# the table, as nccl-tests prints it, with the formula next to the bench's busbw
@@ -303,29 +338,41 @@ EOF
 		check run-nccl FAIL "exit status $rc, $got of $ngpu rank(s) with the sum $want"
 	fi
 	say "## hang: a stuck rank of a run, 3 calls"
+	: >"$WORK/stuck.err"
 	"$CD" run -w localhost --nproc-per-node gpu "${PYARGS[@]}" --chdir "$WORK" --stall-timeout 600 \
-		--json -- run_nccl.py stuck >"$WORK/stuck.json" 2>"$WORK/stuck.err" &
+		--json -- run_nccl.py stuck >"$WORK/stuck.json" 2>>"$WORK/stuck.err" &
 	stuck=$!
 	for _ in $(seq 240); do
 		[ "$(grep -c 'ready$' "$WORK/stuck.err")" -ge "$ngpu" ] && break
 		kill -0 "$stuck" 2>/dev/null || break
 		sleep 0.5
 	done
-	sleep 2
+	nready=$(grep -c 'ready$' "$WORK/stuck.err")
 	verdicts=()
-	for i in 1 2 3; do
-		"$CD" hang -w localhost --json >"$WORK/hang$i.json" 2>"$WORK/hang$i.err"
-		verdicts+=("$(py '(d.get("status"), [s.get("rank") for s in d.get("suspects", [])][:1])' "$WORK/hang$i.json" 2>/dev/null)")
-		say "call $i: ${verdicts[-1]}"
-	done
-	kill -INT "$stuck" 2>/dev/null
-	wait "$stuck" 2>/dev/null
-	if [ -n "${verdicts[0]}" ] && [ "${verdicts[0]}" = "${verdicts[1]}" ] && [ "${verdicts[1]}" = "${verdicts[2]}" ]; then
-		check hang-stuck-rank OK "3 calls, one verdict: ${verdicts[0]}"
+	if [ "$nready" -lt "$ngpu" ]; then
+		tail -20 "$WORK/stuck.err" >>"$RES"
+		check hang-stuck-rank FAIL "the stuck run did not start: $nready of $ngpu rank(s) ready (its log is above)"
 	else
-		tail -5 "$WORK/hang1.err" >>"$RES"
-		check hang-stuck-rank FAIL "the verdicts differ or are missing: ${verdicts[*]}"
+		sleep 2
+		for i in 1 2 3; do
+			timeout 90 "$CD" hang -w localhost --json >"$WORK/hang$i.json" 2>"$WORK/hang$i.err"
+			verdicts+=("$(py '(d.get("status"), [s.get("rank") for s in d.get("suspects", [])][:1])' "$WORK/hang$i.json" 2>/dev/null)")
+			say "call $i: ${verdicts[-1]}"
+		done
+		# one verdict, and one about the job: "not_inspected" is hang finding no rank at all
+		case ${verdicts[0]} in
+		"('hung', "* | "('progressing', "*) v0ok=1 ;;
+		*) v0ok=0 ;;
+		esac
+		if [ $v0ok = 1 ] && [ "${verdicts[0]}" = "${verdicts[1]}" ] && [ "${verdicts[1]}" = "${verdicts[2]}" ]; then
+			check hang-stuck-rank OK "3 calls, one verdict: ${verdicts[0]}"
+		else
+			tail -5 "$WORK/hang1.err" >>"$RES"
+			py 'd.get("summary")' "$WORK/hang1.json" >>"$RES" 2>/dev/null
+			check hang-stuck-rank FAIL "the verdicts differ, are missing or found no job: ${verdicts[*]}"
+		fi
 	fi
+	stop_job "$stuck"
 else
 	check run-nccl SKIP "no torch with CUDA"
 	check hang-stuck-rank SKIP "no torch with CUDA"
@@ -338,8 +385,10 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 	check hang-ras SKIP "no torch with CUDA to run an NCCL job"
 	check hang-fr SKIP "no torch with CUDA to run an NCCL job"
 	check hang-gpu SKIP "no torch with CUDA to run an NCCL job"
+elif ! command -v cc >/dev/null 2>&1; then
+	check hang-probe SKIP "no C compiler (cc) to build tests/gpu/hang_probe.c"
 elif ! cc -D_GNU_SOURCE -Icore -I. -std=c11 -O1 -o "$WORK/hang_probe" tests/gpu/hang_probe.c \
-	build/libclusterdoc.a -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
+	"$LIBCD" -ljansson -lz -lm -ldl -pthread 2>"$WORK/probe.err"; then
 	check hang-probe FAIL "$(head -3 "$WORK/probe.err")"
 else
 	say "## hang: RAS and Flight Recorder on a 1-GPU NCCL job"
@@ -368,11 +417,12 @@ EOF
 	tv=$(py '(d["nodes"][0]["torch"] or {}).get("version") or ""' "$WORK/facts.json" 2>/dev/null)
 	[ "$(printf '%s\n2.8\n' "${tv%%+*}" | sort -V | head -1)" = 2.8 ] && fr_var=TORCH_FR_BUFFER_SIZE
 	# RANK and CLUSTERDOC_RUN make it a rank hang_sample finds (its GPU through NVML)
+	: >"$WORK/hang_job.log"
 	env RANK=0 WORLD_SIZE=1 CLUSTERDOC_RUN=gpu-hang-$$ \
 		NCCL_RAS_ADDR=127.0.0.1:$ras_port MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
 		"$fr_var=2000" TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$WORK/fr_pipe_" \
 		TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$WORK/fr_rank_" \
-		"$hang_py" "$WORK/hang_job.py" 60 >"$WORK/hang_job.log" 2>&1 &
+		"$hang_py" "$WORK/hang_job.py" 60 >>"$WORK/hang_job.log" 2>&1 &
 	hang_job=$!
 	for _ in $(seq 120); do
 		grep -q '^ready' "$WORK/hang_job.log" && break
@@ -434,8 +484,7 @@ EOF
 			check hang-gpu FAIL "the rank was not found on a GPU ($gpu); GPUs $(py 'd["gpus"]' "$WORK/sample.json")"
 		fi
 	fi
-	kill "$hang_job" 2>/dev/null
-	wait "$hang_job" 2>/dev/null
+	stop_job "$hang_job"
 fi
 # --- gpu-burn (issue 35, item 3): 10 s on every GPU; GPU 0's figures beside torch's own bf16
 # matmul (8192 x 8192, as the stress) and 1 GiB device copy (2 x the bytes per copy, as the
@@ -450,7 +499,7 @@ if [ "$(py 'bool((d["nodes"][0]["torch"] or {}).get("cuda_available"))' "$WORK/f
 		check gpu-burn FAIL "exit status $rc, no figures for GPU 0"
 	else
 		py '"\n".join("gpu-burn gpu %d %s %s: %.1f TFLOP/s, %.1f GB/s" % (g["index"], g.get("name"), g.get("dtype"), g.get("tflops", 0), g.get("gbps", 0)) for g in d["nodes"][0]["gpus"])' "$WORK/burn.json" | tee -a "$RES"
-		"${found:-python3}" - >"$WORK/torch_ref.txt" 2>&1 <<'EOF'
+		timeout 180 "${found:-python3}" - >"$WORK/torch_ref.txt" 2>&1 <<'EOF'
 import torch
 dev = torch.device("cuda", 0)
 dt = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -497,5 +546,5 @@ EOF
 else
 	check gpu-burn SKIP "no torch with CUDA"
 fi
-say "# results in $RES"
+say "# results in $RES; the run took $SECONDS s"
 exit $status
