@@ -252,6 +252,20 @@ $(FAKE_NVML_OLD): $(FAKE_NVML_SRC) tests/fakes/fake_nvml.h
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -DFAKE_NVML_OLD $(CFLAGS) -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $(FAKE_NVML_SRC)
 
+# NVIDIA's nvml.h, against which test_nvml_abi checks clusterdoc's own NVML
+# declarations (probes/nvml.h) at compile time: `make deps-test` puts Debian's
+# libnvidia-ml-dev 12.4 header in this cache (scripts/deps.sh, nvml_header);
+# without it the test skips. Given to that test alone; the stamp rebuilds it
+# when the header comes or goes.
+NVML_INCLUDE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clusterdoc/nvml-12.4/include
+NVML_ABI_FLAGS := $(if $(wildcard $(NVML_INCLUDE)/nvml.h),-isystem $(NVML_INCLUDE))
+NVML_STAMP := $(BUILD)/gen/nvml-include
+$(NVML_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(NVML_ABI_FLAGS)' | cmp -s - $@ || echo '$(NVML_ABI_FLAGS)' >$@
+$(BUILD)/tests/test_nvml_abi: $(NVML_STAMP)
+$(BUILD)/tests/test_nvml_abi: private CPPFLAGS += $(NVML_ABI_FLAGS)
+
 # The stand-in HCA (tests/fakes/fake_ibverbs.c), named as the real library;
 # test_rdma_pairs.sh puts it where each node's fixture tree has libibverbs.
 FAKE_IBVERBS := $(BUILD)/fakes/ibverbs/libibverbs.so.1

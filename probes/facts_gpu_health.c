@@ -283,9 +283,15 @@ static const struct {
 	unsigned long long bit;
 	const char *name;
 } reasons[] = {
-    {0x1, "gpu_idle"},    {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"}, {0x10, "sync_boost"},         {0x20, "sw_thermal"},
-    {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clocks"},
+    {NVML_CLOCKS_REASON_GPU_IDLE, "gpu_idle"},
+    {NVML_CLOCKS_REASON_APPLICATIONS_CLOCKS, "applications_clocks"},
+    {NVML_CLOCKS_REASON_SW_POWER_CAP, "sw_power_cap"},
+    {NVML_CLOCKS_REASON_HW_SLOWDOWN, "hw_slowdown"},
+    {NVML_CLOCKS_REASON_SYNC_BOOST, "sync_boost"},
+    {NVML_CLOCKS_REASON_SW_THERMAL_SLOWDOWN, "sw_thermal"},
+    {NVML_CLOCKS_REASON_HW_THERMAL_SLOWDOWN, "hw_thermal"},
+    {NVML_CLOCKS_REASON_HW_POWER_BRAKE, "hw_power_brake"},
+    {NVML_CLOCKS_REASON_DISPLAY_CLOCKS, "display_clocks"},
 };
 
 static nvml_return step_throttle(struct hq *q)
@@ -379,8 +385,12 @@ static nvml_return step_persistence(struct hq *q)
 }
 
 /* nvmlComputeMode_t, by value */
-static const char *const compute_modes[] = {"default", "exclusive_thread", "prohibited",
-                                            "exclusive_process"};
+static const char *const compute_modes[] = {
+    [NVML_COMPUTEMODE_DEFAULT] = "default",
+    [NVML_COMPUTEMODE_EXCLUSIVE_THREAD] = "exclusive_thread",
+    [NVML_COMPUTEMODE_PROHIBITED] = "prohibited",
+    [NVML_COMPUTEMODE_EXCLUSIVE_PROCESS] = "exclusive_process",
+};
 
 static nvml_return step_compute(struct hq *q)
 {
@@ -401,7 +411,7 @@ static nvml_return step_mig(struct hq *q)
 
 	NEED(q, mig_mode, "nvmlDeviceGetMigMode");
 	ASK(q, "nvmlDeviceGetMigMode", q->h->mig_mode(q->dev, &cur, &pend));
-	json_object_set_new(q->health, "mig", json_string(on_off(cur != 0)));
+	json_object_set_new(q->health, "mig", json_string(on_off(cur != NVML_DEVICE_MIG_DISABLE)));
 	return 0;
 }
 

@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* nvmlProcessInfo_v1_t, and nvmlProcessInfo_t (_v2 and _v3 of the query) */
-struct nvml_proc_v1 {
-	unsigned int pid;
-	unsigned long long used;
-};
-struct nvml_proc_v2 {
-	unsigned int pid;
-	unsigned long long used;
-	unsigned int gpu_instance, compute_instance;
-};
-
 static const struct nvml_sym {
 	const char *name;
 	size_t off;

@@ -46,6 +46,19 @@ struct nvml_utilization { /* nvmlUtilization_t: percent of the last sample perio
 	unsigned int gpu, memory;
 };
 
+/* The entries nvmlDeviceGetComputeRunningProcesses fills: nvmlProcessInfo_v1_t
+ * (the first version), and nvmlProcessInfo_t, which is nvmlProcessInfo_v2_t
+ * (_v2 and _v3). */
+struct nvml_proc_v1 {
+	unsigned int pid;
+	unsigned long long used;
+};
+struct nvml_proc_v2 {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gpu_instance, compute_instance;
+};
+
 /* Buffer sizes: NVML's *_V2_BUFFER_SIZE constants. */
 #define NVML_NAME_LEN   96
 #define NVML_UUID_LEN   96
@@ -75,6 +88,23 @@ struct nvml_utilization { /* nvmlUtilization_t: percent of the last sample perio
 #define NVML_NVLINK_ERROR_DL_CRC_DATA                             3
 #define NVML_NVLINK_ERROR_DL_ECC_DATA                             4
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH                      25 /* nvmlReturn_t */
+#define NVML_COMPUTEMODE_DEFAULT                                  0  /* nvmlComputeMode_t */
+#define NVML_COMPUTEMODE_EXCLUSIVE_THREAD                         1
+#define NVML_COMPUTEMODE_PROHIBITED                               2
+#define NVML_COMPUTEMODE_EXCLUSIVE_PROCESS                        3
+#define NVML_DEVICE_MIG_DISABLE                                   0 /* nvmlDeviceGetMigMode */
+
+/* The nvmlClocksEventReasons bits (nvmlClocksEventReason*, formerly
+ * nvmlClocksThrottleReason*) of nvmlDeviceGetCurrentClocksEventReasons. */
+#define NVML_CLOCKS_REASON_GPU_IDLE            0x1ull
+#define NVML_CLOCKS_REASON_APPLICATIONS_CLOCKS 0x2ull
+#define NVML_CLOCKS_REASON_SW_POWER_CAP        0x4ull
+#define NVML_CLOCKS_REASON_HW_SLOWDOWN         0x8ull
+#define NVML_CLOCKS_REASON_SYNC_BOOST          0x10ull
+#define NVML_CLOCKS_REASON_SW_THERMAL_SLOWDOWN 0x20ull
+#define NVML_CLOCKS_REASON_HW_THERMAL_SLOWDOWN 0x40ull
+#define NVML_CLOCKS_REASON_HW_POWER_BRAKE      0x80ull
+#define NVML_CLOCKS_REASON_DISPLAY_CLOCKS      0x100ull
 
 /* The links asked for, 0.. until one answers that there is no such link:
  * NVML_NVLINK_MAX_LINKS is 18 in the headers of CUDA 12.x and 13.0 (H100,

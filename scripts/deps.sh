@@ -11,7 +11,8 @@
 #     test    what `make test` needs beyond them: the namespace cluster (sshd,
 #             nft, sudo, Slurm, munge, Open MPI), Prometheus, the debootstrapped
 #             roots run by qemu, cmocka, clang, the .deb build (make deps-test,
-#             with cross: the tests run the aarch64 agent)
+#             with cross: the tests run the aarch64 agent), and NVIDIA's nvml.h
+#             for test_nvml_abi (nvml_header below)
 set -eu
 BUILD_PKGS="build-essential libssh2-1-dev libssl-dev libncurses-dev libcurl4-openssl-dev
 zlib1g-dev libjansson-dev python3"
@@ -37,6 +38,52 @@ for list in "$@"; do
 		;;
 	esac
 done
+# nvml_header: NVIDIA's nvml.h, against which test_nvml_abi checks clusterdoc's
+# own NVML declarations (probes/nvml.h), into NVML_CACHE (the Makefile's
+# NVML_INCLUDE is its include/), kept there between runs. No CUDA package of
+# the build machine ships it, and Debian's libnvidia-ml-dev depends on a
+# driver library, so the package is never installed: apt fetches the .deb
+# through a configuration of its own (sources, lists and cache in a temporary
+# folder; the machine's apt state is only read) and dpkg-deb takes the one
+# header out of it. Best effort: without the mirror or the package it says so
+# in one line and test_nvml_abi skips.
+NVML_DEB_MIRROR=${NVML_DEB_MIRROR:-http://deb.debian.org/debian}
+NVML_DEB_SUITE=${NVML_DEB_SUITE:-trixie}
+NVML_DEB_VERSION=${NVML_DEB_VERSION:-12.4.127~12.4.1-2}
+NVML_CACHE=${NVML_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clusterdoc/nvml-12.4}
+nvml_header() {
+	[ -s "$NVML_CACHE/include/nvml.h" ] && return 0
+	tmp=$(mktemp -d /tmp/clusterdoc-nvml.XXXXXX)
+	mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/parts" "$tmp/deb"
+	echo "deb $NVML_DEB_MIRROR $NVML_DEB_SUITE non-free" >"$tmp/sources.list"
+	cat >"$tmp/apt.conf" <<-EOF
+		Dir::Etc::SourceList "$tmp/sources.list";
+		Dir::Etc::SourceParts "$tmp/parts";
+		Dir::State::Lists "$tmp/lists";
+		Dir::Cache "$tmp/cache";
+		Dir::Cache::pkgcache "";
+		Dir::Cache::srcpkgcache "";
+		APT::Architectures { "$(dpkg --print-architecture)"; };
+		APT::Sandbox::User "$(id -un)";
+		Acquire::Languages "none";
+		Acquire::Retries "0";
+		Acquire::http::Timeout "20";
+		Debug::NoLocking "true";
+	EOF
+	if APT_CONFIG="$tmp/apt.conf" apt-get update -qq >"$tmp/log" 2>&1 &&
+		(cd "$tmp/deb" && APT_CONFIG="$tmp/apt.conf" apt-get download -qq \
+			"libnvidia-ml-dev=$NVML_DEB_VERSION" >>"$tmp/log" 2>&1) &&
+		dpkg-deb --fsys-tarfile "$tmp"/deb/libnvidia-ml-dev_*.deb |
+		tar -x -C "$tmp" ./usr/include/nvml.h 2>>"$tmp/log"; then
+		mkdir -p "$NVML_CACHE/include"
+		mv "$tmp/usr/include/nvml.h" "$NVML_CACHE/include/nvml.h"
+		echo "clusterdoc: nvml.h $NVML_DEB_VERSION (libnvidia-ml-dev, $NVML_DEB_SUITE non-free) into $NVML_CACHE"
+	else
+		echo "clusterdoc: no nvml.h (libnvidia-ml-dev=$NVML_DEB_VERSION from $NVML_DEB_MIRROR $NVML_DEB_SUITE non-free: $(grep -m1 -E '^(E|W):' "$tmp/log" || echo 'not fetched')); test_nvml_abi will skip" >&2
+	fi
+	rm -rf "$tmp"
+}
+
 if [ $print = 1 ]; then
 	# shellcheck disable=SC2086 # one package a word
 	printf '%s\n' $PKGS
@@ -47,7 +94,10 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	case " $* " in *" test "*) nvml_header ;; esac
+	exit 0
+fi
 echo "clusterdoc: installing:$missing"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -71,4 +121,5 @@ fi
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null || status=$?
 [ $own_policy = 1 ] && $SUDO rm -f $policy
+case " $* " in *" test "*) nvml_header ;; esac
 exit ${status:-0}
