@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/gpu/run.sh - clusterdoc on a real GPU machine, in one call:
-#   1. build (make all; or, when the build deps are missing, the binaries already in the tree
-#      or the head $CLUSTERDOC names with the agent beside it, as ../shared/tools/gpu-carry.sh
-#      carries them);
+#   1. build (make all; or, when the build deps are missing, the binaries already in the tree,
+#      or the head $CLUSTERDOC names with its libraries, as ../shared/tools/gpu-carry.sh makes
+#      it, and the agent beside it or in the tree). On a lent machine (no -dev packages), after
+#      `make all` and ../shared/tools/gpu-carry.sh here, the device call carries the ignored
+#      [".gpu", "clusterdoc-agent", "build/libclusterdoc.a"] and runs
+#        export CLUSTERDOC=$PWD/.gpu/bin/clusterdoc C_INCLUDE_PATH=$PWD/.gpu/include \
+#          LIBRARY_PATH=$PWD/.gpu/lib LD_RUN_PATH=$PWD/.gpu/lib; bash tests/gpu/run.sh
+#      (about 4 minutes when all goes well; give it timeout_s 600);
 #   2. `clusterdoc facts -w localhost` (the local transport: no sshd, no network): NVML's GPUs,
 #      driver and memory, the NCCL library, torch and its CUDA; each GPU's health (issue 35:
 #      every key read or NOT_SUPPORTED, none failed), the NVIDIA PCI devices and the Xid log;
