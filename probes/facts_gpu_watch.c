@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,9 +23,18 @@
 
 /* ---------------------------------------------------------------- the child */
 
+/* What the child is asking, written by it before each query into a page it
+ * shares with the parent (no system call per query), read by the parent
+ * once the child is stuck or dead. */
+struct asking_now {
+	long gpu; /* the GPU being asked, -1 for the node's queries */
+	char key[40], fn[80];
+};
+
 struct child {
 	int fd;
-	long gpu; /* the GPU being asked, -1 for the node's queries */
+	long gpu;
+	struct asking_now *now; /* the shared page */
 };
 
 /* One record, a line of compact JSON; rec is taken. */
@@ -54,15 +64,16 @@ static void child_asking(void *arg, const char *key, const char *fn)
 {
 	struct child *c = arg;
 
-	put_record(c->fd, json_pack("{s:s, s:I, s:s, s:s}", "t", "asking", "gpu",
-	                            (json_int_t)c->gpu, "key", key, "fn", fn));
+	c->now->gpu = c->gpu;
+	snprintf(c->now->key, sizeof(c->now->key), "%s", key);
+	snprintf(c->now->fn, sizeof(c->now->fn), "%s", fn);
 }
 
 /* Ask NVML for the node's facts and GPUs start.. and report each; never
  * returns. */
-static void child_main(int fd, unsigned int start)
+static void child_main(int fd, unsigned int start, struct asking_now *now)
 {
-	struct child c = {.fd = fd, .gpu = -1};
+	struct child c = {.fd = fd, .gpu = -1, .now = now};
 	struct gpu_watch w = {.asking = child_asking, .arg = &c};
 	json_t *errors = json_object(), *driver;
 	unsigned int count = 0;
@@ -99,12 +110,11 @@ static void child_main(int fd, unsigned int start)
 /* ---------------------------------------------------------------- the parent */
 
 struct watch {
-	json_t *gpus;   /* one slot per GPU, null until its record */
-	json_t *driver; /* the first child's; NULL until then */
-	json_t *errors; /* the node's facts errors */
-	long count;     /* -1 until the first child's node record */
-	long gpu;       /* the GPU being asked, -1 for the node's queries */
-	char key[40], fn[80];
+	json_t *gpus;           /* one slot per GPU, null until its record */
+	json_t *driver;         /* the first child's; NULL until then */
+	json_t *errors;         /* the node's facts errors */
+	long count;             /* -1 until the first child's node record */
+	struct asking_now *now; /* the child's last query, shared */
 	int init_ms, gpu_ms;
 	int64_t end_ms; /* the whole budget */
 };
@@ -130,14 +140,7 @@ static int take(struct watch *w, const char *line)
 	long i = json_is_integer(g) ? (long)json_integer_value(g) : -1;
 	int answer = 0;
 
-	if (t && strcmp(t, "asking") == 0) {
-		const char *key = json_string_value(json_object_get(r, "key")),
-		           *fn = json_string_value(json_object_get(r, "fn"));
-
-		w->gpu = i;
-		snprintf(w->key, sizeof(w->key), "%s", key ? key : "");
-		snprintf(w->fn, sizeof(w->fn), "%s", fn ? fn : "");
-	} else if (t && strcmp(t, "node") == 0) {
+	if (t && strcmp(t, "node") == 0) {
 		answer = 1;
 		if (w->count < 0) {
 			json_int_t count = json_integer_value(json_object_get(r, "count"));
@@ -272,7 +275,7 @@ static long settle(struct watch *w, enum child_end how, int status, long start)
 	if (cd_now_ms() >= w->end_ms && how == CHILD_HUNG)
 		snprintf(why, sizeof(why), "%s the %d s the GPU facts may take",
 		         FACTS_NVML_NO_ANSWER, budget_ms(w) / 1000);
-	snprintf(hung, sizeof(hung), "%s: %s", w->fn[0] ? w->fn : "NVML", why);
+	snprintf(hung, sizeof(hung), "%s: %s", w->now->fn[0] ? w->now->fn : "NVML", why);
 	if (w->count < 0) { /* the first child's nvmlInit, driver or count */
 		facts_gpu_add_error(w->errors, "gpus", hung);
 		return -1;
@@ -280,10 +283,10 @@ static long settle(struct watch *w, enum child_end how, int status, long start)
 	g = next_unanswered(w, start);
 	if (g >= w->count)
 		return -1;
-	if (w->gpu == g) { /* the child was asking this GPU */
+	if (w->now->gpu == g) { /* the child was asking this GPU */
 		snprintf(others, sizeof(others), "not asked: %s", hung);
-		keep_unasked(w, g, w->key[0] ? w->key : NULL, hung, others);
-		if (!w->key[0]) {
+		keep_unasked(w, g, w->now->key[0] ? w->now->key : NULL, hung, others);
+		if (!w->now->key[0]) {
 			char msg[320];
 
 			snprintf(msg, sizeof(msg), "GPU %ld: %s", g, hung);
@@ -309,12 +312,22 @@ static int env_ms(const char *name, int dflt)
 
 void facts_gpu_watch_collect(json_t *facts, json_t *errors)
 {
-	struct watch w = {.gpus = json_array(), .errors = errors, .count = -1, .gpu = -1};
+	struct watch w = {.gpus = json_array(), .errors = errors, .count = -1};
 	long start = 0;
 
 	w.init_ms = env_ms("CLUSTERDOC_NVML_TIMEOUT_MS", FACTS_NVML_INIT_MS);
 	w.gpu_ms = env_ms("CLUSTERDOC_NVML_TIMEOUT_MS", FACTS_NVML_GPU_MS);
 	w.end_ms = cd_now_ms() + budget_ms(&w);
+	w.now =
+	    mmap(NULL, sizeof(*w.now), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w.now == MAP_FAILED) {
+		char msg[CD_ERRLEN];
+
+		snprintf(msg, sizeof(msg), "NVML's process could not start: mmap: %s",
+		         strerror(errno));
+		facts_gpu_add_error(errors, "gpus", msg);
+		start = -1;
+	}
 	while (start >= 0) {
 		int fds[2] = {-1, -1}, status = 0;
 		enum child_end how;
@@ -334,11 +347,11 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors)
 		}
 		if (pid == 0) {
 			close(fds[0]);
-			child_main(fds[1], (unsigned int)start);
+			child_main(fds[1], (unsigned int)start, w.now);
 		}
 		close(fds[1]);
-		w.gpu = -1;
-		w.key[0] = w.fn[0] = '\0';
+		memset(w.now, 0, sizeof(*w.now));
+		w.now->gpu = -1;
 		how = follow(&w, fds[0]);
 		close(fds[0]);
 		if (how == CHILD_HUNG)
@@ -362,6 +375,8 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors)
 				keep_unasked(&w, g, NULL, NULL, others);
 		}
 	}
+	if (w.now != MAP_FAILED)
+		munmap(w.now, sizeof(*w.now));
 	json_object_set_new(facts, "gpus", w.gpus);
 	json_object_set_new(facts, "gpu_driver", w.driver ? w.driver : json_null());
 }
