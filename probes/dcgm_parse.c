@@ -234,7 +234,14 @@ int dcgm_parse(const char *buf, size_t len, struct dcgm_report *out, char *err, 
 			break;
 		}
 	if (!open || !close) {
-		snprintf(err, errlen, "no JSON document in dcgmi's output");
+		/* dcgmi's words, as when it cannot reach its host engine */
+		char text[sizeof(why)];
+
+		snprintf(text, sizeof(text), "%.*s",
+		         (int)(len < sizeof(text) ? len : sizeof(text) - 1), buf);
+		add_text(why, sizeof(why), "", text);
+		snprintf(err, errlen, "no JSON document in dcgmi's output%s%s", why[0] ? ": " : "",
+		         why);
 		goto out;
 	}
 	doc = json_loadb(open, (size_t)(close - open), JSON_DISABLE_EOF_CHECK, NULL);

@@ -98,7 +98,8 @@ struct dcgm_report {
  * Each result that is not a pass or a skip is kept; a 4.x test whose
  * test_summary says "Fail" while none of its entity results does is kept as
  * one result with gpu -1 carrying the summary's warnings.
- * Returns 0, or -1 with why in err: no JSON document, neither root object,
+ * Returns 0, or -1 with why in err: no JSON document (then with dcgmi's
+ * text, line breaks made spaces, when it printed any), neither root object,
  * no "test_categories", or a "runtime_error" (err is then "dcgmi could not
  * run the diagnostic: " and DCGM's own message, its line breaks made spaces).
  * A result of a shape not understood is skipped, never invented.

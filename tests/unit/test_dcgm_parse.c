@@ -249,12 +249,15 @@ static void plain_string_warnings_are_the_message(void **state)
 static void text_without_a_document_or_the_root_is_an_error_naming_it(void **state)
 {
 	const char *s = "Error: Unable to connect to host engine. Host engine connection invalid/"
-	                "disconnected.";
+	                "disconnected.\n";
 	const char *v4_tests = "{\"version\":\"4.2.3\",\"tests\":[]}";
 	char err[128];
 
 	(void)state;
 	assert_int_equal(dcgm_parse(s, strlen(s), &rep, err, sizeof(err)), -1);
+	assert_string_equal(err, "no JSON document in dcgmi's output: Error: Unable to connect to "
+	                         "host engine. Host engine connection invalid/disconnected.");
+	assert_int_equal(dcgm_parse("", 0, &rep, err, sizeof(err)), -1);
 	assert_string_equal(err, "no JSON document in dcgmi's output");
 	assert_int_equal(dcgm_parse(v4_tests, strlen(v4_tests), &rep, err, sizeof(err)), -1);
 	assert_string_equal(
