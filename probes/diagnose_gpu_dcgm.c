@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* diagnose_gpu_dcgm.c - DCGM's GPU diagnostic (`check --dcgm-level`): each
- * FAIL result of `dcgmi diag -j` is gpu-dcgm-fail (an error), each WARN
- * gpu-dcgm-warn, keyed NODE/gpuN (NODE for a test of all its GPUs) with
- * DCGM's own message as evidence. A node without dcgmi is named in
- * gpu-dcgm-absent (info: DCGM is optional); a dcgmi that hangs, fails
- * without results or prints what dcgm_parse does not read is a
- * probe-incomplete, never taken for a pass. */
+ * result of `dcgmi diag -j` that dcgm_parse grades FAIL (by DCGM's error
+ * severity: the GPU cannot run work, or DCGM says nothing) is gpu-dcgm-fail
+ * (an error), each it grades WARN (monitor, configuration) gpu-dcgm-warn,
+ * keyed NODE/gpuN (NODE for a test of all its GPUs, another entity such as
+ * a CPU, or a test's summary) with DCGM's own message as evidence. A node
+ * without dcgmi is named in gpu-dcgm-absent (info: DCGM is optional); a
+ * dcgmi that hangs, could not run the diagnostic (its runtime_error, in
+ * DCGM's words), fails without results or prints what dcgm_parse does not
+ * read is a probe-incomplete, never taken for a pass. */
 #include "probes/dcgm_parse.h"
 #include "probes/diagnose_internal.h"
 #include "cd.h"
@@ -28,8 +31,8 @@ static void note_incomplete(struct dstate *st, size_t i, const char *why)
 	diagnose_note(st, "probe-incomplete", SEV_WARNING, "gpu-dcgm", i,
 	              "part of the probe did not answer on %N",
 	              "Run `dcgmi diag -r 1` on the node: a host engine that is not running "
-	              "(nv-hostengine) or a diagnostic that hangs needs a look; until then "
-	              "DCGM's verdict on its GPUs is unknown.",
+	              "(nv-hostengine), GPUs held by another process or a diagnostic that "
+	              "hangs needs a look; until then DCGM's verdict on its GPUs is unknown.",
 	              ev);
 }
 
@@ -51,8 +54,9 @@ static void note_result(struct dstate *st, size_t i, const struct dcgm_result *r
 	                   : "DCGM's diagnostic warns about a GPU test on %N",
 	              fail ? "Drain the node and act on DCGM's message (`dcgmi diag -r 3` for "
 	                     "more); a GPU that fails again needs a reset or a replacement."
-	                   : "Read DCGM's message; the GPU passes but something around it "
-	                     "(persistence mode, clocks, a driver setting) is not as DCGM wants.",
+	                   : "Read DCGM's message; DCGM rates it as one to monitor or a setting "
+	                     "to correct (persistence mode, clocks, temperature), the GPU still "
+	                     "able to run work.",
 	              ev);
 }
 

@@ -4,7 +4,7 @@
  * sent behind facts and netprobe. The agent bounds dcgmi by the level's
  * deadline; the pool's request deadline goes beyond that. A failed or late
  * answer never takes the node out of the check: it is kept as
- * {"error": ...} for the findings (gpu-dcgm-incomplete). */
+ * {"error": ...} for the findings (probe-incomplete). */
 #include "probes/dcgm_agent.h"
 #include "probes/netcheck_internal.h"
 #include "proto.h"

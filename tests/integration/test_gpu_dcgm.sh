@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # check --dcgm-level (issue 35, "DCGM where it exists") on a namespace cluster of 3 real sshd
 # nodes. No GPU or DCGM can exist here: NVML is the stand-in of tests/fakes (two healthy GPUs per
-# node), and dcgmi is tests/fakes/dcgmi, on the PATH of node1 and node3 only, printing the
-# documented `dcgmi diag -j` JSON of tests/fixtures/dcgm/ as each node's scenario file says
-# ($CLUSTERDOC_FAKE_DCGM_SCENARIO: "print FILE" or "hang"). A FAIL must land on its node and GPU,
-# a node without dcgmi is named absent and never fails, a dcgmi that hangs is cut at its deadline
+# node), and dcgmi is tests/fakes/dcgmi, on the PATH of node1 and node3 only, printing what a
+# real `dcgmi diag -j` prints, DCGM 3.x or 4.x (tests/fixtures/dcgm/, README there), as each
+# node's scenario file says ($CLUSTERDOC_FAKE_DCGM_SCENARIO: "print FILE" or "hang"). A FAIL
+# must land on its node and GPU, a "Fail" whose warnings DCGM grades as monitor-only is a
+# warning, a diagnostic dcgmi could not run is named with DCGM's own message, a node without
+# dcgmi is named absent and never fails, a dcgmi that hangs is cut at its deadline
 # ($CLUSTERDOC_DCGM_TIMEOUT_MS on the nodes, from n*/dcgm.ms: 3 s) and named, and a check's
 # --deadline shorter than dcgmi's own cuts dcgmi on the node in time to hear the node's answer.
 source "$(dirname "$0")/../lib.sh"
@@ -34,7 +36,7 @@ t_setup_cluster_with_dcgmi_on_node1_and_node3() {
 	for i in 1 2 3; do
 		echo "count 2" >"$CD_RUN/n$i/nvml.sc"
 		echo "6,1,0,-;Linux version 6.1.0 (gcc) #1 SMP" >"$CD_RUN/n$i/kmsg"
-		dcgm "$i" "print $FIX/r1_pass.json"
+		dcgm "$i" "print $FIX/dcgm3_pass.json"
 		echo 3000 >"$CD_RUN/n$i/dcgm.ms"
 		cluster_node_env "$i" "export CLUSTERDOC_NVML_LIB=$CD_RUN/libnvidia-ml.so.1" \
 			"export CLUSTERDOC_FAKE_NVML_SCENARIO=$CD_RUN/n$i/nvml.sc" \
@@ -51,15 +53,38 @@ t_setup_cluster_with_dcgmi_on_node1_and_node3() {
 }
 
 t_a_dcgm_fail_lands_on_its_node_and_gpu_and_a_node_without_dcgmi_is_absent() {
-	dcgm 1 "print $FIX/r1_fail.json"
+	dcgm 1 "print $FIX/dcgm3_fail.json"
 	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
-	dcgm 1 "print $FIX/r1_pass.json"
+	dcgm 1 "print $FIX/dcgm3_pass.json"
 	expect_eq "$(gpu_findings)" \
 		"gpu-dcgm-absent info node2: node2: dcgmi is not on PATH
-gpu-dcgm-fail error node1: node1/gpu1: DCGM test PCIe: FAIL: GPU 1 host to device bandwidth 2.15 GB/s is below the minimum 11.0 GB/s.
-gpu-dcgm-warn warning node1: node1: DCGM test Persistence Mode: WARN: Persistence mode for GPU 1 is currently disabled." \
-		"DCGM's results on their node and GPU, node2 named absent" || return 1
+gpu-dcgm-fail error node1: node1/gpu1: DCGM test PCIe: FAIL: Bandwidth of GPU 1 in direction h2d of 2.15 did not exceed minimum required bandwidth of 11.00.
+gpu-dcgm-fail error node1: node1/gpu1: DCGM test Page Retirement/Row Remap: FAIL: GPU 1 had memory errors and row remappings are pending" \
+		"DCGM 3's results on their node and GPU, node2 named absent" || return 1
 	expect_eq "$(cat "$CD_RUN/n3/dcgm.sc.calls")" "diag -r 1 -j" "node3's dcgmi call"
+}
+
+t_dcgm4_results_land_on_their_gpu_and_a_monitor_only_fail_is_a_warning() {
+	dcgm 1 "print $FIX/dcgm4_fail.json"
+	dcgm 3 "print $FIX/dcgm4_warn.json"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
+	dcgm 1 "print $FIX/dcgm3_pass.json"
+	dcgm 3 "print $FIX/dcgm3_pass.json"
+	expect_eq "$(gpu_findings)" \
+		"gpu-dcgm-absent info node2: node2: dcgmi is not on PATH
+gpu-dcgm-fail error node1: node1/gpu1: DCGM test memory: FAIL: Detected 2 volatile double-bit ECC error(s) in GPU 1.
+gpu-dcgm-warn warning node3: node3/gpu0: DCGM test targeted_stress: WARN: Temperature 92 of GPU 0 exceeded user-specified maximum allowed temperature 87" \
+		"DCGM 4's results on their node and GPU"
+}
+
+t_a_diagnostic_dcgmi_could_not_run_is_named_with_dcgms_message() {
+	dcgm 3 "print $FIX/dcgm4_runtime_error.json"
+	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
+	dcgm 1 "print $FIX/dcgm3_pass.json"
+	dcgm 3 "print $FIX/dcgm3_pass.json"
+	expect_eq "$(gpu_findings | grep node3)" \
+		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi could not run the diagnostic: Error: Unable to complete diagnostic for group 2147483647. Return: (-34) The requested operation could not be completed because the affected resource is in use. (exit 1)" \
+		"node3's runtime_error, DCGM's message kept"
 }
 
 t_the_level_given_is_the_level_run() {
@@ -70,11 +95,11 @@ t_the_level_given_is_the_level_run() {
 }
 
 t_a_fail_fails_the_prolog_of_its_node_and_dcgmi_absent_does_not() {
-	dcgm 1 "print $FIX/r1_fail.json"
+	dcgm 1 "print $FIX/dcgm3_fail.json"
 	cd_head check -w 'node[1-3]' --dcgm-level 1 --slurm-prolog --node node1
-	expect_eq "$rc" 1 "node1's prolog ($err)" || { dcgm 1 "print $FIX/r1_pass.json"; return 1; }
+	expect_eq "$rc" 1 "node1's prolog ($err)" || { dcgm 1 "print $FIX/dcgm3_pass.json"; return 1; }
 	cd_head check -w 'node[1-3]' --dcgm-level 1 --slurm-prolog --node node2
-	dcgm 1 "print $FIX/r1_pass.json"
+	dcgm 1 "print $FIX/dcgm3_pass.json"
 	expect_eq "$rc" 0 "node2's prolog, dcgmi absent ($err)"
 }
 
@@ -84,7 +109,7 @@ t_a_dcgmi_that_hangs_is_cut_at_its_deadline_and_named() {
 	t0=$(date +%s)
 	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1
 	took=$(($(date +%s) - t0))
-	dcgm 3 "print $FIX/r1_pass.json"
+	dcgm 3 "print $FIX/dcgm3_pass.json"
 	expect_eq "$(gpu_findings | grep node3 | sed 's/in 3 s: .*/in 3 s: .../')" \
 		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi did not finish in 3 s: ..." \
 		"node3's hung dcgmi named" || return 1
@@ -100,7 +125,7 @@ t_a_deadline_shorter_than_dcgmi_cuts_dcgmi_on_the_node_and_keeps_the_nodes_answe
 	t0=$(date +%s)
 	cd_head check -w 'node[1-3]' --json --probe-timeout 1000 --dcgm-level 1 --deadline 8
 	took=$(($(date +%s) - t0))
-	dcgm 3 "print $FIX/r1_pass.json"
+	dcgm 3 "print $FIX/dcgm3_pass.json"
 	echo 3000 >"$CD_RUN/n3/dcgm.ms"
 	expect_eq "$(gpu_findings | grep node3 | sed 's/in [0-9]* s (/in N s (/; s/left it): .*/left it): .../')" \
 		"probe-incomplete warning node3: node3: DCGM diagnostic: dcgmi did not finish in N s (what the check's --deadline left it): ..." \
