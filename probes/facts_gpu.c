@@ -108,10 +108,27 @@ json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *erro
 	return drv;
 }
 
+void facts_gpu_absent_error(json_t *facts, json_t *errors, const char *absent)
+{
+	json_int_t devices = json_integer_value(
+	    json_object_get(json_object_get(facts, "gpu_pci"), "nvidia_devices"));
+	char msg[CD_ERRLEN + 96];
+
+	if (!absent[0] || devices <= 0 || json_object_get(errors, "gpus"))
+		return;
+	snprintf(msg, sizeof(msg),
+	         "the PCI bus shows %lld NVIDIA GPU%s, but no NVML library loads: %s",
+	         (long long)devices, devices == 1 ? "" : "s", absent);
+	facts_set_error(errors, "gpus", msg);
+}
+
 void facts_gpu_collect(json_t *facts, json_t *errors)
 {
-	facts_gpu_watch_collect(facts, errors);
+	char absent[CD_ERRLEN];
+
+	facts_gpu_watch_collect(facts, errors, absent, sizeof(absent));
 	facts_gpu_node_collect("/sys", facts, errors);
+	facts_gpu_absent_error(facts, errors, absent);
 }
 
 int facts_nccl_version_string(int code, char *buf, size_t len)

@@ -23,9 +23,10 @@
  * and errors["gpus"] says why; "health" is facts_gpu_health's, with its own
  * "unsupported" and "errors"), facts["gpu_driver"] to the driver version
  * string or null, and facts["gpu_pci"] and facts["xid"] as
- * facts_gpu_node_collect (facts_gpu_health.h) reads them on this node. Without libnvidia-ml.so.1
- * that is [] and null, with no error; when the library is there but nvmlInit fails (no driver
- * loaded), errors["gpus"] carries NVML's message. NVML is asked in a child
+ * facts_gpu_node_collect (facts_gpu_health.h) reads them on this node. Without
+ * libnvidia-ml.so.1 that is [] and null, with no error unless the PCI bus shows NVIDIA GPUs
+ * (then errors["gpus"] gives the loader's reason); when the library is there but nvmlInit
+ * fails (no driver loaded), errors["gpus"] carries NVML's message. NVML is asked in a child
  * process under deadlines (facts_gpu_watch.h): a query that never returns
  * costs its GPU, named, not the node's facts.
  */
@@ -41,6 +42,11 @@ void facts_gpu_collect(json_t *facts, json_t *errors);
 json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors);
 json_t *facts_gpu_one(const struct nvml *n, unsigned int index, json_t *errors,
                       const struct gpu_watch *w);
+
+/* No NVML library loads (absent: the loader's reason, "" when one did) on a
+ * node whose PCI bus shows NVIDIA GPUs (facts["gpu_pci"]): errors["gpus"]
+ * says so, unless it already says something. */
+void facts_gpu_absent_error(json_t *facts, json_t *errors, const char *absent);
 
 /* Append msg to errors[field] ("; " between), so that one bad GPU does not
  * hide another. */

@@ -91,8 +91,9 @@ static void child_main(int fd, unsigned int start, struct asking_now *now)
 	if (nvml_open(&n, msg, sizeof(msg)) < 0)
 		facts_set_error(errors, "gpus", msg);
 	driver = n.lib ? facts_gpu_driver(&n, &count, errors) : json_null();
-	put_record(fd, json_pack("{s:s, s:o, s:I, s:o}", "t", "node", "driver", driver, "count",
-	                         (json_int_t)count, "errors", errors));
+	put_record(fd,
+	           json_pack("{s:s, s:o, s:I, s:o, s:s?}", "t", "node", "driver", driver, "count",
+	                     (json_int_t)count, "errors", errors, "absent", n.lib ? NULL : msg));
 	for (unsigned int i = start; i < count; i++) {
 		json_t *e = json_object(), *g;
 
@@ -115,6 +116,7 @@ struct watch {
 	json_t *errors;         /* the node's facts errors */
 	long count;             /* -1 until the first child's node record */
 	struct asking_now *now; /* the child's last query, shared */
+	json_t *absent;         /* why no NVML loads, when none does */
 	int init_ms, gpu_ms;
 	int64_t end_ms; /* the whole budget */
 };
@@ -147,6 +149,7 @@ static int take(struct watch *w, const char *line)
 
 			w->count = count > 0 && count <= 1024 ? (long)count : 0;
 			w->driver = json_incref(json_object_get(r, "driver"));
+			w->absent = json_incref(json_object_get(r, "absent"));
 			merge_errors(w->errors, json_object_get(r, "errors"));
 			for (long k = 0; k < w->count; k++)
 				json_array_append_new(w->gpus, json_null());
@@ -310,7 +313,7 @@ static int env_ms(const char *name, int dflt)
 	return ms > 0 ? ms : dflt;
 }
 
-void facts_gpu_watch_collect(json_t *facts, json_t *errors)
+void facts_gpu_watch_collect(json_t *facts, json_t *errors, char *absent, size_t absent_len)
 {
 	struct watch w = {.gpus = json_array(), .errors = errors, .count = -1};
 	long start = 0;
@@ -379,4 +382,7 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors)
 		munmap(w.now, sizeof(*w.now));
 	json_object_set_new(facts, "gpus", w.gpus);
 	json_object_set_new(facts, "gpu_driver", w.driver ? w.driver : json_null());
+	snprintf(absent, absent_len, "%s",
+	         json_string_value(w.absent) ? json_string_value(w.absent) : "");
+	json_decref(w.absent);
 }

@@ -26,6 +26,7 @@
 #define CD_PROBES_FACTS_GPU_WATCH_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #define FACTS_NVML_INIT_MS 10000
 #define FACTS_NVML_GPU_MS  5000
@@ -38,7 +39,8 @@
  * facts["gpus"] and facts["gpu_driver"] as facts_gpu_collect documents them
  * (facts_gpu.h), asked in a child under the deadlines above; what could not
  * be asked is said in errors["gpus"] and in the GPUs' own health errors.
+ * When no NVML library loads, absent gets the loader's reason ("" else).
  */
-void facts_gpu_watch_collect(json_t *facts, json_t *errors);
+void facts_gpu_watch_collect(json_t *facts, json_t *errors, char *absent, size_t absent_len);
 
 #endif

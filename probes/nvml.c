@@ -116,8 +116,12 @@ int nvml_open(struct nvml *n, char *err, size_t errlen)
 
 	memset(n, 0, sizeof(*n));
 	n->lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-	if (!n->lib)
-		return 0; /* no NVIDIA driver on this node: no GPUs, not an error */
+	if (!n->lib) { /* no NVIDIA driver on this node: no GPUs, not an error */
+		const char *why_not = dlerror();
+
+		snprintf(err, errlen, "%s", why_not ? why_not : "libnvidia-ml.so.1 does not load");
+		return 0;
+	}
 	if ((rc = resolve(n, err, errlen)) < 0)
 		goto fail;
 	if ((r = n->init()) != 0) {

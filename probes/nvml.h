@@ -198,7 +198,8 @@ struct nvml {
 /*
  * Load NVML into n and initialise it (nvmlInit_v2). Returns 1 when it is
  * ready (nvml_close then shuts it down and unloads it); 0 when there is no
- * library (no NVIDIA driver on this node: not an error; *n is then closed);
+ * library (no NVIDIA driver on this node: not an error; *n is then closed,
+ * and err says why the loader found none);
  * CD_ERR_NOTFOUND when the library lacks a function that is not optional,
  * CD_ERR_IO when nvmlInit fails ("nvmlInit: <NVML's message>"), with the
  * detail in err.

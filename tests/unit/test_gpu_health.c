@@ -475,6 +475,27 @@ static void test_hang_directive_holds_the_named_query_for_its_seconds(void **sta
 	json_decref(errors);
 }
 
+/* A node whose PCI bus shows NVIDIA GPUs but where no NVML loads (a driver
+ * whose library is not where the loader looks) says why, and a node
+ * without NVIDIA devices says nothing. */
+static void test_no_nvml_on_a_node_with_nvidia_gpus_says_why(void **state)
+{
+	json_t *errors = json_object(),
+	       *facts = json_pack("{s:{s:i}}", "gpu_pci", "nvidia_devices", 8);
+
+	facts_gpu_absent_error(facts, errors, "libnvidia-ml.so.1: cannot open shared object file");
+	assert_string_equal(str(errors, "gpus"), "the PCI bus shows 8 NVIDIA GPUs, but no NVML "
+	                                         "library loads: libnvidia-ml.so.1: cannot open "
+	                                         "shared object file");
+	json_decref(errors);
+	errors = json_object();
+	json_object_set_new(json_object_get(facts, "gpu_pci"), "nvidia_devices", json_integer(0));
+	facts_gpu_absent_error(facts, errors, "libnvidia-ml.so.1: cannot open shared object file");
+	assert_int_equal(json_object_size(errors), 0);
+	json_decref(facts);
+	json_decref(errors);
+}
+
 static double since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -783,6 +804,7 @@ int main(void)
 	        test_a_hung_query_names_its_gpu_and_function_and_the_other_gpus_answer),
 	    cmocka_unit_test(test_a_driver_left_stuck_by_a_hang_names_every_gpu_left),
 	    cmocka_unit_test(test_a_crash_in_nvml_names_its_gpu_and_the_other_gpus_answer),
+	    cmocka_unit_test(test_no_nvml_on_a_node_with_nvidia_gpus_says_why),
 	    cmocka_unit_test(test_gpu_pci_counts_nvidia_display_devices_and_resolves_paths),
 	    cmocka_unit_test(test_gpu_pci_without_sysfs_says_why),
 	    cmocka_unit_test(test_xid_from_kmsg_gives_source_and_events),
