@@ -186,7 +186,7 @@ size_t command_keys(const struct command *c, struct option *out, size_t max)
 /* One configuration value into the option of entry i: as the command line
  * would give it. 0, or < 0 after printing the error with the line it came
  * from. */
-static int apply_one(const struct optset *s, size_t i, struct targets_arg *a,
+static int apply_one(struct optset *s, size_t i, struct targets_arg *a,
                      const struct config_entry *e)
 {
 	const struct option *o = &s->longopts[i];
@@ -199,7 +199,7 @@ static int apply_one(const struct optset *s, size_t i, struct targets_arg *a,
 			return 0;
 		arg = NULL;
 	}
-	rc = optset_option(s, o->val, arg, err, sizeof(err));
+	rc = optset_config_option(s, o->val, arg, err, sizeof(err));
 	if (rc == 0 && a->t)
 		rc = targets_set(a->t, o->val, arg, err, sizeof(err));
 	if (rc >= 0)
@@ -215,7 +215,7 @@ static int apply_one(const struct optset *s, size_t i, struct targets_arg *a,
 }
 
 /* The configuration's values for every option of s the words did not give. */
-static int apply_config(const struct optset *s, struct targets_arg *a)
+static int apply_config(struct optset *s, struct targets_arg *a)
 {
 	char err[CD_ERRLEN];
 

@@ -151,8 +151,22 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
+/* A configured --nproc-per-node is a default: a host file's slots win over
+ * it, as they do not over one given on the command line. */
+static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
+{
+	struct mnist_opts *o = dst;
+
+	(void)err;
+	(void)errlen;
+	if (optset_from_config(s, JOBOPT_NPROC))
+		o->nproc_given = 0;
+	return 0;
+}
+
 const struct optgroup jobopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
+    .finish = finish,
 };

@@ -99,6 +99,23 @@ int optset_option(const struct optset *s, int opt, const char *arg, char *err, s
 	return rc < 0 ? rc : 1;
 }
 
+int optset_config_option(struct optset *s, int opt, const char *arg, char *err, size_t errlen)
+{
+	int rc = optset_option(s, opt, arg, err, errlen);
+
+	for (size_t i = 0; rc > 0 && i < s->n; i++)
+		if (s->entries[i].id == opt)
+			s->entries[i].from_config = 1;
+	return rc;
+}
+
+int optset_from_config(const struct optset *s, int id)
+{
+	const struct optset_entry *e = find_entry(s, id);
+
+	return e && e->from_config;
+}
+
 int optset_finish(const struct optset *s, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < s->ngroups; i++) {

@@ -78,6 +78,7 @@ struct optset {
 		char shown[40];           /* "" for options outside the groups */
 		const struct optgroup *g; /* NULL: outside the groups */
 		void *dst;
+		int from_config; /* its value is a configuration file's default */
 	} entries[OPTSET_MAX];
 	size_t n;
 	struct {
@@ -88,6 +89,15 @@ struct optset {
 };
 
 void optset_init(struct optset *s);
+
+/*
+ * Whether option id's value came from a configuration default
+ * (optset_config_option) rather than the command line: a group's finish
+ * asks it where a default must not count as a choice the user made (a
+ * hostfile's slots win over a configured --nproc-per-node, not over one
+ * given on the command line).
+ */
+int optset_from_config(const struct optset *s, int id);
 
 /* Append options no group parses (a {0}-ended getopt_long table, kept by
  * pointer: it must outlive the set, as a static table does): the loop hands
@@ -107,6 +117,10 @@ void optset_add_group(struct optset *s, const struct optgroup *g, const struct o
  * it is not a group's (added by optset_add, or a group's added with no dst),
  * < 0 with err naming the option. */
 int optset_option(const struct optset *s, int opt, const char *arg, char *err, size_t errlen);
+
+/* optset_option for a configuration file's default (cli/settings.h): the
+ * same, and optset_from_config then says so for that option. */
+int optset_config_option(struct optset *s, int opt, const char *arg, char *err, size_t errlen);
 
 /* After option parsing: each group's finish. 0, or < 0 with err. */
 int optset_finish(const struct optset *s, char *err, size_t errlen);

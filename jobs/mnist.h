@@ -52,7 +52,7 @@ struct mnist_opts {
 	                                has CUDA and NCCL in torch); default "auto" */
 	int epochs;                  /* default 2 */
 	int nproc_per_node;          /* ranks per node; default 1 */
-	int nproc_given;             /* --nproc-per-node was given (a host file's slots yield) */
+	int nproc_given; /* --nproc-per-node on the command line (a configured one is a default: slots win) */
 	int batch;                   /* per rank, default 64 */
 	double lr, momentum;         /* default 0.05 and 0.9 */
 	unsigned seed;               /* default 1 */

@@ -146,10 +146,24 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not a job option", shown);
 }
 
+/* A configured --nproc-per-node is a default: a host file's slots win over
+ * it, as they do not over one given on the command line. */
+static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
+{
+	struct runopt_dst *d = dst;
+
+	(void)err;
+	(void)errlen;
+	if (optset_from_config(s, RUNOPT_NPROC))
+		d->o->nproc_given = 0;
+	return 0;
+}
+
 const struct optgroup runopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
+    .finish = finish,
 };
 
 void runopt_names(char *out, size_t outlen)

@@ -182,6 +182,17 @@ t_nproc_per_node_given_wins_over_the_slots() {
 	fi
 }
 
+# A configured nproc-per-node is a default, not a choice made for this hostfile: the slots win.
+t_a_configured_nproc_per_node_yields_to_the_slots() {
+	mkdir -p "$CD_HOME/.config/clusterdoc"
+	printf '[run]\nnproc-per-node = 1\n' >"$CD_HOME/.config/clusterdoc/config"
+	printf 'node1 slots=2\nnode2:3\n' >"$WORK/slots-conf"
+	cd_head run --hostfile "$WORK/slots-conf" --launcher none --no-hang-ready --dry-run -- python3 main.py
+	rm -f "$CD_HOME/.config/clusterdoc/config"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(grep '^# node[12]: ' <<<"$out" | sed 's/, eth0.*//')" $'# node1: node_rank 0, ranks 0-1\n# node2: node_rank 1, ranks 2-4' "each node's ranks"
+}
+
 t_mnist_refuses_slots_that_differ_and_reaches_no_node() {
 	cd_head mnist --hostfile "$WORK/slots" --no-check
 	expect_eq "$rc" 2 "exit status" || return 1
