@@ -48,18 +48,19 @@ enum mnist_mode { MNIST_AUTO, MNIST_TORCH, MNIST_EMBEDDED };
 
 struct mnist_opts {
 	enum mnist_mode mode;
-	const char *backend;         /* torch: "gloo", "nccl" or "auto" (nccl when every node
-	                                has CUDA and NCCL in torch); default "auto" */
-	int epochs;                  /* default 2 */
-	int nproc_per_node;          /* ranks per node; default 1 */
-	int nproc_given; /* --nproc-per-node on the command line (a configured one is a default: slots win) */
-	int batch;                   /* per rank, default 64 */
-	double lr, momentum;         /* default 0.05 and 0.9 */
-	unsigned seed;               /* default 1 */
-	const char *iface;           /* NULL = the plan's, else NCCL's pick, on each node */
-	const char *python;          /* torch: the interpreter on every node (--python);
-	                                NULL = the login python3 */
-	int master_port;             /* torch, when the plan has none; default 29500 */
+	const char *backend; /* torch: "gloo", "nccl" or "auto" (nccl when every node
+	                        has CUDA and NCCL in torch); default "auto" */
+	int epochs;          /* default 2 */
+	int nproc_per_node;  /* ranks per node; default 1 */
+	int nproc_given;     /* --nproc-per-node on the command line (a configured one is a default:
+	                        slots win) */
+	int batch;           /* per rank, default 64 */
+	double lr, momentum; /* default 0.05 and 0.9 */
+	unsigned seed;       /* default 1 */
+	const char *iface;   /* NULL = the plan's, else NCCL's pick, on each node */
+	const char *python;  /* torch: the interpreter on every node (--python);
+	                        NULL = the login python3 */
+	int master_port;     /* torch, when the plan has none; default 29500 */
 	const struct job_plan *plan; /* the job's plan (jobs/jobplan.h: its hosts are the
 	                                job's, in order), or NULL: each node's own pick */
 	const char *remote_root;     /* where the files go on every node (--remote-dir);

@@ -77,8 +77,9 @@ enum run_launcher { RUN_TORCHRUN, RUN_NONE, RUN_MPIRUN };
 
 struct run_opts {
 	enum run_launcher launcher;
-	int nproc_per_node;            /* ranks per node; 0: the node's GPU count (at least 1) */
-	int nproc_given; /* --nproc-per-node on the command line (a configured one is a default: slots win) */
+	int nproc_per_node; /* ranks per node; 0: the node's GPU count (at least 1) */
+	int nproc_given;    /* --nproc-per-node on the command line (a configured one is a default:
+	                       slots win) */
 	const struct hostslots *slots; /* a host file's slots per host (core/hostfile.h), or
 	                                  NULL: a node with slots runs that many ranks unless
 	                                  --nproc-per-node was given */
