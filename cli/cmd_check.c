@@ -209,6 +209,10 @@ static int set_local(struct check_run *r, char *err, size_t errlen)
 		return cd_errf(err, errlen, CD_ERR_IO, "--local: gethostname: %s", strerror(errno));
 	hostlist_free(r->t.hosts);
 	r->t.hosts = hostlist_new();
+	/* the configuration's nodes are not used, nor is its exclude: this node is
+	 * checked, as its Prolog or health check asks */
+	hostlist_free(r->t.exclude);
+	r->t.exclude = hostlist_new();
 	if (hostlist_parse(r->t.hosts, r->local_name, err, errlen) < 0 ||
 	    hostlist_count(r->t.hosts) != 1)
 		return cd_errf(err, errlen, CD_ERR_PARSE, "--local: \"%s\" is not a node name",

@@ -66,6 +66,15 @@ t_a_healthy_node_checks_itself_without_ssh_and_exits_0() {
 	expect_eq "$(cluster_ssh_syns)" 0 "SYNs to port 22 on the nodes"
 }
 
+# A site configuration's nodes and exclude are for the commands that reach nodes: a Prolog
+# checks its own node even when the file excludes it (it used to exit 2 with "give -w", which
+# --local refuses: Slurm would drain the node at every job start).
+t_a_configuration_that_excludes_the_node_does_not_stop_its_local_check() {
+	conf site 'nodes = node[1-2]' 'exclude = node1'
+	on_node 1 "$DIR/site.conf" --slurm-prolog
+	expect_eq "$rc" 0 "the Prolog's exit status (stderr: $err)"
+}
+
 t_an_unmet_mtu_fails_with_expect_mtu_and_its_evidence() {
 	conf mtu '[expect]' 'mtu = 9000'
 	on_node 1 "$DIR/mtu.conf" --json
