@@ -523,7 +523,9 @@ static int run(int argc, char **argv, int env)
 		               hostlist_count(r.t.hosts));
 		job_plan_free(plan);
 	}
-	if (env)
+	if (env && r.t.json)
+		rc = checked ? check_print_env_json(&res, r.only) : 2;
+	else if (env)
 		rc = checked ? check_print_env(&res, r.only) : 2;
 	else if (r.prolog)
 		; /* a Prolog is quiet: the verdict below logs what fails */

@@ -572,6 +572,60 @@ int check_write_env(FILE *f, const struct check_result *r, const char *only)
 	return write_env(f, r, only, &unknown);
 }
 
+/* env --json: {"nodes": [{"host", "checked", "error", "env": {NAME: VALUE},
+ * "verified"}], "exit"} with the exit status check_print_env would give. */
+int check_print_env_json(const struct check_result *r, const char *only)
+{
+	const struct netmodel *m = r->m;
+	struct job_plan *plan = plan_of(r);
+	json_t *doc = json_object(), *nodes = json_array();
+	int missing = 0, shown = 0, rc;
+
+	for (size_t i = 0; i < m->nnodes; i++) {
+		struct job_var v[JOB_PLAN_VARS];
+		json_t *env = json_object(), *n;
+		int nv, verified;
+
+		if (only && strcmp(only, m->nodes[i].host) != 0 &&
+		    strcmp(only, m->nodes[i].hostname) != 0) {
+			json_decref(env);
+			continue;
+		}
+		shown++;
+		n = json_pack("{s:s, s:b}", "host", m->nodes[i].host, "checked", node_checked(m, i));
+		if (!node_checked(m, i)) {
+			json_object_set_new(n, "error", json_string(m->nodes[i].error));
+			json_object_set_new(n, "env", env);
+			json_object_set_new(n, "verified", json_false());
+			json_array_append_new(nodes, n);
+			missing = 2;
+			continue;
+		}
+		nv = job_plan_vars(plan, i, v);
+		for (int k = 0; k < nv; k++)
+			json_object_set_new(env, v[k].name, json_string(v[k].value));
+		verified = r->d->sugg.nccl_ifname_per_node[i] && r->d->sugg.gloo_ifname_per_node[i] &&
+		           r->d->sugg.master_port;
+		json_object_set_new(n, "env", env);
+		json_object_set_new(n, "verified", json_boolean(verified));
+		if (!verified)
+			missing = missing ? missing : 1;
+		json_array_append_new(nodes, n);
+	}
+	job_plan_free(plan);
+	rc = only && !shown ? 2 : missing;
+	json_object_set_new(doc, "version", json_integer(1));
+	json_object_set_new(doc, "nodes", nodes);
+	json_object_set_new(doc, "exit", json_integer(rc));
+	jsondoc_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+	if (only && !shown)
+		termtext_printf(
+		    stderr, "clusterdoc env: --node %s is not one of the nodes checked\n", only);
+	return rc;
+}
+
 int check_print_env(const struct check_result *r, const char *only)
 {
 	int unknown, rc = write_env(stdout, r, only, &unknown);

@@ -37,6 +37,11 @@ void check_print_text(const struct check_result *r, int checked);
  * it stopped answering during the check; it gets a "# not checked" comment
  * and no lines) or `only` is not one of the nodes. */
 int check_print_env(const struct check_result *r, const char *only);
+
+/* check_print_env as one JSON document (docs/schema/env.json): each node's
+ * host, whether it was checked (else its error), its variables and whether
+ * they were all verified; the same exit status, also as "exit". */
+int check_print_env_json(const struct check_result *r, const char *only);
 /* The same lines to f, and the same status; 2 without a message. */
 int check_write_env(FILE *f, const struct check_result *r, const char *only);
 

@@ -42,7 +42,7 @@ itest_json_keep() {
 		case $a in
 		--json) json=1 ;;
 		--watch) watch=1 ;;
-		facts | check | bench | gpu-burn | run | mnist | fix | hang | mpi-check | config) [[ $kind ]] || kind=$a ;;
+		facts | check | env | bench | gpu-burn | run | mnist | fix | hang | mpi-check | config) [[ $kind ]] || kind=$a ;;
 		esac
 	done
 	[[ $json && $kind ]] || return 0

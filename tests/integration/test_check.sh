@@ -100,7 +100,15 @@ t_env_prints_export_lines_per_node() {
 	# the lines are valid shell
 	bash -n <<<"$out" || { echo "    not valid shell: $out"; return 1; }
 	cd_head env -w 'node[1-3]' --node node9 "${PT[@]}"
-	expect_eq "$rc" 2 "exit status for an unknown --node"
+	expect_eq "$rc" 2 "exit status for an unknown --node" || return 1
+	# --json: the same values as one document (docs/schema/env.json)
+	cd_head env -w 'node[1-3]' --json "${PT[@]}"
+	expect_eq "$rc" 0 "exit status with --json ($err)" || return 1
+	expect_eq "$(jget '[(n["host"], n["checked"], n["verified"], n["env"]["GLOO_SOCKET_IFNAME"]) for n in d["nodes"]]')" \
+		"[('node1', True, True, 'eth0'), ('node2', True, True, 'eth0'), ('node3', True, True, 'eth0')]" \
+		"each node's variables" || return 1
+	expect_eq "$(jget 'd["nodes"][2]["env"]["MASTER_ADDR"]')" "$(cluster_node_ip 1)" "MASTER_ADDR" || return 1
+	expect_eq "$(jget 'd["exit"]')" 0 "the exit status in the document"
 }
 
 t_ipv6_only_nic_is_ipv6_no_route_and_the_suggestion_avoids_it() {
