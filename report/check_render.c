@@ -592,7 +592,8 @@ int check_print_env_json(const struct check_result *r, const char *only)
 			continue;
 		}
 		shown++;
-		n = json_pack("{s:s, s:b}", "host", m->nodes[i].host, "checked", node_checked(m, i));
+		n = json_pack("{s:s, s:b}", "host", m->nodes[i].host, "checked",
+		              node_checked(m, i));
 		if (!node_checked(m, i)) {
 			json_object_set_new(n, "error", json_string(m->nodes[i].error));
 			json_object_set_new(n, "env", env);
@@ -604,8 +605,8 @@ int check_print_env_json(const struct check_result *r, const char *only)
 		nv = job_plan_vars(plan, i, v);
 		for (int k = 0; k < nv; k++)
 			json_object_set_new(env, v[k].name, json_string(v[k].value));
-		verified = r->d->sugg.nccl_ifname_per_node[i] && r->d->sugg.gloo_ifname_per_node[i] &&
-		           r->d->sugg.master_port;
+		verified = r->d->sugg.nccl_ifname_per_node[i] &&
+		           r->d->sugg.gloo_ifname_per_node[i] && r->d->sugg.master_port;
 		json_object_set_new(n, "env", env);
 		json_object_set_new(n, "verified", json_boolean(verified));
 		if (!verified)
