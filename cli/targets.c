@@ -89,10 +89,28 @@ void targets_fini(struct targets *t)
 	hostslots_fini(&t->slots);
 }
 
+/* A word of -w - that is an Open MPI hostfile's "slots=N" (or any KEY=VALUE):
+ * -w takes host names; slots come with --hostfile. */
+static int slots_on_stdin(const struct hostlist *hl, size_t from, char *err, size_t errlen)
+{
+	for (size_t i = from; i < hostlist_count(hl); i++)
+		if (strchr(hl->names[i], '='))
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "%s: \"%s\" is not a host name: a hostfile with slots is "
+			               "read by --hostfile - (-w - takes host names)",
+			               HOSTLIST_STDIN_NAME, hl->names[i]);
+	return 0;
+}
+
 int targets_add_arg(struct hostlist *hl, const char *arg, char *err, size_t errlen)
 {
-	if (strcmp(arg, "-") == 0)
-		return hostlist_read_fd(hl, STDIN_FILENO, HOSTLIST_STDIN_NAME, err, errlen);
+	size_t before = hostlist_count(hl);
+
+	if (strcmp(arg, "-") == 0) {
+		if (hostlist_read_fd(hl, STDIN_FILENO, HOSTLIST_STDIN_NAME, err, errlen) < 0)
+			return -1;
+		return slots_on_stdin(hl, before, err, errlen);
+	}
 	return hostlist_add_arg(hl, arg, err, errlen);
 }
 
@@ -159,18 +177,26 @@ int targets_set(struct targets *t, int opt, const char *arg, char *err, size_t e
 
 	switch (opt) {
 	case 'w':
+		v = (int)hostlist_count(t->hosts);
 		if (targets_add_arg(t->hosts, arg, err, errlen) < 0)
 			goto bad_hostlist;
+		if ((int)hostlist_count(t->hosts) == v)
+			snprintf(t->empty_source, sizeof(t->empty_source), "-w %s",
+			         strcmp(arg, "-") == 0 ? "- (standard input)" : arg);
 		return 1;
 	case 'x':
 		if (targets_add_arg(t->exclude, arg, err, errlen) < 0)
 			goto bad_hostlist;
 		return 1;
 	case OPT_HOSTFILE:
+		v = (int)hostlist_count(t->hosts);
 		if (hostfile_read(t->hosts, &t->slots, arg, err, errlen) < 0)
 			goto bad_hostlist;
+		if ((int)hostlist_count(t->hosts) == v)
+			snprintf(t->empty_source, sizeof(t->empty_source), "--hostfile %s",
+			         strcmp(arg, "-") == 0 ? "- (standard input)" : arg);
 		if (t->slots.count)
-			t->slots_file = arg;
+			t->slots_file = strcmp(arg, "-") == 0 ? "standard input" : arg;
 		return 1;
 	case 'g':
 		if (add_genders(t, arg, err, errlen) < 0)
@@ -313,6 +339,7 @@ char *targets_find_agent(void)
 int targets_finish(struct targets *t, const char *cmd)
 {
 	char err[CD_ERRLEN];
+	size_t before;
 	const char *slurm = getenv("SLURM_JOB_NODELIST");
 
 	if (!hostlist_count(t->hosts) && slurm && *slurm) {
@@ -322,12 +349,25 @@ int targets_finish(struct targets *t, const char *cmd)
 			return -1;
 		}
 	}
+	before = hostlist_count(t->hosts);
 	hostlist_exclude(t->hosts, t->exclude);
 	if (!hostlist_count(t->hosts) && !t->hosts_optional) {
-		fprintf(stderr,
-		        "clusterdoc %s: no nodes: give -w HOSTLIST, --hostfile FILE or -g ATTR "
-		        "(e.g. -w 'node[01-04]')\n",
-		        cmd);
+		if (before)
+			termtext_printf(stderr,
+			                "clusterdoc %s: no nodes: the %zu node(s) given are all "
+			                "excluded (-x, or the configuration's exclude: `clusterdoc "
+			                "config` shows where it is set)\n",
+			                cmd, before);
+		else if (t->empty_source[0])
+			termtext_printf(stderr,
+			                "clusterdoc %s: no nodes: %s names none; give -w HOSTLIST, "
+			                "--hostfile FILE or -g ATTR (e.g. -w 'node[01-04]')\n",
+			                cmd, t->empty_source);
+		else
+			fprintf(stderr,
+			        "clusterdoc %s: no nodes: give -w HOSTLIST, --hostfile FILE or -g "
+			        "ATTR (e.g. -w 'node[01-04]')\n",
+			        cmd);
 		return -1;
 	}
 	if (getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID")) {

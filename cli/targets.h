@@ -26,6 +26,7 @@ struct targets {
 	int hosts_optional;       /* targets_finish accepts no nodes (the TUI asks) */
 	int hosts_given;          /* -w, --hostfile, -g or -x was on the command line
 	                             (command_parse), not only in the configuration */
+	char empty_source[160];   /* the last -w/--hostfile that gave no node ("--hostfile F") */
 };
 
 /* The getopt_long options targets_option understands; append them to a

@@ -111,6 +111,20 @@ t_a_hostfile_with_a_malformed_slots_names_the_file_line_and_value() {
 	expect_eq "$rc:$err" "2:clusterdoc run: <stdin>:1: \"node1:0\": host:N takes a whole number N from 1 to 1024" "host:0 on standard input"
 }
 
+# "no nodes" says which source named none, or that the exclusion took them all; an Open MPI
+# hostfile fed to -w - points at --hostfile -. Nothing reaches a node.
+t_no_nodes_says_which_source_gave_none_and_slots_on_w_dash_point_at_hostfile() {
+	printf '# nothing yet\n' >"$WORK/empty-hosts"
+	cd_local facts --hostfile "$WORK/empty-hosts"
+	expect_eq "$rc:$err" "2:clusterdoc facts: no nodes: --hostfile $WORK/empty-hosts names none; give -w HOSTLIST, --hostfile FILE or -g ATTR (e.g. -w 'node[01-04]')" "an empty hostfile" || return 1
+	cd_local facts -w - < <(printf '')
+	expect_eq "$rc:$err" "2:clusterdoc facts: no nodes: -w - (standard input) names none; give -w HOSTLIST, --hostfile FILE or -g ATTR (e.g. -w 'node[01-04]')" "an empty pipe" || return 1
+	cd_local facts -w 'node[1-2]' -x 'node[1-2]'
+	expect_eq "$rc:$err" "2:clusterdoc facts: no nodes: the 2 node(s) given are all excluded (-x, or the configuration's exclude: \`clusterdoc config\` shows where it is set)" "all excluded" || return 1
+	cd_local facts -w - < <(printf 'node1 slots=2\nnode2\n')
+	expect_eq "$rc:$err" "2:clusterdoc facts: <stdin>: \"slots=2\" is not a host name: a hostfile with slots is read by --hostfile - (-w - takes host names)" "slots on -w -"
+}
+
 t_a_genders_file_that_is_not_one_names_the_file_line_and_value() {
 	printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$WORK/not-genders"
 	CLUSTERDOC_GENDERS=$WORK/not-genders cd_local facts -g compute
