@@ -130,24 +130,28 @@ static void say_targets(const struct sshpool_node *node, long long agent, char *
 }
 
 /* "...: its job may still run there until its agent's own bound ends it,
- * 330 s ...": the silence bound plus the head's grace, as its hello said. */
+ * 330 s ...": the silence bound plus the head's grace, as its hello said.
+ * A node that started no job (a check, facts) has only its agent there. */
 static void say_may_run(const struct sshpool_node *node, char *dst, size_t len)
 {
 	json_t *silence = json_object_get(node->hello, "silence_ms");
 	long long grace = json_integer_value(json_object_get(node->hello, "head_grace_ms"));
+	const char *what = node->job_pgid > 0 || node->job_pid > 0 ? "its job" : "its agent";
 
 	if (json_is_integer(silence) && json_integer_value(silence) > 0)
 		snprintf(
 		    dst, len,
-		    "its job may still run there until its agent's own bound ends it, %lld s "
+		    "%s may still run there until the agent's own bound ends it, %lld s "
 		    "after the last keepalive it heard%s (a stopped agent's bound waits until "
 		    "it runs again)",
+		    what,
 		    (long long)((json_integer_value(silence) + (grace > 0 ? grace : 0)) / 1000),
 		    grace > 0 ? ", --head-grace included" : "");
 	else
 		snprintf(dst, len,
-		         "its job may still run there: its agent has no bound on the head's "
-		         "silence");
+		         "%s may still run there: its agent has no bound on the head's "
+		         "silence",
+		         what);
 }
 
 struct end_outcome {

@@ -246,7 +246,7 @@ t_a_partitioned_node_is_named_unreachable_not_slow() {
 	expect_match "$(jget 'd["nodes"][1]["error"]')" "^node2: the agent did not answer request [0-9]+ in time; the head cannot reach node2 any more: a fresh connection to port 22 timed out" "node2's error" || return 1
 	expect_eq "$(jget '"slow" in d["nodes"][1]["error"] or "overloaded" in d["failure"]')" False "not called slow" || return 1
 	expect_eq "$(jget 'd["nodes"][1]["error_code"]')" unreachable "node2's error code" || return 1
-	expect_match "$(jget 'd["nodes"][1]["ended_by_head"]')" "^its agent stopped answering and a fresh SSH session could not reach node2: its job may still run there until its agent's own bound ends it, [0-9]+ s after the last keepalive it heard" "--json's ended_by_head" || return 1
+	expect_match "$(jget 'd["nodes"][1]["ended_by_head"]')" "^its agent stopped answering and a fresh SSH session could not reach node2: its job may still run there until the agent's own bound ends it, [0-9]+ s after the last keepalive it heard" "--json's ended_by_head" || return 1
 	itest_expect_no_run_left 400
 }
 
