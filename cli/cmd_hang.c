@@ -11,6 +11,7 @@
 #include "hang/hang.h"
 #include "command.h"
 #include "commands.h"
+#include "fixers/fix_journal.h"
 #include "loop.h"
 #include "report/hang_render.h"
 #include "targets.h"
@@ -121,12 +122,34 @@ const struct command command_hang = {
     .run = cmd_hang,
 };
 
+/* --run RUN found no job: when that run has ended (its summary.json is in
+ * the head's run logs, written at its end), say so with its exit status. */
+static void say_run_ended(const char *run)
+{
+	char base[768], path[1200], err[CD_ERRLEN];
+	json_t *s;
+
+	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s/summary.json", base, run);
+	if (!(s = json_load_file(path, 0, NULL)))
+		return;
+	fflush(stdout);
+	termtext_printf(stderr,
+	                "clusterdoc hang: run %s has ended (exit status %lld; its summary: %s): "
+	                "no rank of it is left to inspect\n",
+	                run, (long long)json_integer_value(json_object_get(s, "exit_status")),
+	                path);
+	json_decref(s);
+}
+
 int cmd_hang(int argc, char **argv)
 {
 	struct hang_cli c = {0};
 	struct sshpool *pool = NULL;
 	struct hang *h = NULL;
 	const json_t *v;
+	json_t *not_inspected = json_string("not_inspected");
 	char err[CD_ERRLEN];
 	int rc = 2, p;
 
@@ -155,10 +178,13 @@ int cmd_hang(int argc, char **argv)
 	else
 		hang_print_text(v, stdout);
 	rc = (int)json_integer_value(json_object_get(v, "exit"));
+	if (c.o.run && json_equal(json_object_get(v, "status"), not_inspected))
+		say_run_ended(c.o.run);
 out:
 	sshpool_free(pool); /* first: it fails what is pending, into hang's callbacks */
 	hang_free(h);
 	loop_free(c.loop);
 	targets_fini(&c.t);
+	json_decref(not_inspected);
 	return rc;
 }

@@ -170,7 +170,9 @@ void hang_print_text(const json_t *v, FILE *f)
 		    str(x, "host"), json_integer_value(json_object_get(y, "pid")), str(y, "comm"),
 		    str(y, "user"), str(y, "need"));
 	}
-	if (!strcmp(str(v, "status"), "not_inspected"))
+	/* "no job found: searched ..." says it already */
+	if (!strcmp(str(v, "status"), "not_inspected") && str(v, "searched")[0] &&
+	    !strstr(str(v, "summary"), str(v, "searched")))
 		termtext_printf(f, "\nsearched: %s\n", str(v, "searched"));
 	if (stackless && strcmp(str(v, "status"), "hung") == 0)
 		fputs("\nno Python stacks for some ranks: start the job with `clusterdoc run` (its "

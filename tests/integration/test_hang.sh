@@ -284,7 +284,12 @@ t_a_stuck_launcher_none_job_is_named_five_times_the_same_with_and_without_run() 
 			[[ -n $run_id ]] || { echo "    no CLUSTERDOC_RUN in rank 0's environment"; stop_job; return 1; }
 		fi
 	done
-	expect_match "$first" "^\('hung', 3, 2, 'node3', 'rank 2 \(node3, pid [0-9]+\) has not entered the collective the others wait in'\)$" "the verdict"
+	expect_match "$first" "^\('hung', 3, 2, 'node3', 'rank 2 \(node3, pid [0-9]+\) has not entered the collective the others wait in'\)$" "the verdict" || { stop_job; return 1; }
+	# once the run has ended, --run RUN says so from the head's run logs
+	stop_job
+	cd_head hang -w 'node[1-3]' --run "$run_id"
+	expect_eq "$rc" 2 "exit status of an ended run" || return 1
+	expect_match "$err" "^clusterdoc hang: run $run_id has ended \(exit status [0-9]+; its summary: .*/$run_id/summary.json\): no rank of it is left to inspect" "what hang says of it"
 }
 
 # A rank SIGSTOPped (by its exact PID) while another sleeps and the third waits: hang says it is
