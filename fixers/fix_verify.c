@@ -24,17 +24,41 @@ static struct fix_verdict *add(struct fix_verification *out, enum fix_verdict_ki
 	return v;
 }
 
-/* The error findings of after that fx answers on node i, appended to still. */
-static void still_found(const struct fixer *fx, const struct diagnosis *after, size_t i,
-                        char *still, size_t len)
+/* The first evidence line of fd that names host ("host: ...", "host/gpu0:
+ * ..." or "host mlx5_0:1 ..."), into line; "" when none does. */
+static void evidence_of(const struct finding *fd, const char *host, char *line, size_t len)
+{
+	size_t hl = strlen(host);
+
+	line[0] = '\0';
+	for (const char *p = fd->evidence; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > hl && strncmp(p, host, hl) == 0 && (p[hl] == ':' || p[hl] == '/' || p[hl] == ' ')) {
+			snprintf(line, len, "%.*s", (int)n, p);
+			return;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+}
+
+/* The error findings of after that fx answers on node i, appended to still,
+ * each with what the second check saw on that node (its evidence line). */
+static void still_found(const struct fixer *fx, const struct diagnosis *after,
+                        const struct netmodel *m2, size_t i, char *still, size_t len)
 {
 	for (size_t k = 0; k < after->nfindings; k++) {
 		const struct finding *fd = &after->findings[k];
 		size_t used = strlen(still);
+		char ev[CD_ERRLEN];
 
-		if (finding_names(fd, i) && fd->severity == SEV_ERROR &&
-		    fixer_answers_finding(fx, fd))
-			snprintf(still + used, len - used, "%s%s", still[0] ? ", " : "", fd->id);
+		if (!finding_names(fd, i) || fd->severity != SEV_ERROR ||
+		    !fixer_answers_finding(fx, fd))
+			continue;
+		evidence_of(fd, m2->nodes[i].host, ev, sizeof(ev));
+		snprintf(still + used, len - used, "%s%s%s%s%s", still[0] ? "; " : "", fd->id,
+		         ev[0] ? " (" : "", ev, ev[0] ? ")" : "");
 	}
 }
 
@@ -73,7 +97,7 @@ void fix_verify_plan(struct fix_verification *out, const struct netmodel *m2,
 			if (fx->verify)
 				fx->verify(m2, p, i, v->still, sizeof(v->still));
 			if (after)
-				still_found(fx, after, i, v->still, sizeof(v->still));
+				still_found(fx, after, m2, i, v->still, sizeof(v->still));
 			if (!after)
 				snprintf(v->still, sizeof(v->still),
 				         "the second check did not run");

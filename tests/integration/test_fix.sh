@@ -157,7 +157,18 @@ t_env_writes_the_verified_nccl_ib_variables_and_undo_removes_them() {
 	expect_eq "$(itest_fix_snapshot)" "$before" "the nodes after undo" || return 1
 	cd_head check -w 'node[1-3]' --json "${PT[@]}"
 	expect_eq "$(jget "$ib")" "[('nccl-ib-hca-stale', ['node1']), ('roce-gid-mismatch', ['node2'])]" \
-		"both again after undo"
+		"both again after undo" || return 1
+	# a value the login sets from a file it sources after the fix's block: the fix cannot
+	# see that line, and its NOT FIXED says what the second check still saw there
+	printf 'export NCCL_IB_GID_INDEX=0\n' >"$IBDIR/n2-extra.env" && chmod a+r "$IBDIR/n2-extra.env"
+	cluster_node_env 2 ". $IBDIR/n2-extra.env" || return 1
+	before=$(itest_fix_snapshot)
+	cd_head fix -w 'node[1-3]' --only env --apply --yes "${PT[@]}"
+	expect_eq "$rc" 1 "exit status ($err)" || return 1
+	expect_match "$out" "node2 +env +NOT FIXED: roce-gid-mismatch \(node2 mlx5_0:1 GID 0 .*\)" "node2's verdict says what is still there" || return 1
+	run=$(grep -o -- '--undo [^ `]*' <<<"$out" | head -1 | cut -d' ' -f2)
+	cd_head fix --undo "$run"
+	expect_eq "$(itest_fix_snapshot)" "$before" "the nodes after the second undo"
 }
 trap '[[ -n $IBDIR ]] && rm -rf "$IBDIR"' EXIT
 
