@@ -95,6 +95,15 @@ struct diagnosis *diagnose(const struct netmodel *m);
  * of diagnose's work. Freed with diagnosis_free. */
 struct diagnosis *diagnose_predictions(const struct netmodel *m);
 
+/* NCCL_IB_HCA and NCCL_IB_GID_INDEX as the check suggests them (ib_suggest.h)
+ * over the model's complete nodes: a function of the probes alone (each
+ * node's RDMA facts, NCCL variables, NCCL version, GPU PCI paths), so it is
+ * known before the matrix, and the matrix's RDMA proof proves the pairs with
+ * it (rdma_matrix.h) as run and mnist will set it. diagnose's
+ * suggestions.ib is this. out is freed with ib_suggestion_fini(out,
+ * m->nnodes). */
+void diagnose_suggest_ib(const struct netmodel *m, struct ib_suggestion *out);
+
 /* Whether finding f names node i (an index into the model's nodes). */
 int finding_names(const struct finding *f, size_t i);
 void diagnosis_free(struct diagnosis *d);

@@ -35,9 +35,15 @@
 struct dstate;
 struct nm_node;
 struct nccl_ib_pick;
+struct nccl_ib_env;
 
 /* Note every RDMA finding of the model (diagnose.c's checks[] runs it). */
 void diagnose_check_rdma(struct dstate *st);
+
+/* Node n's NCCL variables as the check predicts with them: the login
+ * environment the RDMA facts saw, else what netmodel read (the environment,
+ * then the conf files). The strings borrow from n. */
+void diagnose_rdma_env(const struct nm_node *n, struct nccl_ib_env *e);
 
 /* What NCCL will pick on node n (nccl_ib_predict) as the check predicts it:
  * its "rdma" facts and NCCL variables (the login environment the RDMA facts

@@ -220,7 +220,6 @@ static json_t *listen_request(struct netcheck *c, size_t i)
 	json_object_set_new(req, "ports", ports);
 	json_object_set_new(req, "duration_ms",
 	                    json_integer(c->o.probe_timeout_ms * 4 + c->o.request_timeout_ms));
-	rdma_matrix_end(n, &c->nodes[i].rdma);
 	if (c->nodes[i].rdma.ok)
 		json_object_set_new(req, "rdma", rdma_matrix_spec(&c->nodes[i].rdma));
 	return req;
@@ -313,10 +312,26 @@ static void send_listens(struct loop *loop, void *arg)
 		listen_stop(c);
 }
 
+/* Each node's end of the RDMA proof, with the NCCL_IB_HCA and
+ * NCCL_IB_GID_INDEX the check will suggest for it: they depend on the probes
+ * alone, so the pairs are proven as run and mnist will set them, not as the
+ * login would (its variables may be what the suggestion replaces). */
+static void rdma_ends(struct netcheck *c)
+{
+	struct ib_suggestion s;
+
+	diagnose_suggest_ib(c->m, &s);
+	for (size_t i = 0; i < c->n; i++)
+		rdma_matrix_end(&c->m->nodes[i], s.hca_per_node[i], s.gid_per_node[i],
+		                &c->nodes[i].rdma);
+	ib_suggestion_fini(&s, c->m->nnodes);
+}
+
 static void phase_listen(struct netcheck *c)
 {
 	settle_master_port(c);
 	c->listen_pred = diagnose_predictions(c->m);
+	rdma_ends(c);
 	c->listen_next = 0;
 	netcheck_choose_peers(c);
 	for (size_t i = 0; i < c->n; i++) {

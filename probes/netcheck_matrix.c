@@ -315,6 +315,7 @@ static void on_connect(struct sshpool_node *pn, json_t *result, const char *code
 		attempt_set_result(a, r);
 		if (t->rdma) {
 			rdma_matrix_set(a, r);
+			rdma_matrix_sources(a, &c->nodes[i].rdma, &c->nodes[t->node].rdma);
 			if (!a->rdma[0]) /* an agent that does not know the proof */
 				rdma_matrix_not_tested(a,
 				                       "the agent did not answer the RDMA proof");

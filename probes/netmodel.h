@@ -173,7 +173,11 @@ struct nm_attempt {
 	int pmtu, pmtu_max;
 	/* The RDMA proof (reach.h, probes/rdma_matrix.h): "" when not asked
 	 * for, else "ok", "failed" or "not tested" with why; the bytes written
-	 * and the time, each end's port and GID index, the path's MTU. */
+	 * and the time, each end's port and GID index, the path's MTU. A RoCE
+	 * end's index is the plan's ("plan": the suggested NCCL_IB_GID_INDEX
+	 * run and mnist set) or the login's ("login": the plan sets none), with
+	 * the index the login environment alone gives; "" when unknown (an
+	 * InfiniBand end, a report without them). */
 	char rdma[12];
 	char rdma_why[192];
 	int64_t rdma_bytes;
@@ -181,6 +185,8 @@ struct nm_attempt {
 	struct nm_rdma_end {
 		char device[64];
 		int port, gid_index;
+		char gid_from[8];    /* "plan", "login" or "" */
+		int login_gid_index; /* -1: none */
 	} rdma_local, rdma_peer;
 	int active_mtu;
 };

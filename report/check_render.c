@@ -481,7 +481,7 @@ static void print_suggestions(const struct check_result *r)
  * ports (rdma_matrix.h). */
 static void print_rdma_pairs(const struct netmodel *m)
 {
-	char text[512];
+	char text[512], gids[512];
 
 	if (!rdma_matrix_any_port(m))
 		return;
@@ -489,11 +489,13 @@ static void print_rdma_pairs(const struct netmodel *m)
 	                "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
+		const char *from = m->nodes[a->from].host, *to = m->nodes[a->to].host;
 
-		if (a->rdma[0])
-			termtext_printf(stdout, "  %s -> %s  TCP %s  RDMA %s\n",
-			                m->nodes[a->from].host, m->nodes[a->to].host, a->result,
-			                rdma_matrix_text(a, text, sizeof(text)));
+		if (!a->rdma[0])
+			continue;
+		rdma_matrix_gid_text(a, from, to, gids, sizeof(gids));
+		termtext_printf(stdout, "  %s -> %s  TCP %s  RDMA %s%s%s\n", from, to, a->result,
+		                rdma_matrix_text(a, text, sizeof(text)), gids[0] ? "; " : "", gids);
 	}
 	termtext_printf(stdout, "\n");
 }

@@ -7,7 +7,8 @@
 # with the stand-in where the tree keeps libibverbs (usr/lib64/libibverbs.so.1). The stand-in's
 # wire goes to port 4791 of the address the destination GID encodes, so a real nft rule between
 # two namespaces makes that pair's write fail as a fabric would. The tree a node reads is the one
-# its file $DIR/rootI names, none when the file is absent (the node's own /sys: no RDMA here).
+# its file $DIR/rootI names, none when the file is absent (the node's own /sys: no RDMA here); its
+# login also reads $DIR/envI where a test writes one.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
 source "$CD_TOP/tests/integration/tui.sh"
@@ -55,8 +56,8 @@ t_setup_cluster_with_a_stand_in_hca_per_node() {
 	for i in 1 2 3; do
 		tree "n$i" "$i" || return 1
 		echo "$DIR/n$i" >"$DIR/root$i"
-		cluster_node_env "$i" "[ -f $DIR/root$i ] && export CLUSTERDOC_SYSFS_ROOT=\$(cat $DIR/root$i)" ||
-			return 1
+		cluster_node_env "$i" "[ -f $DIR/root$i ] && export CLUSTERDOC_SYSFS_ROOT=\$(cat $DIR/root$i)" \
+			"[ -f $DIR/env$i ] && . $DIR/env$i" || return 1
 	done
 }
 
@@ -123,7 +124,45 @@ EOF
 		"[('error', ['node1', 'node2'])]" "rdma-pair-failed on exactly that pair" || return 1
 	expect_match "$(jget "[f['message'] for f in d['findings'] if f['id'] == 'rdma-pair-failed'][0]")" \
 		"an RDMA write from node1 \(mlx5_0:1, GID index 3\) to node2 \(mlx5_0:1, GID index 3\) failed: transport retry counter exceeded" \
-		"the message names both nodes and the verbs status"
+		"the message names both nodes and the verbs status" || return 1
+	expect_match "$(jget "[f['message'] for f in d['findings'] if f['id'] == 'rdma-pair-failed'][0]")" \
+		"the same way \(GID index 3 at both ends, the plan's and the login's\)$" \
+		"the message says the indexes are the ones the job will use"
+}
+
+# node2's login sets NCCL_IB_GID_INDEX=0 (a link-local RoCE v1 GID, roce-gid-mismatch), as in the
+# fault run's SETUP; the plan run and mnist apply sets 3 there. The pair is proven at the plan's
+# index, the one the job uses: node1 -> node2 writes ok, its line says which index and why, and
+# `run` is not refused for rdma-pair-failed (it was, when the proof wrote to the login's 0, which
+# no job of clusterdoc uses). Every login has an unlimited memlock (as in test_journey.sh), so
+# the dry run has nothing else to refuse.
+t_a_login_gid_index_the_plan_replaces_is_not_what_the_pair_proves() {
+	local i json text
+	[[ -f $CD_TOP/build/fakes/libmemlock_unlimited.so ]] ||
+		make -s -C "$CD_TOP" build/fakes/libmemlock_unlimited.so >/dev/null || return 1
+	for i in 1 2 3; do
+		echo "export LD_PRELOAD=$CD_TOP/build/fakes/libmemlock_unlimited.so" >"$DIR/env$i"
+	done
+	echo "export NCCL_IB_GID_INDEX=0" >>"$DIR/env2"
+	cd_head "${CHECK[@]}"
+	json=$out
+	cd_head check -w 'node[1-3]' --probe-timeout 3000
+	text=$out
+	cd_head run -w 'node[1-3]' --dry-run -- x.py
+	rm -f "$DIR"/env[123]
+	expect_eq "$rc" 0 "run --dry-run's exit status ($err)" || return 1
+	expect_eq "$(grep -c 'rdma-pair-failed' <<<"$err")" 0 "rdma-pair-failed in run's output" || return 1
+	expect_match "$out" "NCCL_IB_GID_INDEX=3" "the index the dry run sets" || return 1
+	expect_match "$text" "node1 -> node2  TCP ok  RDMA ok [0-9.]+ MiB in [0-9.]+ ms \([0-9]+ MB/s\), mlx5_0:1 gid 3 -> mlx5_0:1 gid 3, MTU 4096; node1 GID index 3, the plan's and the login's; node2 GID index 3, the plan's \(the login's 0 is what run and mnist replace\)$" \
+		"the pair's line" || return 1
+	out=$json
+	expect_eq "$(jget "$PAIRS")" \
+		"[('node1', 'node2', 'ok', None), ('node1', 'node3', 'ok', None), ('node2', 'node3', 'ok', None)]" \
+		"every pair proven ok ($err)" || return 1
+	expect_eq "$(jget "[(r['rdma_peer']['gid_index'], r['rdma_peer']['gid_from'], r['rdma_peer']['login_gid_index']) for r in d['matrix'] if 'rdma' in r and r['to'] == 'node2']")" \
+		"[(3, 'plan', 0)]" "node2's end: the plan's 3, its login's 0" || return 1
+	expect_eq "$(jget "[f['avoided_by'] for f in d['findings'] if f['id'] == 'roce-gid-mismatch']")" \
+		"['on node2 by NCCL_IB_GID_INDEX=3']" "the login's index is still named, and avoided"
 }
 
 # node3 without a tree reads this machine's own /sys: libibverbs is installed (scripts/deps.sh),
