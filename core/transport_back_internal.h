@@ -29,11 +29,12 @@
 #include <sys/types.h>
 
 #define BACK_SECRET_HEX   64
-#define LAUNCHER_ERR_MAX  8192   /* the launcher's stderr kept (its newest bytes) */
-#define REAP_BUSY_MS      200    /* local agents are looked at this often while some are awaited */
-#define REAP_IDLE_MS      2000   /* ...and this often once all have connected */
-#define LAUNCHER_EXIT_MS  3000   /* how long backlisten_free waits for the launched processes */
-#define SPAWN_BATCH       32     /* local agents started per loop turn (accepts go on between) */
+#define LAUNCHER_ERR_MAX  8192 /* the launcher's stderr kept (its newest bytes) */
+#define REAP_BUSY_MS      200  /* local agents are looked at this often while some are awaited */
+#define REAP_IDLE_MS      2000 /* ...and this often once all have connected */
+#define LAUNCHER_EXIT_MS  3000 /* how long backlisten_free waits for the launched processes */
+#define SPAWN_BATCH       32   /* local agents started per loop turn (accepts go on between) */
+#define LOCAL_TERM_MS     1000 /* a local agent's time to end its children on SIGTERM */
 #define SBCAST_TIMEOUT_MS 120000 /* sbcast of the agent to every node of the allocation */
 #define EXITED_GRACE_MS   500  /* how long srun's "task exited" line waits for the agent's words */
 #define PEND_SPARE        256  /* unproven connections beyond one per node */
