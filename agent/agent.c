@@ -32,11 +32,13 @@
 #include "probes/peerssh.h"
 #include "probes/reach.h"
 #include "agent/connect_back.h"
+#include "child.h"
 
 #include <errno.h>
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +69,8 @@
  * request (bench_run, a ring of minutes) keeps the serving thread busy. The
  * thread moves bytes into `q`; serve takes them from there. When the head
  * asked for keepalives and nothing came for silence_ms plus the head's grace,
- * the thread ends the agent at once: _exit closes every ring socket and
+ * the thread ends the agent at once: the programs it runs are killed, their
+ * groups whole (child_kill_all), _exit closes every ring socket and
  * listener, and the jobs' reapers (PR_SET_PDEATHSIG) kill what they run. An
  * EOF ends the agent at once, grace or not: the head is gone for sure.
  */
@@ -96,6 +99,7 @@ static void silence_exit(int64_t quiet_ms)
 		/* nothing more to tell anyone */
 	}
 	filerecv_remove_parts(); /* a put the head never finished */
+	child_kill_all();        /* dcgmi, Python probes: their groups die with the agent */
 	_exit(3);
 }
 
@@ -563,6 +567,38 @@ static int serve_one(int in_fd, int out_fd)
 	return 0;
 }
 
+/*
+ * SIGTERM, SIGHUP or SIGINT (the head ending a local agent, srun passing on
+ * its own, Ctrl-C on the terminal of `check --local`): first kill what the
+ * agent started in process groups of its own (dcgmi, the Python probes),
+ * which a signal to the agent alone does not reach and which would
+ * otherwise run on with PID 1 as their parent; then die of the signal.
+ * Jobs end through their reapers' PR_SET_PDEATHSIG. A process forked from
+ * the agent that did not set its own handler only dies.
+ */
+static pid_t agent_pid;
+
+static void on_end_signal(int sig)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+	if (getpid() == agent_pid)
+		child_kill_all();
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+static void end_signals_catch(void)
+{
+	static const int sigs[] = {SIGTERM, SIGHUP, SIGINT};
+	struct sigaction sa = {.sa_handler = on_end_signal};
+
+	agent_pid = getpid();
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < CD_ARRAY_LEN(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 static void usage(FILE *f)
 {
 	fputs(
@@ -582,6 +618,7 @@ int main(int argc, char **argv)
 		printf("clusterdoc-agent %s (protocol %d)\n", AGENT_VERSION, PROTO_VERSION);
 		return 0;
 	}
+	end_signals_catch();
 	if (argc > 1 && strcmp(argv[1], "--one-request") == 0)
 		return serve_one(STDIN_FILENO, STDOUT_FILENO);
 	/* --connect HOST:PORT: connect back to the head, then serve as --stdio */

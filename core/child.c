@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,43 @@ static void close_fd(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
+}
+
+/* The children not yet reaped: a pid, negated for a group leader (kill(2)
+ * then takes the whole group); 0 is a free row. Atomic rows, no lock: the
+ * table is read from a signal handler. */
+static atomic_int tracked[CHILD_TRACK_MAX];
+
+static void track(pid_t pid, int group)
+{
+	for (size_t i = 0; i < CHILD_TRACK_MAX; i++) {
+		int free_row = 0;
+
+		if (atomic_compare_exchange_strong(&tracked[i], &free_row, group ? -pid : pid))
+			return;
+	}
+}
+
+static void untrack(pid_t pid)
+{
+	for (size_t i = 0; i < CHILD_TRACK_MAX; i++) {
+		int v = atomic_load(&tracked[i]);
+
+		if (v == pid || v == -pid) {
+			atomic_store(&tracked[i], 0);
+			return;
+		}
+	}
+}
+
+void child_kill_all(void)
+{
+	for (size_t i = 0; i < CHILD_TRACK_MAX; i++) {
+		int v = atomic_load(&tracked[i]);
+
+		if (v)
+			kill(v, SIGKILL);
+	}
 }
 
 static int pidfd_open_compat(pid_t pid)
@@ -151,6 +189,7 @@ int child_start_opts(struct child *c, char *const argv[], const struct child_opt
 	close(er[1]);
 	c->pid = pid;
 	c->group = o->own_group && rc == 0;
+	track(pid, c->group);
 	c->in_fd = in[1];
 	c->out_fd = out[0];
 	c->err_fd = er[0];
@@ -192,6 +231,7 @@ int child_reap(struct child *c)
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return 0;
+	untrack(c->pid);
 	c->pid = 0;
 	return 1;
 }
@@ -225,12 +265,34 @@ void child_fini(struct child *c)
 				break;
 			poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
 		}
+		if (c->pid)
+			untrack(c->pid);
 		c->pid = 0;
 	}
 	close_fd(&c->in_fd);
 	close_fd(&c->out_fd);
 	close_fd(&c->err_fd);
 	close_fd(&c->pid_fd);
+}
+
+void child_end(struct child *c, int sig, int grace_ms)
+{
+	if (c->pid > 0 && !child_reap(c)) {
+		int64_t give_up = cd_now_ms() + grace_ms;
+
+		if (c->group)
+			kill(-c->pid, sig);
+		kill(c->pid, sig);
+		while (!child_reap(c)) {
+			struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
+			int64_t left = give_up - cd_now_ms();
+
+			if (left <= 0)
+				break;
+			poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
+		}
+	}
+	child_fini(c);
 }
 
 /* SIGPIPE is blocked around the write; one it raised is taken back (unless

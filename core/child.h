@@ -97,4 +97,24 @@ int child_run_input(char *const argv[], char *const env[], const void *in, size_
 #define CHILD_REAP_GRACE_MS 1000
 void child_fini(struct child *c);
 
+/*
+ * child_fini for a child that must clean up before it dies: if still
+ * running, send it sig (its whole group with own_group), wait up to
+ * grace_ms for it to exit, then child_fini (SIGKILL). srun given SIGTERM
+ * revokes the allocation it waits for; an agent given SIGTERM ends the
+ * children it started (child_kill_all). Blocks at most grace_ms plus
+ * child_fini's own bound.
+ */
+void child_end(struct child *c, int sig, int grace_ms);
+
+/*
+ * Every child started by child_start_opts and not yet reaped is recorded
+ * (a fixed table of CHILD_TRACK_MAX rows; one more is simply not recorded).
+ * child_kill_all sends SIGKILL to each (to its whole group with own_group):
+ * what a process calls from its SIGTERM handler so that nothing it started
+ * outlives it. Async-signal-safe; any thread.
+ */
+#define CHILD_TRACK_MAX 256
+void child_kill_all(void);
+
 #endif

@@ -296,6 +296,15 @@ static void on_deadline(struct loop *loop, void *arg)
 			    backlisten_note(node->pool->back, node->host));
 			return;
 		}
+		if (backlisten_waiting(node->pool->back)[0]) {
+			pool_node_fail(
+			    node, "launcher",
+			    "%s: the launcher had not started its agent by the deadline; "
+			    "it said: %s%s",
+			    node->host, backlisten_waiting(node->pool->back),
+			    backlisten_note(node->pool->back, node->host));
+			return;
+		}
 		pool_node_fail(node, node->deadline_code,
 		               "%s: its agent did not connect back to %s within the deadline (a "
 		               "firewall between the node and the head's port, or the launcher "

@@ -19,10 +19,11 @@
 
 /* The launchers, one row per enum launcher, in its order. */
 static const struct back_launcher launchers[] = {
-    [LAUNCHER_SSH] = {LAUNCHER_SSH, "ssh", NULL, NULL, NULL},
-    [LAUNCHER_SRUN] = {LAUNCHER_SRUN, "srun", back_srun_launch, back_srun_line, back_srun_fini},
+    [LAUNCHER_SSH] = {LAUNCHER_SSH, "ssh", NULL, NULL, NULL, NULL},
+    [LAUNCHER_SRUN] = {LAUNCHER_SRUN, "srun", back_srun_launch, back_srun_line, back_srun_fini,
+                       back_srun_waiting},
     [LAUNCHER_LOCAL_CONNECT] = {LAUNCHER_LOCAL_CONNECT, "local-connect", back_local_launch, NULL,
-                                back_local_fini},
+                                back_local_fini, NULL},
 };
 
 const char *launcher_name(enum launcher l)
@@ -232,6 +233,13 @@ size_t backlisten_dropped(const struct backlisten *b)
 int backlisten_flooded(const struct backlisten *b)
 {
 	return b->dropped >= FLOOD_MIN;
+}
+
+const char *backlisten_waiting(const struct backlisten *b)
+{
+	const char *w = b->launcher->waiting ? b->launcher->waiting(b) : NULL;
+
+	return w ? w : "";
 }
 
 const char *backlisten_note(const struct backlisten *b, const char *host)

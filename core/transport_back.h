@@ -69,10 +69,17 @@ int backlisten_flooded(const struct backlisten *b);
  * a task can connect under another node's name; the head sees it only as
  * a second proof of that node, and the node left without an agent is told. */
 const char *backlisten_note(const struct backlisten *b, const char *host);
+/* The launcher's own words while it has not started the agents ("srun: job
+ * 10 queued and waiting for resources", its lines joined by "; "), or ""
+ * once it has (or for a launcher that never waits): why a node's agent did
+ * not connect back, when it is not the network. */
+const char *backlisten_waiting(const struct backlisten *b);
 /* The address agents connect to ("10.0.0.1:41234"). */
 const char *backlisten_address(const struct backlisten *b);
 /* Close the port and wait a moment for the launched processes (their
- * sockets are closed by then, so they end), then kill what is left. */
+ * sockets are closed by then, so they end), then end what is left: SIGTERM
+ * first (srun revokes a pending allocation, a local agent ends its
+ * children), SIGKILL after a bounded grace. */
 void backlisten_free(struct backlisten *b);
 
 extern const struct transport_ops transport_back;

@@ -29,13 +29,16 @@
 #include <sys/types.h>
 
 #define BACK_SECRET_HEX   64
-#define LAUNCHER_ERR_MAX  8192   /* the launcher's stderr kept (its newest bytes) */
-#define REAP_BUSY_MS      200    /* local agents are looked at this often while some are awaited */
-#define REAP_IDLE_MS      2000   /* ...and this often once all have connected */
-#define LAUNCHER_EXIT_MS  3000   /* how long backlisten_free waits for the launched processes */
-#define SPAWN_BATCH       32     /* local agents started per loop turn (accepts go on between) */
+#define LAUNCHER_ERR_MAX  8192 /* the launcher's stderr kept (its newest bytes) */
+#define REAP_BUSY_MS      200  /* local agents are looked at this often while some are awaited */
+#define REAP_IDLE_MS      2000 /* ...and this often once all have connected */
+#define LAUNCHER_EXIT_MS  3000 /* how long backlisten_free waits for the launched processes */
+#define SPAWN_BATCH       32   /* local agents started per loop turn (accepts go on between) */
+#define LOCAL_TERM_MS     1000 /* a local agent's time to end its children on SIGTERM */
+#define SRUN_TERM_MS      5000 /* srun's time to revoke its allocation or end its step on SIGTERM */
 #define SBCAST_TIMEOUT_MS 120000 /* sbcast of the agent to every node of the allocation */
 #define EXITED_GRACE_MS   500  /* how long srun's "task exited" line waits for the agent's words */
+#define SRUN_WAIT_MAX     400  /* srun's words while it waits for Slurm: kept up to this length */
 #define PEND_SPARE        256  /* unproven connections beyond one per node */
 #define PEND_HELLO_MS     3000 /* a real agent says hello as soon as it connects */
 #define ACCEPT_PAUSE_MS   100  /* the listener rests this long when no descriptor is left */
@@ -47,13 +50,16 @@ struct backlisten;
  * launcher (transport_back.c's table); ssh has no launch (sshpool starts
  * its agents). line: each line of the launcher's stderr (after it is kept),
  * or NULL. fini: wait for what it started until `until` (cd_now_ms), then
- * end it and free its part of b. */
+ * end it and free its part of b. waiting: the launcher's own words while it
+ * has not started the agents yet (srun waiting for Slurm), or NULL; NULL
+ * for a launcher that never waits. */
 struct back_launcher {
 	enum launcher kind;
 	const char *name;
 	int (*launch)(struct backlisten *b, const char *agent, char *err, size_t errlen);
 	void (*line)(struct backlisten *b, const char *line);
 	void (*fini)(struct backlisten *b, int64_t until);
+	const char *(*waiting)(const struct backlisten *b);
 };
 
 /* An accepted connection: handshake under way (in b's queue of unproven
@@ -112,6 +118,7 @@ struct backlisten {
 	char **exited; /* srun's "task N: Exited" line of the node, until the grace ends */
 	int sbcast;    /* copy the agent to the nodes' /tmp with sbcast first */
 	uint64_t exited_timer;
+	char *srun_waiting; /* srun's lines while it waits for Slurm ("...; ..."), or NULL */
 	/* local-connect */
 	pid_t *pids;
 	int err_pipe, err_pipe_w;
@@ -146,6 +153,13 @@ void back_raise_nofile(size_t n);
 int back_srun_launch(struct backlisten *b, const char *agent, char *err, size_t errlen);
 void back_srun_line(struct backlisten *b, const char *line);
 void back_srun_fini(struct backlisten *b, int64_t until);
+const char *back_srun_waiting(const struct backlisten *b);
+/* A line of srun's stderr: 1 when srun says it waits for Slurm ("srun: job
+ * 10 queued and waiting for resources", "srun: Required node not available
+ * (down, drained or reserved)", a step "creation temporarily disabled"), 0
+ * when it says the wait is over ("has been allocated resources", "Step
+ * created for"), -1 for any other line (its tasks' lines included). Pure. */
+int back_srun_waits(const char *line);
 int back_local_launch(struct backlisten *b, const char *agent, char *err, size_t errlen);
 void back_local_fini(struct backlisten *b, int64_t until);
 

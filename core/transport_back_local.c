@@ -147,19 +147,38 @@ int back_local_launch(struct backlisten *b, const char *agent, char *err, size_t
 	return 0;
 }
 
-/* local-connect's row: wait for the local agents until `until`, then kill
- * those left (by their pids, which are this head's children). */
+/* Wait for the local agent of node i until `until`; 1 once it is reaped. */
+static int local_reaped(struct backlisten *b, size_t i, int64_t until)
+{
+	int status;
+
+	while (b->pids[i] > 0 && waitpid(b->pids[i], &status, WNOHANG) == 0) {
+		if (cd_now_ms() >= until)
+			return 0;
+		poll(NULL, 0, 5);
+	}
+	b->pids[i] = 0;
+	return 1;
+}
+
+/* local-connect's row: wait for the local agents until `until`; those left
+ * get SIGTERM (each kills the process groups it started: child_kill_all)
+ * and LOCAL_TERM_MS to end, then SIGKILL (by their pids, which are this
+ * head's children). */
 void back_local_fini(struct backlisten *b, int64_t until)
 {
+	int64_t term_until;
+
 	loop_timer_cancel(b->loop, b->reap_timer);
 	loop_timer_cancel(b->loop, b->spawn_timer);
+	for (size_t i = 0; b->pids && i < b->n; i++)
+		if (!local_reaped(b, i, until))
+			kill(b->pids[i], SIGTERM);
+	term_until = cd_now_ms() + LOCAL_TERM_MS;
 	for (size_t i = 0; b->pids && i < b->n; i++) {
 		int status;
 
-		while (b->pids[i] > 0 && waitpid(b->pids[i], &status, WNOHANG) == 0 &&
-		       cd_now_ms() < until)
-			poll(NULL, 0, 5);
-		if (b->pids[i] > 0 && waitpid(b->pids[i], &status, WNOHANG) == 0) {
+		if (!local_reaped(b, i, term_until)) {
 			kill(b->pids[i], SIGKILL);
 			waitpid(b->pids[i], &status, 0);
 		}

@@ -10,6 +10,7 @@
 #include "hostlist.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,10 +52,58 @@ static void launcher_names(struct backlisten *b, size_t i, const char *line)
 		b->exited_timer = loop_timer_add(b->loop, EXITED_GRACE_MS, on_exited_grace, b);
 }
 
+/* What srun says while it waits for Slurm (Slurm 22.05's src/srun: the
+ * allocation's and the step's retries), and once it got them. */
+static const struct {
+	const char *needle;
+	int waits; /* 1: srun waits; 0: the wait is over */
+} srun_waits[] = {
+    {"queued and waiting for resources", 1},
+    {"Required node not available", 1},
+    {"Requested partition configuration not available now", 1},
+    {"step creation temporarily disabled", 1},
+    {"has been allocated resources", 0},
+    {"Step created for", 0},
+};
+
+int back_srun_waits(const char *line)
+{
+	if (strncmp(line, "srun: ", 6) != 0)
+		return -1;
+	for (size_t k = 0; k < CD_ARRAY_LEN(srun_waits); k++)
+		if (strstr(line, srun_waits[k].needle))
+			return srun_waits[k].waits;
+	return -1;
+}
+
+/* srun's own line: kept while srun waits, all dropped once it no longer
+ * does (backlisten_waiting). */
+static void srun_wait_line(struct backlisten *b, const char *line)
+{
+	int waits = back_srun_waits(line);
+	char *joined;
+
+	if (waits == 0) {
+		free(b->srun_waiting);
+		b->srun_waiting = NULL;
+	}
+	if (waits != 1 || (b->srun_waiting && strlen(b->srun_waiting) > SRUN_WAIT_MAX))
+		return;
+	joined = b->srun_waiting ? cd_asprintf("%s; %s", b->srun_waiting, line) : cd_strdup(line);
+	free(b->srun_waiting);
+	b->srun_waiting = joined;
+}
+
+const char *back_srun_waiting(const struct backlisten *b)
+{
+	return b->srun_waiting;
+}
+
 /* A line of srun's stderr: an error naming a node that has not connected
  * fails that node with srun's own words. */
 void back_srun_line(struct backlisten *b, const char *line)
 {
+	srun_wait_line(b, line);
 	/* The agent's own words first ("clusterdoc-agent: NODE: cannot connect
 	 * back ..."): srun's "task exited" line follows them. */
 	if (strncmp(line, "clusterdoc-agent: ", 18) == 0) {
@@ -257,17 +306,34 @@ int back_srun_launch(struct backlisten *b, const char *agent, char *err, size_t 
 	return 0;
 }
 
-/* srun's row: wait for srun until `until`, then end it. */
+/* Some node's agent connected: srun's step runs. */
+static int step_ran(const struct backlisten *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (b->taken[i])
+			return 1;
+	return 0;
+}
+
+/* srun's row: wait for srun until `until` (its step's agents end once their
+ * sockets are closed; a step that never ran has nothing to wait for), then
+ * end it as man srun says: a signal (SIGTERM) first, so that srun revokes
+ * the allocation it may still be waiting for ("Job allocation N has been
+ * revoked") or ends its step; SIGKILL only after SRUN_TERM_MS. A killed
+ * srun would leave its pending job in Slurm's queue, to start the agents
+ * on every node later. */
 void back_srun_fini(struct backlisten *b, int64_t until)
 {
 	loop_timer_cancel(b->loop, b->exited_timer);
+	free(b->srun_waiting);
+	b->srun_waiting = NULL;
 	if (!b->srun_started)
 		return;
 	loop_unwatch(b->loop, b->srun.out_fd);
 	loop_unwatch(b->loop, b->srun.err_fd);
 	if (b->srun.pid_fd >= 0)
 		loop_unwatch(b->loop, b->srun.pid_fd);
-	while (b->srun.pid && !child_reap(&b->srun) && cd_now_ms() < until)
+	while (step_ran(b) && b->srun.pid && !child_reap(&b->srun) && cd_now_ms() < until)
 		poll(NULL, 0, 20);
-	child_fini(&b->srun);
+	child_end(&b->srun, SIGTERM, SRUN_TERM_MS);
 }

@@ -11,11 +11,16 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* How long a local agent has to end its children on SIGTERM before it is
+ * killed (it needs microseconds; a loaded machine gets slack). */
+#define LOCAL_AGENT_TERM_MS 1000
 
 struct proc {
 	struct child child;
@@ -307,7 +312,13 @@ static void proc_close(struct conn *c)
 	loop_unwatch(c->loop, p->child.err_fd);
 	if (p->child.pid_fd >= 0)
 		loop_unwatch(c->loop, p->child.pid_fd);
-	child_fini(&p->child);
+	/* A local agent still running (the check's deadline) is asked first:
+	 * on SIGTERM it kills the process groups it started (dcgmi, Python
+	 * probes), which SIGKILL to it alone would leave running. */
+	if (c->ops == &transport_local)
+		child_end(&p->child, SIGTERM, LOCAL_AGENT_TERM_MS);
+	else
+		child_fini(&p->child);
 	free(p);
 	c->priv = NULL;
 }

@@ -112,6 +112,26 @@ static int note_slow_node(struct dstate *st, size_t i)
 	return 1;
 }
 
+/* What to do for a node never reached, by its error code: a launcher's
+ * failure (srun's own words in the evidence) is not a matter of ssh. */
+static const char *unreachable_fix(const char *code)
+{
+	static const struct {
+		const char *code, *fix;
+	} fixes[] = {
+	    {"launcher",
+	     "Make the launcher start the agent on the node (the evidence gives the launcher's "
+	     "own words: with srun, a node Slurm cannot give now, or a check outside an "
+	     "allocation), then run the check again."},
+	};
+
+	for (size_t k = 0; k < CD_ARRAY_LEN(fixes); k++)
+		if (strcmp(code, fixes[k].code) == 0)
+			return fixes[k].fix;
+	return "Make `ssh <node>` work from this machine (the evidence says what failed), then "
+	       "run the check again.";
+}
+
 void diagnose_check_unreachable_nodes(struct dstate *st)
 {
 	const struct netmodel *m = st->m;
@@ -139,10 +159,7 @@ void diagnose_check_unreachable_nodes(struct dstate *st)
 		    st, "node-unreachable", SEV_ERROR, n->error_code, i,
 		    "%N could not be checked: its network, NCCL and Gloo choices are unknown, and "
 		    "nothing was verified against it",
-		    "Make `ssh <node>` work from this machine (the evidence says what failed), "
-		    "then "
-		    "run the check again.",
-		    ev);
+		    unreachable_fix(n->error_code), ev);
 	}
 }
 

@@ -182,6 +182,40 @@ t_the_ib_rate_is_every_active_ports() {
 		"the evidence"
 }
 
+# dcgm_left: the pids of the dcgmi stand-in's processes still running ($DIR's scenario in their
+# environment: dcgmi's shell and its sleep, whoever their parent now is)
+dcgm_left() {
+	local pid
+	for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+		{ tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null |
+			grep -qx "CLUSTERDOC_FAKE_DCGM_SCENARIO=$DIR/dcgm.sc" && echo "$pid"
+	done
+}
+
+# The Prolog's --deadline cuts the check while dcgmi hangs (its own bound, 60 s, far off): the
+# head ends its local agent, and the agent ends what it started in process groups of their own
+# (dcgmi, its shell's sleep): none of it runs on after the check, reparented to PID 1. Over SSH
+# the agent outlives the session until its own bound; --local ends it at the deadline.
+t_a_deadline_that_ends_the_local_agent_leaves_no_process_of_a_hung_dcgmi() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1 left t
+	[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+	cp "$lib" "$DIR/libnvidia-ml.so.1" && printf 'count 2\n' >"$DIR/nvml.sc" && : >"$DIR/kmsg" || return 1
+	mkdir -p "$DIR/dcgmbin" && cp "$CD_TOP/tests/fakes/dcgmi" "$DIR/dcgmbin/dcgmi" || return 1
+	echo hang >"$DIR/dcgm.sc" && rm -f "$DIR/dcgm.sc.calls" && chmod -R a+rX "$DIR" || return 1
+	local NODE_ENV="CLUSTERDOC_NVML_LIB=$DIR/libnvidia-ml.so.1 CLUSTERDOC_FAKE_NVML_SCENARIO=$DIR/nvml.sc CLUSTERDOC_KMSG=$DIR/kmsg CLUSTERDOC_FAKE_DCGM_SCENARIO=$DIR/dcgm.sc CLUSTERDOC_DCGM_TIMEOUT_MS=60000 PATH=$DIR/dcgmbin:$PATH"
+	SLURMD_NODENAME=node1 on_node 1 "" --slurm-prolog --dcgm-level 1 --deadline 1
+	for t in $(seq 20); do # what was killed needs a moment to be gone
+		left=$(dcgm_left)
+		[[ -z $left ]] && break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	[[ -n $left ]] && kill -9 $left
+	expect_eq "$rc" 1 "the Prolog's exit status ($err)" || return 1
+	expect_eq "$(cat "$DIR/dcgm.sc.calls" 2>/dev/null)" "diag -r 1 -j" "dcgmi's calls on node1" || return 1
+	expect_eq "$left" "" "processes of the hung dcgmi left running after the check"
+}
+
 # The node's own firewall against the job's ports, without any peer: an nft rule that drops
 # MASTER_PORT's candidate on the data NIC (the node's own connection, over lo, still passes).
 t_a_firewall_rule_on_master_port_fails_the_node_alone() {
