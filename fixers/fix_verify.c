@@ -35,7 +35,8 @@ static void evidence_of(const struct finding *fd, const char *host, char *line, 
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
-		if (n > hl && strncmp(p, host, hl) == 0 && (p[hl] == ':' || p[hl] == '/' || p[hl] == ' ')) {
+		if (n > hl && strncmp(p, host, hl) == 0 &&
+		    (p[hl] == ':' || p[hl] == '/' || p[hl] == ' ')) {
 			snprintf(line, len, "%.*s", (int)n, p);
 			return;
 		}
