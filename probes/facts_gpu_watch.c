@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -349,6 +350,11 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors, char *absent, size_t
 			break;
 		}
 		if (pid == 0) {
+			/* an agent that dies (ended at a deadline) takes this child
+			 * with it: a child stuck in the driver is no job to keep */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(1);
 			close(fds[0]);
 			child_main(fds[1], (unsigned int)start, w.now);
 		}
