@@ -73,6 +73,12 @@ struct suggestions {
  * when none is. The string is static. */
 const char *diagnose_sugg_family(const struct suggestions *s);
 
+/* NCCL_IB_HCA and NCCL_IB_GID_INDEX as the check suggests them for the
+ * model's complete nodes (ib_suggest.h), the suggestions' ib: what a
+ * check's plan would set, for a caller with no plan (the bench). out is
+ * filled; the caller frees it (ib_suggestion_fini with m->nnodes). */
+void diagnose_suggest_ib(const struct netmodel *m, struct ib_suggestion *out);
+
 /* The suggested master as the URL torch.distributed.init_process_group's
  * init_method takes: "tcp://10.0.0.1:29500", an IPv6 address bracketed
  * ("tcp://[fd00::1]:29500"). MASTER_ADDR and torchrun's --master_addr take

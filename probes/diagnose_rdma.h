@@ -45,4 +45,13 @@ void diagnose_check_rdma(struct dstate *st);
  * bench compares it with NCCL's own lines. */
 void diagnose_rdma_predict(const struct nm_node *n, const char *version, struct nccl_ib_pick *pk);
 
+/* The two halves of diagnose_rdma_predict, for a prediction under other
+ * values (the bench's, under the check's plan): node n's NCCL variables
+ * as the check reads them (borrowing from n), and nccl_ib_predict over n's
+ * RDMA facts with the variables e. */
+struct nccl_ib_env;
+void diagnose_rdma_env(const struct nm_node *n, struct nccl_ib_env *e);
+void diagnose_rdma_predict_env(const struct nm_node *n, const char *version,
+                               const struct nccl_ib_env *e, struct nccl_ib_pick *pk);
+
 #endif

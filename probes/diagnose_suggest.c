@@ -425,9 +425,7 @@ static const char *var_of(const char *name, const char **source, const void *ctx
 	return v ? v->value : NULL;
 }
 
-/* NCCL_IB_HCA and NCCL_IB_GID_INDEX for the complete nodes (ib_suggest.h);
- * nothing, and no note, where no node has RDMA ports. */
-static void suggest_ib(const struct netmodel *m, struct suggestions *s)
+void diagnose_suggest_ib(const struct netmodel *m, struct ib_suggestion *out)
 {
 	struct ib_suggest_node *in = cd_calloc(m->nnodes ? m->nnodes : 1, sizeof(*in));
 
@@ -443,10 +441,17 @@ static void suggest_ib(const struct netmodel *m, struct suggestions *s)
 		in[i].gpu_pci = json_object_get(n->nvidia, "gpu_pci");
 		ib_suggest_env(in[i].rdma_node, var_of, n, &in[i].env);
 	}
-	ib_suggest(in, m->nnodes, &s->ib);
+	ib_suggest(in, m->nnodes, out);
+	free(in);
+}
+
+/* NCCL_IB_HCA and NCCL_IB_GID_INDEX for the complete nodes (ib_suggest.h);
+ * nothing, and no note, where no node has RDMA ports. */
+static void suggest_ib(const struct netmodel *m, struct suggestions *s)
+{
+	diagnose_suggest_ib(m, &s->ib);
 	if (s->ib.notes)
 		cd_strcatf(&s->notes, "%s", s->ib.notes);
-	free(in);
 }
 
 void diagnose_suggest(const struct netmodel *m, struct diagnosis *d)
