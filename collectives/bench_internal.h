@@ -120,4 +120,17 @@ void bench_gather_round(struct bench *b);
  * an earlier one. */
 void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net);
 
+/* bench_env.c: the NCCL variables of each node (nccl backend). */
+
+/* Once the plan is made: each live node's nccl_env (bench.h): the plan's
+ * variables (bench_opts.nccl_env) and the login's others, or the login's. */
+void bench_env_plan(struct bench *b);
+/* The "env" of node i's bench_nccl_id and bench_run (nccl_env.h): a new
+ * copy of the plan's variables, or NULL when the node has none. */
+json_t *bench_env_request(const struct bench *b, size_t i);
+/* What NCCL will pick on node i under the variables it runs with: its
+ * login's with the plan's set over them (diagnose_rdma_predict_env). */
+void bench_env_predict(const struct bench *b, size_t i, const char *version,
+                       struct nccl_ib_pick *pk);
+
 #endif
