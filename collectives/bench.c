@@ -558,6 +558,8 @@ void bench_free(struct bench *b)
 		free(b->r.nodes[i].net);
 		json_decref(b->r.nodes[i].nccl_env);
 	}
+	if (b->ib_made)
+		ib_suggestion_fini(&b->ib, b->n);
 	free(b->nodes);
 	free(b->live);
 	free(b->pairs);

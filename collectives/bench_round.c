@@ -312,4 +312,5 @@ void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net)
 	/* under the variables the node's NCCL ran with: the plan's, if any */
 	bench_env_predict(b, i, n->nccl_version[0] ? n->nccl_version : NULL, &n->net->predicted);
 	bench_net_judge(nccl_net, n->net);
+	bench_env_avoid(b, i);
 }

@@ -197,6 +197,26 @@ stale_login_dir() {
 		cp -a "$CD_TOP/tests/fixtures/rdma/roce-v2-idx3" "$dir/root" && chmod -R a+rX "$dir"
 }
 
+# No check of node5 is saved: NCCL runs with the login's variables, falls back to sockets as
+# predicted, and the text gives the prediction's reason, the variables, and what a check's
+# plan would set instead.
+t_nccl_falling_back_to_sockets_as_predicted_says_why_and_what_a_checks_plan_would_avoid() {
+	local dir
+	stale_login_dir && stale_login_node 5 || return 1
+	cd_head bench -w node5 --backend nccl --iters 1 --warmup 0 -b 1K -e 1K
+	rm -rf "$dir"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(sed -n '/^# Avg bus bandwidth/,$p' <<<"$out" | tail -n +2)" "#
+# NCCL's variables (each node's login: no check's plan):
+#  node5: NCCL_IB_HCA=mlx5_9 NCCL_IB_GID_INDEX=0 (environment)
+#
+# NCCL's network (its NCCL_DEBUG=INFO lines):
+#  node5: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device found.) (predicted: the same, as NCCL_IB_HCA=mlx5_9 (from environment) matches no HCA of the node (mlx5_0)); a check's plan would avoid it: with NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=3 NCCL would use NET/IB mlx5_0:1/RoCE (\`clusterdoc check\` of these nodes saves the plan; bench then sets it)" \
+		"the lines after the table" || return 1
+	expect_match "$err" "^# NCCL with each node's login variables: no check of these nodes is saved" \
+		"what the bench says it measures"
+}
+
 # The journey: `check -w node[4-5]` (its plan verified NCCL_IB_HCA==mlx5_0 and index 3 over
 # the logins' stale values), then `bench` of the same nodes: each node's NCCL gets the plan's
 # variables, not its login's: the fake NCCL, given =mlx5_0, uses IB; the JSON says what was
