@@ -230,6 +230,26 @@ static int verdict(const struct bench_report *rep, const struct bench_opts *o, d
 	return wrong || too_slow(rep, o, min_bw) ? 1 : 0;
 }
 
+/* The NCCL variables the plan sets on each node (job_plan_nccl_env: those
+ * `run` sets), NULL where it sets none; NULL without a plan of these n
+ * nodes. */
+static json_t **plan_nccl_env(const struct job_plan *p, size_t n)
+{
+	json_t **env;
+
+	if (!p || p->n != n)
+		return NULL;
+	env = cd_calloc(n ? n : 1, sizeof(*env));
+	for (size_t i = 0; i < n; i++) {
+		env[i] = json_object();
+		if (job_plan_nccl_env(p, i, env[i]) == 0) {
+			json_decref(env[i]);
+			env[i] = NULL;
+		}
+	}
+	return env;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_run r = {0};
@@ -240,6 +260,8 @@ int cmd_bench(int argc, char **argv)
 	int64_t started_ms = cd_now_ms();
 	struct job_plan *plan = NULL;
 	const char **proved = NULL; /* into plan */
+	json_t **nccl_env = NULL;   /* per node, the plan's NCCL variables */
+	size_t nhosts = 0;
 	struct progress *prog = NULL;
 
 	targets_init(&r.t);
@@ -257,20 +279,25 @@ int cmd_bench(int argc, char **argv)
 		termtext_printf(stderr, "clusterdoc bench: %s\n", err);
 		goto out;
 	}
+	nhosts = hostlist_count(r.t.hosts);
 	if (!r.o.iface) {
 		long long age = 0;
 
-		plan = run_check_saved((const char *const *)r.t.hosts->names,
-		                       hostlist_count(r.t.hosts), &age);
-		r.o.proved_ifname = proved =
-		    job_plan_proved_ifnames(plan, hostlist_count(r.t.hosts));
+		plan = run_check_saved((const char *const *)r.t.hosts->names, nhosts, &age);
+		r.o.proved_ifname = proved = job_plan_proved_ifnames(plan, nhosts);
+		r.o.nccl_env = nccl_env = plan_nccl_env(plan, nhosts);
 		if (plan)
 			fprintf(
 			    stderr,
-			    "# on the interfaces the check of these nodes proved (saved %lld min "
-			    "%lld s ago; --iface to choose)\n",
+			    "# on the interfaces the check of these nodes proved, NCCL with its "
+			    "plan's variables (saved %lld min %lld s ago; --iface to choose)\n",
 			    age / 60, age % 60);
 	}
+	if (!nccl_env && r.o.backend == BENCH_NCCL)
+		fprintf(stderr, "# NCCL with each node's login variables: %s\n",
+		        r.o.iface ? "--iface leaves the check's plan out"
+		                  : "no check of these nodes is saved (clusterdoc check saves its "
+		                    "plan)");
 	r.b = bench_start(r.loop, r.pool, (const char *const *)r.t.hosts->names,
 	                  hostlist_count(r.t.hosts), &r.o, on_done, &r);
 	if (r.progress)
@@ -304,6 +331,9 @@ out:
 	bench_free(r.b);
 	loop_free(r.loop);
 	free(proved);
+	for (size_t i = 0; nccl_env && i < nhosts; i++)
+		json_decref(nccl_env[i]);
+	free(nccl_env);
 	job_plan_free(plan);
 	targets_fini(&r.t);
 	return rc;

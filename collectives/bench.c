@@ -215,12 +215,17 @@ static void send_listens(struct bench *b)
 			if (b->nodes[i].gone)
 				continue;
 			if (b->r.backend == BENCH_NCCL) {
+				json_t *env;
+
 				if (j != 0)
 					continue;
+				env = bench_env_request(b, i);
+				req = proto_request(0, "bench_nccl_id");
+				if (env)
+					json_object_set_new(req, "env", env);
 				fanout_expect(b->fan, i, 1);
-				sshpool_request(b->job.nodes[i].pn,
-				                proto_request(0, "bench_nccl_id"),
-				                b->o.request_timeout_ms, on_nccl_id, b);
+				sshpool_request(b->job.nodes[i].pn, req, b->o.request_timeout_ms,
+				                on_nccl_id, b);
 				continue;
 			}
 			ranks = json_array();
@@ -337,8 +342,13 @@ static json_t *run_request(const struct bench *b, const struct bench_ring *rp, s
 	}
 	json_object_set_new(req, "backend", json_string(bench_backend_name(b->r.backend)));
 	json_object_set_new(req, "token", json_string(rp->token));
-	if (b->r.backend == BENCH_NCCL)
+	if (b->r.backend == BENCH_NCCL) {
+		json_t *env = bench_env_request(b, rp->members[j]);
+
 		json_object_set_new(req, "nccl_id", json_string(rp->nccl_id));
+		if (env)
+			json_object_set_new(req, "env", env);
+	}
 	json_object_set_new(req, "nranks", json_integer(rp->nranks));
 	if (b->o.conns > 0)
 		json_object_set_new(req, "conns", json_integer(b->o.conns));
@@ -546,7 +556,10 @@ void bench_free(struct bench *b)
 		if (b->r.nodes[i].net)
 			bench_net_fini(b->r.nodes[i].net);
 		free(b->r.nodes[i].net);
+		json_decref(b->r.nodes[i].nccl_env);
 	}
+	if (b->ib_made)
+		ib_suggestion_fini(&b->ib, b->n);
 	free(b->nodes);
 	free(b->live);
 	free(b->pairs);

@@ -36,6 +36,7 @@
 #include "probes/netmodel.h"
 #include "sshpool.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,12 @@ struct bench_opts {
 	const char *const *proved_ifname; /* per node, in order: the interface a check
 	                                     proved there (job_plan_proved_ifnames), used
 	                                     as is; NULL (all, or a node's): none */
+	json_t *const *nccl_env;          /* per node, in order: the NCCL variables a
+	                                     check's plan sets there (job_plan_nccl_env),
+	                                     borrowed; set around the node's NCCL calls
+	                                     (nccl backend, collectives/nccl_env.h) and
+	                                     predicted with; NULL (all, or a node's): the
+	                                     node's login environment, untouched */
 	int stall_ms;                     /* default 10000 */
 	int connect_timeout_ms;           /* ring establishment, default 10000 */
 	int pairs;                        /* pairwise mode */
@@ -83,6 +90,11 @@ struct bench_node {
 	/* nccl: NCCL's own word on the network it used, against the prediction
 	 * (bench_net.h); NULL until the node's bench_run answered */
 	struct bench_net *net;
+	/* nccl: the NCCL variables its NCCL ran under (bench_env.c):
+	 * {"from": "plan" or "login", "vars": [{"name", "value", "source"}]},
+	 * the plan's ("source": "plan") and the login's others (netmodel's,
+	 * "environment" or the conf file); NULL on tcp or before the plan */
+	json_t *nccl_env;
 };
 
 /* A node's address for a job or the ring: on iface (IPv4 first, then a global IPv6,

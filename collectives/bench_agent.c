@@ -8,6 +8,7 @@
 #include "collectives/bench_agent.h"
 #include "collectives/coll.h"
 #include "collectives/nccl.h"
+#include "collectives/nccl_env.h"
 #include "collectives/nccl_netlog.h"
 #include "collectives/ring.h"
 #include "cd.h"
@@ -142,12 +143,21 @@ json_t *bench_nccl_id(json_t *req, const char **code, char *msg, size_t msglen)
 {
 	char hex[257], err[CD_ERRLEN];
 	struct nccl_netlog_scope scope;
+	struct nccl_env_scope vars;
+	json_t *env = json_object_get(req, "env");
 	int rc;
 
+	if (nccl_env_check(env, msg, msglen) < 0) {
+		*code = "bad-request";
+		return NULL;
+	}
+	/* the plan's variables: NCCL's bootstrap reads NCCL_SOCKET_* here */
+	nccl_env_begin(&vars, env);
 	/* NCCL's first log line may be this one's: its debug file is set by then */
 	nccl_netlog_begin(&scope);
 	rc = nccl_backend_unique_id(hex, sizeof(hex), err, sizeof(err));
 	nccl_netlog_end(&scope);
+	nccl_env_end(&vars);
 	if (rc < 0)
 		return proto_handler_fail(code, "unavailable", msg, msglen, "%s", err);
 	return json_pack("{ss}", "id", hex);
@@ -468,6 +478,8 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 	json_t *ranks = json_object_get(req, "ranks"), *r, *out;
 	struct run_wait w;
 	struct nccl_netlog_scope scope = {0};
+	struct nccl_env_scope vars = {0};
+	json_t *env = json_object_get(req, "env");
 	struct rank_job *jobs;
 	pthread_t *threads;
 	size_t i, n = json_array_size(ranks);
@@ -484,6 +496,11 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 		return proto_handler_fail(code, "bad-request", msg, msglen,
 		                          "\"ranks\" must be an array of 1 to %d entries",
 		                          BENCH_MAX_LOCAL_RANKS);
+	}
+	if (nccl_env_check(env, msg, msglen) < 0) {
+		bench_shutdown();
+		*code = "bad-request";
+		return NULL;
 	}
 	if (p.nccl && nccl_backend_available(&gpus, why, sizeof(why)) < 0) {
 		bench_shutdown();
@@ -502,8 +519,12 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 		}
 	}
 	run_wait_init(&w);
-	if (p.nccl)
-		nccl_netlog_begin(&scope); /* until every rank's thread has ended */
+	if (p.nccl) {
+		/* the plan's variables and the debug ones, until every rank's
+		 * thread has ended */
+		nccl_env_begin(&vars, env);
+		nccl_netlog_begin(&scope);
+	}
 	start_ranks(&w, jobs, threads, n);
 	if (proto_progress_wanted())
 		follow_ranks(&w, &p, jobs, n);
@@ -512,6 +533,7 @@ json_t *bench_run(json_t *req, const char **code, char *msg, size_t msglen)
 			pthread_join(threads[i], NULL);
 	}
 	nccl_netlog_end(&scope);
+	nccl_env_end(&vars);
 	run_wait_fini(&w);
 	bench_shutdown();
 	out = json_array();

@@ -12,6 +12,7 @@
 #include "collectives/bench_agent.h"
 #include "collectives/jobphase.h"
 #include "fanout.h"
+#include "probes/ib_suggest.h"
 #include "probes/netmodel.h"
 
 /* A pair of node indexes in a round. */
@@ -101,6 +102,11 @@ struct bench {
 	struct bench_ring *rings;
 	size_t nrings;
 
+	/* what a check's plan would set on these nodes, for a bench without one
+	 * (bench_env_avoid); made at the first need */
+	struct ib_suggestion ib;
+	int ib_made;
+
 	struct bench_report r;
 };
 
@@ -119,5 +125,23 @@ void bench_gather_round(struct bench *b);
  * the NCCL version its bench_caps named. A later round's answer replaces
  * an earlier one. */
 void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net);
+
+/* bench_env.c: the NCCL variables of each node (nccl backend). */
+
+/* Once the plan is made: each live node's nccl_env (bench.h): the plan's
+ * variables (bench_opts.nccl_env) and the login's others, or the login's. */
+void bench_env_plan(struct bench *b);
+/* The "env" of node i's bench_nccl_id and bench_run (nccl_env.h): a new
+ * copy of the plan's variables, or NULL when the node has none. */
+json_t *bench_env_request(const struct bench *b, size_t i);
+/* What NCCL will pick on node i under the variables it runs with: its
+ * login's with the plan's set over them (diagnose_rdma_predict_env). */
+void bench_env_predict(const struct bench *b, size_t i, const char *version,
+                       struct nccl_ib_pick *pk);
+/* Node i's net, judged: when the login's variables (no plan was set there)
+ * made NCCL fall back to sockets as predicted, and the variables a check
+ * suggests (diagnose_suggest_ib) would make it use IB, say so in its
+ * avoid. */
+void bench_env_avoid(struct bench *b, size_t i);
 
 #endif

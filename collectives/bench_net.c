@@ -38,7 +38,7 @@ void bench_net_judge(const json_t *nccl_net, struct bench_net *net)
 
 	bench_net_fini(net);
 	memset(&net->used, 0, sizeof(net->used));
-	net->error[0] = net->why[0] = '\0';
+	net->error[0] = net->why[0] = net->avoid[0] = '\0';
 	net->dropped = json_integer_value(json_object_get(nccl_net, "dropped"));
 	net->agrees = -1;
 	if (!json_is_array(lines)) {
@@ -113,12 +113,18 @@ void bench_net_line(const struct bench_net *net, const char *host_or_null, char 
 		snprintf(buf, len, "%sNCCL's lines name no network; predicted %s", host, pred);
 	else if (net->predicted.transport == NCCL_IB_UNKNOWN)
 		snprintf(buf, len, "%sNCCL used %s (no prediction: no RDMA facts)", host, used);
+	else if (net->agrees == 1 && net->predicted.transport == NCCL_IB_SOCKET &&
+	         net->predicted.reason[0])
+		snprintf(buf, len, "%sNCCL used %s (predicted: the same, as %s)", host, used,
+		         net->predicted.reason);
 	else if (net->agrees == 1)
 		snprintf(buf, len, "%sNCCL used %s (predicted: the same)", host, used);
 	else if (net->used.transport != net->predicted.transport)
 		snprintf(buf, len, "%sNCCL used %s; predicted %s", host, used, pred);
 	else
 		snprintf(buf, len, "%sNCCL used %s; predicted %s: %s", host, used, pred, net->why);
+	if (net->avoid[0])
+		cd_appendf(buf, len, "; a check's plan would avoid it: %s", net->avoid);
 }
 
 static void set_text(json_t *o, const char *key, const char *s)
@@ -160,5 +166,6 @@ json_t *bench_net_json(const struct bench_net *net)
 	json_object_set_new(o, "agrees", net->agrees < 0 ? json_null() : json_boolean(net->agrees));
 	set_text(o, "why", net->why);
 	set_text(o, "error", net->error);
+	set_text(o, "avoidable", net->avoid);
 	return o;
 }

@@ -25,6 +25,10 @@ struct bench_net {
 	char error[CD_ERRLEN];         /* the node could not read NCCL's lines, or "" */
 	json_t *lines;                 /* the lines as the node sent them (owned), or NULL */
 	long long dropped;             /* lines the node left out (nccl_netlog.h) */
+	/* a fallback to sockets the node's login caused and a check's plan
+	 * would avoid: "with NCCL_IB_HCA==mlx5_0 (a check's plan) NCCL would use
+	 * NET/IB mlx5_0:1/RoCE", set by the caller after bench_net_judge; "" */
+	char avoid[512];
 };
 
 /* Read nccl_net (bench_run's object: {"lines", "file", "dropped"} or
@@ -38,6 +42,11 @@ void bench_net_fini(struct bench_net *net);
 
 /* One line for host ("" without the "host: " prefix when NULL), e.g.
  *   "node1: NCCL used NET/IB [0]mlx5_0:1/RoCE (predicted: the same)"
+ *   "node4: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device
+ *    found.) (predicted: the same, as NCCL_IB_HCA=mlx5_9 (from environment)
+ *    matches no HCA of the node (mlx5_0)); a check's plan would avoid it:
+ *    with NCCL_IB_HCA==mlx5_0 NCCL would use NET/IB mlx5_0:1/RoCE" (the
+ *    prediction's reason whenever it is sockets; avoid when set)
  *   "node1: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device
  *    found.); predicted NET/IB mlx5_0:1/RoCE"
  *   "node1: NCCL used NET/IB [0]mlx5_0:1/RoCE [1]mlx5_2:1/RoCE; predicted
@@ -51,8 +60,8 @@ void bench_net_line(const struct bench_net *net, const char *host_or_null, char 
 /* {"nccl": {"transport", "devices": [{"device", "port", "link_layer"}],
  * "reason", "socket", "lines", "dropped"}, "predicted": {"transport",
  * "devices": [{..., "gid_index"}], "reason"}, "agrees": bool or null (a
- * side unknown), "why", "error"}; empty strings and zero counts are left
- * out. New reference. */
+ * side unknown), "why", "error", "avoidable"}; empty strings and zero
+ * counts are left out. New reference. */
 json_t *bench_net_json(const struct bench_net *net);
 
 #endif

@@ -7,7 +7,6 @@
  */
 #include "collectives/bench_internal.h"
 #include "cd.h"
-#include "probes/diagnose_rdma.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +100,7 @@ void bench_plan_nodes(struct bench *b)
 	}
 	choose_backend(b);
 	check_nccl_nodes(b);
+	bench_env_plan(b);
 	if (b->o.pairs) {
 		b->npairs = bench_plan_pairs(b->live, b->nlive, b->o.pairs_all_max, &b->pairs,
 		                             &b->round_of, &b->round);
@@ -309,7 +309,8 @@ void bench_note_net(struct bench *b, size_t i, const json_t *nccl_net)
 
 	if (!n->net)
 		n->net = cd_calloc(1, sizeof(*n->net));
-	diagnose_rdma_predict(&b->m->nodes[i], n->nccl_version[0] ? n->nccl_version : NULL,
-	                      &n->net->predicted);
+	/* under the variables the node's NCCL ran with: the plan's, if any */
+	bench_env_predict(b, i, n->nccl_version[0] ? n->nccl_version : NULL, &n->net->predicted);
 	bench_net_judge(nccl_net, n->net);
+	bench_env_avoid(b, i);
 }

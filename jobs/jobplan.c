@@ -194,6 +194,20 @@ void job_plan_env(const struct job_plan *p, size_t i, json_t *env)
 		json_object_set_new(env, v[j].name, json_string(v[j].value));
 }
 
+int job_plan_nccl_env(const struct job_plan *p, size_t i, json_t *env)
+{
+	struct job_var v[JOB_PLAN_VARS];
+	int k = job_plan_vars(p, i, v), set = 0;
+
+	for (int j = 0; j < k; j++) {
+		if (strncmp(v[j].name, "NCCL_", 5) != 0)
+			continue;
+		json_object_set_new(env, v[j].name, json_string(v[j].value));
+		set++;
+	}
+	return set;
+}
+
 int job_plan_sets(const struct job_plan *p, size_t i, const char *name)
 {
 	struct job_var v[JOB_PLAN_VARS];

@@ -148,6 +148,14 @@ int job_plan_vars(const struct job_plan *p, size_t i, struct job_var vars[JOB_PL
 /* The same, set into env (an object). */
 void job_plan_env(const struct job_plan *p, size_t i, json_t *env);
 
+/*
+ * The variables of job_plan_vars that NCCL reads (NCCL_*), into env (an
+ * object): what `bench --backend nccl` sets on node i
+ * (collectives/nccl_env.h), as `run` sets them all in a job's environment.
+ * Returns how many were set.
+ */
+int job_plan_nccl_env(const struct job_plan *p, size_t i, json_t *env);
+
 /* 1 when name is one of the variables the plan sets on node i. */
 int job_plan_sets(const struct job_plan *p, size_t i, const char *name);
 

@@ -99,9 +99,9 @@ struct diagnosis *diagnose_predictions(const struct netmodel *m);
  * over the model's complete nodes: a function of the probes alone (each
  * node's RDMA facts, NCCL variables, NCCL version, GPU PCI paths), so it is
  * known before the matrix, and the matrix's RDMA proof proves the pairs with
- * it (rdma_matrix.h) as run and mnist will set it. diagnose's
- * suggestions.ib is this. out is freed with ib_suggestion_fini(out,
- * m->nnodes). */
+ * it (rdma_matrix.h) as run and mnist will set it; the bench, with no plan,
+ * says with it what a check's plan would set. diagnose's suggestions.ib is
+ * this. out is freed with ib_suggestion_fini(out, m->nnodes). */
 void diagnose_suggest_ib(const struct netmodel *m, struct ib_suggestion *out);
 
 /* Whether finding f names node i (an index into the model's nodes). */

@@ -383,6 +383,8 @@ static const char *nm_value(const char *name, const char **source, const void *c
 	return var->value;
 }
 
+/* The node's NCCL variables, the prediction's env: the login environment the
+ * RDMA facts saw, else what netmodel read. */
 void diagnose_rdma_env(const struct nm_node *n, struct nccl_ib_env *e)
 {
 	nccl_ib_env_from_json(rnode_of(n), NULL, e);
@@ -490,12 +492,18 @@ static void check_hca_stale(struct dstate *st, size_t i)
 	diagnose_note(st, "nccl-ib-hca-stale", sev, key, i, msg, hca_fix, ev);
 }
 
+void diagnose_rdma_predict_env(const struct nm_node *n, const char *version,
+                               const struct nccl_ib_env *e, struct nccl_ib_pick *pk)
+{
+	nccl_ib_predict(ports_of(n), rnode_of(n), e, version, pk);
+}
+
 void diagnose_rdma_predict(const struct nm_node *n, const char *version, struct nccl_ib_pick *pk)
 {
 	struct nccl_ib_env e;
 
 	diagnose_rdma_env(n, &e);
-	nccl_ib_predict(ports_of(n), rnode_of(n), &e, version, pk);
+	diagnose_rdma_predict_env(n, version, &e, pk);
 }
 
 static void predict_node(const struct nm_node *n, struct nccl_ib_pick *pk)

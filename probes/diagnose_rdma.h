@@ -40,15 +40,19 @@ struct nccl_ib_env;
 /* Note every RDMA finding of the model (diagnose.c's checks[] runs it). */
 void diagnose_check_rdma(struct dstate *st);
 
-/* Node n's NCCL variables as the check predicts with them: the login
- * environment the RDMA facts saw, else what netmodel read (the environment,
- * then the conf files). The strings borrow from n. */
-void diagnose_rdma_env(const struct nm_node *n, struct nccl_ib_env *e);
-
 /* What NCCL will pick on node n (nccl_ib_predict) as the check predicts it:
  * its "rdma" facts and NCCL variables (the login environment the RDMA facts
  * saw, else netmodel's), for NCCL version ("2.21.5", NULL = newest). The
  * bench compares it with NCCL's own lines. */
 void diagnose_rdma_predict(const struct nm_node *n, const char *version, struct nccl_ib_pick *pk);
+
+/* The two halves of diagnose_rdma_predict, for a prediction under other
+ * values (the bench's, under the check's plan): node n's NCCL variables
+ * as the check reads them (borrowing from n), and nccl_ib_predict over n's
+ * RDMA facts with the variables e. */
+struct nccl_ib_env;
+void diagnose_rdma_env(const struct nm_node *n, struct nccl_ib_env *e);
+void diagnose_rdma_predict_env(const struct nm_node *n, const char *version,
+                               const struct nccl_ib_env *e, struct nccl_ib_pick *pk);
 
 #endif

@@ -76,6 +76,20 @@ void nccl_ib_env_fill(struct nccl_ib_env *e,
 	}
 }
 
+int nccl_ib_env_set(struct nccl_ib_env *e, const char *name, const char *value, const char *source)
+{
+	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+		struct nccl_ib_var *v = (struct nccl_ib_var *)((char *)e + env_names[i].off);
+
+		if (strcmp(env_names[i].name, name) == 0) {
+			v->value = value;
+			v->source = source;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 void nccl_ib_env_from_json(const json_t *rdma_node, const json_t *nccl_conf, struct nccl_ib_env *e)
 {
 	size_t i;

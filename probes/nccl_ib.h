@@ -90,6 +90,12 @@ void nccl_ib_env_fill(struct nccl_ib_env *e,
                       const char *(*get)(const char *name, const char **source, const void *ctx),
                       const void *ctx);
 
+/* Set e's variable name (one NCCL's IB transport reads: nccl_ib.c's table)
+ * to value from source, both borrowed: what a job's environment sets over
+ * the node's own. 0, or -1 when the transport does not read name (e is
+ * unchanged). */
+int nccl_ib_env_set(struct nccl_ib_env *e, const char *name, const char *value, const char *source);
+
 struct nccl_ib_pick {
 	enum nccl_ib_transport transport;
 	struct nccl_ib_dev devs[NCCL_IB_MAX_DEVS];

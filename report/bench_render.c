@@ -4,9 +4,11 @@
 #include "jsondoc.h"
 #include "termtext.h"
 
+#include "cd.h"
 #include "collectives/bench_agent.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void print_nodes(const struct bench_report *rep, int pairs)
 {
@@ -87,6 +89,60 @@ static void print_links(const struct bench_report *rep, const struct bench_opts 
 		termtext_printf(stdout, "# slow nodes: %s\n", rep->slow_nodes);
 }
 
+/* A node's NCCL variables (bench.h's nccl_env): "NCCL_IB_HCA==mlx5_0
+ * NCCL_IB_GID_INDEX=3 (the check's plan); NCCL_IB_DISABLE=0 (environment)",
+ * grouped by source in their order; "none" when there is none. */
+static void env_words(const json_t *env, char *buf, size_t len)
+{
+	const char *last = NULL;
+	size_t k;
+	json_t *v;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(env, "vars"), k, v)
+	{
+		const char *source = json_string_value(json_object_get(v, "source"));
+
+		if (last && strcmp(last, source) != 0)
+			cd_appendf(buf, len, " (%s);",
+			           strcmp(last, "plan") == 0 ? "the check's plan" : last);
+		cd_appendf(buf, len, " %s=%s", json_string_value(json_object_get(v, "name")),
+		           json_string_value(json_object_get(v, "value")));
+		last = source;
+	}
+	if (last)
+		cd_appendf(buf, len, " (%s)",
+		           strcmp(last, "plan") == 0 ? "the check's plan" : last);
+	else
+		cd_appendf(buf, len, " none (the login sets none)");
+}
+
+/* What NCCL ran with on each node: the check's plan's variables, or the
+ * login's (nccl backend). */
+static void print_envs(const struct bench_report *rep)
+{
+	char line[2048];
+	int any = 0, planned = 0;
+
+	for (size_t i = 0; i < rep->nnodes; i++)
+		planned |=
+		    rep->nodes[i].nccl_env &&
+		    strcmp(json_string_value(json_object_get(rep->nodes[i].nccl_env, "from")),
+		           "plan") == 0;
+	for (size_t i = 0; i < rep->nnodes; i++) {
+		const json_t *env = rep->nodes[i].nccl_env;
+
+		if (!env)
+			continue;
+		if (!any++)
+			termtext_printf(stdout, "#\n# NCCL's variables (%s):\n",
+			                planned ? "the check's plan's, set over the login's"
+			                        : "each node's login: no check's plan");
+		env_words(env, line, sizeof(line));
+		termtext_printf(stdout, "#  %s:%s\n", rep->nodes[i].host, line);
+	}
+}
+
 /* After the table: what NCCL said of its network on each node, against the
  * prediction (nccl backend). */
 static void print_networks(const struct bench_report *rep)
@@ -94,6 +150,7 @@ static void print_networks(const struct bench_report *rep)
 	char line[2048];
 	int any = 0;
 
+	print_envs(rep);
 	for (size_t i = 0; i < rep->nnodes; i++) {
 		if (!rep->nodes[i].net)
 			continue;
@@ -144,6 +201,8 @@ json_t *bench_report_json(const struct bench_report *rep, const struct bench_opt
 		        ? json_pack("{sbsiss}", "available", 1, "gpus", n->gpus, "version",
 		                    n->nccl_version)
 		        : json_pack("{sbss}", "available", 0, "reason", n->nccl_reason));
+		if (n->nccl_env)
+			json_object_set(j, "nccl_env", n->nccl_env);
 		if (n->net)
 			json_object_set_new(j, "network", bench_net_json(n->net));
 		json_array_append_new(nodes, j);

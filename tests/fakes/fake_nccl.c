@@ -38,6 +38,9 @@
  *     "Socket eth0 noverbs"          the same with "Failed to open
  *                                    libibverbs.so[.1]" (ibvwrap.cc) instead
  *                                    of "No device found."
+ *   with NCCL_IB_HCA set, as ncclIbInit filters the devices (matchIfList:
+ *   '^' excludes, '=' exact names, else prefixes; "dev:port" items): the
+ *   IB devices it leaves out are not used, and none left is "Socket eth0"
  *   every communicator (net.cc, ncclNetInit; INIT|NET): "Using network IB"
  *   or "Using network Socket".
  */
@@ -224,13 +227,72 @@ static void ib_devices(const char *spec, char *out, size_t len)
 		used += (size_t)snprintf(out + used, len - used, " [%d]%s", k++, tok);
 }
 
+/* Whether item ("mlx5_0", "mlx5:1") of NCCL_IB_HCA names dev:port. */
+static int hca_item_matches(const char *item, size_t len, int exact, const char *dev, int port)
+{
+	const char *colon = memchr(item, ':', len);
+	size_t nlen = colon ? (size_t)(colon - item) : len;
+
+	if (colon && atoi(colon + 1) != port)
+		return 0;
+	if (exact)
+		return strlen(dev) == nlen && strncmp(dev, item, nlen) == 0;
+	return strncmp(dev, item, nlen) == 0;
+}
+
+/* Whether NCCL_IB_HCA (NULL: unset) lets ncclIbInit use dev:port. */
+static int hca_allows(const char *hca, const char *dev, int port)
+{
+	int exclude = 0, exact = 0, found = 0;
+
+	if (!hca || !*hca)
+		return 1;
+	if (*hca == '^')
+		exclude = 1, hca++;
+	if (*hca == '=')
+		exact = 1, hca++;
+	while (*hca && !found) {
+		size_t len = strcspn(hca, ",");
+
+		found = len && hca_item_matches(hca, len, exact, dev, port);
+		hca += len + (hca[len] == ',');
+	}
+	return exclude ? !found : found;
+}
+
+/* The devices of spec ("mlx5_0:1/RoCE mlx5_1:1/IB") NCCL_IB_HCA allows, into
+ * out (the same form). */
+static void hca_filter(const char *spec, char *out, size_t len)
+{
+	char buf[512], *tok, *save, dev[64];
+	size_t used = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	out[0] = '\0';
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		const char *colon = strchr(tok, ':');
+
+		snprintf(dev, sizeof(dev), "%.*s", colon ? (int)(colon - tok) : (int)strlen(tok),
+		         tok);
+		if (hca_allows(getenv("NCCL_IB_HCA"), dev, colon ? atoi(colon + 1) : 1) &&
+		    used < len)
+			used +=
+			    (size_t)snprintf(out + used, len - used, "%s%s", used ? " " : "", tok);
+	}
+}
+
 /* The network lines of the process's first communicator, then the one of
  * every communicator. */
 static void log_network(void)
 {
 	const char *spec = getenv("FAKE_NCCL_NET");
 	int ib = spec && strncmp(spec, "IB ", 3) == 0, first;
-	char devs[512], name[64];
+	char devs[512], name[64], allowed[512] = "";
+
+	if (ib) {
+		hca_filter(spec + 3, allowed, sizeof(allowed));
+		ib = allowed[0] != '\0';
+	}
 
 	pthread_mutex_lock(&logst.mu);
 	first = !logst.net_said;
@@ -239,10 +301,11 @@ static void log_network(void)
 		snprintf(logst.network, sizeof(logst.network), "%s", ib ? "IB" : "Socket");
 	pthread_mutex_unlock(&logst.mu);
 	if (first && ib) {
-		ib_devices(spec + 3, devs, sizeof(devs));
+		ib_devices(allowed, devs, sizeof(devs));
 		info(SUB_INIT | SUB_NET, "NET/IB : Using%s [RO]; OOB eth0:10.0.0.1<0>", devs);
 	} else if (first) {
-		const char *ifname = spec && strncmp(spec, "Socket ", 7) == 0 ? spec + 7 : "eth0";
+		const char *ifname =
+		    spec && strncmp(spec, "Socket ", 7) == 0 ? spec + 7 : "eth0"; /* or no device */
 
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(ifname, " "), ifname);
 		if (strstr(ifname, " noverbs"))

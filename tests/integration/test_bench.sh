@@ -173,9 +173,75 @@ t_nccl_on_a_node_names_the_network_it_used_against_the_prediction() {
 	rm -rf "$dir"
 	expect_eq "$rc" 0 "exit status ($err)" || return 1
 	expect_eq "$(sed -n '/^# Avg bus bandwidth/,$p' <<<"$out" | tail -n +2)" "#
+# NCCL's variables (each node's login: no check's plan):
+#  node5: none (the login sets none)
+#
 # NCCL's network (its NCCL_DEBUG=INFO lines):
 #  node5: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device found.); predicted NET/IB mlx5_0:1/RoCE" \
 		"the lines after the table"
+}
+
+# A node i with the fake NCCL whose hardware is mlx5_0:1/RoCE (the RoCE fixture tree), and a
+# login with a stale NCCL_IB_HCA=mlx5_9 and the link-local GID index 0 (the fault run's node4
+# and node2 in one): the fake NCCL leaves out the devices NCCL_IB_HCA does not name, as
+# ncclIbInit does. Files in $dir.
+stale_login_node() { # i
+	cluster_node_env "$1" "export CLUSTERDOC_NCCL_LIB=$dir/libfake_nccl.so" \
+		"export CLUSTERDOC_CUDART_LIB=$dir/libfake_cudart.so" \
+		"export CLUSTERDOC_SYSFS_ROOT=$dir/root" "export FAKE_NCCL_NET='IB mlx5_0:1/RoCE'" \
+		"export NCCL_IB_HCA=mlx5_9 NCCL_IB_GID_INDEX=0"
+}
+stale_login_dir() {
+	dir=$(mktemp -d /tmp/cdbenchenv.XXXXXX) || return 1
+	cp "$CD_TOP/build/fakes/libfake_nccl.so" "$CD_TOP/build/fakes/libfake_cudart.so" "$dir/" &&
+		cp -a "$CD_TOP/tests/fixtures/rdma/roce-v2-idx3" "$dir/root" && chmod -R a+rX "$dir"
+}
+
+# No check of node5 is saved: NCCL runs with the login's variables, falls back to sockets as
+# predicted, and the text gives the prediction's reason, the variables, and what a check's
+# plan would set instead.
+t_nccl_falling_back_to_sockets_as_predicted_says_why_and_what_a_checks_plan_would_avoid() {
+	local dir
+	stale_login_dir && stale_login_node 5 || return 1
+	cd_head bench -w node5 --backend nccl --iters 1 --warmup 0 -b 1K -e 1K
+	rm -rf "$dir"
+	expect_eq "$rc" 0 "exit status ($err)" || return 1
+	expect_eq "$(sed -n '/^# Avg bus bandwidth/,$p' <<<"$out" | tail -n +2)" "#
+# NCCL's variables (each node's login: no check's plan):
+#  node5: NCCL_IB_HCA=mlx5_9 NCCL_IB_GID_INDEX=0 (environment)
+#
+# NCCL's network (its NCCL_DEBUG=INFO lines):
+#  node5: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device found.) (predicted: the same, as NCCL_IB_HCA=mlx5_9 (from environment) matches no HCA of the node (mlx5_0)); a check's plan would avoid it: with NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=3 NCCL would use NET/IB mlx5_0:1/RoCE (\`clusterdoc check\` of these nodes saves the plan; bench then sets it)" \
+		"the lines after the table" || return 1
+	expect_match "$err" "^# NCCL with each node's login variables: no check of these nodes is saved" \
+		"what the bench says it measures"
+}
+
+# The journey: `check -w node[4-5]` (its plan verified NCCL_IB_HCA==mlx5_0 and index 3 over
+# the logins' stale values), then `bench` of the same nodes: each node's NCCL gets the plan's
+# variables, not its login's: the fake NCCL, given =mlx5_0, uses IB; the JSON says what was
+# set and from where; the prediction is made under those values (GID index 3, not 0). The
+# fake NCCL never completes a communicator of two ranks, so the run itself stalls (exit 2).
+t_nccl_after_a_check_runs_with_the_plans_ib_variables_not_the_logins_stale_ones() {
+	local dir i
+	stale_login_dir && stale_login_node 4 && stale_login_node 5 || return 1
+	cd_head check -w 'node[4-5]'
+	expect_match "$out" "NCCL_IB_HCA==mlx5_0" "the check's suggestion ($err)" || { rm -rf "$dir"; return 1; }
+	cd_head bench -w 'node[4-5]' --backend nccl --iters 1 --warmup 0 -b 1K -e 1K --stall-timeout 1000 --json
+	rm -rf "$dir"
+	expect_eq "$rc" 2 "exit status (the stand-in's two-rank stall: $err)" || return 1
+	for i in 0 1; do
+		expect_eq "$(jget "d['nodes'][$i]['network']['nccl']['devices']")" \
+			"[{'device': 'mlx5_0', 'port': 1, 'link_layer': 'RoCE'}]" "NCCL's devices on node$((i + 4)) (it got =mlx5_0)" || return 1
+		expect_eq "$(jget "d['nodes'][$i]['network']['agrees']")" True "agrees" || return 1
+		expect_eq "$(jget "d['nodes'][$i]['network']['predicted']['devices'][0]['gid_index']")" 3 \
+			"the predicted GID index (the plan's, not the login's 0)" || return 1
+		expect_eq "$(jget "d['nodes'][$i]['nccl_env']['from']")" plan "where the variables came from" || return 1
+		expect_eq "$(jget "[(v['name'], v['value'], v['source']) for v in d['nodes'][$i]['nccl_env']['vars'] if v['name'].startswith('NCCL_IB')]")" \
+			"[('NCCL_IB_HCA', '=mlx5_0', 'plan'), ('NCCL_IB_GID_INDEX', '3', 'plan')]" "the variables set" || return 1
+	done
+	expect_match "$err" "^# on the interfaces the check of these nodes proved, NCCL with its plan's variables" \
+		"what the bench says it measures"
 }
 
 t_a_dead_node_is_left_out_and_the_others_measured() {

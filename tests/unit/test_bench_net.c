@@ -79,16 +79,22 @@ struct one_node {
 	struct bench_node rn;
 };
 
-static void one_node_init(struct one_node *t, const char *rdma_text)
+/* As one_node_init, with the login's NCCL variables vars_text (rdma_node's
+ * "nccl_vars", a JSON object), also the probe's "env". */
+static void one_node_init_vars(struct one_node *t, const char *rdma_text, const char *vars_text)
 {
 	const char *hosts[] = {"node1"};
 	json_error_t je;
-	json_t *probe = json_object();
+	json_t *probe = json_object(), *rnode;
 
 	memset(t, 0, sizeof(*t));
 	if (rdma_text) {
+		rnode = json_loads(VERBS, 0, &je);
+		json_object_set_new(rnode, "nccl_vars", json_loads(vars_text, 0, &je));
+		assert_non_null(json_object_get(rnode, "nccl_vars"));
 		json_object_set_new(probe, "rdma", json_loads(rdma_text, 0, &je));
-		json_object_set_new(probe, "rdma_node", json_loads(VERBS, 0, &je));
+		json_object_set_new(probe, "rdma_node", rnode);
+		json_object_set_new(probe, "env", json_loads(vars_text, 0, &je));
 		assert_non_null(json_object_get(probe, "rdma"));
 	}
 	t->b.m = netmodel_new(hosts, 1);
@@ -102,11 +108,20 @@ static void one_node_init(struct one_node *t, const char *rdma_text)
 	snprintf(t->rn.nccl_version, sizeof(t->rn.nccl_version), "2.28.9");
 }
 
+static void one_node_init(struct one_node *t, const char *rdma_text)
+{
+	one_node_init_vars(t, rdma_text, "{}");
+}
+
 static void one_node_fini(struct one_node *t)
 {
 	if (t->rn.net)
 		bench_net_fini(t->rn.net);
 	free(t->rn.net);
+	json_decref(t->rn.nccl_env);
+	if (t->b.ib_made)
+		ib_suggestion_fini(&t->b.ib, t->b.n);
+	free(t->b.live);
 	netmodel_free(t->b.m);
 }
 
@@ -179,6 +194,93 @@ static void nccl_falling_back_to_sockets_where_ib_was_predicted_names_both(void 
 	    "predicted ib (mlx5_0:1), NCCL used socket (NET/IB : No device found.)");
 	json_decref(j);
 	one_node_fini(&t);
+}
+
+/* The fault run's node4: a stale NCCL_IB_HCA in the login, no check saved: NCCL
+ * falls back to sockets as predicted; the line gives the prediction's reason
+ * (it was only in the JSON) and what a check's plan would set instead. */
+static void a_socket_fallback_as_predicted_says_why_and_what_a_checks_plan_would_avoid(void **state)
+{
+	const char *lines[] = {"NCCL INFO NET/IB : No device found.", SOCKET_LINE,
+	                       "NCCL INFO Using network Socket", NULL};
+	struct one_node t;
+	json_t *j;
+
+	one_node_init_vars(&t, "[" ROCE_PORT("mlx5_0") "]", "{\"NCCL_IB_HCA\": \"mlx5_9\"}");
+	note_lines(&t, lines);
+	assert_int_equal(t.rn.net->agrees, 1);
+	assert_line(&t, "node1: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device "
+	                "found.) (predicted: the same, as NCCL_IB_HCA=mlx5_9 (from environment) "
+	                "matches no HCA of the node (mlx5_0)); a check's plan would avoid it: "
+	                "with NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=3 NCCL would use NET/IB "
+	                "mlx5_0:1/RoCE (`clusterdoc check` of these nodes saves the plan; bench "
+	                "then sets it)");
+	j = bench_net_json(t.rn.net);
+	assert_string_equal(json_string_value(json_object_get(j, "avoidable")), t.rn.net->avoid);
+	json_decref(j);
+	one_node_fini(&t);
+}
+
+/* Sockets as predicted where no RDMA port is ACTIVE: the reason, and no
+ * plan would change it. */
+static void a_socket_fallback_no_plan_avoids_says_only_why(void **state)
+{
+	const char *lines[] = {"NCCL INFO NET/IB : No device found.", SOCKET_LINE, NULL};
+	struct one_node t;
+	char port[] = "[" ROCE_PORT("mlx5_0") "]", *at = strstr(port, "ACTIVE");
+
+	memcpy(at, "DOWN\",", 6); /* "state":"DOWN", and the rest as it was */
+	memmove(at + 6, at + 8, strlen(at + 8) + 1);
+	one_node_init(&t, port);
+	note_lines(&t, lines);
+	assert_int_equal(t.rn.net->agrees, 1);
+	assert_line(&t, "node1: NCCL used NET/Socket [0]eth0:10.0.0.1<0> (NET/IB : No device "
+	                "found.) (predicted: the same, as no ACTIVE port)");
+	one_node_fini(&t);
+}
+
+/* A check's plan given (bench_opts.nccl_env): the node's variables are the
+ * plan's over the login's, sent with its requests, and the prediction is
+ * made under them: the plan's GID index 3, not the login's 0. */
+static void the_plans_variables_are_sent_reported_and_predicted_with(void **state)
+{
+	const char *lines[] = {IB_LINE, "NCCL INFO Using network IB", NULL};
+	json_t *plan = json_pack("{ssss}", "NCCL_IB_HCA", "=mlx5_0", "NCCL_IB_GID_INDEX", "3");
+	json_t *const envs[] = {plan};
+	struct one_node t;
+	json_t *req, *j, *pred;
+	char *vars;
+
+	one_node_init_vars(&t, "[" ROCE_PORT("mlx5_0") "]",
+	                   "{\"NCCL_IB_HCA\": \"mlx5_9\", \"NCCL_IB_GID_INDEX\": \"0\", "
+	                   "\"NCCL_IB_DISABLE\": \"0\"}");
+	t.b.o.nccl_env = envs;
+	t.b.r.backend = BENCH_NCCL;
+	t.b.live = calloc(1, sizeof(*t.b.live));
+	t.b.nlive = 1;
+	bench_env_plan(&t.b);
+	vars = json_dumps(t.rn.nccl_env, JSON_COMPACT);
+	assert_string_equal(vars,
+	                    "{\"from\":\"plan\",\"vars\":["
+	                    "{\"name\":\"NCCL_IB_HCA\",\"value\":\"=mlx5_0\",\"source\":\"plan\"},"
+	                    "{\"name\":\"NCCL_IB_GID_INDEX\",\"value\":\"3\",\"source\":\"plan\"},"
+	                    "{\"name\":\"NCCL_IB_DISABLE\",\"value\":\"0\",\"source\":"
+	                    "\"environment\"}]}");
+	free(vars);
+	req = bench_env_request(&t.b, 0);
+	assert_true(json_equal(req, plan));
+	json_decref(req);
+	note_lines(&t, lines);
+	assert_int_equal(t.rn.net->agrees, 1);
+	assert_string_equal(t.rn.net->avoid, "");
+	j = bench_net_json(t.rn.net);
+	pred = json_object_get(j, "predicted");
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(pred, "devices"), 0), "gid_index")),
+	                 3);
+	json_decref(j);
+	one_node_fini(&t);
+	json_decref(plan);
 }
 
 static void other_devices_than_predicted_are_named_both_ways(void **state)
@@ -394,6 +496,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(nccl_using_the_predicted_roce_port_says_the_same),
 	    cmocka_unit_test(nccl_falling_back_to_sockets_where_ib_was_predicted_names_both),
+	    cmocka_unit_test(
+	        a_socket_fallback_as_predicted_says_why_and_what_a_checks_plan_would_avoid),
+	    cmocka_unit_test(a_socket_fallback_no_plan_avoids_says_only_why),
+	    cmocka_unit_test(the_plans_variables_are_sent_reported_and_predicted_with),
 	    cmocka_unit_test(other_devices_than_predicted_are_named_both_ways),
 	    cmocka_unit_test(a_node_without_rdma_facts_has_no_prediction),
 	    cmocka_unit_test(lines_the_node_could_not_read_are_named_with_the_prediction),

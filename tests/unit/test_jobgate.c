@@ -431,6 +431,30 @@ static void a_saved_plan_keeps_the_ib_variables_and_sets_them_after_gloos(void *
 	job_plan_free(p);
 }
 
+/* What the bench sets for NCCL: run's variables of the node, the NCCL ones
+ * only (Gloo's and the master's mean nothing to NCCL's bench). */
+static void the_benchs_nccl_variables_are_runs_nccl_ones(void **state)
+{
+	struct job_plan *p = proved_plan();
+	json_t *env = json_object(), *all = json_object(), *v;
+	const char *name;
+	char *s;
+
+	snprintf(p->nodes[1].nccl_ib_hca, sizeof(p->nodes[1].nccl_ib_hca), "=mlx5_0");
+	snprintf(p->nodes[1].nccl_ib_gid_index, sizeof(p->nodes[1].nccl_ib_gid_index), "3");
+	assert_int_equal(job_plan_nccl_env(p, 1, env), 4);
+	s = json_dumps(env, JSON_COMPACT);
+	assert_string_equal(s, "{\"NCCL_SOCKET_IFNAME\":\"eth0\",\"NCCL_SOCKET_FAMILY\":"
+	                       "\"AF_INET\",\"NCCL_IB_HCA\":\"=mlx5_0\",\"NCCL_IB_GID_INDEX\":"
+	                       "\"3\"}");
+	job_plan_env(p, 1, all);
+	json_object_foreach(env, name, v) assert_true(json_equal(v, json_object_get(all, name)));
+	free(s);
+	json_decref(env);
+	json_decref(all);
+	job_plan_free(p);
+}
+
 static void a_plan_of_another_version_is_refused_with_the_reason(void **state)
 {
 	json_t *old =
@@ -482,6 +506,7 @@ int main(void)
 	    cmocka_unit_test(a_probes_pick_is_exact_and_unproved),
 	    cmocka_unit_test(a_saved_plan_reads_back_the_same),
 	    cmocka_unit_test(a_saved_plan_keeps_the_ib_variables_and_sets_them_after_gloos),
+	    cmocka_unit_test(the_benchs_nccl_variables_are_runs_nccl_ones),
 	    cmocka_unit_test(a_plan_of_another_version_is_refused_with_the_reason),
 	    cmocka_unit_test(a_plan_made_for_another_port_iface_or_nodes_does_not_fit),
 	};
