@@ -76,6 +76,21 @@ t_check_names_every_trap_and_the_environment_that_avoids_it() {
 	expect_eq "$(jget 'd["suggestions"]["master_port"]')" 29501 "the proved MASTER_PORT"
 }
 
+# `check --drain` as a HealthCheckProgram run from the head (docs/slurm.md): every error above is
+# what the suggested environment avoids or node3's login sets, none is the node's own state, so
+# no node would be drained; each is named with why.
+t_drain_dry_run_drains_no_node_for_what_the_plan_avoids_or_a_login_sets() {
+	cd_head check -w 'node[1-4]' --drain --dry-run
+	expect_eq "$rc" 1 "check's exit status (error findings)" || return 1
+	expect_eq "$(grep -c '^would drain' <<<"$out")" 0 "drains ($(grep '^would drain' <<<"$out"))" || return 1
+	expect_match "$out" "^not drained for node1's ipv6-no-route: the environment clusterdoc suggests \(run, mnist, env\) avoids it$" \
+		"node1's ipv6-no-route" || return 1
+	expect_match "$out" "^not drained for node1's master-port-blocked: the environment clusterdoc suggests" \
+		"node1's master-port-blocked" || return 1
+	expect_match "$out" "^not drained for node3's nccl-ib-hca-stale: it comes from the checking user's login environment, not the node$" \
+		"node3's nccl-ib-hca-stale"
+}
+
 t_env_and_run_dry_run_print_identical_values_for_every_node() {
 	local env_vars dry_vars
 	cd_head env -w 'node[1-4]'
