@@ -15,6 +15,7 @@
 #include "phase.h"
 #include "optgroups.h"
 #include "report/mnist_render.h"
+#include "jobs/jobgate.h"
 #include "run_check.h"
 #include "targets.h"
 
@@ -237,7 +238,12 @@ int cmd_mnist(int argc, char **argv)
 		                             .master_port = r.o.master_port,
 		                             .iface = r.o.iface,
 		                             .no_check = r.no_check,
-		                             .force = r.force};
+		                             .force = r.force,
+		                             /* a Gloo job never opens a verbs device; auto
+		                              * may pick NCCL, so it counts every finding */
+		                             .uses = r.o.backend && strcmp(r.o.backend, "gloo") == 0
+		                                         ? JOB_USES_SOCKETS
+		                                         : JOB_USES_ALL};
 		if (run_check_gate(&r.check) < 0)
 			goto out;
 		r.o.plan = r.check.plan;

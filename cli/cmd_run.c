@@ -10,6 +10,7 @@
 #include "cd.h"
 #include "jsondoc.h"
 #include "termtext.h"
+#include "jobs/jobgate.h"
 #include "jobs/rdzvwatch.h"
 #include "jobs/run.h"
 #include "jobs/runopt.h"
@@ -587,7 +588,8 @@ int cmd_run(int argc, char **argv)
 	                             .env = c.o.env,
 	                             .nenv = c.o.nenv,
 	                             .no_check = c.no_check,
-	                             .force = c.force};
+	                             .force = c.force,
+	                             .uses = c.o.gloo ? JOB_USES_SOCKETS : JOB_USES_ALL};
 	if (run_check_gate(&c.check) < 0)
 		goto out;
 	c.o.plan = c.check.plan;

@@ -191,7 +191,8 @@ int run_check_gate(struct run_check *c)
 		return -1;
 	if (asked_port(c, p) < 0 || env_overrides(c, p) < 0)
 		goto out;
-	gating = job_gate_judge(p, c->n == 1, &refused, &avoided);
+	gating =
+	    job_gate_judge_for(p, c->n == 1, c->uses ? c->uses : JOB_USES_ALL, &refused, &avoided);
 	for (char *s = avoided, *nl; s && *s && (nl = strchr(s, '\n')); s = nl + 1)
 		fprintf(stderr, "# %.*s\n", (int)(nl - s), s);
 	if (gating && !c->force) {

@@ -8,10 +8,10 @@
  * saying its age, refused when it was made by another version or for
  * other nodes, master, --master-port or --iface. Then the gate
  * (jobs/jobgate.h): the job is refused on the error findings its plan does
- * not avoid, unless forced; an explicit --master-port the check found
- * blocked is named with the port it proved; an --env that overrides a
- * planned variable is refused unless forced. The CLI does it before
- * run_start / mnist_start: check_once runs a loop of its own.
+ * not avoid and that concern its transports (uses), unless forced; an explicit --master-port the
+ * check found blocked is named with the port it proved; an --env that overrides a planned variable
+ * is refused unless forced. The CLI does it before run_start / mnist_start: check_once runs a loop
+ * of its own.
  */
 #ifndef CD_CLI_RUN_CHECK_H
 #define CD_CLI_RUN_CHECK_H
@@ -33,6 +33,9 @@ struct run_check {
 	const char *const *env; /* --env "NAME=value" */
 	size_t nenv;
 	int no_check, force;
+	/* what the job's collectives use (jobs/jobgate.h JOB_USES_*): a finding
+	 * of a transport it does not use is shown, not refused; 0: every one */
+	unsigned uses;
 	/* out (run_check_fini frees it) */
 	struct job_plan *plan;
 };
