@@ -159,6 +159,41 @@ t_a_blocked_explicit_master_port_is_named_before_anything_starts() {
 	expect_eq "$(itest_run_procs)" 0 "processes started"
 }
 
+# cd_head with the configuration file $1 ($CLUSTERDOC_CONFIG) beside the head's own
+cd_head_conf() {
+	local conf=$1 ef
+	shift
+	ef=$(mktemp)
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" CLUSTERDOC_CONFIG="$conf" \
+		"$CLUSTERDOC" "$@" 2>"$ef")
+	rc=$?
+	err=$(cat "$ef")
+	rm -f "$ef"
+}
+
+# The check run and mnist make first reads the site's [expect] as `check` does: a node unlike
+# what it declares (every NIC here has MTU 1500) refuses the job, and the plan saved for
+# --no-check and bench has the finding; a bad [expect] line stops the run before any node is
+# contacted, naming the file, the line and the value.
+t_run_and_mnist_refuse_nodes_unlike_the_sites_expect() {
+	local conf=$JOBS/expect.conf plan
+	printf '[expect]\nmtu = 9000\n' >"$conf"
+	cd_head_conf "$conf" run -w 'node[1-2]' --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "run's exit status ($err)" || return 1
+	expect_match "$err" "^  expect-mtu: " "run's refusal" || return 1
+	plan=$(ls -t "$STATE"/check-*.json | head -1)
+	expect_eq "$(python3 -c 'import json,sys; print(sorted(f["id"] for f in json.load(open(sys.argv[1]))["findings"] if f["id"].startswith("expect-")))' "$plan")" \
+		"['expect-mtu']" "the saved plan's expect findings" || return 1
+	cd_head_conf "$conf" mnist -w 'node[1-2]' --mode torch --data-dir "$DATA"
+	expect_eq "$rc" 2 "mnist's exit status" || return 1
+	expect_match "$err" "^  expect-mtu: " "mnist's refusal" || return 1
+	printf '[expect]\nmtu = jumbo\n' >"$conf"
+	cd_head_conf "$conf" run -w 'node[1-2]' --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "exit status of a bad [expect]" || return 1
+	expect_match "$err" "^clusterdoc run: $conf:2: mtu = jumbo: " "the bad line named" || return 1
+	expect_eq "$(grep -c "checking the nodes' network" <<<"$err")" 0 "a check started"
+}
+
 t_no_check_refuses_a_plan_made_for_another_port_or_version() {
 	# the last check was made for --master-port 29500 (the test above)
 	cd_head run -w 'node[1-4]' --no-check --chdir "$JOBS" -- allreduce.py
