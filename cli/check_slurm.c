@@ -4,6 +4,7 @@
 #include "termtext.h"
 
 #include "cd.h"
+#include "jobs/jobgate.h"
 #include "slurm.h"
 
 #include <stdio.h>
@@ -25,7 +26,7 @@ int check_error_ids(const struct diagnosis *d, size_t i, char *buf, size_t cap)
 
 		for (size_t k = 0; k < d->nfindings && !hit; k++)
 			hit = d->findings[k].severity == SEV_ERROR &&
-			      strcmp(d->findings[k].id, id) == 0 &&
+			      strcmp(d->findings[k].id, id) == 0 && job_gate_drain(id) == DRAINS &&
 			      finding_names(&d->findings[k], i);
 		if (!hit)
 			continue;
@@ -75,7 +76,8 @@ int check_slurm_prolog_verdict(const struct netmodel *m, const struct diagnosis 
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
 
-		if (f->severity != SEV_ERROR || !finding_names(f, local))
+		if (f->severity != SEV_ERROR || !finding_names(f, local) ||
+		    job_gate_drain(f->id) != DRAINS)
 			continue;
 		if (!failed)
 			openlog("clusterdoc", LOG_PID, LOG_DAEMON);
@@ -105,6 +107,27 @@ static void print_would_drain(FILE *f, const char *host, const char *reason)
 	                host, host, reason);
 }
 
+/* The error findings of node i that do not drain it, each with why. */
+static void print_not_drained(FILE *f, const struct diagnosis *d, size_t i, const char *host)
+{
+	for (size_t c = 0; c < finding_catalogue_len; c++) {
+		const char *id = finding_catalogue[c].id;
+		enum job_drain why = job_gate_drain(id);
+
+		if (why == DRAINS)
+			continue;
+		for (size_t k = 0; k < d->nfindings; k++) {
+			if (d->findings[k].severity == SEV_ERROR &&
+			    strcmp(d->findings[k].id, id) == 0 &&
+			    finding_names(&d->findings[k], i)) {
+				termtext_printf(f, "not drained for %s's %s: %s\n", host, id,
+				                job_gate_drain_why(why));
+				break;
+			}
+		}
+	}
+}
+
 int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long only, int quiet,
                       FILE *dry_run)
 {
@@ -121,7 +144,11 @@ int check_slurm_drain(const struct netmodel *m, const struct diagnosis *d, long 
 		char ids[400], reason[440], err[CD_ERRLEN];
 		struct slurm_node sn;
 
-		if ((only >= 0 && (size_t)only != i) || !check_error_ids(d, i, ids, sizeof(ids)))
+		if (only >= 0 && (size_t)only != i)
+			continue;
+		if (dry_run || !quiet)
+			print_not_drained(dry_run ? dry_run : stderr, d, i, host);
+		if (!check_error_ids(d, i, ids, sizeof(ids)))
 			continue;
 		snprintf(reason, sizeof(reason), "%s %s", SLURM_REASON_PREFIX, ids);
 		if (dry_run) {

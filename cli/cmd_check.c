@@ -111,8 +111,9 @@ static const struct optdef own_defs[] = {
      "                           $SLURMD_NODENAME, else the hostname); with\n"
      "                           --drain/--undrain: act on this node only\n"},
     {"drain", no_argument, OPT_DRAIN, "--drain",
-     "      --drain              drain the nodes with error findings (scontrol,\n"
-     "                           Reason=\"clusterdoc: IDS\")\n"},
+     "      --drain              drain the nodes with error findings of their own\n"
+     "                           state (scontrol, Reason=\"clusterdoc: IDS\";\n"
+     "                           docs/slurm.md says which)\n"},
     {"undrain", no_argument, OPT_UNDRAIN, "--undrain",
      "      --undrain            resume the nodes that pass and were drained by\n"
      "                           clusterdoc\n"},

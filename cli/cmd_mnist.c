@@ -15,6 +15,7 @@
 #include "phase.h"
 #include "optgroups.h"
 #include "report/mnist_render.h"
+#include "jobs/jobgate.h"
 #include "run_check.h"
 #include "targets.h"
 
@@ -37,9 +38,11 @@ struct mnist_run {
 	int quiet;
 	int tty; /* stderr is a terminal: progress redrawn in place */
 	int no_check, force;
-	const char *master;     /* --master NODE, or NULL: the first node */
-	const char **ordered;   /* the nodes, the master first */
-	struct run_check check; /* the job's plan (torch mode) */
+	const char *master;           /* --master NODE, or NULL: the first node */
+	const char **ordered;         /* the nodes, the master first */
+	struct run_check check;       /* the job's plan (torch mode) */
+	struct netcheck_opts check_o; /* the check's options mnist takes (--expect-gpus) */
+	struct checkopt_dst ck;       /* where they go: check_o */
 	struct loop *loop;
 	struct sshpool *pool;
 	struct mnist *m;
@@ -140,6 +143,7 @@ static const struct optgroup own_group = {.defs = own_defs,
 
 static const struct command_opts opts[] = {
     {.g = &jobopt_group, .dst = offsetof(struct mnist_run, o)},
+    {.g = &checkopt_group, .uses = run_check_uses, .dst = offsetof(struct mnist_run, ck)},
     {.g = &own_group},
     {0},
 };
@@ -206,6 +210,8 @@ int cmd_mnist(int argc, char **argv)
 	mnist_opts_init(&r.o);
 	r.o.master_port = 0; /* given or not: without it, the check's */
 	r.tty = isatty(STDERR_FILENO);
+	netcheck_opts_init(&r.check_o);
+	r.ck = (struct checkopt_dst){.o = &r.check_o};
 	p = command_parse(&command_mnist, &r, argc, argv, NULL);
 	if (p != 0) {
 		rc = p > 0 ? 0 : 2;
@@ -237,7 +243,13 @@ int cmd_mnist(int argc, char **argv)
 		                             .master_port = r.o.master_port,
 		                             .iface = r.o.iface,
 		                             .no_check = r.no_check,
-		                             .force = r.force};
+		                             .force = r.force,
+		                             /* a Gloo job never opens a verbs device; auto
+		                              * may pick NCCL, so it counts every finding */
+		                             .uses = r.o.backend && strcmp(r.o.backend, "gloo") == 0
+		                                         ? JOB_USES_SOCKETS
+		                                         : JOB_USES_ALL,
+		                             .expect_gpus = r.check_o.expect_gpus};
 		if (run_check_gate(&r.check) < 0)
 			goto out;
 		r.o.plan = r.check.plan;

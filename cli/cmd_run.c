@@ -10,6 +10,7 @@
 #include "cd.h"
 #include "jsondoc.h"
 #include "termtext.h"
+#include "jobs/jobgate.h"
 #include "jobs/rdzvwatch.h"
 #include "jobs/run.h"
 #include "jobs/runopt.h"
@@ -20,6 +21,7 @@
 #include "job.h"
 #include "job_process.h"
 #include "loop.h"
+#include "optgroups.h"
 #include "phase.h"
 #include "probes/netcheck.h"
 #include "report/run_render.h"
@@ -63,12 +65,14 @@ struct run_cli {
 	struct targets t;
 	struct run_opts o;
 	int quiet, group, dry_run, force, no_check;
-	int master_port;        /* --master-port, 0: none given (the plan's) */
-	const char *master;     /* --master NODE, or NULL: the first node */
-	const char **ordered;   /* the nodes, the master first */
-	struct run_check check; /* the job's plan (saved as RUN/check.json) */
-	struct runopt_dst job;  /* where the job's options go: o, the agents' launcher, env */
-	char *env[MAX_ENV];     /* owned "NAME=value" */
+	int master_port;              /* --master-port, 0: none given (the plan's) */
+	const char *master;           /* --master NODE, or NULL: the first node */
+	const char **ordered;         /* the nodes, the master first */
+	struct run_check check;       /* the job's plan (saved as RUN/check.json) */
+	struct netcheck_opts check_o; /* the check's options run takes (--expect-gpus) */
+	struct checkopt_dst ck;       /* where they go: check_o */
+	struct runopt_dst job;        /* where the job's options go: o, the agents' launcher, env */
+	char *env[MAX_ENV];           /* owned "NAME=value" */
 	size_t nenv;
 	const char *sync_dir;
 	long long sync_cap;
@@ -459,6 +463,7 @@ static const struct optgroup own_group = {.defs = own_defs,
  * agents' ssh, srun, local-connect) is the one getopt_long finds */
 static const struct command_opts opts[] = {
     {.g = &runopt_group, .dst = offsetof(struct run_cli, job)},
+    {.g = &checkopt_group, .uses = run_check_uses, .dst = offsetof(struct run_cli, ck)},
     {.g = &own_group},
     {0},
 };
@@ -524,6 +529,8 @@ int cmd_run(int argc, char **argv)
 	run_opts_init(&c.o);
 	c.job = (struct runopt_dst){
 	    .o = &c.o, .agent_launcher = &c.t.pool.launcher, .env = add_env_option, .env_arg = &c};
+	netcheck_opts_init(&c.check_o);
+	c.ck = (struct checkopt_dst){.o = &c.check_o};
 	p = command_parse(&command_run, &c, dash < 0 ? argc : dash, argv, NULL);
 	if (p == 0 && c.job.master_port_given)
 		c.master_port = c.o.master_port; /* given: the plan takes it */
@@ -587,7 +594,9 @@ int cmd_run(int argc, char **argv)
 	                             .env = c.o.env,
 	                             .nenv = c.o.nenv,
 	                             .no_check = c.no_check,
-	                             .force = c.force};
+	                             .force = c.force,
+	                             .uses = c.o.gloo ? JOB_USES_SOCKETS : JOB_USES_ALL,
+	                             .expect_gpus = c.check_o.expect_gpus};
 	if (run_check_gate(&c.check) < 0)
 		goto out;
 	c.o.plan = c.check.plan;

@@ -11,12 +11,21 @@
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
 #include "jobs/jobgate.h"
+#include "optgroups.h"
+#include "settings.h"
 #include "sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+const struct optuse run_check_uses[] = {
+    {.id = CHECKOPT_EXPECT_GPUS,
+     .help = "      --expect-gpus N     the check first: a node with fewer GPUs is\n"
+             "                          gpu-missing (an error)\n"},
+    {0},
+};
 
 /* The saved plan of exactly these nodes: <state>/check-<hash of the host
  * list, the master first>.json, beside the runs' directories. */
@@ -103,16 +112,24 @@ static struct job_plan *load_plan(struct run_check *c, const char *path)
 static struct job_plan *fresh_plan(struct run_check *c, const char *path)
 {
 	struct check_once once;
-	struct netmodel *m = netmodel_new(c->hosts, c->n);
+	struct netmodel *m;
 	struct job_plan *p;
 	char err[CD_ERRLEN];
 
+	once = (struct check_once){.pool = c->pool};
+	netcheck_opts_init(&once.o);
+	once.o.master_port = c->master_port;
+	once.o.expect_gpus = c->expect_gpus;
+	/* the site's declaration of its nodes, as every `clusterdoc check` reads it */
+	if (settings_expect(&once.o.expect, err, sizeof(err)) < 0) {
+		termtext_printf(stderr, "clusterdoc %s: %s\n", c->cmd, err);
+		return NULL;
+	}
+	m = netmodel_new(c->hosts, c->n);
+	once.m = m;
 	/* says what --no-check would do, never that it was given */
 	fprintf(stderr, "# checking the nodes' network first (to use the last saved check "
 	                "instead, pass --no-check)\n");
-	once = (struct check_once){.pool = c->pool, .m = m};
-	netcheck_opts_init(&once.o);
-	once.o.master_port = c->master_port;
 	if (check_once_run(&once, err, sizeof(err)) < 0) {
 		termtext_printf(stderr, "clusterdoc %s: the check: %s\n", c->cmd, err);
 		netmodel_free(m);
@@ -191,7 +208,8 @@ int run_check_gate(struct run_check *c)
 		return -1;
 	if (asked_port(c, p) < 0 || env_overrides(c, p) < 0)
 		goto out;
-	gating = job_gate_judge(p, c->n == 1, &refused, &avoided);
+	gating =
+	    job_gate_judge_for(p, c->n == 1, c->uses ? c->uses : JOB_USES_ALL, &refused, &avoided);
 	for (char *s = avoided, *nl; s && *s && (nl = strchr(s, '\n')); s = nl + 1)
 		fprintf(stderr, "# %.*s\n", (int)(nl - s), s);
 	if (gating && !c->force) {

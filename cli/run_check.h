@@ -8,15 +8,16 @@
  * saying its age, refused when it was made by another version or for
  * other nodes, master, --master-port or --iface. Then the gate
  * (jobs/jobgate.h): the job is refused on the error findings its plan does
- * not avoid, unless forced; an explicit --master-port the check found
- * blocked is named with the port it proved; an --env that overrides a
- * planned variable is refused unless forced. The CLI does it before
- * run_start / mnist_start: check_once runs a loop of its own.
+ * not avoid and that concern its transports (uses), unless forced; an explicit --master-port the
+ * check found blocked is named with the port it proved; an --env that overrides a planned variable
+ * is refused unless forced. The CLI does it before run_start / mnist_start: check_once runs a loop
+ * of its own.
  */
 #ifndef CD_CLI_RUN_CHECK_H
 #define CD_CLI_RUN_CHECK_H
 
 #include "jobs/jobplan.h"
+#include "optgroup.h"
 #include "sshpool.h"
 
 #include <jansson.h>
@@ -33,12 +34,21 @@ struct run_check {
 	const char *const *env; /* --env "NAME=value" */
 	size_t nenv;
 	int no_check, force;
+	/* what the job's collectives use (jobs/jobgate.h JOB_USES_*): a finding
+	 * of a transport it does not use is shown, not refused; 0: every one */
+	unsigned uses;
+	int expect_gpus; /* --expect-gpus N for the check (gpu-missing); 0: not said */
 	/* out (run_check_fini frees it) */
 	struct job_plan *plan;
 };
 
+/* The options of the check group (cli/optgroups.h, checkopt_group) that
+ * run and mnist take for their check, in their words: --expect-gpus. */
+extern const struct optuse run_check_uses[];
+
 /* 0 to go on, or -1 after printing why not (the check's errors, no saved
- * check, the pool could not start). */
+ * check, the pool could not start, a bad [expect] line). The fresh check
+ * reads the configuration's [expect] as `clusterdoc check` does. */
 int run_check_gate(struct run_check *c);
 void run_check_fini(struct run_check *c);
 

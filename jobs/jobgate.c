@@ -27,96 +27,109 @@ enum job_avoid {
 	                */
 };
 
+/* Which jobs a finding concerns: what their collectives use (jobgate.h's
+ * JOB_USES_*). */
+enum job_concern {
+	EVERY_JOB, /* any job on the node: sockets, the store, the GPUs, the node */
+	NCCL_IB,   /* only NCCL's IB transport (verbs: InfiniBand, RoCE); a Gloo job
+	              never opens a verbs device */
+};
+
 struct job_gate_rule {
 	const char *id;
 	int between_nodes; /* about traffic between nodes: no one-node job meets it */
 	enum job_avoid avoid;
+	enum job_concern concerns;
+	enum job_drain drain; /* whether `check --drain` and the Prolog fail the node */
 };
 
 static const struct job_gate_rule rules[] = {
-    {"node-unreachable", 0, AVOID_NONE},
-    {"ipv6-no-route", 1, AVOID_IFNAMES},
-    {"link-local-selected", 1, AVOID_IFNAMES},
-    {"iface-unreachable", 1, AVOID_IFNAMES},
-    {"hostname-loopback", 1, AVOID_GLOO},
+    {"node-unreachable", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ipv6-no-route", 1, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"link-local-selected", 1, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"iface-unreachable", 1, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"hostname-loopback", 1, AVOID_GLOO, EVERY_JOB, DRAIN_NOT_AVOIDED},
     /* a stale name breaks NCCL on its own node too; the plan's value wins */
-    {"stale-ifname-env", 0, AVOID_IFNAMES},
-    {"gloo-count-mismatch", 1, AVOID_GLOO},
+    {"stale-ifname-env", 0, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"gloo-count-mismatch", 1, AVOID_GLOO, EVERY_JOB, DRAIN_NOT_AVOIDED},
     /* an address on several nodes (docker0): the proved interfaces keep jobs off it */
-    {"duplicate-address", 1, AVOID_IFNAMES},
-    {"master-port-blocked", 1, AVOID_PORT},
+    {"duplicate-address", 1, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"master-port-blocked", 1, AVOID_PORT, EVERY_JOB, DRAIN_NOT_AVOIDED},
     /* taken on the master: a one-node job's store cannot listen either */
-    {"master-port-in-use", 0, AVOID_PORT},
-    {"master-port-held-by-run", 0, AVOID_NONE},
-    {"ephemeral-ports-blocked", 1, AVOID_NONE},
-    {"firewall-blocks-port", 1, AVOID_NONE},
-    {"route-egress-mismatch", 1, AVOID_NONE},
-    {"multiple-nics-same-subnet", 1, AVOID_NONE},
-    {"virtual-iface-selected", 1, AVOID_IFNAMES},
-    {"nic-name-mismatch", 1, AVOID_NCCL},
-    {"mtu-mismatch", 1, AVOID_NONE},
-    {"path-mtu-blackhole", 1, AVOID_NONE},
-    {"bulk-transfer-slow", 1, AVOID_NONE},
-    {"version-mismatch", 1, AVOID_NONE},
+    {"master-port-in-use", 0, AVOID_PORT, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"master-port-held-by-run", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ephemeral-ports-blocked", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"firewall-blocks-port", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"route-egress-mismatch", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"multiple-nics-same-subnet", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"virtual-iface-selected", 1, AVOID_IFNAMES, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"nic-name-mismatch", 1, AVOID_NCCL, EVERY_JOB, DRAIN_NOT_AVOIDED},
+    {"mtu-mismatch", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"path-mtu-blackhole", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"bulk-transfer-slow", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"version-mismatch", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
     /* the check asks the login python3; a job checks the interpreter it starts
      * (--python), and --launcher none or mnist's embedded mode need no torch */
-    {"torch-missing", 0, AVOID_JOB},
-    {"shm-small", 0, AVOID_NONE},
-    {"neigh-table-overflow", 1, AVOID_NONE},
-    {"probe-incomplete", 0, AVOID_NONE},
-    {"nccl-version-unknown", 0, AVOID_NONE},
-    {"ascend-probe-incomplete", 0, AVOID_NONE},
-    {"ascend-ip-plan", 1, AVOID_NONE},
-    {"ascend-duplicate-address", 1, AVOID_NONE},
-    {"ascend-link-down", 1, AVOID_NONE},
-    {"ascend-net-health", 1, AVOID_NONE},
-    {"ascend-tls-mismatch", 1, AVOID_NONE},
-    {"ascend-hccl-settings", 0, AVOID_NONE},
+    {"torch-missing", 0, AVOID_JOB, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"shm-small", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"neigh-table-overflow", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"probe-incomplete", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"nccl-version-unknown", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-probe-incomplete", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-ip-plan", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-duplicate-address", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-link-down", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-net-health", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-tls-mismatch", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"ascend-hccl-settings", 0, AVOID_NONE, EVERY_JOB, DRAINS},
     /* a GPU's own state breaks a job on its node alone too; the MIG modes
      * and the GPU-NIC distance matter between nodes */
-    {"gpu-missing", 0, AVOID_NONE},
-    {"gpu-ecc-uncorrectable", 0, AVOID_NONE},
-    {"gpu-row-remap-pending", 0, AVOID_NONE},
-    {"gpu-retired-pages-pending", 0, AVOID_NONE},
-    {"gpu-row-remap-failure", 0, AVOID_NONE},
-    {"gpu-row-remap-unknown", 0, AVOID_NONE},
-    {"gpu-xid", 0, AVOID_NONE},
-    {"gpu-pcie-degraded", 0, AVOID_NONE},
-    {"gpu-nvlink-down", 0, AVOID_NONE},
-    {"gpu-throttled", 0, AVOID_NONE},
-    {"gpu-persistence-off", 0, AVOID_NONE},
-    {"gpu-mig-mismatch", 1, AVOID_NONE},
-    {"gpu-nic-far", 1, AVOID_NONE},
-    {"gpu-slow", 0, AVOID_NONE},
-    {"gpu-dcgm-fail", 0, AVOID_NONE},
-    {"gpu-dcgm-warn", 0, AVOID_NONE},
-    {"gpu-dcgm-absent", 0, AVOID_NONE},
-    /* NCCL's IB transport carries only the traffic between nodes */
-    {"rdma-port-down", 1, AVOID_NONE},
-    {"rdma-rate-mismatch", 1, AVOID_NONE},
-    {"rdma-mtu-mismatch", 1, AVOID_NONE},
-    {"rdma-memlock-low", 1, AVOID_NONE},
-    {"gpudirect-rdma-missing", 1, AVOID_NONE},
+    {"gpu-missing", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-ecc-uncorrectable", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-row-remap-pending", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-retired-pages-pending", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-row-remap-failure", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-row-remap-unknown", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-xid", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-pcie-degraded", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-nvlink-down", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-throttled", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-persistence-off", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-mig-mismatch", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-nic-far", 1, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-slow", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-dcgm-fail", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-dcgm-warn", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"gpu-dcgm-absent", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    /* NCCL's IB transport carries only the traffic between nodes, and only a
+     * job that uses it (not --backend gloo) meets these */
+    {"rdma-port-down", 1, AVOID_NONE, NCCL_IB, DRAINS},
+    {"rdma-rate-mismatch", 1, AVOID_NONE, NCCL_IB, DRAINS},
+    {"rdma-mtu-mismatch", 1, AVOID_NONE, NCCL_IB, DRAINS},
+    /* the login's ulimit -l: a Slurm job gets slurmd's or the submitting shell's */
+    {"rdma-memlock-low", 1, AVOID_NONE, NCCL_IB, DRAIN_NOT_LOGIN},
+    {"gpudirect-rdma-missing", 1, AVOID_NONE, NCCL_IB, DRAINS},
     /* the plan's verified NCCL_IB_HCA replaces the stale one */
-    {"nccl-ib-hca-stale", 1, AVOID_IB_HCA},
-    {"nccl-ib-fallback", 1, AVOID_NONE},
+    {"nccl-ib-hca-stale", 1, AVOID_IB_HCA, NCCL_IB, DRAIN_NOT_LOGIN},
+    {"nccl-ib-fallback", 1, AVOID_NONE, NCCL_IB, DRAINS},
     /* the plan's verified per-node NCCL_IB_GID_INDEX picks a RoCE v2 GID of one family */
-    {"roce-gid-mismatch", 1, AVOID_IB_GID},
-    /* the pair's RDMA write failed: nothing in the environment mends the fabric */
-    {"rdma-pair-failed", 1, AVOID_NONE},
+    {"roce-gid-mismatch", 1, AVOID_IB_GID, NCCL_IB, DRAIN_NOT_LOGIN},
+    /* the pair's RDMA write failed: nothing in the environment mends the fabric,
+     * and nothing says which of the two nodes is at fault (no drain) */
+    {"rdma-pair-failed", 1, AVOID_NONE, NCCL_IB, DRAIN_NOT_PAIR},
     /* a node unlike what the site declared ([expect]): its GPUs and driver
      * break a job on it alone; the IB rate and the MTU matter between nodes */
-    {"expect-gpus", 0, AVOID_NONE},
-    {"expect-driver", 0, AVOID_NONE},
-    {"expect-ib-rate", 1, AVOID_NONE},
-    {"expect-mtu", 1, AVOID_NONE},
+    {"expect-gpus", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"expect-driver", 0, AVOID_NONE, EVERY_JOB, DRAINS},
+    {"expect-ib-rate", 1, AVOID_NONE, NCCL_IB, DRAINS},
+    {"expect-mtu", 1, AVOID_NONE, EVERY_JOB, DRAINS},
     /* node-to-node SSH is mpirun's way to start ranks on the other nodes */
-    {"peer-ssh-hostkey-unknown", 1, AVOID_NONE},
-    {"peer-ssh-hostkey-changed", 1, AVOID_NONE},
-    {"peer-ssh-denied", 1, AVOID_NONE},
-    {"peer-ssh-unreachable", 1, AVOID_NONE},
-    {"peer-ssh-no-client", 1, AVOID_NONE},
-    {"peer-ssh-failed", 1, AVOID_NONE},
+    {"peer-ssh-hostkey-unknown", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"peer-ssh-hostkey-changed", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"peer-ssh-denied", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"peer-ssh-unreachable", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"peer-ssh-no-client", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
+    {"peer-ssh-failed", 1, AVOID_NONE, EVERY_JOB, DRAIN_NOT_LOGIN},
 };
 
 size_t job_gate_rules_len(void)
@@ -135,6 +148,35 @@ const struct job_gate_rule *job_gate_rule(const char *id)
 		if (strcmp(rules[k].id, id) == 0)
 			return &rules[k];
 	return NULL;
+}
+
+enum job_drain job_gate_drain(const char *id)
+{
+	const struct job_gate_rule *r = job_gate_rule(id);
+
+	return r ? r->drain : DRAINS;
+}
+
+const char *job_gate_drain_why(enum job_drain d)
+{
+	switch (d) {
+	case DRAINS:
+		break;
+	case DRAIN_NOT_AVOIDED:
+		return "the environment clusterdoc suggests (run, mnist, env) avoids it";
+	case DRAIN_NOT_LOGIN:
+		return "it comes from the checking user's login environment, not the node";
+	case DRAIN_NOT_PAIR:
+		return "it is between two nodes and does not say which one is at fault";
+	}
+	return "the node's own state";
+}
+
+int job_gate_concerns(const char *id, unsigned uses)
+{
+	const struct job_gate_rule *r = job_gate_rule(id);
+
+	return !r || r->concerns == EVERY_JOB || (uses & JOB_USES_NCCL_IB);
 }
 
 /* The clause of one node ("GLOO_SOCKET_IFNAME=eth0 on node2"), or 0 when
@@ -227,12 +269,26 @@ int job_gate_avoided(const struct job_plan *p, const struct job_plan_finding *f,
 
 int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char **avoided)
 {
+	return job_gate_judge_for(p, one_node, JOB_USES_ALL, refused, avoided);
+}
+
+int job_gate_judge_for(const struct job_plan *p, int one_node, unsigned uses, char **refused,
+                       char **avoided)
+{
 	int gating = 0;
 
 	for (size_t k = 0; k < p->nfindings; k++) {
 		const struct job_plan_finding *f = &p->findings[k];
 		char why[1024];
 
+		/* an error the job's transports never meet is said, not counted */
+		if (!job_gate_concerns(f->id, uses)) {
+			if (avoided && f->severity == SEV_ERROR)
+				cd_strcatf(avoided,
+				           "not for this job: %s (NCCL's IB transport only): %s\n",
+				           f->id, f->message);
+			continue;
+		}
 		if (job_gate_avoided(p, f, one_node, why, sizeof(why))) {
 			if (avoided)
 				cd_strcatf(avoided, "avoided: %s %s\n", f->id, why);

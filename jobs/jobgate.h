@@ -15,9 +15,14 @@
  *     or left to the job when the job checks it itself with what it really
  *     starts (torch-missing: the check asks the login python3, the job its
  *     --python interpreter).
+ *   - which jobs it concerns: every job, or only those that use NCCL's IB
+ *     transport (the RDMA findings: a Gloo job never opens a verbs device);
+ *   - whether it drains a node (`check --drain`, the Prolog's verdict): only
+ *     the node's own state does, not what the suggested environment avoids,
+ *     what the checking user's login sets, or a pair's failure (docs/slurm.md).
  * A finding is avoided when every node it names is avoided. `run` and
- * `mnist` refuse only on error findings that are not avoided; `check` prints
- * and saves each finding's avoided_by. Pure.
+ * `mnist` refuse only on error findings that are not avoided and concern the
+ * job; `check` prints and saves each finding's avoided_by. Pure.
  */
 #ifndef CD_JOBS_JOBGATE_H
 #define CD_JOBS_JOBGATE_H
@@ -27,6 +32,20 @@
 #include <stddef.h>
 
 struct job_gate_rule;
+
+/* What a job's collectives use, for the findings that concern only some. */
+#define JOB_USES_SOCKETS 1u /* TCP: Gloo, the rendezvous store, NCCL's socket transport */
+#define JOB_USES_NCCL_IB 2u /* NCCL's IB transport (verbs: InfiniBand, RoCE) */
+#define JOB_USES_ALL     (JOB_USES_SOCKETS | JOB_USES_NCCL_IB)
+
+/* Whether a finding drains the node it names, and if not, why not. */
+enum job_drain {
+	DRAINS,            /* the node's own state: GPUs, [expect], firewall, ports, ... */
+	DRAIN_NOT_AVOIDED, /* the suggested environment avoids it (interfaces, MASTER_PORT) */
+	DRAIN_NOT_LOGIN,   /* from the checking user's login (~/.bashrc's NCCL_*, ulimit -l,
+	                      python3, ssh keys): not every job's */
+	DRAIN_NOT_PAIR,    /* between two nodes, with no telling which one is at fault */
+};
 
 /* The rule of a finding id, or NULL for an id the table lacks (then the
  * finding is never avoided and always gates). */
@@ -50,6 +69,24 @@ int job_gate_avoided(const struct job_plan *p, const struct job_plan_finding *f,
  * gate the job.
  */
 int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char **avoided);
+
+/*
+ * job_gate_judge for a job whose collectives use `uses` (JOB_USES_*): an
+ * error finding that concerns only a transport the job does not use is not
+ * counted, and is written to avoided as "not for this job: ID (NCCL's IB
+ * transport only): MESSAGE". job_gate_judge is this with JOB_USES_ALL.
+ */
+int job_gate_judge_for(const struct job_plan *p, int one_node, unsigned uses, char **refused,
+                       char **avoided);
+
+/* 1 when finding id concerns a job using `uses` (an id the table lacks
+ * concerns every job), else 0. */
+int job_gate_concerns(const char *id, unsigned uses);
+
+/* The drain column of finding id (an id the table lacks drains), and the
+ * reason of a value in words (for DRAINS: "the node's own state"). */
+enum job_drain job_gate_drain(const char *id);
+const char *job_gate_drain_why(enum job_drain d);
 
 /* The number of rows of the table (for the test that every id has one). */
 size_t job_gate_rules_len(void);

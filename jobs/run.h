@@ -110,6 +110,10 @@ struct run_opts {
 	int dry_run;                   /* plan only: nothing is started */
 	int hccl;                      /* --backend hccl: torch_npu on every node, or refused;
 	                                  the HCCL variables in every node's environment */
+	int gloo;                      /* --backend gloo: the job's collectives use Gloo
+	                                  (sockets) alone, so the check's findings that concern
+	                                  only NCCL's IB transport do not refuse it
+	                                  (jobs/jobgate.h); the variables are the same */
 };
 
 void run_opts_init(struct run_opts *o);

@@ -29,9 +29,14 @@ static const struct optdef defs[] = {
     {"iface", required_argument, RUNOPT_IFACE, "--iface",
      "      --iface NAME        the data interface (default: NCCL's pick per node)\n"},
     {"backend", required_argument, RUNOPT_BACKEND, "--backend",
-     "      --backend hccl      Ascend NPUs: refuse unless every node has an NPU and\n"
-     "                          torch_npu; add HCCL_IF_IP, HCCL_SOCKET_IFNAME and\n"
-     "                          HCCL_CONNECT_TIMEOUT to each node's environment\n"},
+     "      --backend B         what the job's collectives use: nccl (default: every\n"
+     "                          finding of the check counts), gloo (sockets alone: the\n"
+     "                          findings of NCCL's IB transport are shown, not\n"
+     "                          refused) or hccl (Ascend NPUs: refuse unless every\n"
+     "                          node has an NPU and torch_npu; add HCCL_IF_IP,\n"
+     "                          HCCL_SOCKET_IFNAME and HCCL_CONNECT_TIMEOUT to each\n"
+     "                          node's environment); NCCL's and Gloo's variables are\n"
+     "                          always set\n"},
     {"env", required_argument, RUNOPT_ENV, "--env",
      "      --env NAME=VALUE    add a variable on every node (repeatable)\n"},
     {"chdir", required_argument, RUNOPT_CHDIR, "--chdir",
@@ -109,12 +114,12 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 		o->iface = arg;
 		return 0;
 	case RUNOPT_BACKEND:
-		if (strcmp(arg, "hccl") != 0)
-			return cd_errf(
-			    err, errlen, CD_ERR_PARSE,
-			    "%s is hccl (the variables of NCCL and Gloo are always set): %s", shown,
-			    arg);
-		o->hccl = 1;
+		if (strcmp(arg, "nccl") != 0 && strcmp(arg, "gloo") != 0 &&
+		    strcmp(arg, "hccl") != 0)
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "%s is nccl, gloo or hccl, not \"%s\"", shown, arg);
+		o->hccl = strcmp(arg, "hccl") == 0;
+		o->gloo = strcmp(arg, "gloo") == 0;
 		return 0;
 	case RUNOPT_ENV:
 		if (run_check_env(arg, strlen(arg), err, errlen) < 0)

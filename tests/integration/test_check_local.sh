@@ -241,4 +241,34 @@ t_a_hostname_on_loopback_fails_the_node_alone() {
 		"['hostname-loopback']" "the error findings"
 }
 
+# What is not the node's own state (docs/slurm.md, jobs/jobgate.c's drain column) fails neither
+# the Prolog nor --drain: node1's firewall on 29500 (master-port-blocked: the suggested
+# MASTER_PORT is another), node2's hostname on 127.0.1.1 (the suggested GLOO_SOCKET_IFNAME) and
+# its login's `ulimit -l` below what NCCL's IB transport registers (the ib-hdr-8 ports). The
+# check still exits 1 for them; an [expect] the node does not meet drains it, for that alone.
+t_the_prolog_and_drain_pass_over_what_is_not_the_nodes_own_state() {
+	local NODE_ENV="CLUSTERDOC_SYSFS_ROOT=$DIR/ib-hdr-8"
+	on_node 2 "" --json
+	expect_eq "$rc" 1 "the check's exit status ($err)" || return 1
+	expect_eq "$(jget 'sorted(f["id"] for f in d["findings"] if f["severity"] == "error")')" \
+		"['hostname-loopback', 'rdma-memlock-low']" "node2's error findings" || return 1
+	SLURMD_NODENAME=node2 on_node 2 "" --slurm-prolog
+	expect_eq "$rc:$out:$err" "0::" "node2's Prolog" || return 1
+	NODE_ENV="" SLURMD_NODENAME=node1 on_node 1 "" --slurm-prolog
+	expect_eq "$rc:$out:$err" "0::" "node1's Prolog (master-port-blocked)" || return 1
+	on_node 2 "" --drain --dry-run
+	expect_eq "$(grep -c '^would drain' <<<"$out")" 0 "drains without [expect] ($out)" || return 1
+	conf mtu '[expect]' 'mtu = 9000'
+	on_node 2 "$DIR/mtu.conf" --drain --dry-run
+	expect_match "$out" "^would drain node2: scontrol update NodeName=node2 State=DRAIN Reason='clusterdoc: expect-mtu'$" \
+		"the drain, for expect-mtu alone" || return 1
+	expect_match "$out" "^not drained for node2's hostname-loopback: the environment clusterdoc suggests \(run, mnist, env\) avoids it$" \
+		"hostname-loopback named" || return 1
+	expect_match "$out" "^not drained for node2's rdma-memlock-low: it comes from the checking user's login environment, not the node$" \
+		"rdma-memlock-low named" || return 1
+	SLURMD_NODENAME=node2 on_node 2 "$DIR/mtu.conf" --slurm-prolog
+	expect_eq "$rc" 1 "node2's Prolog with [expect] mtu = 9000" || return 1
+	expect_eq "$(grep -o 'node2: [a-z-]*: ' <<<"$err" | tr '\n' ' ')" "node2: expect-mtu:  " "what fails it"
+}
+
 itest_run_all

@@ -107,6 +107,24 @@ t_fewer_gpus_than_expect_gpus_and_a_lost_gpu_are_gpu_missing() {
 gpu-missing error node3: node3: NVML lists 1 GPU, --expect-gpus 2" "the missing GPUs"
 }
 
+# The check run and mnist make first takes --expect-gpus and reads [expect] gpus as `check` does:
+# node3 with one GPU refuses the job, and the healthy nodes start it.
+t_run_and_mnist_refuse_a_node_with_fewer_gpus_than_declared() {
+	echo "count 1" >"$CD_RUN/n3/nvml.sc"
+	cd_head run -w 'node[1-3]' --launcher none --dry-run --expect-gpus 2 -- true
+	expect_eq "$rc" 2 "run's exit status with --expect-gpus 2 ($err)" || { healthy; return 1; }
+	expect_match "$err" "^  gpu-missing: " "run's refusal" || { healthy; return 1; }
+	cd_head mnist -w 'node[1-3]' --mode torch --expect-gpus 2 --data-dir /nonexistent
+	expect_eq "$rc" 2 "mnist's exit status" || { healthy; return 1; }
+	expect_match "$err" "^  gpu-missing: " "mnist's refusal" || { healthy; return 1; }
+	cd_head run -w 'node[1-3]' --launcher none --dry-run -O expect.gpus=2 -- true
+	healthy
+	expect_eq "$rc" 2 "run's exit status with [expect] gpus = 2 ($err)" || return 1
+	expect_match "$err" "^  expect-gpus: " "run's refusal" || return 1
+	cd_head run -w 'node[1-3]' --launcher none --dry-run --expect-gpus 2 -O expect.gpus=2 -- true
+	expect_eq "$rc" 0 "run's exit status on healthy nodes ($err)"
+}
+
 # The TUI's Nodes view: the GPU column is each node's GPU health once the check is done, its
 # worst GPU finding in a word and how many more; Enter lists them, worst first.
 t_the_tuis_gpu_column_names_each_nodes_worst_gpu_finding() {

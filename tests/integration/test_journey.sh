@@ -76,6 +76,21 @@ t_check_names_every_trap_and_the_environment_that_avoids_it() {
 	expect_eq "$(jget 'd["suggestions"]["master_port"]')" 29501 "the proved MASTER_PORT"
 }
 
+# `check --drain` as a HealthCheckProgram run from the head (docs/slurm.md): every error above is
+# what the suggested environment avoids or node3's login sets, none is the node's own state, so
+# no node would be drained; each is named with why.
+t_drain_dry_run_drains_no_node_for_what_the_plan_avoids_or_a_login_sets() {
+	cd_head check -w 'node[1-4]' --drain --dry-run
+	expect_eq "$rc" 1 "check's exit status (error findings)" || return 1
+	expect_eq "$(grep -c '^would drain' <<<"$out")" 0 "drains ($(grep '^would drain' <<<"$out"))" || return 1
+	expect_match "$out" "^not drained for node1's ipv6-no-route: the environment clusterdoc suggests \(run, mnist, env\) avoids it$" \
+		"node1's ipv6-no-route" || return 1
+	expect_match "$out" "^not drained for node1's master-port-blocked: the environment clusterdoc suggests" \
+		"node1's master-port-blocked" || return 1
+	expect_match "$out" "^not drained for node3's nccl-ib-hca-stale: it comes from the checking user's login environment, not the node$" \
+		"node3's nccl-ib-hca-stale"
+}
+
 t_env_and_run_dry_run_print_identical_values_for_every_node() {
 	local env_vars dry_vars
 	cd_head env -w 'node[1-4]'
@@ -142,6 +157,41 @@ t_a_blocked_explicit_master_port_is_named_before_anything_starts() {
 	expect_eq "$rc" 2 "exit status" || return 1
 	expect_match "$err" "--master-port 29500 is not reachable on the master node1 from every node .*the check proved 29501: use --master-port 29501" "the refusal" || return 1
 	expect_eq "$(itest_run_procs)" 0 "processes started"
+}
+
+# cd_head with the configuration file $1 ($CLUSTERDOC_CONFIG) beside the head's own
+cd_head_conf() {
+	local conf=$1 ef
+	shift
+	ef=$(mktemp)
+	out=$(cluster_head_exec env CLUSTERDOC_AGENT="$CLUSTERDOC_AGENT" CLUSTERDOC_CONFIG="$conf" \
+		"$CLUSTERDOC" "$@" 2>"$ef")
+	rc=$?
+	err=$(cat "$ef")
+	rm -f "$ef"
+}
+
+# The check run and mnist make first reads the site's [expect] as `check` does: a node unlike
+# what it declares (every NIC here has MTU 1500) refuses the job, and the plan saved for
+# --no-check and bench has the finding; a bad [expect] line stops the run before any node is
+# contacted, naming the file, the line and the value.
+t_run_and_mnist_refuse_nodes_unlike_the_sites_expect() {
+	local conf=$JOBS/expect.conf plan
+	printf '[expect]\nmtu = 9000\n' >"$conf"
+	cd_head_conf "$conf" run -w 'node[1-2]' --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "run's exit status ($err)" || return 1
+	expect_match "$err" "^  expect-mtu: " "run's refusal" || return 1
+	plan=$(ls -t "$STATE"/check-*.json | head -1)
+	expect_eq "$(python3 -c 'import json,sys; print(sorted(f["id"] for f in json.load(open(sys.argv[1]))["findings"] if f["id"].startswith("expect-")))' "$plan")" \
+		"['expect-mtu']" "the saved plan's expect findings" || return 1
+	cd_head_conf "$conf" mnist -w 'node[1-2]' --mode torch --data-dir "$DATA"
+	expect_eq "$rc" 2 "mnist's exit status" || return 1
+	expect_match "$err" "^  expect-mtu: " "mnist's refusal" || return 1
+	printf '[expect]\nmtu = jumbo\n' >"$conf"
+	cd_head_conf "$conf" run -w 'node[1-2]' --dry-run --chdir "$JOBS" -- allreduce.py
+	expect_eq "$rc" 2 "exit status of a bad [expect]" || return 1
+	expect_match "$err" "^clusterdoc run: $conf:2: mtu = jumbo: " "the bad line named" || return 1
+	expect_eq "$(grep -c "checking the nodes' network" <<<"$err")" 0 "a check started"
 }
 
 t_no_check_refuses_a_plan_made_for_another_port_or_version() {

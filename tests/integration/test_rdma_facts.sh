@@ -134,6 +134,28 @@ t_check_puts_each_rdma_finding_on_exactly_its_node() {
 		"[('rdma-port-down', ['node1'])]" "a port in Polling"
 }
 
+# A job whose collectives use Gloo alone (`run --backend gloo`, `mnist --backend gloo`) never opens
+# a verbs device: the findings of NCCL's IB transport alone (node1's and node2's rdma-memlock-low,
+# node1's nccl-ib-hca-stale) are printed, not refused; the same job that may use NCCL (run's
+# default, mnist --backend nccl) is refused on them as before. mnist stops after the gate, on its
+# missing data directory.
+t_a_gloo_job_is_not_refused_for_findings_of_nccls_ib_transport_alone() {
+	cd_head run -w 'node[1-2]' --launcher none --dry-run -- true
+	expect_eq "$rc" 2 "run's exit status without --backend" || return 1
+	expect_match "$err" "^  rdma-memlock-low: " "run's refusal" || return 1
+	cd_head run -w 'node[1-2]' --launcher none --backend gloo --dry-run -- true
+	expect_eq "$rc" 0 "run's exit status with --backend gloo ($err)" || return 1
+	expect_match "$err" "^# not for this job: rdma-memlock-low \(NCCL's IB transport only\): " \
+		"run's line for rdma-memlock-low" || return 1
+	cd_head mnist -w 'node[1-2]' --mode torch --backend gloo --data-dir /nonexistent
+	expect_match "$err" "^# not for this job: rdma-memlock-low \(NCCL's IB transport only\): " \
+		"mnist's line for rdma-memlock-low" || return 1
+	expect_eq "$(grep -c 'would break the job' <<<"$err")" 0 "mnist refused a Gloo job ($err)" || return 1
+	cd_head mnist -w 'node[1-2]' --mode torch --backend nccl --data-dir /nonexistent
+	expect_eq "$rc" 2 "mnist's exit status with --backend nccl" || return 1
+	expect_match "$err" "^  rdma-memlock-low: " "mnist's refusal"
+}
+
 # node3 reads the tree its file $DIR/root3 names and sources $DIR/env3, each only while it exists
 # (the cases below remove them), so the cases before see node3 without RDMA.
 node3_reads_root3() {

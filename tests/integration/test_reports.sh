@@ -48,6 +48,25 @@ scontrol_reset() {
 	export CLUSTERDOC_SCONTROL=$CD_TOP/tests/fakes/scontrol
 }
 
+# node1_gpu_ecc on|off: node1's GPU 1 with (on) or without uncorrectable ECC errors, through the
+# NVML stand-in (tests/fakes/fake_nvml.c): the node's own state, which drains it, where node1's
+# ipv6-no-route (the suggested interfaces avoid it) does not (docs/slurm.md)
+node1_gpu_ecc() {
+	local lib=$CD_TOP/build/fakes/nvml/libnvidia-ml.so.1
+	if [[ ! -f $CD_RUN/libnvidia-ml.so.1 ]]; then
+		[[ -f $lib ]] || make -s -C "$CD_TOP" build/fakes/nvml/libnvidia-ml.so.1 >/dev/null || return 1
+		cp "$lib" "$CD_RUN/" && : >"$CD_RUN/n1/kmsg" || return 1
+		cluster_node_env 1 "export CLUSTERDOC_NVML_LIB=$CD_RUN/libnvidia-ml.so.1" \
+			"export CLUSTERDOC_FAKE_NVML_SCENARIO=$CD_RUN/n1/nvml.sc" \
+			"export CLUSTERDOC_KMSG=$CD_RUN/n1/kmsg" || return 1
+	fi
+	if [[ $1 == on ]]; then
+		printf 'count 2\ngpu 1 ecc.volatile.uncorrected 2\n' >"$CD_RUN/n1/nvml.sc"
+	else
+		echo 'count 2' >"$CD_RUN/n1/nvml.sc"
+	fi
+}
+
 gateway_up() {
 	# not through the cluster_head_exec function: $! must be the gateway itself (ip execs it);
 	# in memory only (Debian's default persists to /var/lib/prometheus)
@@ -164,11 +183,14 @@ t_drain_drains_failing_nodes_and_leaves_other_reasons_alone() {
 	scontrol_state node1 IDLE
 	scontrol_state node2 MIXED
 	scontrol_state node3 IDLE
+	node1_gpu_ecc on || return 1
 	cd_head check -w 'node[1-3]' "${PT[@]}" --drain
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	expect_eq "$(grep '^update' "$WORK/scontrol.log")" \
-		"update|NodeName=node1|State=DRAIN|Reason=clusterdoc: ipv6-no-route" "scontrol updates" || return 1
-	expect_eq "$(cat "$WORK/slurm/node1")" "IDLE+DRAIN	clusterdoc: ipv6-no-route" "node1's state" || return 1
+		"update|NodeName=node1|State=DRAIN|Reason=clusterdoc: gpu-ecc-uncorrectable" "scontrol updates" || return 1
+	expect_eq "$(cat "$WORK/slurm/node1")" "IDLE+DRAIN	clusterdoc: gpu-ecc-uncorrectable" "node1's state" || return 1
+	expect_match "$err" "^not drained for node1's ipv6-no-route: the environment clusterdoc suggests" \
+		"node1's ipv6-no-route named, not drained" || return 1
 	# again: nothing to change; and a node somebody else drained keeps its reason
 	scontrol_state node1 IDLE+DRAIN "NHC: check_fs_mount /scratch"
 	: >"$WORK/scontrol.log"
@@ -183,7 +205,7 @@ t_drain_drains_failing_nodes_and_leaves_other_reasons_alone() {
 	expect_eq "$(grep -c '^update' "$WORK/scontrol.log")" 0 "updates with --node node2" || return 1
 	cd_head check -w 'node[1-3]' "${PT[@]}" --drain --node node1
 	expect_eq "$(grep '^update' "$WORK/scontrol.log")" \
-		"update|NodeName=node1|State=DRAIN|Reason=clusterdoc: ipv6-no-route" "updates with --node node1"
+		"update|NodeName=node1|State=DRAIN|Reason=clusterdoc: gpu-ecc-uncorrectable" "updates with --node node1"
 }
 
 t_drain_changes_nothing_when_no_node_could_be_checked() {
@@ -202,7 +224,8 @@ t_slurm_prolog_fails_only_the_node_its_errors_name_and_prints_nothing() {
 	SLURM_JOB_NODELIST='node[1-3]' SLURMD_NODENAME=node1 cd_head check --slurm-prolog "${PT[@]}"
 	expect_eq "$rc" 1 "node1's exit status" || return 1
 	expect_eq "$out" "" "stdout" || return 1
-	expect_match "$err" "^clusterdoc check: node1: ipv6-no-route: " "the reason on stderr" || return 1
+	expect_eq "$(grep -o '^clusterdoc check: node1: [a-z0-9-]*: ' <<<"$err")" \
+		"clusterdoc check: node1: gpu-ecc-uncorrectable: " "the reason on stderr (not ipv6-no-route)" || return 1
 	# --node wins over SLURMD_NODENAME
 	SLURM_JOB_NODELIST='node[1-3]' SLURMD_NODENAME=node1 cd_head check --slurm-prolog --node node3 "${PT[@]}"
 	expect_eq "$rc" 0 "node3's exit status"
@@ -238,7 +261,7 @@ t_deadline_reports_a_hung_node_and_ends_in_time() {
 }
 
 # A real slurmctld (tests/cluster/slurm.sh) in the head's namespace, on its loopback: --drain
-# and --undrain through the real scontrol. node1 still has its IPv6 trap.
+# and --undrain through the real scontrol. node1 still has its IPv6 trap and its GPU's ECC errors.
 t_drain_and_undrain_with_a_real_slurmctld() {
 	local dir=$WORK/slurmctld show
 	if ! slurm_available; then
@@ -254,9 +277,10 @@ t_drain_and_undrain_with_a_real_slurmctld() {
 	expect_eq "$rc" 1 "exit status ($err)" || return 1
 	show=$(cluster_head_exec scontrol show node -o node1)
 	expect_match "$show" " State=IDLE\+DRAIN\+NOT_RESPONDING " "node1's state" || return 1
-	expect_match "$show" " Reason=clusterdoc: ipv6-no-route \[root@" "node1's reason" || return 1
+	expect_match "$show" " Reason=clusterdoc: gpu-ecc-uncorrectable \[root@" "node1's reason" || return 1
 	expect_match "$(cluster_head_exec scontrol show node -o node2)" " State=IDLE\+NOT_RESPONDING " "node2's state" || return 1
-	# node1 made healthy with the suggested environment: --undrain brings it back
+	# node1 made healthy (its GPU, and the suggested environment): --undrain brings it back
+	node1_gpu_ecc off || return 1
 	cd_head env -w 'node[1-3]' --node node1 "${PT[@]}"
 	cluster_node_env 1 "$(grep '^export ' <<<"$out")" || return 1
 	cd_head check -w 'node[1-3]' "${PT[@]}" --undrain
@@ -264,7 +288,7 @@ t_drain_and_undrain_with_a_real_slurmctld() {
 	show=$(cluster_head_exec scontrol show node -o node1)
 	expect_match "$show" " State=IDLE\+NOT_RESPONDING " "node1's state after --undrain" || return 1
 	[[ $show != *Reason=* ]] || { echo "    node1 kept a reason: $show"; return 1; }
-	expect_match "$err" "resumed node1 \(was: clusterdoc: ipv6-no-route\)" "what it said"
+	expect_match "$err" "resumed node1 \(was: clusterdoc: gpu-ecc-uncorrectable\)" "what it said"
 }
 
 t_bench_prom_and_junit_have_every_size() {

@@ -286,6 +286,101 @@ static void warnings_never_gate_a_job(void **state)
 	job_plan_free(p);
 }
 
+/* ------------------------------------------------------------ transports */
+
+static void a_gloo_job_is_not_refused_for_findings_of_nccls_ib_transport_alone(void **state)
+{
+	struct job_plan *p = proved_plan();
+	char *refused = NULL, *avoided = NULL;
+
+	add_finding(p, "rdma-memlock-low", 0);
+	add_finding(p, "rdma-pair-failed", 1);
+	assert_int_equal(job_gate_judge_for(p, 0, JOB_USES_SOCKETS, &refused, &avoided), 0);
+	assert_null(refused);
+	assert_string_equal(avoided,
+	                    "not for this job: rdma-memlock-low (NCCL's IB transport only): "
+	                    "rdma-memlock-low\n"
+	                    "not for this job: rdma-pair-failed (NCCL's IB transport only): "
+	                    "rdma-pair-failed\n");
+	free(avoided);
+	/* a job that may use NCCL is refused as before */
+	assert_int_equal(job_gate_judge_for(p, 0, JOB_USES_ALL, &refused, NULL), 2);
+	assert_string_equal(refused, "  rdma-memlock-low: rdma-memlock-low\n"
+	                             "  rdma-pair-failed: rdma-pair-failed\n");
+	free(refused);
+	assert_int_equal(job_gate_judge(p, 0, NULL, NULL), 2);
+	job_plan_free(p);
+}
+
+static void a_gloo_job_is_still_refused_for_a_gpu_or_a_socket_finding(void **state)
+{
+	struct job_plan *p = proved_plan();
+	char *refused = NULL;
+
+	add_finding(p, "gpu-ecc-uncorrectable", 1);
+	add_finding(p, "ephemeral-ports-blocked", 0);
+	add_finding(p, "rdma-memlock-low", 0);
+	assert_int_equal(job_gate_judge_for(p, 0, JOB_USES_SOCKETS, &refused, NULL), 2);
+	assert_string_equal(refused, "  gpu-ecc-uncorrectable: gpu-ecc-uncorrectable\n"
+	                             "  ephemeral-ports-blocked: ephemeral-ports-blocked\n");
+	free(refused);
+	job_plan_free(p);
+}
+
+/* ------------------------------------------------------------ drains */
+
+static void only_the_nodes_own_state_drains_it(void **state)
+{
+	static const char *const drains[] = {
+	    "node-unreachable", "gpu-ecc-uncorrectable",
+	    "gpu-missing",      "gpu-dcgm-fail",
+	    "expect-gpus",      "expect-mtu",
+	    "expect-ib-rate",   "ephemeral-ports-blocked",
+	    "rdma-port-down",   "path-mtu-blackhole",
+	};
+	static const struct {
+		const char *id;
+		enum job_drain why;
+	} kept[] = {
+	    {"hostname-loopback", DRAIN_NOT_AVOIDED},   {"ipv6-no-route", DRAIN_NOT_AVOIDED},
+	    {"master-port-blocked", DRAIN_NOT_AVOIDED}, {"duplicate-address", DRAIN_NOT_AVOIDED},
+	    {"nccl-ib-hca-stale", DRAIN_NOT_LOGIN},     {"roce-gid-mismatch", DRAIN_NOT_LOGIN},
+	    {"rdma-memlock-low", DRAIN_NOT_LOGIN},      {"stale-ifname-env", DRAIN_NOT_LOGIN},
+	    {"torch-missing", DRAIN_NOT_LOGIN},         {"rdma-pair-failed", DRAIN_NOT_PAIR},
+	};
+
+	for (size_t k = 0; k < sizeof(drains) / sizeof(drains[0]); k++)
+		if (job_gate_drain(drains[k]) != DRAINS)
+			fail_msg("%s does not drain", drains[k]);
+	for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++)
+		if (job_gate_drain(kept[k].id) != kept[k].why)
+			fail_msg("%s: drain column %d, not %d", kept[k].id,
+			         job_gate_drain(kept[k].id), kept[k].why);
+	/* an id the table lacks drains, as it gates */
+	assert_int_equal(job_gate_drain("no-such-finding"), DRAINS);
+	assert_string_equal(job_gate_drain_why(DRAIN_NOT_LOGIN),
+	                    "it comes from the checking user's login environment, not the node");
+}
+
+/* Every finding the plan's environment can avoid on some node is, by that,
+ * no drain reason: a job started with it does not meet it. */
+static void no_finding_the_plan_avoids_drains(void **state)
+{
+	struct job_plan *p = proved_plan();
+
+	snprintf(p->nodes[1].nccl_ib_hca, sizeof(p->nodes[1].nccl_ib_hca), "=mlx5_0");
+	snprintf(p->nodes[1].nccl_ib_gid_index, sizeof(p->nodes[1].nccl_ib_gid_index), "3");
+	for (size_t k = 0; k < job_gate_rules_len(); k++) {
+		const char *id = job_gate_rule_id(k);
+		struct job_plan_finding *f = add_finding(p, id, 1);
+		char why[1024];
+
+		if (job_gate_avoided(p, f, 0, why, sizeof(why)) && job_gate_drain(id) == DRAINS)
+			fail_msg("%s is avoided (%s) but drains", id, why);
+	}
+	job_plan_free(p);
+}
+
 /* ------------------------------------------------------------ from a check */
 
 static void load(const char *name, struct netmodel **m, struct diagnosis **d)
@@ -501,6 +596,10 @@ int main(void)
 	    cmocka_unit_test(a_blocked_master_port_is_avoided_only_by_another_proved_one),
 	    cmocka_unit_test(a_finding_on_two_nodes_is_avoided_only_when_both_are),
 	    cmocka_unit_test(warnings_never_gate_a_job),
+	    cmocka_unit_test(a_gloo_job_is_not_refused_for_findings_of_nccls_ib_transport_alone),
+	    cmocka_unit_test(a_gloo_job_is_still_refused_for_a_gpu_or_a_socket_finding),
+	    cmocka_unit_test(only_the_nodes_own_state_drains_it),
+	    cmocka_unit_test(no_finding_the_plan_avoids_drains),
 	    cmocka_unit_test(a_checks_plan_gives_each_node_the_suggested_variables),
 	    cmocka_unit_test(a_checks_plan_takes_the_family_the_check_suggested),
 	    cmocka_unit_test(a_probes_pick_is_exact_and_unproved),

@@ -104,9 +104,18 @@ static void the_words_are_checked(void **state)
 	assert_non_null(strstr(err, "--launcher is torchrun, none or mpirun"));
 	assert_int_equal(apply("nproc-per-node", "gpu", &o, err), 0);
 	assert_int_equal(o.nproc_per_node, 0);
-	assert_int_equal(apply("backend", "nccl", &o, err), CD_ERR_PARSE);
+	assert_int_equal(apply("backend", "tcp", &o, err), CD_ERR_PARSE);
+	assert_string_equal(err, "--backend is nccl, gloo or hccl, not \"tcp\"");
 	assert_int_equal(apply("backend", "hccl", &o, err), 0);
 	assert_int_equal(o.hccl, 1);
+	assert_int_equal(o.gloo, 0);
+	/* gloo: the gate counts no finding of NCCL's IB transport alone */
+	assert_int_equal(apply("backend", "gloo", &o, err), 0);
+	assert_int_equal(o.gloo, 1);
+	assert_int_equal(o.hccl, 0);
+	assert_int_equal(apply("backend", "nccl", &o, err), 0);
+	assert_int_equal(o.gloo, 0);
+	assert_int_equal(o.hccl, 0);
 	assert_int_equal(apply("remote-dir", "runs", &o, err), CD_ERR_PARSE);
 	assert_string_equal(err, "--remote-dir is absolute or ~/...: runs");
 	assert_int_equal(apply("remote-dir", "~/jobs", &o, err), 0);
