@@ -595,6 +595,7 @@ int cmd_run(int argc, char **argv)
 	                             .nenv = c.o.nenv,
 	                             .no_check = c.no_check,
 	                             .force = c.force,
+	                             .dry_run = c.dry_run,
 	                             .uses = c.o.gloo ? JOB_USES_SOCKETS : JOB_USES_ALL,
 	                             .expect_gpus = c.check_o.expect_gpus};
 	if (run_check_gate(&c.check) < 0)
@@ -632,7 +633,7 @@ int cmd_run(int argc, char **argv)
 	logs_close(&c, n, rep);
 	rc = rep->exit_status;
 	if (c.dry_run && !rep->failed)
-		rc = 0;
+		rc = c.check.refused ? 2 : 0;
 out:
 	suspend_free(susp);
 	signals_free(sg);

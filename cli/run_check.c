@@ -10,6 +10,7 @@
 #include "check_once.h"
 #include "fixers/fix_journal.h"
 #include "fsutil.h"
+#include "hostlist.h"
 #include "jobs/jobgate.h"
 #include "optgroups.h"
 #include "settings.h"
@@ -194,6 +195,30 @@ static int env_overrides(const struct run_check *c, const struct job_plan *p)
 	return bad ? -1 : 0;
 }
 
+/* The refused errors are the own state of some nodes only: say how to start
+ * the job on the others. */
+static void say_leave_out(const struct run_check *c, const struct job_plan *p)
+{
+	const char **hosts;
+	struct hostlist *hl;
+	char err[CD_ERRLEN], *folded;
+
+	if (!job_gate_leave_out(p, c->n == 1, c->uses ? c->uses : JOB_USES_ALL, &hosts))
+		return;
+	hl = hostlist_new();
+	for (size_t i = 0; hosts[i]; i++)
+		if (hostlist_add_arg(hl, hosts[i], err, sizeof(err)) < 0)
+			break;
+	folded = hostlist_fold(hl);
+	termtext_printf(stderr,
+	                "clusterdoc %s: these are the own state of %s alone: `-x %s` starts "
+	                "the job on the other nodes (after a check of them)\n",
+	                c->cmd, folded, folded);
+	free(folded);
+	hostlist_free(hl);
+	free(hosts);
+}
+
 int run_check_gate(struct run_check *c)
 {
 	char path[1024], *refused = NULL, *avoided = NULL;
@@ -213,13 +238,17 @@ int run_check_gate(struct run_check *c)
 	for (char *s = avoided, *nl; s && *s && (nl = strchr(s, '\n')); s = nl + 1)
 		fprintf(stderr, "# %.*s\n", (int)(nl - s), s);
 	if (gating && !c->force) {
-		fprintf(stderr,
-		        "clusterdoc %s: the check found what would break the job, and the plan's "
-		        "environment does not avoid it (--force starts it anyway):\n%s",
-		        c->cmd, refused);
-		goto out;
-	}
-	if (gating)
+		termtext_printf(
+		    stderr,
+		    "clusterdoc %s: the check found what would break the job, and the "
+		    "plan's environment does not avoid it (--force starts it anyway)%s:\n%s",
+		    c->cmd, c->dry_run ? "; a run would be refused, the plan follows" : "",
+		    refused);
+		say_leave_out(c, p);
+		if (!c->dry_run)
+			goto out;
+		c->refused = 1;
+	} else if (gating)
 		termtext_printf(stderr, "# --force: not refused for what the check found:\n%s",
 		                refused);
 	if (!c->master_port && p->master_port_proved && p->port_tried &&

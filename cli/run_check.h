@@ -34,12 +34,14 @@ struct run_check {
 	const char *const *env; /* --env "NAME=value" */
 	size_t nenv;
 	int no_check, force;
+	int dry_run; /* run --dry-run: a refused plan is still shown (refused set) */
 	/* what the job's collectives use (jobs/jobgate.h JOB_USES_*): a finding
 	 * of a transport it does not use is shown, not refused; 0: every one */
 	unsigned uses;
 	int expect_gpus; /* --expect-gpus N for the check (gpu-missing); 0: not said */
 	/* out (run_check_fini frees it) */
 	struct job_plan *plan;
+	int refused; /* dry_run: a run would have been refused (the exit status is 2) */
 };
 
 /* The options of the check group (cli/optgroups.h, checkopt_group) that

@@ -272,6 +272,58 @@ int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char 
 	return job_gate_judge_for(p, one_node, JOB_USES_ALL, refused, avoided);
 }
 
+/* "  id: message" and up to three of its evidence lines below it. */
+static void add_refused(char **refused, const struct job_plan_finding *f)
+{
+	const char *e = f->evidence ? f->evidence : "";
+	int lines = 0, left = 0;
+
+	cd_strcatf(refused, "  %s: %s\n", f->id, f->message);
+	while (*e) {
+		const char *nl = strchr(e, '\n');
+		int n = nl ? (int)(nl - e) : (int)strlen(e);
+
+		if (lines < 3 && n)
+			cd_strcatf(refused, "      %.*s\n", n, e);
+		else if (n)
+			left++;
+		lines += n > 0;
+		e += n + (nl ? 1 : 0);
+	}
+	if (left)
+		cd_strcatf(refused, "      (%d more: `clusterdoc check` shows them all)\n", left);
+}
+
+int job_gate_leave_out(const struct job_plan *p, int one_node, unsigned uses, const char ***hosts)
+{
+	char *bad = cd_calloc(p->n ? p->n : 1, 1), why[1024];
+	size_t nbad = 0, k;
+	int ok = 1;
+
+	*hosts = NULL;
+	for (k = 0; k < p->nfindings && ok; k++) {
+		const struct job_plan_finding *f = &p->findings[k];
+
+		if (f->severity != SEV_ERROR || !job_gate_concerns(f->id, uses) ||
+		    job_gate_avoided(p, f, one_node, why, sizeof(why)))
+			continue;
+		ok = job_gate_drain(f->id) == DRAINS && f->nnodes > 0;
+		for (size_t j = 0; ok && j < f->nnodes; j++)
+			if (f->nodes[j] < p->n && !bad[f->nodes[j]]++)
+				nbad++;
+	}
+	if (ok && nbad && nbad < p->n) {
+		size_t at = 0;
+
+		*hosts = cd_calloc(nbad + 1, sizeof(**hosts));
+		for (k = 0; k < p->n; k++)
+			if (bad[k])
+				(*hosts)[at++] = p->nodes[k].host;
+	}
+	free(bad);
+	return *hosts != NULL;
+}
+
 int job_gate_judge_for(const struct job_plan *p, int one_node, unsigned uses, char **refused,
                        char **avoided)
 {
@@ -298,7 +350,7 @@ int job_gate_judge_for(const struct job_plan *p, int one_node, unsigned uses, ch
 			continue;
 		gating++;
 		if (refused)
-			cd_strcatf(refused, "  %s: %s\n", f->id, f->message);
+			add_refused(refused, f);
 	}
 	return gating;
 }

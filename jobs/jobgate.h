@@ -79,6 +79,16 @@ int job_gate_judge(const struct job_plan *p, int one_node, char **refused, char 
 int job_gate_judge_for(const struct job_plan *p, int one_node, unsigned uses, char **refused,
                        char **avoided);
 
+/*
+ * When every error job_gate_judge_for counts is a node's own state
+ * (job_gate_drain: DRAINS: its GPUs, [expect], its firewall...) and they
+ * name some of the plan's nodes but not all: those nodes' hosts in *hosts
+ * (the plan's order, NULL-ended, borrowed from p; the caller frees the
+ * array) and 1, so a caller can say "-x HOSTS starts it on the others".
+ * 0 (*hosts NULL) otherwise.
+ */
+int job_gate_leave_out(const struct job_plan *p, int one_node, unsigned uses, const char ***hosts);
+
 /* 1 when finding id concerns a job using `uses` (an id the table lacks
  * concerns every job), else 0. */
 int job_gate_concerns(const char *id, unsigned uses);

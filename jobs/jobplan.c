@@ -83,6 +83,7 @@ struct job_plan *job_plan_from_check(const struct netmodel *m, const struct diag
 		copy_value(g->id, sizeof(g->id), f->id);
 		g->severity = f->severity;
 		g->message = cd_strdup(f->message ? f->message : "");
+		g->evidence = cd_strdup(f->evidence ? f->evidence : "");
 		g->nodes = cd_calloc(f->nnodes ? f->nnodes : 1, sizeof(*g->nodes));
 		memcpy(g->nodes, f->nodes, f->nnodes * sizeof(*g->nodes));
 		g->nnodes = f->nnodes;
@@ -96,6 +97,7 @@ void job_plan_free(struct job_plan *p)
 		return;
 	for (size_t k = 0; k < p->nfindings; k++) {
 		free(p->findings[k].message);
+		free(p->findings[k].evidence);
 		free(p->findings[k].nodes);
 	}
 	free(p->findings);
@@ -255,9 +257,10 @@ json_t *job_plan_to_json(const struct job_plan *p)
 
 		for (size_t j = 0; j < f->nnodes; j++)
 			json_array_append_new(idx, json_integer((json_int_t)f->nodes[j]));
-		json_array_append_new(findings, json_pack("{ssssssso}", "id", f->id, "severity",
-		                                          severity_name(f->severity), "message",
-		                                          f->message, "nodes", idx));
+		json_array_append_new(
+		    findings, json_pack("{ssssssssso}", "id", f->id, "severity",
+		                        severity_name(f->severity), "message", f->message,
+		                        "evidence", f->evidence ? f->evidence : "", "nodes", idx));
 	}
 	return json_pack("{sisIsbsisisosssisisbsosososo}", "version", JOB_PLAN_VERSION, "time",
 	                 (json_int_t)p->time, "proved", p->proved, "port_asked", p->port_asked,
@@ -342,6 +345,7 @@ struct job_plan *job_plan_from_json(json_t *j, char *err, size_t errlen)
 		copy_value(f->id, sizeof(f->id), jstr(x, "id"));
 		f->severity = severity_of(jstr(x, "severity"));
 		f->message = cd_strdup(jstr(x, "message"));
+		f->evidence = cd_strdup(jstr(x, "evidence")); /* "" in a plan saved before */
 		f->nodes = cd_calloc(json_array_size(idx) + 1, sizeof(*f->nodes));
 		json_array_foreach(idx, a, v)
 		{

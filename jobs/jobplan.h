@@ -61,7 +61,8 @@ struct job_plan_finding {
 	char id[48];
 	enum severity severity;
 	char *message;
-	size_t *nodes; /* indexes into the plan's nodes */
+	char *evidence; /* what the check observed, one fact per line ("" when none) */
+	size_t *nodes;  /* indexes into the plan's nodes */
 	size_t nnodes;
 };
 

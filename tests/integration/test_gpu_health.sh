@@ -125,6 +125,21 @@ t_run_and_mnist_refuse_a_node_with_fewer_gpus_than_declared() {
 	expect_eq "$rc" 0 "run's exit status on healthy nodes ($err)"
 }
 
+# A refusal says what the check saw (each error's evidence), names the nodes whose own state it
+# is (`-x node3`), and a dry run still prints the plan it would start, exiting 2.
+t_a_refused_dry_run_shows_the_evidence_the_nodes_to_leave_out_and_the_plan() {
+	scenario 3 "gpu 1 ecc.volatile.uncorrected 2"
+	cd_head run -w 'node[1-3]' --launcher none --dry-run -- true
+	healthy
+	expect_eq "$rc" 2 "the dry run's exit status ($err)" || return 1
+	expect_match "$err" "^  gpu-ecc-uncorrectable: " "the refused error" || return 1
+	expect_match "$err" "^      node3/gpu1: uncorrectable ECC errors: 2 since the driver loaded" "its evidence" || return 1
+	expect_match "$err" "these are the own state of node3 alone: \`-x node3\` starts the job on the other nodes" "the nodes to leave out" || return 1
+	expect_eq "$(grep -c '^export WORLD_SIZE=3$' <<<"$out")" 3 "the plan, on stdout" || return 1
+	cd_head run -w 'node[1-3]' -x node3 --launcher none --dry-run -- true
+	expect_eq "$rc" 0 "with -x node3 ($err)"
+}
+
 # The TUI's Nodes view: the GPU column is each node's GPU health once the check is done, its
 # worst GPU finding in a word and how many more; Enter lists them, worst first.
 t_the_tuis_gpu_column_names_each_nodes_worst_gpu_finding() {

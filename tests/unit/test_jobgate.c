@@ -584,6 +584,57 @@ static void a_plan_made_for_another_port_iface_or_nodes_does_not_fit(void **stat
 	job_plan_free(p);
 }
 
+/* ------------------------------------------------------------ the refusal's words */
+
+/* A refused error is said with up to three lines of its evidence. */
+static void a_refused_error_shows_its_evidence_lines(void **state)
+{
+	struct job_plan *p = proved_plan();
+	struct job_plan_finding *f = add_finding(p, "gpu-ecc-uncorrectable", 1);
+	char *refused = NULL;
+
+	(void)state;
+	f->evidence = strdup("node2/gpu1: 2 uncorrectable\nnode2/gpu2: 1\nnode2/gpu3: 1\n"
+	                     "node2/gpu4: 1\nnode2/gpu5: 1");
+	assert_int_equal(job_gate_judge(p, 0, &refused, NULL), 1);
+	assert_string_equal(refused, "  gpu-ecc-uncorrectable: gpu-ecc-uncorrectable\n"
+	                             "      node2/gpu1: 2 uncorrectable\n"
+	                             "      node2/gpu2: 1\n"
+	                             "      node2/gpu3: 1\n"
+	                             "      (2 more: `clusterdoc check` shows them all)\n");
+	free(refused);
+	job_plan_free(p);
+}
+
+/* Errors that are some nodes' own state name those nodes to leave out;
+ * one between the nodes, or on every node, names none. */
+static void the_nodes_to_leave_out_are_those_whose_own_state_refuses(void **state)
+{
+	static const char *const three[] = {"node1", "node2", "node3"};
+	struct job_plan *p = job_plan_new(three, 3, 0);
+	const char **hosts;
+
+	(void)state;
+	p->proved = 1;
+	add_finding(p, "gpu-ecc-uncorrectable", 2);
+	add_finding(p, "gpu-row-remap-failure", 1);
+	assert_int_equal(job_gate_leave_out(p, 0, JOB_USES_ALL, &hosts), 1);
+	assert_string_equal(hosts[0], "node2");
+	assert_string_equal(hosts[1], "node3");
+	assert_null(hosts[2]);
+	free(hosts);
+	add_finding(p, "gpu-xid", 0);
+	assert_int_equal(job_gate_leave_out(p, 0, JOB_USES_ALL, &hosts), 0);
+	assert_null(hosts);
+	job_plan_free(p);
+	p = job_plan_new(three, 3, 0);
+	p->proved = 1;
+	add_finding(p, "gpu-ecc-uncorrectable", 2);
+	add_finding(p, "rdma-pair-failed", 1); /* between two nodes: no telling which */
+	assert_int_equal(job_gate_leave_out(p, 0, JOB_USES_ALL, &hosts), 0);
+	job_plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +659,8 @@ int main(void)
 	    cmocka_unit_test(the_benchs_nccl_variables_are_runs_nccl_ones),
 	    cmocka_unit_test(a_plan_of_another_version_is_refused_with_the_reason),
 	    cmocka_unit_test(a_plan_made_for_another_port_iface_or_nodes_does_not_fit),
+	    cmocka_unit_test(a_refused_error_shows_its_evidence_lines),
+	    cmocka_unit_test(the_nodes_to_leave_out_are_those_whose_own_state_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
