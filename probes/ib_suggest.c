@@ -378,7 +378,7 @@ static void suggest_gid(const struct ib_suggest_node *nodes, size_t n, struct ib
 	if (nroce > 0 && index < 0)
 		cd_strcatf(&s->notes,
 		           "NCCL_IB_GID_INDEX: no index holds a RoCE v2 GID of the same family on "
-		           "every RoCE node, so it is given per node (each node's line below; "
+		           "every RoCE node, so it is given per node (each node's line above; "
 		           "`clusterdoc env` prints each node's own value)\n");
 	for (size_t i = 0; i < n; i++) {
 		int g = index >= 0 ? index : lowest(ok[i]);

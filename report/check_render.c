@@ -482,22 +482,25 @@ static void print_suggestions(const struct check_result *r)
 static void print_rdma_pairs(const struct netmodel *m)
 {
 	char text[512], gids[512];
+	int any = 0;
 
 	if (!rdma_matrix_any_port(m))
 		return;
-	termtext_printf(stdout,
-	                "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
 	for (size_t k = 0; k < m->nattempts; k++) {
 		const struct nm_attempt *a = &m->attempts[k];
 		const char *from = m->nodes[a->from].host, *to = m->nodes[a->to].host;
 
 		if (!a->rdma[0])
 			continue;
+		if (!any++) /* no header over no pair (a node checked alone) */
+			termtext_printf(
+			    stdout, "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
 		rdma_matrix_gid_text(a, from, to, gids, sizeof(gids));
 		termtext_printf(stdout, "  %s -> %s  TCP %s  RDMA %s%s%s\n", from, to, a->result,
 		                rdma_matrix_text(a, text, sizeof(text)), gids[0] ? "; " : "", gids);
 	}
-	termtext_printf(stdout, "\n");
+	if (any)
+		termtext_printf(stdout, "\n");
 }
 
 void check_print_text(const struct check_result *r, int checked)

@@ -179,7 +179,10 @@ t_the_ib_rate_is_every_active_ports() {
 	expect_eq "$rc" 1 "the exit status ($err)" || return 1
 	expect_match "$(jget '[f["evidence"] for f in d["findings"] if f["id"] == "expect-ib-rate"][0][0]')" \
 		"^node1: \[expect\] ib-rate = 400 Gb/s; mlx5_0/1 at 200 Gb/s mlx5_1/1 at 200 Gb/s .* mlx5_7/1 at 200 Gb/s$" \
-		"the evidence"
+		"the evidence" || return 1
+	# the text of a node with RDMA ports checked alone: no RDMA PAIRS header over no pair
+	on_node 1 "$DIR/hdr.conf"
+	expect_eq "$(grep -c 'RDMA PAIRS' <<<"$out")" 0 "the RDMA PAIRS header without a pair"
 }
 
 # dcgm_left: the pids of the dcgmi stand-in's processes still running ($DIR's scenario in their
