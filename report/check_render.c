@@ -494,7 +494,8 @@ static void print_rdma_pairs(const struct netmodel *m)
 			continue;
 		if (!any++) /* no header over no pair (a node checked alone) */
 			termtext_printf(
-			    stdout, "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
+			    stdout,
+			    "RDMA PAIRS (one RDMA WRITE per pair, beside its TCP connection)\n");
 		rdma_matrix_gid_text(a, from, to, gids, sizeof(gids));
 		termtext_printf(stdout, "  %s -> %s  TCP %s  RDMA %s%s%s\n", from, to, a->result,
 		                rdma_matrix_text(a, text, sizeof(text)), gids[0] ? "; " : "", gids);
