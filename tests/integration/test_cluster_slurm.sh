@@ -279,6 +279,14 @@ t_check_over_srun_outside_an_allocation_with_a_drained_node_leaves_no_job_and_gi
 	# shellcheck disable=SC2046
 	[[ -n $jobs ]] && head_run scancel $(awk '{print $1}' <<<"$jobs")
 	head_run scontrol update NodeName=node3 State=RESUME
+	# the next tests need node3 back in service: wait for Slurm to say so (a job revoked at
+	# its start may hold it a moment)
+	for _ in $(seq 1 40); do
+		head_run sinfo -h -n node3 -o %t
+		[[ $out == idle* ]] && break
+		sleep 0.25
+	done
+	[[ $out == idle* ]] || echo "    node3 is still $out in Slurm"
 	rc=$crc out=$cout err=$cerr
 	expect_eq "$rc" 2 "check's exit status ($err)" || return 1
 	expect_eq "$jobs" "" "Slurm's queue once the check has ended" || return 1
