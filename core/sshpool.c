@@ -335,6 +335,11 @@ void pool_node_set_state(struct sshpool_node *node, enum sshpool_node_state stat
 	node->state = state;
 	if (same || state == SSHPOOL_NODE_FAILED) /* pool_node_fail says why */
 		return;
+	/* libssh2's transport traces its own, finer steps of these two, in
+	 * their order: the pool's would come before the first of them */
+	if (c->ops == &transport_ssh &&
+	    (state == SSHPOOL_NODE_AUTHENTICATING || state == SSHPOOL_NODE_STARTING))
+		return;
 	if (state != SSHPOOL_NODE_CONNECTING || !c->ops)
 		trace_node(TRACE_STEPS, node->host, "%s", state_names[state]);
 	else if (c->ops == &transport_local || c->ops == &transport_back)

@@ -84,6 +84,12 @@ t_minus_v_traces_each_ssh_step_and_request_per_node_with_elapsed_ms() {
 			"request [0-9]+ facts answered in [0-9]+ ms: ok"; do
 			expect_match "$err" "^clusterdoc: $node \+[0-9]+ms: $line\$" "$node's trace" || return 1
 		done
+		# one line per step, in the order they happen: libssh2's own steps, not the
+		# pool's coarser "connected; authenticating" before its TCP connect line
+		expect_eq "$(grep -c "^clusterdoc: $node +[0-9]*ms: \(connected; authenticating\|logged in; starting the agent\)$" <<<"$err")" 0 \
+			"$node's coarse steps beside libssh2's" || return 1
+		expect_eq "$(grep "^clusterdoc: $node +" <<<"$err" | sed 's/^[^+]*+\([0-9]*\)ms:.*/\1/' | sort -n -c 2>&1 && echo sorted)" \
+			"sorted" "$node's lines in the order of their times"
 	done
 	[[ $err != *keepalive* ]] || { echo "    -v traced a keepalive: $err"; return 1; }
 }
