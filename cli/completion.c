@@ -11,6 +11,7 @@
 struct compopt {
 	const char *name; /* without "--" */
 	int has_arg;
+	const char *values; /* the words it takes, space separated; NULL: any */
 };
 
 #define COMPOPT_MAX (OPTSET_MAX + 16)
@@ -38,13 +39,39 @@ static int plain_word(const char *s)
 	return *s && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s);
 }
 
-static void add(struct compopt *v, size_t *n, const char *name, int has_arg)
+/* The targets' options that take one of a few words (struct option has no
+ * place for them): what targets_set accepts (test_completion.c). */
+static const struct {
+	const char *name, *values;
+} targets_values[] = {
+    {"ssh", "libssh2 openssh"},
+    {"launcher", "ssh srun local-connect"},
+};
+
+static void add(struct compopt *v, size_t *n, const char *name, int has_arg, const char *values)
 {
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp(v[i].name, name) == 0)
 			return;
 	if (*n < COMPOPT_MAX && plain_word(name))
-		v[(*n)++] = (struct compopt){.name = name, .has_arg = has_arg};
+		v[(*n)++] = (struct compopt){.name = name, .has_arg = has_arg, .values = values};
+}
+
+static const char *targets_values_of(const char *name)
+{
+	for (size_t i = 0; i < CD_ARRAY_LEN(targets_values); i++)
+		if (strcmp(targets_values[i].name, name) == 0)
+			return targets_values[i].values;
+	return NULL;
+}
+
+/* The words option id of g takes (its values row), or NULL. */
+static const char *words_of(const struct optgroup *g, int id)
+{
+	for (const struct optvalues *v = g->values; v && v->id; v++)
+		if (v->id == id)
+			return v->words;
+	return NULL;
 }
 
 static const struct optdef *def_of(const struct optgroup *g, int id)
@@ -67,23 +94,25 @@ static size_t command_compopts(const struct command *c, struct compopt *v)
 		if (!o->uses) {
 			for (size_t i = 0; i < o->g->ndefs; i++)
 				if (o->g->defs[i].help)
-					add(v, &n, o->g->defs[i].name, o->g->defs[i].has_arg);
+					add(v, &n, o->g->defs[i].name, o->g->defs[i].has_arg,
+					    words_of(o->g, o->g->defs[i].id));
 			continue;
 		}
 		for (const struct optuse *u = o->uses; u->id; u++) {
 			const struct optdef *d = def_of(o->g, u->id);
 
 			if (d && (u->help || d->help))
-				add(v, &n, u->name ? u->name : d->name, d->has_arg);
+				add(v, &n, u->name ? u->name : d->name, d->has_arg,
+				    words_of(o->g, u->id));
 		}
 	}
 	if (c->nodes != COMMAND_NO_NODES)
 		for (const struct option *t = targets_longopts; t->name; t++)
-			add(v, &n, t->name, t->has_arg);
-	add(v, &n, "help", no_argument);
+			add(v, &n, t->name, t->has_arg, targets_values_of(t->name));
+	add(v, &n, "help", no_argument, NULL);
 	/* the global options every command's --help lists (command.c) */
-	add(v, &n, "verbose", no_argument);
-	add(v, &n, "version", no_argument);
+	add(v, &n, "verbose", no_argument, NULL);
+	add(v, &n, "version", no_argument, NULL);
 	return n;
 }
 
@@ -116,6 +145,16 @@ static void bash_command(FILE *f, const struct command *c)
 	if (c->nodes != COMMAND_NO_NODES)
 		for (size_t i = 0; i < CD_ARRAY_LEN(targets_short); i++)
 			fprintf(f, " %s", targets_short[i].opt);
+	/* "--backend=gloo,nccl,auto": an option's words, for the case below */
+	fputs("'\n\t\tchoices='", f);
+	sep = "";
+	for (size_t i = 0; i < n; i++)
+		if (v[i].values) {
+			fprintf(f, "%s--%s=", sep, v[i].name);
+			for (const char *w = v[i].values; *w; w++)
+				fputc(*w == ' ' ? ',' : *w, f);
+			sep = " ";
+		}
 	fputs("'\n\t\t;;\n", f);
 }
 
@@ -125,7 +164,7 @@ static void write_bash(FILE *f)
 	        "# bash completion for clusterdoc(1) %s, made by `clusterdoc completion bash`\n"
 	        "# from its command table: do not edit.\n"
 	        "_clusterdoc() {\n"
-	        "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev= opts= vals=\n"
+	        "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev= opts= vals= choices= c w\n"
 	        "\t((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
 	        "\tCOMPREPLY=()\n"
 	        "\tif ((COMP_CWORD == 1)); then\n"
@@ -146,6 +185,13 @@ static void write_bash(FILE *f)
 	      "\t\t;;\n"
 	      "\t*) return 0 ;;\n"
 	      "\tesac\n"
+	      "\tfor c in $choices; do\n"
+	      "\t\tif [[ $prev == \"${c%%=*}\" ]]; then\n"
+	      "\t\t\tw=${c#*=}\n"
+	      "\t\t\tCOMPREPLY=($(compgen -W \"${w//,/ }\" -- \"$cur\"))\n"
+	      "\t\t\treturn 0\n"
+	      "\t\tfi\n"
+	      "\tdone\n"
 	      "\tcase \" $vals \" in\n"
 	      "\t*\" $prev \"*)\n"
 	      "\t\tcase $prev in\n"
@@ -174,7 +220,11 @@ static void zsh_command(FILE *f, const struct command *c)
 			        targets_short[i].hosts ? "hosts" : "file",
 			        targets_short[i].hosts ? "_hosts" : "_files");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "\t\t\t'--%s%s' \\\n", v[i].name, v[i].has_arg ? ":value:_files" : "");
+		if (v[i].values)
+			fprintf(f, "\t\t\t'--%s:value:(%s)' \\\n", v[i].name, v[i].values);
+		else
+			fprintf(f, "\t\t\t'--%s%s' \\\n", v[i].name,
+			        v[i].has_arg ? ":value:_files" : "");
 	fputs("\t\t\t'*:argument:_files'\n\t\t;;\n", f);
 }
 

@@ -106,9 +106,15 @@ static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
 	return 0;
 }
 
+static const struct optvalues values[] = {
+    {BENCHOPT_BACKEND, "tcp nccl auto"},
+    {0},
+};
+
 const struct optgroup benchopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
     .finish = finish,
+    .values = values,
 };

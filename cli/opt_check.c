@@ -68,8 +68,14 @@ static int parse(void *dst, int id, const char *arg, const char *shown, char *er
 	return cd_errf(err, errlen, CD_ERR_PARSE, "%s is not an option of this group", shown);
 }
 
+static const struct optvalues values[] = {
+    {CHECKOPT_DCGM_LEVEL, "1 2"},
+    {0},
+};
+
 const struct optgroup checkopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
+    .values = values,
 };

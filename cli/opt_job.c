@@ -164,9 +164,16 @@ static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
 	return 0;
 }
 
+static const struct optvalues values[] = {
+    {JOBOPT_MODE, "torch embedded auto"},
+    {JOBOPT_BACKEND, "gloo nccl hccl auto"},
+    {0},
+};
+
 const struct optgroup jobopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
     .finish = finish,
+    .values = values,
 };

@@ -37,6 +37,14 @@ struct optdef {
 	const char *help;  /* its lines of --help; NULL: not listed (an alias, --seed) */
 };
 
+/* The words an option of a group takes, for the shells' completion: one
+ * row per option that takes one of a few ({0}-ended). Each word is one the
+ * group's parse accepts (test_completion.c checks it). */
+struct optvalues {
+	int id;
+	const char *words; /* space separated: "gloo nccl auto" */
+};
+
 /* A front end's use of one option of a group: which, and where the front
  * end says it in its own words, under which name and with which help. */
 struct optuse {
@@ -65,6 +73,7 @@ struct optgroup {
 	 * --drain). No configuration file gives them a default; every other
 	 * long option is a key there (cli/settings.h). */
 	const int *cmdline_only;
+	const struct optvalues *values; /* NULL: no option of a few words */
 };
 
 /* The getopt_long table of one front end: its groups' options, and any it

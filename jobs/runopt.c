@@ -164,11 +164,18 @@ static int finish(void *dst, const struct optset *s, char *err, size_t errlen)
 	return 0;
 }
 
+static const struct optvalues values[] = {
+    {RUNOPT_LAUNCHER, "torchrun none mpirun ssh srun local-connect"},
+    {RUNOPT_BACKEND, "nccl gloo hccl"},
+    {0},
+};
+
 const struct optgroup runopt_group = {
     .defs = defs,
     .ndefs = CD_ARRAY_LEN(defs),
     .parse = parse,
     .finish = finish,
+    .values = values,
 };
 
 void runopt_names(char *out, size_t outlen)

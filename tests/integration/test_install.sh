@@ -129,12 +129,16 @@ t_bash_completion_completes_a_command_and_one_of_its_options() {
 		COMP_WORDS=(clusterdoc fa); COMP_CWORD=1; _clusterdoc; echo "1: ${COMPREPLY[*]}"
 		COMP_WORDS=(clusterdoc check --slurm-p); COMP_CWORD=2; _clusterdoc; echo "2: ${COMPREPLY[*]}"
 		COMP_WORDS=(clusterdoc facts --hostf); COMP_CWORD=2; _clusterdoc; echo "3: ${COMPREPLY[*]}"
-		COMP_WORDS=(clusterdoc nodeset --hostf); COMP_CWORD=2; _clusterdoc; echo "4: ${COMPREPLY[*]}"' 2>/dev/null)
+		COMP_WORDS=(clusterdoc nodeset --hostf); COMP_CWORD=2; _clusterdoc; echo "4: ${COMPREPLY[*]}"
+		COMP_WORDS=(clusterdoc run --launcher ""); COMP_CWORD=3; _clusterdoc; echo "5: ${COMPREPLY[*]}"
+		COMP_WORDS=(clusterdoc mnist -w n1 --backend g); COMP_CWORD=5; _clusterdoc; echo "6: ${COMPREPLY[*]}"' 2>/dev/null)
 	expect_eq "$out" "complete -F _clusterdoc clusterdoc
 1: facts
 2: --slurm-prolog
 3: --hostfile
-4: " "bash's answers"
+4: 
+5: torchrun none mpirun ssh srun local-connect
+6: gloo" "bash's answers"
 }
 
 # zsh_complete FPATH_DIR LINE: LINE typed into an interactive zsh (compinit with the installed
@@ -165,7 +169,28 @@ t_zsh_completion_completes_a_command_and_one_of_its_options() {
 	mk install DESTDIR="$d" "${INSTALL_VARS[@]}" >/dev/null 2>&1 || return 1
 	fp=$d/srv/cd/share/zsh/site-functions
 	expect_eq "$(zsh_complete "$fp" 'clusterdoc fac')" "@clusterdoc facts@" "clusterdoc fac<Tab>" || return 1
-	expect_eq "$(zsh_complete "$fp" 'clusterdoc check --slurm-pr')" "@clusterdoc check --slurm-prolog@" "check --slurm-pr<Tab>"
+	expect_eq "$(zsh_complete "$fp" 'clusterdoc check --slurm-pr')" "@clusterdoc check --slurm-prolog@" "check --slurm-pr<Tab>" || return 1
+	expect_eq "$(zsh_complete "$fp" 'clusterdoc bench --backend nc')" "@clusterdoc bench --backend nccl@" "bench --backend nc<Tab>"
+}
+
+# Every word the scripts offer for an option is one that command takes (its option's own parse)
+t_every_value_the_completions_offer_is_taken_by_its_command() {
+	local bashc=$TMP/v.bash cmd c opt w words n=0 rc
+	"$CLUSTERDOC" completion bash >"$bashc" || return 1
+	# "CMD --opt=w1,w2", one a line, from each command's choices='...'
+	while read -r cmd c; do
+		opt=${c%%=*} words=${c#*=}
+		for w in ${words//,/ }; do
+			rc=0
+			"$CLUSTERDOC" "$cmd" "$opt" "$w" --help >/dev/null 2>"$TMP/v.err" || rc=$?
+			expect_eq "$rc" 0 "clusterdoc $cmd $opt $w ($(cat "$TMP/v.err"))" || return 1
+			n=$((n + 1))
+		done
+	done < <(awk '/^\t[a-z-]+\)$/ { cmd = substr($1, 1, length($1) - 1) }
+		/^\t\tchoices=/ { l = $0; sub(/^\t\tchoices=./, "", l); sub(/.$/, "", l)
+			k = split(l, a, " "); for (i = 1; i <= k; i++) print cmd, a[i] }' "$bashc")
+	((n > 20)) || { echo "    only $n words seen: the script's choices changed?"; return 1; }
+	echo "    $n words, each taken by its command"
 }
 
 # --help's Commands list and each command's --help options, against both scripts
