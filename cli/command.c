@@ -163,7 +163,9 @@ int command_check_config(const char *name)
 	return rc == 0 ? 0 : -1;
 }
 
-size_t command_keys(const struct command *c, struct option *out, size_t max)
+/* The long options of c a configuration file may give (configurable 1), or
+ * those it takes on its command line only (0: an action, a consent, a mode). */
+static size_t keys_of(const struct command *c, int configurable, struct option *out, size_t max)
 {
 	struct optset s;
 	size_t n = 0;
@@ -175,12 +177,23 @@ size_t command_keys(const struct command *c, struct option *out, size_t max)
 
 		/* --help and -v are the command line's alone */
 		if (s.longopts[i].val == 'h' || s.longopts[i].val == 'v' || refused ||
-		    !optset_configurable(&s, i) || !first_of_name(&s, i))
+		    !first_of_name(&s, i) ||
+		    !(configurable ? optset_configurable(&s, i) : optset_cmdline_only(&s, i)))
 			continue;
 		out[n++] = s.longopts[i];
 	}
 	memset(&out[n], 0, sizeof(*out));
 	return n;
+}
+
+size_t command_keys(const struct command *c, struct option *out, size_t max)
+{
+	return keys_of(c, 1, out, max);
+}
+
+size_t command_cmdline_keys(const struct command *c, struct option *out, size_t max)
+{
+	return keys_of(c, 0, out, max);
 }
 
 /* One configuration value into the option of entry i: as the command line

@@ -84,6 +84,11 @@ extern int command_verbose;
  */
 size_t command_keys(const struct command *c, struct option *out, size_t max);
 
+/* The long options c takes on its command line only (cmdline_only: an
+ * action, a consent, a mode), as command_keys writes them: a configuration
+ * file that names one is told so. */
+size_t command_cmdline_keys(const struct command *c, struct option *out, size_t max);
+
 /*
  * Check the configuration's value of every key against every command (but
  * the one named name) that takes it: each command's run parses its

@@ -16,14 +16,16 @@ static char load_err[CD_ERRLEN];
 static struct config_schema schema;
 static struct config_section *sections;
 
-/* The keys of the top section: every command's, each name once. */
-static struct option *union_keys(const struct config_section *secs, size_t n)
+/* The keys of the top section: every command's (cmdline 0: its keys;
+ * 1: its command-line-only names), each name once. */
+static struct option *union_of(const struct config_section *secs, size_t n, int cmdline)
 {
 	struct option *all = NULL;
 	size_t nall = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		for (const struct option *o = secs[i].keys; o->name; o++) {
+		for (const struct option *o = cmdline ? secs[i].cmdline : secs[i].keys; o->name;
+		     o++) {
 			size_t k = 0;
 
 			while (k < nall && strcmp(all[k].name, o->name) != 0)
@@ -39,6 +41,16 @@ static struct option *union_keys(const struct config_section *secs, size_t n)
 	return all;
 }
 
+static struct option *union_keys(const struct config_section *secs, size_t n)
+{
+	return union_of(secs, n, 0);
+}
+
+static struct option *union_cmdline(const struct config_section *secs, size_t n)
+{
+	return union_of(secs, n, 1);
+}
+
 const struct config_schema *settings_schema(void)
 {
 	if (sections)
@@ -47,12 +59,16 @@ const struct config_schema *settings_schema(void)
 	sections = cd_calloc(commands_len + 2, sizeof(*sections));
 	for (size_t i = 0; i < commands_len; i++) {
 		struct option *keys = cd_calloc(OPTSET_MAX + 1, sizeof(*keys));
+		struct option *cmdline = cd_calloc(OPTSET_MAX + 1, sizeof(*cmdline));
 
 		command_keys(commands[i], keys, OPTSET_MAX);
-		sections[i + 1] = (struct config_section){commands[i]->name, keys};
+		command_cmdline_keys(commands[i], cmdline, OPTSET_MAX);
+		sections[i + 1] = (struct config_section){commands[i]->name, keys, cmdline};
 	}
-	sections[0] = (struct config_section){"", union_keys(sections + 1, commands_len)};
-	sections[commands_len + 1] = (struct config_section){EXPECT_SECTION, expect_options()};
+	sections[0] = (struct config_section){"", union_keys(sections + 1, commands_len),
+	                                      union_cmdline(sections + 1, commands_len)};
+	sections[commands_len + 1] =
+	    (struct config_section){EXPECT_SECTION, expect_options(), NULL};
 	schema = (struct config_schema){sections, commands_len + 2};
 	return &schema;
 }

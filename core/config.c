@@ -73,12 +73,17 @@ static const struct config_section *section_named(const struct config_schema *s,
 	return NULL;
 }
 
-static const struct option *key_named(const struct config_section *sec, const char *key)
+static const struct option *key_named_in(const struct option *keys, const char *key)
 {
-	for (const struct option *o = sec->keys; o && o->name; o++)
+	for (const struct option *o = keys; o && o->name; o++)
 		if (strcmp(o->name, key) == 0)
 			return o;
 	return NULL;
+}
+
+static const struct option *key_named(const struct config_section *sec, const char *key)
+{
+	return key_named_in(sec->keys, key);
 }
 
 /* The name nearest to word among the keys of sec (or, sec NULL, among the
@@ -254,6 +259,11 @@ static int check_option(const struct reader *r, const char *section, const char 
 	const struct option *o = sec ? key_named(sec, key) : NULL;
 	const char *near;
 
+	if (!o && sec && sec->cmdline && key_named_in(sec->cmdline, key))
+		return bad(r, err, errlen,
+		           "%s is given on the command line only (an action, a consent or a "
+		           "mode), never by a configuration file",
+		           key);
 	if (!o) {
 		near = sec ? nearest(r->schema, sec, key) : NULL;
 		return bad(r, err, errlen, "unknown key \"%s\"%s%s%s%s%s%s", key,

@@ -54,6 +54,7 @@ enum config_origin {
 struct config_section {
 	const char *name; /* "" is the top, before any [section] */
 	const struct option *keys;
+	const struct option *cmdline; /* names taken on the command line only, or NULL */
 };
 
 /* What a file may say: its sections. [groups]/[group] is always known. */

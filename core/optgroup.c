@@ -130,6 +130,18 @@ int optset_finish(const struct optset *s, char *err, size_t errlen)
 	return 0;
 }
 
+int optset_cmdline_only(const struct optset *s, size_t i)
+{
+	const struct optset_entry *e = &s->entries[i];
+
+	if (!e->g || !find_def(e->g, e->id)->help)
+		return 0;
+	for (const int *id = e->g->cmdline_only; id && *id; id++)
+		if (*id == e->id)
+			return 1;
+	return 0;
+}
+
 int optset_configurable(const struct optset *s, size_t i)
 {
 	const struct optset_entry *e = &s->entries[i];

@@ -139,6 +139,10 @@ int optset_finish(const struct optset *s, char *err, size_t errlen);
  * its cmdline_only, or one added by optset_add. */
 int optset_configurable(const struct optset *s, size_t i);
 
+/* Whether entry i is a group's option --help lists that its cmdline_only
+ * keeps off the configuration files (--apply, --yes, --force...). */
+int optset_cmdline_only(const struct optset *s, size_t i);
+
 /* How the errors name option id ("--bench-min"); "?" when s has no such
  * option. */
 const char *optset_shown(const struct optset *s, int id);

@@ -25,7 +25,7 @@ static const struct option top_keys[] = {
     {0},
 };
 static struct config_section sections[] = {
-    {"", top_keys}, {"check", top_keys}, {EXPECT_SECTION, NULL}};
+    {"", top_keys, NULL}, {"check", top_keys, NULL}, {EXPECT_SECTION, NULL, NULL}};
 static const struct config_schema schema = {sections, 3};
 
 /* An [expect] line: its row's parser takes it or names the key and the value. */

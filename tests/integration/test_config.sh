@@ -216,7 +216,7 @@ t_an_unknown_key_names_the_file_the_line_and_the_nearest_key_and_nothing_runs() 
 	bad_config unknown "clusterdoc facts: $CFG/unknown:3: unknown key \"fanot\"; did you mean fanout?" \
 		"# fan-out" "fanot = 4" || return 1
 	# an action is no key: a file never applies a fix
-	bad_config action "clusterdoc facts: $CFG/action:3: unknown key \"apply\" in [fix]; did you mean only?" \
+	bad_config action "clusterdoc facts: $CFG/action:3: apply is given on the command line only (an action, a consent or a mode), never by a configuration file" \
 		"[fix]" "apply = yes"
 }
 

@@ -30,8 +30,15 @@ static const struct option check_keys[] = {
 };
 static const struct option expect_keys_cut[] = {
     {"gpus", required_argument, NULL, 0}, {"mtu", required_argument, NULL, 0}, {0}};
-static const struct config_section sections[] = {
-    {"", top_keys}, {"check", check_keys}, {"expect", expect_keys_cut}};
+/* what a command takes on its command line only (--apply, --yes) */
+static const struct option cmdline_only[] = {
+    {"apply", no_argument, NULL, 5},
+    {"yes", no_argument, NULL, 6},
+    {0},
+};
+static const struct config_section sections[] = {{"", top_keys, cmdline_only},
+                                                 {"check", check_keys, cmdline_only},
+                                                 {"expect", expect_keys_cut, NULL}};
 static const struct config_schema schema = {sections, 3};
 
 static int parse(struct config *c, const char *text, char *err)
@@ -116,6 +123,8 @@ static const struct bad_case {
      "3)"},
     {"[groups]\ng@x = n1\n", "site.conf:2: group name \"g@x\": letters, digits and . _ + - / only"},
     {"[expect]\nmtx = 1\n", "site.conf:2: unknown key \"mtx\" in [expect]; did you mean mtu?"},
+    {"[check]\nyes = yes\n", "site.conf:2: yes is given on the command line only (an action, a "
+                             "consent or a mode), never by a configuration file"},
     {"include other.conf\n", "site.conf:1: include other.conf: no include here"},
     {"nodes = n1\0x\n", "site.conf:1: a NUL byte (not a text file?)"},
     {"login = caf\xe9\n", "site.conf:1: byte 0xe9 is not UTF-8 text (at column 12)"},
