@@ -7,8 +7,11 @@
 #   {"python": sys.executable, "torch": VERSION, "cuda": CUDA_VERSION, "count": N}
 #     or, when nothing can run, that line with "error_code": "no-torch" |
 #     "no-cuda" | "no-gpu" and "error": WHY (and no more lines);
-#   {"gpu": {"index", "name", "dtype", "tflops", "gbps", "matmuls", "copies",
-#            "matmul_ms", "copy_ms", "error" (only when that GPU failed)}}
+#   {"gpu": {"index", "name", "uuid", "pci_bus_id", "dtype", "tflops", "gbps",
+#            "matmuls", "copies", "matmul_ms", "copy_ms", "error" (only when that
+#            GPU failed)}}
+#     (uuid "GPU-..." and pci_bus_id "00000000:18:00.0" as NVML spells them,
+#     where torch's device properties have them);
 #     one per GPU, as each ends, so that a GPU that never ends (off the bus,
 #     killed at the agent's deadline) leaves the others' results;
 #   {"done": true}
@@ -17,10 +20,15 @@
 # (each byte read once and written once, as CUDA's bandwidthTest counts a
 # device-to-device copy) over the events' time. A GPU that fails (a CUDA
 # error, a GPU off the bus) has its "error"; the other GPUs go on.
+# CUDA numbers the GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID
+# (CUDA's "Environment Variables"), while NVML and nvidia-smi number them in
+# PCI bus order: the script sets PCI_BUS_ID (unless the environment already
+# says otherwise) so that GPU N here is NVML's GPU N in `clusterdoc check`.
 # Uses only torch's documented API (pytorch.org/docs/stable/cuda.html:
-# torch.cuda.is_available, device_count, get_device_name, is_bf16_supported,
-# set_device, Event(enable_timing=True).record/synchronize/elapsed_time;
-# torch.matmul(out=), Tensor.copy_).
+# torch.cuda.is_available, device_count, get_device_name,
+# get_device_properties, is_bf16_supported, set_device,
+# Event(enable_timing=True).record/synchronize/elapsed_time; torch.matmul(out=),
+# Tensor.copy_).
 import argparse
 import json
 import os
@@ -57,10 +65,28 @@ def timed(torch, budget_s, step):
 LOCK = threading.Lock()
 
 
+def identify(torch, i, g):
+    """The GPU's UUID and PCI bus id as NVML spells them, where torch's device
+    properties have them (uuid: torch 2.0; pci_*_id: torch 2.3)."""
+    try:
+        props = torch.cuda.get_device_properties(i)
+    except Exception:
+        return
+    uuid = getattr(props, "uuid", None)
+    if uuid is not None:
+        u = str(uuid)
+        g["uuid"] = u if u.startswith("GPU-") else "GPU-" + u
+    bus = getattr(props, "pci_bus_id", None)
+    if isinstance(bus, int):
+        g["pci_bus_id"] = "%08X:%02X:%02X.0" % (getattr(props, "pci_domain_id", 0) or 0, bus,
+                                                getattr(props, "pci_device_id", 0) or 0)
+
+
 def burn(torch, i, args):
     g = {"index": i}
     try:
         g["name"] = torch.cuda.get_device_name(i)
+        identify(torch, i, g)
         torch.cuda.set_device(i)
         dev = torch.device("cuda", i)
         bf16 = torch.cuda.is_bf16_supported()
@@ -106,6 +132,8 @@ def main():
     p.add_argument("--copy-mib", type=int, default=1024)
     args = p.parse_args()
     head = {"python": sys.executable}
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    head["device_order"] = os.environ["CUDA_DEVICE_ORDER"]
     try:
         import torch
     except Exception as e:

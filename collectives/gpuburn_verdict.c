@@ -119,11 +119,13 @@ static json_t *slow_finding(const char *host, const json_t *g, const json_t *m, 
 	double b = json_number_value(json_object_get(g, "gbps"));
 	double tm = json_number_value(json_object_get(m, "tflops_median"));
 	double bm = json_number_value(json_object_get(m, "gbps_median"));
+	const char *bus = json_string_value(json_object_get(g, "pci_bus_id"));
 	char *key = cd_asprintf("%s/gpu%lld", host, (long long)idx);
-	char *msg =
-	    cd_asprintf("GPU %lld of %s (%s) is more than %g %% below the median of its "
-	                "model: %.1f %% of its TFLOP/s, %.1f %% of its GB/s",
-	                (long long)idx, host, model_of(g), slow_pct, pct(t, tm), pct(b, bm));
+	/* the bus id, where torch gave it, names the GPU as nvidia-smi -i does */
+	char *msg = cd_asprintf("GPU %lld of %s (%s%s%s) is more than %g %% below the median of "
+	                        "its model: %.1f %% of its TFLOP/s, %.1f %% of its GB/s",
+	                        (long long)idx, host, model_of(g), bus ? ", " : "", bus ? bus : "",
+	                        slow_pct, pct(t, tm), pct(b, bm));
 	char *ev = cd_asprintf("matrix product: %.2f TFLOP/s, the median of %lld %s: %.2f\n"
 	                       "device copy: %.2f GB/s, the median: %.2f",
 	                       t, (long long)json_integer_value(json_object_get(m, "gpus")),

@@ -87,6 +87,9 @@ t_each_gpus_tflops_and_gbps_are_its_timings_in_the_json_and_the_table() {
 	near "$(jget 'd["models"][1]["gbps_median"]')" 1500 5 || { echo "    A100 median $(jget 'd["models"][1]["gbps_median"]')"; return 1; }
 	near "$(jget 'd["nodes"][0]["gpus"][1]["tflops_pct"]')" 66.7 5 || { echo "    node1 gpu1's share $(jget 'd["nodes"][0]["gpus"][1]["tflops_pct"]')"; return 1; }
 	expect_eq "$(jget 'd["nodes"][0]["gpus"][0]["dtype"]')" bf16 "dtype" || return 1
+	# GPU N is NVML's GPU N (CUDA_DEVICE_ORDER=PCI_BUS_ID), named by its bus id and UUID
+	expect_eq "$(jget '[(g["index"], g["pci_bus_id"], g["uuid"][-2:]) for g in d["nodes"][0]["gpus"]]')" \
+		"[(0, '00000000:18:00.0', '00'), (1, '00000000:28:00.0', '01')]" "each GPU's PCI bus id and UUID" || return 1
 	scenario 1 "count 2" "gpu 1 bf16 no"
 	burn -w node1 --seconds 1
 	expect_eq "$rc" 0 "text: exit status ($err)" || return 1
@@ -105,7 +108,7 @@ t_a_gpu_more_than_slow_pct_below_its_models_median_is_named_gpu_slow() {
 	expect_eq "$(jget '[(f["id"], f["key"], f["node"], f["gpu"], f["severity"]) for f in d["findings"]]')" \
 		"[('gpu-slow', 'node2/gpu2', 'node2', 2, 'warning')]" "exactly one finding, on node2's GPU 2" || return 1
 	expect_match "$(jget 'd["findings"][0]["message"]')" \
-		'^GPU 2 of node2 \(NVIDIA H200\) is more than 10 % below the median of its model: (79|80|81)\.[0-9] % of its TFLOP/s' "its message" || return 1
+		'^GPU 2 of node2 \(NVIDIA H200, 00000000:38:00.0\) is more than 10 % below the median of its model: (79|80|81)\.[0-9] % of its TFLOP/s' "its message" || return 1
 	expect_eq "$(jget '[g["index"] for n in d["nodes"] for g in n["gpus"] if g["slow"]]')" "[2]" "the slow GPUs" || return 1
 	burn -w 'node[1-2]' --seconds 2 --slow-pct 30 --json
 	expect_eq "$rc" 0 "--slow-pct 30: exit status ($err)" || return 1

@@ -8,6 +8,13 @@ with the signatures and behaviour of torch's documented API:
   torch.cuda.is_available()                     pytorch.org/docs/stable/generated/torch.cuda.is_available.html
   torch.cuda.device_count()                     .../torch.cuda.device_count.html
   torch.cuda.get_device_name(device)            .../torch.cuda.get_device_name.html
+  torch.cuda.get_device_properties(device)      .../torch.cuda.get_device_properties.html: name,
+                                                total_memory, uuid, pci_bus_id, pci_device_id,
+                                                pci_domain_id (the NVML stand-in's bus numbers:
+                                                0x18 + 0x10 x the index; numbered in PCI bus
+                                                order only under CUDA_DEVICE_ORDER=PCI_BUS_ID,
+                                                else GPU 0 and 1 trade places, as CUDA's
+                                                fastest-first order may)
   torch.cuda.is_bf16_supported()                .../torch.cuda.is_bf16_supported.html (the current device)
   torch.cuda.set_device(device)                 .../torch.cuda.set_device.html (per thread)
   torch.cuda.Event(enable_timing=True)          .../torch.cuda.Event.html: record() on the current
@@ -180,6 +187,25 @@ class _Cuda:
 
     def current_device(self):
         return getattr(self._local, "dev", 0)
+
+    def get_device_properties(self, i=None):
+        i = self.current_device() if i is None else i
+        if not _S["cuda"] or i >= _S["count"]:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        # the PCI position of CUDA's device i: PCI bus order only when asked
+        pos = i
+        if os.environ.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and _S["count"] > 1 and i < 2:
+            pos = 1 - i
+
+        class _Props:
+            name = _DEVICES[i].setting("name")
+            total_memory = 141 << 30
+            uuid = "fa4e0000-0000-0000-0000-%012d" % pos
+            pci_bus_id = 0x18 + 0x10 * pos
+            pci_device_id = 0
+            pci_domain_id = 0
+
+        return _Props()
 
     def set_device(self, i):
         if not _S["cuda"] or i >= _S["count"]:
