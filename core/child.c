@@ -247,24 +247,31 @@ void child_describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "ended with wait status %#x", status);
 }
 
+/* Send sig to c (its group too) and reap it for up to grace_ms: 1 when it
+ * is reaped. The pidfd turns readable when it is dead; without one, look
+ * every millisecond. */
+static int signal_and_wait(struct child *c, int sig, int grace_ms)
+{
+	int64_t give_up = cd_now_ms() + grace_ms;
+
+	if (c->group)
+		kill(-c->pid, sig);
+	kill(c->pid, sig);
+	while (!child_reap(c)) {
+		struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
+		int64_t left = give_up - cd_now_ms();
+
+		if (left <= 0)
+			return 0;
+		poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
+	}
+	return 1;
+}
+
 void child_fini(struct child *c)
 {
 	if (c->pid > 0) {
-		int64_t give_up = cd_now_ms() + CHILD_REAP_GRACE_MS;
-
-		if (c->group)
-			kill(-c->pid, SIGKILL);
-		kill(c->pid, SIGKILL);
-		/* the pidfd turns readable when it is dead; without one, look
-		 * every millisecond */
-		while (!child_reap(c)) {
-			struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
-			int64_t left = give_up - cd_now_ms();
-
-			if (left <= 0)
-				break;
-			poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
-		}
+		signal_and_wait(c, SIGKILL, CHILD_REAP_GRACE_MS);
 		if (c->pid)
 			untrack(c->pid);
 		c->pid = 0;
@@ -277,21 +284,8 @@ void child_fini(struct child *c)
 
 void child_end(struct child *c, int sig, int grace_ms)
 {
-	if (c->pid > 0 && !child_reap(c)) {
-		int64_t give_up = cd_now_ms() + grace_ms;
-
-		if (c->group)
-			kill(-c->pid, sig);
-		kill(c->pid, sig);
-		while (!child_reap(c)) {
-			struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
-			int64_t left = give_up - cd_now_ms();
-
-			if (left <= 0)
-				break;
-			poll(&p, c->pid_fd >= 0 ? 1 : 0, c->pid_fd >= 0 ? (int)left : 1);
-		}
-	}
+	if (c->pid > 0 && !child_reap(c))
+		signal_and_wait(c, sig, grace_ms);
 	child_fini(c);
 }
 
