@@ -4,6 +4,7 @@
 #include "settings.h"
 #include "cd.h"
 #include "command.h"
+#include "longopt.h"
 #include "probes/expect.h"
 
 #include <stdlib.h>
@@ -143,6 +144,29 @@ int config_group_text(const char *name, const char **text, char *err, size_t err
 		return 0;
 	*text = e->value;
 	return 1;
+}
+
+const char *config_group_nearest(const char *name)
+{
+	const char *best = NULL;
+	size_t bestd = 3, nl = strlen(name);
+	char err[CD_ERRLEN];
+
+	if (settings_load(NULL, 0, err, sizeof(err)) < 0)
+		return NULL;
+	for (size_t i = 0; i < cfg.n; i++) {
+		const struct config_entry *e = &cfg.entries[i];
+		size_t d;
+
+		if (strcmp(e->section, CONFIG_GROUPS) != 0 || strcmp(e->key, name) == 0)
+			continue;
+		d = longopt_distance(name, nl, e->key);
+		if (d < bestd || (d == bestd && best && strcmp(e->key, best) < 0)) {
+			bestd = d;
+			best = e->key;
+		}
+	}
+	return best;
 }
 
 int config_group_lookup(const char *name, struct hostlist *out, char *err, size_t errlen)

@@ -52,6 +52,10 @@ const struct config_schema *settings_schema(void);
  */
 int config_group_text(const char *name, const char **text, char *err, size_t errlen);
 
+/* The configuration's [groups] name nearest to name, two edits at most
+ * (for "did you mean @train?"), or NULL. Valid for the process's life. */
+const char *config_group_nearest(const char *name);
+
 /*
  * config_group_text, its hosts added to out (parsed with out's own group
  * hook: "@other" in them resolves only when out has one). 1, 0 or < 0 as

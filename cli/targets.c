@@ -65,6 +65,7 @@ void targets_groups_init(struct nodegroups *g)
 {
 	nodegroups_init(g);
 	g->config_text = config_group_text;
+	g->config_nearest = config_group_nearest;
 }
 
 void targets_init(struct targets *t)

@@ -238,6 +238,7 @@ static const struct nodegroup_source nodegroup_sources[] = {
 static int unknown(struct nodegroups *g, const char *name, char *err, size_t errlen)
 {
 	char where[1024] = "", one[512];
+	const char *near = g->config_nearest ? g->config_nearest(name) : NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < CD_ARRAY_LEN(nodegroup_sources) && n < sizeof(where); i++) {
@@ -247,7 +248,8 @@ static int unknown(struct nodegroups *g, const char *name, char *err, size_t err
 			n += (size_t)snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "",
 			                      one);
 	}
-	return cd_errf(err, errlen, CD_ERR_NOTFOUND, "unknown node group @%s; looked in: %s", name,
+	return cd_errf(err, errlen, CD_ERR_NOTFOUND, "unknown node group @%s%s%s%s; looked in: %s",
+	               name, near ? " (did you mean @" : "", near ? near : "", near ? "?)" : "",
 	               where);
 }
 

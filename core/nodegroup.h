@@ -51,6 +51,9 @@ struct nodegroups {
 	 * file): 1 with the group's hosts text, 0 when no file names it, < 0
 	 * with err. NULL: no such source. */
 	int (*config_text)(const char *name, const char **text, char *err, size_t errlen);
+	/* the configuration's group name nearest to name (two edits at most),
+	 * for "did you mean @train?"; NULL: none (or no such source) */
+	const char *(*config_nearest)(const char *name);
 };
 
 /* One group source (a row). find: 1 when it knows source:group (NULL source:

@@ -92,6 +92,10 @@ t_an_unknown_group_is_an_error_naming_it_and_where_it_looked() {
 		echo "    the message blames ssh_config: $err"
 		return 1
 	fi
+	# a typo of a configuration's group: the group it may have meant
+	printf '[groups]\ntrain = node[1-2]\n' >"$WORK/groups.conf"
+	CLUSTERDOC_CONFIG=$WORK/groups.conf cd_local nodeset -f @trian
+	expect_match "$err" "^clusterdoc nodeset: unknown node group @trian \(did you mean @train\?\); looked in: " "a typo of @train"
 }
 
 t_a_failing_map_upcall_names_its_file_line_and_stderr() {
