@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "jsondoc.h"
 #include "settings.h"
+#include "targets.h"
 #include "termtext.h"
 
 #include <jansson.h>
@@ -18,16 +19,16 @@
 
 #define CONFIG_JSON_VERSION 1
 
-enum { OPT_JSON = 1, OPT_ALL };
+enum { CONFIGOPT_JSON = 1, CONFIGOPT_ALL };
 
 struct config_cli {
 	int json, all;
 };
 
 static const struct optdef own_defs[] = {
-    {"json", no_argument, OPT_JSON, "--json",
+    {"json", no_argument, CONFIGOPT_JSON, "--json",
      "      --json               the same as a JSON document\n"},
-    {"all", no_argument, OPT_ALL, "--all",
+    {"all", no_argument, CONFIGOPT_ALL, "--all",
      "      --all                also every key no file sets (from \"default\")\n"},
 };
 
@@ -37,7 +38,7 @@ static int parse_own(void *ctx, int opt, const char *arg, const char *shown, cha
 	struct config_cli *c = ctx;
 
 	(void)arg, (void)shown, (void)err, (void)errlen;
-	if (opt == OPT_JSON)
+	if (opt == CONFIGOPT_JSON)
 		c->json = 1;
 	else
 		c->all = 1;
@@ -47,7 +48,7 @@ static int parse_own(void *ctx, int opt, const char *arg, const char *shown, cha
 static const struct optgroup own_group = {.defs = own_defs,
                                           .ndefs = CD_ARRAY_LEN(own_defs),
                                           .parse = parse_own,
-                                          .cmdline_only = (const int[]){OPT_ALL, 0}};
+                                          .cmdline_only = (const int[]){CONFIGOPT_ALL, 0}};
 
 static const struct command_opts opts[] = {
     {.g = &own_group},
@@ -197,6 +198,38 @@ static void print_json(const struct config *c, int all)
 	json_decref(doc);
 }
 
+/* A [groups] entry that names itself, through others or not, is as bad as
+ * a malformed one: each group is expanded (with no group source that runs
+ * a program: a map upcall, squeue; those are checked when used) and a loop
+ * is named with its chain. 0, or -1 after saying which. */
+static int check_group_loops(const struct config *c)
+{
+	struct nodegroups g;
+	int rc = 0;
+
+	targets_groups_init(&g);
+	g.no_programs = 1;
+	for (size_t i = 0; i < c->n && rc == 0; i++) {
+		const struct config_entry *e = &c->entries[i];
+		struct hostlist *hl;
+		char word[128], err[CD_ERRLEN];
+
+		if (strcmp(e->section, CONFIG_GROUPS) != 0 || !wins(c, i))
+			continue;
+		hl = hostlist_new();
+		hl->groups = &g.hook;
+		snprintf(word, sizeof(word), "@config:%s", e->key);
+		if (hostlist_parse(hl, word, err, sizeof(err)) < 0 && strstr(err, "includes itself")) {
+			termtext_printf(stderr, "clusterdoc config: %s:%d: %s\n", e->file ? e->file : "-O",
+			                e->line, err);
+			rc = -1;
+		}
+		hostlist_free(hl);
+	}
+	nodegroups_fini(&g);
+	return rc;
+}
+
 int cmd_config(int argc, char **argv)
 {
 	struct config_cli c = {0};
@@ -213,6 +246,8 @@ int cmd_config(int argc, char **argv)
 		termtext_printf(stderr, "clusterdoc config: %s\n", err);
 		return 2;
 	}
+	if (check_group_loops(settings_config()) < 0)
+		return 2;
 	if (c.json)
 		print_json(settings_config(), c.all);
 	else

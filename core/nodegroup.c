@@ -19,21 +19,43 @@
 static int add_text(struct nodegroups *g, const char *source, const char *group, const char *text,
                     struct hostlist *out, char *err, size_t errlen)
 {
-	struct hostlist *tmp = hostlist_new();
+	struct hostlist *tmp;
 	const char *saved = g->cur_source;
-	char herr[CD_ERRLEN];
+	char herr[CD_ERRLEN], me[96];
 	int rc;
 
+	snprintf(me, sizeof(me), "%s:%s", source, group);
+	for (int k = 0; k < g->npath; k++) {
+		if (strcmp(g->path[k], me) != 0)
+			continue;
+		size_t used = (size_t)snprintf(err, errlen, "@%s includes itself: ", me);
+
+		for (int m = k; m < g->npath && used < errlen; m++)
+			used += (size_t)snprintf(err + used, errlen - used, "@%s -> ", g->path[m]);
+		if (used < errlen)
+			snprintf(err + used, errlen - used, "@%s", me);
+		g->loop_said = 1;
+		return CD_ERR_PARSE;
+	}
+	if (g->npath < NODEGROUP_DEPTH)
+		snprintf(g->path[g->npath], sizeof(g->path[0]), "%s", me);
+	g->npath++;
+	tmp = hostlist_new();
 	tmp->groups = &g->hook;
 	g->cur_source = source;
 	rc = hostlist_parse(tmp, text, herr, sizeof(herr));
 	g->cur_source = saved;
-	if (rc < 0)
+	g->npath--;
+	if (rc < 0 && g->loop_said) /* the loop's chain says it all */
+		snprintf(err, errlen, "%s", strstr(herr, "@") ? strstr(herr, "@") : herr);
+	else if (rc < 0)
 		cd_errf(err, errlen, rc, "@%s:%s: %s", source, group, herr);
 	else if (hostlist_union(out, tmp) < 0)
 		rc = cd_errf(err, errlen, CD_ERR_TOOBIG, "@%s:%s: more than %d hosts", source,
 		             group, HOSTLIST_MAX);
 	hostlist_free(tmp);
+	if (!g->npath)
+		g->loop_said = 0;
 	return rc;
 }
 

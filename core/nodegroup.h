@@ -46,6 +46,10 @@ struct nodegroups {
 	int no_programs;
 	int depth;
 	const char *cur_source; /* the source whose group is being expanded */
+	/* the groups being expanded, outermost first ("config:train"): a group
+	 * met again inside itself is a loop, said once with its chain */
+	char path[NODEGROUP_DEPTH][96];
+	int npath, loop_said;
 	/* clusterdoc's own configuration's [groups] (set by the head's
 	 * targets, cli/settings.h config_group_text: core reads no config
 	 * file): 1 with the group's hosts text, 0 when no file names it, < 0

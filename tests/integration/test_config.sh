@@ -237,6 +237,17 @@ t_a_loop_of_includes_names_the_chain_and_nothing_runs() {
 		"include loop.d"
 }
 
+# A [groups] loop: `clusterdoc config` names it with its chain (exit 2), and so does its use,
+# once, instead of a line per level
+t_a_loop_of_groups_is_named_with_its_chain_by_config_and_by_its_use() {
+	cfg_write "$CFG/gloop" "[groups]" "loop = @loop2" "loop2 = node1,@loop"
+	cdx CLUSTERDOC_CONFIG="$CFG/gloop" config
+	expect_eq "$rc" 2 "config's exit status" || return 1
+	expect_eq "$err" "clusterdoc config: $CFG/gloop:2: @config:loop includes itself: @config:loop -> @config:loop2 -> @config:loop" "config's words" || return 1
+	cdx CLUSTERDOC_CONFIG="$CFG/gloop" nodeset -f @loop2
+	expect_eq "$rc:$err" "2:clusterdoc nodeset: @config:loop2 includes itself: @config:loop2 -> @config:loop -> @config:loop2" "nodeset's words"
+}
+
 t_a_bad_minus_o_names_itself_and_nothing_runs() {
 	cluster_ssh_syns_start
 	cdx facts -w node1 -O fanout=0 --json
