@@ -219,9 +219,10 @@ static int check_group_loops(const struct config *c)
 		hl = hostlist_new();
 		hl->groups = &g.hook;
 		snprintf(word, sizeof(word), "@config:%s", e->key);
-		if (hostlist_parse(hl, word, err, sizeof(err)) < 0 && strstr(err, "includes itself")) {
-			termtext_printf(stderr, "clusterdoc config: %s:%d: %s\n", e->file ? e->file : "-O",
-			                e->line, err);
+		if (hostlist_parse(hl, word, err, sizeof(err)) < 0 &&
+		    strstr(err, "includes itself")) {
+			termtext_printf(stderr, "clusterdoc config: %s:%d: %s\n",
+			                e->file ? e->file : "-O", e->line, err);
 			rc = -1;
 		}
 		hostlist_free(hl);

@@ -369,7 +369,7 @@ static const struct group_case group_cases[] = {
     {"@nosuch", "unknown node group @nosuch; looked in: ClusterShell (default source roles", -7},
     {"@up:nosuch", "unknown node group @up:nosuch; looked in:", -7},
     {"@fails:x", "", -3},
-    {"@loop", "@loop: groups name groups more than 16 deep (a loop?)", -2},
+    {"@loop", "@roles:loop includes itself: @roles:loop -> @roles:loop", -2},
     {"@a;b", "@a;b: a node group is @group or @source:group", -2},
     {"@", "hostlist \"@\": '@' without a group name (at column 1)", -2},
 };
