@@ -281,12 +281,7 @@ t_check_over_srun_outside_an_allocation_with_a_drained_node_leaves_no_job_and_gi
 	head_run scontrol update NodeName=node3 State=RESUME
 	# the next tests need node3 back in service: wait for Slurm to say so (a job revoked at
 	# its start may hold it a moment)
-	for _ in $(seq 1 40); do
-		head_run sinfo -h -n node3 -o %t
-		[[ $out == idle* ]] && break
-		sleep 0.25
-	done
-	[[ $out == idle* ]] || echo "    node3 is still $out in Slurm"
+	nodes_idle || echo "    Slurm's nodes after the test: $out"
 	rc=$crc out=$cout err=$cerr
 	expect_eq "$rc" 2 "check's exit status ($err)" || return 1
 	expect_eq "$jobs" "" "Slurm's queue once the check has ended" || return 1
@@ -300,7 +295,19 @@ t_check_over_srun_outside_an_allocation_with_a_drained_node_leaves_no_job_and_gi
 		"^Make the launcher start the agent on the node" "the fix"
 }
 
+# nodes_idle: wait up to 20 s until Slurm says every node is idle (a test that drained, stopped
+# or revoked leaves them so); 1 with `sinfo`'s states in $out when they are not
+nodes_idle() {
+	for _ in $(seq 1 80); do
+		head_run sinfo -h -N -o '%N %t'
+		[[ -n $out ]] && ! grep -qv ' idle$' <<<"$out" && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
 t_an_agent_with_a_wrong_secret_is_refused_and_named() {
+	nodes_idle || { echo "    Slurm's nodes are not all idle: $(tr '\n' ' ' <<<"$out")"; return 1; }
 	# Slurm's own way to change one task's environment: a task prolog (SLURM_TASK_PROLOG, read
 	# by srun) whose "export" lines slurmstepd applies; node2's agent gets another secret
 	printf '#!/bin/sh\n[ "$(hostname)" = node2 ] && echo export CLUSTERDOC_BACK_SECRET=%s\nexit 0\n' \
