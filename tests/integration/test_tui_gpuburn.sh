@@ -70,7 +70,7 @@ t_b_shows_the_stress_then_the_table_with_the_slow_gpu_marked_and_node3_no_cuda()
 	done
 	expect_match "$s" "^ +node3 +- .* no-cuda: torch $version has no CUDA \(a CPU-only build: torch\.version\.cuda is None\) \(/usr/bin/python3\)$" \
 		"node3 and why" || return 1
-	expect_match "$s" '^ ?# gpu-slow node2/gpu1: GPU 1 of node2 \(NVIDIA H200\) is more than 10 % below' "the gpu-slow line" || return 1
+	expect_match "$s" '^ ?# gpu-slow node2/gpu1: GPU 1 of node2 \(NVIDIA H200, 00000000:28:00.0\) is more than 10 % below' "the gpu-slow line" || return 1
 	expect_match "$s" '^ ?# GPUs: 4 measured, 0 failed, 1 slow; nodes: 3, 1 without a result$' "the summary" || return 1
 	# the slow GPU's row and its gpu-slow line in yellow, node3's in red, an ok row in neither
 	s=$(tmux_ capture-pane -p -e)
