@@ -262,39 +262,6 @@ EOF
 		"what each node answered with a rejecting firewall"
 }
 
-# `check --launcher srun` outside an allocation, with a node Slurm cannot give now (drained):
-# srun queues a job and waits. At the deadline the head ends srun with SIGTERM, so srun revokes
-# its request ("Job allocation N has been revoked"): nothing is left in Slurm's queue to start
-# the agents on every node later, once the node is back. Each node's error gives srun's own
-# words, not a firewall, and the fix is not about ssh.
-t_check_over_srun_outside_an_allocation_with_a_drained_node_leaves_no_job_and_gives_sruns_words() {
-	local jobs crc cout cerr
-	head_run scontrol update NodeName=node3 State=DRAIN Reason=cdtest
-	expect_eq "$rc" 0 "draining node3 ($err)" || return 1
-	srun_head check -w 'node[1-3]' --launcher srun --connect-timeout 3 --auth-timeout 2 --json
-	crc=$rc cout=$out cerr=$err
-	head_run squeue -h -o '%i %T %r'
-	jobs=$out
-	# whatever happened, nothing may start later: cancel what is left, then bring node3 back
-	# shellcheck disable=SC2046
-	[[ -n $jobs ]] && head_run scancel $(awk '{print $1}' <<<"$jobs")
-	head_run scontrol update NodeName=node3 State=RESUME
-	# the next tests need node3 back in service: wait for Slurm to say so (a job revoked at
-	# its start may hold it a moment)
-	nodes_idle || echo "    Slurm's nodes after the test: $out"
-	rc=$crc out=$cout err=$cerr
-	expect_eq "$rc" 2 "check's exit status ($err)" || return 1
-	expect_eq "$jobs" "" "Slurm's queue once the check has ended" || return 1
-	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" \
-		"['node-unreachable']" "the error findings" || return 1
-	expect_match "$(jget '"\n".join(e for f in d["findings"] for e in f["evidence"])')" \
-		"^node1: node1: the launcher had not started its agent by the deadline; it said: srun: .*job [0-9]+ queued and waiting for resources.* \(launcher\)$" \
-		"node1's evidence: srun's words" || return 1
-	expect_eq "$(grep -c firewall <<<"$out")" 0 "a firewall blamed" || return 1
-	expect_match "$(jget '[f["fix"] for f in d["findings"] if f["id"] == "node-unreachable"][0]')" \
-		"^Make the launcher start the agent on the node" "the fix"
-}
-
 # nodes_idle: wait up to 20 s until Slurm says every node is idle (a test that drained, stopped
 # or revoked leaves them so); 1 with `sinfo`'s states in $out when they are not
 nodes_idle() {
@@ -354,6 +321,39 @@ in_node() {
 		[[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == ?(*/)"$want" ]] && n=$((n + 1))
 	done
 	echo "$n"
+}
+
+# `check --launcher srun` outside an allocation, with a node Slurm cannot give now (drained):
+# srun queues a job and waits. At the deadline the head ends srun with SIGTERM, so srun revokes
+# its request ("Job allocation N has been revoked"): nothing is left in Slurm's queue to start
+# the agents on every node later, once the node is back. Each node's error gives srun's own
+# words, not a firewall, and the fix is not about ssh.
+t_check_over_srun_outside_an_allocation_with_a_drained_node_leaves_no_job_and_gives_sruns_words() {
+	local jobs crc cout cerr
+	head_run scontrol update NodeName=node3 State=DRAIN Reason=cdtest
+	expect_eq "$rc" 0 "draining node3 ($err)" || return 1
+	srun_head check -w 'node[1-3]' --launcher srun --connect-timeout 3 --auth-timeout 2 --json
+	crc=$rc cout=$out cerr=$err
+	head_run squeue -h -o '%i %T %r'
+	jobs=$out
+	# whatever happened, nothing may start later: cancel what is left, then bring node3 back
+	# shellcheck disable=SC2046
+	[[ -n $jobs ]] && head_run scancel $(awk '{print $1}' <<<"$jobs")
+	head_run scontrol update NodeName=node3 State=RESUME
+	# the next tests need node3 back in service: wait for Slurm to say so (a job revoked at
+	# its start may hold it a moment)
+	nodes_idle || echo "    Slurm's nodes after the test: $out"
+	rc=$crc out=$cout err=$cerr
+	expect_eq "$rc" 2 "check's exit status ($err)" || return 1
+	expect_eq "$jobs" "" "Slurm's queue once the check has ended" || return 1
+	expect_eq "$(jget '[f["id"] for f in d["findings"] if f["severity"] == "error"]')" \
+		"['node-unreachable']" "the error findings" || return 1
+	expect_match "$(jget '"\n".join(e for f in d["findings"] for e in f["evidence"])')" \
+		"^node1: node1: the launcher had not started its agent by the deadline; it said: srun: .*job [0-9]+ queued and waiting for resources.* \(launcher\)$" \
+		"node1's evidence: srun's words" || return 1
+	expect_eq "$(grep -c firewall <<<"$out")" 0 "a firewall blamed" || return 1
+	expect_match "$(jget '[f["fix"] for f in d["findings"] if f["id"] == "node-unreachable"][0]')" \
+		"^Make the launcher start the agent on the node" "the fix"
 }
 
 t_slurm_down_stops_slurmd_slurmctld_munged_and_running_steps() {
