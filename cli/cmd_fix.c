@@ -262,15 +262,44 @@ static int confirm(const struct fix_flow_report *r)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
+/* Each finding, its nodes and which fixer answers it ("by hand" when none
+ * does: its own fix is in `clusterdoc check`'s text and docs/findings.md). */
 static void print_findings(const struct netmodel *m, const struct diagnosis *d)
 {
 	for (size_t k = 0; k < d->nfindings; k++) {
 		const struct finding *f = &d->findings[k];
+		char by[128], nodes[512] = "";
+		size_t used = 0;
 
-		printf("  %-7s %-24s", severity_name(f->severity), f->id);
+		for (size_t q = 0; q < f->nnodes && used < sizeof(nodes); q++)
+			used += (size_t)snprintf(nodes + used, sizeof(nodes) - used, "%s%s",
+			                         q ? "," : "", m->nodes[f->nodes[q]].host);
+		termtext_printf(stdout, "  %-7s %-24s %-16s fix: %s\n", severity_name(f->severity),
+		                f->id, nodes, fix_fixers_for(f, by, sizeof(by)) ? by : "by hand");
+	}
+}
+
+/* The errors no fixer answers: the fix leaves them, and says so after its
+ * plan (the exit status counts the plan's changes, not them). */
+static void print_left(const struct netmodel *m, const struct diagnosis *d)
+{
+	int n = 0;
+
+	for (size_t k = 0; k < d->nfindings; k++) {
+		const struct finding *f = &d->findings[k];
+		char by[128];
+
+		if (f->severity != SEV_ERROR || fix_fixers_for(f, by, sizeof(by)))
+			continue;
+		if (!n++)
+			printf("\nleft to you (no fixer of clusterdoc changes these; `clusterdoc "
+			       "check` "
+			       "gives each one's fix):\n");
+		termtext_printf(stdout, "  %s", f->id);
 		for (size_t q = 0; q < f->nnodes; q++)
-			printf("%s%s", q ? "," : " ", m->nodes[f->nodes[q]].host);
-		printf("\n");
+			termtext_printf(stdout, "%s%s", q ? "," : " on ",
+			                m->nodes[f->nodes[q]].host);
+		termtext_printf(stdout, ": %s\n", f->message ? f->message : "");
 	}
 }
 
@@ -474,6 +503,7 @@ static int fix(struct fix_cli *c)
 		       c->apply ? "" : "; nothing changes without --apply");
 		fix_print_plan(stdout, m, r->p, NULL);
 		fix_print_login(stdout, &r->login, m);
+		print_left(m, d);
 	}
 	rc = r->gathered < (size_t)checked || (size_t)checked + r->login.nlogin < n ? 2
 	     : r->changes                                                           ? 1

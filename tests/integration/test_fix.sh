@@ -47,6 +47,9 @@ t_plan_shows_each_fix_and_changes_nothing() {
 		"nft --echo --handle insert rule inet clusterdoc_test input" "the nft command" || return 1
 	expect_match "$(jget '" ".join(d["nodes"][2]["actions"][0]["argv"])')" \
 		"iifname \{ eth0, lo \} ip saddr $CD_SUBNET.0/24 meta l4proto tcp accept comment" "the rule" || return 1
+	# the text: each finding with the fixer that answers it, or "by hand"
+	cd_head fix -w 'node[1-3]' "${PT[@]}"
+	expect_match "$out" "^  error +hostname-loopback +node2 +fix: env,hosts$" "the finding's fixer" || return 1
 	expect_eq "$(itest_fix_snapshot)" "$BEFORE" "the nodes after a plan"
 }
 

@@ -140,6 +140,16 @@ t_a_refused_dry_run_shows_the_evidence_the_nodes_to_leave_out_and_the_plan() {
 	expect_eq "$rc" 0 "with -x node3 ($err)"
 }
 
+# `fix` leaves a GPU's own errors to the admin and says so after its plan: no fixer answers them
+t_fix_names_the_gpu_errors_it_leaves_to_the_admin() {
+	scenario 3 "gpu 1 ecc.volatile.uncorrected 2"
+	cd_head fix -w 'node[1-3]' --probe-timeout 1000
+	healthy
+	expect_match "$out" "^  error +gpu-ecc-uncorrectable +node3 +fix: by hand$" "the finding's line" || return 1
+	expect_match "$out" "^left to you \(no fixer of clusterdoc changes these" "the section" || return 1
+	expect_match "$out" "^  gpu-ecc-uncorrectable on node3: GPU 1 of node3 has uncorrectable ECC errors$" "the error left"
+}
+
 # The TUI's Nodes view: the GPU column is each node's GPU health once the check is done, its
 # worst GPU finding in a word and how many more; Enter lists them, worst first.
 t_the_tuis_gpu_column_names_each_nodes_worst_gpu_finding() {
