@@ -112,8 +112,9 @@ static int run(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	/* --version anywhere before "--", after a command too (version.h) */
-	if (version_asked(argc, argv))
+	/* --version anywhere before "--", after a command too (version.h); and
+	 * `clusterdoc version`, as kubectl's and docker's users type it */
+	if (version_asked(argc, argv) || (argc == 2 && strcmp(argv[1], "version") == 0))
 		return version_print(stdout);
 	/* -v, -vv and --verbose before the command count as after it (command.h) */
 	while (argc >= 2 && (strcmp(argv[1], "-v") == 0 || strcmp(argv[1], "-vv") == 0 ||

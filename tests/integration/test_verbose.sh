@@ -61,6 +61,8 @@ t_version_is_taken_after_any_command() {
 		expect_eq "$rc" 0 "$cmd --version: exit status" || return 1
 		expect_eq "$out" "$want" "$cmd --version" || return 1
 	done
+	# `clusterdoc version`, as kubectl and docker spell it
+	expect_eq "$("$CLUSTERDOC" version 2>&1)" "$want" "clusterdoc version"
 }
 
 # ---------------------------------------------------------------- -v and -vv on a cluster
