@@ -197,6 +197,11 @@ int session_job_start(struct tui_session *s, char *err, size_t errlen);
  */
 int session_run_start(struct tui_session *s, const char *cmdline, char *err, size_t errlen);
 
+/* What the run line's collectives use (jobs/jobgate.h JOB_USES_*): sockets
+ * alone with --backend gloo, else every transport (also for a line that
+ * does not parse: session_run_start says why). */
+unsigned session_run_line_uses(const char *cmdline);
+
 /*
  * The job plan of the session's finished check of these nodes
  * (jobs/jobplan.h), for a job asked to use MASTER_PORT port (0: the one

@@ -7,6 +7,7 @@
  * run_stop.
  */
 #include "session.h"
+#include "jobs/jobgate.h"
 #include "job_process.h"
 #include "jobs/runopt.h"
 
@@ -71,6 +72,29 @@ static int parse_line_opts(char **words, size_t n, struct run_opts *o, struct li
 		return cd_errf(err, errlen, CD_ERR_PARSE, "no command after the options");
 	*first = (size_t)at - 1;
 	return 0;
+}
+
+unsigned session_run_line_uses(const char *cmdline)
+{
+	struct run_opts o;
+	struct line_env lenv = {0};
+	char **argv = NULL, err[CD_ERRLEN];
+	size_t argc = 0, first = 0;
+	unsigned uses = JOB_USES_ALL;
+
+	run_opts_init(&o);
+	while (*cmdline == ' ')
+		cmdline++;
+	if (strncmp(cmdline, NONE_PREFIX, strlen(NONE_PREFIX)) == 0)
+		cmdline += strlen(NONE_PREFIX);
+	if (shellwords_split(cmdline, &argv, &argc, err, sizeof(err)) < 0)
+		return uses;
+	lenv.env = cd_calloc(MAX_ENV + 1, sizeof(*lenv.env));
+	if (parse_line_opts(argv, argc, &o, &lenv, &first, err, sizeof(err)) == 0 && o.gloo)
+		uses = JOB_USES_SOCKETS;
+	free(lenv.env);
+	shellwords_free(argv);
+	return uses;
 }
 
 /* ---------------------------------------------------------------- events */

@@ -393,7 +393,7 @@ static char pending_line[4096];
 /* The check's error findings its job plan does not avoid, as `clusterdoc
  * run` refuses on them (jobs/jobgate.h): their count, and the first few ids
  * in ids. */
-static size_t check_errors(const struct tui *t, char *ids, size_t len)
+static size_t check_errors(const struct tui *t, unsigned uses, char *ids, size_t len)
 {
 	struct job_plan *plan = session_plan(&t->s, 0, NULL);
 	size_t n = 0, used = 0;
@@ -403,7 +403,7 @@ static size_t check_errors(const struct tui *t, char *ids, size_t len)
 		const struct job_plan_finding *f = &plan->findings[k];
 		char why[1024];
 
-		if (f->severity != SEV_ERROR ||
+		if (f->severity != SEV_ERROR || !job_gate_concerns(f->id, uses) ||
 		    job_gate_avoided(plan, f, t->s.nhosts == 1, why, sizeof(why)))
 			continue;
 		if (++n <= 3 && used < len)
@@ -430,7 +430,7 @@ static void anyway_entered(struct tui *t, const char *text)
 static void command_entered(struct tui *t, const char *text)
 {
 	char ids[256], label[400];
-	size_t n = check_errors(t, ids, sizeof(ids));
+	size_t n = check_errors(t, session_run_line_uses(text), ids, sizeof(ids));
 
 	if (n == 0 || !*text) {
 		start_line(t, text);

@@ -9,10 +9,11 @@
 #   node3  no tree: the node's own /sys, which has no RDMA device.
 source "$(dirname "$0")/../lib.sh"
 source "$CD_TOP/tests/integration/itest.sh"
+source "$CD_TOP/tests/integration/tui.sh"
 ITEST_FILE=rdma_facts
 
 DIR="" # the fixture trees, in the /tmp the nodes share
-trap '[[ -n $DIR ]] && rm -rf "$DIR"' EXIT
+trap 'tui_stop; [[ -n $DIR ]] && rm -rf "$DIR"' EXIT
 
 t_setup_cluster_with_a_fixture_root_per_node() {
 	CD_QUIET=1 cluster_up 3 >/dev/null || return 1
@@ -153,7 +154,26 @@ t_a_gloo_job_is_not_refused_for_findings_of_nccls_ib_transport_alone() {
 	expect_eq "$(grep -c 'would break the job' <<<"$err")" 0 "mnist refused a Gloo job ($err)" || return 1
 	cd_head mnist -w 'node[1-2]' --mode torch --backend nccl --data-dir /nonexistent
 	expect_eq "$rc" 2 "mnist's exit status with --backend nccl" || return 1
-	expect_match "$err" "^  rdma-memlock-low: " "mnist's refusal"
+	expect_match "$err" "^  rdma-memlock-low: " "mnist's refusal" || return 1
+	# the TUI's R judges the line it is given the same way: a Gloo run starts without asking
+	TUI_SIZE=160x40 tui_start -- tui -w 'node[1-2]' --probe-timeout 1000 || return 1
+	tui_wait 'check done: 2 node\(s\)' 60 || { tui_stop; return 1; }
+	tui_keys 6 R
+	tui_wait '^Run:' 5 || { tui_stop; return 1; }
+	tui_keys C-u
+	tui_keys -l -- "--backend gloo none: echo gloo-ran"
+	tui_keys Enter
+	tui_wait 'ok: exit 0 on every node, 2 rank\(s\)' 60 || { tui_stop; return 1; }
+	expect_eq "$(tui_screen | grep -c 'Start anyway')" 0 "R asked about a Gloo run" || { tui_stop; return 1; }
+	tui_keys R
+	tui_wait '^Run:' 5 || { tui_stop; return 1; }
+	tui_keys C-u
+	tui_keys -l -- "none: echo nccl-run"
+	tui_keys Enter
+	tui_wait 'may break the job: rdma-memlock-low.*Start anyway\?' 5 || { tui_stop; return 1; }
+	tui_keys n Enter
+	tui_keys q
+	tui_stop
 }
 
 # node3 reads the tree its file $DIR/root3 names and sources $DIR/env3, each only while it exists
