@@ -6,12 +6,14 @@
 #include "cd.h"
 #include "scan.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *cd_writer_tag(void)
@@ -155,4 +157,77 @@ out:
 	}
 	free(tmp);
 	return rc;
+}
+
+#define FD_BATCH    256
+#define FD_SCAN_MAX 65536
+
+/* close_range(2) by its number: glibc's wrapper is 2.34 and newer, and the
+ * agent runs on older ones. Returns -1 when the kernel lacks it. */
+static int close_span(unsigned first, unsigned last)
+{
+	if (first > last)
+		return 0;
+#ifdef SYS_close_range
+	return (int)syscall(SYS_close_range, first, last, 0u);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Without close_range: close what /proc/self/fd lists, in batches (closing
+ * while reading the directory could skip entries), or, without /proc, every
+ * descriptor up to the limit. */
+static void close_listed(int keep_a, int keep_b)
+{
+	for (;;) {
+		int fds[FD_BATCH], n = 0;
+		struct dirent *e;
+		DIR *d = opendir("/proc/self/fd");
+
+		if (!d) {
+			long max = sysconf(_SC_OPEN_MAX);
+
+			if (max < 0 || max > FD_SCAN_MAX)
+				max = FD_SCAN_MAX;
+			for (int fd = 3; fd < max; fd++)
+				if (fd != keep_a && fd != keep_b)
+					close(fd);
+			return;
+		}
+		while (n < FD_BATCH && (e = readdir(d))) {
+			int fd = atoi(e->d_name);
+
+			if (fd > 2 && fd != keep_a && fd != keep_b && fd != dirfd(d))
+				fds[n++] = fd;
+		}
+		closedir(d);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+		if (n == 0)
+			return;
+	}
+}
+
+void cd_close_all_but(int keep_a, int keep_b)
+{
+	unsigned lo, hi;
+
+	/* -1 keeps nothing: keep the other twice (or, with neither, stderr) */
+	if (keep_a < 0)
+		keep_a = keep_b >= 0 ? keep_b : 2;
+	if (keep_b < 0)
+		keep_b = keep_a;
+	lo = (unsigned)(keep_a < keep_b ? keep_a : keep_b);
+	hi = (unsigned)(keep_a < keep_b ? keep_b : keep_a);
+	if (close_span(3, lo - 1) == 0 && close_span(lo + 1, hi - 1) == 0 &&
+	    close_span(hi + 1, ~0u) == 0)
+		return;
+	close_listed(keep_a, keep_b);
+}
+
+int cd_fd_above_stderr(int fd)
+{
+	return fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }

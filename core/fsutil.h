@@ -52,4 +52,16 @@ int cd_write_all(int fd, const void *buf, size_t len);
 int cd_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode, char *err,
                          size_t errlen);
 
+/*
+ * Close every descriptor above stderr but keep_a and keep_b (-1: none), in
+ * a forked child that runs C code rather than a program: O_CLOEXEC does not
+ * close what it inherited (the agent's listeners, sockets, pipes).
+ * close_range(2) where the kernel has it, else what /proc/self/fd lists.
+ */
+void cd_close_all_but(int keep_a, int keep_b);
+
+/* fd itself when it is above stderr, else a CLOEXEC copy above it (the same
+ * open file description): for a child about to point 0-2 at /dev/null. */
+int cd_fd_above_stderr(int fd);
+
 #endif

@@ -84,13 +84,15 @@ json_t *facts_gpu_one(const struct nvml *n, unsigned int index, json_t *errors,
 	return gpu;
 }
 
-json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors)
+json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors,
+                         const struct gpu_watch *w)
 {
 	char msg[CD_ERRLEN], why[128], driver[NVML_DRIVER_LEN] = "";
 	json_t *drv = json_null();
 	nvml_return r;
 
 	*count = 0;
+	asking(w, "nvmlSystemGetDriverVersion");
 	if ((r = n->get_driver(driver, sizeof(driver))) == 0) {
 		driver[sizeof(driver) - 1] = '\0';
 		drv = facts_json_text(driver, strlen(driver));
@@ -99,6 +101,7 @@ json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *erro
 		         nvml_error(n, r, why, sizeof(why)));
 		facts_set_error(errors, "gpu_driver", msg);
 	}
+	asking(w, "nvmlDeviceGetCount");
 	if ((r = n->get_count(count)) != 0) {
 		snprintf(msg, sizeof(msg), "nvmlDeviceGetCount: %s",
 		         nvml_error(n, r, why, sizeof(why)));

@@ -39,7 +39,8 @@ void facts_gpu_collect(json_t *facts, json_t *errors);
  * facts_gpu_one: GPU index's object as above; errors["gpus"] gains what NVML
  * would not say of it; w (may be NULL) hears each query before it is made.
  */
-json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors);
+json_t *facts_gpu_driver(const struct nvml *n, unsigned int *count, json_t *errors,
+                         const struct gpu_watch *w);
 json_t *facts_gpu_one(const struct nvml *n, unsigned int index, json_t *errors,
                       const struct gpu_watch *w);
 

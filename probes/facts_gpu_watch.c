@@ -5,6 +5,7 @@
 #include "probes/facts.h"
 #include "probes/facts_gpu.h"
 #include "cd.h"
+#include "fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,16 +83,19 @@ static void child_main(int fd, unsigned int start, struct asking_now *now)
 	struct nvml n;
 	int null = open("/dev/null", O_RDWR);
 
-	/* the agent's stdin and stdout are its protocol: never the child's */
+	/* the agent's stdin and stdout are its protocol: never the child's;
+	 * nor the agent's listeners, sockets and pipes (no exec closes them) */
+	fd = cd_fd_above_stderr(fd);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 		dup2(null, STDERR_FILENO);
 	}
+	cd_close_all_but(fd, -1);
 	child_asking(&c, "", "nvmlInit_v2");
 	if (nvml_open(&n, msg, sizeof(msg)) < 0)
 		facts_set_error(errors, "gpus", msg);
-	driver = n.lib ? facts_gpu_driver(&n, &count, errors) : json_null();
+	driver = n.lib ? facts_gpu_driver(&n, &count, errors, &w) : json_null();
 	put_record(fd,
 	           json_pack("{s:s, s:o, s:I, s:o, s:s?}", "t", "node", "driver", driver, "count",
 	                     (json_int_t)count, "errors", errors, "absent", n.lib ? NULL : msg));
@@ -179,12 +183,20 @@ static int64_t stage_deadline(const struct watch *w)
 	return d < w->end_ms ? d : w->end_ms;
 }
 
-enum child_end { CHILD_EXITED, CHILD_HUNG };
+/* The first GPU from start that has no record yet; count when none. */
+static long next_unanswered(const struct watch *w, long start)
+{
+	while (start < w->count && !json_is_null(json_array_get(w->gpus, (size_t)start)))
+		start++;
+	return start;
+}
+
+enum child_end { CHILD_EXITED, CHILD_HUNG, CHILD_DONE /* all answered, maybe not exited */ };
 
 /* Read the child's records until it closes the pipe or a deadline passes. */
 static enum child_end follow(struct watch *w, int fd)
 {
-	char *acc = malloc(RECORD_MAX + 1);
+	char *acc = cd_malloc(RECORD_MAX + 1);
 	size_t len = 0;
 	int64_t deadline = stage_deadline(w);
 	enum child_end how = CHILD_EXITED;
@@ -212,9 +224,14 @@ static enum child_end follow(struct watch *w, int fd)
 			*nl = '\0';
 			if (take(w, acc))
 				deadline = stage_deadline(w);
+			/* every GPU answered: nvmlShutdown is not waited for */
+			if (w->count >= 0 && next_unanswered(w, 0) >= w->count)
+				how = CHILD_DONE;
 			len -= (size_t)(nl + 1 - acc);
 			memmove(acc, nl + 1, len);
 		}
+		if (how == CHILD_DONE)
+			break;
 		if (len == RECORD_MAX) /* a record past the bound: dropped */
 			len = 0;
 	}
@@ -222,18 +239,25 @@ static enum child_end follow(struct watch *w, int fd)
 	return how;
 }
 
-/* Kill a hung child and reap it for up to a second: a process stuck in the
+/* Reap pid within ms: 1 when it is reaped (or is no child of ours). */
+static int reap_within(pid_t pid, int *status, int ms)
+{
+	for (int i = 0; i <= ms / 10; i++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* Kill a child and reap it for up to a second: a process stuck in the
  * driver (state D) dies only when the driver lets it go, and is left. */
 static void end_child(pid_t pid, int *status)
 {
 	kill(pid, SIGKILL);
-	for (int i = 0; i < 100; i++) {
-		pid_t r = waitpid(pid, status, WNOHANG);
-
-		if (r == pid || (r < 0 && errno != EINTR))
-			return;
-		usleep(10000);
-	}
+	reap_within(pid, status, 1000);
 }
 
 /* GPU g kept with its health errors naming why it was not (all) asked:
@@ -250,14 +274,6 @@ static void keep_unasked(struct watch *w, long g, const char *hung_key, const ch
 	json_array_set_new(w->gpus, (size_t)g,
 	                   json_pack("{s:I, s:{s:[], s:o}}", "index", (json_int_t)g, "health",
 	                             "unsupported", "errors", errs));
-}
-
-/* The first GPU from start that has no record yet; count when none. */
-static long next_unanswered(const struct watch *w, long start)
-{
-	while (start < w->count && !json_is_null(json_array_get(w->gpus, (size_t)start)))
-		start++;
-	return start;
 }
 
 /* What a child's end means, and from which GPU the next one starts: the
@@ -335,8 +351,11 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors, char *absent, size_t
 	while (start >= 0) {
 		int fds[2] = {-1, -1}, status = 0;
 		enum child_end how;
-		pid_t pid = -1;
+		pid_t pid = -1, parent = getpid();
 
+		/* before the fork: the child's first write is its nvmlInit */
+		memset(w.now, 0, sizeof(*w.now));
+		w.now->gpu = -1;
 		if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 			char msg[CD_ERRLEN];
 
@@ -353,21 +372,20 @@ void facts_gpu_watch_collect(json_t *facts, json_t *errors, char *absent, size_t
 			/* an agent that dies (ended at a deadline) takes this child
 			 * with it: a child stuck in the driver is no job to keep */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() == 1)
+			if (getppid() != parent)
 				_exit(1);
 			close(fds[0]);
 			child_main(fds[1], (unsigned int)start, w.now);
 		}
 		close(fds[1]);
-		memset(w.now, 0, sizeof(*w.now));
-		w.now->gpu = -1;
 		how = follow(&w, fds[0]);
 		close(fds[0]);
-		if (how == CHILD_HUNG)
+		/* a child that closed its pipe may still be held in the driver
+		 * as it exits: reaped within a bound as a hung one is */
+		if (how != CHILD_EXITED || !reap_within(pid, &status, 1000))
 			end_child(pid, &status);
-		else
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
+		if (how == CHILD_DONE)
+			how = CHILD_EXITED;
 		/* every GPU answered: a child stuck in nvmlShutdown is no loss */
 		if (w.count >= 0 && next_unanswered(&w, start) >= w.count)
 			break;

@@ -5,7 +5,6 @@
 #include "cd.h"
 #include "fsutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,13 +14,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define REAP_GRACE_MS 1000
-#define FD_BATCH      256
-#define FD_SCAN_MAX   65536
 
 static void close_fd(int *fd)
 {
@@ -90,73 +86,6 @@ out:
 	return rc;
 }
 
-/* close_range(2) by its number: glibc's wrapper is 2.34 and newer, and the
- * agent runs on older ones. Returns -1 when the kernel lacks it. */
-static int close_span(unsigned first, unsigned last)
-{
-	if (first > last)
-		return 0;
-#ifdef SYS_close_range
-	return (int)syscall(SYS_close_range, first, last, 0u);
-#else
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/* Without close_range: close what /proc/self/fd lists, in batches (closing
- * while reading the directory could skip entries), or, without /proc, every
- * descriptor up to the limit. */
-static void close_listed(int keep_a, int keep_b)
-{
-	for (;;) {
-		int fds[FD_BATCH], n = 0;
-		struct dirent *e;
-		DIR *d = opendir("/proc/self/fd");
-
-		if (!d) {
-			long max = sysconf(_SC_OPEN_MAX);
-
-			if (max < 0 || max > FD_SCAN_MAX)
-				max = FD_SCAN_MAX;
-			for (int fd = 3; fd < max; fd++)
-				if (fd != keep_a && fd != keep_b)
-					close(fd);
-			return;
-		}
-		while (n < FD_BATCH && (e = readdir(d))) {
-			int fd = atoi(e->d_name);
-
-			if (fd > 2 && fd != keep_a && fd != keep_b && fd != dirfd(d))
-				fds[n++] = fd;
-		}
-		closedir(d);
-		for (int i = 0; i < n; i++)
-			close(fds[i]);
-		if (n == 0)
-			return;
-	}
-}
-
-/* Close every descriptor above stderr but keep_a and keep_b. */
-static void close_all_but(int keep_a, int keep_b)
-{
-	unsigned lo = (unsigned)(keep_a < keep_b ? keep_a : keep_b);
-	unsigned hi = (unsigned)(keep_a < keep_b ? keep_b : keep_a);
-
-	if (close_span(3, lo - 1) == 0 && close_span(lo + 1, hi - 1) == 0 &&
-	    close_span(hi + 1, ~0u) == 0)
-		return;
-	close_listed(keep_a, keep_b);
-}
-
-/* A descriptor above stderr for fd (the same open file description): stdin,
- * stdout and stderr are about to become /dev/null. */
-static int above_stderr(int fd)
-{
-	return fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
-
 /* The finisher: detach, run the work, report, exit. It exits with _exit so
  * that nothing of the agent (atexit handlers, stdio buffers) runs twice. */
 static void __attribute__((noreturn))
@@ -176,8 +105,8 @@ finisher_main(int wfd, int lock_fd, facts_torch_bg_work_fn work, void *arg)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* the agent may have stopped reading: a late record is simply lost */
 	signal(SIGPIPE, SIG_IGN);
-	wfd = above_stderr(wfd);
-	lock_fd = above_stderr(lock_fd);
+	wfd = cd_fd_above_stderr(wfd);
+	lock_fd = cd_fd_above_stderr(lock_fd);
 	null_fd = open("/dev/null", O_RDWR);
 	if (wfd < 0 || lock_fd < 0 || null_fd < 0)
 		_exit(1);
@@ -186,7 +115,7 @@ finisher_main(int wfd, int lock_fd, facts_torch_bg_work_fn work, void *arg)
 			_exit(1);
 	if (null_fd > 2)
 		close(null_fd);
-	close_all_but(wfd, lock_fd);
+	cd_close_all_but(wfd, lock_fd);
 
 	snprintf(pidtext, sizeof(pidtext), "%ld\n", (long)me);
 	if (ftruncate(lock_fd, 0) == 0)
