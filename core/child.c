@@ -115,20 +115,22 @@ static pid_t exec_failure_child(const char *prog, int spawn_errno, int err_fd)
 
 /* The spawn attributes: default SIGPIPE (the head ignores it; the child must
  * not), and with own_group a group of its own and no signal blocked. */
-static void spawn_attr(posix_spawnattr_t *attr, const struct child_opts *o)
+/* mask: the caller's signal mask before child_start blocked the end
+ * signals around the spawn; the child starts with it (its own group: none). */
+static void spawn_attr(posix_spawnattr_t *attr, const struct child_opts *o, const sigset_t *mask)
 {
 	sigset_t def, none;
-	short flags = POSIX_SPAWN_SETSIGDEF;
+	short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
 
 	posix_spawnattr_init(attr);
 	sigemptyset(&def);
 	sigaddset(&def, SIGPIPE);
 	posix_spawnattr_setsigdefault(attr, &def);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(attr, o->own_group ? &none : mask);
 	if (o->own_group) {
-		sigemptyset(&none);
-		posix_spawnattr_setsigmask(attr, &none);
 		posix_spawnattr_setpgroup(attr, 0);
-		flags |= POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK;
+		flags |= POSIX_SPAWN_SETPGROUP;
 	}
 	posix_spawnattr_setflags(attr, flags);
 }
@@ -162,6 +164,7 @@ int child_start_opts(struct child *c, char *const argv[], const struct child_opt
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, rc;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
+	sigset_t ends, mask;
 	pid_t pid;
 
 	if (!o)
@@ -174,7 +177,14 @@ int child_start_opts(struct child *c, char *const argv[], const struct child_opt
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
-	spawn_attr(&attr, o);
+	/* the end signals wait until the child is in the table child_kill_all
+	 * reads: a signal between the spawn and track() would miss it */
+	sigemptyset(&ends);
+	sigaddset(&ends, SIGTERM);
+	sigaddset(&ends, SIGHUP);
+	sigaddset(&ends, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &ends, &mask);
+	spawn_attr(&attr, o, &mask);
 	rc = spawn(&pid, argv, o, &fa, &attr);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -182,14 +192,17 @@ int child_start_opts(struct child *c, char *const argv[], const struct child_opt
 		c->spawn_errno = rc;
 		pid = exec_failure_child(argv[0], rc, er[1]);
 	}
-	if (pid < 0)
+	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 		goto fail_errno;
+	}
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
 	c->pid = pid;
 	c->group = o->own_group && rc == 0;
 	track(pid, c->group);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	c->in_fd = in[1];
 	c->out_fd = out[0];
 	c->err_fd = er[0];
@@ -254,9 +267,12 @@ static int signal_and_wait(struct child *c, int sig, int grace_ms)
 {
 	int64_t give_up = cd_now_ms() + grace_ms;
 
+	/* the group holds the leader: one signal each (srun takes a second
+	 * SIGINT within a second as "abort") */
 	if (c->group)
 		kill(-c->pid, sig);
-	kill(c->pid, sig);
+	else
+		kill(c->pid, sig);
 	while (!child_reap(c)) {
 		struct pollfd p = {.fd = c->pid_fd, .events = POLLIN};
 		int64_t left = give_up - cd_now_ms();

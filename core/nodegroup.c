@@ -24,7 +24,11 @@ static int add_text(struct nodegroups *g, const char *source, const char *group,
 	char herr[CD_ERRLEN], me[96];
 	int rc;
 
-	snprintf(me, sizeof(me), "%s:%s", source, group);
+	/* a name too long for the path is no loop: said as what it is */
+	if ((size_t)snprintf(me, sizeof(me), "%s:%s", source, group) >= sizeof(me))
+		return cd_errf(err, errlen, CD_ERR_PARSE,
+		               "@%s:%s: a group name longer than %zu bytes", source, group,
+		               sizeof(me) - 2);
 	for (int k = 0; k < g->npath; k++) {
 		if (strcmp(g->path[k], me) != 0)
 			continue;

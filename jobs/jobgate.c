@@ -309,8 +309,10 @@ int job_gate_leave_out(const struct job_plan *p, int one_node, unsigned uses, co
 			continue;
 		ok = job_gate_drain(f->id) == DRAINS && f->nnodes > 0;
 		for (size_t j = 0; ok && j < f->nnodes; j++)
-			if (f->nodes[j] < p->n && !bad[f->nodes[j]]++)
+			if (f->nodes[j] < p->n && !bad[f->nodes[j]]) {
+				bad[f->nodes[j]] = 1;
 				nbad++;
+			}
 	}
 	if (ok && nbad && nbad < p->n) {
 		size_t at = 0;

@@ -46,15 +46,14 @@ static void diag_done(const struct childrun_result *r, void *arg)
 
 /* The deadline: the level's, or the node's test override; shortened to the
  * request's when that is shorter (what the check's --deadline leaves). */
-static int diag_timeout(json_t *req, int level)
+static int diag_timeout(json_t *req, int level, int *cut)
 {
 	json_t *t = json_object_get(req, "timeout_ms");
 	const char *env = getenv("CLUSTERDOC_DCGM_TIMEOUT_MS");
 	int ms = env && atoi(env) > 0 ? atoi(env) : dcgm_level_ms(level);
 
-	if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) < ms)
-		return (int)json_integer_value(t);
-	return ms;
+	*cut = json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) < ms;
+	return *cut ? (int)json_integer_value(t) : ms;
 }
 
 json_t *dcgm_agent_diag(json_t *req, const char **code, char *msg, size_t msglen)
@@ -79,8 +78,7 @@ json_t *dcgm_agent_diag(json_t *req, const char **code, char *msg, size_t msglen
 	if (!ascend_on_path("dcgmi", path, sizeof(path)))
 		return json_pack("{s:b}", "present", 0);
 	snprintf(level, sizeof(level), "%d", (int)json_integer_value(lv));
-	d.timeout_ms = o.timeout_ms = diag_timeout(req, (int)json_integer_value(lv));
-	d.cut = json_integer_value(json_object_get(req, "timeout_ms")) == d.timeout_ms;
+	d.timeout_ms = o.timeout_ms = diag_timeout(req, (int)json_integer_value(lv), &d.cut);
 	d.out = json_pack("{s:b, s:s, s:I, s:i, s:n}", "present", 1, "path", path, "level",
 	                  json_integer_value(lv), "timeout_ms", d.timeout_ms, "exit");
 	d.loop = loop_new();
