@@ -12,6 +12,11 @@
  * each connection. So they are set before the first NCCL call of the
  * request and kept until its last rank thread has ended; the agent's own
  * environment is restored after (what it starts later sees the login's).
+ * NCCL keeps the values it has read for the life of the process (its
+ * parameters are read once, and its IB transport starts once): in an agent
+ * that serves several benches (the TUI's session), a later request's
+ * different values are set but not all of them take effect; a command-line
+ * `clusterdoc bench` starts its own agents, so its values are NCCL's.
  *
  * setenv is not thread-safe: begin and end a scope in the thread that
  * serves the request, while no other thread reads the environment (as
