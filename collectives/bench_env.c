@@ -9,6 +9,7 @@
  * check's plan would have avoided it.
  */
 #include "collectives/bench_internal.h"
+#include "collectives/nccl_env.h"
 #include "cd.h"
 #include "probes/diagnose.h"
 #include "probes/diagnose_rdma.h"
@@ -16,13 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The bench sets these itself to read NCCL's lines back (nccl_netlog.h). */
-static int debug_var(const char *name)
-{
-	return strncmp(name, "NCCL_DEBUG", 10) == 0 &&
-	       (!name[10] || strcmp(name + 10, "_SUBSYS") == 0 || strcmp(name + 10, "_FILE") == 0);
-}
 
 static const json_t *plan_env(const struct bench *b, size_t i)
 {
@@ -51,7 +45,7 @@ void bench_env_plan(struct bench *b)
 		for (size_t j = 0; j < n->nvars; j++) {
 			const struct nm_var *nv = &n->vars[j];
 
-			if (strncmp(nv->name, "NCCL_", 5) != 0 || debug_var(nv->name) ||
+			if (strncmp(nv->name, "NCCL_", 5) != 0 || nccl_env_is_own(nv->name) ||
 			    json_object_get(plan, nv->name) || !nv->value)
 				continue;
 			add_var(vars, nv->name, nv->value,

@@ -14,6 +14,14 @@
 /* The variables the bench sets itself to read NCCL's lines back. */
 static const char *const own[] = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"};
 
+int nccl_env_is_own(const char *name)
+{
+	for (size_t k = 0; k < CD_ARRAY_LEN(own); k++)
+		if (strcmp(name, own[k]) == 0)
+			return 1;
+	return 0;
+}
+
 static int name_ok(const char *name)
 {
 	size_t len = strlen(name);
@@ -48,10 +56,9 @@ int nccl_env_check(const json_t *env, char *err, size_t errlen)
 			               "env: %.80s is not an NCCL variable (NCCL_ and capitals, "
 			               "digits, _)",
 			               name);
-		for (size_t k = 0; k < CD_ARRAY_LEN(own); k++)
-			if (strcmp(name, own[k]) == 0)
-				return cd_errf(err, errlen, CD_ERR_PARSE,
-				               "env: %s is the bench's own (its NCCL lines)", name);
+		if (nccl_env_is_own(name))
+			return cd_errf(err, errlen, CD_ERR_PARSE,
+			               "env: %s is the bench's own (its NCCL lines)", name);
 		if (!value)
 			return cd_errf(err, errlen, CD_ERR_PARSE, "env: %s is not a string", name);
 		if (strlen(value) >= NCCL_ENV_VALUE_MAX || json_string_length(v) != strlen(value) ||

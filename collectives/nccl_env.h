@@ -32,6 +32,10 @@
 #define NCCL_ENV_MAX       16  /* variables in one request */
 #define NCCL_ENV_VALUE_MAX 512 /* bytes of one value */
 
+/* Whether name is one the bench sets itself to read NCCL's lines back
+ * (NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE: nccl_netlog.h). */
+int nccl_env_is_own(const char *name);
+
 struct nccl_env_scope {
 	char *name[NCCL_ENV_MAX];
 	char *saved[NCCL_ENV_MAX]; /* the agent's value, NULL = was unset */

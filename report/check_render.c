@@ -527,6 +527,13 @@ void check_print_text(const struct check_result *r, int checked)
 
 /* ---------------------------------------------------------------- env */
 
+/* Whether node i's variables were all verified (env's text and JSON). */
+static int env_verified(const struct check_result *r, size_t i)
+{
+	return r->d->sugg.nccl_ifname_per_node[i] && r->d->sugg.gloo_ifname_per_node[i] &&
+	       r->d->sugg.master_port;
+}
+
 /* check_write_env; *unknown: `only` is none of the nodes. */
 static int write_env(FILE *f, const struct check_result *r, const char *only, int *unknown)
 {
@@ -558,8 +565,7 @@ static int write_env(FILE *f, const struct check_result *r, const char *only, in
 			cd_fput_shell_word(f, v[k].value);
 			putc('\n', f);
 		}
-		if (!r->d->sugg.nccl_ifname_per_node[i] || !r->d->sugg.gloo_ifname_per_node[i] ||
-		    !r->d->sugg.master_port) {
+		if (!env_verified(r, i)) {
 			termtext_printf(
 			    f, "# some values could not be verified; run `clusterdoc check` for "
 			       "why\n");
@@ -611,8 +617,7 @@ int check_print_env_json(const struct check_result *r, const char *only)
 		nv = job_plan_vars(plan, i, v);
 		for (int k = 0; k < nv; k++)
 			json_object_set_new(env, v[k].name, json_string(v[k].value));
-		verified = r->d->sugg.nccl_ifname_per_node[i] &&
-		           r->d->sugg.gloo_ifname_per_node[i] && r->d->sugg.master_port;
+		verified = env_verified(r, i);
 		json_object_set_new(n, "env", env);
 		json_object_set_new(n, "verified", json_boolean(verified));
 		if (!verified)
