@@ -129,7 +129,9 @@ static void say_run_ended(const char *run)
 	char base[768], path[1200], err[CD_ERRLEN];
 	json_t *s;
 
-	if (fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0)
+	/* a run id names a folder of the run logs, never a path */
+	if (strchr(run, '/') || strcmp(run, "..") == 0 ||
+	    fix_journal_dir(base, sizeof(base), err, sizeof(err)) < 0)
 		return;
 	snprintf(path, sizeof(path), "%s/%s/summary.json", base, run);
 	if (!(s = json_load_file(path, 0, NULL)))
