@@ -39,6 +39,7 @@ static int add_text(struct nodegroups *g, const char *source, const char *group,
 		if (used < errlen)
 			snprintf(err + used, errlen - used, "@%s", me);
 		g->loop_said = 1;
+		g->loops_found++;
 		return CD_ERR_PARSE;
 	}
 	if (g->npath < NODEGROUP_DEPTH)

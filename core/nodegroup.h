@@ -50,6 +50,7 @@ struct nodegroups {
 	 * met again inside itself is a loop, said once with its chain */
 	char path[NODEGROUP_DEPTH][96];
 	int npath, loop_said;
+	int loops_found; /* loops met since nodegroups_init (clusterdoc config asks) */
 	/* clusterdoc's own configuration's [groups] (set by the head's
 	 * targets, cli/settings.h config_group_text: core reads no config
 	 * file): 1 with the group's hosts text, 0 when no file names it, < 0
